@@ -1,0 +1,170 @@
+//! The command-line front end: `list`, `inspect`, `check`. It calls the core library and renders its values
+//! as text or JSON; it holds no disk logic of its own. Exit codes: 0 ok, 1 check found misalignment, 2 error.
+
+mod args;
+mod render;
+
+use std::io::Write;
+
+use clap::Parser;
+
+use afdisk::device::list;
+use afdisk::report::{self, InspectOptions};
+use afdisk::Error;
+use args::{AnalysisArgs, Cli, Command, GeometryArgs};
+
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_MISALIGNED: i32 = 1;
+pub const EXIT_ERROR: i32 = 2;
+
+fn print_error(e: &Error) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "afdisk: error: {}", e.problem);
+    if !e.fix.is_empty() {
+        let _ = writeln!(err, "  fix: {}", e.fix);
+    }
+}
+
+/// Writes to stdout; a closed pipe (`afdisk list | head`) is not an error worth a panic.
+fn emit(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+fn json<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_string_pretty(v) {
+        Ok(s) => s + "\n",
+        Err(e) => format!("{{\"error\": \"cannot serialise: {e}\"}}\n"),
+    }
+}
+
+fn options(g: &GeometryArgs, a: &AnalysisArgs) -> InspectOptions {
+    InspectOptions {
+        overrides: g.overrides(),
+        stripe: a.stripe,
+        block_size: a.block_size,
+        probe_signatures: true,
+    }
+}
+
+pub fn run() -> i32 {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Command::List { json: as_json }) => cmd_list(as_json, &cli.geometry),
+        Some(Command::Inspect {
+            target,
+            json: as_json,
+            geometry,
+            analysis,
+        }) => match report::inspect(&target, &options(&geometry, &analysis)) {
+            Ok((_, r)) => {
+                emit(&if as_json {
+                    json(&r)
+                } else {
+                    render::inspect(&r)
+                });
+                EXIT_OK
+            }
+            Err(e) => {
+                print_error(&e);
+                EXIT_ERROR
+            }
+        },
+        Some(Command::Check {
+            targets,
+            json: as_json,
+            strict,
+            geometry,
+            analysis,
+        }) => cmd_check(&targets, as_json, strict, &options(&geometry, &analysis)),
+        None => {
+            // The terminal UI arrives with its own issue; until then, show the list or the disk as text.
+            match cli.target {
+                Some(t) => match report::inspect(
+                    &t,
+                    &options(
+                        &cli.geometry,
+                        &AnalysisArgs {
+                            stripe: None,
+                            block_size: 4096,
+                        },
+                    ),
+                ) {
+                    Ok((_, r)) => {
+                        emit(&render::inspect(&r));
+                        EXIT_OK
+                    }
+                    Err(e) => {
+                        print_error(&e);
+                        EXIT_ERROR
+                    }
+                },
+                None => cmd_list(false, &cli.geometry),
+            }
+        }
+    }
+}
+
+fn cmd_list(as_json: bool, g: &GeometryArgs) -> i32 {
+    let opts = InspectOptions {
+        overrides: g.overrides(),
+        probe_signatures: false,
+        ..InspectOptions::default()
+    };
+    let entries: Vec<render::ListEntry> = list::disks()
+        .into_iter()
+        .map(|(name, path)| match report::inspect(&path, &opts) {
+            Ok((_, r)) => render::ListEntry::Ok(Box::new(r)),
+            Err(e) => render::ListEntry::Failed {
+                name,
+                path: path.display().to_string(),
+                error: e.problem,
+            },
+        })
+        .collect();
+    emit(&if as_json {
+        json(&entries)
+    } else {
+        render::list(&entries)
+    });
+    EXIT_OK
+}
+
+fn cmd_check(
+    targets: &[std::path::PathBuf],
+    as_json: bool,
+    strict: bool,
+    opts: &InspectOptions,
+) -> i32 {
+    let mut code = EXIT_OK;
+    let mut results = Vec::new();
+    for t in targets {
+        match report::inspect(t, opts) {
+            Ok((_, r)) => {
+                let bad = r.misaligned(strict);
+                if !bad.is_empty() && code == EXIT_OK {
+                    code = EXIT_MISALIGNED;
+                }
+                results.push(render::CheckResult::from_report(
+                    &t.display().to_string(),
+                    &r,
+                    strict,
+                ));
+            }
+            Err(e) => {
+                if !as_json {
+                    print_error(&e);
+                }
+                code = EXIT_ERROR;
+                results.push(render::CheckResult::failed(&t.display().to_string(), &e));
+            }
+        }
+    }
+    emit(&if as_json {
+        json(&results)
+    } else {
+        render::check(&results)
+    });
+    code
+}

@@ -1,0 +1,308 @@
+//! Text and JSON shapes of the CLI's output. Rendering only: every fact comes from the core's `Report`.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use afdisk::device::DeviceInfo;
+use afdisk::finding::Severity;
+use afdisk::report::Report;
+use afdisk::table::Label;
+use afdisk::units::human;
+use afdisk::Error;
+
+/// One line of `afdisk list`.
+pub enum ListEntry {
+    Ok(Box<Report>),
+    Failed {
+        name: String,
+        path: String,
+        error: String,
+    },
+}
+
+#[derive(Serialize)]
+struct ListJson<'a> {
+    #[serde(flatten)]
+    device: &'a DeviceInfo,
+    label: Option<Label>,
+    partitions: usize,
+    misaligned: usize,
+    error: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct ListFailedJson<'a> {
+    name: &'a str,
+    path: &'a str,
+    error: &'a str,
+}
+
+impl Serialize for ListEntry {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ListEntry::Ok(r) => ListJson {
+                device: &r.device,
+                label: r.summary.label,
+                partitions: r.summary.partitions,
+                misaligned: r.summary.misaligned,
+                error: None,
+            }
+            .serialize(s),
+            ListEntry::Failed { name, path, error } => {
+                ListFailedJson { name, path, error }.serialize(s)
+            }
+        }
+    }
+}
+
+fn dash(s: &Option<String>) -> &str {
+    s.as_deref().unwrap_or("-")
+}
+
+fn trunc(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
+        t.push('~');
+        t
+    }
+}
+
+pub fn list(entries: &[ListEntry]) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{:<10} {:<22} {:>9} {:>9} {:<9} {:<5} {:>5} {:>10}  STATUS",
+        "NAME", "MODEL", "SIZE", "LOG/PHYS", "TRANSPORT", "TABLE", "PARTS", "MISALIGNED"
+    );
+    for e in entries {
+        match e {
+            ListEntry::Ok(r) => {
+                let d = &r.device;
+                let status = if r.summary.misaligned > 0 {
+                    "MISALIGNED"
+                } else if r.findings.iter().any(|f| f.severity == Severity::Error) {
+                    "PROBLEM"
+                } else {
+                    "aligned"
+                };
+                let used = if d.in_use.is_empty() { "" } else { ", in use" };
+                let _ = writeln!(
+                    o,
+                    "{:<10} {:<22} {:>9} {:>9} {:<9} {:<5} {:>5} {:>10}  {status}{used}",
+                    d.name,
+                    trunc(dash(&d.model), 22),
+                    human(d.size_bytes),
+                    format!("{}/{}", d.logical_sector_size, d.physical_sector_size),
+                    d.transport,
+                    r.summary.label.map(|l| l.as_str()).unwrap_or("-"),
+                    r.summary.partitions,
+                    r.summary.misaligned,
+                );
+            }
+            ListEntry::Failed { name, error, .. } => {
+                let _ = writeln!(o, "{name:<10} cannot be read: {error}");
+            }
+        }
+    }
+    o
+}
+
+pub fn inspect(r: &Report) -> String {
+    let d = &r.device;
+    let mut o = String::new();
+    let ls = d.logical_sector_size.max(1);
+    let _ = writeln!(
+        o,
+        "{}: {}, {} bytes, {} sectors of {} bytes",
+        d.path,
+        human(d.size_bytes),
+        d.size_bytes,
+        d.size_bytes / ls,
+        ls
+    );
+    let _ = writeln!(
+        o,
+        "Model: {}   Serial: {}   WWN: {}   Transport: {}{}",
+        dash(&d.model),
+        dash(&d.serial),
+        dash(&d.wwn),
+        d.transport,
+        if d.rotational { ", rotational" } else { "" }
+    );
+    let src = &d.geometry_source;
+    let _ = writeln!(
+        o,
+        "Sectors: logical {} B ({:?}), physical {} B ({:?}), alignment offset {} B ({:?})",
+        d.logical_sector_size,
+        src.logical_sector_size,
+        d.physical_sector_size,
+        src.physical_sector_size,
+        d.alignment_offset,
+        src.alignment_offset
+    );
+    let _ = writeln!(
+        o,
+        "I/O size: minimum {} B, optimal {} B; afdisk aligns new partitions to {}",
+        d.minimum_io_size,
+        d.optimal_io_size,
+        human(r.summary.grain)
+    );
+    match &r.table {
+        Some(t) => {
+            let _ = writeln!(
+                o,
+                "Table: {} ({}-byte sectors), id {}, usable sectors {}–{}{}",
+                t.label.as_str(),
+                t.sector_size,
+                t.id,
+                t.first_usable,
+                t.last_usable,
+                match t.header_used {
+                    Some(h) => format!(", read from the {h:?} header").to_lowercase(),
+                    None => String::new(),
+                }
+            );
+        }
+        None => {
+            let _ = writeln!(o, "Table: none");
+        }
+    }
+    if !r.partitions.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "{:>3} {:>12} {:>12} {:>9} {:<20} {:<12} {:<9} ALIGNMENT",
+            "#", "START", "END", "SIZE", "TYPE", "NAME", "FS"
+        );
+        for p in &r.partitions {
+            let a = &p.alignment;
+            let align = if a.exempt.is_some() {
+                format!(
+                    "n/a ({})",
+                    if p.kind == afdisk::table::PartKind::Extended {
+                        "extended"
+                    } else {
+                        "BIOS boot"
+                    }
+                )
+            } else if !a.physical {
+                format!(
+                    "MISALIGNED +{} B, {} RMW per {} write",
+                    a.offset_bytes,
+                    a.rmw_per_block_write,
+                    human(a.block_size)
+                )
+            } else if !a.mib {
+                "physical ok, not 1 MiB".to_string()
+            } else {
+                format!(
+                    "ok (1 MiB){}",
+                    if a.end_physical { "" } else { ", end off" }
+                )
+            };
+            let _ = writeln!(
+                o,
+                "{:>3} {:>12} {:>12} {:>9} {:<20} {:<12} {:<9} {}",
+                p.number,
+                p.start,
+                p.end,
+                human(p.size_bytes),
+                trunc(&p.type_name, 20),
+                trunc(p.name.as_deref().unwrap_or(""), 12),
+                p.filesystem.as_deref().unwrap_or("-"),
+                align
+            );
+        }
+    }
+    if !r.findings.is_empty() {
+        let _ = writeln!(o, "\nFindings:");
+        for f in &r.findings {
+            let part = f
+                .partition
+                .map(|n| format!(" (partition {n})"))
+                .unwrap_or_default();
+            let _ = writeln!(o, "  [{}] {}{}", f.severity.as_str(), f.code, part);
+            let _ = writeln!(o, "{}", wrap(&f.message, 76, "      "));
+        }
+    }
+    o
+}
+
+fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for w in text.split_whitespace() {
+        if !line.is_empty() && line.len() + 1 + w.len() > width {
+            let _ = writeln!(out, "{indent}{line}");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(w);
+    }
+    if !line.is_empty() {
+        let _ = write!(out, "{indent}{line}");
+    }
+    out
+}
+
+/// One target's result in `afdisk check`.
+#[derive(Serialize)]
+pub struct CheckResult {
+    pub path: String,
+    /// "ok", "misaligned" or "error".
+    pub status: &'static str,
+    pub misaligned: Vec<u32>,
+    pub partitions: usize,
+    pub error: Option<String>,
+}
+
+impl CheckResult {
+    pub fn from_report(path: &str, r: &Report, strict: bool) -> Self {
+        let bad = r.misaligned(strict);
+        CheckResult {
+            path: path.to_string(),
+            status: if bad.is_empty() { "ok" } else { "misaligned" },
+            misaligned: bad,
+            partitions: r.summary.partitions,
+            error: None,
+        }
+    }
+    pub fn failed(path: &str, e: &Error) -> Self {
+        CheckResult {
+            path: path.to_string(),
+            status: "error",
+            misaligned: vec![],
+            partitions: 0,
+            error: Some(e.problem.clone()),
+        }
+    }
+}
+
+pub fn check(results: &[CheckResult]) -> String {
+    let mut o = String::new();
+    for r in results {
+        match r.status {
+            "ok" => {
+                let _ = writeln!(o, "{}: ok ({} partitions aligned)", r.path, r.partitions);
+            }
+            "misaligned" => {
+                let list: Vec<String> = r.misaligned.iter().map(|n| n.to_string()).collect();
+                let _ = writeln!(o, "{}: MISALIGNED partition(s) {}", r.path, list.join(", "));
+            }
+            _ => {
+                let _ = writeln!(
+                    o,
+                    "{}: error: {}",
+                    r.path,
+                    r.error.as_deref().unwrap_or("unknown")
+                );
+            }
+        }
+    }
+    o
+}

@@ -1,0 +1,313 @@
+//! Devices: resolving a target (block device or image file) once, opening it read-only, and gathering its
+//! facts — geometry from the block ioctls (or inference for images), identity and transport from sysfs, and
+//! what uses it. Each geometry value records where it came from (`kernel`, `override`, `inferred`, `default`).
+
+pub mod ioctl;
+pub mod list;
+pub mod sysfs;
+pub mod usage;
+
+use std::fs::File;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::alignment::Topology;
+use crate::error::{Error, Result};
+use crate::table::source::FileSource;
+pub use usage::{Use, UseKind};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetKind {
+    Block,
+    Image,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    Kernel,
+    Override,
+    Inferred,
+    Default,
+}
+
+/// Where each geometry value came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GeometrySource {
+    pub logical_sector_size: Source,
+    pub physical_sector_size: Source,
+    pub alignment_offset: Source,
+    pub minimum_io_size: Source,
+    pub optimal_io_size: Source,
+}
+
+/// User overrides for drives that misreport and for image files (bytes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Overrides {
+    pub logical_sector_size: Option<u64>,
+    pub physical_sector_size: Option<u64>,
+    pub alignment_offset: Option<u64>,
+}
+
+impl Overrides {
+    /// Checks the overrides for consistency before anything is opened.
+    pub fn validate(&self) -> Result<()> {
+        for (name, v) in [
+            ("--logical-sector-size", self.logical_sector_size),
+            ("--physical-sector-size", self.physical_sector_size),
+        ] {
+            if let Some(v) = v {
+                if !(512..=65536).contains(&v) || !v.is_power_of_two() {
+                    return Err(Error::usage(
+                        format!("{name} {v} is not a valid sector size"),
+                        "give a power of two between 512 and 65536, e.g. 512 or 4096",
+                    ));
+                }
+            }
+        }
+        if let (Some(l), Some(p)) = (self.logical_sector_size, self.physical_sector_size) {
+            if p < l {
+                return Err(Error::usage(
+                    format!("--physical-sector-size {p} is smaller than --logical-sector-size {l}"),
+                    "the physical sector is never smaller than the logical one; 512e drives are 512/4096",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Everything afdisk knows about a device. Serialises as the `device` object of the JSON contract.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceInfo {
+    pub path: String,
+    pub kind: TargetKind,
+    /// Kernel name (`sda`, `nvme0n1`, `loop3`) or the image's file name.
+    pub name: String,
+    pub model: Option<String>,
+    pub serial: Option<String>,
+    pub wwn: Option<String>,
+    pub transport: String,
+    pub rotational: bool,
+    pub removable: bool,
+    pub read_only: bool,
+    pub size_bytes: u64,
+    pub logical_sector_size: u64,
+    pub physical_sector_size: u64,
+    pub alignment_offset: u64,
+    pub minimum_io_size: u64,
+    pub optimal_io_size: u64,
+    pub geometry_source: GeometrySource,
+    pub backing_file: Option<String>,
+    pub in_use: Vec<Use>,
+}
+
+impl DeviceInfo {
+    pub fn topology(&self) -> Topology {
+        Topology {
+            logical: self.logical_sector_size,
+            physical: self.physical_sector_size,
+            alignment_offset: self.alignment_offset,
+            minimum_io: self.minimum_io_size,
+            optimal_io: self.optimal_io_size,
+            size_bytes: self.size_bytes,
+        }
+    }
+
+    /// What a script must pass to `--confirm`: the drive's serial, or the base name for loop devices and images.
+    pub fn confirm_token(&self) -> String {
+        match (&self.serial, self.transport.as_str(), self.kind) {
+            (_, _, TargetKind::Image) | (_, "loop", _) | (None, _, _) => self.name.clone(),
+            (Some(s), _, _) => s.clone(),
+        }
+    }
+}
+
+/// An opened target: the fd everything else reads through, and its facts.
+pub struct Opened {
+    pub file: File,
+    pub info: DeviceInfo,
+    /// sysfs directory of a block device.
+    pub sysfs: Option<PathBuf>,
+}
+
+impl Opened {
+    pub fn source(&self) -> FileSource<'_> {
+        FileSource {
+            file: &self.file,
+            size: self.info.size_bytes,
+        }
+    }
+}
+
+/// Opens `path` read-only and gathers its facts. Partitions are refused with a pointer to their disk.
+pub fn open(path: &Path, ov: &Overrides) -> Result<Opened> {
+    ov.validate()?;
+    let file = File::open(path).map_err(|e| Error::from_io("open", path, &e))?;
+    let md = file
+        .metadata()
+        .map_err(|e| Error::from_io("stat", path, &e))?;
+    let ft = md.file_type();
+    if ft.is_block_device() {
+        open_block(path, file, md.rdev(), ov)
+    } else if ft.is_file() {
+        open_image(path, file, md.len(), ov)
+    } else {
+        Err(Error::usage(
+            format!("{} is neither a block device nor a disk image file", path.display()),
+            "give a whole disk such as /dev/sdb, /dev/nvme0n1, /dev/disk/by-id/..., or an image file",
+        ))
+    }
+}
+
+fn open_block(path: &Path, file: File, rdev: u64, ov: &Overrides) -> Result<Opened> {
+    let dir = sysfs::dir_for_rdev(rdev).ok_or_else(|| {
+        Error::io(
+            format!("no sysfs entry for block device {}", path.display()),
+            "mount sysfs on /sys (rescue systems sometimes lack it): mount -t sysfs sysfs /sys",
+        )
+    })?;
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if dir.join("partition").exists() {
+        let parent = dir
+            .parent()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "its disk".into());
+        return Err(Error::usage(
+            format!(
+                "{} is partition {name} of /dev/{parent}, not a whole disk",
+                path.display()
+            ),
+            format!("afdisk works on whole disks: run it on /dev/{parent}"),
+        ));
+    }
+    let g = ioctl::geometry(&file).map_err(|e| {
+        Error::io(
+            format!("cannot query the geometry of {}: {e}", path.display()),
+            "check that this is a disk and that its driver is loaded",
+        )
+    })?;
+    let id = sysfs::identity(&dir, &name);
+    let pick = |o: Option<u64>, k: u64| match o {
+        Some(v) => (v, Source::Override),
+        None => (k, Source::Kernel),
+    };
+    let (lss, lsrc) = pick(ov.logical_sector_size, g.logical);
+    let (pss, psrc) = pick(ov.physical_sector_size, g.physical.max(lss));
+    let (ao, asrc) = pick(ov.alignment_offset, g.alignment_offset.unwrap_or(0));
+    check_offset(ao, pss)?;
+    let info = DeviceInfo {
+        path: path.display().to_string(),
+        kind: TargetKind::Block,
+        name: name.clone(),
+        model: id.model,
+        serial: id.serial,
+        wwn: id.wwn,
+        transport: id.transport,
+        rotational: id.rotational,
+        removable: id.removable,
+        read_only: id.read_only,
+        size_bytes: g.size,
+        logical_sector_size: lss,
+        physical_sector_size: pss,
+        alignment_offset: ao,
+        minimum_io_size: if ov.physical_sector_size.is_some() {
+            g.minimum_io.max(pss)
+        } else {
+            g.minimum_io
+        },
+        optimal_io_size: g.optimal_io,
+        geometry_source: GeometrySource {
+            logical_sector_size: lsrc,
+            physical_sector_size: psrc,
+            alignment_offset: asrc,
+            minimum_io_size: Source::Kernel,
+            optimal_io_size: Source::Kernel,
+        },
+        backing_file: id.backing_file,
+        in_use: usage::disk_uses(&dir, &name),
+    };
+    Ok(Opened {
+        file,
+        info,
+        sysfs: Some(dir),
+    })
+}
+
+fn check_offset(ao: u64, pss: u64) -> Result<()> {
+    if ao >= pss.max(1) && ao != 0 {
+        return Err(Error::usage(
+            format!("--alignment-offset {ao} is not smaller than the physical sector size {pss}"),
+            "give the offset in bytes of the first aligned byte within a physical sector, e.g. 3584 for a drive whose LBA 63 is aligned",
+        ));
+    }
+    Ok(())
+}
+
+fn open_image(path: &Path, file: File, size: u64, ov: &Overrides) -> Result<Opened> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string());
+    let (lss, lsrc) = match ov.logical_sector_size {
+        Some(v) => (v, Source::Override),
+        None => match crate::table::infer_sector_size(&FileSource { file: &file, size }) {
+            Some(v) => (v, Source::Inferred),
+            None => (512, Source::Default),
+        },
+    };
+    let (pss, psrc) = match ov.physical_sector_size {
+        Some(v) => (v, Source::Override),
+        None => (lss, Source::Default),
+    };
+    if pss < lss {
+        return Err(Error::usage(
+            format!("--physical-sector-size {pss} is smaller than the image's logical sector size {lss}"),
+            "give a physical size at least as large as the logical one",
+        ));
+    }
+    let (ao, asrc) = match ov.alignment_offset {
+        Some(v) => (v, Source::Override),
+        None => (0, Source::Default),
+    };
+    check_offset(ao, pss)?;
+    let info = DeviceInfo {
+        path: path.display().to_string(),
+        kind: TargetKind::Image,
+        name,
+        model: None,
+        serial: None,
+        wwn: None,
+        transport: "file".into(),
+        rotational: false,
+        removable: false,
+        read_only: false,
+        size_bytes: size,
+        logical_sector_size: lss,
+        physical_sector_size: pss,
+        alignment_offset: ao,
+        minimum_io_size: pss,
+        optimal_io_size: 0,
+        geometry_source: GeometrySource {
+            logical_sector_size: lsrc,
+            physical_sector_size: psrc,
+            alignment_offset: asrc,
+            minimum_io_size: psrc,
+            optimal_io_size: Source::Default,
+        },
+        backing_file: None,
+        in_use: usage::image_uses(path),
+    };
+    Ok(Opened {
+        file,
+        info,
+        sysfs: None,
+    })
+}

@@ -1,0 +1,234 @@
+//! Whether a disk is in use: mounted filesystems (/proc/self/mountinfo), active swap (/proc/swaps), holders
+//! (LVM, md, dm-crypt) on the disk or any of its partitions, and loop devices backed by an image file.
+//! The parsers are pure; the readers at the bottom do the I/O.
+
+use std::collections::HashSet;
+use std::os::unix::fs::FileTypeExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::sysfs;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UseKind {
+    Mount,
+    Swap,
+    Holder,
+    Loop,
+}
+
+/// One reason why a disk is in use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Use {
+    pub kind: UseKind,
+    /// The disk or partition concerned (`/dev/sda2`).
+    pub device: String,
+    /// Mount point, swap type, holder description, or loop device.
+    pub detail: String,
+}
+
+/// A mountinfo line: device number, mount point, source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountLine {
+    pub dev: (u64, u64),
+    pub mount_point: String,
+    pub source: String,
+    pub fstype: String,
+}
+
+/// Undoes mountinfo's octal escapes (`\040` for a space).
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
+            out.push(v);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+pub fn parse_mountinfo(text: &str) -> Vec<MountLine> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        let Some(sep) = f.iter().position(|x| *x == "-") else {
+            continue;
+        };
+        let (Some(devs), Some(mp), Some(fstype), Some(src)) =
+            (f.get(2), f.get(4), f.get(sep + 1), f.get(sep + 2))
+        else {
+            continue;
+        };
+        let Some((a, b)) = devs.split_once(':') else {
+            continue;
+        };
+        let (Ok(a), Ok(b)) = (a.parse(), b.parse()) else {
+            continue;
+        };
+        out.push(MountLine {
+            dev: (a, b),
+            mount_point: unescape(mp),
+            source: unescape(src),
+            fstype: fstype.to_string(),
+        });
+    }
+    out
+}
+
+/// Swap entries: (file name, type).
+pub fn parse_swaps(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            Some((unescape(it.next()?), it.next()?.to_string()))
+        })
+        .collect()
+}
+
+fn rdev_of(path: &str) -> Option<(u64, u64)> {
+    let md = std::fs::metadata(path).ok()?;
+    if !md.file_type().is_block_device() {
+        return None;
+    }
+    let r = md.rdev();
+    Some((nix::sys::stat::major(r), nix::sys::stat::minor(r)))
+}
+
+/// Everything that uses the disk at sysfs `dir` (name `name`) or one of its partitions.
+pub fn disk_uses(dir: &Path, name: &str) -> Vec<Use> {
+    let mut devs: Vec<((u64, u64), String, std::path::PathBuf)> = Vec::new();
+    if let Some(d) = sysfs::dev_numbers(dir) {
+        devs.push((d, format!("/dev/{name}"), dir.to_path_buf()));
+    }
+    for p in sysfs::partitions(dir) {
+        devs.push((p.dev, format!("/dev/{}", p.name), dir.join(&p.name)));
+    }
+    let numbers: HashSet<(u64, u64)> = devs.iter().map(|d| d.0).collect();
+    let name_of = |n: (u64, u64)| {
+        devs.iter()
+            .find(|d| d.0 == n)
+            .map(|d| d.1.clone())
+            .unwrap_or_default()
+    };
+    let mut uses = Vec::new();
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo")
+        .map(|t| parse_mountinfo(&t))
+        .unwrap_or_default();
+    for m in mounts {
+        let hit = if numbers.contains(&m.dev) {
+            Some(m.dev)
+        } else if m.source.starts_with('/') {
+            rdev_of(&m.source).filter(|d| numbers.contains(d))
+        } else {
+            None
+        };
+        if let Some(d) = hit {
+            uses.push(Use {
+                kind: UseKind::Mount,
+                device: name_of(d),
+                detail: format!("{} ({})", m.mount_point, m.fstype),
+            });
+        }
+    }
+    let swaps = std::fs::read_to_string("/proc/swaps")
+        .map(|t| parse_swaps(&t))
+        .unwrap_or_default();
+    for (file, kind) in swaps {
+        if let Some(d) = rdev_of(&file).filter(|d| numbers.contains(d)) {
+            uses.push(Use {
+                kind: UseKind::Swap,
+                device: name_of(d),
+                detail: format!("active swap ({kind})"),
+            });
+        }
+    }
+    for (_, dev, sdir) in &devs {
+        for h in sysfs::holders(sdir) {
+            uses.push(Use {
+                kind: UseKind::Holder,
+                device: dev.clone(),
+                detail: sysfs::describe_holder(&h),
+            });
+        }
+    }
+    uses.dedup();
+    uses
+}
+
+/// Loop devices whose backing file is `image` (canonical path), and what uses those loop devices.
+pub fn image_uses(image: &Path) -> Vec<Use> {
+    let mut uses = Vec::new();
+    let Ok(rd) = std::fs::read_dir("/sys/block") else {
+        return uses;
+    };
+    let canon = std::fs::canonicalize(image).unwrap_or_else(|_| image.to_path_buf());
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("loop") {
+            continue;
+        }
+        let dir = e.path();
+        let Some(bf) = sysfs::attr(&dir, "loop/backing_file") else {
+            continue;
+        };
+        if Path::new(&bf) == canon {
+            uses.push(Use {
+                kind: UseKind::Loop,
+                device: image.display().to_string(),
+                detail: format!("attached to /dev/{name}"),
+            });
+            uses.extend(disk_uses(&dir, &name));
+        }
+    }
+    uses
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_lines() {
+        let t = "36 35 98:0 /mnt1 /mnt/my\\040disk rw,noatime master:1 - ext3 /dev/root rw,errors=continue\n\
+                 22 1 0:21 / /proc rw - proc proc rw\nbroken line\n";
+        let m = parse_mountinfo(t);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0].dev, (98, 0));
+        assert_eq!(m[0].mount_point, "/mnt/my disk");
+        assert_eq!(m[0].source, "/dev/root");
+        assert_eq!(m[0].fstype, "ext3");
+    }
+
+    #[test]
+    fn swaps_lines() {
+        let t = "Filename\tType\tSize\tUsed\tPriority\n/dev/sda2 partition 1048572 0 -2\n/swap\\040file file 10 0 -3\n";
+        assert_eq!(
+            parse_swaps(t),
+            vec![
+                ("/dev/sda2".to_string(), "partition".to_string()),
+                ("/swap file".to_string(), "file".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn unescape_is_total() {
+        assert_eq!(unescape("a\\"), "a\\");
+        assert_eq!(unescape("\\04"), "\\04");
+        assert_eq!(unescape("x\\011y"), "x\ty");
+    }
+}

@@ -1,0 +1,19 @@
+//! afdisk's core library: everything that reads, analyses and (later) changes disks, with no user interface in
+//! it. The CLI (`src/cli`) and the TUI (`src/tui`) are thin front ends over this API.
+//!
+//! - [`device`]: targets, geometry, identity, in-use detection (I/O at the edge)
+//! - [`table`]: GPT/MBR reading and the table model
+//! - [`alignment`]: pure alignment math
+//! - [`report`]: the inspect report and its findings
+//! - [`signature`]: what a partition holds
+
+pub mod alignment;
+pub mod device;
+pub mod error;
+pub mod finding;
+pub mod report;
+pub mod signature;
+pub mod table;
+pub mod units;
+
+pub use error::{Error, ErrorKind, Result};

@@ -1,0 +1,8 @@
+//! The `afdisk` binary: parses the command line and hands over to a front end — the CLI subcommands in
+//! `cli`, or the terminal UI in `tui` when no subcommand is given.
+
+mod cli;
+
+fn main() {
+    std::process::exit(cli::run());
+}
