@@ -24,6 +24,12 @@ QEMU=${LAB_QEMU:-qemu-system-x86_64}
 ACCEL=${LAB_ACCEL:-tcg}
 MEM=${LAB_MEM:-512}
 SMP=${LAB_SMP:-1}
+KERNEL_APPEND=${LAB_KERNEL_APPEND:-}
+# QEMU 7.2 AHCI quirk: after an ATA pass-through command that QEMU aborts
+# (hdparm -I sends one), the next NCQ read completes with a stale ABRT, libata
+# EH retries it and fail-fast readahead logs "I/O error, dev sda, sector 0".
+# Without NCQ this does not happen.  guest/init hands it to insmod libata.
+ATA_PARAMS=${LAB_ATA_PARAMS-libata.force=noncq}
 
 # Serial numbers (also in guest/lib.sh) -------------------------------------
 readonly SER_SATA=AFLAB-SATA-512E SER_SCSI512=AFLAB-SCSI-512E
@@ -150,13 +156,13 @@ done
 
 # Modules: parse modules.dep / modules.builtin once.
 declare -A MOD_REL=() MOD_DEPS=() MOD_BUILTIN=()
-modname() { local b=${1##*/}; b=${b%%.ko*}; printf '%s' "${b//-/_}"; }
+modname() { local b=${1##*/}; b=${b%%.ko*}; REPLY=${b//-/_}; }  # sets REPLY (no fork)
 while IFS= read -r line; do
-    rel=${line%%:*}; n=$(modname "$rel")
-    MOD_REL[$n]=$rel; MOD_DEPS[$n]=${line#*:}
+    rel=${line%%:*}; modname "$rel"
+    MOD_REL[$REPLY]=$rel; MOD_DEPS[$REPLY]=${line#*:}
 done < "$MODDIR/modules.dep"
 if [[ -r $MODDIR/modules.builtin ]]; then
-    while IFS= read -r line; do MOD_BUILTIN[$(modname "$line")]=1; done < "$MODDIR/modules.builtin"
+    while IFS= read -r line; do modname "$line"; MOD_BUILTIN[$REPLY]=1; done < "$MODDIR/modules.builtin"
 fi
 MOD_ORDER=()
 declare -A MOD_SEEN=()
@@ -175,7 +181,7 @@ add_module() { # add_module NAME required(0/1)
     # modules.dep lists the transitive dependencies; modprobe loads them last-first.
     read -r -a deps <<< "${MOD_DEPS[$n]}"
     for ((i = ${#deps[@]} - 1; i >= 0; i--)); do
-        d=$(modname "${deps[i]}")
+        modname "${deps[i]}"; d=$REPLY
         [[ -n ${MOD_SEEN[$d]:-} ]] && continue
         MOD_SEEN[$d]=1; MOD_ORDER+=("$d")
         [[ -r $MODDIR/${deps[i]} ]] || missing "kernel module file $MODDIR/${deps[i]} (apt package linux-image-$KVER)"
@@ -309,7 +315,7 @@ QEMU_ARGS=(
     -nodefaults -no-user-config -display none -monitor none -no-reboot
     -machine pc -accel "$ACCEL" -cpu max -m "$MEM" -smp "$SMP"
     -kernel "$KERNEL" -initrd "$RUN/initrd.cpio"
-    -append "console=ttyS0,115200 rdinit=/init panic=-1 quiet loglevel=4 mitigations=off nokaslr"
+    -append "console=ttyS0,115200 rdinit=/init panic=-1 quiet loglevel=4 mitigations=off nokaslr $ATA_PARAMS${KERNEL_APPEND:+ $KERNEL_APPEND}"
     -chardev "file,id=con,path=$RUN/console.log" -serial chardev:con
     -chardev "file,id=res,path=$RUN/results.log" -serial chardev:res
     # SATA (AHCI) 512e: IDENTIFY reports logical 512 / physical 4096
