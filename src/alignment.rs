@@ -40,7 +40,7 @@ impl Topology {
     /// when minimum I/O is a multiple of the physical size (as the kernel and libfdisk treat it).
     pub fn physical_unit(&self) -> u64 {
         let p = self.physical.max(self.logical).max(1);
-        if self.minimum_io > p && self.minimum_io % p == 0 {
+        if self.minimum_io > p && self.minimum_io.is_multiple_of(p) {
             self.minimum_io
         } else {
             p
@@ -66,7 +66,8 @@ impl Topology {
     /// Whether the reported optimal I/O size was discarded by sanitising (bogus or not a multiple of physical).
     pub fn optimal_io_discarded(&self) -> bool {
         let p = self.physical.max(self.logical).max(1);
-        self.optimal_io != 0 && (self.optimal_io == BOGUS_OPTIMAL_IO || self.optimal_io % p != 0)
+        self.optimal_io != 0
+            && (self.optimal_io == BOGUS_OPTIMAL_IO || !self.optimal_io.is_multiple_of(p))
     }
 
     /// libfdisk's grain: max(1 MiB, io_size), or one physical sector on devices no larger than 4 grains.
@@ -130,7 +131,7 @@ pub fn write_cost(offset: u64, len: u64, ao: u64, unit: u64) -> BlockCost {
     let last = (rel + len - 1) / unit;
     let touched = last - first + 1;
     let head_partial = rel != 0;
-    let tail_partial = (rel + len) % unit != 0;
+    let tail_partial = !(rel + len).is_multiple_of(unit);
     let rmw = if touched == 1 {
         u64::from(head_partial || tail_partial)
     } else {
@@ -229,7 +230,7 @@ pub fn analyze(
     let end = start.saturating_add(size);
     let cost = worst_block_cost(start, block, ao, unit);
     PartitionAlignment {
-        logical: start % topo.logical.max(1) == 0,
+        logical: start.is_multiple_of(topo.logical.max(1)),
         physical: is_aligned(start, ao, unit),
         mib: is_aligned(start, ao, MIB),
         optimal_io: is_aligned(start, ao, topo.io_size()),

@@ -6,9 +6,11 @@
 //! - [`alignment`]: pure alignment math
 //! - [`report`]: the inspect report and its findings
 //! - [`signature`]: what a partition holds
+//! - [`drive`]: the drive's own report (ATA IDENTIFY, SCSI READ CAPACITY(16), NVMe Identify)
 
 pub mod alignment;
 pub mod device;
+pub mod drive;
 pub mod error;
 pub mod finding;
 pub mod report;

@@ -353,6 +353,21 @@ fn device_findings(d: &DeviceInfo, topo: &Topology) -> Vec<Finding> {
             ),
         ));
     }
+    if let Some(dr) = &d.drive {
+        if let Some(why) = crate::drive::disagreement(
+            d.logical_sector_size,
+            d.physical_sector_size,
+            d.alignment_offset,
+            dr,
+        ) {
+            out.push(Finding::new(
+                Severity::Warning,
+                "kernel-drive-disagree",
+                None,
+                why,
+            ));
+        }
+    }
     if !d.in_use.is_empty() {
         let list: Vec<String> = d
             .in_use

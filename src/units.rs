@@ -63,7 +63,7 @@ pub fn human(bytes: u64) -> String {
     }
     if idx == 0 {
         format!("{bytes} B")
-    } else if bytes % (1u64 << (10 * idx)) == 0 {
+    } else if bytes.is_multiple_of(1u64 << (10 * idx)) {
         format!("{} {}", bytes >> (10 * idx), NAMES[idx])
     } else {
         format!("{value:.1} {}", NAMES[idx])

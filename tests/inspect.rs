@@ -24,7 +24,7 @@ fn assert_same_as_sfdisk(target: &str, v: &serde_json::Value) {
     );
 }
 
-fn part<'a>(v: &'a serde_json::Value, n: u64) -> &'a serde_json::Value {
+fn part(v: &serde_json::Value, n: u64) -> &serde_json::Value {
     v["partitions"]
         .as_array()
         .expect("partitions")

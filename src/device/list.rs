@@ -24,7 +24,7 @@ pub fn disks() -> Vec<(String, PathBuf)> {
         }
         out.push((name.clone(), PathBuf::from(format!("/dev/{name}"))));
     }
-    out.sort_by(|a, b| natural_key(&a.0).cmp(&natural_key(&b.0)));
+    out.sort_by_key(|a| natural_key(&a.0));
     out
 }
 

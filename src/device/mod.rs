@@ -103,6 +103,11 @@ pub struct DeviceInfo {
     pub geometry_source: GeometrySource,
     pub backing_file: Option<String>,
     pub in_use: Vec<Use>,
+    /// What the drive itself reports (ATA IDENTIFY, SCSI READ CAPACITY(16), NVMe Identify); `null` when it
+    /// cannot be asked (loop devices, virtio-blk, images).
+    pub drive: Option<crate::drive::DriveReport>,
+    /// Why asking the drive failed, when it did (e.g. permission denied).
+    pub drive_error: Option<String>,
 }
 
 impl DeviceInfo {
@@ -195,6 +200,10 @@ fn open_block(path: &Path, file: File, rdev: u64, ov: &Overrides) -> Result<Open
         )
     })?;
     let id = sysfs::identity(&dir, &name);
+    let (drive, drive_error) = match crate::drive::query(&file, &name) {
+        Ok(d) => (d, None),
+        Err(e) => (None, Some(e.to_string())),
+    };
     let pick = |o: Option<u64>, k: u64| match o {
         Some(v) => (v, Source::Override),
         None => (k, Source::Kernel),
@@ -233,6 +242,8 @@ fn open_block(path: &Path, file: File, rdev: u64, ov: &Overrides) -> Result<Open
         },
         backing_file: id.backing_file,
         in_use: usage::disk_uses(&dir, &name),
+        drive,
+        drive_error,
     };
     Ok(Opened {
         file,
@@ -304,6 +315,8 @@ fn open_image(path: &Path, file: File, size: u64, ov: &Overrides) -> Result<Open
         },
         backing_file: None,
         in_use: usage::image_uses(path),
+        drive: None,
+        drive_error: None,
     };
     Ok(Opened {
         file,

@@ -229,15 +229,11 @@ done
 mapfile -t LIB_PATHS < <(printf '%s\n' "${LIB_PATHS[@]}" | LC_ALL=C sort -u)
 
 manifest() {
+    local files=("${BASH_SOURCE[0]}" "$LAB_DIR/guest/init" "$LAB_DIR/guest/lib.sh"
+                 "$BUSYBOX" "${TOOL_PATHS[@]}" "${LIB_PATHS[@]}") m
+    for m in "${MOD_ORDER[@]}"; do files+=("$MODDIR/${MOD_REL[$m]}"); done
     printf 'kernel %s\nmodules %s\n' "$KVER" "${MOD_ORDER[*]}"
-    local f
-    {
-        printf '%s\n' "${BASH_SOURCE[0]}" "$LAB_DIR/guest/init" "$LAB_DIR/guest/lib.sh" \
-            "$BUSYBOX" "${TOOL_PATHS[@]}" "${LIB_PATHS[@]}"
-        for m in "${MOD_ORDER[@]}"; do printf '%s\n' "$MODDIR/${MOD_REL[$m]}"; done
-    } | while IFS= read -r f; do
-        printf '%s %s\n' "$(sha256sum < "$f" | cut -c1-64)" "$f"
-    done
+    sha256sum -- "${files[@]}"
 }
 KEY=$(manifest | sha256sum | cut -c1-16)
 CACHE=$WORKDIR/cache/$KVER-$KEY
@@ -278,11 +274,15 @@ build_base() {
 }
 if [[ -s $BASE_CPIO ]]; then
     note "initramfs cache hit: $BASE_CPIO"
+    touch "$CACHE"
 else
     note "building base initramfs for kernel $KVER ($CACHE)"
     build_base
     note "base initramfs built in $(elapsed "$T_START")s ($(du -h "$BASE_CPIO" | cut -f1))"
 fi
+# Prune cache entries and run directories unused for more than two days.
+find "$WORKDIR/cache" "$WORKDIR/runs" -mindepth 1 -maxdepth 1 -type d -mtime +1 \
+    ! -path "$CACHE" -exec rm -rf {} + 2>/dev/null || true
 if ((PREPARE)); then
     note "prepared: kernel $KERNEL, initramfs $BASE_CPIO"
     exit 0

@@ -25,7 +25,7 @@ done
 
 # SATA: IDENTIFY DEVICE word 106/117 via ATA pass-through.
 lab_section sata-512e.hdparm
-hdparm -I "$LAB_SATA_512E" | grep -i 'sector size'
+hdparm -I "$LAB_SATA_512E" 2>&1 | grep -i 'sector size'
 
 # SCSI: READ CAPACITY(16).
 lab_run scsi-512e.readcap sg_readcap -l "$LAB_SCSI_512E"
@@ -33,14 +33,14 @@ lab_run scsi-4kn.readcap sg_readcap -l "$LAB_SCSI_4KN"
 
 # NVMe: LBA formats, then switch the namespace to the 4096-byte format.
 lab_section nvme.lbaf.before
-nvme id-ns -H "$LAB_NVME" | grep 'LBA Format'
+nvme id-ns -H "$LAB_NVME" | grep '^LBA Format'
 lbaf=$(nvme id-ns -H "$LAB_NVME" |
     awk '/^LBA Format/ && /Metadata Size: 0 / && /Data Size: 4096 bytes/ { sub(/^LBA Format +/, ""); sub(/ .*/, ""); print; exit }')
 lab_section nvme.lbaf.4096-index; echo "${lbaf:=4}"
 # nvme-cli 2.x: --force skips the 10 s "are you sure" countdown.
 lab_run nvme.format nvme format "$LAB_NVME" --lbaf="$lbaf" --force
 lab_section nvme.lbaf.after
-nvme id-ns -H "$LAB_NVME" | grep 'LBA Format'
+nvme id-ns -H "$LAB_NVME" | grep '^LBA Format'
 lab_run nvme.queue.after lab_queue "$LAB_NVME"
 
 # sfdisk: deliberately misaligned partition (start 63 on a 4096-physical disk).

@@ -7,7 +7,7 @@ LAB_SERIALS="AFLAB-SATA-512E AFLAB-SCSI-512E AFLAB-SCSI-4KN AFLAB-NVME"
 # NAME: letters, digits and . _ - : + @ only.
 lab_section() {
     case "$1" in
-        ''|*[!A-Za-z0-9._:+@-]*) echo "lab_section: bad section name '$1'" >&2; return 2 ;;
+        ''|.|..|*[!A-Za-z0-9._:+@-]*) echo "lab_section: bad section name '$1'" >&2; return 2 ;;
     esac
     printf '=== %s ===\n' "$1"
 }
