@@ -2,6 +2,7 @@
 //! `cli`, or the terminal UI in `tui` when no subcommand is given.
 
 mod cli;
+mod tui;
 
 fn main() {
     std::process::exit(cli::run());

@@ -79,18 +79,20 @@ pub fn run() -> i32 {
             analysis,
         }) => cmd_check(&targets, as_json, strict, &options(&geometry, &analysis)),
         None => {
-            // The terminal UI arrives with its own issue; until then, show the list or the disk as text.
+            use std::io::IsTerminal;
+            let opts = options(
+                &cli.geometry,
+                &AnalysisArgs {
+                    stripe: None,
+                    block_size: 4096,
+                },
+            );
+            if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+                return crate::tui::run(cli.target, opts);
+            }
+            // Not a terminal (a pipe or a script): print what the UI would show.
             match cli.target {
-                Some(t) => match report::inspect(
-                    &t,
-                    &options(
-                        &cli.geometry,
-                        &AnalysisArgs {
-                            stripe: None,
-                            block_size: 4096,
-                        },
-                    ),
-                ) {
+                Some(t) => match report::inspect(&t, &opts) {
                     Ok((_, r)) => {
                         emit(&render::inspect(&r));
                         EXIT_OK

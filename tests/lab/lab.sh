@@ -99,7 +99,7 @@ if ((!PREPARE)); then
         [[ -f $f && -r $f ]] || die_code "$EX_USAGE" "--file '$f' is not a readable file"
     done
 fi
-[[ $TIMEOUT =~ ^[0-9]+$ ]] && ((TIMEOUT >= 30)) || die_code "$EX_USAGE" "--timeout must be an integer >= 30"
+[[ $TIMEOUT =~ ^[0-9]+$ ]] && ((TIMEOUT >= 60)) || die_code "$EX_USAGE" "--timeout must be an integer >= 60"
 [[ $DISK_SIZE =~ ^[0-9]+[MG]$ ]] || die_code "$EX_USAGE" "--disk-size must look like 256M or 1G"
 WORKDIR=${WORKDIR:-${TMPDIR:-/tmp}/afdisk-lab-$(id -u)}
 mkdir -p "$WORKDIR"
@@ -295,7 +295,9 @@ cleanup() { if ((KEEP)); then note "kept run directory $RUN"; else rm -rf "$RUN"
 trap cleanup EXIT
 
 NONCE=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
-SCRIPT_TIMEOUT=$((TIMEOUT - 60 > 20 ? TIMEOUT - 60 : 20))
+# The guest kills the script this long after it starts, leaving time for the
+# boot (~10 s under TCG) and for delivering the output before QEMU is killed.
+SCRIPT_TIMEOUT=$((TIMEOUT - 40))
 OV=$RUN/overlay
 mkdir -p "$OV/bin" "$OV/lab/files"
 cp "$BINARY" "$OV/bin/afdisk"; chmod 0755 "$OV/bin/afdisk"

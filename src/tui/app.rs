@@ -1,0 +1,312 @@
+//! TUI state and key handling (the "update" half of the UI): screens, selection, zoom position, help overlay.
+//! Keys become state changes or requests for background work; nothing here touches the terminal or a disk.
+
+use std::path::PathBuf;
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use afdisk::report::Report;
+use afdisk::table::PartKind;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    List,
+    Disk,
+    Zoom,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Panel {
+    Partitions,
+    Findings,
+}
+
+/// One row of the device list.
+#[derive(Debug, Clone)]
+pub enum ListItem {
+    Disk(Box<Report>),
+    Failed { name: String, error: String },
+}
+
+#[derive(Debug, Default)]
+pub struct ListState {
+    pub items: Vec<ListItem>,
+    pub selected: usize,
+    pub total: Option<usize>,
+    pub done: bool,
+}
+
+#[derive(Debug)]
+pub struct DiskState {
+    pub report: Report,
+    pub selected: usize,
+    pub focus: Panel,
+    pub findings_scroll: u16,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZoomState {
+    /// Index into the report's partitions.
+    pub part: usize,
+    pub at_end: bool,
+    pub block: u64,
+}
+
+/// Work the event loop must start in the background.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    OpenDisk(PathBuf),
+}
+
+#[derive(Debug)]
+pub struct App {
+    pub screen: Screen,
+    pub list: ListState,
+    pub disk: Option<DiskState>,
+    pub zoom: ZoomState,
+    pub help: bool,
+    /// "Loading /dev/sdb…" while background work runs.
+    pub busy: Option<String>,
+    pub error: Option<String>,
+    pub quit: bool,
+    /// Whether Esc on the disk view goes back to the list.
+    pub has_list: bool,
+    pub no_color: bool,
+}
+
+impl App {
+    pub fn new(has_list: bool, no_color: bool) -> Self {
+        App {
+            screen: if has_list { Screen::List } else { Screen::Disk },
+            list: ListState::default(),
+            disk: None,
+            zoom: ZoomState {
+                part: 0,
+                at_end: false,
+                block: 4096,
+            },
+            help: false,
+            busy: None,
+            error: None,
+            quit: false,
+            has_list,
+            no_color,
+        }
+    }
+
+    pub fn set_disk(&mut self, report: Report) {
+        let selected = report
+            .partitions
+            .iter()
+            .position(|p| p.is_misaligned(false))
+            .unwrap_or(0);
+        self.disk = Some(DiskState {
+            report,
+            selected,
+            focus: Panel::Partitions,
+            findings_scroll: 0,
+        });
+        self.screen = Screen::Disk;
+        self.busy = None;
+        self.error = None;
+    }
+
+    /// Partitions the zoom can visit (extended containers have no blocks of their own).
+    fn zoomable(&self) -> Vec<usize> {
+        self.disk
+            .as_ref()
+            .map(|d| {
+                d.report
+                    .partitions
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| p.kind != PartKind::Extended && p.size > 0)
+                    .map(|(i, _)| i)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent) -> Option<Request> {
+        if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
+            self.quit = true;
+            return None;
+        }
+        if self.help {
+            if matches!(
+                key.code,
+                KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter
+            ) {
+                self.help = false;
+            }
+            return None;
+        }
+        match key.code {
+            KeyCode::Char('q') => {
+                self.quit = true;
+                return None;
+            }
+            KeyCode::Char('?') => {
+                self.help = true;
+                return None;
+            }
+            _ => {}
+        }
+        match self.screen {
+            Screen::List => self.key_list(key.code),
+            Screen::Disk => {
+                self.key_disk(key.code);
+                None
+            }
+            Screen::Zoom => {
+                self.key_zoom(key.code);
+                None
+            }
+        }
+    }
+
+    fn key_list(&mut self, code: KeyCode) -> Option<Request> {
+        let n = self.list.items.len();
+        match code {
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.list.selected = self.list.selected.saturating_sub(1)
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                if self.list.selected + 1 < n {
+                    self.list.selected += 1;
+                }
+            }
+            KeyCode::Home | KeyCode::Char('g') => self.list.selected = 0,
+            KeyCode::End | KeyCode::Char('G') => self.list.selected = n.saturating_sub(1),
+            KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => {
+                if let Some(ListItem::Disk(r)) = self.list.items.get(self.list.selected) {
+                    let path = PathBuf::from(&r.device.path);
+                    self.busy = Some(format!("Reading {}…", r.device.path));
+                    return Some(Request::OpenDisk(path));
+                }
+            }
+            KeyCode::Esc => self.quit = true,
+            _ => {}
+        }
+        None
+    }
+
+    fn key_disk(&mut self, code: KeyCode) {
+        let has_list = self.has_list;
+        let zoomable = self.zoomable();
+        let Some(d) = self.disk.as_mut() else {
+            if code == KeyCode::Esc && has_list {
+                self.screen = Screen::List;
+            }
+            return;
+        };
+        let n = d.report.partitions.len();
+        match (code, d.focus) {
+            (KeyCode::Tab | KeyCode::BackTab, _) => {
+                d.focus = if d.focus == Panel::Partitions {
+                    Panel::Findings
+                } else {
+                    Panel::Partitions
+                };
+            }
+            (KeyCode::Up | KeyCode::Char('k'), Panel::Partitions) => {
+                d.selected = d.selected.saturating_sub(1)
+            }
+            (KeyCode::Down | KeyCode::Char('j'), Panel::Partitions) => {
+                if d.selected + 1 < n {
+                    d.selected += 1;
+                }
+            }
+            (KeyCode::Up | KeyCode::Char('k'), Panel::Findings) => {
+                d.findings_scroll = d.findings_scroll.saturating_sub(1)
+            }
+            (KeyCode::Down | KeyCode::Char('j'), Panel::Findings) => {
+                d.findings_scroll = d.findings_scroll.saturating_add(1)
+            }
+            (KeyCode::Char('z') | KeyCode::Enter, _) => {
+                let part = if zoomable.contains(&d.selected) {
+                    Some(d.selected)
+                } else {
+                    zoomable.first().copied()
+                };
+                if let Some(p) = part {
+                    self.zoom.part = p;
+                    self.zoom.at_end = false;
+                    self.screen = Screen::Zoom;
+                }
+            }
+            (KeyCode::Esc | KeyCode::Left | KeyCode::Char('h'), _) if has_list => {
+                self.screen = Screen::List
+            }
+            _ => {}
+        }
+    }
+
+    fn key_zoom(&mut self, code: KeyCode) {
+        let zoomable = self.zoomable();
+        let pos = zoomable
+            .iter()
+            .position(|&i| i == self.zoom.part)
+            .unwrap_or(0);
+        match code {
+            KeyCode::Esc => self.screen = Screen::Disk,
+            KeyCode::Char('e') => self.zoom.at_end = !self.zoom.at_end,
+            // Next/previous boundary: start → end → next partition's start …
+            KeyCode::Right | KeyCode::Char('l') => {
+                if !self.zoom.at_end {
+                    self.zoom.at_end = true;
+                } else if pos + 1 < zoomable.len() {
+                    self.zoom.part = zoomable[pos + 1];
+                    self.zoom.at_end = false;
+                }
+            }
+            KeyCode::Left | KeyCode::Char('h') => {
+                if self.zoom.at_end {
+                    self.zoom.at_end = false;
+                } else if pos > 0 {
+                    self.zoom.part = zoomable[pos - 1];
+                    self.zoom.at_end = true;
+                }
+            }
+            KeyCode::Down | KeyCode::Char('j') | KeyCode::Char('n') => {
+                if pos + 1 < zoomable.len() {
+                    self.zoom.part = zoomable[pos + 1];
+                }
+            }
+            KeyCode::Up | KeyCode::Char('k') | KeyCode::Char('p') => {
+                if pos > 0 {
+                    self.zoom.part = zoomable[pos - 1];
+                }
+            }
+            KeyCode::Char('+') | KeyCode::Char('=') => {
+                self.zoom.block = (self.zoom.block * 2).min(65536)
+            }
+            KeyCode::Char('-') => self.zoom.block = (self.zoom.block / 2).max(512),
+            _ => {}
+        }
+        if let Some(d) = self.disk.as_mut() {
+            d.selected = self.zoom.part;
+        }
+    }
+}
+
+/// Every key, for the help overlay and the key bar.
+pub const KEYS: &[(&str, &str)] = &[
+    (
+        "Up/Down, k/j",
+        "move the selection (or scroll the findings)",
+    ),
+    ("Enter", "open the selected disk / zoom into the partition"),
+    ("Tab", "switch between the partition table and the findings"),
+    ("z", "sector zoom on the selected partition"),
+    (
+        "Left/Right, h/l",
+        "zoom: previous/next boundary (start, end)",
+    ),
+    ("e", "zoom: switch between the partition's start and end"),
+    ("n / p", "zoom: next / previous partition"),
+    ("+ / -", "zoom: double / halve the filesystem block size"),
+    ("?", "this help"),
+    ("Esc", "back (zoom -> disk -> list)"),
+    ("q, Ctrl-C", "quit"),
+];

@@ -1,0 +1,305 @@
+//! Pure models behind the TUI's pictures: the proportional disk map (segments with a minimum width so small
+//! partitions stay visible) and the sector zoom (logical sectors grouped into physical sectors, with the
+//! filesystem blocks of a partition laid over them). No terminal code here, so it is tested directly.
+
+use afdisk::alignment::{self, Topology};
+use afdisk::report::Report;
+use afdisk::table::{Label, PartKind};
+
+/// What a stretch of the disk holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SegKind {
+    /// Table structures: MBR/GPT header and entries at the start, backup GPT at the end.
+    Table,
+    Free,
+    /// Index into `Report::partitions`.
+    Part(usize),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    pub start: u64,
+    pub end: u64,
+    pub kind: SegKind,
+}
+
+/// Splits the disk into table areas, partitions and free space (bytes, sorted, non-overlapping).
+pub fn segments(r: &Report) -> Vec<Segment> {
+    let size = r.device.size_bytes;
+    let mut out = Vec::new();
+    let (ss, head, tail) = match &r.table {
+        Some(t) if t.label == Label::Gpt => {
+            let ss = t.sector_size;
+            let tail_start = t.last_usable.saturating_add(1).saturating_mul(ss).min(size);
+            (ss, t.first_usable.saturating_mul(ss).min(size), tail_start)
+        }
+        Some(t) => (t.sector_size, t.sector_size.min(size), size),
+        None => (r.device.logical_sector_size, 0, size),
+    };
+    let mut parts: Vec<(usize, u64, u64)> = r
+        .partitions
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.kind != PartKind::Extended && p.size > 0)
+        .map(|(i, p)| {
+            (
+                i,
+                p.start_bytes.min(size),
+                p.start_bytes.saturating_add(p.size_bytes).min(size),
+            )
+        })
+        .collect();
+    parts.sort_by_key(|p| p.1);
+    let _ = ss;
+    if head > 0 {
+        out.push(Segment {
+            start: 0,
+            end: head,
+            kind: SegKind::Table,
+        });
+    }
+    let mut cursor = head;
+    for (i, s, e) in parts {
+        if s > cursor {
+            out.push(Segment {
+                start: cursor,
+                end: s.min(tail.max(cursor)),
+                kind: SegKind::Free,
+            });
+        }
+        let s2 = s.max(cursor);
+        if e > s2 {
+            out.push(Segment {
+                start: s2,
+                end: e,
+                kind: SegKind::Part(i),
+            });
+            cursor = e;
+        }
+    }
+    if tail > cursor {
+        out.push(Segment {
+            start: cursor,
+            end: tail,
+            kind: SegKind::Free,
+        });
+        cursor = tail;
+    }
+    if size > cursor {
+        out.push(Segment {
+            start: cursor,
+            end: size,
+            kind: SegKind::Table,
+        });
+    }
+    out.retain(|s| s.end > s.start);
+    out
+}
+
+/// Widths in cells for each segment: proportional to size, at least `min` cells each (when they fit), summing
+/// to exactly `width`.
+pub fn widths(segs: &[Segment], width: usize, min: usize) -> Vec<usize> {
+    if segs.is_empty() || width == 0 {
+        return vec![0; segs.len()];
+    }
+    let min = if segs.len() * min <= width {
+        min
+    } else {
+        usize::from(segs.len() <= width)
+    };
+    let total: u128 = segs
+        .iter()
+        .map(|s| u128::from(s.end - s.start))
+        .sum::<u128>()
+        .max(1);
+    let spare = width - segs.len() * min;
+    let mut w: Vec<usize> = segs
+        .iter()
+        .map(|s| min + (u128::from(s.end - s.start) * spare as u128 / total) as usize)
+        .collect();
+    // Hand out rounding leftovers to the largest segments.
+    let mut left = width.saturating_sub(w.iter().sum());
+    let mut order: Vec<usize> = (0..segs.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(segs[i].end - segs[i].start));
+    let mut k = 0;
+    while left > 0 {
+        w[order[k % order.len()]] += 1;
+        left -= 1;
+        k += 1;
+    }
+    w
+}
+
+/// One logical sector cell of the zoom.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cell {
+    pub lba: u64,
+    /// Inside the partition being zoomed.
+    pub inside: bool,
+    /// The partition's first (or, when zooming the end, last) sector.
+    pub marked: bool,
+    /// Index of the filesystem block (from the partition start) covering this sector, if any.
+    pub block: Option<u64>,
+    /// That block straddles a physical boundary (costs read-modify-write).
+    pub straddles: bool,
+    /// First logical sector of a physical sector.
+    pub phys_start: bool,
+}
+
+/// The zoom around one boundary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Zoom {
+    pub cells: Vec<Cell>,
+    /// Logical sectors per physical sector (≥ 1).
+    pub per_phys: u64,
+    /// Logical sectors per filesystem block (≥ 1).
+    pub per_block: u64,
+    pub boundary_lba: u64,
+    pub offset_bytes: u64,
+    /// Read-modify-write cycles per block write at this boundary.
+    pub rmw: u64,
+    pub straddling_blocks: u64,
+}
+
+/// Builds the zoom around partition `[start, start+size)` (table sectors `ss`), at its start or its end,
+/// showing `rows` rows of `phys_per_row` physical sectors, the boundary in the second row.
+pub fn zoom(
+    topo: &Topology,
+    ss: u64,
+    start: u64,
+    size: u64,
+    at_end: bool,
+    block: u64,
+    phys_per_row: u64,
+    rows: u64,
+) -> Zoom {
+    let ss = ss.max(1);
+    let unit = topo.physical_unit().max(ss);
+    let per_phys = (unit / ss).max(1);
+    let per_block = (block / ss).max(1);
+    let boundary = if at_end {
+        start.saturating_add(size)
+    } else {
+        start
+    };
+    // First shown sector: a physical boundary one row before the boundary's physical sector.
+    let row_len = per_phys * phys_per_row.max(1);
+    let bphys =
+        alignment::align_down(boundary.saturating_mul(ss), topo.alignment_offset, unit) / ss;
+    let first = if bphys >= row_len {
+        bphys - row_len
+    } else {
+        bphys % per_phys
+    };
+    let count = row_len * rows.max(1);
+    let end_excl = start.saturating_add(size);
+    let mut cells = Vec::with_capacity(count as usize);
+    for lba in first..first.saturating_add(count) {
+        let inside = lba >= start && lba < end_excl;
+        let block = inside.then(|| (lba - start) / per_block);
+        let straddles = block.is_some_and(|b| {
+            let off = (start + b * per_block) * ss;
+            alignment::write_cost(off, per_block * ss, topo.alignment_offset, unit).rmw_cycles > 0
+        });
+        cells.push(Cell {
+            lba,
+            inside,
+            marked: if at_end {
+                lba + 1 == end_excl
+            } else {
+                lba == start
+            },
+            block,
+            straddles,
+            phys_start: alignment::is_aligned(lba * ss, topo.alignment_offset, unit),
+        });
+    }
+    let offset_bytes = alignment::misalignment(boundary * ss, topo.alignment_offset, unit);
+    let cost = alignment::worst_block_cost(start * ss, per_block * ss, topo.alignment_offset, unit);
+    let straddling_blocks = {
+        let mut v: Vec<u64> = cells
+            .iter()
+            .filter(|c| c.straddles)
+            .filter_map(|c| c.block)
+            .collect();
+        v.dedup();
+        v.len() as u64
+    };
+    Zoom {
+        cells,
+        per_phys,
+        per_block,
+        boundary_lba: boundary,
+        offset_bytes,
+        rmw: cost.rmw_cycles,
+        straddling_blocks,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widths_sum_and_minimum() {
+        let segs = vec![
+            Segment {
+                start: 0,
+                end: 1,
+                kind: SegKind::Table,
+            },
+            Segment {
+                start: 1,
+                end: 1_000_000,
+                kind: SegKind::Part(0),
+            },
+            Segment {
+                start: 1_000_000,
+                end: 1_000_010,
+                kind: SegKind::Part(1),
+            },
+        ];
+        let w = widths(&segs, 40, 3);
+        assert_eq!(w.iter().sum::<usize>(), 40);
+        assert!(w.iter().all(|&x| x >= 3));
+        let w = widths(&segs, 2, 3);
+        assert_eq!(w.iter().sum::<usize>(), 2);
+    }
+
+    #[test]
+    fn zoom_on_misaligned_512e_start() {
+        let topo = Topology::simple(512, 4096, 1 << 30);
+        let z = zoom(&topo, 512, 63, 10_000, false, 4096, 4, 3);
+        assert_eq!(z.per_phys, 8);
+        assert_eq!(z.per_block, 8);
+        assert_eq!(z.offset_bytes, 3584);
+        assert_eq!(z.rmw, 2);
+        // The boundary's physical sector (56..64) sits in the second row: the grid starts at LBA 24.
+        assert_eq!(z.cells[0].lba, 24);
+        assert!(z.cells.iter().all(|c| c.phys_start == (c.lba % 8 == 0)));
+        let first = z.cells.iter().find(|c| c.marked).expect("start marked");
+        assert_eq!(first.lba, 63);
+        assert!(first.straddles);
+        assert!(z.straddling_blocks >= 3);
+    }
+
+    #[test]
+    fn zoom_on_aligned_start_has_no_straddle() {
+        let topo = Topology::simple(512, 4096, 1 << 30);
+        let z = zoom(&topo, 512, 2048, 10_000, false, 4096, 4, 3);
+        assert_eq!(z.rmw, 0);
+        assert!(z.cells.iter().all(|c| !c.straddles));
+        let z4k = zoom(
+            &Topology::simple(4096, 4096, 1 << 30),
+            4096,
+            256,
+            100,
+            true,
+            4096,
+            4,
+            3,
+        );
+        assert_eq!(z4k.per_phys, 1);
+        assert!(z4k.cells.iter().any(|c| c.marked && c.lba == 355));
+    }
+}

@@ -1,0 +1,194 @@
+//! Snapshot tests of every view (ratatui TestBackend + insta) at 80x24 and 160x48, on fixture images made by
+//! sgdisk (never by afdisk), including a misaligned partition and the sector zoom. Also key handling.
+
+use std::path::Path;
+use std::process::Command;
+
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+
+use super::app::{App, ListItem, Screen};
+use super::view;
+use afdisk::device::Overrides;
+use afdisk::report::{self, InspectOptions, Report};
+
+fn sgdisk(img: &Path, args: &[&str]) {
+    let st = Command::new("sgdisk")
+        .args(args)
+        .arg(img)
+        .output()
+        .expect("sgdisk is installed (see .ci/run)");
+    assert!(
+        st.status.success(),
+        "sgdisk failed: {}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+}
+
+/// A 256 MiB GPT image: BIOS boot at 34, a misaligned root at 2049, an aligned data partition; 512e geometry.
+fn fixture() -> Report {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("fixture.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(256 << 20))
+        .expect("image");
+    sgdisk(
+        &img,
+        &[
+            "-U",
+            "11111111-2222-3333-4444-555555555555",
+            "-a",
+            "1",
+            "-n",
+            "1:34:2047",
+            "-t",
+            "1:ef02",
+            "-c",
+            "1:grub",
+            "-n",
+            "2:2049:+64M",
+            "-c",
+            "2:root",
+            "-n",
+            "3:264192:+32M",
+            "-c",
+            "3:data",
+        ],
+    );
+    let opts = InspectOptions {
+        overrides: Overrides {
+            physical_sector_size: Some(4096),
+            ..Overrides::default()
+        },
+        ..InspectOptions::default()
+    };
+    let (_, mut r) = report::inspect(&img, &opts).expect("inspect fixture");
+    r.device.path = "fixture.img".into();
+    r
+}
+
+fn render(app: &App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+    t.draw(|f| view::draw(f, app)).expect("draw");
+    t.backend().to_string()
+}
+
+fn key(app: &mut App, c: KeyCode) {
+    app.handle_key(KeyEvent::new(c, KeyModifiers::NONE));
+}
+
+fn disk_app() -> App {
+    let mut app = App::new(false, true);
+    app.set_disk(fixture());
+    app
+}
+
+#[test]
+fn disk_view() {
+    let app = disk_app();
+    let s = render(&app, 80, 24);
+    assert!(s.contains("MISALIGNED +512"), "{s}");
+    assert!(s.contains("misaligned-start partition 2"), "{s}");
+    insta::assert_snapshot!("disk_80x24", s);
+    insta::assert_snapshot!("disk_160x48", render(&app, 160, 48));
+}
+
+#[test]
+fn zoom_view_on_misaligned_start() {
+    let mut app = disk_app();
+    key(&mut app, KeyCode::Char('z'));
+    assert_eq!(app.screen, Screen::Zoom);
+    let s = render(&app, 80, 24);
+    assert!(s.contains("costs 2 read-modify-write cycles"), "{s}");
+    assert!(
+        s.contains("|. > # # # # # #"),
+        "the first sector is marked one cell into its physical sector: {s}"
+    );
+    insta::assert_snapshot!("zoom_80x24", s);
+    insta::assert_snapshot!("zoom_160x48", render(&app, 160, 48));
+    // To the end, then the next partition's start, which is aligned.
+    key(&mut app, KeyCode::Right);
+    assert!(app.zoom.at_end);
+    key(&mut app, KeyCode::Right);
+    assert_eq!((app.zoom.part, app.zoom.at_end), (2, false));
+    let s = render(&app, 80, 24);
+    assert!(s.contains("no read-modify-write"), "{s}");
+    insta::assert_snapshot!("zoom_aligned_80x24", s);
+}
+
+#[test]
+fn help_overlay_and_list_view() {
+    let mut app = disk_app();
+    key(&mut app, KeyCode::Char('?'));
+    assert!(app.help);
+    let s = render(&app, 80, 24);
+    assert!(s.contains("sector zoom on the selected partition"));
+    insta::assert_snapshot!("help_80x24", s);
+    key(&mut app, KeyCode::Esc);
+    assert!(!app.help);
+
+    let mut list = App::new(true, true);
+    list.list.total = Some(3);
+    list.list.items.push(ListItem::Disk(Box::new(fixture())));
+    list.list.items.push(ListItem::Failed {
+        name: "sdz".into(),
+        error: "cannot open /dev/sdz: Permission denied".into(),
+    });
+    let s = render(&list, 80, 24);
+    assert!(s.contains("probing 2/3"), "{s}");
+    assert!(s.contains("MISALIGNED 1"), "{s}");
+    insta::assert_snapshot!("list_80x24", s);
+    list.list.done = true;
+    insta::assert_snapshot!("list_160x48", render(&list, 160, 48));
+}
+
+#[test]
+fn resizing_never_panics() {
+    let mut app = disk_app();
+    for screen in 0..3 {
+        for (w, h) in [
+            (1, 1),
+            (10, 3),
+            (20, 6),
+            (40, 10),
+            (80, 24),
+            (81, 25),
+            (200, 60),
+            (300, 5),
+        ] {
+            let _ = render(&app, w, h);
+        }
+        key(
+            &mut app,
+            if screen == 0 {
+                KeyCode::Char('z')
+            } else {
+                KeyCode::Char('?')
+            },
+        );
+    }
+}
+
+#[test]
+fn keys_move_and_quit() {
+    let mut app = disk_app();
+    assert_eq!(
+        app.disk.as_ref().map(|d| d.selected),
+        Some(1),
+        "the misaligned partition is selected first"
+    );
+    key(&mut app, KeyCode::Char('j'));
+    assert_eq!(app.disk.as_ref().map(|d| d.selected), Some(2));
+    key(&mut app, KeyCode::Up);
+    key(&mut app, KeyCode::Up);
+    key(&mut app, KeyCode::Up);
+    assert_eq!(app.disk.as_ref().map(|d| d.selected), Some(0));
+    key(&mut app, KeyCode::Tab);
+    assert_eq!(
+        app.disk.as_ref().map(|d| d.focus),
+        Some(super::app::Panel::Findings)
+    );
+    app.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert!(app.quit);
+}

@@ -1,0 +1,637 @@
+//! Rendering (the "view" half of the UI): the device list, the disk view (map, partition table, findings),
+//! the sector zoom, the help overlay and the key bar. Meaning never depends on colour alone: every badge also
+//! carries a word or symbol, and NO_COLOR drops colours entirely.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span, Text};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row, Table, TableState, Wrap};
+use ratatui::Frame;
+
+use afdisk::finding::Severity;
+use afdisk::report::{PartitionReport, Report};
+use afdisk::table::PartKind;
+use afdisk::units::human;
+
+use super::app::{App, ListItem, Panel, Screen, KEYS};
+use super::model::{self, SegKind};
+
+struct Theme {
+    ok: Style,
+    bad: Style,
+    warn: Style,
+    dim: Style,
+    sel: Style,
+    title: Style,
+}
+
+impl Theme {
+    fn new(no_color: bool) -> Self {
+        if no_color {
+            Theme {
+                ok: Style::default(),
+                bad: Style::default().add_modifier(Modifier::BOLD),
+                warn: Style::default(),
+                dim: Style::default(),
+                sel: Style::default().add_modifier(Modifier::REVERSED),
+                title: Style::default().add_modifier(Modifier::BOLD),
+            }
+        } else {
+            Theme {
+                ok: Style::default().fg(Color::Green),
+                bad: Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+                warn: Style::default().fg(Color::Yellow),
+                dim: Style::default().fg(Color::DarkGray),
+                sel: Style::default().add_modifier(Modifier::REVERSED),
+                title: Style::default()
+                    .fg(Color::Cyan)
+                    .add_modifier(Modifier::BOLD),
+            }
+        }
+    }
+}
+
+pub fn draw(f: &mut Frame, app: &App) {
+    let th = Theme::new(app.no_color);
+    let area = f.area();
+    if area.width < 20 || area.height < 6 {
+        f.render_widget(Paragraph::new("afdisk: window too small"), area);
+        return;
+    }
+    let [body, bar] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
+    match app.screen {
+        Screen::List => draw_list(f, app, body, &th),
+        Screen::Disk => draw_disk(f, app, body, &th),
+        Screen::Zoom => draw_zoom(f, app, body, &th),
+    }
+    draw_keybar(f, app, bar);
+    if app.help {
+        draw_help(f, area, &th);
+    }
+}
+
+fn draw_keybar(f: &mut Frame, app: &App, area: Rect) {
+    let text = if let Some(b) = &app.busy {
+        b.clone()
+    } else {
+        match app.screen {
+            Screen::List => "Up/Dn move  Enter open  ? help  q quit".to_string(),
+            Screen::Disk => "Up/Dn move  Tab panel  z zoom  ? help  Esc back  q quit".to_string(),
+            Screen::Zoom => {
+                "<-/-> boundary  e start/end  n/p partition  +/- block  ? help  Esc back  q quit"
+                    .to_string()
+            }
+        }
+    };
+    f.render_widget(
+        Paragraph::new(Line::from(text).style(Style::default().add_modifier(Modifier::REVERSED))),
+        area,
+    );
+}
+
+fn draw_help(f: &mut Frame, area: Rect, th: &Theme) {
+    let w = area.width.min(70);
+    let h = (KEYS.len() as u16 + 4).min(area.height);
+    let r = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    f.render_widget(Clear, r);
+    let lines: Vec<Line> = KEYS
+        .iter()
+        .map(|(k, d)| {
+            Line::from(vec![
+                Span::styled(format!("{k:<17}"), th.title),
+                Span::raw(*d),
+            ])
+        })
+        .collect();
+    let block = Block::bordered().title(Line::from(" Keys (Esc or ? closes) "));
+    f.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false }),
+        r,
+    );
+}
+
+fn list_status(r: &Report) -> (String, bool) {
+    let mut s = if r.summary.misaligned > 0 {
+        format!("MISALIGNED {}", r.summary.misaligned)
+    } else if r.findings.iter().any(|f| f.severity == Severity::Error) {
+        "PROBLEM".to_string()
+    } else if r.table.is_none() {
+        "empty".to_string()
+    } else {
+        "aligned".to_string()
+    };
+    if r.summary.in_use {
+        s.push_str(", in use");
+    }
+    (s, r.summary.misaligned > 0)
+}
+
+fn draw_list(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
+    let l = &app.list;
+    let progress = match (l.done, l.total) {
+        (true, _) => format!(" Disks ({}) ", l.items.len()),
+        (false, Some(t)) => format!(" Disks: probing {}/{t}... ", l.items.len()),
+        (false, None) => " Disks: looking... ".to_string(),
+    };
+    let wide = area.width >= 100;
+    let header = Row::new(if wide {
+        vec![
+            "NAME",
+            "MODEL",
+            "SIZE",
+            "LOG/PHYS",
+            "TRANSPORT",
+            "TABLE",
+            "PARTS",
+            "STATUS",
+        ]
+    } else {
+        vec![
+            "NAME", "SIZE", "LOG/PHYS", "BUS", "TABLE", "PARTS", "STATUS",
+        ]
+    })
+    .style(th.title);
+    let rows: Vec<Row> = l
+        .items
+        .iter()
+        .map(|it| match it {
+            ListItem::Disk(r) => {
+                let d = &r.device;
+                let (status, bad) = list_status(r);
+                let mut cells = vec![d.name.clone()];
+                if wide {
+                    cells.push(d.model.clone().unwrap_or_else(|| "-".into()));
+                }
+                cells.extend([
+                    human(d.size_bytes),
+                    format!("{}/{}", d.logical_sector_size, d.physical_sector_size),
+                    d.transport.clone(),
+                    r.summary
+                        .label
+                        .map(|x| x.as_str().to_string())
+                        .unwrap_or_else(|| "-".into()),
+                    r.summary.partitions.to_string(),
+                    status,
+                ]);
+                Row::new(cells).style(if bad { th.bad } else { Style::default() })
+            }
+            ListItem::Failed { name, error } => {
+                let mut cells = vec![name.clone()];
+                if wide {
+                    cells.push(String::new());
+                }
+                cells.extend([
+                    "".into(),
+                    "".into(),
+                    "".into(),
+                    "".into(),
+                    "".into(),
+                    format!("ERROR: {error}"),
+                ]);
+                Row::new(cells).style(th.warn)
+            }
+        })
+        .collect();
+    let widths: Vec<Constraint> = if wide {
+        [10, 24, 10, 10, 10, 6, 6, 30]
+            .iter()
+            .map(|&w| Constraint::Length(w))
+            .collect()
+    } else {
+        vec![
+            Constraint::Length(10),
+            Constraint::Length(10),
+            Constraint::Length(10),
+            Constraint::Length(7),
+            Constraint::Length(6),
+            Constraint::Length(6),
+            Constraint::Min(10),
+        ]
+    };
+    let table = Table::new(rows, widths)
+        .header(header)
+        .block(Block::bordered().title(Line::from(progress).style(th.title)))
+        .row_highlight_style(th.sel)
+        .highlight_symbol("> ");
+    let mut st = TableState::default().with_selected(if l.items.is_empty() {
+        None
+    } else {
+        Some(l.selected)
+    });
+    f.render_stateful_widget(table, area, &mut st);
+    if let Some(e) = &app.error {
+        let r = Rect {
+            y: area.y + area.height.saturating_sub(2),
+            height: 1,
+            x: area.x + 1,
+            width: area.width.saturating_sub(2),
+        };
+        f.render_widget(Paragraph::new(e.as_str()).style(th.bad), r);
+    }
+}
+
+fn badge(p: &PartitionReport) -> (String, bool) {
+    let a = &p.alignment;
+    if a.exempt.is_some() {
+        return (
+            format!(
+                "n/a {}",
+                if p.kind == PartKind::Extended {
+                    "extended"
+                } else {
+                    "BIOS boot"
+                }
+            ),
+            false,
+        );
+    }
+    if !a.physical {
+        return (format!("!! MISALIGNED +{}", a.offset_bytes), true);
+    }
+    let mut s = if a.mib {
+        "ok 1MiB".to_string()
+    } else {
+        "ok phys, !1MiB".to_string()
+    };
+    if !a.end_physical {
+        s.push_str(" end-off");
+    }
+    (s, false)
+}
+
+fn disk_title(r: &Report) -> Vec<Line<'static>> {
+    let d = &r.device;
+    let table = match &r.table {
+        Some(t) => format!("{} ({}-byte sectors)", t.label.as_str(), t.sector_size),
+        None => "no table".into(),
+    };
+    let l1 = format!(
+        " {}  {}  {}  log/phys {}/{}  {}",
+        d.path,
+        human(d.size_bytes),
+        d.transport,
+        d.logical_sector_size,
+        d.physical_sector_size,
+        table
+    );
+    let drive = match &d.drive {
+        Some(dr) => format!(
+            "drive says {}/{} offset {} ({})",
+            dr.logical_sector_size,
+            dr.physical_sector_size,
+            dr.alignment_offset,
+            serde_json::to_value(dr.source)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default()
+        ),
+        None => "drive cannot be asked".into(),
+    };
+    let l2 = format!(
+        " {}  serial {}  align offset {}  {}",
+        d.model.as_deref().unwrap_or("-"),
+        d.serial.as_deref().unwrap_or("-"),
+        d.alignment_offset,
+        drive
+    );
+    vec![Line::from(l1), Line::from(l2)]
+}
+
+fn draw_map(f: &mut Frame, r: &Report, selected: usize, area: Rect, th: &Theme) {
+    let inner_w = area.width.saturating_sub(2) as usize;
+    let segs = model::segments(r);
+    let widths = model::widths(&segs, inner_w, 3);
+    let mut spans = Vec::new();
+    for (s, &w) in segs.iter().zip(&widths) {
+        if w == 0 {
+            continue;
+        }
+        let (text, style) = match s.kind {
+            SegKind::Table => ("T".repeat(w), th.dim),
+            SegKind::Free => (".".repeat(w), th.dim),
+            SegKind::Part(i) => {
+                let p = &r.partitions[i];
+                let bad = p.is_misaligned(false);
+                let mut t = String::from(if bad { "!" } else { "|" });
+                t.push_str(&p.number.to_string());
+                while t.chars().count() < w {
+                    t.push(if bad { '~' } else { '=' });
+                }
+                let t: String = t.chars().take(w).collect();
+                let mut st = if bad { th.bad } else { th.ok };
+                if i == selected {
+                    st = st.add_modifier(Modifier::REVERSED);
+                }
+                (t, st)
+            }
+        };
+        spans.push(Span::styled(text, style));
+    }
+    let legend = Line::from(" T table  . free  |N aligned  !N misaligned ");
+    let block = Block::bordered()
+        .title(Line::from(" Disk map "))
+        .title_bottom(legend);
+    f.render_widget(Paragraph::new(Line::from(spans)).block(block), area);
+}
+
+fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
+    let Some(d) = &app.disk else {
+        let msg = app
+            .error
+            .clone()
+            .or_else(|| app.busy.clone())
+            .unwrap_or_else(|| "Loading...".into());
+        f.render_widget(
+            Paragraph::new(msg)
+                .block(Block::bordered())
+                .wrap(Wrap { trim: true }),
+            area,
+        );
+        return;
+    };
+    let r = &d.report;
+    let table_h = (r.partitions.len() as u16 + 3).clamp(4, (area.height / 2).max(4));
+    let [title, map, parts, findings] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Length(3),
+        Constraint::Length(table_h),
+        Constraint::Min(3),
+    ])
+    .areas(area);
+    f.render_widget(Paragraph::new(disk_title(r)).style(th.title), title);
+    draw_map(f, r, d.selected, map, th);
+
+    let wide = parts.width >= 110;
+    let mut head = vec!["#", "START", "END", "SIZE", "TYPE"];
+    if wide {
+        head.push("NAME");
+    }
+    head.extend(["FS", "ALIGNMENT"]);
+    let rows: Vec<Row> = r
+        .partitions
+        .iter()
+        .map(|p| {
+            let (b, bad) = badge(p);
+            let mut cells = vec![
+                p.number.to_string(),
+                p.start.to_string(),
+                p.end.to_string(),
+                human(p.size_bytes),
+                p.type_name.clone(),
+            ];
+            if wide {
+                cells.push(p.name.clone().unwrap_or_default());
+            }
+            cells.push(p.filesystem.clone().unwrap_or_else(|| "-".into()));
+            cells.push(b);
+            Row::new(cells).style(if bad { th.bad } else { Style::default() })
+        })
+        .collect();
+    let mut widths = vec![
+        Constraint::Length(3),
+        Constraint::Length(9),
+        Constraint::Length(9),
+        Constraint::Length(9),
+        Constraint::Length(if wide { 22 } else { 14 }),
+    ];
+    if wide {
+        widths.push(Constraint::Length(16));
+    }
+    widths.extend([Constraint::Length(7), Constraint::Min(14)]);
+    let focus_style = |p: Panel| {
+        if d.focus == p {
+            th.title
+        } else {
+            Style::default()
+        }
+    };
+    let title_text = if r.partitions.is_empty() {
+        " Partitions: none "
+    } else {
+        " Partitions "
+    };
+    let table = Table::new(rows, widths)
+        .header(Row::new(head).style(th.title))
+        .block(
+            Block::bordered().title(Line::from(title_text).style(focus_style(Panel::Partitions))),
+        )
+        .row_highlight_style(th.sel)
+        .highlight_symbol(">");
+    let mut st = TableState::default().with_selected(if r.partitions.is_empty() {
+        None
+    } else {
+        Some(d.selected)
+    });
+    f.render_stateful_widget(table, parts, &mut st);
+
+    // Findings: the selected partition's first, then the rest.
+    let sel_no = r.partitions.get(d.selected).map(|p| p.number);
+    let mut ordered: Vec<_> = r
+        .findings
+        .iter()
+        .filter(|x| x.partition.is_some() && x.partition == sel_no)
+        .collect();
+    ordered.extend(
+        r.findings
+            .iter()
+            .filter(|x| !(x.partition.is_some() && x.partition == sel_no)),
+    );
+    let mut lines: Vec<Line> = Vec::new();
+    for fd in ordered {
+        let (tag, st) = match fd.severity {
+            Severity::Error => ("[ERROR]", th.bad),
+            Severity::Warning => ("[WARN] ", th.warn),
+            Severity::Info => ("[info] ", Style::default()),
+        };
+        let part = fd
+            .partition
+            .map(|n| format!(" partition {n}"))
+            .unwrap_or_default();
+        lines.push(Line::from(vec![
+            Span::styled(tag, st),
+            Span::styled(format!(" {}{}", fd.code, part), th.title),
+        ]));
+        lines.push(Line::from(fd.message.clone()));
+    }
+    if lines.is_empty() {
+        lines.push(Line::from(
+            "No findings: every partition starts and ends on physical and 1 MiB boundaries.",
+        ));
+    }
+    let fblock = Block::bordered().title(
+        Line::from(format!(" Findings ({}) ", r.findings.len()))
+            .style(focus_style(Panel::Findings)),
+    );
+    f.render_widget(
+        Paragraph::new(Text::from(lines))
+            .block(fblock)
+            .wrap(Wrap { trim: true })
+            .scroll((d.findings_scroll, 0)),
+        findings,
+    );
+}
+
+fn draw_zoom(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
+    let Some(d) = &app.disk else { return };
+    let r = &d.report;
+    let Some(p) = r.partitions.get(app.zoom.part) else {
+        return;
+    };
+    let topo = r.device.topology();
+    let ss = r
+        .table
+        .as_ref()
+        .map(|t| t.sector_size)
+        .unwrap_or(r.device.logical_sector_size);
+    let label_w: u16 = 11;
+    let inner = Block::bordered().inner(area);
+    let per_phys = (topo.physical_unit() / ss).max(1);
+    let cw: u64 = if per_phys == 1 { 8 } else { 2 };
+    let avail = u64::from(inner.width.saturating_sub(label_w));
+    let phys_per_row = (avail / (per_phys * cw)).max(1);
+    let rows = u64::from(inner.height.saturating_sub(5) / 4).max(1);
+    let z = model::zoom(
+        &topo,
+        ss,
+        p.start,
+        p.size,
+        app.zoom.at_end,
+        app.zoom.block,
+        phys_per_row,
+        rows,
+    );
+    let which = if app.zoom.at_end { "end" } else { "start" };
+    let mut lines: Vec<Line> = Vec::new();
+    let bsz = human(z.per_block * ss);
+    let verdict = if app.zoom.at_end {
+        if z.offset_bytes == 0 {
+            Span::styled("ok: the end is on a physical boundary.".to_string(), th.ok)
+        } else {
+            Span::styled(
+                format!(
+                    "!! the end is {} B into a physical sector (last one is shared)",
+                    z.offset_bytes
+                ),
+                th.bad,
+            )
+        }
+    } else if z.rmw == 0 {
+        Span::styled(
+            format!("ok: each {bsz} write fits whole physical sectors: no read-modify-write"),
+            th.ok,
+        )
+    } else {
+        Span::styled(
+            format!(
+                "!! each {bsz} write here costs {} read-modify-write cycles (+{} B)",
+                z.rmw, z.offset_bytes
+            ),
+            th.bad,
+        )
+    };
+    lines.push(Line::from(verdict));
+    lines.push(Line::from(Span::styled(
+        format!(
+            "logical {} B, physical {} B ({} per physical), fs block {} ({} sectors)",
+            ss,
+            per_phys * ss,
+            per_phys,
+            bsz,
+            z.per_block
+        ),
+        th.dim,
+    )));
+    for row in z.cells.chunks((per_phys * phys_per_row) as usize) {
+        let Some(first) = row.first() else { continue };
+        let mut phys = vec![Span::raw(format!("{:<11}", format!("LBA {}", first.lba)))];
+        let mut logical = vec![Span::raw(format!("{:<11}", "  sectors"))];
+        let mut blocks = vec![Span::raw(format!("{:<11}", "  fs blocks"))];
+        for group in row.chunks(per_phys as usize) {
+            let Some(g0) = group.first() else { continue };
+            let pidx = (g0.lba * ss).saturating_sub(topo.alignment_offset) / (per_phys * ss);
+            let width = (per_phys * cw) as usize;
+            let mut label = format!("|P{pidx}");
+            while label.len() < width {
+                label.push('-');
+            }
+            phys.push(Span::styled(
+                label.chars().take(width).collect::<String>(),
+                th.dim,
+            ));
+            for (k, c) in group.iter().enumerate() {
+                let sep = if k == 0 { "|" } else { " " };
+                let glyph = if c.marked {
+                    ">"
+                } else if c.inside {
+                    "#"
+                } else {
+                    "."
+                };
+                let pad = " ".repeat(cw as usize - 2);
+                let st = if c.marked {
+                    th.title.add_modifier(Modifier::REVERSED)
+                } else if c.inside {
+                    th.ok
+                } else {
+                    th.dim
+                };
+                logical.push(Span::styled(format!("{sep}{glyph}{pad}"), st));
+                let (bglyph, bst) = match c.block {
+                    None => (" ".to_string(), Style::default()),
+                    Some(b) => {
+                        let starts = c.lba == p.start + b * z.per_block;
+                        let ch = if c.straddles { '!' } else { '=' };
+                        let s = if starts {
+                            format!("[{}", b % 10)
+                        } else {
+                            format!("{ch}{ch}")
+                        };
+                        (
+                            s,
+                            if c.straddles {
+                                th.bad.add_modifier(Modifier::REVERSED)
+                            } else {
+                                th.ok
+                            },
+                        )
+                    }
+                };
+                let mut t: String = bglyph.chars().take(2).collect();
+                if t.chars().count() < 2 {
+                    t.push(' ');
+                }
+                t.push_str(&" ".repeat(cw as usize - 2));
+                blocks.push(Span::styled(t, bst));
+            }
+        }
+        lines.push(Line::from(phys));
+        lines.push(Line::from(logical));
+        lines.push(Line::from(blocks));
+        lines.push(Line::from(""));
+    }
+    lines.push(Line::from(Span::styled(
+        "> first  # inside  . outside  |P physical sector  [n fs block  !! straddles=RMW",
+        th.dim,
+    )));
+    let title = format!(
+        " Sector zoom: partition {} {} (LBA {}) ",
+        p.number,
+        which,
+        if app.zoom.at_end { p.end } else { p.start }
+    );
+    f.render_widget(
+        Paragraph::new(Text::from(lines)).block(
+            Block::bordered()
+                .borders(Borders::ALL)
+                .title(Line::from(title).style(th.title)),
+        ),
+        area,
+    );
+}
