@@ -171,10 +171,8 @@ impl App {
             KeyCode::Up | KeyCode::Char('k') => {
                 self.list.selected = self.list.selected.saturating_sub(1)
             }
-            KeyCode::Down | KeyCode::Char('j') => {
-                if self.list.selected + 1 < n {
-                    self.list.selected += 1;
-                }
+            KeyCode::Down | KeyCode::Char('j') if self.list.selected + 1 < n => {
+                self.list.selected += 1;
             }
             KeyCode::Home | KeyCode::Char('g') => self.list.selected = 0,
             KeyCode::End | KeyCode::Char('G') => self.list.selected = n.saturating_sub(1),
@@ -212,10 +210,8 @@ impl App {
             (KeyCode::Up | KeyCode::Char('k'), Panel::Partitions) => {
                 d.selected = d.selected.saturating_sub(1)
             }
-            (KeyCode::Down | KeyCode::Char('j'), Panel::Partitions) => {
-                if d.selected + 1 < n {
-                    d.selected += 1;
-                }
+            (KeyCode::Down | KeyCode::Char('j'), Panel::Partitions) if d.selected + 1 < n => {
+                d.selected += 1;
             }
             (KeyCode::Up | KeyCode::Char('k'), Panel::Findings) => {
                 d.findings_scroll = d.findings_scroll.saturating_sub(1)
@@ -268,15 +264,11 @@ impl App {
                     self.zoom.at_end = true;
                 }
             }
-            KeyCode::Down | KeyCode::Char('j') | KeyCode::Char('n') => {
-                if pos + 1 < zoomable.len() {
-                    self.zoom.part = zoomable[pos + 1];
-                }
+            KeyCode::Down | KeyCode::Char('j') | KeyCode::Char('n') if pos + 1 < zoomable.len() => {
+                self.zoom.part = zoomable[pos + 1];
             }
-            KeyCode::Up | KeyCode::Char('k') | KeyCode::Char('p') => {
-                if pos > 0 {
-                    self.zoom.part = zoomable[pos - 1];
-                }
+            KeyCode::Up | KeyCode::Char('k') | KeyCode::Char('p') if pos > 0 => {
+                self.zoom.part = zoomable[pos - 1];
             }
             KeyCode::Char('+') | KeyCode::Char('=') => {
                 self.zoom.block = (self.zoom.block * 2).min(65536)
