@@ -170,8 +170,7 @@ pub fn zoom(
     size: u64,
     at_end: bool,
     block: u64,
-    phys_per_row: u64,
-    rows: u64,
+    (phys_per_row, rows): (u64, u64),
 ) -> Zoom {
     let ss = ss.max(1);
     let unit = topo.physical_unit().max(ss);
@@ -269,7 +268,7 @@ mod tests {
     #[test]
     fn zoom_on_misaligned_512e_start() {
         let topo = Topology::simple(512, 4096, 1 << 30);
-        let z = zoom(&topo, 512, 63, 10_000, false, 4096, 4, 3);
+        let z = zoom(&topo, 512, 63, 10_000, false, 4096, (4, 3));
         assert_eq!(z.per_phys, 8);
         assert_eq!(z.per_block, 8);
         assert_eq!(z.offset_bytes, 3584);
@@ -286,7 +285,7 @@ mod tests {
     #[test]
     fn zoom_on_aligned_start_has_no_straddle() {
         let topo = Topology::simple(512, 4096, 1 << 30);
-        let z = zoom(&topo, 512, 2048, 10_000, false, 4096, 4, 3);
+        let z = zoom(&topo, 512, 2048, 10_000, false, 4096, (4, 3));
         assert_eq!(z.rmw, 0);
         assert!(z.cells.iter().all(|c| !c.straddles));
         let z4k = zoom(
