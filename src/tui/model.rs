@@ -295,8 +295,7 @@ mod tests {
             100,
             true,
             4096,
-            4,
-            3,
+            (4, 3),
         );
         assert_eq!(z4k.per_phys, 1);
         assert!(z4k.cells.iter().any(|c| c.marked && c.lba == 355));

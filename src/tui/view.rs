@@ -504,8 +504,7 @@ fn draw_zoom(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         p.size,
         app.zoom.at_end,
         app.zoom.block,
-        phys_per_row,
-        rows,
+        (phys_per_row, rows),
     );
     let which = if app.zoom.at_end { "end" } else { "start" };
     let mut lines: Vec<Line> = Vec::new();
