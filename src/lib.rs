@@ -4,11 +4,13 @@
 //! - [`device`]: targets, geometry, identity, in-use detection (I/O at the edge)
 //! - [`table`]: GPT/MBR reading and the table model
 //! - [`alignment`]: pure alignment math
+//! - [`bench`]: the alignment benchmark's statistics
 //! - [`report`]: the inspect report and its findings
 //! - [`signature`]: what a partition holds
 //! - [`drive`]: the drive's own report (ATA IDENTIFY, SCSI READ CAPACITY(16), NVMe Identify)
 
 pub mod alignment;
+pub mod bench;
 pub mod device;
 pub mod drive;
 pub mod error;

@@ -616,7 +616,7 @@ fn draw_zoom(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         lines.push(Line::from(""));
     }
     lines.push(Line::from(Span::styled(
-        "> first  # inside  . outside  |P physical sector  [n fs block  !! straddles=RMW",
+        "> first  # inside  . outside  |P physical  [n fs block  !! straddles (RMW)",
         th.dim,
     )));
     let title = format!(

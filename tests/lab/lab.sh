@@ -24,6 +24,7 @@ QEMU=${LAB_QEMU:-qemu-system-x86_64}
 ACCEL=${LAB_ACCEL:-tcg}
 MEM=${LAB_MEM:-512}
 SMP=${LAB_SMP:-1}
+if [[ $ACCEL == kvm* ]]; then CPU=${LAB_CPU:-host}; else CPU=${LAB_CPU:-max}; fi
 KERNEL_APPEND=${LAB_KERNEL_APPEND:-}
 # QEMU 7.2 AHCI quirk: after an ATA pass-through command that QEMU aborts
 # (hdparm -I sends one), the next NCQ read completes with a stale ABRT, libata
@@ -129,7 +130,7 @@ fi
 [[ -r $KERNEL ]] || die_code "$EX_MISSING" "kernel image '$KERNEL' is not readable by uid $(id -u) (Ubuntu installs it mode 0600: sudo chmod 0644 $KERNEL)"
 KVER=${LAB_KERNEL_VERSION:-$(basename "$KERNEL")}
 KVER=${KVER#vmlinuz-}
-MODDIR=/lib/modules/$KVER
+MODDIR=${LAB_MODDIR:-/lib/modules/$KVER}
 [[ -r $MODDIR/modules.dep ]] || { missing "$MODDIR/modules.dep for kernel $KERNEL (apt package linux-image-$KVER or linux-image-amd64; set LAB_KERNEL_VERSION if the file name is not vmlinuz-<version>)"; check_missing; }
 
 # Static busybox.
@@ -315,7 +316,7 @@ for d in sata512e scsi512e scsi4kn nvme; do truncate -s "$DISK_SIZE" "$RUN/$d.im
 drive() { printf 'if=none,id=%s,file=%s,format=raw,cache=unsafe' "$1" "$2"; }
 QEMU_ARGS=(
     -nodefaults -no-user-config -display none -monitor none -no-reboot
-    -machine pc -accel "$ACCEL" -cpu max -m "$MEM" -smp "$SMP"
+    -machine pc -accel "$ACCEL" -cpu "$CPU" -m "$MEM" -smp "$SMP"
     -kernel "$KERNEL" -initrd "$RUN/initrd.cpio"
     -append "console=ttyS0,115200 rdinit=/init panic=-1 quiet loglevel=4 mitigations=off nokaslr $ATA_PARAMS${KERNEL_APPEND:+ $KERNEL_APPEND}"
     -chardev "file,id=con,path=$RUN/console.log" -serial chardev:con
@@ -393,5 +394,6 @@ case $status in
         echo error > "$OUT.rc"
         [[ $status == nobegin ]] && : > "$OUT"
         report_console
+        grep -q 'Kernel panic' "$OUT.console" && die "the guest kernel panicked (see $OUT.console)"
         die "no complete result from the guest ($status, qemu exit status $qrc)" ;;
 esac
