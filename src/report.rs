@@ -96,6 +96,45 @@ impl Report {
     }
 }
 
+/// Inspects every disk of the machine (as `list` shows them), a few at a time on worker threads, in the order
+/// of [`crate::device::list::disks`]. Each entry is the disk's name, path and report or error.
+pub fn inspect_all(opts: &InspectOptions) -> Vec<(String, std::path::PathBuf, Result<Report>)> {
+    let disks = crate::device::list::disks();
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .clamp(2, 8);
+    let chunk = disks.len().div_ceil(workers).max(1);
+    let mut out: Vec<(String, std::path::PathBuf, Result<Report>)> =
+        Vec::with_capacity(disks.len());
+    std::thread::scope(|s| {
+        let handles: Vec<_> = disks
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|(n, p)| (n.clone(), p.clone(), inspect(p, opts).map(|(_, r)| r)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for h in handles {
+            match h.join() {
+                Ok(v) => out.extend(v),
+                Err(_) => out.push((
+                    String::new(),
+                    std::path::PathBuf::new(),
+                    Err(crate::Error::io(
+                        "a disk probe crashed",
+                        "report this as a bug",
+                    )),
+                )),
+            }
+        }
+    });
+    out
+}
+
 /// Opens `path` read-only, reads its table and builds the report. The `Opened` device is returned too, for
 /// front ends that read further (the TUI's sector zoom).
 pub fn inspect(path: &Path, opts: &InspectOptions) -> Result<(Opened, Report)> {
@@ -253,7 +292,7 @@ fn alignment_findings(
                      Each {} block its filesystem writes spans {} physical sectors, so the drive must read, merge \
                      and rewrite them: {} read-modify-write cycle(s) per write. Expect writes about 3x slower, up \
                      to 10x for small files. Fix: start it on a 1 MiB boundary (sector {}); the data must move \
-                     with it. `afdisk plan --realign` shows how.",
+                     with it (back up first; a table edit alone would lose the data).",
                     p.start,
                     p.start_bytes,
                     a.offset_bytes,
@@ -349,7 +388,7 @@ fn device_findings(d: &DeviceInfo, topo: &Topology) -> Vec<Finding> {
             None,
             format!(
                 "{model} is an early Advanced Format drive that reports 512-byte physical sectors but uses 4096 \
-                 internally. Run afdisk with --physical-sector-size 4096, or confirm with `afdisk bench --probe`."
+                 internally. Run afdisk with --physical-sector-size 4096."
             ),
         ));
     }

@@ -8,7 +8,6 @@ use std::io::Write;
 
 use clap::Parser;
 
-use afdisk::device::list;
 use afdisk::report::{self, InspectOptions};
 use afdisk::Error;
 use args::{AnalysisArgs, Cli, Command, GeometryArgs};
@@ -114,10 +113,10 @@ fn cmd_list(as_json: bool, g: &GeometryArgs) -> i32 {
         probe_signatures: false,
         ..InspectOptions::default()
     };
-    let entries: Vec<render::ListEntry> = list::disks()
+    let entries: Vec<render::ListEntry> = report::inspect_all(&opts)
         .into_iter()
-        .map(|(name, path)| match report::inspect(&path, &opts) {
-            Ok((_, r)) => render::ListEntry::Ok(Box::new(r)),
+        .map(|(name, path, r)| match r {
+            Ok(r) => render::ListEntry::Ok(Box::new(r)),
             Err(e) => render::ListEntry::Failed {
                 name,
                 path: path.display().to_string(),
@@ -155,9 +154,7 @@ fn cmd_check(
                 ));
             }
             Err(e) => {
-                if !as_json {
-                    print_error(&e);
-                }
+                print_error(&e);
                 code = EXIT_ERROR;
                 results.push(render::CheckResult::failed(&t.display().to_string(), &e));
             }

@@ -135,13 +135,13 @@ pub fn inspect(r: &Report) -> String {
     let src = &d.geometry_source;
     let _ = writeln!(
         o,
-        "Sectors: logical {} B ({:?}), physical {} B ({:?}), alignment offset {} B ({:?})",
+        "Sectors: logical {} B ({}), physical {} B ({}), alignment offset {} B ({})",
         d.logical_sector_size,
-        src.logical_sector_size,
+        src.logical_sector_size.as_str(),
         d.physical_sector_size,
-        src.physical_sector_size,
+        src.physical_sector_size.as_str(),
         d.alignment_offset,
-        src.alignment_offset
+        src.alignment_offset.as_str()
     );
     let _ = writeln!(
         o,

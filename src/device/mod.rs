@@ -34,6 +34,17 @@ pub enum Source {
     Default,
 }
 
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Kernel => "kernel",
+            Source::Override => "override",
+            Source::Inferred => "inferred",
+            Source::Default => "default",
+        }
+    }
+}
+
 /// Where each geometry value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GeometrySource {
@@ -210,6 +221,12 @@ fn open_block(path: &Path, file: File, rdev: u64, ov: &Overrides) -> Result<Open
     };
     let (lss, lsrc) = pick(ov.logical_sector_size, g.logical);
     let (pss, psrc) = pick(ov.physical_sector_size, g.physical.max(lss));
+    if pss < lss {
+        return Err(Error::usage(
+            format!("--physical-sector-size {pss} is smaller than the logical sector size {lss} of {}", path.display()),
+            "the physical sector is never smaller than the logical one; give at least the logical size",
+        ));
+    }
     let (ao, asrc) = pick(ov.alignment_offset, g.alignment_offset.unwrap_or(0));
     check_offset(ao, pss)?;
     let info = DeviceInfo {

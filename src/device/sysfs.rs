@@ -72,10 +72,9 @@ pub fn transport(name: &str, canon: &str) -> &'static str {
     }
 }
 
+/// Identity of the disk whose canonical sysfs directory is `dir` (as [`dir_for_rdev`] returns it).
 pub fn identity(dir: &Path, name: &str) -> Identity {
-    let canon = fs::canonicalize(dir)
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let canon = dir.to_string_lossy();
     let vendor = attr(dir, "device/vendor");
     let model = attr(dir, "device/model").map(|m| match &vendor {
         Some(v) if v != "ATA" && !m.starts_with(v.as_str()) && !v.starts_with("0x") => {
@@ -122,7 +121,15 @@ pub fn partitions(dir: &Path) -> Vec<SysPartition> {
     let Ok(rd) = fs::read_dir(dir) else {
         return out;
     };
+    let disk = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     for e in rd.flatten() {
+        // Partition directories are named after their disk (sda1, nvme0n1p1, loop0p1).
+        if !e.file_name().to_string_lossy().starts_with(&disk) {
+            continue;
+        }
         let p = e.path();
         if !p.join("partition").exists() {
             continue;

@@ -108,8 +108,70 @@ fn rdev_of(path: &str) -> Option<(u64, u64)> {
     Some((nix::sys::stat::major(r), nix::sys::stat::minor(r)))
 }
 
+/// Mounts and swaps of the system, with the device numbers of their sources resolved.
+struct Snapshot {
+    mounts: Vec<(MountLine, Option<(u64, u64)>)>,
+    swaps: Vec<(String, Option<(u64, u64)>)>,
+}
+
+impl Snapshot {
+    fn read() -> Snapshot {
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo")
+            .map(|t| parse_mountinfo(&t))
+            .unwrap_or_default();
+        let swaps = std::fs::read_to_string("/proc/swaps")
+            .map(|t| parse_swaps(&t))
+            .unwrap_or_default();
+        Snapshot {
+            mounts: mounts
+                .into_iter()
+                .map(|m| {
+                    let r = if m.source.starts_with('/') {
+                        rdev_of(&m.source)
+                    } else {
+                        None
+                    };
+                    (m, r)
+                })
+                .collect(),
+            swaps: swaps.into_iter().map(|(f, k)| (k, rdev_of(&f))).collect(),
+        }
+    }
+}
+
+/// The mount/swap snapshot, re-read when older than a second: listing many disks reads /proc once; a safety
+/// check right before a write calls [`disk_uses_fresh`].
+fn snapshot() -> std::sync::Arc<Snapshot> {
+    use std::sync::{Arc, Mutex, OnceLock};
+    use std::time::{Duration, Instant};
+    type Cached = Option<(Instant, Arc<Snapshot>)>;
+    static CACHE: OnceLock<Mutex<Cached>> = OnceLock::new();
+    let m = CACHE.get_or_init(|| Mutex::new(None));
+    let mut g = match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    if let Some((t, s)) = g.as_ref() {
+        if t.elapsed() < Duration::from_secs(1) {
+            return s.clone();
+        }
+    }
+    let s = Arc::new(Snapshot::read());
+    *g = Some((Instant::now(), s.clone()));
+    s
+}
+
+/// Like [`disk_uses`], but always from a fresh read of /proc (for safety checks right before a write).
+pub fn disk_uses_fresh(dir: &Path, name: &str) -> Vec<Use> {
+    uses_with(dir, name, &Snapshot::read())
+}
+
 /// Everything that uses the disk at sysfs `dir` (name `name`) or one of its partitions.
 pub fn disk_uses(dir: &Path, name: &str) -> Vec<Use> {
+    uses_with(dir, name, &snapshot())
+}
+
+fn uses_with(dir: &Path, name: &str, snap: &Snapshot) -> Vec<Use> {
     let mut devs: Vec<((u64, u64), String, std::path::PathBuf)> = Vec::new();
     if let Some(d) = sysfs::dev_numbers(dir) {
         devs.push((d, format!("/dev/{name}"), dir.to_path_buf()));
@@ -125,16 +187,11 @@ pub fn disk_uses(dir: &Path, name: &str) -> Vec<Use> {
             .unwrap_or_default()
     };
     let mut uses = Vec::new();
-    let mounts = std::fs::read_to_string("/proc/self/mountinfo")
-        .map(|t| parse_mountinfo(&t))
-        .unwrap_or_default();
-    for m in mounts {
+    for (m, src_dev) in &snap.mounts {
         let hit = if numbers.contains(&m.dev) {
             Some(m.dev)
-        } else if m.source.starts_with('/') {
-            rdev_of(&m.source).filter(|d| numbers.contains(d))
         } else {
-            None
+            src_dev.filter(|d| numbers.contains(d))
         };
         if let Some(d) = hit {
             uses.push(Use {
@@ -144,11 +201,8 @@ pub fn disk_uses(dir: &Path, name: &str) -> Vec<Use> {
             });
         }
     }
-    let swaps = std::fs::read_to_string("/proc/swaps")
-        .map(|t| parse_swaps(&t))
-        .unwrap_or_default();
-    for (file, kind) in swaps {
-        if let Some(d) = rdev_of(&file).filter(|d| numbers.contains(d)) {
+    for (kind, dev) in &snap.swaps {
+        if let Some(d) = dev.filter(|d| numbers.contains(d)) {
             uses.push(Use {
                 kind: UseKind::Swap,
                 device: name_of(d),

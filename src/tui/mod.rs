@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use ratatui::crossterm::event::{self, Event, KeyEventKind};
+use crossterm::event::{self, Event, KeyEventKind};
 
 use afdisk::device::list;
 use afdisk::report::{self, InspectOptions, Report};

@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 
 use super::app::{App, ListItem, Screen};

@@ -52,7 +52,7 @@ readonly OPTIONAL_TOOLS=(sg_vpd sg_sat_identify sg_turs fdisk lsblk blkid
 
 usage() {
     sed -n '2,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
-    exit "$EX_USAGE"
+    exit "${1:-$EX_USAGE}"
 }
 die_code() { local c=$1; shift; printf '%s: error: %s\n' "$PROG" "$*" >&2; exit "$c"; }
 die() { die_code "$EX_LAB" "$@"; }
@@ -88,7 +88,7 @@ while [[ $# -gt 0 ]]; do
         --keep) KEEP=1; shift ;;
         --verbose) VERBOSE=1; shift ;;
         --prepare) PREPARE=1; shift ;;
-        -h|--help) usage ;;
+        -h|--help) usage 0 ;;
         *) die_code "$EX_USAGE" "unknown argument '$1' (see --help)" ;;
     esac
 done
@@ -313,14 +313,15 @@ cat "$BASE_CPIO" "$RUN/overlay.cpio" > "$RUN/initrd.cpio"
 
 for d in sata512e scsi512e scsi4kn nvme; do truncate -s "$DISK_SIZE" "$RUN/$d.img"; done
 
-drive() { printf 'if=none,id=%s,file=%s,format=raw,cache=unsafe' "$1" "$2"; }
+qesc() { printf '%s' "${1//,/,,}"; }   # QEMU option strings escape ',' as ',,'
+drive() { printf 'if=none,id=%s,file=%s,format=raw,cache=unsafe' "$1" "$(qesc "$2")"; }
 QEMU_ARGS=(
     -nodefaults -no-user-config -display none -monitor none -no-reboot
     -machine pc -accel "$ACCEL" -cpu "$CPU" -m "$MEM" -smp "$SMP"
     -kernel "$KERNEL" -initrd "$RUN/initrd.cpio"
     -append "console=ttyS0,115200 rdinit=/init panic=-1 quiet loglevel=4 mitigations=off nokaslr $ATA_PARAMS${KERNEL_APPEND:+ $KERNEL_APPEND}"
-    -chardev "file,id=con,path=$RUN/console.log" -serial chardev:con
-    -chardev "file,id=res,path=$RUN/results.log" -serial chardev:res
+    -chardev "file,id=con,path=$(qesc "$RUN/console.log")" -serial chardev:con
+    -chardev "file,id=res,path=$(qesc "$RUN/results.log")" -serial chardev:res
     # SATA (AHCI) 512e: IDENTIFY reports logical 512 / physical 4096
     -device ahci,id=ahci
     -drive "$(drive dsata "$RUN/sata512e.img")"
@@ -350,8 +351,9 @@ cp "$RUN/console.log" "$OUT.console" 2>/dev/null || : > "$OUT.console"
 # Extract the script output between the markers.  The guest writes
 #   @@AFLAB-BEGIN n@@ \n <output> \n @@AFLAB-END n rc=N@@
 # so the line just before END is dropped if empty (it is the separator).
-status=$(awk -v begin="@@AFLAB-BEGIN $NONCE@@" -v end="@@AFLAB-END $NONCE rc=" \
-            -v err="@@AFLAB-ERROR $NONCE " -v out="$OUT" '
+status=$(LAB_OUT=$OUT awk -v begin="@@AFLAB-BEGIN $NONCE@@" -v end="@@AFLAB-END $NONCE rc=" \
+            -v err="@@AFLAB-ERROR $NONCE " '
+    BEGIN { out = ENVIRON["LAB_OUT"] }
     state == 0 && index($0, err) { sub(/.*@@AFLAB-ERROR [0-9a-f]+ /, ""); sub(/@@\r?$/, ""); print "error " $0; done = 1; exit }
     state == 0 { if (index($0, begin)) state = 1; next }
     state == 1 && index($0, end) == 1 {

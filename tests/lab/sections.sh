@@ -15,7 +15,8 @@ case ${1:-} in
     --split)
         [[ $# -eq 3 ]] || usage
         mkdir -p "$3"
-        awk -v hdr="$HDR" -v dir="$3" '
+        LAB_DIR_OUT=$3 awk -v hdr="$HDR" '
+            BEGIN { dir = ENVIRON["LAB_DIR_OUT"] }
             $0 ~ hdr { if (f != "") close(f); n = substr($0, 5, length($0) - 8)
                        f = (n in seen || n ~ /^\.+$/) ? "" : dir "/" n; seen[n] = 1
                        if (f != "") printf "" > f; next }

@@ -44,7 +44,8 @@ nvme id-ns -H "$LAB_NVME" | grep '^LBA Format'
 lab_run nvme.queue.after lab_queue "$LAB_NVME"
 
 # sfdisk: deliberately misaligned partition (start 63 on a 4096-physical disk).
-lab_run sata-512e.sfdisk-write sh -c "echo 'start=63, size=100000' | sfdisk '$LAB_SATA_512E'"
+sfdisk_misaligned() { echo 'start=63, size=100000' | sfdisk "$1"; }
+lab_run sata-512e.sfdisk-write sfdisk_misaligned "$LAB_SATA_512E"
 lab_run sata-512e.sfdisk-json sfdisk --json "$LAB_SATA_512E"
 lab_section sata-512e.part1.alignment_offset
 cat "/sys/block/${LAB_SATA_512E#/dev/}/${LAB_SATA_512E#/dev/}1/alignment_offset"

@@ -1,0 +1,250 @@
+//! The man page stays in step with the CLI: `groff -man -ww -z man/afdisk.8` is clean, and every subcommand and
+//! long option the real binary's `--help` shows is documented in man/afdisk.8.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn man_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("man/afdisk.8")
+}
+
+fn man_source() -> String {
+    let p = man_path();
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()))
+}
+
+/// The man page's text with groff escapes that may sit inside option names undone (`\-` is a hyphen,
+/// `\%` and `\&` are invisible), so `\-\-logical\-sector\-size` reads as `--logical-sector-size`.
+fn man_plain(src: &str) -> String {
+    src.replace("\\-", "-")
+        .replace("\\%", "")
+        .replace("\\&", "")
+}
+
+/// Runs the afdisk binary with `args` and returns its help text.
+fn help_of(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_afdisk"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env_remove("CLICOLOR_FORCE")
+        .output()
+        .expect("run afdisk");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "afdisk {args:?} failed: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// Subcommand names from clap's `Commands:` section (one per line: name, then its description).
+fn commands_in(help: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in help.lines() {
+        if !inside {
+            inside = line.trim_end() == "Commands:";
+            continue;
+        }
+        // Blank lines separate entries in the long layout; the section ends at the next heading.
+        if line.trim().is_empty() {
+            continue;
+        }
+        if !line.starts_with(' ') {
+            break;
+        }
+        // Description lines of the long format are indented further than the names; names are at the
+        // section's first indentation level.
+        let indent = line.len() - line.trim_start().len();
+        if indent > 4 {
+            continue;
+        }
+        if let Some(name) = line.split_whitespace().next() {
+            let name = name.trim_end_matches(',');
+            if name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            {
+                out.push(name.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Long option names (without `--`) from the option lines of a help text: lines such as
+/// `  -h, --help`, `      --json`, `      --block-size <SIZE>` or `      --name=<VALUE>`.
+fn long_options_in(help: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for line in help.lines() {
+        let t = line.trim_start();
+        if !t.starts_with('-') {
+            continue;
+        }
+        for word in t.split_whitespace() {
+            let Some(rest) = word.strip_prefix("--") else {
+                // Short flags (`-h,`) precede the long name; stop at the first word that is neither.
+                if word.starts_with('-') {
+                    continue;
+                }
+                break;
+            };
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                out.insert(name);
+            }
+            break;
+        }
+    }
+    out
+}
+
+/// Whether `needle` occurs in `hay` as a whole word: not preceded or followed by a name character.
+fn has_word(hay: &str, needle: &str) -> bool {
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    hay.match_indices(needle).any(|(i, _)| {
+        let before = hay[..i].chars().next_back();
+        let after = hay[i + needle.len()..].chars().next();
+        !before.is_some_and(is_name) && !after.is_some_and(is_name)
+    })
+}
+
+/// The lines of one `.SH` section of the man page (undone escapes).
+fn section<'a>(plain: &'a str, name: &str) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in plain.lines() {
+        if let Some(h) = line.strip_prefix(".SH") {
+            inside = h.trim().trim_matches('"') == name;
+            continue;
+        }
+        if inside {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// Whether the COMMANDS section has a macro line naming `cmd` (`.B list`, `.BI inspect " TARGET"`).
+fn documents_command(plain: &str, cmd: &str) -> bool {
+    section(plain, "COMMANDS").iter().any(|l| {
+        l.starts_with('.')
+            && l.split_whitespace()
+                .skip(1)
+                .any(|w| w.trim_matches('"') == cmd)
+    })
+}
+
+#[test]
+fn groff_is_clean() {
+    let out = match Command::new("groff")
+        .args(["-man", "-ww", "-z"])
+        .arg(man_path())
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => panic!(
+            "cannot run groff ({e}): install it (apt-get install -y groff) to check man/afdisk.8; .ci/run does"
+        ),
+    };
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && text.trim().is_empty(),
+        "groff -man -ww -z man/afdisk.8 is not clean (exit {:?}):\n{text}",
+        out.status.code()
+    );
+}
+
+#[test]
+fn every_subcommand_and_long_option_is_in_the_man_page() {
+    let plain = man_plain(&man_source());
+    let mut commands: Vec<Vec<String>> = Vec::new();
+    let mut options: BTreeSet<String> = BTreeSet::new();
+    // Walk the command tree breadth-first: the top level, each subcommand, their subcommands.
+    let mut queue: Vec<Vec<String>> = vec![vec![]];
+    while let Some(path) = queue.pop() {
+        assert!(
+            path.len() <= 4,
+            "subcommand tree deeper than expected: {path:?}"
+        );
+        let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+        args.push("--help");
+        let help = help_of(&args);
+        options.extend(long_options_in(&help));
+        for c in commands_in(&help) {
+            if c == "help" {
+                continue;
+            }
+            let mut sub = path.clone();
+            sub.push(c);
+            commands.push(sub.clone());
+            queue.push(sub);
+        }
+    }
+    // Guard against a parser that silently finds nothing when clap's layout changes.
+    assert!(
+        !commands.is_empty(),
+        "no subcommands found in `afdisk --help`; has clap's help layout changed?"
+    );
+    assert!(
+        options.contains("help") && options.contains("json"),
+        "option parsing found only {options:?}; has clap's help layout changed?"
+    );
+
+    let mut missing = Vec::new();
+    for c in &commands {
+        let name = c.last().expect("non-empty path");
+        if !documents_command(&plain, name) {
+            missing.push(format!(
+                "subcommand `afdisk {}` (add it to the COMMANDS section)",
+                c.join(" ")
+            ));
+        }
+    }
+    for o in &options {
+        if !has_word(&plain, &format!("--{o}")) {
+            missing.push(format!(
+                "option --{o} (write it as \\-\\-{} in OPTIONS)",
+                o.replace('-', "\\-")
+            ));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "man/afdisk.8 does not document:\n  {}",
+        missing.join("\n  ")
+    );
+}
+
+#[test]
+fn help_parsers_handle_clap_layouts() {
+    let short = "About\n\nUsage: x [OPTIONS] <COMMAND>\n\nCommands:\n  list     List things\n  \
+                 re-align  Move, carefully\n  help     Print help\n\nOptions:\n      --json           JSON\n  \
+                 -n, --dry-run        Do nothing\n      --size <SIZE>    A size --not-an-option\n      \
+                 --mode=<MODE>    Mode\n  -h, --help           Print help\n  -V, --version        Print version\n";
+    assert_eq!(commands_in(short), ["list", "re-align", "help"]);
+    let opts: Vec<String> = long_options_in(short).into_iter().collect();
+    assert_eq!(opts, ["dry-run", "help", "json", "mode", "size", "version"]);
+
+    let long = "Commands:\n  list\n          List things\n\n  check\n          Check things\n\nOptions:\n      \
+                --block-size <SIZE>\n          The block size\n\n  -h, --help\n          Print help\n";
+    assert_eq!(commands_in(long), ["list", "check"]);
+    let opts: Vec<String> = long_options_in(long).into_iter().collect();
+    assert_eq!(opts, ["block-size", "help"]);
+
+    assert!(has_word("use --json here", "--json"));
+    assert!(!has_word("use --json-lines here", "--json"));
+    assert_eq!(
+        man_plain(r"\-\-logical\-sector\-size \%MISALIGNED"),
+        "--logical-sector-size MISALIGNED"
+    );
+}
