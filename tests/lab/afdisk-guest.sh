@@ -1,0 +1,17 @@
+# Guest script of the lab test (tests/lab.rs): runs the static afdisk against the emulated drives.
+# Sections: map, inspect.<serial>, list, part.sata, inspect.sata-part, check.sata-part
+. /lab/lib.sh
+lab_section map
+lab_disk_map
+for v in SATA_512E SCSI_512E SCSI_4KN NVME; do
+    eval dev=\$LAB_$v
+    lab_run "inspect.$v" /bin/afdisk inspect "$dev" --json
+done
+lab_run list /bin/afdisk list --json
+# A 512e SATA drive partitioned by sfdisk with an XP-style start at 63.
+printf 'label: dos\nstart=63, size=100000, type=83\nstart=102400, size=100000, type=83\n' > /tmp/t
+lab_run part.sata sfdisk -q "$LAB_SATA_512E" < /tmp/t
+lab_run inspect.sata-part /bin/afdisk inspect "$LAB_SATA_512E" --json
+lab_run text.sata-part /bin/afdisk inspect "$LAB_SATA_512E"
+lab_run check.sata-part /bin/afdisk check "$LAB_SATA_512E"
+exit 0
