@@ -192,3 +192,26 @@ fn keys_move_and_quit() {
     app.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
     assert!(app.quit);
 }
+
+/// Benchmark, not a pass/fail test: per-frame render time of the disk view and the zoom at 80x24 and 160x48.
+/// Run with `cargo test --release --bin afdisk bench_render -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn bench_render() {
+    let mut app = disk_app();
+    for screen in ["disk", "zoom"] {
+        if screen == "zoom" {
+            key(&mut app, KeyCode::Char('z'));
+        }
+        for (w, h) in [(80u16, 24u16), (160, 48)] {
+            let mut t = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+            let n = 2000;
+            let t0 = std::time::Instant::now();
+            for _ in 0..n {
+                t.draw(|f| view::draw(f, &app)).expect("draw");
+            }
+            let per = t0.elapsed() / n;
+            println!("{screen} view {w}x{h}: {per:?} per frame");
+        }
+    }
+}
