@@ -176,16 +176,13 @@ fn norm_type(t: &str) -> String {
     }
 }
 
-pub fn sfdisk_rows(v: &Value) -> Vec<Row> {
-    let parts = v["partitiontable"]["partitions"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+/// Rows from partition objects that share sfdisk's field names; `number` reads the partition number.
+fn rows(parts: &[Value], number: impl Fn(&Value) -> u64) -> Vec<Row> {
     let mut rows: Vec<Row> = parts
         .iter()
         .map(|p| {
             (
-                node_number(p["node"].as_str().expect("node")),
+                number(p),
                 p["start"].as_u64().expect("start"),
                 p["size"].as_u64().expect("size"),
                 norm_type(p["type"].as_str().expect("type")),
@@ -198,23 +195,17 @@ pub fn sfdisk_rows(v: &Value) -> Vec<Row> {
     rows
 }
 
+pub fn sfdisk_rows(v: &Value) -> Vec<Row> {
+    let parts = v["partitiontable"]["partitions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    rows(&parts, |p| node_number(p["node"].as_str().expect("node")))
+}
+
 pub fn afdisk_rows(v: &Value) -> Vec<Row> {
     let parts = v["partitions"].as_array().cloned().unwrap_or_default();
-    let mut rows: Vec<Row> = parts
-        .iter()
-        .map(|p| {
-            (
-                p["number"].as_u64().expect("number"),
-                p["start"].as_u64().expect("start"),
-                p["size"].as_u64().expect("size"),
-                norm_type(p["type"].as_str().expect("type")),
-                p["uuid"].as_str().unwrap_or("").to_string(),
-                p["name"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect();
-    rows.sort();
-    rows
+    rows(&parts, |p| p["number"].as_u64().expect("number"))
 }
 
 /// Finding codes of a report.
