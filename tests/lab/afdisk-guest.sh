@@ -14,4 +14,11 @@ lab_run part.sata sfdisk -q "$LAB_SATA_512E" < /tmp/t
 lab_run inspect.sata-part /bin/afdisk inspect "$LAB_SATA_512E" --json
 lab_run text.sata-part /bin/afdisk inspect "$LAB_SATA_512E"
 lab_run check.sata-part /bin/afdisk check "$LAB_SATA_512E"
+# The TUI on the 512e drive, through a pty: open the disk view, zoom into partition 1, quit.
+(sleep 4; printf z; sleep 3; printf q) | SHELL=/bin/sh TERM=linux NO_COLOR=1 \
+    script -q -c "stty cols 80 rows 24; /bin/afdisk $LAB_SATA_512E" /dev/null > /tmp/tui.out 2>&1
+lab_section tui.rc
+echo $?
+lab_section tui.text
+tr -c '[:print:]\n' ' ' < /tmp/tui.out
 exit 0

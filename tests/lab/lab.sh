@@ -46,7 +46,7 @@ readonly OPTIONAL_MODULES=(crct10dif_generic crc64_rocksoft_generic
 
 # Vendor tools: "command:apt-package".  Copied with their ldd libraries.
 readonly REQUIRED_TOOLS=(nvme:nvme-cli hdparm:hdparm sg_readcap:sg3-utils
-    sg_inq:sg3-utils sg_format:sg3-utils sfdisk:fdisk)
+    sg_inq:sg3-utils sg_format:sg3-utils sfdisk:fdisk script:bsdutils)
 readonly OPTIONAL_TOOLS=(sg_vpd sg_sat_identify sg_turs fdisk lsblk blkid
     blockdev partx wipefs)
 
