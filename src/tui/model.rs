@@ -27,14 +27,15 @@ pub struct Segment {
 pub fn segments(r: &Report) -> Vec<Segment> {
     let size = r.device.size_bytes;
     let mut out = Vec::new();
-    let (ss, head, tail) = match &r.table {
+    // Table areas: GPT header + entries before first_usable and the backup after last_usable; the MBR sector.
+    let (head, tail) = match &r.table {
         Some(t) if t.label == Label::Gpt => {
             let ss = t.sector_size;
             let tail_start = t.last_usable.saturating_add(1).saturating_mul(ss).min(size);
-            (ss, t.first_usable.saturating_mul(ss).min(size), tail_start)
+            (t.first_usable.saturating_mul(ss).min(size), tail_start)
         }
-        Some(t) => (t.sector_size, t.sector_size.min(size), size),
-        None => (r.device.logical_sector_size, 0, size),
+        Some(t) => (t.sector_size.min(size), size),
+        None => (0, size),
     };
     let mut parts: Vec<(usize, u64, u64)> = r
         .partitions
@@ -50,7 +51,6 @@ pub fn segments(r: &Report) -> Vec<Segment> {
         })
         .collect();
     parts.sort_by_key(|p| p.1);
-    let _ = ss;
     if head > 0 {
         out.push(Segment {
             start: 0,
