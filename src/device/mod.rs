@@ -221,12 +221,7 @@ fn open_block(path: &Path, file: File, rdev: u64, ov: &Overrides) -> Result<Open
     };
     let (lss, lsrc) = pick(ov.logical_sector_size, g.logical);
     let (pss, psrc) = pick(ov.physical_sector_size, g.physical.max(lss));
-    if pss < lss {
-        return Err(Error::usage(
-            format!("--physical-sector-size {pss} is smaller than the logical sector size {lss} of {}", path.display()),
-            "the physical sector is never smaller than the logical one; give at least the logical size",
-        ));
-    }
+    check_physical(pss, lss, path)?;
     let (ao, asrc) = pick(ov.alignment_offset, g.alignment_offset.unwrap_or(0));
     check_offset(ao, pss)?;
     let info = DeviceInfo {
@@ -269,6 +264,17 @@ fn open_block(path: &Path, file: File, rdev: u64, ov: &Overrides) -> Result<Open
     })
 }
 
+/// A physical sector is never smaller than the logical one (an override may not claim otherwise).
+fn check_physical(pss: u64, lss: u64, path: &Path) -> Result<()> {
+    if pss < lss {
+        return Err(Error::usage(
+            format!("--physical-sector-size {pss} is smaller than the logical sector size {lss} of {}", path.display()),
+            "the physical sector is never smaller than the logical one; give at least the logical size",
+        ));
+    }
+    Ok(())
+}
+
 fn check_offset(ao: u64, pss: u64) -> Result<()> {
     if ao >= pss.max(1) && ao != 0 {
         return Err(Error::usage(
@@ -295,12 +301,7 @@ fn open_image(path: &Path, file: File, size: u64, ov: &Overrides) -> Result<Open
         Some(v) => (v, Source::Override),
         None => (lss, Source::Default),
     };
-    if pss < lss {
-        return Err(Error::usage(
-            format!("--physical-sector-size {pss} is smaller than the image's logical sector size {lss}"),
-            "give a physical size at least as large as the logical one",
-        ));
-    }
+    check_physical(pss, lss, path)?;
     let (ao, asrc) = match ov.alignment_offset {
         Some(v) => (v, Source::Override),
         None => (0, Source::Default),

@@ -109,21 +109,19 @@ impl Read for SourceReader<'_> {
 
 impl Seek for SourceReader<'_> {
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
-        let len = self.src.len() as i128;
-        let new = match pos {
-            SeekFrom::Start(o) => o as i128,
-            SeekFrom::End(d) => len + d as i128,
-            SeekFrom::Current(d) => self.pos as i128 + d as i128,
-        };
-        if !(0..=u64::MAX as i128).contains(&new) {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "seek out of range",
-            ));
-        }
-        self.pos = new as u64;
+        self.pos = seek_target(pos, self.pos, self.src.len())?;
         Ok(self.pos)
     }
+}
+
+/// The new position of a `Seek` over a source of `len` bytes, refusing positions outside `0..=u64::MAX`.
+fn seek_target(pos: SeekFrom, cur: u64, len: u64) -> io::Result<u64> {
+    let new = match pos {
+        SeekFrom::Start(o) => i128::from(o),
+        SeekFrom::End(d) => i128::from(len) + i128::from(d),
+        SeekFrom::Current(d) => i128::from(cur) + i128::from(d),
+    };
+    u64::try_from(new).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "seek out of range"))
 }
 
 /// A small sparse image: chunks of bytes at offsets, zeros elsewhere. Used to hand the `gpt` crate exactly the
@@ -170,18 +168,7 @@ impl Read for SparseImage {
 
 impl Seek for SparseImage {
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
-        let new = match pos {
-            SeekFrom::Start(o) => o as i128,
-            SeekFrom::End(d) => self.len as i128 + d as i128,
-            SeekFrom::Current(d) => self.pos as i128 + d as i128,
-        };
-        if !(0..=u64::MAX as i128).contains(&new) {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "seek out of range",
-            ));
-        }
-        self.pos = new as u64;
+        self.pos = seek_target(pos, self.pos, self.len)?;
         Ok(self.pos)
     }
 }
