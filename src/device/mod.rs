@@ -2,6 +2,7 @@
 //! facts — geometry from the block ioctls (or inference for images), identity and transport from sysfs, and
 //! what uses it. Each geometry value records where it came from (`kernel`, `override`, `inferred`, `default`).
 
+pub mod access;
 pub mod ioctl;
 pub mod list;
 pub mod sysfs;

@@ -1,0 +1,246 @@
+//! Write access to a target: the in-use preflight (mounts, swap, holders — read fresh), the exclusive open
+//! (`O_EXCL` on block devices: EBUSY means something holds it), and the confirmation rule every writing
+//! command shares (typed name, or `--yes --confirm TOKEN` for scripts). Front ends only gather the input.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use super::{usage, DeviceInfo, Opened, TargetKind, Use};
+use crate::error::{Error, Result};
+
+/// How the user confirmed a destructive operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirmation {
+    /// Typed at an interactive prompt.
+    Typed(String),
+    /// `--yes` (with `--confirm TOKEN` when given).
+    Scripted { confirm: Option<String> },
+    /// Neither a terminal to ask on nor `--yes`.
+    Absent,
+}
+
+/// The answers an interactive prompt accepts: the kernel name (`sdb`), the path as given, or the image's
+/// file name.
+pub fn typed_answers(info: &DeviceInfo) -> Vec<String> {
+    let mut v = vec![info.name.clone(), info.path.clone()];
+    if info.kind == TargetKind::Block {
+        v.push(format!("/dev/{}", info.name));
+    }
+    v.dedup();
+    v
+}
+
+/// Checks a confirmation against the device; `what` names the operation for the messages ("write the
+/// partition table").
+pub fn check_confirmation(info: &DeviceInfo, c: &Confirmation, what: &str) -> Result<()> {
+    let token = info.confirm_token();
+    match c {
+        Confirmation::Typed(s) => {
+            let s = s.trim();
+            if typed_answers(info).iter().any(|a| a == s) {
+                Ok(())
+            } else {
+                Err(Error::refused(
+                    format!("confirmation {s:?} does not name {}: nothing was written", info.path),
+                    format!("to {what}, type the device name exactly: {}", info.name),
+                ))
+            }
+        }
+        Confirmation::Scripted { confirm: None } => Err(Error::refused(
+            format!("--yes without --confirm: refusing to {what} on {}", info.path),
+            format!("add --confirm {token} (the {})", token_kind(info)),
+        )),
+        Confirmation::Scripted { confirm: Some(s) } => {
+            if *s == token {
+                Ok(())
+            } else {
+                Err(Error::refused(
+                    format!(
+                        "--confirm {s} does not match {} of {} ({token}): nothing was written",
+                        token_kind(info),
+                        info.path
+                    ),
+                    format!("check that you are pointing at the right disk; its token is {token}"),
+                ))
+            }
+        }
+        Confirmation::Absent => Err(Error::refused(
+            format!("no terminal to confirm on and no --yes: refusing to {what} on {}", info.path),
+            format!("run it interactively, or pass --yes --confirm {token} in scripts"),
+        )),
+    }
+}
+
+/// What the confirmation token of this device is, in words.
+pub fn token_kind(info: &DeviceInfo) -> &'static str {
+    if info.kind == TargetKind::Image {
+        "image file's name"
+    } else if info.transport == "loop" {
+        "loop device's name"
+    } else if info.serial.is_some() {
+        "drive's serial number"
+    } else {
+        "device name (this drive reports no serial)"
+    }
+}
+
+/// Everything that makes writing to the target unsafe, read fresh from /proc and sysfs.
+pub fn current_uses(opened: &Opened) -> Vec<Use> {
+    match (&opened.sysfs, opened.info.kind) {
+        (Some(dir), _) => usage::disk_uses_fresh(dir, &opened.info.name),
+        (None, TargetKind::Image) => usage::image_uses(Path::new(&opened.info.path)),
+        _ => Vec::new(),
+    }
+}
+
+/// Refuses a target that is read-only, mounted, swapped on, or held (LVM, md, dm, loop), naming the users.
+pub fn preflight(opened: &Opened, what: &str) -> Result<()> {
+    if opened.info.read_only {
+        return Err(Error::refused(
+            format!("{} is read-only: cannot {what}", opened.info.path),
+            "check the write-protect switch, or `blockdev --setrw` the device",
+        ));
+    }
+    let uses = current_uses(opened);
+    if !uses.is_empty() {
+        return Err(Error::refused(
+            format!(
+                "{} is in use, refusing to {what}: {}",
+                opened.info.path,
+                describe_uses(&uses)
+            ),
+            "unmount its filesystems, swapoff its swap, stop LVM/md/dm/loop users (vgchange -an, mdadm --stop, \
+             losetup -d), then try again",
+        ));
+    }
+    Ok(())
+}
+
+/// "/dev/loop3p1 mounted on /mnt (ext4); /dev/loop3 held by dm-0 (LVM vg-lv)"
+pub fn describe_uses(uses: &[Use]) -> String {
+    uses.iter()
+        .map(|u| {
+            let verb = match u.kind {
+                usage::UseKind::Mount => "mounted on",
+                usage::UseKind::Swap => "is",
+                usage::UseKind::Holder => "held by",
+                usage::UseKind::Loop => "attached as",
+            };
+            format!("{} {verb} {}", u.device, u.detail)
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Opens the target read-write and exclusively: `O_EXCL` on a block device fails with EBUSY while anything
+/// (a mount, LVM, md, another partitioner) holds it. `extra_flags` adds e.g. `O_DIRECT`.
+pub fn open_exclusive(opened: &Opened, extra_flags: i32) -> Result<File> {
+    let path = Path::new(&opened.info.path);
+    let mut flags = nix::libc::O_CLOEXEC | extra_flags;
+    if opened.info.kind == TargetKind::Block {
+        flags |= nix::libc::O_EXCL;
+    }
+    match OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(flags)
+        .open(path)
+    {
+        Ok(f) => Ok(f),
+        Err(e) if e.raw_os_error() == Some(nix::libc::EBUSY) => {
+            let uses = current_uses(opened);
+            let by = if uses.is_empty() {
+                "another program holds it open exclusively (a partitioner, mkfs, or a kernel user)".to_string()
+            } else {
+                describe_uses(&uses)
+            };
+            Err(Error::refused(
+                format!("{} is busy (exclusive open failed): {by}", opened.info.path),
+                "stop whatever uses the disk, then try again; nothing was written",
+            ))
+        }
+        Err(e) => Err(Error::from_io("open for writing", path, &e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::{GeometrySource, Source};
+
+    fn info(kind: TargetKind, transport: &str, serial: Option<&str>) -> DeviceInfo {
+        let s = Source::Kernel;
+        DeviceInfo {
+            path: "/dev/sdz".into(),
+            kind,
+            name: "sdz".into(),
+            model: None,
+            serial: serial.map(str::to_string),
+            wwn: None,
+            transport: transport.into(),
+            rotational: false,
+            removable: false,
+            read_only: false,
+            size_bytes: 1 << 30,
+            logical_sector_size: 512,
+            physical_sector_size: 4096,
+            alignment_offset: 0,
+            minimum_io_size: 4096,
+            optimal_io_size: 0,
+            geometry_source: GeometrySource {
+                logical_sector_size: s,
+                physical_sector_size: s,
+                alignment_offset: s,
+                minimum_io_size: s,
+                optimal_io_size: s,
+            },
+            backing_file: None,
+            in_use: vec![],
+            drive: None,
+            drive_error: None,
+        }
+    }
+
+    #[test]
+    fn scripted_needs_the_serial_for_drives() {
+        let i = info(TargetKind::Block, "sata", Some("WD-123"));
+        let ok = Confirmation::Scripted {
+            confirm: Some("WD-123".into()),
+        };
+        assert!(check_confirmation(&i, &ok, "write").is_ok());
+        let wrong = Confirmation::Scripted {
+            confirm: Some("sdz".into()),
+        };
+        let e = check_confirmation(&i, &wrong, "write").unwrap_err();
+        assert!(e.fix.contains("WD-123"), "{}", e.fix);
+        let none = Confirmation::Scripted { confirm: None };
+        assert!(check_confirmation(&i, &none, "write").is_err());
+        assert!(check_confirmation(&i, &Confirmation::Absent, "write").is_err());
+    }
+
+    #[test]
+    fn loop_devices_and_images_confirm_with_their_name() {
+        let i = info(TargetKind::Block, "loop", None);
+        let ok = Confirmation::Scripted {
+            confirm: Some("sdz".into()),
+        };
+        assert!(check_confirmation(&i, &ok, "write").is_ok());
+        let mut img = info(TargetKind::Image, "file", None);
+        img.name = "disk.img".into();
+        img.path = "/tmp/x/disk.img".into();
+        assert!(check_confirmation(&img, &Confirmation::Typed("disk.img\n".into()), "w").is_ok());
+        assert!(check_confirmation(&img, &Confirmation::Typed("/tmp/x/disk.img".into()), "w").is_ok());
+        assert!(check_confirmation(&img, &Confirmation::Typed("yes".into()), "w").is_err());
+    }
+
+    #[test]
+    fn typed_accepts_kernel_name_and_dev_path() {
+        let i = info(TargetKind::Block, "sata", Some("S"));
+        for a in ["sdz", "/dev/sdz", " sdz "] {
+            assert!(check_confirmation(&i, &Confirmation::Typed(a.into()), "w").is_ok(), "{a}");
+        }
+        assert!(check_confirmation(&i, &Confirmation::Typed("S".into()), "w").is_err());
+        assert!(check_confirmation(&i, &Confirmation::Typed(String::new()), "w").is_err());
+    }
+}
