@@ -15,6 +15,7 @@ pub mod device;
 pub mod drive;
 pub mod error;
 pub mod finding;
+pub mod plan;
 pub mod report;
 pub mod signature;
 pub mod table;

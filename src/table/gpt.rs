@@ -232,6 +232,7 @@ fn decode(copy: &GptCopy) -> Result<Vec<Partition>, String> {
             kind: PartKind::Gpt,
             attributes: p.flags,
             bootable: false,
+            ebr_lba: None,
         });
     }
     Ok(parts)

@@ -147,6 +147,7 @@ fn entry_partition(number: u32, e: &Entry, kind: PartKind) -> Partition {
         kind,
         attributes: 0,
         bootable: e.boot == 0x80,
+        ebr_lba: None,
     }
 }
 
@@ -216,7 +217,8 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> (Table, Vec<Partitio
                     start: lp.partition.starting_lba,
                     size: lp.partition.sectors,
                 };
-                let p = entry_partition(number, &e, PartKind::Logical);
+                let mut p = entry_partition(number, &e, PartKind::Logical);
+                p.ebr_lba = Some(u64::from(lp.absolute_ebr_lba));
                 if p.start < ext_start
                     || p.start + p.size > ext_end
                     || u64::from(lp.absolute_ebr_lba) >= p.start

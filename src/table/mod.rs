@@ -7,12 +7,12 @@ pub mod mbr;
 pub mod source;
 pub mod types;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::finding::{Finding, Severity};
 use source::ByteSource;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Label {
     Gpt,
@@ -28,7 +28,7 @@ impl Label {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum HeaderUsed {
     Primary,
@@ -36,7 +36,7 @@ pub enum HeaderUsed {
 }
 
 /// A partition table as found on disk. LBAs are in units of `sector_size`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Table {
     pub label: Label,
     pub sector_size: u64,
@@ -50,7 +50,7 @@ pub struct Table {
     pub max_partitions: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PartKind {
     Gpt,
@@ -60,7 +60,7 @@ pub enum PartKind {
 }
 
 /// One table entry, in the table's sectors.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Partition {
     /// Slot number as the kernel numbers it (GPT: entry index + 1; MBR: 1–4 primaries, 5+ logicals).
     pub number: u32,
@@ -78,6 +78,9 @@ pub struct Partition {
     pub attributes: u64,
     /// MBR boot flag (0x80).
     pub bootable: bool,
+    /// MBR logical partitions: the sector of their EBR (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ebr_lba: Option<u64>,
 }
 
 impl Partition {

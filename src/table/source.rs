@@ -115,7 +115,7 @@ impl Seek for SourceReader<'_> {
 }
 
 /// The new position of a `Seek` over a source of `len` bytes, refusing positions outside `0..=u64::MAX`.
-fn seek_target(pos: SeekFrom, cur: u64, len: u64) -> io::Result<u64> {
+pub fn seek_target(pos: SeekFrom, cur: u64, len: u64) -> io::Result<u64> {
     let new = match pos {
         SeekFrom::Start(o) => i128::from(o),
         SeekFrom::End(d) => i128::from(len) + i128::from(d),

@@ -1,0 +1,578 @@
+//! Encoding a layout into sectors, never onto the device: the `gpt` and `mbrman` crates write into an
+//! in-memory whole-sector overlay of the disk, which yields the exact set of sectors that change, their old
+//! contents (for the backup) and their write order.
+//!
+//! What is used from the crates, and what is not:
+//! - GPT: `Partition::write_to_device` per slot (so numbers, GUIDs, names and attributes of untouched entries
+//!   stay byte-for-byte; `write_inplace` would renumber), `HeaderBuilder` and `Header::write_primary/backup`
+//!   (CRCs over the overlay's array), `ProtectiveMBR`.
+//! - MBR: `MBRHeader` read/written through a window at LBA 0 or at an EBR, with 64-bit offsets computed here
+//!   (mbrman's own EBR writer computes them in 32 bits and corrupts data past 4 GiB).
+//!
+//! Write order (phases, flushed between): GPT — backup array and header, then the primary array, then the
+//! primary header, then LBA 0; a power cut after any single write leaves a disk read as the old table (primary
+//! intact) or the new one (primary damaged → backup, already new). MBR — each changed sector alone.
+//! Before a plan is returned, the overlay is read back by afdisk's own table reader and must equal the plan.
+
+use std::collections::BTreeMap;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+
+use super::{to_hex, Layout, PlanKind, SectorWrite};
+use crate::error::{Error, Result};
+use crate::table::source::ByteSource;
+use crate::table::{self, Label, PartKind};
+
+/// A changed sector: (lba, old contents, new contents).
+pub type Changed = (u64, Vec<u8>, Vec<u8>);
+
+/// A whole-sector copy-on-write overlay over a byte source.
+pub struct Overlay<'a> {
+    base: &'a dyn ByteSource,
+    ss: u64,
+    dirty: BTreeMap<u64, Vec<u8>>,
+    pos: u64,
+}
+
+impl std::fmt::Debug for Overlay<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Overlay({} dirty sectors)", self.dirty.len())
+    }
+}
+
+impl<'a> Overlay<'a> {
+    pub fn new(base: &'a dyn ByteSource, ss: u64) -> Self {
+        Overlay {
+            base,
+            ss,
+            dirty: BTreeMap::new(),
+            pos: 0,
+        }
+    }
+
+    fn sector(&self, lba: u64) -> io::Result<Vec<u8>> {
+        match self.dirty.get(&lba) {
+            Some(s) => Ok(s.clone()),
+            None => self.base.read_vec(lba * self.ss, self.ss as usize),
+        }
+    }
+
+    /// Replaces a whole sector.
+    pub fn put(&mut self, lba: u64, data: Vec<u8>) {
+        self.dirty.insert(lba, data);
+    }
+
+    /// Zeroes sectors `[from, to]`.
+    pub fn zero(&mut self, from: u64, to: u64) {
+        for lba in from..=to {
+            self.put(lba, vec![0; self.ss as usize]);
+        }
+    }
+
+    /// Sectors whose new contents differ from the base: (lba, old, new).
+    pub fn changed(&self) -> io::Result<Vec<Changed>> {
+        let mut out = Vec::new();
+        for (lba, new) in &self.dirty {
+            let old = self.base.read_vec(lba * self.ss, self.ss as usize)?;
+            if old != *new {
+                out.push((*lba, old, new.clone()));
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl ByteSource for Overlay<'_> {
+    fn len(&self) -> u64 {
+        self.base.len()
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        let mut done = 0usize;
+        while done < buf.len() {
+            let off = offset + done as u64;
+            let lba = off / self.ss;
+            let within = (off % self.ss) as usize;
+            let n = (self.ss as usize - within).min(buf.len() - done);
+            if self.dirty.contains_key(&lba) {
+                let s = self.sector(lba)?;
+                buf[done..done + n].copy_from_slice(&s[within..within + n]);
+            } else {
+                self.base.read_at(off, &mut buf[done..done + n])?;
+            }
+            done += n;
+        }
+        Ok(())
+    }
+}
+
+impl Read for Overlay<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.base.len().saturating_sub(self.pos);
+        let n = (buf.len() as u64).min(left) as usize;
+        self.read_at(self.pos, &mut buf[..n])?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Write for Overlay<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut done = 0usize;
+        while done < buf.len() {
+            let off = self.pos + done as u64;
+            if off >= self.base.len() {
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "write past the end of the disk",
+                ));
+            }
+            let lba = off / self.ss;
+            let within = (off % self.ss) as usize;
+            let n = (self.ss as usize - within).min(buf.len() - done);
+            let mut s = self.sector(lba)?;
+            s[within..within + n].copy_from_slice(&buf[done..done + n]);
+            self.dirty.insert(lba, s);
+            done += n;
+        }
+        self.pos += done as u64;
+        Ok(done)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Seek for Overlay<'_> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        self.pos = crate::table::source::seek_target(to, self.pos, self.base.len())?;
+        Ok(self.pos)
+    }
+}
+
+/// A `Read + Write + Seek` view of the overlay starting at byte `base` (an EBR), for mbrman's header codec,
+/// which always seeks to 0.
+struct Window<'o, 'a> {
+    ov: &'o mut Overlay<'a>,
+    base: u64,
+}
+
+impl Read for Window<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.ov.read(buf)
+    }
+}
+impl Write for Window<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.ov.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+impl Seek for Window<'_, '_> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let abs = match to {
+            SeekFrom::Start(n) => SeekFrom::Start(self.base + n),
+            other => other,
+        };
+        Ok(self.ov.seek(abs)? - self.base)
+    }
+}
+
+fn internal(what: &str, e: impl std::fmt::Display) -> Error {
+    Error::io(
+        format!("cannot encode the new table ({what}: {e}); nothing was written"),
+        "this is a bug in afdisk: please report it with `afdisk inspect --json` of the disk",
+    )
+}
+
+fn lb_size(ss: u64) -> Result<gpt::disk::LogicalBlockSize> {
+    match ss {
+        512 => Ok(gpt::disk::LogicalBlockSize::Lb512),
+        4096 => Ok(gpt::disk::LogicalBlockSize::Lb4096),
+        _ => Err(Error::usage(
+            format!("GPT on {ss}-byte sectors is not supported"),
+            "afdisk writes GPTs on 512- and 4096-byte sectors",
+        )),
+    }
+}
+
+fn guid(s: &str) -> Result<uuid::Uuid> {
+    uuid::Uuid::parse_str(s).map_err(|e| internal("GUID", e))
+}
+
+fn gpt_entry(p: &table::Partition) -> Result<gpt::partition::Partition> {
+    Ok(gpt::partition::Partition {
+        part_type_guid: gpt::partition_types::Type {
+            guid: guid(&p.type_code)?,
+            os: gpt::partition_types::OperatingSystem::None,
+        },
+        part_guid: guid(p.uuid.as_deref().unwrap_or_default())?,
+        first_lba: p.start,
+        last_lba: p.end(),
+        flags: p.attributes,
+        name: p.name.clone().unwrap_or_default(),
+    })
+}
+
+/// A GPT's geometry as (total sectors, array sectors, first usable, last usable).
+fn gpt_geometry(ss: u64, len: u64) -> (u64, u64, u64, u64) {
+    let total = len / ss;
+    let arr = (super::layout::GPT_ENTRIES * 128).div_ceil(ss);
+    (total, arr, 2 + arr, total.saturating_sub(2 + arr))
+}
+
+fn gpt_fresh(ov: &mut Overlay, new: &Layout) -> Result<()> {
+    let ss = ov.ss;
+    let lb = lb_size(ss)?;
+    let (total, arr, first, last) = gpt_geometry(ss, ov.len());
+    if (first, last) != (new.table.first_usable, new.table.last_usable) {
+        return Err(internal("geometry", "usable range differs from the layout"));
+    }
+    ov.zero(0, first - 1);
+    ov.zero(last + 1, total - 1);
+    let mut primary = gpt::header::HeaderBuilder::new()
+        .disk_guid(guid(&new.table.id)?)
+        .backup_lba(total - 1)
+        .num_parts(super::layout::GPT_ENTRIES as u32)
+        .part_size(128)
+        .build(lb)
+        .map_err(|e| internal("GPT header", e))?;
+    if primary.first_usable != first || primary.last_usable != last || primary.part_start != 2 {
+        return Err(internal(
+            "GPT header",
+            "unexpected usable range from the gpt crate",
+        ));
+    }
+    let mut backup = gpt::header::HeaderBuilder::from_header(&primary)
+        .primary(false)
+        .build(lb)
+        .map_err(|e| internal("backup GPT header", e))?;
+    if backup.part_start != total - 1 - arr {
+        return Err(internal(
+            "backup GPT header",
+            "backup array is not at the end",
+        ));
+    }
+    for p in &new.partitions {
+        let e = gpt_entry(p)?;
+        for start in [primary.part_start, backup.part_start] {
+            e.write_to_device(ov, u64::from(p.number - 1), start, lb, 128)
+                .map_err(|e| internal("GPT entry", e))?;
+        }
+    }
+    backup
+        .write_backup(ov, lb)
+        .map_err(|e| internal("backup GPT header", e))?;
+    primary
+        .write_primary(ov, lb)
+        .map_err(|e| internal("GPT header", e))?;
+    let pmbr_size = u32::try_from(total - 1).unwrap_or(u32::MAX);
+    gpt::mbr::ProtectiveMBR::with_lb_size(pmbr_size)
+        .overwrite_lba0(ov)
+        .map_err(|e| internal("protective MBR", e))?;
+    Ok(())
+}
+
+fn gpt_realign(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
+    let ss = ov.ss;
+    let lb = lb_size(ss)?;
+    let (total, _, _, _) = gpt_geometry(ss, ov.len());
+    let mut primary = gpt::header::read_header_from_arbitrary_device(ov, lb).map_err(|e| {
+        Error::refused(
+            format!("the primary GPT header cannot be used ({e}): afdisk does not edit this table"),
+            "repair the table first (sgdisk -e, or `afdisk restore`), then plan again",
+        )
+    })?;
+    let bak = table::gpt::read_copy(ov, ss, primary.backup_lba);
+    let unusual = primary.header_size_le != 92
+        || primary.part_size != 128
+        || primary.backup_lba != total - 1
+        || bak.as_ref().map_or(true, |b| {
+            b.header.entries_lba != primary.last_usable + 1
+                || b.header.num_entries != primary.num_parts
+        });
+    if unusual {
+        return Err(Error::refused(
+            "this GPT has an unusual layout (header size, entry size, or a backup not at the end of the disk)",
+            "normalise it first with `sgdisk -e` (moves the backup to the end), then plan again",
+        ));
+    }
+    let mut backup = gpt::header::HeaderBuilder::from_header(&primary)
+        .primary(false)
+        .build(lb)
+        .map_err(|e| internal("backup GPT header", e))?;
+    let entries = gpt::partition::file_read_partitions(ov, &primary, lb)
+        .map_err(|e| internal("GPT entries", e))?;
+    for p in &new.partitions {
+        let Some(o) = old.partitions.iter().find(|o| o.number == p.number) else {
+            return Err(internal(
+                "GPT entry",
+                format!("partition {} is not in the old table", p.number),
+            ));
+        };
+        if o == p {
+            continue;
+        }
+        let Some(mut e) = entries.get(&p.number).cloned() else {
+            return Err(internal("GPT entry", format!("slot {} is empty", p.number)));
+        };
+        e.first_lba = p.start;
+        e.last_lba = p.end();
+        for start in [primary.part_start, backup.part_start] {
+            e.write_to_device(ov, u64::from(p.number - 1), start, lb, 128)
+                .map_err(|e| internal("GPT entry", e))?;
+        }
+    }
+    backup
+        .write_backup(ov, lb)
+        .map_err(|e| internal("backup GPT header", e))?;
+    primary
+        .write_primary(ov, lb)
+        .map_err(|e| internal("GPT header", e))?;
+    Ok(())
+}
+
+/// CHS of an LBA for 255 heads × 63 sectors, clamped to 1023/254/63 as every partitioner writes it.
+fn chs(lba: u64) -> mbrman::CHS {
+    const H: u64 = 255;
+    const S: u64 = 63;
+    if lba >= 1024 * H * S {
+        return mbrman::CHS {
+            cylinder: 1023,
+            head: 254,
+            sector: 63,
+        };
+    }
+    mbrman::CHS {
+        cylinder: (lba / (H * S)) as u16,
+        head: ((lba / S) % H) as u8,
+        sector: (lba % S + 1) as u8,
+    }
+}
+
+fn mbr_entry(
+    boot: bool,
+    sys: u8,
+    start_abs: u64,
+    rel_start: u64,
+    size: u64,
+) -> Result<mbrman::MBRPartitionEntry> {
+    let to32 = |v: u64, what: &str| {
+        u32::try_from(v).map_err(|_| {
+            Error::usage(
+                format!("{what} {v} does not fit in an MBR entry (32 bits)"),
+                "use --table gpt for disks over 2 TiB of 512-byte sectors",
+            )
+        })
+    };
+    Ok(mbrman::MBRPartitionEntry {
+        boot: if boot { 0x80 } else { 0 },
+        first_chs: chs(start_abs),
+        sys,
+        last_chs: chs(start_abs + size.saturating_sub(1)),
+        starting_lba: to32(rel_start, "start")?,
+        sectors: to32(size, "size")?,
+    })
+}
+
+fn mbr_sys(p: &table::Partition) -> Result<u8> {
+    let t = p.type_code.trim_start_matches("0x");
+    u8::from_str_radix(t, 16).map_err(|e| internal("MBR type", e))
+}
+
+fn read_mbr_header(ov: &mut Overlay, lba: u64) -> Result<mbrman::MBRHeader> {
+    let base = lba * ov.ss;
+    let mut w = Window { ov, base };
+    mbrman::MBRHeader::read_from(&mut w)
+        .map_err(|e| internal(&format!("MBR/EBR at sector {lba}"), e))
+}
+
+fn write_mbr_header(ov: &mut Overlay, lba: u64, h: &mbrman::MBRHeader) -> Result<()> {
+    let base = lba * ov.ss;
+    let mut w = Window { ov, base };
+    h.write_into(&mut w)
+        .map_err(|e| internal(&format!("MBR/EBR at sector {lba}"), e))
+}
+
+fn mbr_fresh(ov: &mut Overlay, old: Option<&Layout>, new: &Layout) -> Result<()> {
+    let ss = ov.ss;
+    let id = u32::from_str_radix(new.table.id.trim_start_matches("0x"), 16)
+        .map_err(|e| internal("disk id", e))?;
+    // A GPT being replaced: its headers and arrays go, so nothing reads a stale GPT later.
+    if old.is_some_and(|o| o.table.label == Label::Gpt) {
+        let (total, arr, first, last) = gpt_geometry(ss, ov.len());
+        ov.zero(1, first - 1);
+        ov.zero(last + 1, total - 1);
+        let _ = arr;
+    }
+    ov.put(0, vec![0; ss as usize]);
+    let mut h = mbrman::MBRHeader::new(id.to_le_bytes());
+    for p in &new.partitions {
+        let e = mbr_entry(p.bootable, mbr_sys(p)?, p.start, p.start, p.size)?;
+        match h.get_mut(p.number as usize) {
+            Some(slot) => *slot = e,
+            None => return Err(internal("MBR", format!("slot {}", p.number))),
+        }
+    }
+    write_mbr_header(ov, 0, &h)
+}
+
+fn mbr_realign(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
+    for p in &new.partitions {
+        let Some(o) = old.partitions.iter().find(|o| o.number == p.number) else {
+            return Err(internal(
+                "MBR",
+                format!("partition {} is not in the old table", p.number),
+            ));
+        };
+        if o == p {
+            continue;
+        }
+        let (lba, slot, rel) = match p.kind {
+            PartKind::Primary => (0, p.number as usize, p.start),
+            PartKind::Logical => {
+                let ebr = p
+                    .ebr_lba
+                    .ok_or_else(|| internal("EBR", "logical partition without EBR"))?;
+                (ebr, 1, p.start - ebr)
+            }
+            _ => return Err(internal("MBR", "only primary and logical partitions move")),
+        };
+        let mut h = read_mbr_header(ov, lba)?;
+        let cur = h
+            .get(slot)
+            .cloned()
+            .ok_or_else(|| internal("MBR", "slot"))?;
+        let e = mbr_entry(cur.boot == 0x80, cur.sys, p.start, rel, p.size)?;
+        if let Some(s) = h.get_mut(slot) {
+            *s = e;
+        }
+        write_mbr_header(ov, lba, &h)?;
+    }
+    Ok(())
+}
+
+/// Phase and description of a changed sector.
+fn classify(label: Label, lba: u64, ss: u64, len: u64, old_label: Option<Label>) -> (u32, String) {
+    let (_, _, first, last) = gpt_geometry(ss, len);
+    match label {
+        Label::Gpt => {
+            if lba == 0 {
+                (4, "protective MBR".into())
+            } else if lba == 1 {
+                (3, "primary GPT header".into())
+            } else if lba < first {
+                (2, "primary GPT array".into())
+            } else if lba == len / ss - 1 {
+                (1, "backup GPT header".into())
+            } else if lba > last {
+                (1, "backup GPT array".into())
+            } else {
+                (1, "stale table sector".into())
+            }
+        }
+        Label::Dos => {
+            if old_label == Some(Label::Gpt) {
+                // Replacing a GPT: primary header first (the backup still reads as the old table), then the
+                // new MBR (GPT no longer recognised), then the rest of the old GPT.
+                if lba == 1 {
+                    (1, "old primary GPT header (zeroed)".into())
+                } else if lba == 0 {
+                    (2, "MBR".into())
+                } else {
+                    (3, "old GPT array/backup (zeroed)".into())
+                }
+            } else if lba == 0 {
+                (1, "MBR".into())
+            } else {
+                // One EBR per phase: each is a single-sector, self-contained change.
+                (
+                    1 + (lba.min(u64::from(u32::MAX - 2)) as u32),
+                    format!("EBR at sector {lba}"),
+                )
+            }
+        }
+    }
+}
+
+/// Encodes `new` over `src` and returns the sector writes, in phase order.
+pub fn encode(
+    src: &dyn ByteSource,
+    ss: u64,
+    old: Option<&Layout>,
+    new: &Layout,
+    kind: PlanKind,
+) -> Result<Vec<SectorWrite>> {
+    let mut ov = Overlay::new(src, ss);
+    match (kind, new.table.label) {
+        (PlanKind::Fresh, Label::Gpt) => gpt_fresh(&mut ov, new)?,
+        (PlanKind::Fresh, Label::Dos) => mbr_fresh(&mut ov, old, new)?,
+        (PlanKind::Realign, label) => {
+            let old = old.ok_or_else(|| internal("realign", "no old table"))?;
+            if label == Label::Gpt {
+                gpt_realign(&mut ov, old, new)?
+            } else {
+                mbr_realign(&mut ov, old, new)?
+            }
+        }
+    }
+    verify_overlay(&ov, ss, new)?;
+    let old_label = old.map(|o| o.table.label);
+    let mut writes: Vec<SectorWrite> = ov
+        .changed()
+        .map_err(|e| internal("reading the old sectors", e))?
+        .into_iter()
+        .map(|(lba, before, after)| {
+            let (phase, what) = classify(new.table.label, lba, ss, src.len(), old_label);
+            SectorWrite {
+                lba,
+                phase,
+                what,
+                old_crc32: crc32fast::hash(&before),
+                data: to_hex(&after),
+            }
+        })
+        .collect();
+    writes.sort_by_key(|w| (w.phase, w.lba));
+    // Renumber phases densely (1, 2, 3 ...).
+    let mut last = None;
+    let mut n = 0;
+    for w in &mut writes {
+        if last != Some(w.phase) {
+            n += 1;
+            last = Some(w.phase);
+        }
+        w.phase = n;
+    }
+    Ok(writes)
+}
+
+/// Reads the overlay back with afdisk's own reader: it must hold exactly the planned table.
+pub fn verify_overlay(src: &dyn ByteSource, ss: u64, new: &Layout) -> Result<()> {
+    let scan = table::scan(src, ss);
+    let got = scan.table.map(|t| Layout {
+        table: t,
+        partitions: scan.partitions,
+    });
+    match got {
+        Some(g) if g.same_table(new) => Ok(()),
+        Some(g) => Err(internal(
+            "read-back",
+            format!(
+                "the encoded table reads back differently: {:?} vs planned {:?}",
+                g.partitions
+                    .iter()
+                    .map(|p| (p.number, p.start, p.size))
+                    .collect::<Vec<_>>(),
+                new.partitions
+                    .iter()
+                    .map(|p| (p.number, p.start, p.size))
+                    .collect::<Vec<_>>()
+            ),
+        )),
+        None => Err(internal(
+            "read-back",
+            "the encoded table cannot be read back",
+        )),
+    }
+}

@@ -1,0 +1,702 @@
+//! Placing partitions, pure and in bytes: fresh layouts from a preset, and the realignment of an existing
+//! table (nearest aligned start in the free space around each entry; entries that hold data are not moved
+//! by a table edit — the plan states the data move that would be needed instead).
+
+use std::collections::BTreeMap;
+
+use super::preset::{resolve_type, Preset, Size};
+use super::{Action, Change, DataMove, Layout};
+use crate::alignment::{align_down, align_up, misalignment, Topology};
+use crate::error::{Error, Result};
+use crate::table::types::{gpt_type_name, mbr_type_name, GPT_BIOS_BOOT};
+use crate::table::{Label, PartKind, Partition, Table};
+use crate::units::human;
+
+/// GPT entries afdisk writes in a fresh table.
+pub const GPT_ENTRIES: u64 = 128;
+
+/// First and last usable LBA of a fresh table of `label` on `topo`.
+pub fn usable_range(topo: &Topology, label: Label) -> Result<(u64, u64)> {
+    let ss = topo.logical.max(1);
+    let total = topo.size_bytes / ss;
+    match label {
+        Label::Gpt => {
+            let arr = (GPT_ENTRIES * 128).div_ceil(ss);
+            let first = 2 + arr;
+            let last = total.saturating_sub(2 + arr);
+            if total < 2 * (2 + arr) + 1 || last < first {
+                return Err(Error::usage(
+                    format!(
+                        "the disk ({}) is too small for a GPT",
+                        human(topo.size_bytes)
+                    ),
+                    "use a larger disk or image",
+                ));
+            }
+            Ok((first, last))
+        }
+        Label::Dos => {
+            if total > 1u64 << 32 {
+                return Err(Error::usage(
+                    format!(
+                        "a dos (MBR) table cannot describe this disk: it has {total} sectors of {ss} bytes ({}), \
+                         and MBR counts sectors in 32 bits (at most 2 TiB with 512-byte sectors)",
+                        human(topo.size_bytes)
+                    ),
+                    "use --table gpt (the default); every current OS and firmware reads GPT",
+                ));
+            }
+            if total < 2 {
+                return Err(Error::usage(
+                    "the disk is too small for a partition table",
+                    "use a larger disk",
+                ));
+            }
+            Ok((1, total - 1))
+        }
+    }
+}
+
+/// A fresh layout from `preset` with grain `grain` (bytes). `new_guid` yields partition GUIDs (upper case)
+/// and is called once per GPT partition, then once for the disk GUID; `disk_id` is the MBR signature.
+pub fn fresh(
+    topo: &Topology,
+    grain: u64,
+    label: Label,
+    preset: &Preset,
+    new_guid: &mut dyn FnMut() -> String,
+    disk_id: u32,
+) -> Result<(Layout, Vec<Change>)> {
+    let ss = topo.logical.max(1);
+    let ao = topo.alignment_offset;
+    let (first, last) = usable_range(topo, label)?;
+    let lo = align_up(first * ss, ao, grain);
+    let hi = align_down((last + 1) * ss, ao, grain);
+    if hi <= lo {
+        return Err(Error::usage(
+            format!(
+                "the disk ({}) has no room for an aligned partition",
+                human(topo.size_bytes)
+            ),
+            "use a larger disk, or a smaller --grain",
+        ));
+    }
+    let avail = hi - lo;
+    if label == Label::Dos && preset.partitions.len() > 4 {
+        return Err(Error::usage(
+            format!(
+                "preset '{}' has {} partitions; a dos table holds 4 primary partitions",
+                preset.name,
+                preset.partitions.len()
+            ),
+            "use --table gpt (the default)",
+        ));
+    }
+    let round_up = |b: u64| b.div_ceil(grain).saturating_mul(grain);
+    let mut sizes: Vec<u64> = Vec::new();
+    let mut fixed = 0u64;
+    for p in &preset.partitions {
+        let s = match p.size {
+            Size::Bytes(b) => round_up(b),
+            Size::Percent(v) => (avail / 100).saturating_mul(v) / grain * grain,
+            Size::Rest => 0,
+        };
+        if matches!(p.size, Size::Percent(_)) && s == 0 {
+            return Err(Error::usage(
+                format!(
+                    "a percentage of preset '{}' is smaller than one grain ({})",
+                    preset.name,
+                    human(grain)
+                ),
+                "give a larger percentage or a fixed size",
+            ));
+        }
+        fixed = fixed.saturating_add(s);
+        sizes.push(s);
+    }
+    if fixed > avail || (fixed == avail && preset.partitions.iter().any(|p| p.size == Size::Rest)) {
+        return Err(Error::usage(
+            format!(
+                "preset '{}' needs {} but the disk has {} of aligned usable space",
+                preset.name,
+                human(fixed),
+                human(avail)
+            ),
+            "use a larger disk, or smaller sizes in the preset",
+        ));
+    }
+    if let Some(i) = preset.partitions.iter().position(|p| p.size == Size::Rest) {
+        sizes[i] = avail - fixed;
+    }
+    // Slots: explicit numbers first, then the lowest free ones in order.
+    let max_slot = if label == Label::Dos {
+        4
+    } else {
+        GPT_ENTRIES as u32
+    };
+    let mut used: Vec<u32> = preset.partitions.iter().filter_map(|p| p.number).collect();
+    if let Some(n) = used.iter().find(|n| **n > max_slot) {
+        return Err(Error::usage(
+            format!(
+                "preset '{}' asks for partition number {n}; a {} table has slots 1–{max_slot}",
+                preset.name,
+                label.as_str()
+            ),
+            "use --table gpt, or lower numbers in the preset",
+        ));
+    }
+    let mut parts = Vec::new();
+    let mut changes = Vec::new();
+    let mut at = lo;
+    for (p, size) in preset.partitions.iter().zip(sizes) {
+        let number = match p.number {
+            Some(n) => n,
+            None => {
+                let n = (1..=max_slot)
+                    .find(|n| !used.contains(n))
+                    .unwrap_or(max_slot);
+                used.push(n);
+                n
+            }
+        };
+        let (gpt_type, mbr_type) = resolve_type(&p.type_spec)?;
+        let (type_code, type_name, uuid, name) = match label {
+            Label::Gpt => {
+                let g = gpt_type.ok_or_else(|| {
+                    Error::usage(
+                        format!(
+                            "type '{}' is an MBR type byte; a GPT needs a type GUID or alias",
+                            p.type_spec
+                        ),
+                        "use an alias such as linux, esp, linux-lvm, or a GPT type GUID",
+                    )
+                })?;
+                let n = gpt_type_name(&g).to_string();
+                (g, n, Some(new_guid()), Some(p.name.clone()))
+            }
+            Label::Dos => {
+                let m = mbr_type.ok_or_else(|| {
+                    Error::usage(
+                        format!("type '{}' has no MBR type byte", p.type_spec),
+                        "use --table gpt, or an MBR type such as 0x83",
+                    )
+                })?;
+                (
+                    format!("{m:#04x}"),
+                    mbr_type_name(m).to_string(),
+                    None,
+                    None,
+                )
+            }
+        };
+        let part = Partition {
+            number,
+            start: at / ss,
+            size: size / ss,
+            type_code,
+            type_name,
+            uuid,
+            name,
+            kind: if label == Label::Gpt {
+                PartKind::Gpt
+            } else {
+                PartKind::Primary
+            },
+            attributes: 0,
+            bootable: false,
+            ebr_lba: None,
+        };
+        changes.push(Change {
+            number,
+            action: Action::Create,
+            old_start: None,
+            old_size: None,
+            new_start: Some(part.start),
+            new_size: Some(part.size),
+            reason: format!(
+                "new {} partition of {} at {}",
+                part.type_name,
+                human(size),
+                human(at)
+            ),
+            content: None,
+            data_move: None,
+        });
+        parts.push(part);
+        at += size;
+    }
+    parts.sort_by_key(|p| p.number);
+    changes.sort_by_key(|c| c.number);
+    let disk_guid = new_guid();
+    let table = Table {
+        label,
+        sector_size: ss,
+        id: match label {
+            Label::Gpt => disk_guid,
+            Label::Dos => format!("{disk_id:#010x}"),
+        },
+        first_usable: first,
+        last_usable: last,
+        header_used: None,
+        max_partitions: max_slot,
+    };
+    Ok((
+        Layout {
+            table,
+            partitions: parts,
+        },
+        changes,
+    ))
+}
+
+/// Options of a realignment.
+#[derive(Debug, Clone, Default)]
+pub struct RealignOptions {
+    /// Also realign ends (the end + 1 on the grain).
+    pub strict: bool,
+    /// Partitions that may be moved although they hold data (the data is lost).
+    pub discard_data: Vec<u32>,
+}
+
+/// Realigns `parts` of `table`; `contents` maps partition numbers to the signature found in them.
+pub fn realign(
+    topo: &Topology,
+    grain: u64,
+    table: &Table,
+    parts: &[Partition],
+    contents: &BTreeMap<u32, String>,
+    opts: &RealignOptions,
+) -> Result<(Layout, Vec<Change>)> {
+    let ss = table.sector_size.max(1);
+    let ao = topo.alignment_offset;
+    for n in &opts.discard_data {
+        if !parts.iter().any(|p| p.number == *n) {
+            return Err(Error::usage(
+                format!("--discard-data {n}: there is no partition {n}"),
+                "give the number of an existing partition (see `afdisk inspect`)",
+            ));
+        }
+    }
+    let mut new_parts = parts.to_vec();
+    let mut changes = Vec::new();
+    // In start order, each against its neighbours' new places.
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_by_key(|&i| (parts[i].start, parts[i].number));
+    for idx in order {
+        let p = &parts[idx];
+        let keep = |reason: String| Change {
+            number: p.number,
+            action: Action::Keep,
+            old_start: Some(p.start),
+            old_size: Some(p.size),
+            new_start: Some(p.start),
+            new_size: Some(p.size),
+            reason,
+            content: contents.get(&p.number).cloned(),
+            data_move: None,
+        };
+        if p.kind == PartKind::Extended {
+            changes.push(keep(
+                "extended container: it holds no data itself, its logical partitions are checked"
+                    .into(),
+            ));
+            continue;
+        }
+        if p.type_code.eq_ignore_ascii_case(GPT_BIOS_BOOT) {
+            changes.push(keep(
+                "BIOS boot partition: GRUB reads it in 512-byte units, so its alignment costs nothing".into(),
+            ));
+            continue;
+        }
+        let start_b = p.start * ss;
+        let size_b = p.size * ss;
+        let start_off = misalignment(start_b, ao, grain) != 0;
+        let end_off = opts.strict && misalignment(start_b + size_b, ao, grain) != 0;
+        if !start_off && !end_off {
+            changes.push(keep(format!(
+                "already starts on the {} grain",
+                human(grain)
+            )));
+            continue;
+        }
+        let (lo, hi) = free_range(table, &new_parts, idx);
+        let (lo_b, hi_b) = (lo * ss, (hi + 1) * ss);
+        let new = place(start_b, size_b, lo_b, hi_b, ao, grain, opts.strict);
+        let Some((ns, ne)) = new else {
+            changes.push(Change {
+                action: Action::Unfixable,
+                reason: format!(
+                    "no {}-aligned start fits in the free space around it (sectors {lo}–{hi}); it stays where it is",
+                    human(grain)
+                ),
+                ..keep(String::new())
+            });
+            continue;
+        };
+        let (new_start, new_size) = (ns / ss, (ne - ns) / ss);
+        let content = contents.get(&p.number).cloned();
+        if let Some(fs) = content
+            .as_ref()
+            .filter(|_| !opts.discard_data.contains(&p.number))
+        {
+            let (bytes, dir) = if ns > start_b {
+                (ns - start_b, "toward-end")
+            } else {
+                (start_b - ns, "toward-start")
+            };
+            changes.push(Change {
+                number: p.number,
+                action: Action::Blocked,
+                old_start: Some(p.start),
+                old_size: Some(p.size),
+                new_start: Some(new_start),
+                new_size: Some(new_size),
+                reason: format!(
+                    "holds {fs}: moving its table entry would leave the {fs} data {} {} the new start, so it is \
+                     not moved. Fixing it needs the data moved {} {} (a later afdisk feature), or, if the data is \
+                     expendable, --discard-data {}",
+                    human(bytes),
+                    if ns > start_b { "before" } else { "after" },
+                    human(bytes),
+                    if ns > start_b { "toward the end of the disk" } else { "toward the start of the disk" },
+                    p.number
+                ),
+                content: Some(fs.clone()),
+                data_move: Some(DataMove {
+                    bytes,
+                    direction: dir.into(),
+                    from_offset_bytes: start_b,
+                    to_offset_bytes: ns,
+                }),
+            });
+            continue;
+        }
+        let mut why = format!(
+            "start {} → {} ({} {})",
+            p.start,
+            new_start,
+            human(ns.abs_diff(start_b)),
+            if ns > start_b { "later" } else { "earlier" }
+        );
+        if new_size != p.size {
+            why.push_str(&format!(", size {} → {}", human(size_b), human(ne - ns)));
+        }
+        if let Some(fs) = &content {
+            why.push_str(&format!(
+                "; its {fs} data is discarded (--discard-data {})",
+                p.number
+            ));
+        }
+        changes.push(Change {
+            number: p.number,
+            action: Action::Move,
+            old_start: Some(p.start),
+            old_size: Some(p.size),
+            new_start: Some(new_start),
+            new_size: Some(new_size),
+            reason: why,
+            content,
+            data_move: None,
+        });
+        new_parts[idx].start = new_start;
+        new_parts[idx].size = new_size;
+    }
+    changes.sort_by_key(|c| c.number);
+    Ok((
+        Layout {
+            table: table.clone(),
+            partitions: new_parts,
+        },
+        changes,
+    ))
+}
+
+/// The free sectors `[lo, hi]` around partition `idx`: bounded by the table's usable range, the neighbours
+/// in the same space (primaries and the extended container; or the logicals of the container), and for a
+/// logical partition its own EBR and the container's end.
+fn free_range(table: &Table, parts: &[Partition], idx: usize) -> (u64, u64) {
+    let p = &parts[idx];
+    let (mut lo, mut hi) = (table.first_usable, table.last_usable);
+    if p.kind == PartKind::Logical {
+        if let Some(ext) = parts.iter().find(|q| q.kind == PartKind::Extended) {
+            lo = ext.start;
+            hi = ext.end();
+        }
+        if let Some(e) = p.ebr_lba {
+            lo = lo.max(e + 1);
+        }
+    }
+    for (j, q) in parts.iter().enumerate() {
+        if j == idx || q.size == 0 {
+            continue;
+        }
+        let same_space = match (p.kind, q.kind) {
+            (PartKind::Logical, PartKind::Logical) => true,
+            (PartKind::Logical, _) => false,
+            (_, PartKind::Logical) => false,
+            _ => true,
+        };
+        if !same_space {
+            continue;
+        }
+        // A neighbour's EBR belongs to it: the space ends before its EBR.
+        let q_lo = q.ebr_lba.unwrap_or(q.start).min(q.start);
+        if q.start < p.start {
+            lo = lo.max(q.end() + 1);
+        } else {
+            hi = hi.min(q_lo.saturating_sub(1));
+        }
+    }
+    (lo, hi)
+}
+
+/// The nearest aligned placement of `[start, start+size)` inside `[lo, hi)` (bytes): the start rounded down
+/// or up, the size kept when it fits (else trimmed to the free space), the end also rounded down to the grain
+/// with `strict`. `None` when no aligned start fits.
+pub fn place(
+    start: u64,
+    size: u64,
+    lo: u64,
+    hi: u64,
+    ao: u64,
+    grain: u64,
+    strict: bool,
+) -> Option<(u64, u64)> {
+    let down = align_down(start, ao, grain);
+    let up = align_up(start, ao, grain);
+    let mut cands = vec![down, up];
+    cands.sort_by_key(|c| (c.abs_diff(start), u64::MAX - *c));
+    cands.dedup();
+    for s in cands {
+        if s < lo || s >= hi {
+            continue;
+        }
+        let mut e = s.saturating_add(size).min(hi);
+        if strict {
+            e = align_down(e, ao, grain);
+        }
+        if e > s {
+            return Some((s, e));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alignment::MIB;
+    use crate::plan::preset;
+    use proptest::prelude::*;
+
+    const GIB: u64 = 1 << 30;
+
+    fn guids() -> impl FnMut() -> String {
+        let mut n = 0u32;
+        move || {
+            n += 1;
+            format!("00000000-0000-4000-8000-{n:012X}")
+        }
+    }
+
+    #[test]
+    fn fresh_gpt_starts_where_fdisk_does() {
+        for (lss, want) in [(512u64, 2048u64), (4096, 256)] {
+            let t = Topology::simple(lss, 4096, 8 * GIB);
+            let p = preset::builtin("efi-root").unwrap();
+            let (l, ch) = fresh(&t, MIB, Label::Gpt, &p, &mut guids(), 1).unwrap();
+            assert_eq!(l.partitions[0].start, want);
+            assert_eq!(l.partitions[0].size * lss, 512 * MIB);
+            assert_eq!(l.partitions[1].start * lss, 513 * MIB);
+            let end = (l.partitions[1].start + l.partitions[1].size) * lss;
+            assert_eq!(end % MIB, 0);
+            assert!(end <= (l.table.last_usable + 1) * lss);
+            assert!(ch.iter().all(|c| c.action == Action::Create));
+        }
+    }
+
+    #[test]
+    fn fresh_dos_refused_over_two_tib_of_512_sectors() {
+        let t = Topology::simple(512, 4096, 3 << 40);
+        let p = preset::builtin("data").unwrap();
+        let e = fresh(&t, MIB, Label::Dos, &p, &mut guids(), 1).unwrap_err();
+        assert!(e.problem.contains("32 bits"), "{}", e.problem);
+        // The same bytes in 4096-byte sectors fit.
+        let t = Topology::simple(4096, 4096, 3 << 40);
+        assert!(fresh(&t, MIB, Label::Dos, &p, &mut guids(), 1).is_ok());
+    }
+
+    #[test]
+    fn fresh_honours_alignment_offset_like_parted() {
+        let mut t = Topology::simple(512, 4096, 8 * GIB);
+        t.alignment_offset = 3584;
+        let p = preset::builtin("data").unwrap();
+        let (l, _) = fresh(&t, MIB, Label::Gpt, &p, &mut guids(), 1).unwrap();
+        // parted align-check: start % 2048 == 7
+        assert_eq!(l.partitions[0].start % 2048, 7);
+    }
+
+    #[test]
+    fn zfs_preset_keeps_slot_nine_and_fills_the_rest() {
+        let t = Topology::simple(512, 4096, 8 * GIB);
+        let p = preset::builtin("zfs").unwrap();
+        let (l, _) = fresh(&t, MIB, Label::Gpt, &p, &mut guids(), 1).unwrap();
+        let nums: Vec<u32> = l.partitions.iter().map(|p| p.number).collect();
+        assert_eq!(nums, vec![1, 9]);
+        assert_eq!(l.partitions[1].size * 512, 8 * MIB);
+        assert_eq!(l.partitions[0].end() + 1, l.partitions[1].start);
+        assert!(fresh(&t, MIB, Label::Dos, &p, &mut guids(), 1).is_err());
+    }
+
+    #[test]
+    fn preset_too_big_for_the_disk_is_refused() {
+        let t = Topology::simple(512, 4096, 256 * MIB);
+        let p = preset::builtin("efi-root").unwrap();
+        let e = fresh(&t, MIB, Label::Gpt, &p, &mut guids(), 1).unwrap_err();
+        assert!(e.problem.contains("needs"), "{}", e.problem);
+    }
+
+    fn gpt_table(total: u64, ss: u64) -> Table {
+        Table {
+            label: Label::Gpt,
+            sector_size: ss,
+            id: String::new(),
+            first_usable: 2 + 16384 / ss,
+            last_usable: total - 2 - 16384 / ss,
+            header_used: None,
+            max_partitions: 128,
+        }
+    }
+
+    fn part(number: u32, start: u64, size: u64) -> Partition {
+        Partition {
+            number,
+            start,
+            size,
+            type_code: "0FC63DAF-8483-4772-8E79-3D69D8477DE4".into(),
+            type_name: "Linux filesystem".into(),
+            uuid: Some(format!("11111111-2222-3333-4444-{number:012}")),
+            name: Some(format!("p{number}")),
+            kind: PartKind::Gpt,
+            attributes: 1 << 60,
+            bootable: false,
+            ebr_lba: None,
+        }
+    }
+
+    #[test]
+    fn realign_moves_empty_entries_and_keeps_identity() {
+        let total = 16 * GIB / 512;
+        let t = Topology::simple(512, 4096, 16 * GIB);
+        let table = gpt_table(total, 512);
+        let parts = vec![part(1, 34, 400_000), part(3, 2049 + 400_000, 100_000)];
+        let (l, ch) = realign(
+            &t,
+            MIB,
+            &table,
+            &parts,
+            &BTreeMap::new(),
+            &RealignOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(l.partitions[0].start, 2048);
+        assert_eq!(l.partitions[1].number, 3);
+        assert_eq!(l.partitions[1].start % 2048, 0);
+        for (a, b) in parts.iter().zip(&l.partitions) {
+            assert_eq!(
+                (&a.uuid, &a.name, a.attributes, &a.type_code),
+                (&b.uuid, &b.name, b.attributes, &b.type_code)
+            );
+        }
+        assert!(ch.iter().all(|c| c.action == Action::Move));
+        // No overlap after the move.
+        assert!(l.partitions[0].end() < l.partitions[1].start);
+    }
+
+    #[test]
+    fn realign_refuses_to_move_data_and_states_the_move() {
+        let t = Topology::simple(512, 4096, 16 * GIB);
+        let table = gpt_table(16 * GIB / 512, 512);
+        let parts = vec![part(1, 2049, 400_000)];
+        let contents = BTreeMap::from([(1u32, "ext4".to_string())]);
+        let (l, ch) = realign(
+            &t,
+            MIB,
+            &table,
+            &parts,
+            &contents,
+            &RealignOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(l.partitions[0].start, 2049, "not moved");
+        assert_eq!(ch[0].action, Action::Blocked);
+        let dm = ch[0].data_move.as_ref().unwrap();
+        assert_eq!((dm.bytes, dm.direction.as_str()), (512, "toward-start"));
+        assert!(ch[0].reason.contains("ext4"));
+        let opts = RealignOptions {
+            discard_data: vec![1],
+            ..Default::default()
+        };
+        let (l, ch) = realign(&t, MIB, &table, &parts, &contents, &opts).unwrap();
+        assert_eq!(l.partitions[0].start, 2048);
+        assert_eq!(ch[0].action, Action::Move);
+        assert!(realign(
+            &t,
+            MIB,
+            &table,
+            &parts,
+            &contents,
+            &RealignOptions {
+                discard_data: vec![7],
+                ..Default::default()
+            }
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn tiny_gap_is_unfixable_not_squeezed() {
+        let t = Topology::simple(512, 4096, 16 * GIB);
+        let table = gpt_table(16 * GIB / 512, 512);
+        // Partition 2 sits between 1 and 3 with no aligned start inside its gap.
+        let parts = vec![
+            part(1, 2048, 2049),
+            part(2, 4097, 1000),
+            part(3, 6144, 2048),
+        ];
+        let (_, ch) = realign(
+            &t,
+            MIB,
+            &table,
+            &parts,
+            &BTreeMap::new(),
+            &RealignOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(ch[1].action, Action::Unfixable);
+        assert_eq!(ch[0].action, Action::Keep);
+    }
+
+    proptest! {
+        #[test]
+        fn placement_is_aligned_and_inside(
+            start in 0u64..1 << 34, size in 1u64..1 << 32, lo_gap in 0u64..1 << 22, hi_gap in 0u64..1 << 22,
+            ao_k in 0u64..8, strict: bool,
+        ) {
+            let (grain, ao) = (MIB, ao_k * 512);
+            let lo = start.saturating_sub(lo_gap);
+            let hi = start + size + hi_gap;
+            if let Some((s, e)) = place(start, size, lo, hi, ao, grain, strict) {
+                prop_assert_eq!(misalignment(s, ao, grain), 0);
+                prop_assert!(s >= lo && e <= hi && e > s);
+                prop_assert!(s.abs_diff(start) < grain);
+                if strict { prop_assert_eq!(misalignment(e, ao, grain), 0); }
+            } else {
+                // Nothing aligned fits: both candidates lie outside.
+                let d = align_down(start, ao, grain);
+                let u = align_up(start, ao, grain);
+                prop_assert!(strict || ((d < lo || d >= hi) && (u < lo || u >= hi)));
+            }
+        }
+    }
+}
