@@ -10,6 +10,7 @@
 //! - [`drive`]: the drive's own report (ATA IDENTIFY, SCSI READ CAPACITY(16), NVMe Identify)
 
 pub mod alignment;
+pub mod apply;
 pub mod bench;
 pub mod device;
 pub mod drive;

@@ -65,6 +65,101 @@ pub enum Command {
         #[command(flatten)]
         analysis: AnalysisArgs,
     },
+    /// Propose a 1 MiB-aligned layout: a fresh one from a preset, or the realignment of the existing table
+    Plan(PlanArgs),
+    /// Write a plan made by `afdisk plan`, after a backup and a typed confirmation
+    Apply {
+        /// The disk or image the plan was made for
+        target: PathBuf,
+        /// The plan file (`afdisk plan ... -o FILE`)
+        #[arg(long, value_name = "FILE")]
+        plan: PathBuf,
+        #[command(flatten)]
+        confirm: ConfirmArgs,
+        /// Print the outcome as JSON
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        geometry: GeometryArgs,
+    },
+    /// Save the table sectors (MBR, both GPT headers and arrays, EBRs) of a disk to a file
+    Backup {
+        target: PathBuf,
+        /// The backup file to write
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: PathBuf,
+        /// Print a JSON summary
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        geometry: GeometryArgs,
+    },
+    /// Write a backup (from `afdisk backup` or an apply) back onto the same disk
+    Restore {
+        target: PathBuf,
+        /// The backup file
+        backup: PathBuf,
+        #[command(flatten)]
+        confirm: ConfirmArgs,
+        /// Print the outcome as JSON
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        geometry: GeometryArgs,
+    },
+}
+
+/// What `afdisk plan` is asked for.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Block device or disk image
+    pub target: PathBuf,
+    /// A built-in preset for a fresh layout (data, efi-root, raid-member, lvm, zfs)
+    #[arg(long, value_name = "NAME", conflicts_with = "preset_file")]
+    pub preset: Option<String>,
+    /// A preset file of your own (TOML, see PRESET FILES in the man page)
+    #[arg(long, value_name = "FILE")]
+    pub preset_file: Option<PathBuf>,
+    /// Realign the existing table: move misaligned empty partitions to the nearest aligned start
+    #[arg(long)]
+    pub realign: bool,
+    /// With --realign, also align partition ends
+    #[arg(long)]
+    pub strict: bool,
+    /// With --realign, move partition N although it holds data (its data is lost); repeatable
+    #[arg(long, value_name = "N")]
+    pub discard_data: Vec<u32>,
+    /// With a preset, replace an existing table (its partitions are lost)
+    #[arg(long)]
+    pub replace: bool,
+    /// Table type of a fresh layout
+    #[arg(long, value_name = "gpt|dos", value_parser = ["gpt", "dos"])]
+    pub table: Option<String>,
+    /// Use this grain instead of max(1 MiB, optimal I/O, stripe)
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub grain: Option<u64>,
+    /// RAID stripe (chunk × data disks): the grain becomes a multiple of it
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub stripe: Option<u64>,
+    /// Write the plan (JSON) to FILE, for `afdisk apply --plan FILE`
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Print the plan as JSON instead of the readable diff
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub geometry: GeometryArgs,
+}
+
+/// The confirmation of a writing command.
+#[derive(Debug, Clone, Args)]
+pub struct ConfirmArgs {
+    /// Do not ask (scripts); requires --confirm
+    #[arg(long)]
+    pub yes: bool,
+    /// With --yes: the drive's serial number, or the base name of a loop device or image file
+    #[arg(long, value_name = "SERIAL", requires = "yes")]
+    pub confirm: Option<String>,
 }
 
 /// Geometry overrides, for image files and drives that misreport.

@@ -1,8 +1,10 @@
-//! The command-line front end: `list`, `inspect`, `check`. It calls the core library and renders its values
-//! as text or JSON; it holds no disk logic of its own. Exit codes: 0 ok, 1 check found misalignment, 2 error.
+//! The command-line front end: `list`, `inspect`, `check`, and the writing commands (`plan`, `apply`, `backup`,
+//! `restore`, in `write`). It calls the core library and renders its values as text or JSON; it holds no disk
+//! logic of its own. Exit codes: 0 ok, 1 check found misalignment, 2 error, 3 refused for safety.
 
 mod args;
 mod render;
+mod write;
 
 use std::io::Write;
 
@@ -15,8 +17,10 @@ use args::{AnalysisArgs, Cli, Command, GeometryArgs};
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_MISALIGNED: i32 = 1;
 pub const EXIT_ERROR: i32 = 2;
+/// A writing command refused for safety (in use, no confirmation, plan for another device, disk changed).
+pub const EXIT_REFUSED: i32 = 3;
 
-fn print_error(e: &Error) {
+pub(crate) fn print_error(e: &Error) {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "afdisk: error: {}", e.problem);
     if !e.fix.is_empty() {
@@ -25,13 +29,13 @@ fn print_error(e: &Error) {
 }
 
 /// Writes to stdout; a closed pipe (`afdisk list | head`) is not an error worth a panic.
-fn emit(text: &str) {
+pub(crate) fn emit(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
 }
 
-fn json<T: serde::Serialize>(v: &T) -> String {
+pub(crate) fn json<T: serde::Serialize>(v: &T) -> String {
     match serde_json::to_string_pretty(v) {
         Ok(s) => s + "\n",
         Err(e) => format!("{{\"error\": \"cannot serialise: {e}\"}}\n"),
@@ -77,6 +81,27 @@ pub fn run() -> i32 {
             geometry,
             analysis,
         }) => cmd_check(&targets, as_json, strict, &options(&geometry, &analysis)),
+        Some(Command::Plan(a)) => write::plan(&a),
+        Some(Command::Apply {
+            target,
+            plan,
+            confirm,
+            json: as_json,
+            geometry,
+        }) => write::apply(&target, &plan, &confirm, as_json, &geometry),
+        Some(Command::Backup {
+            target,
+            output,
+            json: as_json,
+            geometry,
+        }) => write::backup(&target, &output, as_json, &geometry),
+        Some(Command::Restore {
+            target,
+            backup,
+            confirm,
+            json: as_json,
+            geometry,
+        }) => write::restore(&target, &backup, &confirm, as_json, &geometry),
         None => {
             use std::io::IsTerminal;
             let opts = options(

@@ -1,5 +1,5 @@
-//! Block-device ioctls (BLKSSZGET, BLKPBSZGET, BLKIOMIN, BLKIOOPT, BLKALIGNOFF, BLKGETSIZE64), declared with
-//! nix's macros; libc lacks several of them. Each returns the kernel's value for an open block device fd.
+//! Block-device ioctls (BLKSSZGET, BLKPBSZGET, BLKIOMIN, BLKIOOPT, BLKALIGNOFF, BLKGETSIZE64; BLKRRPART,
+//! BLKFLSBUF, BLKPG for after a write), declared with nix's macros; libc lacks several of them.
 
 use std::os::fd::AsRawFd;
 
@@ -11,6 +11,66 @@ mod raw {
     ioctl_read_bad!(blkioopt, request_code_none!(0x12, 121), nix::libc::c_uint);
     ioctl_read_bad!(blkalignoff, request_code_none!(0x12, 122), nix::libc::c_int);
     ioctl_read!(blkgetsize64, 0x12, 114, u64);
+    nix::ioctl_none!(blkrrpart, 0x12, 95);
+    nix::ioctl_none!(blkflsbuf, 0x12, 97);
+    nix::ioctl_write_ptr_bad!(blkpg, request_code_none!(0x12, 105), super::BlkpgIoctlArg);
+}
+
+/// `struct blkpg_ioctl_arg` of <linux/blkpg.h>.
+#[repr(C)]
+pub struct BlkpgIoctlArg {
+    op: nix::libc::c_int,
+    flags: nix::libc::c_int,
+    datalen: nix::libc::c_int,
+    data: *mut nix::libc::c_void,
+}
+
+/// `struct blkpg_partition` of <linux/blkpg.h> (start and length in bytes).
+#[repr(C)]
+struct BlkpgPartition {
+    start: i64,
+    length: i64,
+    pno: nix::libc::c_int,
+    devname: [u8; 64],
+    volname: [u8; 64],
+}
+
+/// Asks the kernel to re-read the partition table (BLKRRPART).
+pub fn reread_partitions(fd: &impl AsRawFd) -> nix::Result<()> {
+    // SAFETY: BLKRRPART takes no argument.
+    unsafe { raw::blkrrpart(fd.as_raw_fd()) }.map(|_| ())
+}
+
+/// Flushes the device's buffer cache (BLKFLSBUF), so that reads come from the device.
+pub fn flush_buffers(fd: &impl AsRawFd) -> nix::Result<()> {
+    // SAFETY: BLKFLSBUF takes no argument.
+    unsafe { raw::blkflsbuf(fd.as_raw_fd()) }.map(|_| ())
+}
+
+/// BLKPG operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlkpgOp {
+    Add = 1,
+    Delete = 2,
+}
+
+/// Adds or deletes one kernel partition (BLKPG); `start` and `length` in bytes.
+pub fn blkpg(fd: &impl AsRawFd, op: BlkpgOp, pno: u32, start: u64, length: u64) -> nix::Result<()> {
+    let mut part = BlkpgPartition {
+        start: i64::try_from(start).map_err(|_| nix::Error::EINVAL)?,
+        length: i64::try_from(length).map_err(|_| nix::Error::EINVAL)?,
+        pno: nix::libc::c_int::try_from(pno).map_err(|_| nix::Error::EINVAL)?,
+        devname: [0; 64],
+        volname: [0; 64],
+    };
+    let arg = BlkpgIoctlArg {
+        op: op as nix::libc::c_int,
+        flags: 0,
+        datalen: std::mem::size_of::<BlkpgPartition>() as nix::libc::c_int,
+        data: (&mut part as *mut BlkpgPartition).cast(),
+    };
+    // SAFETY: `arg` points to a valid blkpg_partition that outlives the call; the kernel only reads it.
+    unsafe { raw::blkpg(fd.as_raw_fd(), &arg) }.map(|_| ())
 }
 
 /// The kernel's view of a block device's geometry, in bytes.

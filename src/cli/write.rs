@@ -1,0 +1,222 @@
+//! The writing commands: `plan` (print or save a plan), `apply` (confirm and write it), `backup` and
+//! `restore`. Gathers the confirmation from the terminal or the flags; the checks are the library's.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::Path;
+
+use afdisk::apply::{self, backup};
+use afdisk::device::{self, access::Confirmation};
+use afdisk::error::ErrorKind;
+use afdisk::plan::{self, Plan, Request};
+use afdisk::table::Label;
+use afdisk::Error;
+
+use super::args::{ConfirmArgs, GeometryArgs, PlanArgs};
+use super::{emit, json, print_error, EXIT_ERROR, EXIT_OK, EXIT_REFUSED};
+
+fn fail(e: &Error) -> i32 {
+    print_error(e);
+    if e.kind == ErrorKind::Refused {
+        EXIT_REFUSED
+    } else {
+        EXIT_ERROR
+    }
+}
+
+pub fn plan(a: &PlanArgs) -> i32 {
+    match make_plan(a) {
+        Ok(p) => {
+            if let Some(out) = &a.output {
+                if let Err(e) = std::fs::write(out, json(&p)) {
+                    return fail(&Error::from_io("write the plan to", out, &e));
+                }
+            }
+            if a.json {
+                emit(&json(&p));
+            } else {
+                let mut text = p.diff_lines().join("\n");
+                text.push('\n');
+                if let Some(out) = &a.output {
+                    text.push_str(&format!(
+                        "Plan saved to {}. Apply it with: afdisk apply {} --plan {}\n",
+                        out.display(),
+                        p.device.path,
+                        out.display()
+                    ));
+                }
+                emit(&text);
+            }
+            EXIT_OK
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+fn make_plan(a: &PlanArgs) -> Result<Plan, Error> {
+    let opened = device::open(&a.target, &a.geometry.overrides())?;
+    let (preset, preset_text) = match (&a.preset, &a.preset_file) {
+        (_, Some(f)) => {
+            let text = std::fs::read_to_string(f)
+                .map_err(|e| Error::from_io("read the preset file", f, &e))?;
+            let name = f
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (Some(name), Some(text))
+        }
+        (Some(n), None) => (Some(n.clone()), None),
+        (None, None) => (None, None),
+    };
+    let req = Request {
+        preset,
+        preset_text,
+        realign: a.realign,
+        table: a
+            .table
+            .as_deref()
+            .map(|t| if t == "dos" { Label::Dos } else { Label::Gpt }),
+        grain: a.grain,
+        stripe: a.stripe,
+        strict: a.strict,
+        discard_data: a.discard_data.clone(),
+        replace: a.replace,
+    };
+    if a.strict && !a.realign {
+        return Err(Error::usage(
+            "--strict applies to --realign",
+            "add --realign, or leave --strict out",
+        ));
+    }
+    plan::make(&opened, &req)
+}
+
+/// The confirmation: `--yes [--confirm T]`, else typed at the terminal, else absent.
+fn confirmation(c: &ConfirmArgs, info: &device::DeviceInfo, what: &str) -> Confirmation {
+    if c.yes {
+        return Confirmation::Scripted {
+            confirm: c.confirm.clone(),
+        };
+    }
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Confirmation::Absent;
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = write!(
+        err,
+        "This will {what} on {} ({}). Type the device name ({}) to go on, anything else to stop: ",
+        info.path,
+        info.model.as_deref().unwrap_or(&info.transport),
+        info.name
+    );
+    let _ = err.flush();
+    let mut line = String::new();
+    match stdin.lock().read_line(&mut line) {
+        Ok(_) => Confirmation::Typed(line),
+        Err(_) => Confirmation::Absent,
+    }
+}
+
+fn outcome(o: &apply::Outcome, as_json: bool, verb: &str) {
+    if as_json {
+        emit(&json(o));
+    } else {
+        emit(&format!(
+            "{verb} {}: {} sector(s) in {} phase(s), read back and verified.\nBackup of the previous sectors: {}\nKernel: {}\nUndo: afdisk restore {} {}\n",
+            o.device, o.sectors_written, o.phases, o.backup_file, o.reread.message, o.device, o.backup_file
+        ));
+    }
+}
+
+pub fn apply(
+    target: &Path,
+    plan_file: &Path,
+    c: &ConfirmArgs,
+    as_json: bool,
+    g: &GeometryArgs,
+) -> i32 {
+    let run = || -> Result<apply::Outcome, Error> {
+        let text = std::fs::read_to_string(plan_file)
+            .map_err(|e| Error::from_io("read the plan", plan_file, &e))?;
+        let p: Plan = serde_json::from_str(&text).map_err(|e| {
+            Error::usage(
+                format!("{} is not an afdisk plan: {e}", plan_file.display()),
+                "make one with `afdisk plan TARGET ... -o FILE`",
+            )
+        })?;
+        let opened = device::open(target, &g.overrides())?;
+        if !c.yes && std::io::stdin().is_terminal() {
+            let mut text = p.diff_lines().join("\n");
+            text.push('\n');
+            let _ = std::io::stderr().write_all(text.as_bytes());
+        }
+        let conf = confirmation(c, &opened.info, "write the partition table");
+        apply::apply(&opened, &p, &conf, &backup::backup_dir())
+    };
+    match run() {
+        Ok(o) => {
+            outcome(&o, as_json, "Wrote");
+            EXIT_OK
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+pub fn backup(target: &Path, out: &Path, as_json: bool, g: &GeometryArgs) -> i32 {
+    let run = || -> Result<backup::Backup, Error> {
+        let opened = device::open(target, &g.overrides())?;
+        apply::backup_to(&opened, out)
+    };
+    match run() {
+        Ok(b) => {
+            if as_json {
+                emit(&json(&serde_json::json!({
+                    "device": b.device.path,
+                    "file": out.display().to_string(),
+                    "sector_size": b.sector_size,
+                    "sectors": b.sectors.len(),
+                    "table": b.table,
+                })));
+            } else {
+                emit(&format!(
+                    "Saved {} sector(s) of {} ({}, {}-byte sectors) to {}\nRestore with: afdisk restore {} {}\n",
+                    b.sectors.len(),
+                    b.device.path,
+                    b.table,
+                    b.sector_size,
+                    out.display(),
+                    b.device.path,
+                    out.display()
+                ));
+            }
+            EXIT_OK
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+pub fn restore(
+    target: &Path,
+    file: &Path,
+    c: &ConfirmArgs,
+    as_json: bool,
+    g: &GeometryArgs,
+) -> i32 {
+    let run = || -> Result<apply::Outcome, Error> {
+        let b = backup::load(file)?;
+        let opened = device::open(target, &g.overrides())?;
+        let conf = confirmation(
+            c,
+            &opened.info,
+            &format!("restore the table sectors saved in {}", file.display()),
+        );
+        apply::restore(&opened, &b, &conf, &backup::backup_dir())
+    };
+    match run() {
+        Ok(o) => {
+            outcome(&o, as_json, "Restored");
+            EXIT_OK
+        }
+        Err(e) => fail(&e),
+    }
+}
