@@ -1,0 +1,614 @@
+//! Plan, apply, backup and restore against the peers: fixtures made by sfdisk/sgdisk (never by afdisk), tables
+//! afdisk writes checked with `sgdisk -v`, `sfdisk --verify` and `parted align-check`, refusals that leave
+//! every byte unchanged, and crash consistency over every cut point of an apply's write sequence.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{
+    afdisk, afdisk_rows, run, run_stdin, sfdisk_json, sfdisk_rows, LoopDev, Row, Scratch,
+};
+use serde_json::Value;
+
+const MIB: u64 = 1 << 20;
+
+fn s(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// Runs `afdisk plan TARGET ARGS -o FILE` and returns the plan.
+fn plan(target: &str, args: &[&str], out: &Path) -> Value {
+    let o = s(out);
+    let mut a = vec!["plan", target];
+    a.extend_from_slice(args);
+    a.extend_from_slice(&["-o", &o]);
+    let r = afdisk(&a);
+    assert_eq!(r.code, 0, "plan failed: {}{}", r.stdout, r.stderr);
+    serde_json::from_str(&std::fs::read_to_string(out).expect("plan file")).expect("plan JSON")
+}
+
+fn apply(target: &str, plan_file: &Path, token: &str, backups: &Path) -> common::Afdisk {
+    let out = Command::new(env!("CARGO_BIN_EXE_afdisk"))
+        .args([
+            "apply",
+            target,
+            "--plan",
+            &s(plan_file),
+            "--yes",
+            "--confirm",
+            token,
+            "--json",
+        ])
+        .env("AFDISK_BACKUP_DIR", backups)
+        .output()
+        .expect("run afdisk");
+    common::Afdisk {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn inspect(target: &str) -> Value {
+    let r = afdisk(&["inspect", target, "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    r.json()
+}
+
+/// The peers accept the table: sgdisk -v (GPT), sfdisk --verify, and parted align-check opt per partition.
+fn peers_accept(target: &str, label: &str) {
+    if label == "gpt" {
+        let o = Command::new("sgdisk")
+            .args(["-v", target])
+            .output()
+            .expect("sgdisk");
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success() && text.contains("No problems found"),
+            "sgdisk -v: {text}"
+        );
+    }
+    let o = Command::new("sfdisk")
+        .args(["--verify", target])
+        .output()
+        .expect("sfdisk");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && text.contains("No errors detected"),
+        "sfdisk --verify: {text}"
+    );
+    let v = inspect(target);
+    for p in v["partitions"].as_array().expect("partitions") {
+        if p["kind"] == "extended" {
+            continue;
+        }
+        let n = p["number"].as_u64().expect("number").to_string();
+        let st = Command::new("parted")
+            .args(["-s", target, "align-check", "opt", &n])
+            .status()
+            .expect("parted");
+        assert!(st.success(), "parted align-check opt {n} fails on {target}");
+    }
+}
+
+fn sgdisk_rows(target: &str) -> Vec<(u64, u64, u64)> {
+    let o = Command::new("sgdisk")
+        .args(["-p", target])
+        .output()
+        .expect("sgdisk");
+    let text = String::from_utf8_lossy(&o.stdout);
+    let mut rows = Vec::new();
+    let mut on = false;
+    for line in text.lines() {
+        if line.starts_with("Number") {
+            on = true;
+            continue;
+        }
+        if on {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() >= 3 {
+                if let (Ok(n), Ok(a), Ok(b)) =
+                    (f[0].parse(), f[1].parse::<u64>(), f[2].parse::<u64>())
+                {
+                    rows.push((n, a, b - a + 1));
+                }
+            }
+        }
+    }
+    rows.sort();
+    rows
+}
+
+/// Rows of a plan's layout (`new` or `old`), shaped like `afdisk_rows` of `inspect --json`.
+fn plan_rows(layout: &Value) -> Vec<Row> {
+    let mut v = layout.clone();
+    if let Some(parts) = v["partitions"].as_array_mut() {
+        for p in parts {
+            p["type"] = p["type_code"].clone();
+        }
+    }
+    afdisk_rows(&v)
+}
+
+fn short(rows: &[Row]) -> Vec<(u64, u64, u64)> {
+    rows.iter().map(|r| (r.0, r.1, r.2)).collect()
+}
+
+/// The GPT entry array of an image as 128-byte entries.
+fn entries(img: &Path, ss: u64) -> Vec<Vec<u8>> {
+    let b = std::fs::read(img).expect("read image");
+    let arr = &b[(2 * ss) as usize..(2 * ss + 128 * 128) as usize];
+    arr.chunks(128).map(<[u8]>::to_vec).collect()
+}
+
+#[test]
+fn fresh_layouts_start_where_fdisk_does_and_pass_the_peers() {
+    let sc = Scratch::new();
+    for preset in ["data", "efi-root", "raid-member", "lvm", "zfs"] {
+        let img = sc.image(&format!("{preset}.img"), 2 << 30);
+        let pf = sc.dir.path().join(format!("{preset}.json"));
+        let p = plan(&s(&img), &["--preset", preset], &pf);
+        assert_eq!(p["new"]["partitions"][0]["start"], 2048, "{preset}");
+        let r = apply(&s(&img), &pf, &format!("{preset}.img"), sc.dir.path());
+        assert_eq!(r.code, 0, "{preset}: {}{}", r.stdout, r.stderr);
+        assert_eq!(r.json()["verified"], true);
+        peers_accept(&s(&img), "gpt");
+        // What afdisk planned is what sfdisk reads.
+        let sf = sfdisk_rows(&sfdisk_json(&s(&img)).expect("sfdisk reads it"));
+        let planned = plan_rows(&p["new"]);
+        assert_eq!(sf, planned, "{preset}");
+    }
+    // fdisk's own choice on the same image, for the record: 2048.
+    let img = sc.image("fdisk.img", 64 * MIB);
+    run_stdin("sfdisk", &["-q", &s(&img)], "label: gpt\n,\n");
+    assert_eq!(
+        sfdisk_rows(&sfdisk_json(&s(&img)).expect("sfdisk"))[0].1,
+        2048
+    );
+}
+
+#[test]
+fn fresh_dos_layout_and_the_two_tib_refusal() {
+    let sc = Scratch::new();
+    let img = sc.image("dos.img", 1 << 30);
+    let pf = sc.dir.path().join("p.json");
+    let p = plan(&s(&img), &["--preset", "efi-root", "--table", "dos"], &pf);
+    assert_eq!(p["new"]["table"]["label"], "dos");
+    let r = apply(&s(&img), &pf, "dos.img", sc.dir.path());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    peers_accept(&s(&img), "dos");
+    let sf = sfdisk_json(&s(&img)).expect("sfdisk");
+    assert_eq!(sf["partitiontable"]["label"], "dos");
+    assert_eq!(sfdisk_rows(&sf)[0].1, 2048);
+    // 3 TiB of 512-byte sectors: refused, with the reason.
+    let big = sc.image("big.img", 3 << 40);
+    let r = afdisk(&["plan", &s(&big), "--preset", "data", "--table", "dos"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("32 bits") && r.stderr.contains("--table gpt"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn realign_gpt_keeps_slots_guids_names_and_untouched_bytes() {
+    let sc = Scratch::new();
+    let img = sc.image("g.img", 1 << 30);
+    let t = s(&img);
+    // 34 and 2049 as old gdisk and a buggy installer wrote them; slot 2 left empty; names and attributes.
+    run(
+        "sgdisk",
+        &[
+            "-a",
+            "1",
+            "-n",
+            "1:34:+100M",
+            "-c",
+            "1:boot",
+            "-n",
+            "3:1500001:+100M",
+            "-c",
+            "3:data",
+            "-A",
+            "3:set:60",
+            "-n",
+            "5:1001472:+50M",
+            "-c",
+            "5:aligned",
+            &t,
+        ],
+    );
+    let before = inspect(&t);
+    let old_entries = entries(&img, 512);
+    let pf = sc.dir.path().join("r.json");
+    let p = plan(&t, &["--realign"], &pf);
+    let actions: Vec<(u64, String)> = p["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| {
+            (
+                c["number"].as_u64().expect("n"),
+                c["action"].as_str().expect("a").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        vec![(1, "move".into()), (3, "move".into()), (5, "keep".into())]
+    );
+    let r = apply(&t, &pf, "g.img", sc.dir.path());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    peers_accept(&t, "gpt");
+    let after = inspect(&t);
+    let (b, a) = (afdisk_rows(&before), afdisk_rows(&after));
+    assert_eq!(
+        a.iter().map(|r| r.0).collect::<Vec<_>>(),
+        vec![1, 3, 5],
+        "slots kept"
+    );
+    for (x, y) in b.iter().zip(&a) {
+        assert_eq!(
+            (&x.3, &x.4, &x.5),
+            (&y.3, &y.4, &y.5),
+            "type, GUID and name kept"
+        );
+    }
+    assert_eq!(a[0].1, 2048);
+    assert_eq!(a[1].1 % 2048, 0);
+    let sf = sfdisk_json(&t).expect("sfdisk");
+    let attrs = sf["partitiontable"]["partitions"][1]["attrs"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(attrs.contains("60"), "attribute bit 60 kept: {attrs}");
+    // Untouched entries (slots 2, 5 and the empty ones) are byte-for-byte the same.
+    let new_entries = entries(&img, 512);
+    for (i, (o, n)) in old_entries.iter().zip(&new_entries).enumerate() {
+        if i != 0 && i != 2 {
+            assert_eq!(o, n, "entry slot {} changed", i + 1);
+        }
+    }
+    // Only the LBA fields of the moved entries changed.
+    for i in [0usize, 2] {
+        assert_eq!(old_entries[i][..32], new_entries[i][..32]);
+        assert_eq!(old_entries[i][48..], new_entries[i][48..]);
+    }
+}
+
+#[test]
+fn partition_with_ext4_is_not_moved_as_if_empty() {
+    let sc = Scratch::new();
+    let img = sc.image("e.img", 512 * MIB);
+    let t = s(&img);
+    run(
+        "sgdisk",
+        &["-a", "1", "-n", "1:2049:+64M", "-n", "2:0:+64M", &t],
+    );
+    // ext4 inside partition 1 (byte offset 2049 × 512), partition 2 empty.
+    let off = format!("offset={}", 2049 * 512);
+    run("mkfs.ext4", &["-q", "-F", "-E", &off, &t, "65536"]);
+    let pf = sc.dir.path().join("r.json");
+    let p = plan(&t, &["--realign"], &pf);
+    let c1 = &p["changes"][0];
+    assert_eq!(c1["action"], "blocked");
+    assert_eq!(c1["content"], "ext4");
+    assert_eq!(c1["data_move"]["bytes"], 512);
+    assert_eq!(c1["data_move"]["direction"], "toward-start");
+    assert!(c1["reason"]
+        .as_str()
+        .expect("reason")
+        .contains("--discard-data 1"));
+    assert_eq!(p["new"]["partitions"][0]["start"], 2049, "entry not moved");
+    assert_eq!(p["changes"][1]["action"], "move");
+    // With --discard-data 1 it moves.
+    let p = plan(&t, &["--realign", "--discard-data", "1"], &pf);
+    assert_eq!(p["changes"][0]["action"], "move");
+    assert_eq!(p["new"]["partitions"][0]["start"], 2048);
+}
+
+#[test]
+fn realign_mbr_with_logical_partitions_past_four_gib() {
+    let sc = Scratch::new();
+    let img = sc.image("m.img", 8 << 30);
+    let t = s(&img);
+    // XP-style: primary at 63, an extended partition beyond 4 GiB with two logicals at odd offsets.
+    let script =
+        "label: dos\nstart=63, size=4194304, type=83\nstart=10485760, size=4194304, type=5\n\
+                  start=10485823, size=1000000, type=83\nstart=11485887, size=1000000, type=83\n";
+    run_stdin("sfdisk", &["-q", "--no-reread", "-w", "never", &t], script);
+    let before = sfdisk_rows(&sfdisk_json(&t).expect("sfdisk"));
+    assert_eq!(before.len(), 4);
+    let pf = sc.dir.path().join("r.json");
+    let p = plan(&t, &["--realign"], &pf);
+    let r = apply(&t, &pf, "m.img", sc.dir.path());
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let sf = sfdisk_json(&t).expect("sfdisk");
+    let after = sfdisk_rows(&sf);
+    assert_eq!(after.len(), 4, "logical partitions still found: {after:?}");
+    for row in &after {
+        if row.3 != "0x05" {
+            assert_eq!(row.1 % 2048, 0, "partition {} at {}", row.0, row.1);
+        }
+    }
+    assert_eq!(
+        plan_rows(&p["new"]),
+        after,
+        "sfdisk reads what afdisk planned"
+    );
+    peers_accept(&t, "dos");
+    // Nothing landed inside partition 1 (mbrman's 32-bit EBR offset would put the EBR at 1 GiB).
+    let b = std::fs::read(&img).expect("read");
+    assert!(b[(1 << 30)..(1 << 30) + 512].iter().all(|x| *x == 0));
+}
+
+#[test]
+fn restore_gives_back_the_exact_original_bytes() {
+    let sc = Scratch::new();
+    let img = sc.image("r.img", 256 * MIB);
+    let t = s(&img);
+    run(
+        "sgdisk",
+        &["-a", "1", "-n", "1:34:+10M", "-n", "2:40000:+10M", &t],
+    );
+    let original = std::fs::read(&img).expect("read");
+    let pf = sc.dir.path().join("p.json");
+    plan(&t, &["--realign"], &pf);
+    let backups = sc.dir.path().join("bk");
+    let r = apply(&t, &pf, "r.img", &backups);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let bfile = r.json()["backup_file"]
+        .as_str()
+        .expect("backup_file")
+        .to_string();
+    assert_ne!(std::fs::read(&img).expect("read"), original);
+    let out = Command::new(env!("CARGO_BIN_EXE_afdisk"))
+        .args(["restore", &t, &bfile, "--yes", "--confirm", "r.img"])
+        .env("AFDISK_BACKUP_DIR", &backups)
+        .output()
+        .expect("restore");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read(&img).expect("read") == original,
+        "restore is byte-exact"
+    );
+    // `afdisk backup` + restore round trip, and a backup refused on a different sector size.
+    let bk = sc.dir.path().join("manual.json");
+    let r = afdisk(&["backup", &t, "-o", &s(&bk)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = afdisk(&[
+        "restore",
+        &t,
+        &s(&bk),
+        "--yes",
+        "--confirm",
+        "r.img",
+        "--logical-sector-size",
+        "4096",
+    ]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("512-byte sectors"), "{}", r.stderr);
+}
+
+#[test]
+fn refusals_change_nothing() {
+    let sc = Scratch::new();
+    let img = sc.image("a.img", 256 * MIB);
+    let other = sc.image("b.img", 256 * MIB);
+    let t = s(&img);
+    let pf = sc.dir.path().join("p.json");
+    plan(&t, &["--preset", "data"], &pf);
+    let zeros = std::fs::read(&img).expect("read");
+    // No terminal, no --yes.
+    let r = Command::new(env!("CARGO_BIN_EXE_afdisk"))
+        .args(["apply", &t, "--plan", &s(&pf)])
+        .env("AFDISK_BACKUP_DIR", sc.dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run");
+    assert_eq!(r.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("--yes --confirm a.img"));
+    // --yes without --confirm, and a wrong token.
+    let r = afdisk(&["apply", &t, "--plan", &s(&pf), "--yes"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let r = apply(&t, &pf, "b.img", sc.dir.path());
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    // A plan made for another device.
+    let r = apply(&s(&other), &pf, "b.img", sc.dir.path());
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("was made for"), "{}", r.stderr);
+    // A disk that changed after the plan.
+    let img2 = sc.image("c.img", 256 * MIB);
+    let pf2 = sc.dir.path().join("p2.json");
+    plan(&s(&img2), &["--preset", "data"], &pf2);
+    run_stdin("sfdisk", &["-q", &s(&img2)], "label: dos\n,\n");
+    let changed = std::fs::read(&img2).expect("read");
+    let r = apply(&s(&img2), &pf2, "c.img", sc.dir.path());
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("changed since the plan"), "{}", r.stderr);
+    assert!(std::fs::read(&img2).expect("read") == changed);
+    // A hand-edited plan whose sectors no longer match its table.
+    let mut p: Value =
+        serde_json::from_str(&std::fs::read_to_string(&pf).expect("plan")).expect("json");
+    p["new"]["partitions"][0]["start"] = Value::from(4096);
+    std::fs::write(&pf, p.to_string()).expect("write");
+    let r = apply(&t, &pf, "a.img", sc.dir.path());
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(
+        std::fs::read(&img).expect("read") == zeros,
+        "nothing written on any refusal"
+    );
+    // A fresh layout over an existing table needs --replace.
+    let r = afdisk(&["plan", &s(&img2), "--preset", "data"]);
+    assert_eq!(r.code, 3);
+    assert!(r.stderr.contains("--replace"), "{}", r.stderr);
+}
+
+#[test]
+fn mounted_loop_device_is_refused() {
+    let sc = Scratch::new();
+    let img = sc.image("mnt.img", 64 * MIB);
+    run("mkfs.ext4", &["-q", "-F", &s(&img)]);
+    let Some(lo) = LoopDev::attach(&img, 512) else {
+        return;
+    };
+    let mnt = sc.dir.path().join("mnt");
+    std::fs::create_dir(&mnt).expect("mkdir");
+    run("mount", &[&lo.path, &s(&mnt)]);
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _guard = Unmount(mnt.clone());
+    let pf = sc.dir.path().join("p.json");
+    plan(&lo.path, &["--preset", "data", "--replace"], &pf);
+    let r = apply(&lo.path, &pf, &lo.base_name(), sc.dir.path());
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("mounted on"), "{}", r.stderr);
+    drop(_guard);
+    // No table was written (the mount itself updates the ext4 superblock, so compare the table's view).
+    let v = inspect(&lo.path);
+    assert!(v["table"].is_null(), "a table appeared: {}", v["table"]);
+}
+
+#[test]
+fn four_kn_loop_device_realign_and_fresh() {
+    let sc = Scratch::new();
+    let img = sc.image("4k.img", 512 * MIB);
+    let Some(lo) = LoopDev::attach(&img, 4096) else {
+        return;
+    };
+    // sgdisk on the 4096-byte device: partitions at 6 (the first usable) and 2049 (misaligned by 4 KiB).
+    run(
+        "sgdisk",
+        &["-a", "1", "-n", "1:6:+16M", "-n", "2:20001:+16M", &lo.path],
+    );
+    let pf = sc.dir.path().join("r.json");
+    let p = plan(&lo.path, &["--realign"], &pf);
+    assert_eq!(p["device"]["logical_sector_size"], 4096);
+    let r = apply(&lo.path, &pf, &lo.base_name(), sc.dir.path());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let rows = sfdisk_rows(&sfdisk_json(&lo.path).expect("sfdisk"));
+    assert_eq!(rows[0].1, 256, "1 MiB in 4096-byte sectors");
+    assert_eq!(rows[1].1 % 256, 0);
+    peers_accept(&lo.path, "gpt");
+    // A fresh layout on the 4Kn device starts at 256, as fdisk would.
+    let pf = sc.dir.path().join("f.json");
+    let p = plan(&lo.path, &["--preset", "lvm", "--replace"], &pf);
+    assert_eq!(p["new"]["partitions"][0]["start"], 256);
+    let r = apply(&lo.path, &pf, &lo.base_name(), sc.dir.path());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    peers_accept(&lo.path, "gpt");
+}
+
+/// For every cut point k (power lost after the k-th sector write), the image reads as the old or the new
+/// table, by afdisk, sfdisk and sgdisk.
+fn crash_check(name: &str, make: &dyn Fn(&Path), args: &[&str], size: u64) {
+    let sc = Scratch::new();
+    let img = sc.image(name, size);
+    make(&img);
+    let t = s(&img);
+    let pf = sc.dir.path().join("p.json");
+    let p = plan(&t, args, &pf);
+    let original = std::fs::read(&img).expect("read");
+    let ss = p["device"]["logical_sector_size"].as_u64().expect("ss");
+    let writes: Vec<(u64, Vec<u8>)> = p["writes"]
+        .as_array()
+        .expect("writes")
+        .iter()
+        .map(|w| {
+            let hex = w["data"].as_str().expect("data");
+            let bytes = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex"))
+                .collect();
+            (w["lba"].as_u64().expect("lba"), bytes)
+        })
+        .collect();
+    assert!(!writes.is_empty());
+    let old_rows = afdisk_rows(&inspect(&t));
+    let new_rows = plan_rows(&p["new"]);
+    let cut = sc.dir.path().join("cut.img");
+    std::fs::copy(&img, &cut).expect("copy");
+    for k in 0..=writes.len() {
+        // Back to the original at every written sector, then the first k writes.
+        for (lba, _) in &writes {
+            let at = (lba * ss) as usize;
+            common::poke(&cut, lba * ss, &original[at..at + ss as usize]);
+        }
+        for (lba, data) in &writes[..k] {
+            common::poke(&cut, lba * ss, data);
+        }
+        let c = s(&cut);
+        let a = afdisk_rows(&inspect(&c));
+        assert!(
+            a == old_rows || a == new_rows,
+            "{name}: afdisk after {k} writes reads neither: {a:?}"
+        );
+        let f = sfdisk_json(&c).map(|v| sfdisk_rows(&v)).unwrap_or_default();
+        assert!(
+            short(&f) == short(&old_rows) || short(&f) == short(&new_rows),
+            "{name}: sfdisk after {k}: {f:?}"
+        );
+        if p["new"]["table"]["label"] == "gpt" {
+            let g = sgdisk_rows(&c);
+            let want_old = short(&old_rows);
+            let want_new = short(&new_rows);
+            assert!(
+                g == want_old || g == want_new,
+                "{name}: sgdisk after {k} writes: {g:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn crash_consistency_at_every_cut_point() {
+    crash_check("fresh.img", &|_| {}, &["--preset", "zfs"], 256 * MIB);
+    crash_check(
+        "replace.img",
+        &|i| {
+            run("sgdisk", &["-n", "1:2048:+8M", "-n", "2:0:+8M", &s(i)]);
+        },
+        &["--preset", "data", "--replace"],
+        256 * MIB,
+    );
+    crash_check(
+        "realign.img",
+        &|i| {
+            run(
+                "sgdisk",
+                &["-a", "1", "-n", "1:34:+8M", "-n", "3:40001:+8M", &s(i)],
+            );
+        },
+        &["--realign"],
+        256 * MIB,
+    );
+    crash_check(
+        "mbr.img",
+        &|i| {
+            run_stdin(
+                "sfdisk",
+                &["-q", &s(i)],
+                "label: dos\nstart=63, size=16384, type=83\n",
+            );
+        },
+        &["--realign"],
+        256 * MIB,
+    );
+    crash_check(
+        "dos.img",
+        &|_| {},
+        &["--preset", "data", "--table", "dos"],
+        256 * MIB,
+    );
+}
