@@ -8,11 +8,14 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use afdisk::report::Report;
 use afdisk::table::PartKind;
 
+use super::plan::{Outcome, PlanRequest, PlanState, PRESETS};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
     List,
     Disk,
     Zoom,
+    Plan,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +59,7 @@ pub struct ZoomState {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
     OpenDisk(PathBuf),
+    Plan(PlanRequest),
 }
 
 #[derive(Debug)]
@@ -64,6 +68,8 @@ pub struct App {
     pub list: ListState,
     pub disk: Option<DiskState>,
     pub zoom: ZoomState,
+    /// The plan screen, once a plan was proposed.
+    pub plan: Option<PlanState>,
     pub help: bool,
     /// "Loading /dev/sdb…" while background work runs.
     pub busy: Option<String>,
@@ -85,6 +91,7 @@ impl App {
                 at_end: false,
                 block: 4096,
             },
+            plan: None,
             help: false,
             busy: None,
             error: None,
@@ -106,7 +113,10 @@ impl App {
             focus: Panel::Partitions,
             findings_scroll: 0,
         });
-        self.screen = Screen::Disk;
+        // A reload after a write keeps the plan screen, which shows the result.
+        if self.screen != Screen::Plan {
+            self.screen = Screen::Disk;
+        }
         self.busy = None;
         self.error = None;
     }
@@ -132,6 +142,14 @@ impl App {
             self.quit = true;
             return None;
         }
+        if self.screen == Screen::Plan {
+            if let Some(p) = self.plan.as_mut().filter(|p| p.typing()) {
+                return match p.key(key.code) {
+                    Outcome::Request(r) => Some(self.start(r)),
+                    _ => None,
+                };
+            }
+        }
         if self.help {
             if matches!(
                 key.code,
@@ -154,10 +172,15 @@ impl App {
         }
         match self.screen {
             Screen::List => self.key_list(key.code),
-            Screen::Disk => {
-                self.key_disk(key.code);
-                None
-            }
+            Screen::Disk => self.key_disk(key.code),
+            Screen::Plan => match self.plan.as_mut().map(|p| p.key(key.code)) {
+                Some(Outcome::Back) | None => {
+                    self.screen = Screen::Disk;
+                    None
+                }
+                Some(Outcome::Request(r)) => Some(self.start(r)),
+                Some(Outcome::None) => None,
+            },
             Screen::Zoom => {
                 self.key_zoom(key.code);
                 None
@@ -189,14 +212,38 @@ impl App {
         None
     }
 
-    fn key_disk(&mut self, code: KeyCode) {
+    /// Marks background plan work as started and returns the request for the event loop.
+    fn start(&mut self, r: PlanRequest) -> Request {
+        self.error = None;
+        self.busy = Some(match &r {
+            PlanRequest::Make { path, .. } => format!("Planning {}…", path.display()),
+            PlanRequest::Apply { path, .. } => {
+                format!("Writing {} (backup first)…", path.display())
+            }
+            PlanRequest::Undo { path, .. } => format!("Restoring {}…", path.display()),
+        });
+        Request::Plan(r)
+    }
+
+    /// A plan for the disk on screen: realign its table, or the first preset for an empty disk.
+    fn propose(&mut self) -> Option<Request> {
+        let d = self.disk.as_ref()?;
+        let path = PathBuf::from(&d.report.device.path);
+        let preset = d.report.table.is_none().then(|| PRESETS[0].to_string());
+        Some(self.start(PlanRequest::Make { path, preset }))
+    }
+
+    fn key_disk(&mut self, code: KeyCode) -> Option<Request> {
+        if code == KeyCode::Char('p') {
+            return self.propose();
+        }
         let has_list = self.has_list;
         let zoomable = self.zoomable();
         let Some(d) = self.disk.as_mut() else {
             if code == KeyCode::Esc && has_list {
                 self.screen = Screen::List;
             }
-            return;
+            return None;
         };
         let n = d.report.partitions.len();
         match (code, d.focus) {
@@ -236,6 +283,18 @@ impl App {
             }
             _ => {}
         }
+        None
+    }
+
+    /// A plan arrived from the background.
+    pub fn set_plan(&mut self, path: PathBuf, plan: afdisk::plan::Plan) {
+        let preset = plan
+            .preset
+            .as_deref()
+            .and_then(|n| PRESETS.iter().position(|p| *p == n));
+        self.plan = Some(PlanState::new(path, plan, preset));
+        self.screen = Screen::Plan;
+        self.busy = None;
     }
 
     fn key_zoom(&mut self, code: KeyCode) {
@@ -298,7 +357,16 @@ pub const KEYS: &[(&str, &str)] = &[
     ("e", "zoom: switch between the partition's start and end"),
     ("n / p", "zoom: next / previous partition"),
     ("+ / -", "zoom: double / halve the filesystem block size"),
+    (
+        "p",
+        "disk: propose a plan (realign, or a preset on an empty disk)",
+    ),
+    (
+        "a / u",
+        "plan: apply (type the device name) / undo the write",
+    ),
+    ("n", "plan: next preset (empty disk)"),
     ("?", "this help"),
-    ("Esc", "back (zoom -> disk -> list)"),
+    ("Esc", "back (zoom/plan -> disk -> list)"),
     ("q, Ctrl-C", "quit"),
 ];

@@ -1,10 +1,13 @@
-//! The terminal UI front end (ratatui + crossterm), keyboard only: device list → disk view → sector zoom.
+//! The terminal UI front end (ratatui + crossterm), keyboard only: device list → disk view → sector zoom, and
+//! the plan screen (propose, confirm by typing the device name, write, undo).
 //! Probing disks happens on background threads that report through a channel, so the UI stays responsive
 //! while a disk spins up. ratatui's init installs a panic hook that restores the terminal; quit and Ctrl-C
 //! restore it too.
 
 mod app;
 mod model;
+mod plan;
+mod plan_view;
 mod view;
 
 #[cfg(test)]
@@ -25,6 +28,59 @@ enum Msg {
     ListItem(ListItem),
     ListDone,
     Disk(Result<Box<Report>, String>),
+    Plan(PathBuf, Result<Box<afdisk::plan::Plan>, String>),
+    Written {
+        path: PathBuf,
+        undo: bool,
+        result: Result<afdisk::apply::Outcome, String>,
+    },
+}
+
+/// Plan work on a background thread: make a plan, apply it, or restore the backup it took.
+fn spawn_plan(tx: mpsc::Sender<Msg>, r: plan::PlanRequest, opts: InspectOptions, dir: PathBuf) {
+    use afdisk::device::{self, access::Confirmation};
+    let err = |e: afdisk::Error| format!("{} ({})", e.problem, e.fix);
+    std::thread::spawn(move || match r {
+        plan::PlanRequest::Make { path, preset } => {
+            let req = afdisk::plan::Request {
+                realign: preset.is_none(),
+                preset,
+                ..Default::default()
+            };
+            let res = device::open(&path, &opts.overrides)
+                .and_then(|o| afdisk::plan::make(&o, &req))
+                .map(Box::new)
+                .map_err(err);
+            let _ = tx.send(Msg::Plan(path, res));
+        }
+        plan::PlanRequest::Apply { path, plan, typed } => {
+            let result = device::open(&path, &opts.overrides)
+                .and_then(|o| afdisk::apply::apply(&o, &plan, &Confirmation::Typed(typed), &dir))
+                .map_err(err);
+            let _ = tx.send(Msg::Written {
+                path,
+                undo: false,
+                result,
+            });
+        }
+        plan::PlanRequest::Undo {
+            path,
+            backup,
+            typed,
+        } => {
+            let result = afdisk::apply::backup::load(&backup)
+                .and_then(|b| {
+                    let o = device::open(&path, &opts.overrides)?;
+                    afdisk::apply::restore(&o, &b, &Confirmation::Typed(typed), &dir)
+                })
+                .map_err(err);
+            let _ = tx.send(Msg::Written {
+                path,
+                undo: true,
+                result,
+            });
+        }
+    });
 }
 
 fn spawn_list(tx: mpsc::Sender<Msg>, opts: InspectOptions) {
@@ -64,6 +120,7 @@ fn spawn_disk(tx: mpsc::Sender<Msg>, path: PathBuf, opts: InspectOptions) {
 pub fn run(target: Option<PathBuf>, opts: InspectOptions) -> i32 {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let mut app = App::new(target.is_none(), no_color);
+    let backup_dir = afdisk::apply::default_backup_dir();
     let (tx, rx) = mpsc::channel();
     match target {
         Some(t) => {
@@ -80,22 +137,13 @@ pub fn run(target: Option<PathBuf>, opts: InspectOptions) -> i32 {
             break;
         }
         while let Ok(m) = rx.try_recv() {
-            match m {
-                Msg::ListTotal(n) => app.list.total = Some(n),
-                Msg::ListItem(i) => app.list.items.push(i),
-                Msg::ListDone => app.list.done = true,
-                Msg::Disk(Ok(r)) => app.set_disk(*r),
-                Msg::Disk(Err(e)) => {
-                    app.busy = None;
-                    app.error = Some(e);
-                }
-            }
+            on_msg(&mut app, m, &tx, opts);
         }
         match event::poll(Duration::from_millis(50)) {
             Ok(true) => match event::read() {
                 Ok(Event::Key(k)) if k.kind == KeyEventKind::Press => {
-                    if let Some(Request::OpenDisk(p)) = app.handle_key(k) {
-                        spawn_disk(tx.clone(), p, opts);
+                    if let Some(r) = app.handle_key(k) {
+                        on_request(r, &tx, opts, &backup_dir);
                     }
                 }
                 Ok(_) => {}
@@ -117,4 +165,63 @@ pub fn run(target: Option<PathBuf>, opts: InspectOptions) -> i32 {
         return 2;
     }
     code
+}
+
+/// Applies a message from a background thread to the UI state (may start a reload of the disk).
+fn on_msg(app: &mut App, m: Msg, tx: &mpsc::Sender<Msg>, opts: InspectOptions) {
+    match m {
+        Msg::ListTotal(n) => app.list.total = Some(n),
+        Msg::ListItem(i) => app.list.items.push(i),
+        Msg::ListDone => app.list.done = true,
+        Msg::Disk(Ok(r)) => app.set_disk(*r),
+        Msg::Disk(Err(e)) => {
+            app.busy = None;
+            app.error = Some(e);
+        }
+        Msg::Plan(path, Ok(p)) => app.set_plan(path, *p),
+        Msg::Plan(_, Err(e)) => {
+            app.busy = None;
+            app.error = Some(e);
+        }
+        Msg::Written { path, undo, result } => {
+            app.busy = None;
+            if let Some(ps) = app.plan.as_mut() {
+                match result {
+                    Ok(o) => {
+                        ps.written = Some(plan::Written {
+                            backup_file: if undo {
+                                ps.written
+                                    .as_ref()
+                                    .map(|w| w.backup_file.clone())
+                                    .unwrap_or_default()
+                            } else {
+                                o.backup_file.clone()
+                            },
+                            message: format!(
+                                "{} {} sector(s), verified. {} Backup: {}",
+                                if undo { "Restored" } else { "Wrote" },
+                                o.sectors_written,
+                                o.reread.message,
+                                o.backup_file
+                            ),
+                            undone: undo,
+                        });
+                        ps.error = None;
+                    }
+                    Err(e) => ps.error = Some(e),
+                }
+            }
+            // Show the disk as it is now.
+            spawn_disk(tx.clone(), path, opts);
+            app.screen = app::Screen::Plan;
+        }
+    }
+}
+
+/// Starts the background work a key asked for.
+fn on_request(r: Request, tx: &mpsc::Sender<Msg>, opts: InspectOptions, dir: &std::path::Path) {
+    match r {
+        Request::OpenDisk(p) => spawn_disk(tx.clone(), p, opts),
+        Request::Plan(r) => spawn_plan(tx.clone(), r, opts, dir.to_path_buf()),
+    }
 }

@@ -215,3 +215,150 @@ fn bench_render() {
         }
     }
 }
+
+/// The fixture image (kept alive by the returned directory) and its report.
+fn fixture_image() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("fixture.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(256 << 20))
+        .expect("image");
+    sgdisk(
+        &img,
+        &[
+            "-U",
+            "11111111-2222-3333-4444-555555555555",
+            "-u",
+            "2:22222222-3333-4444-5555-666666666666",
+            "-a",
+            "1",
+            "-n",
+            "1:34:2047",
+            "-t",
+            "1:ef02",
+            "-n",
+            "2:2049:+64M",
+            "-c",
+            "2:root",
+            "-n",
+            "3:264192:+32M",
+        ],
+    );
+    (dir, img)
+}
+
+/// Runs the background work of `r` and feeds its message back, as the event loop does.
+fn pump(app: &mut App, r: super::app::Request, dir: &Path) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let opts = InspectOptions::default();
+    super::on_request(r, &tx, opts, dir);
+    let m = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("background work answers");
+    super::on_msg(app, m, &tx, opts);
+    // A write also reloads the disk.
+    if let Ok(m) = rx.recv_timeout(std::time::Duration::from_millis(2000)) {
+        super::on_msg(app, m, &tx, opts);
+    }
+}
+
+fn typed(app: &mut App, text: &str) -> Option<super::app::Request> {
+    let mut last = None;
+    for c in text.chars() {
+        last = app.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    last
+}
+
+#[test]
+fn plan_screen_apply_and_undo_through_the_confirm_dialog() {
+    let (dir, img) = fixture_image();
+    let original = std::fs::read(&img).expect("read");
+    let backups = dir.path().join("bk");
+    let mut app = App::new(false, true);
+    let (_, r) = report::inspect(&img, &InspectOptions::default()).expect("inspect");
+    app.set_disk(r);
+    let req = app.handle_key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE));
+    pump(&mut app, req.expect("p proposes a plan"), &backups);
+    assert_eq!(app.screen, Screen::Plan);
+    {
+        let ps = app.plan.as_mut().expect("plan");
+        ps.plan.device.path = "fixture.img".into();
+        // Stable GUIDs for the snapshot come from the fixture; the partition to move is 2.
+        assert_eq!(ps.plan.changes[1].action, afdisk::plan::Action::Move);
+    }
+    insta::assert_snapshot!("plan_80x24", render(&app, 80, 24));
+    // Open the dialog; q and ? are letters there, not commands.
+    key(&mut app, KeyCode::Char('a'));
+    assert!(typed(&mut app, "q?").is_none());
+    assert!(!app.quit && !app.help);
+    insta::assert_snapshot!("plan_confirm_80x24", render(&app, 80, 24));
+    // A wrong name is refused by the library and nothing is written.
+    for _ in 0..2 {
+        key(&mut app, KeyCode::Backspace);
+    }
+    typed(&mut app, "wrong");
+    let req = app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    pump(&mut app, req.expect("enter submits"), &backups);
+    let ps = app.plan.as_ref().expect("plan");
+    assert!(
+        ps.error.as_deref().unwrap_or("").contains("does not name"),
+        "{:?}",
+        ps.error
+    );
+    assert!(std::fs::read(&img).expect("read") == original);
+    // The right name writes; the disk view reloads with partition 2 at 2048.
+    key(&mut app, KeyCode::Char('a'));
+    typed(&mut app, "fixture.img");
+    let req = app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    pump(&mut app, req.expect("enter submits"), &backups);
+    let ps = app.plan.as_ref().expect("plan");
+    assert!(ps.error.is_none(), "{:?}", ps.error);
+    assert!(ps.written.as_ref().is_some_and(|w| !w.undone));
+    let d = app.disk.as_ref().expect("disk");
+    assert_eq!(d.report.partitions[1].start, 2048);
+    assert_eq!(app.screen, Screen::Plan);
+    // Undo restores the exact bytes.
+    key(&mut app, KeyCode::Char('u'));
+    typed(&mut app, "fixture.img");
+    let req = app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    pump(&mut app, req.expect("enter submits"), &backups);
+    assert!(app
+        .plan
+        .as_ref()
+        .and_then(|p| p.written.as_ref())
+        .is_some_and(|w| w.undone));
+    assert!(
+        std::fs::read(&img).expect("read") == original,
+        "undo is byte-exact"
+    );
+    // Esc goes back to the disk view.
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.screen, Screen::Disk);
+}
+
+#[test]
+fn empty_disk_gets_a_preset_and_n_cycles_presets() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("empty.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(2 << 30))
+        .expect("image");
+    let mut app = App::new(false, true);
+    let (_, r) = report::inspect(&img, &InspectOptions::default()).expect("inspect");
+    app.set_disk(r);
+    let req = app.handle_key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE));
+    pump(&mut app, req.expect("plan"), dir.path());
+    assert_eq!(
+        app.plan
+            .as_ref()
+            .and_then(|p| p.plan.preset.clone())
+            .as_deref(),
+        Some("data")
+    );
+    let req = app.handle_key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE));
+    pump(&mut app, req.expect("next preset"), dir.path());
+    let p = &app.plan.as_ref().expect("plan").plan;
+    assert_eq!(p.preset.as_deref(), Some("efi-root"));
+    assert_eq!(p.new.partitions[0].start, 2048);
+}

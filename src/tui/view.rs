@@ -63,6 +63,20 @@ pub fn draw(f: &mut Frame, app: &App) {
         Screen::List => draw_list(f, app, body, &th),
         Screen::Disk => draw_disk(f, app, body, &th),
         Screen::Zoom => draw_zoom(f, app, body, &th),
+        Screen::Plan => match &app.plan {
+            Some(ps) => super::plan_view::draw(
+                f,
+                ps,
+                body,
+                &super::plan_view::Styles {
+                    ok: th.ok,
+                    bad: th.bad,
+                    warn: th.warn,
+                    title: th.title,
+                },
+            ),
+            None => f.render_widget(Paragraph::new("No plan."), body),
+        },
     }
     draw_keybar(f, app, bar);
     if app.help {
@@ -73,10 +87,21 @@ pub fn draw(f: &mut Frame, app: &App) {
 fn draw_keybar(f: &mut Frame, app: &App, area: Rect) {
     let text = if let Some(b) = &app.busy {
         b.clone()
+    } else if let (Some(e), Screen::Disk) = (&app.error, app.screen) {
+        format!("error: {e}")
     } else {
         match app.screen {
             Screen::List => "Up/Dn move  Enter open  ? help  q quit".to_string(),
-            Screen::Disk => "Up/Dn move  Tab panel  z zoom  ? help  Esc back  q quit".to_string(),
+            Screen::Disk => {
+                "Up/Dn move  Tab panel  z zoom  p plan  ? help  Esc back  q quit".to_string()
+            }
+            Screen::Plan => match &app.plan {
+                Some(p) if p.typing() => {
+                    "type the device name  Enter confirm  Esc cancel".to_string()
+                }
+                _ => "a apply  u undo  n next preset  Up/Dn scroll  ? help  Esc back  q quit"
+                    .to_string(),
+            },
             Screen::Zoom => {
                 "<-/-> boundary  e start/end  n/p partition  +/- block  ? help  Esc back  q quit"
                     .to_string()

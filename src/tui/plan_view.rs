@@ -1,0 +1,200 @@
+//! Rendering of the plan screen: the old and the new layout side by side (moved entries marked `~`, blocked
+//! and unfixable ones `!`, new ones `+`), each change's reason, the exact sectors to be written, the result of
+//! a write, and the confirm dialog where the device name must be typed.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Row, Table, Wrap};
+use ratatui::Frame;
+
+use afdisk::plan::{Action, Layout as PlanLayout, Plan};
+use afdisk::units::human;
+
+use super::plan::{DialogKind, PlanState};
+
+/// Styles the plan screen uses (from the main view's theme).
+pub struct Styles {
+    pub ok: Style,
+    pub bad: Style,
+    pub warn: Style,
+    pub title: Style,
+}
+
+fn mark(plan: &Plan, number: u32) -> &'static str {
+    match plan
+        .changes
+        .iter()
+        .find(|c| c.number == number)
+        .map(|c| c.action)
+    {
+        Some(Action::Create) => "+",
+        Some(Action::Move) => "~",
+        Some(Action::Blocked) | Some(Action::Unfixable) => "!",
+        _ => " ",
+    }
+}
+
+fn layout_table<'a>(plan: &Plan, l: Option<&PlanLayout>, title: &'a str, st: &Styles) -> Table<'a> {
+    let ss = plan.device.logical_sector_size;
+    let rows: Vec<Row> = match l {
+        None => vec![Row::new(vec!["", "(no table)"])],
+        Some(l) => l
+            .partitions
+            .iter()
+            .map(|p| {
+                let m = mark(plan, p.number);
+                let style = match m {
+                    "~" | "+" => st.ok,
+                    "!" => st.bad,
+                    _ => Style::default(),
+                };
+                Row::new(vec![
+                    format!("{m}{:>3}", p.number),
+                    p.start.to_string(),
+                    p.end().to_string(),
+                    human(p.size * ss),
+                ])
+                .style(style)
+            })
+            .collect(),
+    };
+    let label = l.map(|l| l.table.label.as_str()).unwrap_or("none");
+    Table::new(
+        rows,
+        [
+            Constraint::Length(4),
+            Constraint::Length(10),
+            Constraint::Length(10),
+            Constraint::Min(6),
+        ],
+    )
+    .header(Row::new(vec!["  #", "start", "end", "size"]).style(st.title))
+    .block(Block::bordered().title(Line::from(format!(" {title} ({label}) "))))
+}
+
+pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
+    let plan = &ps.plan;
+    let n = plan
+        .new
+        .partitions
+        .len()
+        .max(plan.old.as_ref().map_or(1, |o| o.partitions.len())) as u16;
+    let table_h = (n + 3).min(area.height.saturating_sub(6) / 2).max(4);
+    let [head, tables, body, status] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Length(table_h),
+        Constraint::Min(2),
+        Constraint::Length(2),
+    ])
+    .areas(area);
+    let lines = plan.diff_lines();
+    f.render_widget(
+        Paragraph::new(lines.first().cloned().unwrap_or_default())
+            .style(st.title)
+            .wrap(Wrap { trim: true }),
+        head,
+    );
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(tables);
+    f.render_widget(layout_table(plan, plan.old.as_ref(), "Now", st), left);
+    f.render_widget(layout_table(plan, Some(&plan.new), "Plan", st), right);
+    // Reasons, sectors and notes: the diff without its title.
+    let text: Vec<Line> = lines
+        .iter()
+        .skip(1)
+        .map(|l| {
+            let style = if l.starts_with('!') {
+                st.bad
+            } else if l.starts_with('~') || l.starts_with('+') {
+                st.ok
+            } else if l.starts_with("Note") {
+                st.warn
+            } else {
+                Style::default()
+            };
+            Line::from(Span::styled(l.clone(), style))
+        })
+        .collect();
+    f.render_widget(
+        Paragraph::new(text)
+            .wrap(Wrap { trim: false })
+            .scroll((ps.scroll, 0))
+            .block(Block::bordered().title(" Changes (Up/Dn scroll) ")),
+        body,
+    );
+    let (msg, style) = match (&ps.error, &ps.written) {
+        (Some(e), _) => (format!("Refused: {e}"), st.bad),
+        (None, Some(w)) if w.undone => (format!("{} Undone.", w.message), st.ok),
+        (None, Some(w)) => (format!("{} Press u to undo.", w.message), st.ok),
+        (None, None) if plan.is_noop() => ("Nothing to write.".to_string(), st.warn),
+        (None, None) => (
+            format!(
+                "Press a to write {} sector(s); a backup is taken first.",
+                plan.writes.len()
+            ),
+            Style::default(),
+        ),
+    };
+    f.render_widget(
+        Paragraph::new(msg).style(style).wrap(Wrap { trim: true }),
+        status,
+    );
+    if let Some(d) = &ps.dialog {
+        draw_dialog(f, ps, d.kind, &d.input, area, st);
+    }
+}
+
+fn draw_dialog(
+    f: &mut Frame,
+    ps: &PlanState,
+    kind: DialogKind,
+    input: &str,
+    area: Rect,
+    st: &Styles,
+) {
+    let w = area.width.min(72);
+    let h = 8.min(area.height);
+    let r = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height.saturating_sub(h)) / 2,
+        width: w,
+        height: h,
+    };
+    f.render_widget(Clear, r);
+    let name = &ps.plan.device.name;
+    let what = match kind {
+        DialogKind::Apply => format!(
+            "Write {} sector(s) to {}. A backup of every sector it overwrites is saved first.",
+            ps.plan.writes.len(),
+            ps.plan.device.path
+        ),
+        DialogKind::Undo => format!(
+            "Restore {} from the backup taken before the write.",
+            ps.plan.device.path
+        ),
+    };
+    let lines = vec![
+        Line::from(what),
+        Line::from(""),
+        Line::from(vec![
+            Span::raw("Type "),
+            Span::styled(name.clone(), st.title),
+            Span::raw(" and press Enter (Esc cancels):"),
+        ]),
+        Line::from(Span::styled(
+            format!("> {input}_"),
+            Style::default().add_modifier(Modifier::BOLD),
+        )),
+    ];
+    let title = match kind {
+        DialogKind::Apply => " Confirm write ",
+        DialogKind::Undo => " Confirm undo ",
+    };
+    f.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(Block::bordered().title(Line::from(title).style(st.bad))),
+        r,
+    );
+}
