@@ -291,8 +291,9 @@ fn alignment_findings(
                     "Partition {n}{what} starts at sector {} (byte {}), {} bytes past a {unit}-byte physical boundary. \
                      Each {} block its filesystem writes spans {} physical sectors, so the drive must read, merge \
                      and rewrite them: {} read-modify-write cycle(s) per write. Expect writes about 3x slower, up \
-                     to 10x for small files. Fix: start it on a 1 MiB boundary (sector {}); the data must move \
-                     with it (back up first; a table edit alone would lose the data).",
+                     to 10x for small files. Fix: start it on a 1 MiB boundary (sector {}); `afdisk plan --realign` \
+                     does that for an empty partition, and for one that holds data says how far the data must \
+                     move (a table edit alone would lose it).",
                     p.start,
                     p.start_bytes,
                     a.offset_bytes,
