@@ -536,9 +536,67 @@ fn crash_check(name: &str, make: &dyn Fn(&Path), args: &[&str], size: u64) {
         .collect();
     assert!(!writes.is_empty());
     let old_rows = afdisk_rows(&inspect(&t));
+    // The real apply, traced: its sector writes must be the plan's, in the plan's order, after the backup's
+    // fsync, with a flush after each phase.
+    let trace = sc.dir.path().join("apply.trace");
+    let st = Command::new("strace")
+        .args([
+            "-f",
+            "-e",
+            "trace=pwrite64,fsync,fdatasync",
+            "-o",
+            &s(&trace),
+        ])
+        .arg(env!("CARGO_BIN_EXE_afdisk"))
+        .args(["apply", &t, "--plan", &s(&pf), "--yes", "--confirm", name])
+        .env("AFDISK_BACKUP_DIR", sc.dir.path().join("bk"))
+        .output()
+        .expect("strace is installed (see .ci/run)");
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let calls: Vec<String> = std::fs::read_to_string(&trace)
+        .expect("trace")
+        .lines()
+        .filter_map(|l| l.split_once(' ').map(|(_, c)| c.to_string()))
+        .collect();
+    let offsets: Vec<u64> = calls
+        .iter()
+        .filter(|c| c.starts_with("pwrite64("))
+        .filter_map(|c| {
+            c.rsplit_once(", ")
+                .and_then(|(_, o)| o.split(')').next()?.parse().ok())
+        })
+        .collect();
+    let planned: Vec<u64> = writes.iter().map(|(lba, _)| lba * ss).collect();
+    assert_eq!(
+        offsets, planned,
+        "{name}: apply wrote in another order than the plan"
+    );
+    let first_write = calls
+        .iter()
+        .position(|c| c.starts_with("pwrite64("))
+        .expect("writes");
+    assert!(
+        calls[..first_write].iter().any(|c| c.starts_with("fsync(")),
+        "{name}: backup not fsynced first"
+    );
+    let phases: std::collections::BTreeSet<u64> = p["writes"]
+        .as_array()
+        .expect("writes")
+        .iter()
+        .map(|w| w["phase"].as_u64().expect("phase"))
+        .collect();
+    let syncs = calls[first_write..]
+        .iter()
+        .filter(|c| c.starts_with("fdatasync("))
+        .count();
+    assert_eq!(syncs, phases.len(), "{name}: one flush per phase");
     let new_rows = plan_rows(&p["new"]);
     let cut = sc.dir.path().join("cut.img");
-    std::fs::copy(&img, &cut).expect("copy");
+    std::fs::write(&cut, &original).expect("copy");
     for k in 0..=writes.len() {
         // Back to the original at every written sector, then the first k writes.
         for (lba, _) in &writes {

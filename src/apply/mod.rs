@@ -19,8 +19,8 @@ use crate::device::{ioctl, Opened, TargetKind};
 use crate::error::{Error, Result};
 use crate::plan::encode::{verify_overlay, Overlay};
 use crate::plan::{Layout, Plan, PlanDevice, SCHEMA};
+use crate::table;
 use crate::table::source::{ByteSource, FileSource};
-use crate::table::{self, Label};
 pub use backup::Backup;
 
 /// How the kernel learned about the new table.
@@ -408,15 +408,6 @@ pub fn restore(
         verified,
         table: after,
     })
-}
-
-/// The label of a layout, for messages.
-pub fn label_of(l: Option<&Layout>) -> &'static str {
-    l.map(|l| match l.table.label {
-        Label::Gpt => "gpt",
-        Label::Dos => "dos",
-    })
-    .unwrap_or("none")
 }
 
 /// Path helper for front ends: the backup directory in use.
