@@ -51,20 +51,32 @@ fn samples_of(samples: &[Vec<u64>], i: usize) -> &[u64] {
     samples.get(i).map(Vec::as_slice).unwrap_or(&[])
 }
 
-/// The early stop rule over the whole plan: true once every comparison, every probe size and the offset sweep
-/// are decided.
+/// Comparisons the early stop waits for: the ones the verdict and the exit status rest on. The others (512-byte
+/// writes, sequential, split) are reported with their final verdicts; a true ratio near a threshold could
+/// otherwise keep every run going to the time cap.
+pub fn gates_stop(role: Role) -> bool {
+    matches!(role, Role::DriveWrite | Role::DriveRead | Role::Partition)
+}
+
+/// The early stop rule over the whole plan: true once every gating comparison, every probe size and the offset
+/// sweep are decided.
 pub fn all_decided(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> bool {
-    let pairs = plan.pairs.iter().enumerate().all(|(i, p)| {
-        matches!(
-            stop_rule(
-                samples_of(samples, p.reference),
-                samples_of(samples, p.test),
-                th,
-                seed_for(seed, i)
-            ),
-            Decision::Decided(_)
-        )
-    });
+    let pairs = plan
+        .pairs
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| gates_stop(p.role))
+        .all(|(i, p)| {
+            matches!(
+                stop_rule(
+                    samples_of(samples, p.reference),
+                    samples_of(samples, p.test),
+                    th,
+                    seed_for(seed, i)
+                ),
+                Decision::Decided(_)
+            )
+        });
     if !pairs {
         return false;
     }

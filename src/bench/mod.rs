@@ -265,20 +265,19 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
         }],
     };
     let pool = SlotPool::new(&regions, plan.slot_size, ao);
-    let need_slots = plan.slots_per_round() * MIN_ROUNDS;
-    if pool.len() < need_slots {
-        let have = pool.len() * plan.slot_size;
-        let need = plan.bytes_needed(MIN_ROUNDS);
+    let need = plan.bytes_needed(MIN_ROUNDS);
+    let have = pool.len() * plan.slot_size;
+    if have < need {
         let (problem, fix) = match (options.write, partition) {
             (WriteMode::Free, _) => (
                 format!(
                     "--write free: {} has {} of usable unallocated space, but this run needs at least {} \
-                     ({} classes × {MIN_ROUNDS} rounds × {} slots)",
+                     ({} classes × {MIN_ROUNDS} rounds, {} per round)",
                     info.path,
                     human(have),
                     human(need),
                     plan.classes.len(),
-                    human(plan.slot_size)
+                    human(plan.bytes_per_round())
                 ),
                 "shrink or delete a partition to leave that much unallocated, drop --probe (fewer classes), or use \
                  --write none"
@@ -417,7 +416,10 @@ pub fn run(
         info.alignment_offset % align,
     );
     let sched = Scheduler::new(plan, pool, opts.seed);
-    let th = analysis::thresholds(info.rotational);
+    // Loop devices report rotational=1 whatever backs them: the spinning-disk floor does not apply to them.
+    let th = analysis::thresholds(
+        info.rotational && info.kind == TargetKind::Block && info.transport != "loop",
+    );
     let geometry = analysis::Geometry {
         logical: info.logical_sector_size,
         physical: info.physical_sector_size,

@@ -117,7 +117,8 @@ pub struct Plan {
     pub probe: Vec<ProbeSize>,
     /// Offset sweep: (offset within a 4 KiB block, class). Empty without `--probe`.
     pub sweep: Vec<(u64, usize)>,
-    /// Slot size in bytes: a power of two ≥ 64 KiB that holds the largest class's extent.
+    /// The pool's slot size in bytes: the largest class slot (a power of two ≥ 64 KiB). Classes with smaller
+    /// extents take sub-slots of a pool slot ([`Plan::class_slot`]), so small I/O does not waste the span.
     pub slot_size: u64,
     /// The alignment every slot start has (max(physical, 4096)); the partition view's offset is relative to it.
     pub align: u64,
@@ -142,16 +143,29 @@ impl Plan {
         self.pairs.iter().find(|p| p.role == role)
     }
 
-    /// How many slots one round takes (sequential classes take one only every few rounds; counted as one).
-    pub fn slots_per_round(&self) -> u64 {
-        self.classes.len() as u64
+    /// The slot a class takes per sample (sequential classes: per slot walked through): a power of two that holds
+    /// its extent, at least [`MIN_SLOT`] and the physical alignment, at most the plan's `slot_size`.
+    pub fn class_slot(&self, class: usize) -> u64 {
+        self.classes.get(class).map_or(self.slot_size, |c| {
+            slot_for(c, self.align).min(self.slot_size)
+        })
     }
 
-    /// Bytes of free space a useful run needs: `rounds` rounds of fresh slots.
+    /// Bytes of fresh space one round consumes (sequential classes counted as if they took a slot every round).
+    pub fn bytes_per_round(&self) -> u64 {
+        (0..self.classes.len()).map(|i| self.class_slot(i)).sum()
+    }
+
+    /// Bytes of usable space a run of `rounds` rounds needs.
     pub fn bytes_needed(&self, rounds: u64) -> u64 {
-        self.slots_per_round()
-            .saturating_mul(rounds)
-            .saturating_mul(self.slot_size)
+        self.bytes_per_round().saturating_mul(rounds)
+    }
+}
+
+fn slot_for(c: &ClassSpec, align: u64) -> u64 {
+    match c.pattern {
+        Pattern::Sequential => MIN_SLOT.max(align),
+        _ => c.extent().next_power_of_two().max(MIN_SLOT).max(align),
     }
 }
 
@@ -347,8 +361,11 @@ pub fn build(input: &PlanInput) -> Plan {
             }
         }
     }
-    let largest = classes.iter().map(ClassSpec::extent).max().unwrap_or(4096);
-    let slot_size = largest.next_power_of_two().max(MIN_SLOT).max(align);
+    let slot_size = classes
+        .iter()
+        .map(|c| slot_for(c, align))
+        .max()
+        .unwrap_or(MIN_SLOT.max(align));
     Plan {
         classes,
         pairs,
@@ -489,13 +506,20 @@ pub struct Io {
 }
 
 /// Hands out rounds: every class once, in a fresh random order, each at a slot never used before.
+///
+/// Pool slots come in a seeded random order. A class whose slot is smaller than a pool slot takes a sub-slot: the
+/// first such request splits a fresh pool slot into sub-slots, shuffled, which later requests of that size use up.
+/// So every byte is still touched at most once, and small classes get many more fresh slots out of the span.
 pub struct Scheduler {
     classes: Vec<ClassSpec>,
+    class_slot: Vec<u64>,
     pool: SlotPool,
     order: SlotOrder,
     rng: Rng,
     /// Per sequential class: (slot start, next I/O index within the slot).
     seq: Vec<Option<(u64, u64)>>,
+    /// Unused sub-slots by size.
+    spare: Vec<(u64, Vec<u64>)>,
 }
 
 impl Scheduler {
@@ -503,16 +527,39 @@ impl Scheduler {
         let order = SlotOrder::new(pool.len(), seed);
         Scheduler {
             classes: plan.classes.clone(),
+            class_slot: (0..plan.classes.len())
+                .map(|i| plan.class_slot(i))
+                .collect(),
             seq: vec![None; plan.classes.len()],
             pool,
             order,
             rng: Rng::new(seed ^ 0x005E_ED0F_0DE4),
+            spare: Vec::new(),
         }
     }
 
-    fn fresh_slot(&mut self) -> Option<u64> {
-        let i = self.order.next()?;
-        self.pool.offset(i)
+    /// A fresh slot of `size` bytes (a power of two ≤ the pool's slot size).
+    fn slot_of(&mut self, size: u64) -> Option<u64> {
+        let big = self.pool.slot_size();
+        if size >= big {
+            let i = self.order.next()?;
+            return self.pool.offset(i);
+        }
+        let k = match self.spare.iter().position(|(s, _)| *s == size) {
+            Some(k) => k,
+            None => {
+                self.spare.push((size, Vec::new()));
+                self.spare.len() - 1
+            }
+        };
+        if self.spare[k].1.is_empty() {
+            let i = self.order.next()?;
+            let base = self.pool.offset(i)?;
+            let mut subs: Vec<u64> = (0..big / size).map(|j| base + j * size).collect();
+            self.rng.shuffle(&mut subs);
+            self.spare[k].1 = subs;
+        }
+        self.spare[k].1.pop()
     }
 
     /// The next round, or `None` when the fresh slots ran out (the run must stop: reusing a slot would measure a
@@ -523,9 +570,10 @@ impl Scheduler {
         let mut steps = Vec::with_capacity(idx.len());
         for class in idx {
             let c = self.classes[class].clone();
+            let slot = self.class_slot[class];
             let ios = match c.pattern {
                 Pattern::Random => {
-                    let base = self.fresh_slot()?;
+                    let base = self.slot_of(slot)?;
                     vec![Io {
                         op: c.op,
                         offset: base + c.offset,
@@ -533,7 +581,7 @@ impl Scheduler {
                     }]
                 }
                 Pattern::Split { first } => {
-                    let base = self.fresh_slot()?;
+                    let base = self.slot_of(slot)?;
                     let first = first.min(c.len);
                     vec![
                         Io {
@@ -549,10 +597,10 @@ impl Scheduler {
                     ]
                 }
                 Pattern::Sequential => {
-                    let per_slot = (self.pool.slot_size() - c.offset) / c.len.max(1);
+                    let per_slot = (slot - c.offset) / c.len.max(1);
                     let (base, k) = match self.seq[class] {
                         Some((base, k)) if k < per_slot => (base, k),
-                        _ => (self.fresh_slot()?, 0),
+                        _ => (self.slot_of(slot)?, 0),
                     };
                     self.seq[class] = Some((base, k + 1));
                     vec![Io {
@@ -804,7 +852,7 @@ mod tests {
                     assert_eq!(io.op, c.op);
                     assert!(io.offset + io.len <= 1 << 30);
                     if c.pattern == Pattern::Random {
-                        assert_eq!(io.offset % plan.slot_size, c.offset);
+                        assert_eq!(io.offset % plan.class_slot(st.class), c.offset);
                     }
                     touched.push((io.offset, io.offset + io.len));
                 }
@@ -843,7 +891,7 @@ mod tests {
         for w in offs.windows(2) {
             assert_eq!(w[1], w[0] + 4096);
         }
-        assert_eq!(offs[0] % plan.slot_size, 512);
+        assert_eq!(offs[0] % MIN_SLOT, 512);
     }
 
     #[test]
@@ -862,5 +910,14 @@ mod tests {
         assert!(s.next_round().is_some());
         assert!(s.next_round().is_none(), "5 slots, 2 per round");
         assert_eq!(plan.bytes_needed(100), 200 * MIN_SLOT);
+        // Small classes share big slots: 4 KiB classes take 64 KiB sub-slots of the 256 KiB pool slots.
+        let plan = e512(true, false, None);
+        assert_eq!(plan.slot_size, 256 * KIB);
+        assert_eq!(plan.class_slot(plan.class("write-4k@0").unwrap()), MIN_SLOT);
+        assert_eq!(
+            plan.class_slot(plan.class("write-136k@512").unwrap()),
+            256 * KIB
+        );
+        assert_eq!(plan.bytes_per_round(), 7 * MIN_SLOT + 2 * 256 * KIB);
     }
 }

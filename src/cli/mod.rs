@@ -2,6 +2,7 @@
 //! as text or JSON; it holds no disk logic of its own. Exit codes: 0 ok, 1 check found misalignment, 2 error.
 
 mod args;
+mod bench;
 mod render;
 
 use std::io::Write;
@@ -77,6 +78,29 @@ pub fn run() -> i32 {
             geometry,
             analysis,
         }) => cmd_check(&targets, as_json, strict, &options(&geometry, &analysis)),
+        Some(Command::Bench {
+            target,
+            partition,
+            duration,
+            write,
+            probe,
+            json: as_json,
+            yes,
+            confirm,
+            geometry,
+        }) => bench::cmd_bench(
+            &target,
+            &bench::BenchArgs {
+                partition,
+                duration,
+                write: write.mode(),
+                probe,
+                json: as_json,
+                yes,
+                confirm,
+                overrides: geometry.overrides(),
+            },
+        ),
         None => {
             use std::io::IsTerminal;
             let opts = options(
