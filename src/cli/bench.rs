@@ -227,9 +227,18 @@ pub fn render(r: &BenchReport) -> String {
         }
     }
     let _ = writeln!(o);
+    let label = |p: &bench::analysis::PairResult| format!("{} vs {}", p.test, p.reference);
+    let w = r
+        .outcome
+        .pairs
+        .iter()
+        .map(|p| label(p).len())
+        .max()
+        .unwrap_or(10)
+        .max(10);
     let _ = writeln!(
         o,
-        "{:<58} {:>7} {:>15} {:>10}  VERDICT",
+        "{:<w$} {:>7} {:>11} {:>10}  VERDICT",
         "COMPARISON", "RATIO", "95% CI", "DELTA"
     );
     for p in &r.outcome.pairs {
@@ -248,12 +257,13 @@ pub fn render(r: &BenchReport) -> String {
         };
         let _ = writeln!(
             o,
-            "{:<58} {:>7} {:>15} {:>10}  {}",
-            format!("{} ({} vs {})", p.subject, p.test, p.reference),
+            "{:<w$} {:>7} {:>11} {:>10}  {} ({})",
+            label(p),
             ratio,
             ci,
             delta,
-            verdict_word(c.verdict)
+            verdict_word(c.verdict),
+            p.subject
         );
     }
     if let Some(probe) = &r.outcome.probe {
