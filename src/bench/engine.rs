@@ -188,6 +188,9 @@ pub enum StopReason {
 pub struct Timing {
     pub cap: Duration,
     pub warmup: Duration,
+    /// Warm-up ends after this many rounds even before `warmup` has passed, so that on a fast device warm-up does
+    /// not use up the fresh slots (about a tenth of the rounds the span allows).
+    pub max_warmup_rounds: u64,
     pub look_every: Duration,
 }
 
@@ -251,7 +254,9 @@ pub fn measure(
         let now = Instant::now();
         if in_warmup {
             warmup_rounds += 1;
-            if ios >= 16 && now - start >= timing.warmup {
+            if ios >= 16
+                && (now - start >= timing.warmup || warmup_rounds >= timing.max_warmup_rounds)
+            {
                 in_warmup = false;
                 last_look = now;
             }

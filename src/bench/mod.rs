@@ -415,6 +415,7 @@ pub fn run(
         plan.slot_size,
         info.alignment_offset % align,
     );
+    let rounds_possible = (pool.len() * plan.slot_size) / plan.bytes_per_round().max(1);
     let sched = Scheduler::new(plan, pool, opts.seed);
     // Loop devices report rotational=1 whatever backs them: the spinning-disk floor does not apply to them.
     let th = analysis::thresholds(
@@ -428,6 +429,7 @@ pub fn run(
     let timing = engine::Timing {
         cap,
         warmup: Duration::from_millis(500).min(cap / 10),
+        max_warmup_rounds: (rounds_possible / 10).max(2),
         look_every: Duration::from_secs(2)
             .min(cap / 4)
             .max(Duration::from_millis(250)),
