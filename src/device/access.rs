@@ -42,19 +42,13 @@ pub fn check_confirmation(info: &DeviceInfo, c: &Confirmation, what: &str) -> Re
                 Ok(())
             } else {
                 Err(Error::refused(
-                    format!(
-                        "confirmation {s:?} does not name {}: nothing was written",
-                        info.path
-                    ),
+                    format!("confirmation {s:?} does not name {}: nothing was written", info.path),
                     format!("to {what}, type the device name exactly: {}", info.name),
                 ))
             }
         }
         Confirmation::Scripted { confirm: None } => Err(Error::refused(
-            format!(
-                "--yes without --confirm: refusing to {what} on {}",
-                info.path
-            ),
+            format!("--yes without --confirm: refusing to {what} on {}", info.path),
             format!("add --confirm {token} (the {})", token_kind(info)),
         )),
         Confirmation::Scripted { confirm: Some(s) } => {
@@ -72,10 +66,7 @@ pub fn check_confirmation(info: &DeviceInfo, c: &Confirmation, what: &str) -> Re
             }
         }
         Confirmation::Absent => Err(Error::refused(
-            format!(
-                "no terminal to confirm on and no --yes: refusing to {what} on {}",
-                info.path
-            ),
+            format!("no terminal to confirm on and no --yes: refusing to {what} on {}", info.path),
             format!("run it interactively, or pass --yes --confirm {token} in scripts"),
         )),
     }
@@ -160,8 +151,7 @@ pub fn open_exclusive(opened: &Opened, extra_flags: i32) -> Result<File> {
         Err(e) if e.raw_os_error() == Some(nix::libc::EBUSY) => {
             let uses = current_uses(opened);
             let by = if uses.is_empty() {
-                "another program holds it open exclusively (a partitioner, mkfs, or a kernel user)"
-                    .to_string()
+                "another program holds it open exclusively (a partitioner, mkfs, or a kernel user)".to_string()
             } else {
                 describe_uses(&uses)
             };
@@ -240,9 +230,7 @@ mod tests {
         img.name = "disk.img".into();
         img.path = "/tmp/x/disk.img".into();
         assert!(check_confirmation(&img, &Confirmation::Typed("disk.img\n".into()), "w").is_ok());
-        assert!(
-            check_confirmation(&img, &Confirmation::Typed("/tmp/x/disk.img".into()), "w").is_ok()
-        );
+        assert!(check_confirmation(&img, &Confirmation::Typed("/tmp/x/disk.img".into()), "w").is_ok());
         assert!(check_confirmation(&img, &Confirmation::Typed("yes".into()), "w").is_err());
     }
 
@@ -250,10 +238,7 @@ mod tests {
     fn typed_accepts_kernel_name_and_dev_path() {
         let i = info(TargetKind::Block, "sata", Some("S"));
         for a in ["sdz", "/dev/sdz", " sdz "] {
-            assert!(
-                check_confirmation(&i, &Confirmation::Typed(a.into()), "w").is_ok(),
-                "{a}"
-            );
+            assert!(check_confirmation(&i, &Confirmation::Typed(a.into()), "w").is_ok(), "{a}");
         }
         assert!(check_confirmation(&i, &Confirmation::Typed("S".into()), "w").is_err());
         assert!(check_confirmation(&i, &Confirmation::Typed(String::new()), "w").is_err());
