@@ -4,7 +4,7 @@
 //! - [`device`]: targets, geometry, identity, in-use detection (I/O at the edge)
 //! - [`table`]: GPT/MBR reading and the table model
 //! - [`alignment`]: pure alignment math
-//! - [`bench`]: the alignment benchmark's statistics
+//! - [`bench`]: the alignment benchmark (plan, timed direct I/O, statistics, verdicts)
 //! - [`report`]: the inspect report and its findings
 //! - [`signature`]: what a partition holds
 //! - [`drive`]: the drive's own report (ATA IDENTIFY, SCSI READ CAPACITY(16), NVMe Identify)

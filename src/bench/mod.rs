@@ -1,4 +1,732 @@
-//! The alignment benchmark: aligned vs misaligned I/O with a statistically sound verdict. `stats` holds the
-//! pure statistics (summaries, bootstrap CI of the ratio of medians, stop rule, verdicts, probe analysis).
+//! The alignment benchmark: aligned vs misaligned I/O with a statistically sound verdict, for the CLI (`afdisk
+//! bench`) and the TUI. This module owns the options, the preparation (partition lookup, regions the run may use,
+//! write-safety checks through `device::access`), the run, and the result with its JSON contract (`schema: 1`).
+//! - `stats`: pure statistics (summaries, bootstrap CI, stop rule, verdicts, probe analysis);
+//! - `plan`: pure class plans, regions, slots and the round schedule;
+//! - `analysis`: pure verdicts from samples;
+//! - `engine`: the timed `O_DIRECT` I/O and the noise guard.
 
+pub mod analysis;
+pub mod engine;
+pub mod plan;
 pub mod stats;
+
+use std::fs::OpenOptions;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::device::access::{self, Confirmation};
+use crate::device::{sysfs, DeviceInfo, Opened, TargetKind};
+use crate::error::{Error, Result};
+use crate::table;
+pub use analysis::{DriveVerdict, Outcome, PartitionVerdict, Status};
+pub use engine::{Noise, StopReason};
+use plan::{ClassSpec, Plan, PlanInput, Region, Role, Scheduler, SlotPool};
+use stats::Summary;
+
+/// Default time cap in seconds.
+pub const DEFAULT_DURATION_SECS: u64 = 10;
+/// Largest time cap in seconds.
+pub const MAX_DURATION_SECS: u64 = 60;
+/// Rounds a run needs at least (30 samples per class plus warm-up, with room): the free-space check uses it.
+pub const MIN_ROUNDS: u64 = 64;
+/// Free mode never writes below this offset (boot loaders live in the gap before the first partition).
+pub const FREE_SKIP_HEAD: u64 = 1 << 20;
+
+/// Where the benchmark may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteMode {
+    /// Reads only: safe on a disk in use.
+    None,
+    /// Writes only to unallocated space outside every partition and table area.
+    Free,
+    /// Writes anywhere on the target (or the partition): destroys data there.
+    All,
+}
+
+impl WriteMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WriteMode::None => "none",
+            WriteMode::Free => "free",
+            WriteMode::All => "all",
+        }
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    pub write: WriteMode,
+    pub probe: bool,
+    pub partition: Option<u32>,
+    /// Time cap in whole seconds, 1..=60.
+    pub duration_secs: u64,
+    pub seed: u64,
+}
+
+impl Default for BenchOptions {
+    fn default() -> Self {
+        BenchOptions {
+            write: WriteMode::None,
+            probe: false,
+            partition: None,
+            duration_secs: DEFAULT_DURATION_SECS,
+            seed: 0xAFD1_5C00,
+        }
+    }
+}
+
+impl BenchOptions {
+    /// Checks the options on their own, before anything is opened.
+    pub fn validate(&self) -> Result<()> {
+        if !(1..=MAX_DURATION_SECS).contains(&self.duration_secs) {
+            return Err(Error::usage(
+                format!(
+                    "--duration {} is out of range: the time cap is 1 to {MAX_DURATION_SECS} seconds",
+                    self.duration_secs
+                ),
+                format!(
+                    "give --duration between 1 and {MAX_DURATION_SECS} (default {DEFAULT_DURATION_SECS}); the run \
+                     stops earlier once the verdict is decided"
+                ),
+            ));
+        }
+        if self.probe && self.write == WriteMode::None {
+            return Err(Error::usage(
+                "--probe writes (it measures read-modify-write), but --write is none",
+                "add --write free (unallocated space only) or --write all (destroys data on the target)",
+            ));
+        }
+        if self.partition.is_some() && self.write == WriteMode::Free {
+            return Err(Error::usage(
+                "--write free writes only outside every partition, so it cannot measure writes in --partition",
+                "use --write none (reads in the partition, safe) or --write all (writes in the partition, \
+                 destroys its data)",
+            ));
+        }
+        if self.partition == Some(0) {
+            return Err(Error::usage(
+                "--partition 0 does not exist: partitions are numbered from 1",
+                "give the partition's number as `afdisk inspect` shows it, e.g. --partition 1",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A partition TARGET (`/dev/sdb1`) resolved to its disk and number; a whole disk or image comes back as is.
+pub fn resolve_target(path: &Path) -> (PathBuf, Option<u32>) {
+    let Ok(md) = std::fs::metadata(path) else {
+        return (path.to_path_buf(), None);
+    };
+    if !md.file_type().is_block_device() {
+        return (path.to_path_buf(), None);
+    }
+    let Some(dir) = sysfs::dir_for_rdev(md.rdev()) else {
+        return (path.to_path_buf(), None);
+    };
+    let Some(number) = sysfs::attr_u64(&dir, "partition").and_then(|n| u32::try_from(n).ok())
+    else {
+        return (path.to_path_buf(), None);
+    };
+    match dir.parent().and_then(|p| p.file_name()) {
+        Some(disk) => (Path::new("/dev").join(disk), Some(number)),
+        None => (path.to_path_buf(), None),
+    }
+}
+
+/// The partition a run looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PartitionTarget {
+    pub number: u32,
+    pub start_bytes: u64,
+    pub end_bytes: u64,
+}
+
+/// A run, ready to start: the plan and where it may do I/O. Nothing has been written yet.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub options: BenchOptions,
+    pub plan: Plan,
+    pub regions: Vec<Region>,
+    pub partition: Option<PartitionTarget>,
+    /// Things to tell the user (skipped classes, image caveat, free space used).
+    pub notes: Vec<String>,
+}
+
+fn human(bytes: u64) -> String {
+    crate::units::human(bytes)
+}
+
+/// Reads the table, builds the plan and the regions, and checks that they are big enough. Reads only.
+pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
+    options.validate()?;
+    let info = &opened.info;
+    let scan = table::scan(&opened.source(), info.logical_sector_size);
+    let partition = match options.partition {
+        None => None,
+        Some(n) => {
+            let Some(t) = &scan.table else {
+                return Err(Error::usage(
+                    format!("--partition {n}: {} has no partition table", info.path),
+                    "run without --partition to measure the whole disk; `afdisk inspect` shows what is on it",
+                ));
+            };
+            let ss = t.sector_size;
+            let Some(p) = scan.partitions.iter().find(|p| p.number == n && p.size > 0) else {
+                let have: Vec<String> = scan
+                    .partitions
+                    .iter()
+                    .map(|p| p.number.to_string())
+                    .collect();
+                return Err(Error::usage(
+                    format!(
+                        "--partition {n} does not exist on {} (partitions: {})",
+                        info.path,
+                        if have.is_empty() {
+                            "none".to_string()
+                        } else {
+                            have.join(", ")
+                        }
+                    ),
+                    "give one of the listed numbers; `afdisk inspect` shows the table",
+                ));
+            };
+            Some(PartitionTarget {
+                number: n,
+                start_bytes: p.start.saturating_mul(ss),
+                end_bytes: p
+                    .start
+                    .saturating_add(p.size)
+                    .saturating_mul(ss)
+                    .min(info.size_bytes),
+            })
+        }
+    };
+    let align = info.physical_sector_size.max(4096);
+    let ao = info.alignment_offset % align;
+    let plan = plan::build(&PlanInput {
+        logical: info.logical_sector_size,
+        physical: info.physical_sector_size,
+        writes: options.write != WriteMode::None,
+        probe: options.probe,
+        partition_start: partition.map(|p| (p.start_bytes + align - ao) % align),
+    });
+    let mut notes = plan.notes.clone();
+    if info.kind == TargetKind::Image {
+        notes.push(
+            "image file: direct I/O goes through the host filesystem, so the results reflect that filesystem and \
+             the disk under it, not a disk with this image's geometry"
+                .into(),
+        );
+    }
+    let regions = match (options.write, partition) {
+        (_, Some(p)) => vec![Region {
+            start: p.start_bytes,
+            end: p.end_bytes,
+        }],
+        (WriteMode::Free, None) => {
+            let Some(t) = &scan.table else {
+                return Err(Error::refused(
+                    format!(
+                        "--write free: {} has no partition table, so afdisk cannot tell which space is unused \
+                         (a filesystem may cover the whole disk)",
+                        info.path
+                    ),
+                    "use --write none (reads only), or --write all if the disk holds nothing you need",
+                ));
+            };
+            let ss = t.sector_size;
+            let usable_start = t.first_usable.saturating_mul(ss).max(FREE_SKIP_HEAD);
+            let usable_end = t
+                .last_usable
+                .saturating_add(1)
+                .saturating_mul(ss)
+                .min(info.size_bytes);
+            let parts: Vec<Region> = scan
+                .partitions
+                .iter()
+                .filter(|p| p.size > 0)
+                .map(|p| Region {
+                    start: p.start.saturating_mul(ss),
+                    end: p.start.saturating_add(p.size).saturating_mul(ss),
+                })
+                .collect();
+            plan::free_regions(usable_start, usable_end, &parts)
+        }
+        _ => vec![Region {
+            start: 0,
+            end: info.size_bytes,
+        }],
+    };
+    let pool = SlotPool::new(&regions, plan.slot_size, ao);
+    let need = plan.bytes_needed(MIN_ROUNDS);
+    let have = pool.len() * plan.slot_size;
+    if have < need {
+        let (problem, fix) = match (options.write, partition) {
+            (WriteMode::Free, _) => (
+                format!(
+                    "--write free: {} has {} of usable unallocated space, but this run needs at least {} \
+                     ({} classes × {MIN_ROUNDS} rounds, {} per round)",
+                    info.path,
+                    human(have),
+                    human(need),
+                    plan.classes.len(),
+                    human(plan.bytes_per_round())
+                ),
+                "shrink or delete a partition to leave that much unallocated, drop --probe (fewer classes), or use \
+                 --write none"
+                    .to_string(),
+            ),
+            (_, Some(p)) => (
+                format!(
+                    "partition {} is too small to benchmark: {} usable, {} needed",
+                    p.number,
+                    human(have),
+                    human(need)
+                ),
+                "benchmark the whole disk instead (omit --partition)".to_string(),
+            ),
+            _ => (
+                format!("{} is too small to benchmark: {} usable, {} needed", info.path, human(have), human(need)),
+                "use a larger disk or image".to_string(),
+            ),
+        };
+        return Err(Error::usage(problem, fix));
+    }
+    if options.write == WriteMode::Free {
+        notes.push(format!(
+            "writes only to {} of unallocated space in {} region(s)",
+            human(pool.len() * plan.slot_size),
+            regions.len()
+        ));
+    }
+    Ok(Prepared {
+        options: options.clone(),
+        plan,
+        regions,
+        partition,
+        notes,
+    })
+}
+
+/// One moment of a run, for live display.
+pub struct Progress<'a> {
+    pub elapsed: Duration,
+    pub cap: Duration,
+    pub rounds: u64,
+    /// Still discarding warm-up rounds.
+    pub warmup: bool,
+    pub classes: &'a [ClassSpec],
+    /// The latest round: (class index, latency ns).
+    pub round: &'a [(usize, u64)],
+    /// Every kept sample so far, per class.
+    pub samples: &'a [Vec<u64>],
+    /// The running drive verdict (updated at every look, about every 2 s).
+    pub verdict: Option<&'a DriveVerdict>,
+}
+
+/// One class's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClassResult {
+    pub spec: ClassSpec,
+    pub summary: Option<Summary>,
+}
+
+/// Everything a run found.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchReport {
+    pub device: DeviceInfo,
+    pub write_mode: WriteMode,
+    pub classes: Vec<ClassResult>,
+    pub outcome: Outcome,
+    pub verdict: DriveVerdict,
+    pub partition: Option<PartitionVerdict>,
+    pub status: Status,
+    pub notes: Vec<String>,
+    pub warnings: Vec<String>,
+    pub noise: Noise,
+    pub stop: StopReason,
+    pub elapsed_secs: f64,
+    pub rounds: u64,
+    pub warmup_rounds: u64,
+    /// rotational, write_cache, fua, scheduler of the device queue (block devices).
+    pub queue: Vec<(String, String)>,
+}
+
+fn queue_facts(sysfs_dir: Option<&Path>) -> Vec<(String, String)> {
+    let Some(dir) = sysfs_dir else {
+        return Vec::new();
+    };
+    ["rotational", "write_cache", "fua", "scheduler"]
+        .iter()
+        .filter_map(|k| sysfs::attr(&dir.join("queue"), k).map(|v| (k.to_string(), v)))
+        .collect()
+}
+
+/// Checks that writing is allowed (in use, read-only, confirmation) and opens the target for the run. Reads only
+/// (`--write none`): a plain `O_DIRECT` read-only open, fine on a disk in use.
+pub fn open_for_run(
+    opened: &Opened,
+    mode: WriteMode,
+    confirmation: &Confirmation,
+) -> Result<std::fs::File> {
+    let direct = nix::libc::O_DIRECT;
+    match mode {
+        WriteMode::None => OpenOptions::new()
+            .read(true)
+            .custom_flags(direct | nix::libc::O_CLOEXEC)
+            .open(&opened.info.path)
+            .map_err(|e| Error::from_io("open for direct I/O", Path::new(&opened.info.path), &e)),
+        WriteMode::Free | WriteMode::All => {
+            let what = if mode == WriteMode::All {
+                "run a write benchmark that overwrites data anywhere on it"
+            } else {
+                "run a write benchmark in its unallocated space"
+            };
+            access::preflight(opened, what)?;
+            if mode == WriteMode::All {
+                access::check_confirmation(&opened.info, confirmation, what)?;
+            }
+            access::open_exclusive(opened, direct | nix::libc::O_DSYNC)
+        }
+    }
+}
+
+/// Runs a prepared benchmark. Checks write safety first (see [`open_for_run`]); nothing is written before that.
+pub fn run(
+    opened: &Opened,
+    prepared: &Prepared,
+    confirmation: &Confirmation,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<BenchReport> {
+    let info = &opened.info;
+    let opts = &prepared.options;
+    let file = open_for_run(opened, opts.write, confirmation)?;
+    let plan = &prepared.plan;
+    let align = info.physical_sector_size.max(4096);
+    let pool = SlotPool::new(
+        &prepared.regions,
+        plan.slot_size,
+        info.alignment_offset % align,
+    );
+    let rounds_possible = (pool.len() * plan.slot_size) / plan.bytes_per_round().max(1);
+    let sched = Scheduler::new(plan, pool, opts.seed);
+    // Loop devices report rotational=1 whatever backs them: the spinning-disk floor does not apply to them.
+    let th = analysis::thresholds(
+        info.rotational && info.kind == TargetKind::Block && info.transport != "loop",
+    );
+    let geometry = analysis::Geometry {
+        logical: info.logical_sector_size,
+        physical: info.physical_sector_size,
+    };
+    let cap = Duration::from_secs(opts.duration_secs);
+    let timing = engine::Timing {
+        cap,
+        warmup: Duration::from_millis(500).min(cap / 10),
+        max_warmup_rounds: (rounds_possible / 10).max(2),
+        look_every: Duration::from_secs(2)
+            .min(cap / 4)
+            .max(Duration::from_millis(250)),
+    };
+    let m = engine::measure(
+        &file,
+        Path::new(&info.path),
+        opened.sysfs.as_deref(),
+        plan,
+        sched,
+        &th,
+        geometry,
+        timing,
+        opts.seed,
+        progress,
+    )?;
+    let outcome = analysis::analyze(plan, &m.samples, &th, opts.seed);
+    let (verdict, mut warnings) = analysis::drive_verdict(&outcome, geometry);
+    let partition = prepared
+        .partition
+        .and_then(|p| analysis::partition_verdict(&outcome, p.number, p.start_bytes));
+    let status = analysis::status(&outcome, &verdict, partition.as_ref());
+    if m.noise.noisy {
+        warnings.push(format!(
+            "noisy: the device moved {} while the benchmark moved {}: other programs did I/O meanwhile, so the \
+             numbers may be off; rerun on an idle disk",
+            human(m.noise.device_bytes.unwrap_or(0)),
+            human(m.noise.ours_bytes)
+        ));
+    }
+    let mut notes = prepared.notes.clone();
+    if m.stop == StopReason::OutOfSlots {
+        notes.push(format!(
+            "stopped after {} rounds: every fresh slot of the usable space was used (a reused slot would measure a \
+             cache)",
+            m.rounds
+        ));
+    }
+    if opts.write == WriteMode::None {
+        notes.push(
+            "read-only run: misaligned reads on 512e drives show little penalty; --write free or all measures the \
+             writes that pay read-modify-write"
+                .into(),
+        );
+    }
+    let classes = plan
+        .classes
+        .iter()
+        .zip(&m.samples)
+        .map(|(spec, s)| ClassResult {
+            spec: spec.clone(),
+            summary: stats::summarize(s),
+        })
+        .collect();
+    Ok(BenchReport {
+        device: info.clone(),
+        write_mode: opts.write,
+        classes,
+        outcome,
+        verdict,
+        partition,
+        status,
+        notes,
+        warnings,
+        noise: m.noise,
+        stop: m.stop,
+        elapsed_secs: m.elapsed.as_secs_f64(),
+        rounds: m.rounds,
+        warmup_rounds: m.warmup_rounds,
+        queue: queue_facts(opened.sysfs.as_deref()),
+    })
+}
+
+/// `classes[]` of the JSON contract.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClassJson {
+    pub name: String,
+    pub samples: usize,
+    pub median_ns: f64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub iops: f64,
+}
+
+/// `partition` of the JSON contract.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PartitionJson {
+    pub number: u32,
+    pub start_offset_bytes: u64,
+    pub ratio: Option<f64>,
+    pub ratio_ci: Option<[f64; 2]>,
+    pub penalty: bool,
+}
+
+/// The JSON contract of `afdisk bench --json` (schema 1).
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchJson<'a> {
+    pub schema: u32,
+    pub device: &'a DeviceInfo,
+    pub classes: Vec<ClassJson>,
+    pub verdict: &'a DriveVerdict,
+    pub partition: Option<PartitionJson>,
+}
+
+impl BenchReport {
+    pub fn json(&self) -> BenchJson<'_> {
+        BenchJson {
+            schema: 1,
+            device: &self.device,
+            classes: self
+                .classes
+                .iter()
+                .map(|c| match &c.summary {
+                    Some(s) => ClassJson {
+                        name: c.spec.name.clone(),
+                        samples: s.samples,
+                        median_ns: s.median_ns,
+                        p90_ns: s.p90_ns,
+                        p99_ns: s.p99_ns,
+                        iops: s.iops,
+                    },
+                    None => ClassJson {
+                        name: c.spec.name.clone(),
+                        samples: 0,
+                        median_ns: 0.0,
+                        p90_ns: 0,
+                        p99_ns: 0,
+                        iops: 0.0,
+                    },
+                })
+                .collect(),
+            verdict: &self.verdict,
+            partition: self.partition.as_ref().map(|p| PartitionJson {
+                number: p.number,
+                start_offset_bytes: p.start_offset_bytes,
+                ratio: p.ratio,
+                ratio_ci: p.ratio_ci,
+                penalty: p.penalty,
+            }),
+        }
+    }
+
+    /// The comparison with this role, if the plan had it.
+    pub fn pair(&self, role: Role) -> Option<&analysis::PairResult> {
+        self.outcome.pair(role)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_validated_with_fixes() {
+        let ok = BenchOptions::default();
+        assert!(ok.validate().is_ok());
+        for d in [0, 61] {
+            let e = BenchOptions {
+                duration_secs: d,
+                ..ok.clone()
+            }
+            .validate()
+            .unwrap_err();
+            assert!(e.problem.contains("--duration"), "{}", e.problem);
+            assert!(e.fix.contains("between 1 and 60"), "{}", e.fix);
+        }
+        let e = BenchOptions {
+            probe: true,
+            ..ok.clone()
+        }
+        .validate()
+        .unwrap_err();
+        assert!(e.fix.contains("--write free"), "{}", e.fix);
+        let e = BenchOptions {
+            partition: Some(1),
+            write: WriteMode::Free,
+            ..ok.clone()
+        }
+        .validate()
+        .unwrap_err();
+        assert!(e.problem.contains("--write free"), "{}", e.problem);
+        assert!(BenchOptions {
+            partition: Some(0),
+            ..ok
+        }
+        .validate()
+        .is_err());
+    }
+
+    #[test]
+    fn json_has_exactly_the_contract_keys() {
+        let plan = plan::build(&PlanInput {
+            logical: 512,
+            physical: 512,
+            writes: true,
+            probe: false,
+            partition_start: Some(512),
+        });
+        let samples: Vec<Vec<u64>> = plan
+            .classes
+            .iter()
+            .map(|c| {
+                (0..50)
+                    .map(|i| {
+                        if c.offset % 4096 == 0 {
+                            100_000 + i
+                        } else {
+                            300_000 + i
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let th = analysis::thresholds(false);
+        let outcome = analysis::analyze(&plan, &samples, &th, 1);
+        let g = analysis::Geometry {
+            logical: 512,
+            physical: 512,
+        };
+        let (verdict, warnings) = analysis::drive_verdict(&outcome, g);
+        let partition = analysis::partition_verdict(&outcome, 1, 2049 * 512);
+        let status = analysis::status(&outcome, &verdict, partition.as_ref());
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("d.img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(1 << 20)
+            .unwrap();
+        let opened = crate::device::open(&img, &Default::default()).unwrap();
+        let r = BenchReport {
+            device: opened.info.clone(),
+            write_mode: WriteMode::All,
+            classes: plan
+                .classes
+                .iter()
+                .zip(&samples)
+                .map(|(spec, s)| ClassResult {
+                    spec: spec.clone(),
+                    summary: stats::summarize(s),
+                })
+                .collect(),
+            outcome,
+            verdict,
+            partition,
+            status,
+            notes: vec![],
+            warnings,
+            noise: engine::noise(None, None, 0),
+            stop: StopReason::Decided,
+            elapsed_secs: 1.0,
+            rounds: 50,
+            warmup_rounds: 1,
+            queue: vec![],
+        };
+        let v = serde_json::to_value(r.json()).unwrap();
+        let keys = |v: &serde_json::Value| {
+            let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+            k.sort();
+            k
+        };
+        assert_eq!(
+            keys(&v),
+            ["classes", "device", "partition", "schema", "verdict"]
+        );
+        assert_eq!(v["schema"], 1);
+        assert_eq!(
+            keys(&v["classes"][0]),
+            ["iops", "median_ns", "name", "p90_ns", "p99_ns", "samples"]
+        );
+        assert_eq!(
+            keys(&v["verdict"]),
+            [
+                "detected_physical_sector_size",
+                "message",
+                "read_ratio",
+                "rmw",
+                "write_ratio",
+                "write_ratio_ci"
+            ]
+        );
+        assert_eq!(
+            keys(&v["partition"]),
+            [
+                "number",
+                "penalty",
+                "ratio",
+                "ratio_ci",
+                "start_offset_bytes"
+            ]
+        );
+        assert_eq!(v["verdict"]["rmw"], true);
+        assert_eq!(v["partition"]["penalty"], true);
+        assert_eq!(v["partition"]["ratio_ci"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            v["verdict"]["detected_physical_sector_size"],
+            serde_json::Value::Null
+        );
+        assert_eq!(r.status, Status::Penalty);
+    }
+}

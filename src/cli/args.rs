@@ -107,6 +107,34 @@ pub enum Command {
         #[command(flatten)]
         geometry: GeometryArgs,
     },
+    /// Measure whether misaligned I/O pays a read-modify-write penalty: exit 0 none, 1 penalty, 2 error, 3 refused, 4 inconclusive
+    Bench {
+        /// Disk (/dev/sdb), partition (/dev/sdb1) or image file
+        target: PathBuf,
+        /// Also compare I/O as partition N's filesystem issues it against aligned I/O
+        #[arg(long, value_name = "N")]
+        partition: Option<u32>,
+        /// Time cap in seconds (1-60); the run stops earlier once the verdict is decided
+        #[arg(long, value_name = "SECS", default_value_t = afdisk::bench::DEFAULT_DURATION_SECS)]
+        duration: u64,
+        /// Where writes may go: none (reads only), free (unallocated space), all (destroys data)
+        #[arg(long, value_enum, value_name = "MODE", default_value = "none")]
+        write: WriteArg,
+        /// Add the physical-sector probe (1 KiB..64 KiB) and the offset sweep (0..3584); needs writes
+        #[arg(long)]
+        probe: bool,
+        /// Print the JSON result (schema 1)
+        #[arg(long)]
+        json: bool,
+        /// Confirm --write all without a prompt (needs --confirm TOKEN)
+        #[arg(long)]
+        yes: bool,
+        /// With --yes: the drive's serial number, or the name of a loop device or image
+        #[arg(long, value_name = "TOKEN")]
+        confirm: Option<String>,
+        #[command(flatten)]
+        geometry: GeometryArgs,
+    },
 }
 
 /// What `afdisk plan` is asked for.
@@ -160,6 +188,27 @@ pub struct ConfirmArgs {
     /// With --yes: the drive's serial number, or the base name of a loop device or image file
     #[arg(long, value_name = "SERIAL", requires = "yes")]
     pub confirm: Option<String>,
+}
+
+/// `bench --write`: where the benchmark may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WriteArg {
+    /// Reads only; safe on a disk in use
+    None,
+    /// Only unallocated space outside every partition and table area
+    Free,
+    /// Anywhere on the target: destroys data; needs confirmation
+    All,
+}
+
+impl WriteArg {
+    pub fn mode(self) -> afdisk::bench::WriteMode {
+        match self {
+            WriteArg::None => afdisk::bench::WriteMode::None,
+            WriteArg::Free => afdisk::bench::WriteMode::Free,
+            WriteArg::All => afdisk::bench::WriteMode::All,
+        }
+    }
 }
 
 /// Geometry overrides, for image files and drives that misreport.

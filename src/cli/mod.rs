@@ -3,6 +3,7 @@
 //! logic of its own. Exit codes: 0 ok, 1 check found misalignment, 2 error, 3 refused for safety.
 
 mod args;
+mod bench;
 mod render;
 mod write;
 
@@ -102,6 +103,29 @@ pub fn run() -> i32 {
             json: as_json,
             geometry,
         }) => write::restore(&target, &backup, &confirm, as_json, &geometry),
+        Some(Command::Bench {
+            target,
+            partition,
+            duration,
+            write,
+            probe,
+            json: as_json,
+            yes,
+            confirm,
+            geometry,
+        }) => bench::cmd_bench(
+            &target,
+            &bench::BenchArgs {
+                partition,
+                duration,
+                write: write.mode(),
+                probe,
+                json: as_json,
+                yes,
+                confirm,
+                overrides: geometry.overrides(),
+            },
+        ),
         None => {
             use std::io::IsTerminal;
             let opts = options(

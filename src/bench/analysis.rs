@@ -1,0 +1,518 @@
+//! From per-class latency samples to verdicts, with no I/O: the early "is everything decided?" check the engine
+//! calls every ~2 s, the final comparisons, the drive verdict (`rmw`, ratios, detected physical sector, message),
+//! the partition verdict, and the exit status. Pure functions of the plan, the samples and a seed.
+
+use serde::Serialize;
+
+use super::plan::{Plan, Role};
+use super::stats::{
+    analyze_offsets, describe, detect_physical_sector, final_verdict, stop_rule, Comparison,
+    Decision, OffsetSweep, PhysicalSectorProbe, Thresholds, Verdict,
+};
+
+/// Thresholds for a device: the stats defaults with an absolute floor on the penalty (1 ms on spinning disks,
+/// whose read-modify-write costs a revolution; 20 µs elsewhere).
+pub fn thresholds(rotational: bool) -> Thresholds {
+    Thresholds {
+        min_delta_ns: if rotational { 1_000_000 } else { 20_000 },
+        ..Thresholds::default()
+    }
+}
+
+/// One comparison's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairResult {
+    pub role: Role,
+    pub subject: String,
+    pub reference: String,
+    pub test: String,
+    pub comparison: Comparison,
+}
+
+/// Every comparison of a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome {
+    pub pairs: Vec<PairResult>,
+    pub probe: Option<PhysicalSectorProbe>,
+    pub sweep: Option<OffsetSweep>,
+}
+
+impl Outcome {
+    pub fn pair(&self, role: Role) -> Option<&PairResult> {
+        self.pairs.iter().find(|p| p.role == role)
+    }
+}
+
+fn seed_for(seed: u64, i: usize) -> u64 {
+    seed.rotate_left(17) ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+fn samples_of(samples: &[Vec<u64>], i: usize) -> &[u64] {
+    samples.get(i).map(Vec::as_slice).unwrap_or(&[])
+}
+
+/// Comparisons the early stop waits for: the ones the verdict and the exit status rest on. The others (512-byte
+/// writes, sequential, split) are reported with their final verdicts; a true ratio near a threshold could
+/// otherwise keep every run going to the time cap.
+pub fn gates_stop(role: Role) -> bool {
+    matches!(role, Role::DriveWrite | Role::DriveRead | Role::Partition)
+}
+
+/// The early stop rule over the whole plan: true once every gating comparison, every probe size and the offset
+/// sweep are decided.
+pub fn all_decided(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> bool {
+    let pairs = plan
+        .pairs
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| gates_stop(p.role))
+        .all(|(i, p)| {
+            matches!(
+                stop_rule(
+                    samples_of(samples, p.reference),
+                    samples_of(samples, p.test),
+                    th,
+                    seed_for(seed, i)
+                ),
+                Decision::Decided(_)
+            )
+        });
+    if !pairs {
+        return false;
+    }
+    let probe = plan.probe.is_empty() || probe_of(plan, samples, th, seed).decided;
+    probe && (plan.sweep.is_empty() || sweep_of(plan, samples, th, seed).decided)
+}
+
+fn probe_of(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> PhysicalSectorProbe {
+    let probes: Vec<(u64, &[u64], &[u64])> = plan
+        .probe
+        .iter()
+        .map(|p| {
+            (
+                p.bytes,
+                samples_of(samples, p.aligned),
+                samples_of(samples, p.shifted),
+            )
+        })
+        .collect();
+    detect_physical_sector(&probes, th, seed ^ 0xB0B)
+}
+
+fn sweep_of(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> OffsetSweep {
+    let sweep: Vec<(u64, &[u64])> = plan
+        .sweep
+        .iter()
+        .map(|&(off, c)| (off, samples_of(samples, c)))
+        .collect();
+    analyze_offsets(&sweep, th, seed ^ 0x5EE9)
+}
+
+/// Final verdicts of every comparison.
+pub fn analyze(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> Outcome {
+    let pairs = plan
+        .pairs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| PairResult {
+            role: p.role,
+            subject: p.subject.clone(),
+            reference: plan.classes[p.reference].name.clone(),
+            test: plan.classes[p.test].name.clone(),
+            comparison: final_verdict(
+                samples_of(samples, p.reference),
+                samples_of(samples, p.test),
+                th,
+                seed_for(seed, i),
+            ),
+        })
+        .collect();
+    Outcome {
+        pairs,
+        probe: (!plan.probe.is_empty()).then(|| probe_of(plan, samples, th, seed)),
+        sweep: (!plan.sweep.is_empty()).then(|| sweep_of(plan, samples, th, seed)),
+    }
+}
+
+/// The drive verdict of the JSON contract.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DriveVerdict {
+    /// Does the drive do read-modify-write: misaligned 4 KiB writes pay a penalty, or the probe found a physical
+    /// sector larger than the logical one (read-only runs: misaligned reads pay a penalty).
+    pub rmw: bool,
+    pub write_ratio: Option<f64>,
+    pub write_ratio_ci: Option<[f64; 2]>,
+    pub read_ratio: Option<f64>,
+    pub detected_physical_sector_size: Option<u64>,
+    pub message: String,
+}
+
+/// The partition verdict of the JSON contract.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PartitionVerdict {
+    pub number: u32,
+    pub start_offset_bytes: u64,
+    pub ratio: Option<f64>,
+    pub ratio_ci: Option<[f64; 2]>,
+    pub penalty: bool,
+    #[serde(skip)]
+    pub verdict: Verdict,
+    #[serde(skip)]
+    pub message: String,
+}
+
+/// What the run concluded, for the exit status: 0 ok, 1 penalty, 3 inconclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Penalty,
+    Inconclusive,
+}
+
+/// Device facts the verdict words need.
+#[derive(Debug, Clone, Copy)]
+pub struct Geometry {
+    pub logical: u64,
+    pub physical: u64,
+}
+
+/// The drive verdict from the outcome.
+pub fn drive_verdict(o: &Outcome, g: Geometry) -> (DriveVerdict, Vec<String>) {
+    let mut warnings = Vec::new();
+    let write = o.pair(Role::DriveWrite);
+    let read = o.pair(Role::DriveRead);
+    let detected = o.probe.as_ref().and_then(|p| p.physical_sector);
+    let ratio =
+        |p: Option<&PairResult>| p.and_then(|p| p.comparison.estimate.as_ref().map(|e| e.ratio));
+    let ci = |p: Option<&PairResult>| {
+        p.and_then(|p| p.comparison.estimate.as_ref().map(|e| [e.ci_lo, e.ci_hi]))
+    };
+    let is_penalty =
+        |p: Option<&PairResult>| p.is_some_and(|p| p.comparison.verdict == Verdict::Penalty);
+    let probe_rmw = detected.is_some_and(|d| d > g.logical);
+    let rmw = is_penalty(write)
+        || probe_rmw
+        || (write.is_none() && o.probe.is_none() && is_penalty(read));
+    let sector = detected.unwrap_or(g.physical.max(4096));
+    let mut message = match (write, read) {
+        (Some(w), _) => describe(&w.comparison, &w.subject, sector),
+        (None, Some(r)) => format!(
+            "{} (reads only: read-modify-write shows on writes, and 512e drives barely penalise misaligned reads, \
+             so this is weak evidence; --write free or --write all measures writes)",
+            describe(&r.comparison, &r.subject, sector)
+        ),
+        (None, None) => format!(
+            "{}-byte logical sectors: every I/O covers whole sectors, so misaligned 4 KiB writes cannot happen",
+            g.logical
+        ),
+    };
+    if let Some(d) = detected {
+        if d > g.physical {
+            let w = format!(
+                "WARNING: the drive reports {}-byte physical sectors, but the probe measured read-modify-write on \
+                 {d}-byte sectors: it misreports. Align partitions to {d} bytes (e.g. afdisk check \
+                 --physical-sector-size {d})",
+                g.physical
+            );
+            message = format!("{message}. {w}");
+            warnings.push(w);
+        } else {
+            message = format!("{message}; the probe confirms {d}-byte physical sectors");
+        }
+    } else if o.probe.is_some() {
+        message = format!("{message}; the probe found no size that pays a penalty");
+    }
+    (
+        DriveVerdict {
+            rmw,
+            write_ratio: ratio(write),
+            write_ratio_ci: ci(write),
+            read_ratio: ratio(read),
+            detected_physical_sector_size: detected,
+            message,
+        },
+        warnings,
+    )
+}
+
+/// The partition verdict, when the plan has a partition view.
+pub fn partition_verdict(
+    o: &Outcome,
+    number: u32,
+    start_offset_bytes: u64,
+) -> Option<PartitionVerdict> {
+    let p = o.pair(Role::Partition)?;
+    let c = &p.comparison;
+    let est = c.estimate.as_ref();
+    let message = match (c.verdict, est) {
+        (_, None) => format!("partition {number}: inconclusive (no samples)"),
+        (Verdict::Penalty, Some(e)) => format!(
+            "I/O as your filesystem issues it on partition {number} is {:.1}x slower than on an aligned \
+             partition (95% CI {:.1}–{:.1}): the partition starts at byte {start_offset_bytes}, off a physical \
+             sector; realign it",
+            e.ratio, e.ci_lo, e.ci_hi
+        ),
+        (Verdict::NoPenalty | Verdict::Faster, Some(e)) => format!(
+            "partition {number}: I/O as its filesystem issues it pays no penalty ({:.2}x, 95% CI {:.2}–{:.2})",
+            e.ratio, e.ci_lo, e.ci_hi
+        ),
+        (Verdict::SmallPenalty, Some(e)) => format!(
+            "partition {number}: I/O as its filesystem issues it is {:.2}x slower (95% CI {:.2}–{:.2}), too \
+             little to call a read-modify-write penalty",
+            e.ratio, e.ci_lo, e.ci_hi
+        ),
+        (Verdict::Inconclusive, Some(e)) => format!(
+            "partition {number}: inconclusive ({:.2}x, 95% CI {:.2}–{:.2}); rerun longer on an idle disk",
+            e.ratio, e.ci_lo, e.ci_hi
+        ),
+    };
+    Some(PartitionVerdict {
+        number,
+        start_offset_bytes,
+        ratio: est.map(|e| e.ratio),
+        ratio_ci: est.map(|e| [e.ci_lo, e.ci_hi]),
+        penalty: c.verdict == Verdict::Penalty,
+        verdict: c.verdict,
+        message,
+    })
+}
+
+/// The exit status. With a partition: its verdict (penalty → 1, inconclusive → 3, else 0). Without: `rmw` → 1;
+/// else the headline comparison (misaligned writes, or reads in read-only runs) inconclusive → 3; else 0.
+pub fn status(o: &Outcome, drive: &DriveVerdict, partition: Option<&PartitionVerdict>) -> Status {
+    if let Some(p) = partition {
+        return match p.verdict {
+            Verdict::Penalty => Status::Penalty,
+            Verdict::Inconclusive => Status::Inconclusive,
+            _ => Status::Ok,
+        };
+    }
+    if drive.rmw {
+        return Status::Penalty;
+    }
+    let headline = o.pair(Role::DriveWrite).or(o.pair(Role::DriveRead));
+    match headline {
+        Some(h) if h.comparison.verdict == Verdict::Inconclusive => Status::Inconclusive,
+        _ => Status::Ok,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::plan::{build, PlanInput};
+    use crate::bench::stats::Rng;
+
+    /// Log-normal-ish latencies around `median` with spread `sigma` (log units).
+    fn stream(rng: &mut Rng, n: usize, median: f64, sigma: f64) -> Vec<u64> {
+        (0..n)
+            .map(|_| {
+                // Sum of uniforms ≈ normal; deterministic and dependency-free.
+                let z: f64 = (0..12)
+                    .map(|_| rng.below(1_000_000) as f64 / 1e6)
+                    .sum::<f64>()
+                    - 6.0;
+                (median * (sigma * z).exp()) as u64
+            })
+            .collect()
+    }
+
+    fn plan(writes: bool, probe: bool, part: Option<u64>) -> Plan {
+        build(&PlanInput {
+            logical: 512,
+            physical: 512,
+            writes,
+            probe,
+            partition_start: part,
+        })
+    }
+
+    /// Samples where every class costs `base`, except the ones `slow` names, which cost `base * factor`.
+    fn synth(plan: &Plan, n: usize, slow: &dyn Fn(&str) -> f64) -> Vec<Vec<u64>> {
+        let mut rng = Rng::new(42);
+        plan.classes
+            .iter()
+            .map(|c| stream(&mut rng, n, 100_000.0 * slow(&c.name), 0.15))
+            .collect()
+    }
+
+    /// The loop rig: every write that covers part of a 4 KiB page pays ~3x.
+    fn rmw4k(name: &str) -> f64 {
+        let Some((kind, at)) = name.rsplit_once('@') else {
+            return 1.0;
+        };
+        let off: u64 = at.parse().unwrap_or(0);
+        let len: u64 = match kind {
+            "write-512" => 512,
+            k if k.starts_with("probe-") => {
+                k.trim_start_matches("probe-")
+                    .trim_end_matches('k')
+                    .parse::<u64>()
+                    .unwrap_or(4)
+                    * 1024
+            }
+            k if k.starts_with("write-4k") || k.starts_with("fs-write") => 4096,
+            _ => return 1.0,
+        };
+        if !off.is_multiple_of(4096) || !len.is_multiple_of(4096) {
+            3.0
+        } else {
+            1.0
+        }
+    }
+
+    #[test]
+    fn rmw_drive_gives_penalty_and_detects_4096() {
+        let p = plan(true, true, None);
+        let s = synth(&p, 200, &rmw4k);
+        let th = thresholds(false);
+        assert!(all_decided(&p, &s, &th, 1));
+        let o = analyze(&p, &s, &th, 1);
+        let g = Geometry {
+            logical: 512,
+            physical: 512,
+        };
+        let (d, warnings) = drive_verdict(&o, g);
+        assert!(d.rmw);
+        assert_eq!(d.detected_physical_sector_size, Some(4096));
+        let r = d.write_ratio.unwrap();
+        assert!((2.5..3.5).contains(&r), "{r}");
+        assert!(d.message.contains("slower"), "{}", d.message);
+        assert!(d.message.contains("misreports"), "{}", d.message);
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(status(&o, &d, None), Status::Penalty);
+        let sweep = o.sweep.unwrap();
+        assert_eq!(sweep.fastest_offset, Some(0));
+        assert_eq!(sweep.penalty_free, vec![0]);
+    }
+
+    #[test]
+    fn null_device_gives_no_penalty() {
+        let p = plan(true, false, None);
+        let s = synth(&p, 400, &|_| 1.0);
+        let th = thresholds(false);
+        let o = analyze(&p, &s, &th, 9);
+        let (d, w) = drive_verdict(
+            &o,
+            Geometry {
+                logical: 512,
+                physical: 4096,
+            },
+        );
+        assert!(!d.rmw);
+        assert!(w.is_empty());
+        assert!(d.message.contains("no penalty"), "{}", d.message);
+        assert_eq!(status(&o, &d, None), Status::Ok);
+    }
+
+    #[test]
+    fn too_few_samples_is_inconclusive_and_not_decided() {
+        let p = plan(true, false, None);
+        let s = synth(&p, 10, &rmw4k);
+        let th = thresholds(false);
+        assert!(!all_decided(&p, &s, &th, 1));
+        let o = analyze(&p, &s, &th, 1);
+        let (d, _) = drive_verdict(
+            &o,
+            Geometry {
+                logical: 512,
+                physical: 512,
+            },
+        );
+        assert!(!d.rmw);
+        assert_eq!(status(&o, &d, None), Status::Inconclusive);
+    }
+
+    #[test]
+    fn misaligned_partition_pays_and_aligned_does_not() {
+        let th = thresholds(false);
+        let p = plan(true, false, Some(2049 * 512));
+        let s = synth(&p, 200, &rmw4k);
+        let o = analyze(&p, &s, &th, 3);
+        let (d, _) = drive_verdict(
+            &o,
+            Geometry {
+                logical: 512,
+                physical: 512,
+            },
+        );
+        let pv = partition_verdict(&o, 1, 2049 * 512).unwrap();
+        assert!(pv.penalty, "{pv:?}");
+        assert!(
+            pv.message.contains("slower than on an aligned partition"),
+            "{}",
+            pv.message
+        );
+        assert_eq!(status(&o, &d, Some(&pv)), Status::Penalty);
+
+        let p = plan(true, false, Some(2048 * 512));
+        let s = synth(&p, 200, &rmw4k);
+        let o = analyze(&p, &s, &th, 3);
+        let (d, _) = drive_verdict(
+            &o,
+            Geometry {
+                logical: 512,
+                physical: 512,
+            },
+        );
+        let pv = partition_verdict(&o, 1, 2048 * 512).unwrap();
+        assert!(!pv.penalty, "{pv:?}");
+        assert!(d.rmw, "the drive still does RMW");
+        assert_eq!(
+            status(&o, &d, Some(&pv)),
+            Status::Ok,
+            "the partition is what was asked about"
+        );
+    }
+
+    #[test]
+    fn read_only_runs_say_the_evidence_is_weak() {
+        let p = plan(false, false, None);
+        let s = synth(&p, 300, &|_| 1.0);
+        let o = analyze(&p, &s, &thresholds(true), 5);
+        let (d, _) = drive_verdict(
+            &o,
+            Geometry {
+                logical: 512,
+                physical: 4096,
+            },
+        );
+        assert_eq!(d.write_ratio, None);
+        assert!(d.read_ratio.is_some());
+        assert!(d.message.contains("weak evidence"), "{}", d.message);
+    }
+
+    #[test]
+    fn drifting_latencies_still_give_the_right_verdict() {
+        // Latency halves over the run (a cache warming up); interleaving keeps both classes on the same drift.
+        let p = plan(true, false, None);
+        let mut rng = Rng::new(8);
+        let n = 300;
+        let s: Vec<Vec<u64>> = p
+            .classes
+            .iter()
+            .map(|c| {
+                let f = rmw4k(&c.name);
+                (0..n)
+                    .map(|i| {
+                        let drift = 2.0 - i as f64 / n as f64;
+                        let z = rng.below(1000) as f64 / 1000.0 - 0.5;
+                        (100_000.0 * f * drift * (1.0 + 0.2 * z)) as u64
+                    })
+                    .collect()
+            })
+            .collect();
+        let o = analyze(&p, &s, &thresholds(false), 2);
+        let (d, _) = drive_verdict(
+            &o,
+            Geometry {
+                logical: 512,
+                physical: 512,
+            },
+        );
+        assert!(d.rmw);
+        let [lo, hi] = d.write_ratio_ci.unwrap();
+        assert!(lo > 2.0 && hi < 4.0, "{lo} {hi}");
+    }
+}

@@ -1,0 +1,923 @@
+//! The benchmark's plan and schedule, with no I/O: which classes run (from the device's geometry, the write mode,
+//! `--probe` and `--partition`), which comparisons they feed, where writes may go (free-space regions), how the
+//! span is cut into slots, and the order of I/Os round by round (classes shuffled per round, every slot used once,
+//! sequential classes walking through a slot of their own). The engine (`engine.rs`) only executes what this
+//! module decides, so every rule here is unit-tested without a disk.
+
+use serde::Serialize;
+
+use super::stats::{Rng, SlotOrder};
+
+/// Reads or writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Read,
+    Write,
+}
+
+/// How a class places its I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pattern {
+    /// One I/O per round at `offset` within a fresh random slot.
+    Random,
+    /// One I/O per round, each right after the previous one, walking through a slot of its own
+    /// (`rw=write` in fio terms); a new random slot when the current one is used up.
+    Sequential,
+    /// Two I/Os back to back in a fresh slot: `first` bytes at `offset`, then the rest. The sample is the sum.
+    Split { first: u64 },
+}
+
+/// One class of I/O: what every sample of it does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClassSpec {
+    /// Short stable name, e.g. `write-4k@0`, used in the JSON `classes[].name`.
+    pub name: String,
+    pub op: Op,
+    /// Bytes per sample (for `Split`, the total of both I/Os).
+    pub len: u64,
+    /// Byte offset within the slot (slots start on physical boundaries).
+    pub offset: u64,
+    pub pattern: Pattern,
+}
+
+impl ClassSpec {
+    fn new(name: impl Into<String>, op: Op, len: u64, offset: u64, pattern: Pattern) -> Self {
+        ClassSpec {
+            name: name.into(),
+            op,
+            len,
+            offset,
+            pattern,
+        }
+    }
+
+    /// Bytes of the slot this class touches per slot it takes (`offset + len`). Sequential classes fill a slot.
+    fn extent(&self) -> u64 {
+        self.offset + self.len
+    }
+}
+
+/// What a comparison is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Random 4 KiB writes aligned vs +512: the drive's read-modify-write verdict.
+    DriveWrite,
+    /// Random 4 KiB reads aligned vs +512.
+    DriveRead,
+    /// 512-byte writes on a 4 KiB stride vs 4 KiB writes.
+    SmallWrite,
+    /// Synced sequential 4 KiB writes, aligned vs misaligned start.
+    SequentialWrite,
+    /// The same bytes at a misaligned offset as one large write vs split as 4 KiB + the rest.
+    LargeSplit,
+    /// I/O as the filesystem on the partition issues it vs physically aligned I/O.
+    Partition,
+}
+
+/// A reference class against a test class (ratio = median(test) / median(reference)).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Pair {
+    pub role: Role,
+    pub reference: usize,
+    pub test: usize,
+    /// The test class in plain words, plural ("misaligned 4 KiB writes").
+    pub subject: String,
+}
+
+/// One size of the physical-sector probe: P bytes at 0 (reference) vs at P/2 (test).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ProbeSize {
+    pub bytes: u64,
+    pub aligned: usize,
+    pub shifted: usize,
+}
+
+/// Geometry and options the plan depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanInput {
+    pub logical: u64,
+    pub physical: u64,
+    /// May the benchmark write (`--write free|all`)?
+    pub writes: bool,
+    /// `--probe`: physical-sector probe and offset sweep (needs writes).
+    pub probe: bool,
+    /// `--partition N`: the partition's start in bytes from the start of the disk.
+    pub partition_start: Option<u64>,
+}
+
+/// Everything the engine runs and the analysis compares.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    pub classes: Vec<ClassSpec>,
+    pub pairs: Vec<Pair>,
+    /// Physical-sector probe sizes (empty without `--probe`).
+    pub probe: Vec<ProbeSize>,
+    /// Offset sweep: (offset within a 4 KiB block, class). Empty without `--probe`.
+    pub sweep: Vec<(u64, usize)>,
+    /// The pool's slot size in bytes: the largest class slot (a power of two ≥ 64 KiB). Classes with smaller
+    /// extents take sub-slots of a pool slot ([`Plan::class_slot`]), so small I/O does not waste the span.
+    pub slot_size: u64,
+    /// The alignment every slot start has (max(physical, 4096)); the partition view's offset is relative to it.
+    pub align: u64,
+    /// What was skipped and why ("4Kn: ...").
+    pub notes: Vec<String>,
+}
+
+pub const KIB: u64 = 1024;
+/// The smallest slot: twice the largest I/O of the quick check, and larger than any read-ahead segment.
+pub const MIN_SLOT: u64 = 64 * KIB;
+/// Bytes of the large write (136 KiB, as in the published experiment).
+pub const LARGE: u64 = 136 * KIB;
+
+impl Plan {
+    /// The index of a class by name.
+    pub fn class(&self, name: &str) -> Option<usize> {
+        self.classes.iter().position(|c| c.name == name)
+    }
+
+    /// The pair with this role.
+    pub fn pair(&self, role: Role) -> Option<&Pair> {
+        self.pairs.iter().find(|p| p.role == role)
+    }
+
+    /// The slot a class takes per sample (sequential classes: per slot walked through): a power of two that holds
+    /// its extent, at least [`MIN_SLOT`] and the physical alignment, at most the plan's `slot_size`.
+    pub fn class_slot(&self, class: usize) -> u64 {
+        self.classes.get(class).map_or(self.slot_size, |c| {
+            slot_for(c, self.align).min(self.slot_size)
+        })
+    }
+
+    /// Bytes of fresh space one round consumes (sequential classes counted as if they took a slot every round).
+    pub fn bytes_per_round(&self) -> u64 {
+        (0..self.classes.len()).map(|i| self.class_slot(i)).sum()
+    }
+
+    /// Bytes of usable space a run of `rounds` rounds needs.
+    pub fn bytes_needed(&self, rounds: u64) -> u64 {
+        self.bytes_per_round().saturating_mul(rounds)
+    }
+}
+
+fn slot_for(c: &ClassSpec, align: u64) -> u64 {
+    match c.pattern {
+        Pattern::Sequential => MIN_SLOT.max(align),
+        _ => c.extent().next_power_of_two().max(MIN_SLOT).max(align),
+    }
+}
+
+/// Builds the plan for a device. Sub-4096 classes are skipped on 4Kn devices (they would fail with EINVAL), with a
+/// note saying so.
+pub fn build(input: &PlanInput) -> Plan {
+    let logical = input.logical.max(512);
+    let align = input.physical.max(4096);
+    let sub4k = logical < 4096;
+    let mut classes: Vec<ClassSpec> = Vec::new();
+    let mut pairs = Vec::new();
+    let mut notes = Vec::new();
+    let mut add = |c: ClassSpec| {
+        classes.push(c);
+        classes.len() - 1
+    };
+    let mis = if sub4k { logical } else { 0 };
+    if !sub4k {
+        notes.push(format!(
+            "{logical}-byte logical sectors (4Kn): I/O at +512 and 512-byte writes are impossible, so the \
+             misaligned write and read classes, the 512-byte class, the split-write class and the offset sweep \
+             are skipped"
+        ));
+    }
+    let r0 = add(ClassSpec::new(
+        "read-4k@0",
+        Op::Read,
+        4096,
+        0,
+        Pattern::Random,
+    ));
+    if sub4k {
+        let b = add(ClassSpec::new(
+            format!("read-4k@{mis}"),
+            Op::Read,
+            4096,
+            mis,
+            Pattern::Random,
+        ));
+        pairs.push(Pair {
+            role: Role::DriveRead,
+            reference: r0,
+            test: b,
+            subject: "misaligned 4 KiB reads".into(),
+        });
+    }
+    let mut w0 = None;
+    let mut w_mis = None;
+    if input.writes {
+        let a = add(ClassSpec::new(
+            "write-4k@0",
+            Op::Write,
+            4096,
+            0,
+            Pattern::Random,
+        ));
+        w0 = Some(a);
+        if sub4k {
+            let b = add(ClassSpec::new(
+                format!("write-4k@{mis}"),
+                Op::Write,
+                4096,
+                mis,
+                Pattern::Random,
+            ));
+            w_mis = Some(b);
+            pairs.push(Pair {
+                role: Role::DriveWrite,
+                reference: a,
+                test: b,
+                subject: "misaligned 4 KiB writes".into(),
+            });
+            let c = add(ClassSpec::new(
+                format!("write-{logical}@0"),
+                Op::Write,
+                logical,
+                0,
+                Pattern::Random,
+            ));
+            pairs.push(Pair {
+                role: Role::SmallWrite,
+                reference: a,
+                test: c,
+                subject: format!("{logical}-byte writes on a 4 KiB stride"),
+            });
+            let s0 = add(ClassSpec::new(
+                "seq-write-4k@0",
+                Op::Write,
+                4096,
+                0,
+                Pattern::Sequential,
+            ));
+            let s1 = add(ClassSpec::new(
+                format!("seq-write-4k@{mis}"),
+                Op::Write,
+                4096,
+                mis,
+                Pattern::Sequential,
+            ));
+            pairs.push(Pair {
+                role: Role::SequentialWrite,
+                reference: s0,
+                test: s1,
+                subject: "synced sequential 4 KiB writes from a misaligned start".into(),
+            });
+            let one = add(ClassSpec::new(
+                format!("write-136k@{mis}"),
+                Op::Write,
+                LARGE,
+                mis,
+                Pattern::Random,
+            ));
+            let split = add(ClassSpec::new(
+                format!("write-4k+132k@{mis}"),
+                Op::Write,
+                LARGE,
+                mis,
+                Pattern::Split { first: 4096 },
+            ));
+            pairs.push(Pair {
+                role: Role::LargeSplit,
+                reference: one,
+                test: split,
+                subject: "misaligned 136 KiB written as 4 KiB + 132 KiB".into(),
+            });
+        }
+    }
+    if let Some(start) = input.partition_start {
+        // A filesystem issues 4 KiB I/O at multiples of 4096 from the partition's start: within an aligned slot that
+        // is the start's distance from the previous physical boundary, taken modulo 4096.
+        let delta = start % align % 4096;
+        let (op, reference, what) = match w0 {
+            Some(w) => (Op::Write, w, "writes"),
+            None => (Op::Read, r0, "reads"),
+        };
+        let kind = if op == Op::Write { "write" } else { "read" };
+        let t = add(ClassSpec::new(
+            format!("fs-{kind}-4k@{delta}"),
+            op,
+            4096,
+            delta,
+            Pattern::Random,
+        ));
+        pairs.push(Pair {
+            role: Role::Partition,
+            reference,
+            test: t,
+            subject: format!("4 KiB {what} as the partition's filesystem issues them"),
+        });
+    }
+    let mut probe = Vec::new();
+    let mut sweep = Vec::new();
+    if input.probe && input.writes {
+        let mut p = (2 * logical).max(1024);
+        while p <= 64 * KIB {
+            let a = add(ClassSpec::new(
+                format!("probe-{}k@0", p / KIB),
+                Op::Write,
+                p,
+                0,
+                Pattern::Random,
+            ));
+            let b = add(ClassSpec::new(
+                format!("probe-{}k@{}", p / KIB, p / 2),
+                Op::Write,
+                p,
+                p / 2,
+                Pattern::Random,
+            ));
+            probe.push(ProbeSize {
+                bytes: p,
+                aligned: a,
+                shifted: b,
+            });
+            p *= 2;
+        }
+        if sub4k {
+            let mut off = 0;
+            while off < 4096 {
+                let idx = match (off, w0, w_mis) {
+                    (0, Some(a), _) => a,
+                    (o, _, Some(b)) if o == mis => b,
+                    _ => add(ClassSpec::new(
+                        format!("write-4k@{off}"),
+                        Op::Write,
+                        4096,
+                        off,
+                        Pattern::Random,
+                    )),
+                };
+                sweep.push((off, idx));
+                off += logical;
+            }
+        }
+    }
+    let slot_size = classes
+        .iter()
+        .map(|c| slot_for(c, align))
+        .max()
+        .unwrap_or(MIN_SLOT.max(align));
+    Plan {
+        classes,
+        pairs,
+        probe,
+        sweep,
+        slot_size,
+        align,
+        notes,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Regions and slots
+// ---------------------------------------------------------------------------------------------
+
+/// A byte range `[start, end)` of the target the benchmark may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Region {
+    pub start: u64,
+    pub end: u64,
+}
+
+impl Region {
+    pub fn len(&self) -> u64 {
+        self.end.saturating_sub(self.start)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Unallocated space of a disk: `[usable_start, usable_end)` (the table's usable area, in bytes) minus every
+/// partition (byte ranges, any order, may overlap). Gaps come back sorted.
+pub fn free_regions(usable_start: u64, usable_end: u64, partitions: &[Region]) -> Vec<Region> {
+    let mut parts: Vec<Region> = partitions
+        .iter()
+        .copied()
+        .filter(|p| !p.is_empty())
+        .collect();
+    parts.sort_by_key(|p| p.start);
+    let mut out = Vec::new();
+    let mut cursor = usable_start;
+    for p in parts {
+        if p.start > cursor {
+            out.push(Region {
+                start: cursor,
+                end: p.start.min(usable_end),
+            });
+        }
+        cursor = cursor.max(p.end);
+        if cursor >= usable_end {
+            break;
+        }
+    }
+    if cursor < usable_end {
+        out.push(Region {
+            start: cursor,
+            end: usable_end,
+        });
+    }
+    out.retain(|r| !r.is_empty());
+    out
+}
+
+/// All slots of `size` bytes that lie wholly inside the regions, with starts at `base + k·size` (`base` is the
+/// device's alignment offset, so every slot starts on a physical boundary).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotPool {
+    size: u64,
+    /// (first slot start, slot count) per region.
+    runs: Vec<(u64, u64)>,
+    total: u64,
+}
+
+impl SlotPool {
+    pub fn new(regions: &[Region], size: u64, base: u64) -> Self {
+        let size = size.max(1);
+        let mut runs = Vec::new();
+        let mut total = 0u64;
+        for r in regions {
+            // First slot start ≥ r.start of the form base + k·size.
+            let first = if r.start <= base {
+                base
+            } else {
+                base + (r.start - base).div_ceil(size) * size
+            };
+            if first >= r.end || r.end - first < size {
+                continue;
+            }
+            let count = (r.end - first) / size;
+            runs.push((first, count));
+            total += count;
+        }
+        SlotPool { size, runs, total }
+    }
+
+    pub fn len(&self) -> u64 {
+        self.total
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    pub fn slot_size(&self) -> u64 {
+        self.size
+    }
+
+    /// Byte offset of slot `i` (0-based over all regions).
+    pub fn offset(&self, mut i: u64) -> Option<u64> {
+        for &(first, count) in &self.runs {
+            if i < count {
+                return Some(first + i * self.size);
+            }
+            i -= count;
+        }
+        None
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schedule
+// ---------------------------------------------------------------------------------------------
+
+/// One timed sample: one or two I/Os of one class, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub class: usize,
+    pub ios: Vec<Io>,
+}
+
+/// One I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Io {
+    pub op: Op,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// Hands out rounds: every class once, in a fresh random order, each at a slot never used before.
+///
+/// Pool slots come in a seeded random order. A class whose slot is smaller than a pool slot takes a sub-slot: the
+/// first such request splits a fresh pool slot into sub-slots, shuffled, which later requests of that size use up.
+/// So every byte is still touched at most once, and small classes get many more fresh slots out of the span.
+pub struct Scheduler {
+    classes: Vec<ClassSpec>,
+    class_slot: Vec<u64>,
+    pool: SlotPool,
+    order: SlotOrder,
+    rng: Rng,
+    /// Per sequential class: (slot start, next I/O index within the slot).
+    seq: Vec<Option<(u64, u64)>>,
+    /// Unused sub-slots by size.
+    spare: Vec<(u64, Vec<u64>)>,
+}
+
+impl Scheduler {
+    pub fn new(plan: &Plan, pool: SlotPool, seed: u64) -> Self {
+        let order = SlotOrder::new(pool.len(), seed);
+        Scheduler {
+            classes: plan.classes.clone(),
+            class_slot: (0..plan.classes.len())
+                .map(|i| plan.class_slot(i))
+                .collect(),
+            seq: vec![None; plan.classes.len()],
+            pool,
+            order,
+            rng: Rng::new(seed ^ 0x005E_ED0F_0DE4),
+            spare: Vec::new(),
+        }
+    }
+
+    /// A fresh slot of `size` bytes (a power of two ≤ the pool's slot size).
+    fn slot_of(&mut self, size: u64) -> Option<u64> {
+        let big = self.pool.slot_size();
+        if size >= big {
+            let i = self.order.next()?;
+            return self.pool.offset(i);
+        }
+        let k = match self.spare.iter().position(|(s, _)| *s == size) {
+            Some(k) => k,
+            None => {
+                self.spare.push((size, Vec::new()));
+                self.spare.len() - 1
+            }
+        };
+        if self.spare[k].1.is_empty() {
+            let i = self.order.next()?;
+            let base = self.pool.offset(i)?;
+            let mut subs: Vec<u64> = (0..big / size).map(|j| base + j * size).collect();
+            self.rng.shuffle(&mut subs);
+            self.spare[k].1 = subs;
+        }
+        self.spare[k].1.pop()
+    }
+
+    /// The next round, or `None` when the fresh slots ran out (the run must stop: reusing a slot would measure a
+    /// cache, not the disk).
+    pub fn next_round(&mut self) -> Option<Vec<Step>> {
+        let mut idx: Vec<usize> = (0..self.classes.len()).collect();
+        self.rng.shuffle(&mut idx);
+        let mut steps = Vec::with_capacity(idx.len());
+        for class in idx {
+            let c = self.classes[class].clone();
+            let slot = self.class_slot[class];
+            let ios = match c.pattern {
+                Pattern::Random => {
+                    let base = self.slot_of(slot)?;
+                    vec![Io {
+                        op: c.op,
+                        offset: base + c.offset,
+                        len: c.len,
+                    }]
+                }
+                Pattern::Split { first } => {
+                    let base = self.slot_of(slot)?;
+                    let first = first.min(c.len);
+                    vec![
+                        Io {
+                            op: c.op,
+                            offset: base + c.offset,
+                            len: first,
+                        },
+                        Io {
+                            op: c.op,
+                            offset: base + c.offset + first,
+                            len: c.len - first,
+                        },
+                    ]
+                }
+                Pattern::Sequential => {
+                    let per_slot = (slot - c.offset) / c.len.max(1);
+                    let (base, k) = match self.seq[class] {
+                        Some((base, k)) if k < per_slot => (base, k),
+                        _ => (self.slot_of(slot)?, 0),
+                    };
+                    self.seq[class] = Some((base, k + 1));
+                    vec![Io {
+                        op: c.op,
+                        offset: base + c.offset + k * c.len,
+                        len: c.len,
+                    }]
+                }
+            };
+            steps.push(Step { class, ios });
+        }
+        Some(steps)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    fn e512(writes: bool, probe: bool, part: Option<u64>) -> Plan {
+        build(&PlanInput {
+            logical: 512,
+            physical: 512,
+            writes,
+            probe,
+            partition_start: part,
+        })
+    }
+
+    #[test]
+    fn read_only_plan_has_only_reads() {
+        let p = e512(false, false, None);
+        assert!(p.classes.iter().all(|c| c.op == Op::Read));
+        assert_eq!(p.pairs.len(), 1);
+        assert_eq!(p.pairs[0].role, Role::DriveRead);
+        assert_eq!(p.classes[p.pairs[0].test].offset, 512);
+        assert_eq!(p.slot_size, MIN_SLOT);
+        // --probe without writes adds nothing: the CLI refuses that combination before.
+        assert_eq!(e512(false, true, None).classes.len(), p.classes.len());
+    }
+
+    #[test]
+    fn write_plan_has_every_issue_class() {
+        let p = e512(true, false, None);
+        let names: Vec<&str> = p.classes.iter().map(|c| c.name.as_str()).collect();
+        for n in [
+            "read-4k@0",
+            "read-4k@512",
+            "write-4k@0",
+            "write-4k@512",
+            "write-512@0",
+            "seq-write-4k@0",
+            "seq-write-4k@512",
+            "write-136k@512",
+            "write-4k+132k@512",
+        ] {
+            assert!(names.contains(&n), "{n} missing from {names:?}");
+        }
+        for role in [
+            Role::DriveWrite,
+            Role::DriveRead,
+            Role::SmallWrite,
+            Role::SequentialWrite,
+            Role::LargeSplit,
+        ] {
+            assert!(p.pair(role).is_some(), "{role:?}");
+        }
+        // 136 KiB + 512 must fit a slot.
+        assert_eq!(p.slot_size, 256 * KIB);
+        let dw = p.pair(Role::DriveWrite).unwrap();
+        assert_eq!(p.classes[dw.reference].offset, 0);
+        assert_eq!(p.classes[dw.test].offset, 512);
+    }
+
+    #[test]
+    fn four_kn_skips_sub_4096_classes_with_a_note() {
+        let p = build(&PlanInput {
+            logical: 4096,
+            physical: 4096,
+            writes: true,
+            probe: true,
+            partition_start: Some(1 << 20),
+        });
+        assert!(
+            p.classes
+                .iter()
+                .all(|c| c.offset % 4096 == 0 && c.len % 4096 == 0),
+            "{:?}",
+            p.classes
+        );
+        assert!(p.pair(Role::DriveWrite).is_none());
+        assert!(p.sweep.is_empty());
+        assert_eq!(p.probe.first().map(|s| s.bytes), Some(8 * KIB));
+        assert!(p.notes.iter().any(|n| n.contains("4Kn")));
+        assert!(p.pair(Role::Partition).is_some());
+    }
+
+    #[test]
+    fn probe_sizes_and_sweep_offsets() {
+        let p = e512(true, true, None);
+        let sizes: Vec<u64> = p.probe.iter().map(|s| s.bytes).collect();
+        assert_eq!(sizes, vec![1024, 2048, 4096, 8192, 16384, 32768, 65536]);
+        for s in &p.probe {
+            assert_eq!(p.classes[s.aligned].offset, 0);
+            assert_eq!(p.classes[s.shifted].offset, s.bytes / 2);
+            assert_eq!(p.classes[s.shifted].len, s.bytes);
+        }
+        let offs: Vec<u64> = p.sweep.iter().map(|s| s.0).collect();
+        assert_eq!(offs, (0..8).map(|i| i * 512).collect::<Vec<_>>());
+        // The sweep reuses the quick check's classes at 0 and 512 instead of duplicating them.
+        assert_eq!(p.sweep[0].1, p.class("write-4k@0").unwrap());
+        assert_eq!(p.sweep[1].1, p.class("write-4k@512").unwrap());
+        let names: HashSet<&str> = p.classes.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names.len(), p.classes.len(), "class names are unique");
+    }
+
+    #[test]
+    fn partition_view_offset_follows_the_start() {
+        // sgdisk at sector 2049: 2049·512 mod 4096 = 512.
+        let p = e512(true, false, Some(2049 * 512));
+        let pair = p.pair(Role::Partition).unwrap();
+        assert_eq!(p.classes[pair.test].offset, 512);
+        assert_eq!(p.classes[pair.test].op, Op::Write);
+        assert_eq!(pair.reference, p.class("write-4k@0").unwrap());
+        let p = e512(true, false, Some(2048 * 512));
+        assert_eq!(p.classes[p.pair(Role::Partition).unwrap().test].offset, 0);
+        // Read-only: the filesystem view uses reads against aligned reads.
+        let p = e512(false, false, Some(63 * 512));
+        let pair = p.pair(Role::Partition).unwrap();
+        assert_eq!(p.classes[pair.test].op, Op::Read);
+        assert_eq!(p.classes[pair.test].offset, 63 * 512 % 4096);
+        assert_eq!(pair.reference, p.class("read-4k@0").unwrap());
+    }
+
+    #[test]
+    fn free_regions_subtract_partitions() {
+        let parts = [
+            Region {
+                start: 1 << 20,
+                end: 10 << 20,
+            },
+            Region {
+                start: 20 << 20,
+                end: 30 << 20,
+            },
+            Region {
+                start: 25 << 20,
+                end: 28 << 20,
+            },
+        ];
+        let f = free_regions(17 * 1024, 100 << 20, &parts);
+        assert_eq!(
+            f,
+            vec![
+                Region {
+                    start: 17 * 1024,
+                    end: 1 << 20
+                },
+                Region {
+                    start: 10 << 20,
+                    end: 20 << 20
+                },
+                Region {
+                    start: 30 << 20,
+                    end: 100 << 20
+                },
+            ]
+        );
+        assert!(free_regions(0, 10, &[Region { start: 0, end: 10 }]).is_empty());
+        assert_eq!(free_regions(0, 10, &[]), vec![Region { start: 0, end: 10 }]);
+    }
+
+    #[test]
+    fn slot_pool_keeps_slots_inside_regions_and_aligned() {
+        let regions = [
+            Region {
+                start: 17 * 1024,
+                end: 1 << 20,
+            },
+            Region {
+                start: 10 << 20,
+                end: (10 << 20) + 100,
+            },
+            Region {
+                start: 30 << 20,
+                end: 31 << 20,
+            },
+        ];
+        let pool = SlotPool::new(&regions, 256 * KIB, 0);
+        assert_eq!(pool.len(), 3 + 4);
+        for i in 0..pool.len() {
+            let o = pool.offset(i).unwrap();
+            assert_eq!(o % (256 * KIB), 0);
+            assert!(
+                regions
+                    .iter()
+                    .any(|r| o >= r.start && o + 256 * KIB <= r.end),
+                "{o}"
+            );
+        }
+        assert_eq!(pool.offset(pool.len()), None);
+        // A base (alignment offset) shifts every slot.
+        let pool = SlotPool::new(
+            &[Region {
+                start: 0,
+                end: 1 << 20,
+            }],
+            64 * KIB,
+            3584,
+        );
+        assert_eq!(pool.offset(0), Some(3584));
+        assert_eq!(pool.len(), 15);
+    }
+
+    /// Every byte any I/O touches is touched once: no slot is reused, no block is read and then rewritten.
+    #[test]
+    fn schedule_uses_every_slot_once_and_never_overlaps() {
+        let plan = e512(true, true, Some(2049 * 512));
+        let pool = SlotPool::new(
+            &[Region {
+                start: 0,
+                end: 1 << 30,
+            }],
+            plan.slot_size,
+            0,
+        );
+        let mut s = Scheduler::new(&plan, pool.clone(), 7);
+        let mut touched: Vec<(u64, u64)> = Vec::new();
+        let mut rounds = 0;
+        let mut orders = HashSet::new();
+        while let Some(round) = s.next_round() {
+            rounds += 1;
+            assert_eq!(round.len(), plan.classes.len());
+            let order: Vec<usize> = round.iter().map(|st| st.class).collect();
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(
+                sorted,
+                (0..plan.classes.len()).collect::<Vec<_>>(),
+                "each class once per round"
+            );
+            orders.insert(order);
+            for st in round {
+                let c = &plan.classes[st.class];
+                let total: u64 = st.ios.iter().map(|io| io.len).sum();
+                assert_eq!(total, c.len);
+                for io in st.ios {
+                    assert_eq!(io.op, c.op);
+                    assert!(io.offset + io.len <= 1 << 30);
+                    if c.pattern == Pattern::Random {
+                        assert_eq!(io.offset % plan.class_slot(st.class), c.offset);
+                    }
+                    touched.push((io.offset, io.offset + io.len));
+                }
+            }
+        }
+        assert!(rounds > 10, "{rounds}");
+        assert!(orders.len() > rounds / 2, "rounds are shuffled");
+        touched.sort_unstable();
+        for w in touched.windows(2) {
+            assert!(w[0].1 <= w[1].0, "overlap: {:?}", w);
+        }
+    }
+
+    #[test]
+    fn sequential_classes_walk_through_their_slot() {
+        let plan = e512(true, false, None);
+        let seq = plan.class("seq-write-4k@512").unwrap();
+        let pool = SlotPool::new(
+            &[Region {
+                start: 0,
+                end: 1 << 30,
+            }],
+            plan.slot_size,
+            0,
+        );
+        let mut s = Scheduler::new(&plan, pool, 1);
+        let mut offs = Vec::new();
+        for _ in 0..5 {
+            let r = s.next_round().unwrap();
+            offs.extend(
+                r.iter()
+                    .filter(|st| st.class == seq)
+                    .map(|st| st.ios[0].offset),
+            );
+        }
+        for w in offs.windows(2) {
+            assert_eq!(w[1], w[0] + 4096);
+        }
+        assert_eq!(offs[0] % MIN_SLOT, 512);
+    }
+
+    #[test]
+    fn rounds_stop_when_slots_run_out() {
+        let plan = e512(false, false, None);
+        let pool = SlotPool::new(
+            &[Region {
+                start: 0,
+                end: 5 * MIN_SLOT,
+            }],
+            plan.slot_size,
+            0,
+        );
+        let mut s = Scheduler::new(&plan, pool, 3);
+        assert!(s.next_round().is_some());
+        assert!(s.next_round().is_some());
+        assert!(s.next_round().is_none(), "5 slots, 2 per round");
+        assert_eq!(plan.bytes_needed(100), 200 * MIN_SLOT);
+        // Small classes share big slots: 4 KiB classes take 64 KiB sub-slots of the 256 KiB pool slots.
+        let plan = e512(true, false, None);
+        assert_eq!(plan.slot_size, 256 * KIB);
+        assert_eq!(plan.class_slot(plan.class("write-4k@0").unwrap()), MIN_SLOT);
+        assert_eq!(
+            plan.class_slot(plan.class("write-136k@512").unwrap()),
+            256 * KIB
+        );
+        assert_eq!(plan.bytes_per_round(), 7 * MIN_SLOT + 2 * 256 * KIB);
+    }
+}

@@ -1,0 +1,353 @@
+//! `afdisk bench`: gathers the options and the confirmation, shows live progress on stderr when it is a terminal,
+//! and renders the library's `BenchReport` as text or as the schema-1 JSON. Exit codes: 0 no penalty, 1 penalty,
+//! 2 error, 3 refused for safety, 4 inconclusive.
+
+use std::fmt::Write as _;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use afdisk::bench::stats::Verdict;
+use afdisk::bench::{self, BenchOptions, BenchReport, Progress, Status, StopReason, WriteMode};
+use afdisk::device::access::Confirmation;
+use afdisk::device::{self, Overrides};
+use afdisk::units::human;
+use afdisk::Error;
+
+use super::{emit, json, print_error, EXIT_ERROR, EXIT_MISALIGNED, EXIT_OK, EXIT_REFUSED};
+
+/// Exit code when the verdict is inconclusive (too few or too noisy samples before the time cap).
+pub const EXIT_INCONCLUSIVE: i32 = 4;
+
+/// The options of `afdisk bench`, as parsed.
+pub struct BenchArgs {
+    pub partition: Option<u32>,
+    pub duration: u64,
+    pub write: WriteMode,
+    pub probe: bool,
+    pub json: bool,
+    pub yes: bool,
+    pub confirm: Option<String>,
+    pub overrides: Overrides,
+}
+
+pub fn cmd_bench(target: &Path, a: &BenchArgs) -> i32 {
+    match bench(target, a) {
+        Ok(r) => {
+            emit(&if a.json { json(&r.json()) } else { render(&r) });
+            match r.status {
+                Status::Ok => EXIT_OK,
+                Status::Penalty => EXIT_MISALIGNED,
+                Status::Inconclusive => EXIT_INCONCLUSIVE,
+            }
+        }
+        Err(e) => {
+            print_error(&e);
+            if e.kind == afdisk::error::ErrorKind::Refused {
+                EXIT_REFUSED
+            } else {
+                EXIT_ERROR
+            }
+        }
+    }
+}
+
+fn bench(target: &Path, a: &BenchArgs) -> Result<BenchReport, Error> {
+    if a.confirm.is_some() && !a.yes {
+        return Err(Error::usage(
+            "--confirm is only read together with --yes",
+            "add --yes to confirm from a script, or drop --confirm to be asked interactively",
+        ));
+    }
+    let (disk, part_of_target) = bench::resolve_target(target);
+    let partition = match (a.partition, part_of_target) {
+        (Some(n), Some(m)) if n != m => {
+            return Err(Error::usage(
+                format!(
+                    "{} is partition {m} of {}, but --partition {n} names another one",
+                    target.display(),
+                    disk.display()
+                ),
+                format!(
+                    "drop --partition, or run on the disk: afdisk bench {} --partition {n}",
+                    disk.display()
+                ),
+            ))
+        }
+        (n, m) => n.or(m),
+    };
+    let options = BenchOptions {
+        write: a.write,
+        probe: a.probe,
+        partition,
+        duration_secs: a.duration,
+        ..BenchOptions::default()
+    };
+    options.validate()?;
+    let opened = device::open(&disk, &a.overrides)?;
+    let prepared = bench::prepare(&opened, &options)?;
+    let confirmation = if a.write != WriteMode::All {
+        Confirmation::Absent
+    } else if a.yes {
+        Confirmation::Scripted {
+            confirm: a.confirm.clone(),
+        }
+    } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        ask(&opened.info)?
+    } else {
+        Confirmation::Absent
+    };
+    let live = std::io::stderr().is_terminal();
+    let mut last = Instant::now() - Duration::from_secs(1);
+    let mut shown = false;
+    let mut progress = |p: &Progress| {
+        if !live || last.elapsed() < Duration::from_millis(200) {
+            return;
+        }
+        last = Instant::now();
+        shown = true;
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[K{}", progress_line(p));
+        let _ = err.flush();
+    };
+    let r = bench::run(&opened, &prepared, &confirmation, &mut progress);
+    if shown {
+        let _ = write!(std::io::stderr().lock(), "\r\x1b[K");
+    }
+    r
+}
+
+fn ask(info: &device::DeviceInfo) -> Result<Confirmation, Error> {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(
+        err,
+        "afdisk bench --write all overwrites data anywhere on {} ({}, {}).",
+        info.path,
+        info.model.as_deref().unwrap_or(&info.transport),
+        human(info.size_bytes)
+    );
+    let _ = write!(err, "Type the device name ({}) to confirm: ", info.name);
+    let _ = err.flush();
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).map_err(|e| {
+        Error::io(
+            format!("cannot read the confirmation: {e}"),
+            "run it again in a terminal",
+        )
+    })?;
+    Ok(Confirmation::Typed(line))
+}
+
+/// One status line: elapsed/cap, rounds, the latest median of the first classes, the running verdict.
+pub fn progress_line(p: &Progress) -> String {
+    let mut s = format!(
+        "bench {:>4.1}/{} s, {} rounds{}",
+        p.elapsed.as_secs_f64(),
+        p.cap.as_secs(),
+        p.rounds,
+        if p.warmup { " (warm-up)" } else { "" }
+    );
+    for (i, c) in p.classes.iter().enumerate().take(4) {
+        if let Some(m) = p.samples.get(i).and_then(|v| bench::stats::summarize(v)) {
+            let _ = write!(s, ", {} {}", c.name, dur(m.median_ns));
+        }
+    }
+    if let Some(v) = p.verdict {
+        match (v.write_ratio, v.write_ratio_ci, v.read_ratio) {
+            (Some(r), Some([lo, hi]), _) => {
+                let _ = write!(s, " | misaligned writes {r:.2}x [{lo:.2}, {hi:.2}]");
+            }
+            (_, _, Some(r)) => {
+                let _ = write!(s, " | misaligned reads {r:.2}x");
+            }
+            _ => {}
+        }
+    }
+    s
+}
+
+fn dur(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.1} µs", ns / 1e3)
+    }
+}
+
+fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Penalty => "PENALTY",
+        Verdict::SmallPenalty => "small penalty",
+        Verdict::NoPenalty => "no penalty",
+        Verdict::Faster => "faster",
+        Verdict::Inconclusive => "inconclusive",
+    }
+}
+
+/// The text report.
+pub fn render(r: &BenchReport) -> String {
+    let mut o = String::new();
+    let d = &r.device;
+    let _ = writeln!(
+        o,
+        "{}  {}  {}  logical {} / physical {}  --write {}",
+        d.path,
+        d.model.as_deref().unwrap_or(&d.transport),
+        human(d.size_bytes),
+        d.logical_sector_size,
+        d.physical_sector_size,
+        r.write_mode.as_str()
+    );
+    if !r.queue.is_empty() {
+        let q: Vec<String> = r.queue.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(o, "queue: {}", q.join(" "));
+    }
+    for n in &r.notes {
+        let _ = writeln!(o, "note: {n}");
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "{:<22} {:>6} {:>10} {:>10} {:>10} {:>9}",
+        "CLASS", "N", "MEDIAN", "P90", "P99", "IOPS"
+    );
+    for c in &r.classes {
+        match &c.summary {
+            Some(s) => {
+                let _ = writeln!(
+                    o,
+                    "{:<22} {:>6} {:>10} {:>10} {:>10} {:>9.0}",
+                    c.spec.name,
+                    s.samples,
+                    dur(s.median_ns),
+                    dur(s.p90_ns as f64),
+                    dur(s.p99_ns as f64),
+                    s.iops
+                );
+            }
+            None => {
+                let _ = writeln!(o, "{:<22} {:>6}", c.spec.name, 0);
+            }
+        }
+    }
+    let _ = writeln!(o);
+    let label = |p: &bench::analysis::PairResult| format!("{} vs {}", p.test, p.reference);
+    let w = r
+        .outcome
+        .pairs
+        .iter()
+        .map(|p| label(p).len())
+        .max()
+        .unwrap_or(10)
+        .max(10);
+    let _ = writeln!(
+        o,
+        "{:<w$} {:>7} {:>11} {:>10}  VERDICT",
+        "COMPARISON", "RATIO", "95% CI", "DELTA"
+    );
+    for p in &r.outcome.pairs {
+        let c = &p.comparison;
+        let (ratio, ci, delta) = match &c.estimate {
+            Some(e) => (
+                format!("{:.2}", e.ratio),
+                format!("{:.2}–{:.2}", e.ci_lo, e.ci_hi),
+                format!(
+                    "{}{}",
+                    if e.delta_ns >= 0.0 { "+" } else { "-" },
+                    dur(e.delta_ns.abs())
+                ),
+            ),
+            None => ("-".into(), "-".into(), "-".into()),
+        };
+        let _ = writeln!(
+            o,
+            "{:<w$} {:>7} {:>11} {:>10}  {} ({})",
+            label(p),
+            ratio,
+            ci,
+            delta,
+            verdict_word(c.verdict),
+            p.subject
+        );
+    }
+    if let Some(probe) = &r.outcome.probe {
+        let _ = writeln!(o);
+        let _ = writeln!(o, "physical-sector probe (P bytes at P/2 vs at 0):");
+        for s in &probe.sizes {
+            let est = s.comparison.estimate.as_ref();
+            let _ = writeln!(
+                o,
+                "  {:>6} B  ratio {:>5}  CI {:>11}  {}",
+                s.bytes,
+                est.map_or("-".into(), |e| format!("{:.2}", e.ratio)),
+                est.map_or("-".into(), |e| format!("{:.2}–{:.2}", e.ci_lo, e.ci_hi)),
+                verdict_word(s.comparison.verdict)
+            );
+        }
+        let _ = writeln!(
+            o,
+            "  physical sector: {}",
+            probe
+                .physical_sector
+                .map_or("no size pays a penalty".to_string(), |p| format!(
+                    "{p} bytes"
+                ))
+        );
+    }
+    if let Some(sweep) = &r.outcome.sweep {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "offset sweep (4 KiB writes at offset k, against the fastest):"
+        );
+        for s in &sweep.offsets {
+            let est = s.comparison.estimate.as_ref();
+            let _ = writeln!(
+                o,
+                "  {:>5}  ratio {:>5}  {}",
+                s.offset,
+                est.map_or("-".into(), |e| format!("{:.2}", e.ratio)),
+                verdict_word(s.comparison.verdict)
+            );
+        }
+        if let (Some(f), [only]) = (sweep.fastest_offset, sweep.penalty_free.as_slice()) {
+            if f != 0 && *only == f {
+                let _ = writeln!(
+                    o,
+                    "  only offset {f} is fast: this region is shifted by {} bytes",
+                    (4096 - f) % 4096
+                );
+            }
+        }
+    }
+    let _ = writeln!(o);
+    for w in &r.warnings {
+        let _ = writeln!(o, "!!! {w}");
+    }
+    let _ = writeln!(o, "verdict: {}", r.verdict.message);
+    if let Some(p) = &r.partition {
+        let _ = writeln!(o, "partition: {}", p.message);
+    }
+    let stop = match r.stop {
+        StopReason::Decided => "decided",
+        StopReason::TimeCap => "time cap reached",
+        StopReason::OutOfSlots => "out of fresh slots",
+    };
+    let noise = match r.noise.device_bytes {
+        Some(b) if r.noise.noisy => format!(
+            "NOISY (device moved {}, we moved {})",
+            human(b),
+            human(r.noise.ours_bytes)
+        ),
+        Some(_) => "quiet".to_string(),
+        None => "not available (image file)".to_string(),
+    };
+    let _ = writeln!(
+        o,
+        "ran {:.1} s ({stop}), {} rounds after {} warm-up; noise guard: {noise}",
+        r.elapsed_secs,
+        r.rounds.saturating_sub(r.warmup_rounds),
+        r.warmup_rounds
+    );
+    o
+}

@@ -1,0 +1,417 @@
+//! `afdisk bench` on rigs the test builds itself, never a real disk:
+//! - a loop device over a fully written backing file whose page cache was dropped (fsync, then
+//!   posix_fadvise DONTNEED): it reports 512-byte sectors but does read-modify-write on 4 KiB pages, so
+//!   `bench --write all --probe` must find the penalty and a 4096-byte physical sector;
+//! - a loop device over a file in a tmpfs of our own: no penalty;
+//! - a GPT partition at sector 2049 on the first rig shows the filesystem-view penalty, and one at 2048 none;
+//! - refusals (no confirmation, wrong token, bad --duration, missing partition) leave every byte unchanged.
+//!
+//! Loop tests need root; they skip with a reason when not root or when AFDISK_TEST_NO_LOOP=1. The rig tests run
+//! one at a time (a lock), because two benchmarks at once on two cores would measure each other.
+
+mod common;
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use common::{afdisk, run, LoopDev, Scratch};
+
+static RIG: Mutex<()> = Mutex::new(());
+
+const MIB: u64 = 1 << 20;
+
+/// Why loop tests cannot run here, if they cannot.
+fn loop_skip_reason() -> Option<&'static str> {
+    if std::env::var("AFDISK_TEST_NO_LOOP").as_deref() == Ok("1") {
+        return Some("AFDISK_TEST_NO_LOOP=1");
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { nix::libc::geteuid() } != 0 {
+        return Some("not root (loop devices and mounts need root)");
+    }
+    None
+}
+
+macro_rules! need_loop {
+    () => {
+        if let Some(why) = loop_skip_reason() {
+            eprintln!("skipping: {why}");
+            return;
+        }
+    };
+}
+
+/// Writes `size` bytes of pseudo-random data (no holes, nothing compressible) to `path`.
+fn fill(path: &Path, size: u64) {
+    let mut f = File::create(path).expect("create backing file");
+    let mut block = vec![0u8; MIB as usize];
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for chunk in 0..size / MIB {
+        for word in block.chunks_mut(8) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            word.copy_from_slice(&(x ^ chunk).to_le_bytes());
+        }
+        f.write_all(&block).expect("fill backing file");
+    }
+    f.sync_all().expect("fsync backing file");
+}
+
+/// Drops the backing file's page cache: fsync (dirty pages are not dropped), then posix_fadvise DONTNEED. After
+/// this, a write that covers part of a 4 KiB page must read the page first: a real read-modify-write.
+fn drop_cache(path: &Path) {
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .expect("open backing file");
+    f.sync_all().expect("fsync backing file");
+    nix::fcntl::posix_fadvise(
+        f.as_fd(),
+        0,
+        0,
+        nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
+    )
+    .expect("posix_fadvise DONTNEED");
+}
+
+/// A tmpfs mounted on a temporary directory, unmounted when dropped.
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    fn mount(size: &str) -> Tmpfs {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let opt = format!("size={size}");
+        run(
+            "mount",
+            &[
+                "-t",
+                "tmpfs",
+                "-o",
+                &opt,
+                "tmpfs",
+                &dir.path().to_string_lossy(),
+            ],
+        );
+        Tmpfs { dir }
+    }
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+/// `afdisk bench` with writes confirmed for a loop device.
+fn bench_all(dev: &LoopDev, extra: &[&str]) -> common::Afdisk {
+    let token = dev.base_name();
+    let mut args = vec![
+        "bench",
+        &dev.path,
+        "--write",
+        "all",
+        "--yes",
+        "--confirm",
+        &token,
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    afdisk(&args)
+}
+
+fn json_of(out: &common::Afdisk) -> serde_json::Value {
+    assert!(
+        (0..=3).contains(&out.code) && out.code != 2,
+        "afdisk bench failed ({}): {}",
+        out.code,
+        out.stderr
+    );
+    out.json()
+}
+
+/// The rig: a loop device over a fully written 1 GiB file on the test's filesystem.
+fn rmw_rig(scratch: &Scratch) -> (PathBuf, LoopDev) {
+    let img = scratch.dir.path().join("rig.img");
+    fill(&img, 1024 * MIB);
+    drop_cache(&img);
+    let dev = LoopDev::attach(&img, 512).expect("loop device");
+    (img, dev)
+}
+
+#[test]
+fn rmw_rig_reports_penalty_and_4096_physical() {
+    need_loop!();
+    let _g = RIG.lock().unwrap_or_else(|e| e.into_inner());
+    let s = Scratch::new();
+    let (img, dev) = rmw_rig(&s);
+    drop_cache(&img);
+    let out = bench_all(&dev, &["--probe"]);
+    let v = json_of(&out);
+    eprintln!("rig verdict: {}", v["verdict"]);
+    assert_eq!(v["schema"], 1);
+    assert_eq!(
+        v["device"]["physical_sector_size"], 512,
+        "the rig reports 512-byte sectors"
+    );
+    assert_eq!(v["verdict"]["rmw"], true, "{}", v["verdict"]);
+    assert_eq!(
+        v["verdict"]["detected_physical_sector_size"], 4096,
+        "{}",
+        v["verdict"]
+    );
+    assert!(v["verdict"]["message"]
+        .as_str()
+        .unwrap_or("")
+        .contains("misreports"));
+    assert_eq!(out.code, 1, "a penalty exits 1");
+    let lo = v["verdict"]["write_ratio_ci"][0]
+        .as_f64()
+        .expect("write CI");
+    assert!(lo >= 1.2, "CI low end {lo}");
+}
+
+#[test]
+fn tmpfs_rig_reports_no_penalty() {
+    need_loop!();
+    let _g = RIG.lock().unwrap_or_else(|e| e.into_inner());
+    let fs = Tmpfs::mount("1100M");
+    let img = fs.path().join("rig.img");
+    fill(&img, 1024 * MIB);
+    let dev = LoopDev::attach(&img, 512).expect("loop device");
+    let out = bench_all(&dev, &[]);
+    let v = json_of(&out);
+    eprintln!("tmpfs verdict: {}", v["verdict"]);
+    assert_eq!(v["verdict"]["rmw"], false, "{}", v["verdict"]);
+    assert!(
+        v["verdict"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("no penalty"),
+        "{}",
+        v["verdict"]
+    );
+    let ci = &v["verdict"]["write_ratio_ci"];
+    let (lo, hi) = (ci[0].as_f64().expect("lo"), ci[1].as_f64().expect("hi"));
+    assert!(lo >= 0.85 && hi <= 1.15, "CI {lo}–{hi}");
+    assert_eq!(out.code, 0);
+    drop(dev);
+}
+
+/// Makes the rig's one partition start at sector 2049 (misaligned by 512 bytes), 900 MiB long.
+fn layout_misaligned_2049(dev: &str) {
+    run("sgdisk", &["--zap-all", dev]);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+900M", dev]);
+}
+
+/// Realigns the rig's partition with afdisk itself (`plan --realign` + `apply`): it moves from 2049 to 2048.
+/// `--discard-data 1` because the benchmark's writes left random bytes in the partition.
+fn layout_aligned_2048(dev: &LoopDev, scratch: &Scratch) {
+    let plan = scratch.dir.path().join("realign.json");
+    let plan_s = plan.to_string_lossy().into_owned();
+    let out = afdisk(&[
+        "plan",
+        &dev.path,
+        "--realign",
+        "--discard-data",
+        "1",
+        "-o",
+        &plan_s,
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = Command::new(env!("CARGO_BIN_EXE_afdisk"))
+        .args([
+            "apply",
+            &dev.path,
+            "--plan",
+            &plan_s,
+            "--yes",
+            "--confirm",
+            &dev.base_name(),
+        ])
+        .env("AFDISK_BACKUP_DIR", scratch.dir.path().join("backups"))
+        .output()
+        .expect("run afdisk apply");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = afdisk(&["inspect", &dev.path, "--json"]).json();
+    assert_eq!(v["partitions"][0]["start"], 2048, "afdisk realigned it");
+}
+
+#[test]
+fn partition_view_penalty_at_2049_and_none_at_2048() {
+    need_loop!();
+    let _g = RIG.lock().unwrap_or_else(|e| e.into_inner());
+    let s = Scratch::new();
+    let (img, dev) = rmw_rig(&s);
+
+    layout_misaligned_2049(&dev.path);
+    drop_cache(&img);
+    let out = bench_all(&dev, &["--partition", "1"]);
+    let v = json_of(&out);
+    eprintln!("2049: {}", v["partition"]);
+    assert_eq!(v["partition"]["number"], 1);
+    assert_eq!(v["partition"]["start_offset_bytes"], 2049 * 512);
+    assert_eq!(v["partition"]["penalty"], true, "{}", v["partition"]);
+    assert_eq!(out.code, 1);
+
+    layout_aligned_2048(&dev, &s);
+    drop_cache(&img);
+    let out = bench_all(&dev, &["--partition", "1"]);
+    let v = json_of(&out);
+    eprintln!("2048: {}", v["partition"]);
+    assert_eq!(v["partition"]["start_offset_bytes"], 2048 * 512);
+    assert_eq!(v["partition"]["penalty"], false, "{}", v["partition"]);
+    let ci = &v["partition"]["ratio_ci"];
+    let (lo, hi) = (ci[0].as_f64().expect("lo"), ci[1].as_f64().expect("hi"));
+    assert!(lo >= 0.85 && hi <= 1.15, "CI {lo}–{hi}");
+    assert_eq!(out.code, 0);
+    // The drive itself still does read-modify-write: the verdict speaks of the drive, `partition` of the partition.
+    assert_eq!(v["verdict"]["rmw"], true, "{}", v["verdict"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Refusals: nothing on disk changes
+// ---------------------------------------------------------------------------------------------
+
+/// An image with random bytes and a GPT with one partition, and its content.
+fn image_with_gpt(s: &Scratch) -> (PathBuf, Vec<u8>) {
+    let img = s.dir.path().join("disk.img");
+    fill(&img, 64 * MIB);
+    run("sgdisk", &["-n", "1:2048:+16M", &img.to_string_lossy()]);
+    let bytes = std::fs::read(&img).expect("read image");
+    (img, bytes)
+}
+
+fn assert_unchanged(img: &Path, before: &[u8]) {
+    let after = std::fs::read(img).expect("read image");
+    assert!(after == before, "the image changed");
+}
+
+#[test]
+fn write_all_without_confirmation_is_refused_and_writes_nothing() {
+    let s = Scratch::new();
+    let (img, before) = image_with_gpt(&s);
+    let p = img.to_string_lossy().into_owned();
+    // No terminal (stdin is not a TTY under the test runner) and no --yes.
+    let out = afdisk(&["bench", &p, "--write", "all", "--duration", "1"]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("no terminal to confirm on"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("--yes --confirm disk.img"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.is_empty());
+    assert_unchanged(&img, &before);
+
+    let out = afdisk(&[
+        "bench",
+        &p,
+        "--write",
+        "all",
+        "--yes",
+        "--confirm",
+        "other.img",
+        "--duration",
+        "1",
+    ]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(out.stderr.contains("does not match"), "{}", out.stderr);
+    assert_unchanged(&img, &before);
+
+    let out = afdisk(&["bench", &p, "--write", "all", "--yes", "--duration", "1"]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(out.stderr.contains("--confirm disk.img"), "{}", out.stderr);
+    assert_unchanged(&img, &before);
+}
+
+#[test]
+fn bad_inputs_are_errors_with_a_fix() {
+    let s = Scratch::new();
+    let (img, before) = image_with_gpt(&s);
+    let p = img.to_string_lossy().into_owned();
+    for (args, needle) in [
+        (vec!["--duration", "0"], "--duration 0 is out of range"),
+        (vec!["--duration", "61"], "--duration 61 is out of range"),
+        (vec!["--partition", "9"], "--partition 9 does not exist"),
+        (vec!["--probe"], "--probe writes"),
+        (
+            vec!["--write", "free", "--partition", "1"],
+            "cannot measure writes in --partition",
+        ),
+        (vec!["--write", "nowhere"], "invalid value 'nowhere'"),
+    ] {
+        let mut a = vec!["bench", p.as_str()];
+        a.extend(args.iter().copied());
+        let out = afdisk(&a);
+        assert_eq!(out.code, 2, "{a:?}: {}", out.stderr);
+        assert!(out.stderr.contains(needle), "{a:?}: {}", out.stderr);
+        if !needle.starts_with("invalid value") {
+            assert!(out.stderr.contains("fix:"), "{a:?}: {}", out.stderr);
+        }
+        assert_unchanged(&img, &before);
+    }
+}
+
+#[test]
+fn free_mode_refuses_too_little_space_and_says_how_much() {
+    let s = Scratch::new();
+    // A 64 MiB image whose partition leaves ~30 MiB free: not enough for the write classes.
+    let (img, before) = image_with_gpt(&s);
+    let p = img.to_string_lossy().into_owned();
+    let out = afdisk(&["bench", &p, "--write", "free", "--probe", "--duration", "1"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("of usable unallocated space, but this run needs at least"),
+        "{}",
+        out.stderr
+    );
+    assert_unchanged(&img, &before);
+}
+
+#[test]
+fn read_only_run_on_an_image_keeps_the_json_contract() {
+    let s = Scratch::new();
+    let (img, before) = image_with_gpt(&s);
+    let p = img.to_string_lossy().into_owned();
+    let out = afdisk(&["bench", &p, "--json", "--duration", "1", "--partition", "1"]);
+    assert!(
+        out.code == 0 || out.code == 1 || out.code == 4,
+        "{}",
+        out.stderr
+    );
+    let v = out.json();
+    assert_eq!(v["schema"], 1);
+    let names: Vec<&str> = v["classes"]
+        .as_array()
+        .expect("classes")
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names, ["read-4k@0", "read-4k@512", "fs-read-4k@0"]);
+    assert_eq!(v["verdict"]["write_ratio"], serde_json::Value::Null);
+    assert_eq!(v["partition"]["start_offset_bytes"], 2048 * 512);
+    assert_unchanged(&img, &before);
+    // The text form says results reflect the host filesystem.
+    let out = afdisk(&["bench", &p, "--duration", "1"]);
+    assert!(out.stdout.contains("host filesystem"), "{}", out.stdout);
+}
