@@ -8,6 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use afdisk::report::Report;
 use afdisk::table::PartKind;
 
+use super::bench::{self as bench_screen, BenchRequest, BenchState};
 use super::plan::{Outcome, PlanRequest, PlanState, PRESETS};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,6 +17,7 @@ pub enum Screen {
     Disk,
     Zoom,
     Plan,
+    Bench,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +62,7 @@ pub struct ZoomState {
 pub enum Request {
     OpenDisk(PathBuf),
     Plan(PlanRequest),
+    Bench(BenchRequest),
 }
 
 #[derive(Debug)]
@@ -70,6 +73,8 @@ pub struct App {
     pub zoom: ZoomState,
     /// The plan screen, once a plan was proposed.
     pub plan: Option<PlanState>,
+    /// The bench screen, once opened.
+    pub bench: Option<BenchState>,
     pub help: bool,
     /// "Loading /dev/sdb…" while background work runs.
     pub busy: Option<String>,
@@ -92,6 +97,7 @@ impl App {
                 block: 4096,
             },
             plan: None,
+            bench: None,
             help: false,
             busy: None,
             error: None,
@@ -113,8 +119,8 @@ impl App {
             focus: Panel::Partitions,
             findings_scroll: 0,
         });
-        // A reload after a write keeps the plan screen, which shows the result.
-        if self.screen != Screen::Plan {
+        // A reload after a write keeps the plan (or bench) screen, which shows the result.
+        if self.screen != Screen::Plan && self.screen != Screen::Bench {
             self.screen = Screen::Disk;
         }
         self.busy = None;
@@ -141,6 +147,14 @@ impl App {
         if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
             self.quit = true;
             return None;
+        }
+        if self.screen == Screen::Bench {
+            if let Some(b) = self.bench.as_mut().filter(|b| b.typing()) {
+                return match b.key(key.code) {
+                    bench_screen::Outcome::Start(r) => Some(Request::Bench(r)),
+                    _ => None,
+                };
+            }
         }
         if self.screen == Screen::Plan {
             if let Some(p) = self.plan.as_mut().filter(|p| p.typing()) {
@@ -173,6 +187,21 @@ impl App {
         match self.screen {
             Screen::List => self.key_list(key.code),
             Screen::Disk => self.key_disk(key.code),
+            Screen::Bench => match self.bench.as_mut().map(|b| b.key(key.code)) {
+                Some(bench_screen::Outcome::Back) | None => {
+                    self.screen = Screen::Disk;
+                    None
+                }
+                Some(bench_screen::Outcome::Start(r)) => Some(Request::Bench(r)),
+                Some(bench_screen::Outcome::None) => None,
+            },
+            Screen::Plan
+                if key.code == KeyCode::Char('b')
+                    && self.plan.as_ref().is_some_and(|p| p.written.is_some()) =>
+            {
+                self.open_bench();
+                None
+            }
             Screen::Plan => match self.plan.as_mut().map(|p| p.key(key.code)) {
                 Some(Outcome::Back) | None => {
                     self.screen = Screen::Disk;
@@ -233,9 +262,36 @@ impl App {
         Some(self.start(PlanRequest::Make { path, preset }))
     }
 
+    /// Opens the bench screen on the disk on screen, for its selected partition (if it is one).
+    fn open_bench(&mut self) {
+        let Some(d) = self.disk.as_ref() else { return };
+        let part = d
+            .report
+            .partitions
+            .get(d.selected)
+            .filter(|p| p.kind != PartKind::Extended && p.size > 0)
+            .map(|p| p.number);
+        let keep = self
+            .bench
+            .as_ref()
+            .is_some_and(|b| b.path.as_os_str() == d.report.device.path.as_str() && !b.running());
+        if !keep {
+            self.bench = Some(BenchState::new(
+                PathBuf::from(&d.report.device.path),
+                d.report.device.name.clone(),
+                part,
+            ));
+        }
+        self.screen = Screen::Bench;
+    }
+
     fn key_disk(&mut self, code: KeyCode) -> Option<Request> {
         if code == KeyCode::Char('p') {
             return self.propose();
+        }
+        if code == KeyCode::Char('b') {
+            self.open_bench();
+            return None;
         }
         let has_list = self.has_list;
         let zoomable = self.zoomable();
@@ -366,6 +422,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "plan: apply (type the device name) / undo the write",
     ),
     ("n", "plan: next preset (empty disk)"),
+    (
+        "b",
+        "disk or plan: benchmark (w write mode, o probe, r run)",
+    ),
     ("?", "this help"),
     ("Esc", "back (zoom/plan -> disk -> list)"),
     ("q, Ctrl-C", "quit"),

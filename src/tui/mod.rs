@@ -5,6 +5,8 @@
 //! restore it too.
 
 mod app;
+mod bench;
+mod bench_view;
 mod model;
 mod plan;
 mod plan_view;
@@ -29,6 +31,8 @@ enum Msg {
     ListDone,
     Disk(Result<Box<Report>, String>),
     Plan(PathBuf, Result<Box<afdisk::plan::Plan>, String>),
+    BenchLive(bench::Live),
+    BenchDone(Result<Box<afdisk::bench::BenchReport>, String>),
     Written {
         path: PathBuf,
         undo: bool,
@@ -178,6 +182,19 @@ fn on_msg(app: &mut App, m: Msg, tx: &mpsc::Sender<Msg>, opts: InspectOptions) {
             app.busy = None;
             app.error = Some(e);
         }
+        Msg::BenchLive(l) => {
+            if let Some(b) = app.bench.as_mut().filter(|b| b.running()) {
+                b.phase = bench::Phase::Running(l);
+            }
+        }
+        Msg::BenchDone(r) => {
+            if let Some(b) = app.bench.as_mut() {
+                b.phase = match r {
+                    Ok(rep) => bench::Phase::Done(rep),
+                    Err(e) => bench::Phase::Failed(e),
+                };
+            }
+        }
         Msg::Plan(path, Ok(p)) => app.set_plan(path, *p),
         Msg::Plan(_, Err(e)) => {
             app.busy = None;
@@ -223,5 +240,66 @@ fn on_request(r: Request, tx: &mpsc::Sender<Msg>, opts: InspectOptions, dir: &st
     match r {
         Request::OpenDisk(p) => spawn_disk(tx.clone(), p, opts),
         Request::Plan(r) => spawn_plan(tx.clone(), r, opts, dir.to_path_buf()),
+        Request::Bench(r) => spawn_bench(tx.clone(), r, opts),
     }
+}
+
+/// A snapshot of a run for the screen: the latest latencies and the median so far of each class.
+fn live_of(p: &afdisk::bench::Progress) -> bench::Live {
+    let classes = p
+        .classes
+        .iter()
+        .zip(p.samples)
+        .map(|(c, s)| {
+            let mut sorted = s.clone();
+            sorted.sort_unstable();
+            bench::LiveClass {
+                name: c.name.clone(),
+                recent: s[s.len().saturating_sub(bench::SPARK)..].to_vec(),
+                samples: s.len(),
+                median_ns: sorted.get(sorted.len() / 2).copied(),
+            }
+        })
+        .collect();
+    bench::Live {
+        elapsed_secs: p.elapsed.as_secs_f64(),
+        cap_secs: p.cap.as_secs_f64(),
+        rounds: p.rounds,
+        warmup: p.warmup,
+        classes,
+        verdict: p.verdict.map(|v| v.message.clone()),
+    }
+}
+
+/// A benchmark on a background thread, reporting a live snapshot about ten times a second.
+fn spawn_bench(tx: mpsc::Sender<Msg>, r: bench::BenchRequest, opts: InspectOptions) {
+    use afdisk::device::{self, access::Confirmation};
+    std::thread::spawn(move || {
+        let options = afdisk::bench::BenchOptions {
+            write: r.write,
+            probe: r.probe,
+            partition: r.partition,
+            ..Default::default()
+        };
+        let conf = match r.typed {
+            Some(t) => Confirmation::Typed(t),
+            None => Confirmation::Absent,
+        };
+        let mut last: Option<std::time::Instant> = None;
+        let live_tx = tx.clone();
+        let mut progress = |p: &afdisk::bench::Progress| {
+            if last.is_none_or(|t| t.elapsed() >= Duration::from_millis(100)) {
+                last = Some(std::time::Instant::now());
+                let _ = live_tx.send(Msg::BenchLive(live_of(p)));
+            }
+        };
+        let res = device::open(&r.path, &opts.overrides)
+            .and_then(|o| {
+                let prepared = afdisk::bench::prepare(&o, &options)?;
+                afdisk::bench::run(&o, &prepared, &conf, &mut progress)
+            })
+            .map(Box::new)
+            .map_err(|e| format!("{} ({})", e.problem, e.fix));
+        let _ = tx.send(Msg::BenchDone(res));
+    });
 }

@@ -126,7 +126,10 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
     let (msg, style) = match (&ps.error, &ps.written) {
         (Some(e), _) => (format!("Refused: {e}"), st.bad),
         (None, Some(w)) if w.undone => (format!("{} Undone.", w.message), st.ok),
-        (None, Some(w)) => (format!("{} Press u to undo.", w.message), st.ok),
+        (None, Some(w)) => (
+            format!("{} Press u to undo, b to benchmark the result.", w.message),
+            st.ok,
+        ),
         (None, None) if plan.is_noop() => ("Nothing to write.".to_string(), st.warn),
         (None, None) => (
             format!(

@@ -362,3 +362,77 @@ fn empty_disk_gets_a_preset_and_n_cycles_presets() {
     assert_eq!(p.preset.as_deref(), Some("efi-root"));
     assert_eq!(p.new.partitions[0].start, 2048);
 }
+
+#[test]
+fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
+    let (dir, img) = fixture_image();
+    let original = std::fs::read(&img).expect("read");
+    let mut app = App::new(false, true);
+    let (_, mut r) = report::inspect(&img, &InspectOptions::default()).expect("inspect");
+    r.device.path = img.display().to_string();
+    app.set_disk(r);
+    app.disk.as_mut().expect("disk").selected = 1;
+    key(&mut app, KeyCode::Char('b'));
+    assert_eq!(app.screen, Screen::Bench);
+    {
+        let b = app.bench.as_mut().expect("bench");
+        assert_eq!(b.partition, Some(2), "the selected (misaligned) partition");
+        b.path = "fixture.img".into();
+    }
+    insta::assert_snapshot!("bench_setup_80x24", render(&app, 80, 24));
+    // --write all asks for the name; q is a letter there; Esc cancels and nothing is written.
+    key(&mut app, KeyCode::Char('w'));
+    key(&mut app, KeyCode::Char('w'));
+    assert_eq!(
+        app.bench.as_ref().map(|b| b.write),
+        Some(afdisk::bench::WriteMode::All)
+    );
+    key(&mut app, KeyCode::Char('r'));
+    assert!(typed(&mut app, "q").is_none());
+    assert!(!app.quit);
+    insta::assert_snapshot!("bench_confirm_80x24", render(&app, 80, 24));
+    key(&mut app, KeyCode::Esc);
+    assert!(std::fs::read(&img).expect("read") == original);
+    // A read-only run: live snapshots arrive, then the result.
+    key(&mut app, KeyCode::Char('w'));
+    app.bench.as_mut().expect("bench").path = img.clone();
+    let req = app.handle_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE));
+    let (tx, rx) = std::sync::mpsc::channel();
+    super::on_request(
+        req.expect("r starts a run"),
+        &tx,
+        InspectOptions::default(),
+        dir.path(),
+    );
+    let mut lives = 0;
+    loop {
+        let m = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the run reports");
+        let done = matches!(m, super::Msg::BenchDone(_));
+        let live = matches!(m, super::Msg::BenchLive(_));
+        if live {
+            lives += 1;
+        }
+        super::on_msg(&mut app, m, &tx, InspectOptions::default());
+        if live && lives == 1 {
+            let s = render(&app, 80, 24);
+            assert!(s.contains("running") && s.contains("read-4k"), "{s}");
+        }
+        if done {
+            break;
+        }
+    }
+    assert!(lives > 0, "live progress was shown");
+    let b = app.bench.as_ref().expect("bench");
+    let super::bench::Phase::Done(rep) = &b.phase else {
+        panic!("run failed: {:?}", b.phase);
+    };
+    assert_eq!(rep.partition.as_ref().map(|p| p.number), Some(2));
+    let s = render(&app, 80, 24);
+    assert!(s.contains("median") && s.contains("IOPS"), "{s}");
+    assert!(
+        std::fs::read(&img).expect("read") == original,
+        "a read-only run writes nothing"
+    );
+}

@@ -77,6 +77,20 @@ pub fn draw(f: &mut Frame, app: &App) {
             ),
             None => f.render_widget(Paragraph::new("No plan."), body),
         },
+        Screen::Bench => match &app.bench {
+            Some(b) => super::bench_view::draw(
+                f,
+                b,
+                body,
+                &super::plan_view::Styles {
+                    ok: th.ok,
+                    bad: th.bad,
+                    warn: th.warn,
+                    title: th.title,
+                },
+            ),
+            None => f.render_widget(Paragraph::new("No benchmark."), body),
+        },
     }
     draw_keybar(f, app, bar);
     if app.help {
@@ -93,8 +107,16 @@ fn draw_keybar(f: &mut Frame, app: &App, area: Rect) {
         match app.screen {
             Screen::List => "Up/Dn move  Enter open  ? help  q quit".to_string(),
             Screen::Disk => {
-                "Up/Dn move  Tab panel  z zoom  p plan  ? help  Esc back  q quit".to_string()
+                "Up/Dn move  Tab panel  z zoom  p plan  b bench  ? help  Esc back  q quit"
+                    .to_string()
             }
+            Screen::Bench => match &app.bench {
+                Some(b) if b.typing() => {
+                    "type the device name  Enter confirm  Esc cancel".to_string()
+                }
+                Some(b) if b.running() => "benchmark running…  q quit".to_string(),
+                _ => "r run  w write mode  o probe  ? help  Esc back  q quit".to_string(),
+            },
             Screen::Plan => match &app.plan {
                 Some(p) if p.typing() => {
                     "type the device name  Enter confirm  Esc cancel".to_string()

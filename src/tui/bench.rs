@@ -1,0 +1,154 @@
+//! The bench screen's state and keys: options (write mode, probe, partition), the confirm dialog that
+//! `--write all` needs, live per-class latencies and the running verdict while a run goes on, and the result.
+//! The run itself is the library's `bench::run` on a background thread; nothing here touches a disk.
+
+use std::path::PathBuf;
+
+use crossterm::event::KeyCode;
+
+use afdisk::bench::{BenchReport, WriteMode};
+
+/// Latencies kept per class for the sparkline.
+pub const SPARK: usize = 160;
+
+/// One class, live.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveClass {
+    pub name: String,
+    /// The latest latencies (ns), oldest first.
+    pub recent: Vec<u64>,
+    pub samples: usize,
+    pub median_ns: Option<u64>,
+}
+
+/// A moment of a running benchmark, as the UI shows it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Live {
+    pub elapsed_secs: f64,
+    pub cap_secs: f64,
+    pub rounds: u64,
+    pub warmup: bool,
+    pub classes: Vec<LiveClass>,
+    pub verdict: Option<String>,
+}
+
+#[derive(Debug)]
+pub enum Phase {
+    Setup,
+    /// Typing the device name for `--write all`.
+    Confirm(String),
+    Running(Live),
+    Done(Box<BenchReport>),
+    Failed(String),
+}
+
+#[derive(Debug)]
+pub struct BenchState {
+    pub path: PathBuf,
+    pub partition: Option<u32>,
+    pub write: WriteMode,
+    pub probe: bool,
+    pub phase: Phase,
+    /// The device name the dialog asks for.
+    pub name: String,
+}
+
+/// A run the screen asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BenchRequest {
+    pub path: PathBuf,
+    pub partition: Option<u32>,
+    pub write: WriteMode,
+    pub probe: bool,
+    /// The typed device name for `--write all`.
+    pub typed: Option<String>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    None,
+    Back,
+    Start(BenchRequest),
+}
+
+impl BenchState {
+    pub fn new(path: PathBuf, name: String, partition: Option<u32>) -> Self {
+        BenchState {
+            path,
+            partition,
+            write: WriteMode::None,
+            probe: false,
+            phase: Phase::Setup,
+            name,
+        }
+    }
+
+    pub fn typing(&self) -> bool {
+        matches!(self.phase, Phase::Confirm(_))
+    }
+
+    pub fn running(&self) -> bool {
+        matches!(self.phase, Phase::Running(_))
+    }
+
+    fn request(&self, typed: Option<String>) -> BenchRequest {
+        BenchRequest {
+            path: self.path.clone(),
+            partition: self.partition,
+            write: self.write,
+            probe: self.probe,
+            typed,
+        }
+    }
+
+    pub fn key(&mut self, code: KeyCode) -> Outcome {
+        if let Phase::Confirm(input) = &mut self.phase {
+            match code {
+                KeyCode::Esc => self.phase = Phase::Setup,
+                KeyCode::Backspace => {
+                    input.pop();
+                }
+                KeyCode::Char(c) if input.chars().count() < 128 => input.push(c),
+                KeyCode::Enter => {
+                    let typed = input.clone();
+                    self.phase = Phase::Running(Live::default());
+                    return Outcome::Start(self.request(Some(typed)));
+                }
+                _ => {}
+            }
+            return Outcome::None;
+        }
+        if self.running() {
+            // A run cannot be interrupted half-way through a round; it ends at its time cap.
+            return Outcome::None;
+        }
+        match code {
+            KeyCode::Char('w') => {
+                self.write = match self.write {
+                    WriteMode::None => WriteMode::Free,
+                    WriteMode::Free => WriteMode::All,
+                    WriteMode::All => WriteMode::None,
+                };
+                if self.write == WriteMode::None {
+                    self.probe = false;
+                }
+                self.phase = Phase::Setup;
+            }
+            KeyCode::Char('o') if self.write != WriteMode::None => {
+                self.probe = !self.probe;
+                self.phase = Phase::Setup;
+            }
+            KeyCode::Char('r') | KeyCode::Enter => {
+                if self.write == WriteMode::All {
+                    self.phase = Phase::Confirm(String::new());
+                } else {
+                    self.phase = Phase::Running(Live::default());
+                    return Outcome::Start(self.request(None));
+                }
+            }
+            KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return Outcome::Back,
+            _ => {}
+        }
+        Outcome::None
+    }
+}

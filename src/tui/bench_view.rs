@@ -1,0 +1,233 @@
+//! Rendering of the bench screen: the options, the confirm dialog for `--write all`, live per-class latency
+//! sparklines with the median so far and the running verdict, and the final per-class table and verdicts.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Row, Sparkline, Table, Wrap};
+use ratatui::Frame;
+
+use afdisk::bench::{BenchReport, WriteMode};
+
+use super::bench::{BenchState, Live, Phase};
+use super::plan_view::Styles;
+
+fn us(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.1} µs", ns / 1e3)
+    }
+}
+
+fn mode_words(m: WriteMode) -> &'static str {
+    match m {
+        WriteMode::None => {
+            "reads only: safe on any disk, even in use (512e drives show little read penalty)"
+        }
+        WriteMode::Free => {
+            "writes only to unallocated space, outside every partition and table (exclusive open)"
+        }
+        WriteMode::All => {
+            "writes anywhere on the disk: DESTROYS DATA there (asks for the device name)"
+        }
+    }
+}
+
+pub fn draw(f: &mut Frame, b: &BenchState, area: Rect, st: &Styles) {
+    let [head, body] = Layout::vertical([Constraint::Length(3), Constraint::Min(1)]).areas(area);
+    let part = b.partition.map_or("whole disk".to_string(), |n| {
+        format!("partition {n} as its filesystem sees it")
+    });
+    let head_lines = vec![
+        Line::from(Span::styled(
+            format!("Benchmark {} — {part}", b.path.display()),
+            st.title,
+        )),
+        Line::from(format!(
+            "write: {} (w)   probe: {} (o)",
+            b.write.as_str(),
+            if b.probe { "on" } else { "off" }
+        )),
+        Line::from(Span::styled(
+            mode_words(b.write),
+            if b.write == WriteMode::All {
+                st.bad
+            } else {
+                Style::default()
+            },
+        )),
+    ];
+    f.render_widget(Paragraph::new(head_lines).wrap(Wrap { trim: true }), head);
+    match &b.phase {
+        Phase::Setup | Phase::Confirm(_) => {
+            let text = vec![
+                Line::from(
+                    "Aligned against misaligned I/O, one I/O in flight, O_DIRECT, classes interleaved in random \
+                     order at fresh random slots; stops as soon as the verdict is decided (at most 10 s).",
+                ),
+                Line::from(""),
+                Line::from(
+                    "Press r to run. Write modes free and all add the write classes, which pay read-modify-write; \
+                     the probe (o, with writes) finds the real physical sector size.",
+                ),
+            ];
+            f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), body);
+            if let Phase::Confirm(input) = &b.phase {
+                draw_dialog(f, b, input, area, st);
+            }
+        }
+        Phase::Running(live) => draw_live(f, live, body, st),
+        Phase::Done(r) => draw_done(f, r, body, st),
+        Phase::Failed(e) => {
+            f.render_widget(
+                Paragraph::new(format!("Refused or failed: {e}"))
+                    .style(st.bad)
+                    .wrap(Wrap { trim: true }),
+                body,
+            );
+        }
+    }
+}
+
+fn draw_live(f: &mut Frame, l: &Live, area: Rect, st: &Styles) {
+    let [status, rows, verdict] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(1),
+        Constraint::Length(2),
+    ])
+    .areas(area);
+    f.render_widget(
+        Paragraph::new(format!(
+            "running {:.1} s of at most {:.0} s, {} rounds{}",
+            l.elapsed_secs,
+            l.cap_secs,
+            l.rounds,
+            if l.warmup {
+                " (warm-up, discarded)"
+            } else {
+                ""
+            }
+        )),
+        status,
+    );
+    let n = l.classes.len().min(rows.height as usize);
+    for (i, c) in l.classes.iter().take(n).enumerate() {
+        let r = Rect {
+            x: rows.x,
+            y: rows.y + i as u16,
+            width: rows.width,
+            height: 1,
+        };
+        let [name, spark, med] = Layout::horizontal([
+            Constraint::Length(18),
+            Constraint::Min(4),
+            Constraint::Length(12),
+        ])
+        .areas(r);
+        f.render_widget(Paragraph::new(format!("{:<17}", c.name)), name);
+        f.render_widget(Sparkline::default().data(&c.recent).style(st.ok), spark);
+        let m = c.median_ns.map_or("—".to_string(), |v| us(v as f64));
+        f.render_widget(Paragraph::new(format!("{m:>11}")), med);
+    }
+    f.render_widget(
+        Paragraph::new(
+            l.verdict
+                .clone()
+                .unwrap_or_else(|| "verdict: collecting samples…".into()),
+        )
+        .style(st.warn)
+        .wrap(Wrap { trim: true }),
+        verdict,
+    );
+}
+
+fn draw_done(f: &mut Frame, r: &BenchReport, area: Rect, st: &Styles) {
+    let rows: Vec<Row> = r
+        .classes
+        .iter()
+        .map(|c| match &c.summary {
+            Some(s) => Row::new(vec![
+                c.spec.name.clone(),
+                s.samples.to_string(),
+                us(s.median_ns),
+                us(s.p90_ns as f64),
+                us(s.p99_ns as f64),
+                format!("{:.0}", s.iops),
+            ]),
+            None => Row::new(vec![c.spec.name.clone(), "0".into()]),
+        })
+        .collect();
+    let table_h = (rows.len() as u16 + 1).min(area.height.saturating_sub(4));
+    let [table, text] =
+        Layout::vertical([Constraint::Length(table_h), Constraint::Min(1)]).areas(area);
+    f.render_widget(
+        Table::new(
+            rows,
+            [
+                Constraint::Length(17),
+                Constraint::Length(7),
+                Constraint::Length(10),
+                Constraint::Length(10),
+                Constraint::Length(10),
+                Constraint::Min(6),
+            ],
+        )
+        .header(Row::new(vec!["class", "samples", "median", "p90", "p99", "IOPS"]).style(st.title)),
+        table,
+    );
+    let mut lines = vec![Line::from(Span::styled(
+        r.verdict.message.clone(),
+        if r.verdict.rmw { st.bad } else { st.ok },
+    ))];
+    if let Some(p) = &r.partition {
+        lines.push(Line::from(Span::styled(
+            p.message.clone(),
+            if p.penalty { st.bad } else { st.ok },
+        )));
+    }
+    for w in &r.warnings {
+        lines.push(Line::from(Span::styled(format!("Warning: {w}"), st.bad)));
+    }
+    for n in &r.notes {
+        lines.push(Line::from(format!("Note: {n}")));
+    }
+    lines.push(Line::from(format!(
+        "{:.1} s, {} rounds. r runs again.",
+        r.elapsed_secs, r.rounds
+    )));
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), text);
+}
+
+fn draw_dialog(f: &mut Frame, b: &BenchState, input: &str, area: Rect, st: &Styles) {
+    let w = area.width.min(72);
+    let h = 7.min(area.height);
+    let r = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + area.height.saturating_sub(h) / 2,
+        width: w,
+        height: h,
+    };
+    f.render_widget(Clear, r);
+    let lines = vec![
+        Line::from(format!(
+            "--write all overwrites data anywhere on {}.",
+            b.path.display()
+        )),
+        Line::from(vec![
+            Span::raw("Type "),
+            Span::styled(b.name.clone(), st.title),
+            Span::raw(" and press Enter (Esc cancels):"),
+        ]),
+        Line::from(Span::styled(
+            format!("> {input}_"),
+            Style::default().add_modifier(Modifier::BOLD),
+        )),
+    ];
+    f.render_widget(
+        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
+            Block::bordered().title(Line::from(" Confirm destructive benchmark ").style(st.bad)),
+        ),
+        r,
+    );
+}
