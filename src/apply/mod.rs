@@ -45,11 +45,7 @@ pub struct Outcome {
 }
 
 fn current_layout(src: &dyn ByteSource, ss: u64) -> Option<Layout> {
-    let scan = table::scan(src, ss);
-    scan.table.map(|t| Layout {
-        table: t,
-        partitions: scan.partitions,
-    })
+    Layout::from_scan(&table::scan(src, ss))
 }
 
 fn same_device(want: &PlanDevice, opened: &Opened, what: &str) -> Result<()> {

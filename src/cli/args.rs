@@ -126,12 +126,9 @@ pub enum Command {
         /// Print the JSON result (schema 1)
         #[arg(long)]
         json: bool,
-        /// Confirm --write all without a prompt (needs --confirm TOKEN)
-        #[arg(long)]
-        yes: bool,
-        /// With --yes: the drive's serial number, or the name of a loop device or image
-        #[arg(long, value_name = "TOKEN")]
-        confirm: Option<String>,
+        /// Confirmation of --write all
+        #[command(flatten)]
+        confirm: ConfirmArgs,
         #[command(flatten)]
         geometry: GeometryArgs,
     },

@@ -3,7 +3,7 @@
 //! 2 error, 3 refused for safety, 4 inconclusive.
 
 use std::fmt::Write as _;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -14,6 +14,7 @@ use afdisk::device::{self, Overrides};
 use afdisk::units::human;
 use afdisk::Error;
 
+use super::args::ConfirmArgs;
 use super::{emit, json, print_error, EXIT_ERROR, EXIT_MISALIGNED, EXIT_OK, EXIT_REFUSED};
 
 /// Exit code when the verdict is inconclusive (too few or too noisy samples before the time cap).
@@ -26,8 +27,7 @@ pub struct BenchArgs {
     pub write: WriteMode,
     pub probe: bool,
     pub json: bool,
-    pub yes: bool,
-    pub confirm: Option<String>,
+    pub confirm: ConfirmArgs,
     pub overrides: Overrides,
 }
 
@@ -53,12 +53,6 @@ pub fn cmd_bench(target: &Path, a: &BenchArgs) -> i32 {
 }
 
 fn bench(target: &Path, a: &BenchArgs) -> Result<BenchReport, Error> {
-    if a.confirm.is_some() && !a.yes {
-        return Err(Error::usage(
-            "--confirm is only read together with --yes",
-            "add --yes to confirm from a script, or drop --confirm to be asked interactively",
-        ));
-    }
     let (disk, part_of_target) = bench::resolve_target(target);
     let partition = match (a.partition, part_of_target) {
         (Some(n), Some(m)) if n != m => {
@@ -86,14 +80,12 @@ fn bench(target: &Path, a: &BenchArgs) -> Result<BenchReport, Error> {
     options.validate()?;
     let opened = device::open(&disk, &a.overrides)?;
     let prepared = bench::prepare(&opened, &options)?;
-    let confirmation = if a.write != WriteMode::All {
-        Confirmation::Absent
-    } else if a.yes {
-        Confirmation::Scripted {
-            confirm: a.confirm.clone(),
-        }
-    } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-        ask(&opened.info)?
+    let confirmation = if a.write == WriteMode::All {
+        super::write::confirmation(
+            &a.confirm,
+            &opened.info,
+            "run a write benchmark that overwrites data anywhere on it",
+        )
     } else {
         Confirmation::Absent
     };
@@ -115,27 +107,6 @@ fn bench(target: &Path, a: &BenchArgs) -> Result<BenchReport, Error> {
         let _ = write!(std::io::stderr().lock(), "\r\x1b[K");
     }
     r
-}
-
-fn ask(info: &device::DeviceInfo) -> Result<Confirmation, Error> {
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(
-        err,
-        "afdisk bench --write all overwrites data anywhere on {} ({}, {}).",
-        info.path,
-        info.model.as_deref().unwrap_or(&info.transport),
-        human(info.size_bytes)
-    );
-    let _ = write!(err, "Type the device name ({}) to confirm: ", info.name);
-    let _ = err.flush();
-    let mut line = String::new();
-    std::io::stdin().lock().read_line(&mut line).map_err(|e| {
-        Error::io(
-            format!("cannot read the confirmation: {e}"),
-            "run it again in a terminal",
-        )
-    })?;
-    Ok(Confirmation::Typed(line))
 }
 
 /// One status line: elapsed/cap, rounds, the latest median of the first classes, the running verdict.

@@ -110,7 +110,6 @@ pub fn run() -> i32 {
             write,
             probe,
             json: as_json,
-            yes,
             confirm,
             geometry,
         }) => bench::cmd_bench(
@@ -121,7 +120,6 @@ pub fn run() -> i32 {
                 write: write.mode(),
                 probe,
                 json: as_json,
-                yes,
                 confirm,
                 overrides: geometry.overrides(),
             },

@@ -91,7 +91,7 @@ fn make_plan(a: &PlanArgs) -> Result<Plan, Error> {
 }
 
 /// The confirmation: `--yes [--confirm T]`, else typed at the terminal, else absent.
-fn confirmation(c: &ConfirmArgs, info: &device::DeviceInfo, what: &str) -> Confirmation {
+pub(crate) fn confirmation(c: &ConfirmArgs, info: &device::DeviceInfo, what: &str) -> Confirmation {
     if c.yes {
         return Confirmation::Scripted {
             confirm: c.confirm.clone(),

@@ -254,18 +254,9 @@ fn gpt_fresh(ov: &mut Overlay, new: &Layout) -> Result<()> {
         ));
     }
     for p in &new.partitions {
-        let e = gpt_entry(p)?;
-        for start in [primary.part_start, backup.part_start] {
-            e.write_to_device(ov, u64::from(p.number - 1), start, lb, 128)
-                .map_err(|e| internal("GPT entry", e))?;
-        }
+        write_entry(ov, &gpt_entry(p)?, p.number, [&primary, &backup], lb)?;
     }
-    backup
-        .write_backup(ov, lb)
-        .map_err(|e| internal("backup GPT header", e))?;
-    primary
-        .write_primary(ov, lb)
-        .map_err(|e| internal("GPT header", e))?;
+    write_headers(ov, &mut primary, &mut backup, lb)?;
     let pmbr_size = u32::try_from(total - 1).unwrap_or(u32::MAX);
     gpt::mbr::ProtectiveMBR::with_lb_size(pmbr_size)
         .overwrite_lba0(ov)
@@ -318,11 +309,33 @@ fn gpt_realign(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
         };
         e.first_lba = p.start;
         e.last_lba = p.end();
-        for start in [primary.part_start, backup.part_start] {
-            e.write_to_device(ov, u64::from(p.number - 1), start, lb, 128)
-                .map_err(|e| internal("GPT entry", e))?;
-        }
+        write_entry(ov, &e, p.number, [&primary, &backup], lb)?;
     }
+    write_headers(ov, &mut primary, &mut backup, lb)
+}
+
+/// Writes entry `number` (its slot, so numbering gaps stay) into the arrays of both headers.
+fn write_entry(
+    ov: &mut Overlay,
+    e: &gpt::partition::Partition,
+    number: u32,
+    headers: [&gpt::header::Header; 2],
+    lb: gpt::disk::LogicalBlockSize,
+) -> Result<()> {
+    for h in headers {
+        e.write_to_device(ov, u64::from(number - 1), h.part_start, lb, 128)
+            .map_err(|e| internal("GPT entry", e))?;
+    }
+    Ok(())
+}
+
+/// Writes both headers, after the arrays: their CRCs are computed over the overlay's arrays.
+fn write_headers(
+    ov: &mut Overlay,
+    primary: &mut gpt::header::Header,
+    backup: &mut gpt::header::Header,
+    lb: gpt::disk::LogicalBlockSize,
+) -> Result<()> {
     backup
         .write_backup(ov, lb)
         .map_err(|e| internal("backup GPT header", e))?;
@@ -549,12 +562,7 @@ pub fn encode(
 
 /// Reads the overlay back with afdisk's own reader: it must hold exactly the planned table.
 pub fn verify_overlay(src: &dyn ByteSource, ss: u64, new: &Layout) -> Result<()> {
-    let scan = table::scan(src, ss);
-    let got = scan.table.map(|t| Layout {
-        table: t,
-        partitions: scan.partitions,
-    });
-    match got {
+    match Layout::from_scan(&table::scan(src, ss)) {
         Some(g) if g.same_table(new) => Ok(()),
         Some(g) => Err(internal(
             "read-back",

@@ -100,6 +100,14 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// The table a scan found, if any.
+    pub fn from_scan(scan: &table::TableScan) -> Option<Layout> {
+        scan.table.clone().map(|t| Layout {
+            table: t,
+            partitions: scan.partitions.clone(),
+        })
+    }
+
     /// Whether two layouts describe the same table: label, id, bounds and every entry (GUIDs, names,
     /// attributes included). The GPT copy that was used does not matter.
     pub fn same_table(&self, other: &Layout) -> bool {
@@ -363,10 +371,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
     let scan = table::scan(&src, ss);
     let topo = info.topology();
     let grain = grain::choose(&topo, req.grain, req.stripe)?;
-    let old = scan.table.clone().map(|t| Layout {
-        table: t,
-        partitions: scan.partitions.clone(),
-    });
+    let old = Layout::from_scan(&scan);
     let blocking: Vec<&crate::finding::Finding> = scan
         .findings
         .iter()

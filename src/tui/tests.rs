@@ -26,36 +26,9 @@ fn sgdisk(img: &Path, args: &[&str]) {
     );
 }
 
-/// A 256 MiB GPT image: BIOS boot at 34, a misaligned root at 2049, an aligned data partition; 512e geometry.
+/// The fixture's report, with 512e geometry and a stable path.
 fn fixture() -> Report {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let img = dir.path().join("fixture.img");
-    std::fs::File::create(&img)
-        .and_then(|f| f.set_len(256 << 20))
-        .expect("image");
-    sgdisk(
-        &img,
-        &[
-            "-U",
-            "11111111-2222-3333-4444-555555555555",
-            "-a",
-            "1",
-            "-n",
-            "1:34:2047",
-            "-t",
-            "1:ef02",
-            "-c",
-            "1:grub",
-            "-n",
-            "2:2049:+64M",
-            "-c",
-            "2:root",
-            "-n",
-            "3:264192:+32M",
-            "-c",
-            "3:data",
-        ],
-    );
+    let (_dir, img) = fixture_image();
     let opts = InspectOptions {
         overrides: Overrides {
             physical_sector_size: Some(4096),
@@ -216,7 +189,8 @@ fn bench_render() {
     }
 }
 
-/// The fixture image (kept alive by the returned directory) and its report.
+/// A 256 MiB GPT image made by sgdisk: BIOS boot at 34, a misaligned root at 2049, an aligned data partition.
+/// The directory returned keeps it alive.
 fn fixture_image() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
     let img = dir.path().join("fixture.img");
@@ -236,12 +210,16 @@ fn fixture_image() -> (tempfile::TempDir, std::path::PathBuf) {
             "1:34:2047",
             "-t",
             "1:ef02",
+            "-c",
+            "1:grub",
             "-n",
             "2:2049:+64M",
             "-c",
             "2:root",
             "-n",
             "3:264192:+32M",
+            "-c",
+            "3:data",
         ],
     );
     (dir, img)

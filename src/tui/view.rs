@@ -59,36 +59,22 @@ pub fn draw(f: &mut Frame, app: &App) {
         return;
     }
     let [body, bar] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
+    let styles = super::plan_view::Styles {
+        ok: th.ok,
+        bad: th.bad,
+        warn: th.warn,
+        title: th.title,
+    };
     match app.screen {
         Screen::List => draw_list(f, app, body, &th),
         Screen::Disk => draw_disk(f, app, body, &th),
         Screen::Zoom => draw_zoom(f, app, body, &th),
         Screen::Plan => match &app.plan {
-            Some(ps) => super::plan_view::draw(
-                f,
-                ps,
-                body,
-                &super::plan_view::Styles {
-                    ok: th.ok,
-                    bad: th.bad,
-                    warn: th.warn,
-                    title: th.title,
-                },
-            ),
+            Some(ps) => super::plan_view::draw(f, ps, body, &styles),
             None => f.render_widget(Paragraph::new("No plan."), body),
         },
         Screen::Bench => match &app.bench {
-            Some(b) => super::bench_view::draw(
-                f,
-                b,
-                body,
-                &super::plan_view::Styles {
-                    ok: th.ok,
-                    bad: th.bad,
-                    warn: th.warn,
-                    title: th.title,
-                },
-            ),
+            Some(b) => super::bench_view::draw(f, b, body, &styles),
             None => f.render_widget(Paragraph::new("No benchmark."), body),
         },
     }
