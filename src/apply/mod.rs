@@ -10,7 +10,7 @@ pub mod backup;
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -404,9 +404,4 @@ pub fn restore(
         verified,
         table: after,
     })
-}
-
-/// Path helper for front ends: the backup directory in use.
-pub fn default_backup_dir() -> PathBuf {
-    backup::backup_dir()
 }

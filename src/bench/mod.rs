@@ -22,6 +22,7 @@ use crate::device::access::{self, Confirmation};
 use crate::device::{sysfs, DeviceInfo, Opened, TargetKind};
 use crate::error::{Error, Result};
 use crate::table;
+use crate::units::human;
 pub use analysis::{DriveVerdict, Outcome, PartitionVerdict, Status};
 pub use engine::{Noise, StopReason};
 use plan::{ClassSpec, Plan, PlanInput, Region, Role, Scheduler, SlotPool};
@@ -157,10 +158,6 @@ pub struct Prepared {
     pub partition: Option<PartitionTarget>,
     /// Things to tell the user (skipped classes, image caveat, free space used).
     pub notes: Vec<String>,
-}
-
-fn human(bytes: u64) -> String {
-    crate::units::human(bytes)
 }
 
 /// Reads the table, builds the plan and the regions, and checks that they are big enough. Reads only.

@@ -124,7 +124,7 @@ fn spawn_disk(tx: mpsc::Sender<Msg>, path: PathBuf, opts: InspectOptions) {
 pub fn run(target: Option<PathBuf>, opts: InspectOptions) -> i32 {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let mut app = App::new(target.is_none(), no_color);
-    let backup_dir = afdisk::apply::default_backup_dir();
+    let backup_dir = afdisk::apply::backup::backup_dir();
     let (tx, rx) = mpsc::channel();
     match target {
         Some(t) => {
