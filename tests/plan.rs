@@ -560,7 +560,12 @@ fn crash_check(name: &str, make: &dyn Fn(&Path), args: &[&str], size: u64) {
     let calls: Vec<String> = std::fs::read_to_string(&trace)
         .expect("trace")
         .lines()
-        .filter_map(|l| l.split_once(' ').map(|(_, c)| c.to_string()))
+        // `strace -f -o` prefixes every line with the pid, left-aligned in five columns ("812   pwrite64(").
+        .map(|l| {
+            l.trim_start_matches(|c: char| c.is_ascii_digit())
+                .trim_start()
+                .to_string()
+        })
         .collect();
     let offsets: Vec<u64> = calls
         .iter()
