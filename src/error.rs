@@ -64,6 +64,31 @@ impl Error {
     }
 }
 
+impl Error {
+    /// An I/O error on a file the user named (a plan, a backup, a preset): `missing` is the fix when the file
+    /// does not exist.
+    pub fn from_file_io(
+        what: &str,
+        path: &std::path::Path,
+        err: &std::io::Error,
+        missing: &str,
+    ) -> Self {
+        let fix = match err.raw_os_error() {
+            Some(e) if e == nix::libc::ENOENT => missing.to_string(),
+            Some(e) if e == nix::libc::EACCES || e == nix::libc::EPERM => {
+                format!(
+                    "check the permissions of {}, or run afdisk as root",
+                    path.display()
+                )
+            }
+            Some(e) if e == nix::libc::EISDIR => "give a file, not a directory".to_string(),
+            Some(e) if e == nix::libc::ENOSPC => "free some space on that filesystem".to_string(),
+            _ => "check the file and the filesystem it is on".to_string(),
+        };
+        Self::io(format!("cannot {what} {}: {err}", path.display()), fix)
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.problem)

@@ -186,4 +186,63 @@ fn lab_drives_report_their_own_sectors() {
     assert!(s
         .get("text.sata-part")
         .is_some_and(|t| t.contains("MISALIGNED +3584 B")));
+
+    // Writing to a real drive: confirmed by its serial, never by another drive's.
+    assert_eq!(
+        s.get("apply.sata-wrong.rc").map(|r| r.trim()),
+        Some("3"),
+        "another drive's serial must be refused: {:?}",
+        s.get("apply.sata-wrong")
+    );
+    let plan = json(&s, "plan.sata");
+    assert_eq!(plan["new"]["partitions"][0]["start"], 2048, "{plan}");
+    // Partition 2 was held open: BLKRRPART fails with EBUSY, so partition 1 is updated alone through BLKPG,
+    // and the kernel's view must be the new table.
+    let applied = json(&s, "apply.sata-held");
+    assert_eq!(applied["verified"], true, "{applied}");
+    assert_eq!(applied["reread"]["method"], "blkpg", "{applied}");
+    let kernel = |name: &str| -> Vec<u64> {
+        s.get(name)
+            .unwrap_or_else(|| panic!("section {name} missing"))
+            .split_whitespace()
+            .map(|w| w.parse().unwrap_or_else(|e| panic!("{name}: {w}: {e}")))
+            .collect()
+    };
+    assert_eq!(kernel("kernel.after-apply"), vec![2048, 100000, 102400]);
+    // The undo, with nothing held: a full re-read, and the kernel is back at 63.
+    let restored = json(&s, "restore.sata");
+    assert_eq!(restored["reread"]["method"], "blkrrpart", "{restored}");
+    assert_eq!(restored["verified"], true, "{restored}");
+    assert_eq!(kernel("kernel.after-restore"), vec![63, 100000]);
+
+    // A fresh layout on the 4Kn drive: at 1 MiB (sector 256), seen by the kernel at once (sysfs counts
+    // 512-byte units) and accepted by sfdisk.
+    let fresh = json(&s, "plan.4kn");
+    assert_eq!(fresh["new"]["partitions"][0]["start"], 256, "{fresh}");
+    let applied = json(&s, "apply.4kn");
+    assert_eq!(applied["reread"]["method"], "blkrrpart", "{applied}");
+    let parts: Vec<(u64, u64)> = s
+        .get("kernel.4kn")
+        .expect("kernel.4kn")
+        .lines()
+        .map(|l| {
+            let w: Vec<u64> = l
+                .split_whitespace()
+                .skip(1)
+                .map(|w| w.parse().unwrap_or_else(|e| panic!("kernel.4kn: {l}: {e}")))
+                .collect();
+            (w[0], w[1])
+        })
+        .collect();
+    assert_eq!(
+        parts,
+        vec![(2048, 64 * 2048), (2048 + 64 * 2048, 190 * 2048)],
+        "kernel partitions of the 4Kn drive"
+    );
+    assert_eq!(
+        s.get("verify.4kn.rc").map(|r| r.trim()),
+        Some("0"),
+        "sfdisk --verify: {:?}",
+        s.get("verify.4kn")
+    );
 }

@@ -222,7 +222,7 @@ pub fn save_in(b: &Backup, dir: &Path) -> Result<PathBuf> {
 
 /// Reads a backup file.
 pub fn load(path: &Path) -> Result<Backup> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::from_io("read", path, &e))?;
+    let text = std::fs::read_to_string(path).map_err(|e| Error::from_file_io("read the backup", path, &e, "check the path; backups taken by `afdisk apply` are in $AFDISK_BACKUP_DIR (default /var/lib/afdisk/backups)"))?;
     let b: Backup = serde_json::from_str(&text).map_err(|e| {
         Error::usage(
             format!("{} is not an afdisk backup: {e}", path.display()),

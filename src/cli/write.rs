@@ -28,7 +28,12 @@ pub fn plan(a: &PlanArgs) -> i32 {
         Ok(p) => {
             if let Some(out) = &a.output {
                 if let Err(e) = std::fs::write(out, json(&p)) {
-                    return fail(&Error::from_io("write the plan to", out, &e));
+                    return fail(&Error::from_file_io(
+                        "write the plan to",
+                        out,
+                        &e,
+                        "the directory of -o must exist",
+                    ));
                 }
             }
             if a.json {
@@ -56,8 +61,14 @@ fn make_plan(a: &PlanArgs) -> Result<Plan, Error> {
     let opened = device::open(&a.target, &a.geometry.overrides())?;
     let (preset, preset_text) = match (&a.preset, &a.preset_file) {
         (_, Some(f)) => {
-            let text = std::fs::read_to_string(f)
-                .map_err(|e| Error::from_io("read the preset file", f, &e))?;
+            let text = std::fs::read_to_string(f).map_err(|e| {
+                Error::from_file_io(
+                    "read the preset file",
+                    f,
+                    &e,
+                    "check the path; built-in presets are chosen with --preset NAME",
+                )
+            })?;
             let name = f
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -136,8 +147,14 @@ pub fn apply(
     g: &GeometryArgs,
 ) -> i32 {
     let run = || -> Result<apply::Outcome, Error> {
-        let text = std::fs::read_to_string(plan_file)
-            .map_err(|e| Error::from_io("read the plan", plan_file, &e))?;
+        let text = std::fs::read_to_string(plan_file).map_err(|e| {
+            Error::from_file_io(
+                "read the plan",
+                plan_file,
+                &e,
+                "check the path; `afdisk plan TARGET -o FILE` writes a plan",
+            )
+        })?;
         let p: Plan = serde_json::from_str(&text).map_err(|e| {
             Error::usage(
                 format!("{} is not an afdisk plan: {e}", plan_file.display()),

@@ -19,6 +19,19 @@ pub struct Grain {
     pub source: String,
 }
 
+impl Grain {
+    /// Why this grain, in words.
+    pub fn reason(&self) -> &'static str {
+        match self.source.as_str() {
+            "user" => "set by --grain",
+            "optimal-io" => "the device's optimal I/O size",
+            "stripe" => "a multiple of --stripe",
+            "small-device" => "one physical sector: the disk is too small for a larger grain",
+            _ => "the 1 MiB default",
+        }
+    }
+}
+
 /// Chooses the grain for `topo`; `user` is `--grain`, `stripe` is `--stripe`.
 pub fn choose(topo: &Topology, user: Option<u64>, stripe: Option<u64>) -> Result<Grain> {
     let unit = topo.physical_unit();

@@ -244,7 +244,7 @@ impl Plan {
             old_label,
             self.new.table.label.as_str(),
             human(self.grain.bytes),
-            self.grain.source
+            self.grain.reason()
         ));
         for c in &self.changes {
             let ext = |s: Option<u64>, n: Option<u64>| match (s, n) {

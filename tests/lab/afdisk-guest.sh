@@ -1,5 +1,6 @@
 # Guest script of the lab test (tests/lab.rs): runs the static afdisk against the emulated drives.
-# Sections: map, inspect.<serial>, list, part.sata, inspect.sata-part, check.sata-part
+# Sections: map, inspect.<serial>, list, part.sata, inspect.sata-part, check.sata-part, plan/apply/restore on the SATA
+# drive (apply.sata-held: BLKPG fallback), plan/apply on the 4Kn SCSI drive, tui
 . /lab/lib.sh
 lab_section map
 lab_disk_map
@@ -14,6 +15,30 @@ lab_run part.sata sfdisk -q "$LAB_SATA_512E" < /tmp/t
 lab_run inspect.sata-part /bin/afdisk inspect "$LAB_SATA_512E" --json
 lab_run text.sata-part /bin/afdisk inspect "$LAB_SATA_512E"
 lab_run check.sata-part /bin/afdisk check "$LAB_SATA_512E"
+# Apply on a real (emulated) drive, confirmed by its serial. Partition 2 is held open, so the kernel refuses a
+# whole-table re-read (BLKRRPART: EBUSY) and afdisk must update partition 1 alone (BLKPG).
+sata=${LAB_SATA_512E#/dev/}
+export AFDISK_BACKUP_DIR=/tmp/bk
+lab_run plan.sata /bin/afdisk plan "$LAB_SATA_512E" --realign -o /tmp/p.json --json
+lab_run apply.sata-wrong /bin/afdisk apply "$LAB_SATA_512E" --plan /tmp/p.json --yes --confirm AFLAB-SCSI-4KN
+exec 3<"/dev/${sata}2"
+lab_run apply.sata-held /bin/afdisk apply "$LAB_SATA_512E" --plan /tmp/p.json --yes --confirm AFLAB-SATA-512E --json
+lab_section kernel.after-apply
+cat "/sys/block/$sata/${sata}1/start" "/sys/block/$sata/${sata}1/size" "/sys/block/$sata/${sata}2/start"
+exec 3<&-
+backup=$(ls /tmp/bk/*)
+# Nothing is held now: the undo goes through a full re-read.
+lab_run restore.sata /bin/afdisk restore "$LAB_SATA_512E" "$backup" --yes --confirm AFLAB-SATA-512E --json
+lab_section kernel.after-restore
+cat "/sys/block/$sata/${sata}1/start" "/sys/block/$sata/${sata}1/size"
+# A fresh GPT layout on the 4Kn SCSI drive: the kernel must see it at once, and sfdisk must accept it.
+k4=${LAB_SCSI_4KN#/dev/}
+printf '[[partition]]\nname = "a"\ntype = "linux"\nsize = "64MiB"\n[[partition]]\nname = "b"\ntype = "linux"\nsize = "rest"\n' > /tmp/two.toml
+lab_run plan.4kn /bin/afdisk plan "$LAB_SCSI_4KN" --preset-file /tmp/two.toml -o /tmp/f.json --json
+lab_run apply.4kn /bin/afdisk apply "$LAB_SCSI_4KN" --plan /tmp/f.json --yes --confirm AFLAB-SCSI-4KN --json
+lab_section kernel.4kn
+for p in /sys/block/$k4/${k4}[0-9]*; do echo "${p##*/} $(cat "$p/start") $(cat "$p/size")"; done
+lab_run verify.4kn sfdisk --verify "$LAB_SCSI_4KN"
 # The TUI on the 512e drive, through a pty: open the disk view, zoom into partition 1, quit.
 (sleep 4; printf z; sleep 3; printf q) | SHELL=/bin/sh TERM=linux NO_COLOR=1 \
     script -q -c "stty cols 80 rows 24; /bin/afdisk $LAB_SATA_512E" /dev/null > /tmp/tui.out 2>&1
