@@ -415,3 +415,87 @@ fn read_only_run_on_an_image_keeps_the_json_contract() {
     let out = afdisk(&["bench", &p, "--duration", "1"]);
     assert!(out.stdout.contains("host filesystem"), "{}", out.stdout);
 }
+
+/// `--write free` writes, but only where no partition, no table and no boot loader lives: on a GPT disk and on an
+/// MBR disk with logical partitions (whose EBRs sit inside the extended partition), every byte of every partition
+/// and of both table areas is unchanged afterwards, the peers read the same table, and the free space did change.
+#[test]
+fn free_mode_writes_only_unallocated_space() {
+    let _rig = RIG.lock().unwrap_or_else(|e| e.into_inner());
+    let s = Scratch::new();
+    for (name, make) in [
+        (
+            "gpt.img",
+            &(|p: &str| {
+                run("sgdisk", &["-n", "1:2048:+16M", "-n", "2:307200:+20M", p]);
+            }) as &dyn Fn(&str),
+        ),
+        (
+            "dos.img",
+            &(|p: &str| {
+                common::run_stdin(
+                    "sfdisk",
+                    &["-q", p],
+                    "label: dos\nstart=2048, size=32768, type=83\nstart=204800, size=204800, type=5\n\
+                     start=206848, size=20480, type=83\nstart=307200, size=20480, type=83\n",
+                );
+            }) as &dyn Fn(&str),
+        ),
+    ] {
+        let img = s.dir.path().join(name);
+        fill(&img, 256 * MIB);
+        let p = img.to_string_lossy().into_owned();
+        make(&p);
+        let table = common::sfdisk_json(&p).expect("sfdisk reads the fixture");
+        let rows = common::sfdisk_rows(&table);
+        let before = std::fs::read(&img).expect("read image");
+        let out = afdisk(&["bench", &p, "--write", "free", "--duration", "2", "--json"]);
+        assert!(
+            [0, 1, 4].contains(&out.code),
+            "{name}: exit {}: {}",
+            out.code,
+            out.stderr
+        );
+        let v = out.json();
+        assert!(
+            v["classes"]
+                .as_array()
+                .expect("classes")
+                .iter()
+                .any(
+                    |c| c["name"].as_str().is_some_and(|n| n.starts_with("write-"))
+                        && c["samples"].as_u64() > Some(0)
+                ),
+            "{name}: no write class ran: {}",
+            v["classes"]
+        );
+        let after = std::fs::read(&img).expect("read image");
+        // Protected: the first MiB (MBR, primary GPT, boot loader gap), the last MiB (backup GPT) and every
+        // partition, the extended one included.
+        let mut protected: Vec<(usize, usize)> = vec![
+            (0, MIB as usize),
+            (before.len() - MIB as usize, before.len()),
+        ];
+        for (_, start, size, ..) in &rows {
+            protected.push(((start * 512) as usize, ((start + size) * 512) as usize));
+        }
+        for &(a, b) in &protected {
+            assert!(
+                before[a..b] == after[a..b],
+                "{name}: bytes {a}..{b} (allocated) changed"
+            );
+        }
+        assert!(before != after, "{name}: --write free wrote nothing");
+        let again = common::sfdisk_json(&p).expect("sfdisk reads the image after the run");
+        assert_eq!(
+            common::sfdisk_rows(&again),
+            rows,
+            "{name}: the table changed"
+        );
+        let verify = Command::new("sfdisk")
+            .args(["--verify", &p])
+            .output()
+            .expect("run sfdisk");
+        assert!(verify.status.success(), "{name}: sfdisk --verify failed");
+    }
+}

@@ -413,10 +413,9 @@ fn mbr_fresh(ov: &mut Overlay, old: Option<&Layout>, new: &Layout) -> Result<()>
         .map_err(|e| internal("disk id", e))?;
     // A GPT being replaced: its headers and arrays go, so nothing reads a stale GPT later.
     if old.is_some_and(|o| o.table.label == Label::Gpt) {
-        let (total, arr, first, last) = gpt_geometry(ss, ov.len());
+        let (total, _, first, last) = gpt_geometry(ss, ov.len());
         ov.zero(1, first - 1);
         ov.zero(last + 1, total - 1);
-        let _ = arr;
     }
     ov.put(0, vec![0; ss as usize]);
     let mut h = mbrman::MBRHeader::new(id.to_le_bytes());

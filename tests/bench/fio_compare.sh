@@ -6,12 +6,13 @@
 #     --offset=512, interleaved A B B A ... runs; ratio = median of the runs' p50(+512) / median of p50(0). Printed
 #     beside afdisk's write_ratio (median(write-4k@512) / median(write-4k@0)). They should agree within 20 %.
 #  2. Per-I/O overhead: a loop device over a file in a tmpfs. afdisk's IOPS (1e9 / mean latency) of write-4k@0 and
-#     read-4k@0 beside fio's IOPS for the same I/O (randwrite dsync / randread, bs=4k, offset 0). Within 10 %.
+#     read-4k@0 beside fio's IOPS for the same I/O (randwrite dsync / randread, bs=4k, offset 0), both tools pinned
+#     to one CPU ($FIO_COMPARE_CPU, default 0). Within 10 %.
 # Usage: tests/bench/fio_compare.sh [path/to/afdisk] [pairs]     (default: target/release/afdisk, 3 pairs)
 set -euo pipefail
 bin=${1:-$(cd "$(dirname "$0")/../.." && pwd)/target/release/afdisk}
 pairs=${2:-3}
-for t in fio losetup python3 dd sync mount; do
+for t in fio losetup python3 dd sync mount taskset; do
   command -v "$t" >/dev/null || { echo "fio_compare: $t is missing (see .ci/run)" >&2; exit 1; }
 done
 [ "$(id -u)" = 0 ] || { echo "fio_compare: needs root (loop devices, tmpfs)" >&2; exit 1; }
@@ -44,9 +45,10 @@ EOF
 # fsync, then posix_fadvise(DONTNEED) over the whole file (dd with iflag=nocache and count=0 does exactly that).
 drop_cache() { sync "$1"; dd if="$1" iflag=nocache count=0 status=none; }
 
+pin=() # the CPU pinning of part 2 (empty: unpinned)
 fio_run() { # dev rw offset extra... → "iops p50_ns mean_ns"
   local dev=$1 rw=$2 off=$3; shift 3
-  fio --name=c --filename="$dev" --direct=1 --ioengine=psync --iodepth=1 --rw="$rw" --bs=4k --offset="$off" \
+  "${pin[@]}" fio --name=c --filename="$dev" --direct=1 --ioengine=psync --iodepth=1 --rw="$rw" --bs=4k --offset="$off" \
       --norandommap --randrepeat=0 --time_based --runtime=3 --ramp_time=0.5 --output-format=json "$@" |
     python3 -c '
 import json, sys
@@ -91,13 +93,18 @@ mnt="$work/tmpfs"; mkdir -p "$mnt"
 mount -t tmpfs -o size=1100M tmpfs "$mnt"
 fill "$mnt/rig.img" 1024
 null=$(losetup -f --show "$mnt/rig.img"); loops+=("$null")
-# Loop I/O on a 2-core VM is bimodal (the loop worker lands on our CPU or the other one: ~11 vs ~31 µs per read), so
-# single runs of either tool differ by up to 2x. Alternate the tools, 3 runs each, and compare medians of the runs.
+# Where the scheduler puts the submitter and the loop worker decides the latency: on the 2-vCPU development VM an
+# unpinned 4 KiB read takes 30-62 µs, varying from run to run and holding for a whole run, against 16 µs when the
+# submitter is pinned. fio's 3.5 s runs average over migrations while afdisk's (0.6 s on 1 GiB, when every fresh slot
+# is used) keep one placement, so unpinned runs compare placements, not per-I/O overhead. Both tools therefore run
+# pinned to the same CPU (taskset -c $cpu), alternating, 5 runs each; the medians of the runs are compared.
+cpu=${FIO_COMPARE_CPU:-0}
+pin=(taskset -c "$cpu")
 aw=(); ar=(); awp=(); arp=(); fw=(); fr=(); fwp=(); frp=()
-for i in 1 2 3; do
+for i in 1 2 3 4 5; do
   set +e
-  "$bin" bench "$null" --write all --yes --confirm "$(basename "$null")" --json >"$work/null_w.json"; cw=$?
-  "$bin" bench "$null" --json >"$work/null_r.json"; cr=$?
+  "${pin[@]}" "$bin" bench "$null" --write all --yes --confirm "$(basename "$null")" --json >"$work/null_w.json"; cw=$?
+  "${pin[@]}" "$bin" bench "$null" --json >"$work/null_r.json"; cr=$?
   set -e
   { [ "$cw" = 2 ] || [ "$cr" = 2 ]; } && { echo "afdisk bench failed" >&2; exit 1; }
   read -r x p < <(python3 -c 'import json,sys; c={c["name"]:c for c in json.load(open(sys.argv[1]))["classes"]}["write-4k@0"]; print(c["iops"], c["median_ns"])' "$work/null_w.json")
