@@ -36,6 +36,9 @@ pub const MAX_DURATION_SECS: u64 = 60;
 pub const MIN_ROUNDS: u64 = 64;
 /// Free mode never writes below this offset (boot loaders live in the gap before the first partition).
 pub const FREE_SKIP_HEAD: u64 = 1 << 20;
+/// Nor in the last MiB of the disk: md superblocks (0.90, 1.0) and firmware RAID metadata (IMSM, DDF) live there,
+/// outside every partition table.
+pub const FREE_SKIP_TAIL: u64 = 1 << 20;
 
 /// Where the benchmark may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -244,7 +247,7 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
                 .last_usable
                 .saturating_add(1)
                 .saturating_mul(ss)
-                .min(info.size_bytes);
+                .min(info.size_bytes.saturating_sub(FREE_SKIP_TAIL));
             let parts: Vec<Region> = scan
                 .partitions
                 .iter()

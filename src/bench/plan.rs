@@ -409,6 +409,9 @@ pub fn free_regions(usable_start: u64, usable_end: u64, partitions: &[Region]) -
     let mut out = Vec::new();
     let mut cursor = usable_start;
     for p in parts {
+        if cursor >= usable_end {
+            break;
+        }
         if p.start > cursor {
             out.push(Region {
                 start: cursor,
@@ -416,9 +419,6 @@ pub fn free_regions(usable_start: u64, usable_end: u64, partitions: &[Region]) -
             });
         }
         cursor = cursor.max(p.end);
-        if cursor >= usable_end {
-            break;
-        }
     }
     if cursor < usable_end {
         out.push(Region {
@@ -772,6 +772,38 @@ mod tests {
         );
         assert!(free_regions(0, 10, &[Region { start: 0, end: 10 }]).is_empty());
         assert_eq!(free_regions(0, 10, &[]), vec![Region { start: 0, end: 10 }]);
+    }
+
+    proptest::proptest! {
+        /// Free regions are inside the usable range, sorted, non-empty, overlap no partition, and cover every
+        /// usable byte that no partition covers (checked at every region and partition edge, ±1).
+        #[test]
+        fn free_regions_are_exactly_the_unallocated_usable_bytes(
+            usable_start in 0u64..4096,
+            usable_len in 0u64..8192,
+            raw in proptest::collection::vec((0u64..9000, 0u64..3000), 0..6),
+        ) {
+            let usable_end = usable_start + usable_len;
+            let parts: Vec<Region> =
+                raw.iter().map(|&(start, len)| Region { start, end: start + len }).collect();
+            let free = free_regions(usable_start, usable_end, &parts);
+            let in_part = |x: u64| parts.iter().any(|p| p.start <= x && x < p.end);
+            let in_free = |x: u64| free.iter().any(|r| r.start <= x && x < r.end);
+            for w in free.windows(2) {
+                proptest::prop_assert!(w[0].end <= w[1].start, "{free:?}");
+            }
+            for r in &free {
+                proptest::prop_assert!(r.start < r.end && r.start >= usable_start && r.end <= usable_end, "{r:?}");
+            }
+            let mut probes = vec![usable_start, usable_end];
+            for r in parts.iter().chain(free.iter()) {
+                probes.extend([r.start, r.end]);
+            }
+            for x in probes.into_iter().flat_map(|x| [x.saturating_sub(1), x, x + 1]) {
+                let usable = usable_start <= x && x < usable_end;
+                proptest::prop_assert_eq!(in_free(x), usable && !in_part(x), "byte {} of {:?}", x, free);
+            }
+        }
     }
 
     #[test]
