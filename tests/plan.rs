@@ -341,8 +341,50 @@ fn realign_mbr_with_logical_partitions_past_four_gib() {
     );
     peers_accept(&t, "dos");
     // Nothing landed inside partition 1 (mbrman's 32-bit EBR offset would put the EBR at 1 GiB).
-    let b = std::fs::read(&img).expect("read");
-    assert!(b[(1 << 30)..(1 << 30) + 512].iter().all(|x| *x == 0));
+    assert!(common::peek(&img, 1 << 30, 512).iter().all(|x| *x == 0));
+    // Three table sectors change, so the logicals got a new EBR chain: the plan says so, and there is no
+    // "not crash-safe" note.
+    let ext = p["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .find(|c| c["number"] == 2)
+        .expect("extended change");
+    assert!(
+        ext["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("new chain of EBRs")),
+        "{ext}"
+    );
+    assert!(
+        !p["notes"].to_string().contains("not crash-safe"),
+        "{}",
+        p["notes"]
+    );
+    // The undo gives back the exact bytes of every sector written (the old EBRs were never touched).
+    let bfile = r.json()["backup_file"]
+        .as_str()
+        .expect("backup_file")
+        .to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_afdisk"))
+        .args(["restore", &t, &bfile, "--yes", "--confirm", "m.img"])
+        .env("AFDISK_BACKUP_DIR", sc.dir.path().join("bk2"))
+        .output()
+        .expect("restore");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(sfdisk_rows(&sfdisk_json(&t).expect("sfdisk")), before);
+    for w in p["writes"].as_array().expect("writes") {
+        let lba = w["lba"].as_u64().expect("lba");
+        assert_eq!(
+            crc32fast::hash(&common::peek(&img, lba * 512, 512)),
+            w["old_crc32"].as_u64().expect("old_crc32") as u32,
+            "sector {lba} not restored"
+        );
+    }
 }
 
 #[test]
@@ -663,6 +705,21 @@ fn crash_consistency_at_every_cut_point() {
                 "sfdisk",
                 &["-q", &s(i)],
                 "label: dos\nstart=63, size=16384, type=83\n",
+            );
+        },
+        &["--realign"],
+        256 * MIB,
+    );
+    // A primary and two logicals off the grain: the MBR and two EBRs change. afdisk writes a new EBR chain into
+    // free sectors first and switches to it with the MBR, so no cut point shows a mix of old and new places.
+    crash_check(
+        "mbr-logicals.img",
+        &|i| {
+            run_stdin(
+                "sfdisk",
+                &["-q", &s(i)],
+                "label: dos\nstart=63, size=16384, type=83\nstart=40960, size=300000, type=5\n\
+                 start=41023, size=50000, type=83\nstart=100000, size=50000, type=83\n",
             );
         },
         &["--realign"],

@@ -11,7 +11,8 @@
 //!
 //! Write order (phases, flushed between): GPT — backup array and header, then the primary array, then the
 //! primary header, then LBA 0; a power cut after any single write leaves a disk read as the old table (primary
-//! intact) or the new one (primary damaged → backup, already new). MBR — each changed sector alone.
+//! intact) or the new one (primary damaged → backup, already new). MBR — a single changed sector alone; when
+//! more change, the new EBR chain that `chain` placed in free sectors first, then LBA 0, which switches to it.
 //! Before a plan is returned, the overlay is read back by afdisk's own table reader and must equal the plan.
 
 use std::collections::BTreeMap;
@@ -429,7 +430,91 @@ fn mbr_fresh(ov: &mut Overlay, old: Option<&Layout>, new: &Layout) -> Result<()>
     write_mbr_header(ov, 0, &h)
 }
 
+/// Whether a dos realignment writes a new EBR chain (see `chain`): some logical partition's EBR moved.
+fn chain_rebuilt(old: Option<&Layout>, new: &Layout) -> bool {
+    old.is_some_and(|old| {
+        new.partitions.iter().any(|p| {
+            p.kind == PartKind::Logical
+                && old
+                    .partitions
+                    .iter()
+                    .any(|o| o.number == p.number && o.ebr_lba != p.ebr_lba)
+        })
+    })
+}
+
+/// A dos realignment through a new EBR chain: every EBR is written at its new place (copied from the old one,
+/// then its two entries rewritten), and the MBR's entries are set from the new layout. The old EBRs are not
+/// touched, so until LBA 0 is written the old table is intact.
+fn mbr_rebuild_chain(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
+    let ext_start = new
+        .partitions
+        .iter()
+        .find(|p| p.kind == PartKind::Extended)
+        .map(|p| p.start)
+        .ok_or_else(|| internal("EBR chain", "no extended partition"))?;
+    let mut logicals: Vec<&table::Partition> = new
+        .partitions
+        .iter()
+        .filter(|p| p.kind == PartKind::Logical)
+        .collect();
+    logicals.sort_by_key(|p| p.number);
+    for (k, p) in logicals.iter().enumerate() {
+        let at = p
+            .ebr_lba
+            .ok_or_else(|| internal("EBR", "logical partition without EBR"))?;
+        let was = old
+            .partitions
+            .iter()
+            .find(|o| o.number == p.number)
+            .and_then(|o| o.ebr_lba)
+            .ok_or_else(|| internal("EBR", format!("partition {} had no EBR", p.number)))?;
+        let mut h = read_mbr_header(ov, was)?;
+        let cur = h.get(1).cloned().ok_or_else(|| internal("EBR", "slot"))?;
+        let part = mbr_entry(cur.boot == 0x80, cur.sys, p.start, p.start - at, p.size)?;
+        let link = match logicals.get(k + 1) {
+            Some(n) => {
+                let next = n
+                    .ebr_lba
+                    .ok_or_else(|| internal("EBR", "logical partition without EBR"))?;
+                mbr_entry(false, 0x05, next, next - ext_start, n.end() + 1 - next)?
+            }
+            None => mbrman::MBRPartitionEntry::empty(),
+        };
+        for (slot, e) in [
+            (1, part),
+            (2, link),
+            (3, mbrman::MBRPartitionEntry::empty()),
+            (4, mbrman::MBRPartitionEntry::empty()),
+        ] {
+            if let Some(s) = h.get_mut(slot) {
+                *s = e;
+            }
+        }
+        write_mbr_header(ov, at, &h)?;
+    }
+    let mut h = read_mbr_header(ov, 0)?;
+    for p in new
+        .partitions
+        .iter()
+        .filter(|p| p.kind != PartKind::Logical)
+    {
+        let cur = h
+            .get(p.number as usize)
+            .cloned()
+            .ok_or_else(|| internal("MBR", "slot"))?;
+        let e = mbr_entry(cur.boot == 0x80, cur.sys, p.start, p.start, p.size)?;
+        if let Some(s) = h.get_mut(p.number as usize) {
+            *s = e;
+        }
+    }
+    write_mbr_header(ov, 0, &h)
+}
+
 fn mbr_realign(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
+    if chain_rebuilt(Some(old), new) {
+        return mbr_rebuild_chain(ov, old, new);
+    }
     for p in &new.partitions {
         let Some(o) = old.partitions.iter().find(|o| o.number == p.number) else {
             return Err(internal(
@@ -465,7 +550,14 @@ fn mbr_realign(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
 }
 
 /// Phase and description of a changed sector.
-fn classify(label: Label, lba: u64, ss: u64, len: u64, old_label: Option<Label>) -> (u32, String) {
+fn classify(
+    label: Label,
+    lba: u64,
+    ss: u64,
+    len: u64,
+    old_label: Option<Label>,
+    new_chain: bool,
+) -> (u32, String) {
     let (_, _, first, last) = gpt_geometry(ss, len);
     match label {
         Label::Gpt => {
@@ -493,6 +585,13 @@ fn classify(label: Label, lba: u64, ss: u64, len: u64, old_label: Option<Label>)
                     (2, "MBR".into())
                 } else {
                     (3, "old GPT array/backup (zeroed)".into())
+                }
+            } else if new_chain {
+                // The new EBRs lie in sectors no table points to yet; the MBR switches to them in one write.
+                if lba == 0 {
+                    (2, "MBR (switches to the new EBR chain)".into())
+                } else {
+                    (1, format!("new EBR at sector {lba}"))
                 }
             } else if lba == 0 {
                 (1, "MBR".into())
@@ -530,12 +629,13 @@ pub fn encode(
     }
     verify_overlay(&ov, ss, new)?;
     let old_label = old.map(|o| o.table.label);
+    let new_chain = kind == PlanKind::Realign && chain_rebuilt(old, new);
     let mut writes: Vec<SectorWrite> = ov
         .changed()
         .map_err(|e| internal("reading the old sectors", e))?
         .into_iter()
         .map(|(lba, before, after)| {
-            let (phase, what) = classify(new.table.label, lba, ss, src.len(), old_label);
+            let (phase, what) = classify(new.table.label, lba, ss, src.len(), old_label, new_chain);
             SectorWrite {
                 lba,
                 phase,

@@ -3,6 +3,7 @@
 //! as a readable diff, and is what `apply` writes. Choosing the grain, placing partitions and encoding the
 //! sectors are pure (`grain`, `layout`, `encode`); `make` gathers the inputs from an opened device.
 
+pub mod chain;
 pub mod encode;
 pub mod grain;
 pub mod layout;
@@ -433,7 +434,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                 strict: req.strict,
                 discard_data: req.discard_data.clone(),
             };
-            let (new, changes) = layout::realign(
+            let (mut new, mut changes) = layout::realign(
                 &topo,
                 grain.bytes,
                 &old.table,
@@ -441,6 +442,13 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                 &contents,
                 &opts,
             )?;
+            if old.table.label == Label::Dos {
+                notes.extend(chain::make_crash_safe(
+                    &old.partitions,
+                    &mut new.partitions,
+                    &mut changes,
+                ));
+            }
             (PlanKind::Realign, new, changes)
         }
         (Some(name), false) => {

@@ -229,3 +229,12 @@ pub fn poke(path: &Path, offset: u64, bytes: &[u8]) {
         .expect("open for poke");
     f.write_all_at(bytes, offset).expect("poke");
 }
+
+/// Reads `len` bytes of a file at an offset (for large sparse images that must not be read whole).
+pub fn peek(path: &Path, offset: u64, len: usize) -> Vec<u8> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open(path).expect("open for peek");
+    let mut b = vec![0u8; len];
+    f.read_exact_at(&mut b, offset).expect("peek");
+    b
+}
