@@ -29,18 +29,11 @@ fn plan(target: &str, args: &[&str], out: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(out).expect("plan file")).expect("plan JSON")
 }
 
-fn apply(target: &str, plan_file: &Path, token: &str, backups: &Path) -> common::Afdisk {
+/// A writing subcommand confirmed for scripts (`--yes --confirm TOKEN`), with its backups in `backups`.
+fn confirmed(args: &[&str], token: &str, backups: &Path) -> common::Afdisk {
     let out = Command::new(env!("CARGO_BIN_EXE_afdisk"))
-        .args([
-            "apply",
-            target,
-            "--plan",
-            &s(plan_file),
-            "--yes",
-            "--confirm",
-            token,
-            "--json",
-        ])
+        .args(args)
+        .args(["--yes", "--confirm", token, "--json"])
         .env("AFDISK_BACKUP_DIR", backups)
         .output()
         .expect("run afdisk");
@@ -49,6 +42,14 @@ fn apply(target: &str, plan_file: &Path, token: &str, backups: &Path) -> common:
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+fn apply(target: &str, plan_file: &Path, token: &str, backups: &Path) -> common::Afdisk {
+    confirmed(&["apply", target, "--plan", &s(plan_file)], token, backups)
+}
+
+fn restore(target: &str, backup_file: &str, token: &str, backups: &Path) -> common::Afdisk {
+    confirmed(&["restore", target, backup_file], token, backups)
 }
 
 fn inspect(target: &str) -> Value {
@@ -366,16 +367,8 @@ fn realign_mbr_with_logical_partitions_past_four_gib() {
         .as_str()
         .expect("backup_file")
         .to_string();
-    let out = Command::new(env!("CARGO_BIN_EXE_afdisk"))
-        .args(["restore", &t, &bfile, "--yes", "--confirm", "m.img"])
-        .env("AFDISK_BACKUP_DIR", sc.dir.path().join("bk2"))
-        .output()
-        .expect("restore");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = restore(&t, &bfile, "m.img", &sc.dir.path().join("bk2"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(sfdisk_rows(&sfdisk_json(&t).expect("sfdisk")), before);
     for w in p["writes"].as_array().expect("writes") {
         let lba = w["lba"].as_u64().expect("lba");
@@ -407,16 +400,8 @@ fn restore_gives_back_the_exact_original_bytes() {
         .expect("backup_file")
         .to_string();
     assert_ne!(std::fs::read(&img).expect("read"), original);
-    let out = Command::new(env!("CARGO_BIN_EXE_afdisk"))
-        .args(["restore", &t, &bfile, "--yes", "--confirm", "r.img"])
-        .env("AFDISK_BACKUP_DIR", &backups)
-        .output()
-        .expect("restore");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = restore(&t, &bfile, "r.img", &backups);
+    assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         std::fs::read(&img).expect("read") == original,
         "restore is byte-exact"
