@@ -5,6 +5,7 @@
 
 use std::alloc::{alloc, dealloc, Layout};
 use std::fs::File;
+use std::ops::ControlFlow;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -181,6 +182,8 @@ pub enum StopReason {
     TimeCap,
     /// Every fresh slot was used.
     OutOfSlots,
+    /// The caller asked to stop (the progress callback returned `Break`).
+    Cancelled,
 }
 
 /// Timing knobs of a run.
@@ -216,7 +219,7 @@ pub fn measure(
     geometry: Geometry,
     timing: Timing,
     seed: u64,
-    progress: &mut dyn FnMut(&Progress),
+    progress: &mut dyn FnMut(&Progress) -> ControlFlow<()>,
 ) -> Result<Measured> {
     let max_len = plan.classes.iter().map(|c| c.len).max().unwrap_or(4096);
     let align = plan.align.clamp(4096, 65536);
@@ -273,7 +276,7 @@ pub fn measure(
             let o = analyze(plan, &samples, th, seed);
             verdict = Some(drive_verdict(&o, geometry).0);
         }
-        progress(&Progress {
+        let flow = progress(&Progress {
             elapsed,
             cap: timing.cap,
             rounds,
@@ -283,6 +286,9 @@ pub fn measure(
             samples: &samples,
             verdict: verdict.as_ref(),
         });
+        if flow.is_break() {
+            break StopReason::Cancelled;
+        }
         if decided {
             break StopReason::Decided;
         }

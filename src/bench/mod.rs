@@ -403,7 +403,7 @@ pub fn run(
     opened: &Opened,
     prepared: &Prepared,
     confirmation: &Confirmation,
-    progress: &mut dyn FnMut(&Progress),
+    progress: &mut dyn FnMut(&Progress) -> std::ops::ControlFlow<()>,
 ) -> Result<BenchReport> {
     let info = &opened.info;
     let opts = &prepared.options;
@@ -461,6 +461,12 @@ pub fn run(
         ));
     }
     let mut notes = prepared.notes.clone();
+    if m.stop == StopReason::Cancelled {
+        notes.push(format!(
+            "cancelled after {} rounds: the figures and the verdict cover only what was measured",
+            m.rounds
+        ));
+    }
     if m.stop == StopReason::OutOfSlots {
         notes.push(format!(
             "stopped after {} rounds: every fresh slot of the usable space was used (a reused slot would measure a \
@@ -581,6 +587,43 @@ impl BenchReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The progress callback is the run's stop button: a `Break` ends the run after that round, and the report
+    /// says it was cancelled.
+    #[test]
+    fn a_run_stops_when_the_progress_callback_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("d.img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(64 << 20)
+            .unwrap();
+        let opened = crate::device::open(&img, &Default::default()).unwrap();
+        let prepared = prepare(&opened, &BenchOptions::default()).unwrap();
+        let mut calls = 0u64;
+        let r = run(&opened, &prepared, &Confirmation::Absent, &mut |_| {
+            calls += 1;
+            if calls >= 40 {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
+            }
+        })
+        .unwrap();
+        assert_eq!(r.stop, StopReason::Cancelled);
+        assert_eq!(
+            (calls, r.rounds),
+            (40, 40),
+            "one call per round, none after the break"
+        );
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.starts_with("cancelled after 40 rounds")),
+            "{:?}",
+            r.notes
+        );
+    }
 
     #[test]
     fn options_are_validated_with_fixes() {

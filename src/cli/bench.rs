@@ -93,14 +93,14 @@ fn bench(target: &Path, a: &BenchArgs) -> Result<BenchReport, Error> {
     let mut last = Instant::now() - Duration::from_secs(1);
     let mut shown = false;
     let mut progress = |p: &Progress| {
-        if !live || last.elapsed() < Duration::from_millis(200) {
-            return;
+        if live && last.elapsed() >= Duration::from_millis(200) {
+            last = Instant::now();
+            shown = true;
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[K{}", progress_line(p));
+            let _ = err.flush();
         }
-        last = Instant::now();
-        shown = true;
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r\x1b[K{}", progress_line(p));
-        let _ = err.flush();
+        std::ops::ControlFlow::Continue(())
     };
     let r = bench::run(&opened, &prepared, &confirmation, &mut progress);
     if shown {
@@ -303,6 +303,7 @@ pub fn render(r: &BenchReport) -> String {
         StopReason::Decided => "decided",
         StopReason::TimeCap => "time cap reached",
         StopReason::OutOfSlots => "out of fresh slots",
+        StopReason::Cancelled => "cancelled",
     };
     let noise = match r.noise.device_bytes {
         Some(b) if r.noise.noisy => format!(

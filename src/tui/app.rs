@@ -424,7 +424,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("n", "plan: next preset (empty disk)"),
     (
         "b",
-        "disk or plan: benchmark (w write mode, o probe, r run)",
+        "disk or plan: benchmark (w write mode, o probe, r run, Esc/s stop a run)",
     ),
     ("?", "this help"),
     ("Esc", "back (zoom/plan -> disk -> list)"),

@@ -3,6 +3,8 @@
 //! The run itself is the library's `bench::run` on a background thread; nothing here touches a disk.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use crossterm::event::KeyCode;
 
@@ -51,7 +53,31 @@ pub struct BenchState {
     pub phase: Phase,
     /// The device name the dialog asks for.
     pub name: String,
+    /// The stop flag of the current run.
+    pub stop: StopFlag,
 }
+
+/// The stop button of a run, shared by the screen and the thread that runs it.
+#[derive(Debug, Clone, Default)]
+pub struct StopFlag(Arc<AtomicBool>);
+
+impl StopFlag {
+    pub fn stop(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+    pub fn stopped(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+impl PartialEq for StopFlag {
+    /// The same flag, not the same state.
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for StopFlag {}
 
 /// A run the screen asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +88,8 @@ pub struct BenchRequest {
     pub probe: bool,
     /// The typed device name for `--write all`.
     pub typed: Option<String>,
+    /// Set when the user stops the run.
+    pub stop: StopFlag,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -80,6 +108,7 @@ impl BenchState {
             probe: false,
             phase: Phase::Setup,
             name,
+            stop: StopFlag::default(),
         }
     }
 
@@ -91,13 +120,20 @@ impl BenchState {
         matches!(self.phase, Phase::Running(_))
     }
 
-    fn request(&self, typed: Option<String>) -> BenchRequest {
+    /// Whether the user asked the current run to stop.
+    pub fn stopping(&self) -> bool {
+        self.running() && self.stop.stopped()
+    }
+
+    fn request(&mut self, typed: Option<String>) -> BenchRequest {
+        self.stop = StopFlag::default();
         BenchRequest {
             path: self.path.clone(),
             partition: self.partition,
             write: self.write,
             probe: self.probe,
             typed,
+            stop: self.stop.clone(),
         }
     }
 
@@ -119,7 +155,10 @@ impl BenchState {
             return Outcome::None;
         }
         if self.running() {
-            // A run cannot be interrupted half-way through a round; it ends at its time cap.
+            // Stop after the current round; the result covers what was measured.
+            if matches!(code, KeyCode::Esc | KeyCode::Char('s')) {
+                self.stop.stop();
+            }
             return Outcome::None;
         }
         match code {

@@ -287,10 +287,16 @@ fn spawn_bench(tx: mpsc::Sender<Msg>, r: bench::BenchRequest, opts: InspectOptio
         };
         let mut last: Option<std::time::Instant> = None;
         let live_tx = tx.clone();
+        let stop = r.stop.clone();
         let mut progress = |p: &afdisk::bench::Progress| {
             if last.is_none_or(|t| t.elapsed() >= Duration::from_millis(100)) {
                 last = Some(std::time::Instant::now());
                 let _ = live_tx.send(Msg::BenchLive(live_of(p)));
+            }
+            if stop.stopped() {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
             }
         };
         let res = device::open(&r.path, &opts.overrides)

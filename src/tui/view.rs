@@ -100,7 +100,8 @@ fn draw_keybar(f: &mut Frame, app: &App, area: Rect) {
                 Some(b) if b.typing() => {
                     "type the device name  Enter confirm  Esc cancel".to_string()
                 }
-                Some(b) if b.running() => "benchmark running…  q quit".to_string(),
+                Some(b) if b.stopping() => "stopping after this round…  q quit".to_string(),
+                Some(b) if b.running() => "benchmark running…  Esc/s stop  q quit".to_string(),
                 _ => "r run  w write mode  o probe  ? help  Esc back  q quit".to_string(),
             },
             Screen::Plan => match &app.plan {
