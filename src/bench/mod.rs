@@ -588,17 +588,20 @@ impl BenchReport {
 mod tests {
     use super::*;
 
+    /// A sparse image of `len` bytes in a temporary directory, opened as a target.
+    fn sparse_image(len: u64) -> (tempfile::TempDir, Opened) {
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("d.img");
+        std::fs::File::create(&img).unwrap().set_len(len).unwrap();
+        let opened = crate::device::open(&img, &Default::default()).unwrap();
+        (dir, opened)
+    }
+
     /// The progress callback is the run's stop button: a `Break` ends the run after that round, and the report
     /// says it was cancelled.
     #[test]
     fn a_run_stops_when_the_progress_callback_says_so() {
-        let dir = tempfile::tempdir().unwrap();
-        let img = dir.path().join("d.img");
-        std::fs::File::create(&img)
-            .unwrap()
-            .set_len(64 << 20)
-            .unwrap();
-        let opened = crate::device::open(&img, &Default::default()).unwrap();
+        let (_dir, opened) = sparse_image(64 << 20);
         let prepared = prepare(&opened, &BenchOptions::default()).unwrap();
         let mut calls = 0u64;
         let r = run(&opened, &prepared, &Confirmation::Absent, &mut |_| {
@@ -695,13 +698,7 @@ mod tests {
         let (verdict, warnings) = analysis::drive_verdict(&outcome, g);
         let partition = analysis::partition_verdict(&outcome, 1, 2049 * 512);
         let status = analysis::status(&outcome, &verdict, partition.as_ref());
-        let dir = tempfile::tempdir().unwrap();
-        let img = dir.path().join("d.img");
-        std::fs::File::create(&img)
-            .unwrap()
-            .set_len(1 << 20)
-            .unwrap();
-        let opened = crate::device::open(&img, &Default::default()).unwrap();
+        let (_dir, opened) = sparse_image(1 << 20);
         let r = BenchReport {
             device: opened.info.clone(),
             write_mode: WriteMode::All,
