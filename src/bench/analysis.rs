@@ -301,7 +301,6 @@ pub fn status(o: &Outcome, drive: &DriveVerdict, partition: Option<&PartitionVer
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::plan::{build, PlanInput};
     use crate::bench::stats::Rng;
 
     /// Log-normal-ish latencies around `median` with spread `sigma` (log units).
@@ -318,15 +317,17 @@ mod tests {
             .collect()
     }
 
-    fn plan(writes: bool, probe: bool, part: Option<u64>) -> Plan {
-        build(&PlanInput {
-            logical: 512,
-            physical: 512,
-            writes,
-            probe,
-            partition_start: part,
-        })
-    }
+    use crate::bench::plan::plan_512 as plan;
+
+    /// A 512-byte drive that reports 512-byte physical sectors, and one that reports 4096 (512e).
+    const G512: Geometry = Geometry {
+        logical: 512,
+        physical: 512,
+    };
+    const G512E: Geometry = Geometry {
+        logical: 512,
+        physical: 4096,
+    };
 
     /// Samples where every class costs `base`, except the ones `slow` names, which cost `base * factor`.
     fn synth(plan: &Plan, n: usize, slow: &dyn Fn(&str) -> f64) -> Vec<Vec<u64>> {
@@ -369,10 +370,7 @@ mod tests {
         let th = thresholds(false);
         assert!(all_decided(&p, &s, &th, 1));
         let o = analyze(&p, &s, &th, 1);
-        let g = Geometry {
-            logical: 512,
-            physical: 512,
-        };
+        let g = G512;
         let (d, warnings) = drive_verdict(&o, g);
         assert!(d.rmw);
         assert_eq!(d.detected_physical_sector_size, Some(4096));
@@ -393,13 +391,7 @@ mod tests {
         let s = synth(&p, 400, &|_| 1.0);
         let th = thresholds(false);
         let o = analyze(&p, &s, &th, 9);
-        let (d, w) = drive_verdict(
-            &o,
-            Geometry {
-                logical: 512,
-                physical: 4096,
-            },
-        );
+        let (d, w) = drive_verdict(&o, G512E);
         assert!(!d.rmw);
         assert!(w.is_empty());
         assert!(d.message.contains("no penalty"), "{}", d.message);
@@ -413,13 +405,7 @@ mod tests {
         let th = thresholds(false);
         assert!(!all_decided(&p, &s, &th, 1));
         let o = analyze(&p, &s, &th, 1);
-        let (d, _) = drive_verdict(
-            &o,
-            Geometry {
-                logical: 512,
-                physical: 512,
-            },
-        );
+        let (d, _) = drive_verdict(&o, G512);
         assert!(!d.rmw);
         assert_eq!(status(&o, &d, None), Status::Inconclusive);
     }
@@ -430,13 +416,7 @@ mod tests {
         let p = plan(true, false, Some(2049 * 512));
         let s = synth(&p, 200, &rmw4k);
         let o = analyze(&p, &s, &th, 3);
-        let (d, _) = drive_verdict(
-            &o,
-            Geometry {
-                logical: 512,
-                physical: 512,
-            },
-        );
+        let (d, _) = drive_verdict(&o, G512);
         let pv = partition_verdict(&o, 1, 2049 * 512).unwrap();
         assert!(pv.penalty, "{pv:?}");
         assert!(
@@ -449,13 +429,7 @@ mod tests {
         let p = plan(true, false, Some(2048 * 512));
         let s = synth(&p, 200, &rmw4k);
         let o = analyze(&p, &s, &th, 3);
-        let (d, _) = drive_verdict(
-            &o,
-            Geometry {
-                logical: 512,
-                physical: 512,
-            },
-        );
+        let (d, _) = drive_verdict(&o, G512);
         let pv = partition_verdict(&o, 1, 2048 * 512).unwrap();
         assert!(!pv.penalty, "{pv:?}");
         assert!(d.rmw, "the drive still does RMW");
@@ -471,13 +445,7 @@ mod tests {
         let p = plan(false, false, None);
         let s = synth(&p, 300, &|_| 1.0);
         let o = analyze(&p, &s, &thresholds(true), 5);
-        let (d, _) = drive_verdict(
-            &o,
-            Geometry {
-                logical: 512,
-                physical: 4096,
-            },
-        );
+        let (d, _) = drive_verdict(&o, G512E);
         assert_eq!(d.write_ratio, None);
         assert!(d.read_ratio.is_some());
         assert!(d.message.contains("weak evidence"), "{}", d.message);
@@ -504,13 +472,7 @@ mod tests {
             })
             .collect();
         let o = analyze(&p, &s, &thresholds(false), 2);
-        let (d, _) = drive_verdict(
-            &o,
-            Geometry {
-                logical: 512,
-                physical: 512,
-            },
-        );
+        let (d, _) = drive_verdict(&o, G512);
         assert!(d.rmw);
         let [lo, hi] = d.write_ratio_ci.unwrap();
         assert!(lo > 2.0 && hi < 4.0, "{lo} {hi}");

@@ -616,36 +616,38 @@ impl Scheduler {
     }
 }
 
+/// The plan for a 512-byte device (tests here and in `analysis`).
+#[cfg(test)]
+pub(crate) fn plan_512(writes: bool, probe: bool, partition_start: Option<u64>) -> Plan {
+    build(&PlanInput {
+        logical: 512,
+        physical: 512,
+        writes,
+        probe,
+        partition_start,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::HashSet;
 
-    fn e512(writes: bool, probe: bool, part: Option<u64>) -> Plan {
-        build(&PlanInput {
-            logical: 512,
-            physical: 512,
-            writes,
-            probe,
-            partition_start: part,
-        })
-    }
-
     #[test]
     fn read_only_plan_has_only_reads() {
-        let p = e512(false, false, None);
+        let p = plan_512(false, false, None);
         assert!(p.classes.iter().all(|c| c.op == Op::Read));
         assert_eq!(p.pairs.len(), 1);
         assert_eq!(p.pairs[0].role, Role::DriveRead);
         assert_eq!(p.classes[p.pairs[0].test].offset, 512);
         assert_eq!(p.slot_size, MIN_SLOT);
         // --probe without writes adds nothing: the CLI refuses that combination before.
-        assert_eq!(e512(false, true, None).classes.len(), p.classes.len());
+        assert_eq!(plan_512(false, true, None).classes.len(), p.classes.len());
     }
 
     #[test]
     fn write_plan_has_every_issue_class() {
-        let p = e512(true, false, None);
+        let p = plan_512(true, false, None);
         let names: Vec<&str> = p.classes.iter().map(|c| c.name.as_str()).collect();
         for n in [
             "read-4k@0",
@@ -701,7 +703,7 @@ mod tests {
 
     #[test]
     fn probe_sizes_and_sweep_offsets() {
-        let p = e512(true, true, None);
+        let p = plan_512(true, true, None);
         let sizes: Vec<u64> = p.probe.iter().map(|s| s.bytes).collect();
         assert_eq!(sizes, vec![1024, 2048, 4096, 8192, 16384, 32768, 65536]);
         for s in &p.probe {
@@ -721,15 +723,15 @@ mod tests {
     #[test]
     fn partition_view_offset_follows_the_start() {
         // sgdisk at sector 2049: 2049·512 mod 4096 = 512.
-        let p = e512(true, false, Some(2049 * 512));
+        let p = plan_512(true, false, Some(2049 * 512));
         let pair = p.pair(Role::Partition).unwrap();
         assert_eq!(p.classes[pair.test].offset, 512);
         assert_eq!(p.classes[pair.test].op, Op::Write);
         assert_eq!(pair.reference, p.class("write-4k@0").unwrap());
-        let p = e512(true, false, Some(2048 * 512));
+        let p = plan_512(true, false, Some(2048 * 512));
         assert_eq!(p.classes[p.pair(Role::Partition).unwrap().test].offset, 0);
         // Read-only: the filesystem view uses reads against aligned reads.
-        let p = e512(false, false, Some(63 * 512));
+        let p = plan_512(false, false, Some(63 * 512));
         let pair = p.pair(Role::Partition).unwrap();
         assert_eq!(p.classes[pair.test].op, Op::Read);
         assert_eq!(p.classes[pair.test].offset, 63 * 512 % 4096);
@@ -851,7 +853,7 @@ mod tests {
     /// Every byte any I/O touches is touched once: no slot is reused, no block is read and then rewritten.
     #[test]
     fn schedule_uses_every_slot_once_and_never_overlaps() {
-        let plan = e512(true, true, Some(2049 * 512));
+        let plan = plan_512(true, true, Some(2049 * 512));
         let pool = SlotPool::new(
             &[Region {
                 start: 0,
@@ -900,7 +902,7 @@ mod tests {
 
     #[test]
     fn sequential_classes_walk_through_their_slot() {
-        let plan = e512(true, false, None);
+        let plan = plan_512(true, false, None);
         let seq = plan.class("seq-write-4k@512").unwrap();
         let pool = SlotPool::new(
             &[Region {
@@ -928,7 +930,7 @@ mod tests {
 
     #[test]
     fn rounds_stop_when_slots_run_out() {
-        let plan = e512(false, false, None);
+        let plan = plan_512(false, false, None);
         let pool = SlotPool::new(
             &[Region {
                 start: 0,
@@ -943,7 +945,7 @@ mod tests {
         assert!(s.next_round().is_none(), "5 slots, 2 per round");
         assert_eq!(plan.bytes_needed(100), 200 * MIN_SLOT);
         // Small classes share big slots: 4 KiB classes take 64 KiB sub-slots of the 256 KiB pool slots.
-        let plan = e512(true, false, None);
+        let plan = plan_512(true, false, None);
         assert_eq!(plan.slot_size, 256 * KIB);
         assert_eq!(plan.class_slot(plan.class("write-4k@0").unwrap()), MIN_SLOT);
         assert_eq!(

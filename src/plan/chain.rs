@@ -24,7 +24,7 @@ pub enum Chain {
 }
 
 /// Candidates tried per EBR before giving up (a gap is normally found at its first sector).
-const MAX_TRIES: u64 = 1 << 16;
+const MAX_TRIES: usize = 1 << 16;
 
 /// Places a new EBR chain for `new` (the realigned partitions of the dos table `old`) when more than one
 /// table sector would change, and updates `new`'s EBR positions and extended container.
@@ -70,7 +70,7 @@ pub fn crash_safe(old: &[Partition], new: &mut [Partition]) -> Chain {
         let search = |strict: bool| {
             (bound..=hi)
                 .rev()
-                .take(MAX_TRIES as usize)
+                .take(MAX_TRIES)
                 .find(|&x| free(x, strict))
         };
         let Some(x) = search(true).or_else(|| search(false)) else {

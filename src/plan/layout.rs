@@ -584,21 +584,17 @@ mod tests {
         }
     }
 
+    /// `realign` with default options on a 16 GiB 512e disk with a GPT, 1 MiB grain.
+    fn realign_16g(parts: &[Partition], contents: &BTreeMap<u32, String>) -> (Layout, Vec<Change>) {
+        let t = Topology::simple(512, 4096, 16 * GIB);
+        let table = gpt_table(16 * GIB / 512, 512);
+        realign(&t, MIB, &table, parts, contents, &RealignOptions::default()).unwrap()
+    }
+
     #[test]
     fn realign_moves_empty_entries_and_keeps_identity() {
-        let total = 16 * GIB / 512;
-        let t = Topology::simple(512, 4096, 16 * GIB);
-        let table = gpt_table(total, 512);
         let parts = vec![part(1, 34, 400_000), part(3, 2049 + 400_000, 100_000)];
-        let (l, ch) = realign(
-            &t,
-            MIB,
-            &table,
-            &parts,
-            &BTreeMap::new(),
-            &RealignOptions::default(),
-        )
-        .unwrap();
+        let (l, ch) = realign_16g(&parts, &BTreeMap::new());
         assert_eq!(l.partitions[0].start, 2048);
         assert_eq!(l.partitions[1].number, 3);
         assert_eq!(l.partitions[1].start % 2048, 0);
@@ -619,15 +615,7 @@ mod tests {
         let table = gpt_table(16 * GIB / 512, 512);
         let parts = vec![part(1, 2049, 400_000)];
         let contents = BTreeMap::from([(1u32, "ext4".to_string())]);
-        let (l, ch) = realign(
-            &t,
-            MIB,
-            &table,
-            &parts,
-            &contents,
-            &RealignOptions::default(),
-        )
-        .unwrap();
+        let (l, ch) = realign_16g(&parts, &contents);
         assert_eq!(l.partitions[0].start, 2049, "not moved");
         assert_eq!(ch[0].action, Action::Blocked);
         let dm = ch[0].data_move.as_ref().unwrap();
@@ -656,23 +644,13 @@ mod tests {
 
     #[test]
     fn tiny_gap_is_unfixable_not_squeezed() {
-        let t = Topology::simple(512, 4096, 16 * GIB);
-        let table = gpt_table(16 * GIB / 512, 512);
         // Partition 2 sits between 1 and 3 with no aligned start inside its gap.
         let parts = vec![
             part(1, 2048, 2049),
             part(2, 4097, 1000),
             part(3, 6144, 2048),
         ];
-        let (_, ch) = realign(
-            &t,
-            MIB,
-            &table,
-            &parts,
-            &BTreeMap::new(),
-            &RealignOptions::default(),
-        )
-        .unwrap();
+        let (_, ch) = realign_16g(&parts, &BTreeMap::new());
         assert_eq!(ch[1].action, Action::Unfixable);
         assert_eq!(ch[0].action, Action::Keep);
     }
