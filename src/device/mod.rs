@@ -9,7 +9,7 @@ pub mod sysfs;
 pub mod usage;
 
 use std::fs::File;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -161,23 +161,83 @@ impl Opened {
 }
 
 /// Opens `path` read-only and gathers its facts. Partitions are refused with a pointer to their disk.
+///
+/// The path is examined with `stat` before anything is opened, so a FIFO, socket, character device or
+/// directory gets a clear error instead of a hang (a FIFO blocks `open` until a writer appears). The open
+/// itself is non-blocking too, and the file opened must be the one examined (same device and inode).
 pub fn open(path: &Path, ov: &Overrides) -> Result<Opened> {
     ov.validate()?;
-    let file = File::open(path).map_err(|e| Error::from_io("open", path, &e))?;
-    let md = file
+    let md = std::fs::metadata(path).map_err(|e| stat_error(path, &e))?;
+    check_target_type(path, &md.file_type())?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| stat_error(path, &e))?;
+    let fmd = file
         .metadata()
         .map_err(|e| Error::from_io("stat", path, &e))?;
-    let ft = md.file_type();
-    if ft.is_block_device() {
-        open_block(path, file, md.rdev(), ov)
-    } else if ft.is_file() {
-        open_image(path, file, md.len(), ov)
-    } else {
-        Err(Error::usage(
-            format!("{} is neither a block device nor a disk image file", path.display()),
-            "give a whole disk such as /dev/sdb, /dev/nvme0n1, /dev/disk/by-id/..., or an image file",
-        ))
+    if (fmd.dev(), fmd.ino()) != (md.dev(), md.ino()) {
+        return Err(Error::io(
+            format!("{} was replaced while afdisk opened it", path.display()),
+            "something is renaming files at that path: stop it and try again",
+        ));
     }
+    // Regular files and disks ignore O_NONBLOCK for reads; clear it anyway so every later read blocks normally.
+    let _ = nix::fcntl::fcntl(
+        &file,
+        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
+    );
+    let ft = fmd.file_type();
+    if ft.is_block_device() {
+        open_block(path, file, fmd.rdev(), ov)
+    } else {
+        open_image(path, file, fmd.len(), &fmd, ov)
+    }
+}
+
+/// The error for a failed `stat`/`open` of a target, with a fix that fits: a symlink loop or a path through a
+/// file is named as such (not as a failing disk).
+fn stat_error(path: &Path, e: &std::io::Error) -> Error {
+    match e.raw_os_error() {
+        Some(nix::libc::ELOOP) => Error::usage(
+            format!("{} is a symbolic link loop (too many levels of symbolic links)", path.display()),
+            "point afdisk at the disk or image itself, or fix the link with `ls -l` / `readlink -f`",
+        ),
+        Some(nix::libc::ENOTDIR) => Error::usage(
+            format!("{}: a part of this path is a file, not a directory", path.display()),
+            "check the path; `afdisk list` shows the disks of this machine",
+        ),
+        Some(nix::libc::ENXIO) => Error::usage(
+            format!("{} has nothing behind it (no such device or address)", path.display()),
+            "the device node exists but its disk is gone: check `afdisk list`",
+        ),
+        _ => Error::from_io("open", path, e),
+    }
+}
+
+/// Refuses what is neither a block device nor a regular file, naming what it is.
+fn check_target_type(path: &Path, ft: &std::fs::FileType) -> Result<()> {
+    let what = if ft.is_block_device() || ft.is_file() {
+        return Ok(());
+    } else if ft.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_dir() {
+        "a directory"
+    } else {
+        "neither a block device nor a regular file"
+    };
+    Err(Error::usage(
+        format!(
+            "{} is {what}, not a disk or a disk image file",
+            path.display()
+        ),
+        "give a whole disk such as /dev/sdb, /dev/nvme0n1, /dev/disk/by-id/..., or an image file",
+    ))
 }
 
 fn open_block(path: &Path, file: File, rdev: u64, ov: &Overrides) -> Result<Opened> {
@@ -286,7 +346,13 @@ fn check_offset(ao: u64, pss: u64) -> Result<()> {
     Ok(())
 }
 
-fn open_image(path: &Path, file: File, size: u64, ov: &Overrides) -> Result<Opened> {
+fn open_image(
+    path: &Path,
+    file: File,
+    size: u64,
+    _md: &std::fs::Metadata,
+    ov: &Overrides,
+) -> Result<Opened> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
