@@ -5,6 +5,7 @@
 mod common;
 
 use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -126,4 +127,93 @@ fn fifo_socket_and_directory_are_refused_without_hanging() {
     );
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("FIFO"), "{}", r.stderr);
+}
+
+/// A blank sparse image at a path given as bytes.
+fn blank(dir: &Path, name: &[u8], size: u64) -> PathBuf {
+    let p = dir.join(OsStr::from_bytes(name));
+    std::fs::File::create(&p)
+        .and_then(|f| f.set_len(size))
+        .expect("image");
+    p
+}
+
+#[test]
+fn non_utf8_path_writes_that_file_and_no_other() {
+    let sc = Scratch::new();
+    let d = sc.dir.path();
+    let raw = blank(d, b"img\xff.img", 64 * MIB);
+    let lookalike = blank(d, "img\u{FFFD}.img".as_bytes(), 64 * MIB);
+    let plan = d.join("p.json");
+    let r = afdisk_os(
+        &[
+            os("plan"),
+            raw.as_os_str(),
+            os("--preset"),
+            os("data"),
+            os("-o"),
+            plan.as_os_str(),
+        ],
+        d,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("afdisk apply $'"), "{}", r.stdout);
+    let bk = d.join("bk");
+    let r = afdisk_os(
+        &[
+            os("apply"),
+            raw.as_os_str(),
+            os("--plan"),
+            plan.as_os_str(),
+            os("--yes"),
+            os("--confirm"),
+            os("img\u{FFFD}.img"),
+        ],
+        &bk,
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // The Undo line can be pasted: the path is $'…'-quoted.
+    let undo = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Undo: afdisk restore "))
+        .expect("undo line");
+    assert!(
+        undo.contains("$'") && undo.contains("img\\xff.img'"),
+        "{undo}"
+    );
+    // The named file got the table; the look-alike is untouched (all zeros where a table would be).
+    assert_eq!(&common::peek(&raw, 512, 8), b"EFI PART");
+    assert!(common::peek(&lookalike, 0, 64 * 1024)
+        .iter()
+        .all(|b| *b == 0));
+    let out = Command::new("sgdisk")
+        .arg("-v")
+        .arg(&raw)
+        .output()
+        .expect("sgdisk");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // And the pasted undo restores the exact file (bash expands $'…' to the same bytes).
+    let cmd = undo
+        .trim_start_matches("Undo: ")
+        .replacen("afdisk", env!("CARGO_BIN_EXE_afdisk"), 1);
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!("{cmd} --yes --confirm 'img\u{FFFD}.img'"))
+        .env("AFDISK_BACKUP_DIR", &bk)
+        .output()
+        .expect("bash");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(common::peek(&raw, 0, 64 * 1024).iter().all(|b| *b == 0));
+    assert!(common::peek(&lookalike, 0, 64 * 1024)
+        .iter()
+        .all(|b| *b == 0));
 }

@@ -10,7 +10,7 @@ pub mod backup;
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -34,8 +34,10 @@ pub struct Reread {
 /// What an apply or restore did.
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
-    pub device: String,
-    pub backup_file: String,
+    #[serde(serialize_with = "crate::device::lossy_path")]
+    pub device: PathBuf,
+    #[serde(serialize_with = "crate::device::lossy_path")]
+    pub backup_file: PathBuf,
     pub sectors_written: usize,
     pub phases: u32,
     pub reread: Reread,
@@ -56,7 +58,7 @@ fn same_device(want: &PlanDevice, opened: &Opened, what: &str) -> Result<()> {
                 "this {what} was made for {} ({}), not for {}: {why}; nothing was written",
                 want.path,
                 want.serial.as_deref().unwrap_or(&want.name),
-                opened.info.path
+                opened.info.path.display()
             ),
             format!(
                 "make a new {what} for this device, or point afdisk at the device it was made for"
@@ -193,7 +195,7 @@ pub fn apply(
         return Err(Error::usage(
             format!(
                 "the plan for {} changes nothing: there is nothing to apply",
-                opened.info.path
+                opened.info.path.display()
             ),
             "see the plan's notes: partitions that hold data are not moved by a table edit",
         ));
@@ -205,7 +207,7 @@ pub fn apply(
         return Err(Error::usage(
             format!(
                 "the plan writes sector {lba}, beyond the end of {}",
-                opened.info.path
+                opened.info.path.display()
             ),
             "the plan file is damaged or edited: make it again",
         ));
@@ -226,7 +228,7 @@ pub fn apply(
         return Err(Error::refused(
             format!(
                 "the partition table of {} changed since the plan was made; nothing was written",
-                opened.info.path
+                opened.info.path.display()
             ),
             "make a new plan with `afdisk plan`",
         ));
@@ -239,7 +241,9 @@ pub fn apply(
             return Err(Error::refused(
                 format!(
                     "sector {} ({}) of {} changed since the plan was made; nothing was written",
-                    w.lba, w.what, opened.info.path
+                    w.lba,
+                    w.what,
+                    opened.info.path.display()
                 ),
                 "make a new plan with `afdisk plan`",
             ));
@@ -277,19 +281,19 @@ pub fn apply(
         return Err(Error::io(
             format!(
                 "the table read back from {} differs from the plan; backup: {}",
-                opened.info.path,
+                opened.info.path.display(),
                 backup_file.display()
             ),
             format!(
                 "restore it with `afdisk restore {} {}`",
-                opened.info.path,
+                opened.info.path.display(),
                 backup_file.display()
             ),
         ));
     }
     Ok(Outcome {
         device: opened.info.path.clone(),
-        backup_file: backup_file.display().to_string(),
+        backup_file,
         sectors_written: sectors.len(),
         phases,
         reread: rr,
@@ -327,7 +331,7 @@ pub fn restore(
                 "the backup holds {}-byte sectors but {} uses {}-byte sectors; restoring it would put every \
                  partition {}x off; nothing was written",
                 b.sector_size,
-                opened.info.path,
+                opened.info.path.display(),
                 opened.info.logical_sector_size,
                 b.sector_size.max(opened.info.logical_sector_size) / b.sector_size.min(opened.info.logical_sector_size).max(1)
             ),
@@ -387,7 +391,7 @@ pub fn restore(
         return Err(Error::io(
             format!(
                 "the sectors read back from {} differ from the backup",
-                opened.info.path
+                opened.info.path.display()
             ),
             format!(
                 "check the disk with dmesg; the state before the restore is in {}",
@@ -397,7 +401,7 @@ pub fn restore(
     }
     Ok(Outcome {
         device: opened.info.path.clone(),
-        backup_file: backup_file.display().to_string(),
+        backup_file,
         sectors_written: ordered.len(),
         phases,
         reread: rr,

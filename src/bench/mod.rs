@@ -173,7 +173,7 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
         Some(n) => {
             let Some(t) = &scan.table else {
                 return Err(Error::usage(
-                    format!("--partition {n}: {} has no partition table", info.path),
+                    format!("--partition {n}: {} has no partition table", info.path.display()),
                     "run without --partition to measure the whole disk; `afdisk inspect` shows what is on it",
                 ));
             };
@@ -187,7 +187,7 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
                 return Err(Error::usage(
                     format!(
                         "--partition {n} does not exist on {} (partitions: {})",
-                        info.path,
+                        info.path.display(),
                         if have.is_empty() {
                             "none".to_string()
                         } else {
@@ -236,7 +236,7 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
                     format!(
                         "--write free: {} has no partition table, so afdisk cannot tell which space is unused \
                          (a filesystem may cover the whole disk)",
-                        info.path
+                        info.path.display()
                     ),
                     "use --write none (reads only), or --write all if the disk holds nothing you need",
                 ));
@@ -273,7 +273,7 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
                 format!(
                     "--write free: {} has {} of usable unallocated space, but this run needs at least {} \
                      ({} classes × {MIN_ROUNDS} rounds, {} per round)",
-                    info.path,
+                    info.path.display(),
                     human(have),
                     human(need),
                     plan.classes.len(),
@@ -293,7 +293,7 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
                 "benchmark the whole disk instead (omit --partition)".to_string(),
             ),
             _ => (
-                format!("{} is too small to benchmark: {} usable, {} needed", info.path, human(have), human(need)),
+                format!("{} is too small to benchmark: {} usable, {} needed", info.path.display(), human(have), human(need)),
                 "use a larger disk or image".to_string(),
             ),
         };

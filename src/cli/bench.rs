@@ -162,7 +162,7 @@ pub fn render(r: &BenchReport) -> String {
     let _ = writeln!(
         o,
         "{}  {}  {}  logical {} / physical {}  --write {}",
-        d.path,
+        d.path.display(),
         d.model.as_deref().unwrap_or(&d.transport),
         human(d.size_bytes),
         d.logical_sector_size,

@@ -117,7 +117,7 @@ pub fn inspect(r: &Report) -> String {
     let _ = writeln!(
         o,
         "{}: {}, {} bytes, {} sectors of {} bytes",
-        d.path,
+        d.path.display(),
         human(d.size_bytes),
         d.size_bytes,
         d.size_bytes / ls,

@@ -45,8 +45,8 @@ pub fn plan(a: &PlanArgs) -> i32 {
                     text.push_str(&format!(
                         "Plan saved to {}. Apply it with: afdisk apply {} --plan {}\n",
                         out.display(),
-                        p.device.path,
-                        out.display()
+                        device::shell_quote(a.target.as_os_str()),
+                        device::shell_quote(out.as_os_str())
                     ));
                 }
                 emit(&text);
@@ -116,7 +116,7 @@ pub(crate) fn confirmation(c: &ConfirmArgs, info: &device::DeviceInfo, what: &st
     let _ = write!(
         err,
         "This will {what} on {} ({}). Type the device name ({}) to go on, anything else to stop: ",
-        info.path,
+        info.path.display(),
         info.model.as_deref().unwrap_or(&info.transport),
         info.name
     );
@@ -134,7 +134,13 @@ fn outcome(o: &apply::Outcome, as_json: bool, verb: &str) {
     } else {
         emit(&format!(
             "{verb} {}: {} sector(s) in {} phase(s), read back and verified.\nBackup of the previous sectors: {}\nKernel: {}\nUndo: afdisk restore {} {}\n",
-            o.device, o.sectors_written, o.phases, o.backup_file, o.reread.message, o.device, o.backup_file
+            o.device.display(),
+            o.sectors_written,
+            o.phases,
+            o.backup_file.display(),
+            o.reread.message,
+            device::shell_quote(o.device.as_os_str()),
+            device::shell_quote(o.backup_file.as_os_str())
         ));
     }
 }
@@ -202,8 +208,8 @@ pub fn backup(target: &Path, out: &Path, as_json: bool, g: &GeometryArgs) -> i32
                     b.table,
                     b.sector_size,
                     out.display(),
-                    b.device.path,
-                    out.display()
+                    device::shell_quote(target.as_os_str()),
+                    device::shell_quote(out.as_os_str())
                 ));
             }
             EXIT_OK

@@ -23,7 +23,9 @@ pub enum Confirmation {
 /// The answers an interactive prompt accepts: the kernel name (`sdb`), the path as given, or the image's
 /// file name.
 pub fn typed_answers(info: &DeviceInfo) -> Vec<String> {
-    let mut v = vec![info.name.clone(), info.path.clone()];
+    let mut v = vec![info.name.clone()];
+    // The path as given, when it is text (a non-UTF-8 path is confirmed by its name or kernel name).
+    v.extend(info.path.to_str().map(String::from));
     if info.kind == TargetKind::Block {
         v.push(format!("/dev/{}", info.name));
     }
@@ -44,7 +46,7 @@ pub fn check_confirmation(info: &DeviceInfo, c: &Confirmation, what: &str) -> Re
                 Err(Error::refused(
                     format!(
                         "confirmation {s:?} does not name {}: nothing was written",
-                        info.path
+                        info.path.display()
                     ),
                     format!("to {what}, type the device name exactly: {}", info.name),
                 ))
@@ -53,7 +55,7 @@ pub fn check_confirmation(info: &DeviceInfo, c: &Confirmation, what: &str) -> Re
         Confirmation::Scripted { confirm: None } => Err(Error::refused(
             format!(
                 "--yes without --confirm: refusing to {what} on {}",
-                info.path
+                info.path.display()
             ),
             format!("add --confirm {token} (the {})", token_kind(info)),
         )),
@@ -65,7 +67,7 @@ pub fn check_confirmation(info: &DeviceInfo, c: &Confirmation, what: &str) -> Re
                     format!(
                         "--confirm {s} does not match {} of {} ({token}): nothing was written",
                         token_kind(info),
-                        info.path
+                        info.path.display()
                     ),
                     format!("check that you are pointing at the right disk; its token is {token}"),
                 ))
@@ -74,7 +76,7 @@ pub fn check_confirmation(info: &DeviceInfo, c: &Confirmation, what: &str) -> Re
         Confirmation::Absent => Err(Error::refused(
             format!(
                 "no terminal to confirm on and no --yes: refusing to {what} on {}",
-                info.path
+                info.path.display()
             ),
             format!("run it interactively, or pass --yes --confirm {token} in scripts"),
         )),
@@ -107,7 +109,7 @@ pub fn current_uses(opened: &Opened) -> Vec<Use> {
 pub fn preflight(opened: &Opened, what: &str) -> Result<()> {
     if opened.info.read_only {
         return Err(Error::refused(
-            format!("{} is read-only: cannot {what}", opened.info.path),
+            format!("{} is read-only: cannot {what}", opened.info.path.display()),
             "check the write-protect switch, or `blockdev --setrw` the device",
         ));
     }
@@ -116,7 +118,7 @@ pub fn preflight(opened: &Opened, what: &str) -> Result<()> {
         return Err(Error::refused(
             format!(
                 "{} is in use, refusing to {what}: {}",
-                opened.info.path,
+                opened.info.path.display(),
                 describe_uses(&uses)
             ),
             "unmount its filesystems, swapoff its swap, stop LVM/md/dm/loop users (vgchange -an, mdadm --stop, \
@@ -166,7 +168,10 @@ pub fn open_exclusive(opened: &Opened, extra_flags: i32) -> Result<File> {
                 describe_uses(&uses)
             };
             Err(Error::refused(
-                format!("{} is busy (exclusive open failed): {by}", opened.info.path),
+                format!(
+                    "{} is busy (exclusive open failed): {by}",
+                    opened.info.path.display()
+                ),
                 "stop whatever uses the disk, then try again; nothing was written",
             ))
         }

@@ -95,7 +95,10 @@ impl Overrides {
 /// Everything afdisk knows about a device. Serialises as the `device` object of the JSON contract.
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceInfo {
-    pub path: String,
+    /// The path as given, byte for byte: everything that reopens the target uses it. JSON shows it as text
+    /// (lossy only there).
+    #[serde(serialize_with = "lossy_path")]
+    pub path: PathBuf,
     pub kind: TargetKind,
     /// Kernel name (`sda`, `nvme0n1`, `loop3`) or the image's file name.
     pub name: String,
@@ -139,6 +142,49 @@ impl DeviceInfo {
         match (&self.serial, self.transport.as_str(), self.kind) {
             (_, _, TargetKind::Image) | (_, "loop", _) | (None, _, _) => self.name.clone(),
             (Some(s), _, _) => s.clone(),
+        }
+    }
+}
+
+/// Serialises a path as text for the JSON contract (the only place a path becomes lossy).
+pub fn lossy_path<S: serde::Serializer>(p: &Path, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&p.to_string_lossy())
+}
+
+/// A path quoted for a POSIX shell, so that a printed command can be pasted: plain when it holds only safe
+/// characters, `'…'` when it holds other printable UTF-8, `$'…'` (with `\xNN` escapes) when it holds control
+/// characters or bytes that are not UTF-8.
+pub fn shell_quote(s: &std::ffi::OsStr) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let b = s.as_bytes();
+    let safe = |c: u8| c.is_ascii_alphanumeric() || b"/._-+,:@%=".contains(&c);
+    if !b.is_empty() && b.iter().all(|&c| safe(c)) {
+        return String::from_utf8_lossy(b).into_owned();
+    }
+    match std::str::from_utf8(b) {
+        Ok(t) if !t.chars().any(char::is_control) => format!("'{}'", t.replace('\'', "'\\''")),
+        _ => {
+            let mut out = String::from("$'");
+            for chunk in b.utf8_chunks() {
+                for ch in chunk.valid().chars() {
+                    match ch {
+                        '\'' => out.push_str("\\'"),
+                        '\\' => out.push_str("\\\\"),
+                        c if c.is_control() => {
+                            let mut buf = [0u8; 4];
+                            for x in c.encode_utf8(&mut buf).bytes() {
+                                out.push_str(&format!("\\x{x:02x}"));
+                            }
+                        }
+                        c => out.push(c),
+                    }
+                }
+                for x in chunk.invalid() {
+                    out.push_str(&format!("\\x{x:02x}"));
+                }
+            }
+            out.push('\'');
+            out
         }
     }
 }
@@ -286,7 +332,7 @@ fn open_block(path: &Path, file: File, rdev: u64, ov: &Overrides) -> Result<Open
     let (ao, asrc) = pick(ov.alignment_offset, g.alignment_offset.unwrap_or(0));
     check_offset(ao, pss)?;
     let info = DeviceInfo {
-        path: path.display().to_string(),
+        path: path.to_path_buf(),
         kind: TargetKind::Block,
         name: name.clone(),
         model: id.model,
@@ -375,7 +421,7 @@ fn open_image(
     };
     check_offset(ao, pss)?;
     let info = DeviceInfo {
-        path: path.display().to_string(),
+        path: path.to_path_buf(),
         kind: TargetKind::Image,
         name,
         model: None,
@@ -408,4 +454,46 @@ fn open_image(
         info,
         sysfs: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    #[test]
+    fn shell_quote_is_pasteable() {
+        let q = |b: &[u8]| shell_quote(OsStr::from_bytes(b));
+        assert_eq!(q(b"/dev/sdb"), "/dev/sdb");
+        assert_eq!(q(b"a b.img"), "'a b.img'");
+        assert_eq!(q(b"it's.img"), "'it'\\''s.img'");
+        assert_eq!(q(b""), "''");
+        assert_eq!(q("img\u{FFFD}.img".as_bytes()), "'img\u{FFFD}.img'");
+        assert_eq!(q(b"img\xff.img"), "$'img\\xff.img'");
+        assert_eq!(q(b"a\nb'\\\xfe"), "$'a\\x0ab\\'\\\\\\xfe'");
+        // A C1 control character is written as its UTF-8 bytes.
+        assert_eq!(q("x\u{85}".as_bytes()), "$'x\\xc2\\x85'");
+    }
+
+    #[test]
+    fn shell_quote_round_trips_through_bash() {
+        let cases: [&[u8]; 6] = [
+            b"plain",
+            b"sp ace",
+            b"q'uote",
+            b"img\xff.img",
+            b"nl\nand\ttab\\ and ' and \xc3",
+            "x\u{85}\u{FFFD}y".as_bytes(),
+        ];
+        for c in cases {
+            let quoted = shell_quote(OsStr::from_bytes(c));
+            let out = std::process::Command::new("bash")
+                .arg("-c")
+                .arg(format!("printf %s {quoted}"))
+                .output()
+                .expect("bash");
+            assert_eq!(out.stdout, c, "{quoted}");
+        }
+    }
 }

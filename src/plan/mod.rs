@@ -41,7 +41,7 @@ pub struct PlanDevice {
 impl PlanDevice {
     pub fn from_info(i: &DeviceInfo) -> Self {
         PlanDevice {
-            path: i.path.clone(),
+            path: i.path.to_string_lossy().into_owned(),
             name: i.name.clone(),
             kind: i.kind,
             model: i.model.clone(),
@@ -396,13 +396,13 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
         (None, true) => {
             if let Some(f) = blocking.first() {
                 return Err(Error::refused(
-                    format!("the table of {} is damaged ({}): afdisk does not edit it", info.path, f.code),
+                    format!("the table of {} is damaged ({}): afdisk does not edit it", info.path.display(), f.code),
                     "repair it first (restore a backup with `afdisk restore`, or `sgdisk -e`/`fdisk`), then plan again",
                 ));
             }
             let Some(old) = old.as_ref() else {
                 return Err(Error::usage(
-                    format!("{} has no partition table to realign", info.path),
+                    format!("{} has no partition table to realign", info.path.display()),
                     "make a fresh layout with --preset (e.g. --preset data)",
                 ));
             };
@@ -410,7 +410,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                 return Err(Error::refused(
                     format!(
                         "the table of {} was written for {}-byte sectors but the device uses {ss}",
-                        info.path, old.table.sector_size
+                        info.path.display(), old.table.sector_size
                     ),
                     "attach the disk the way it was partitioned; afdisk does not realign across sector sizes",
                 ));
@@ -467,7 +467,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                     return Err(Error::refused(
                         format!(
                             "{} already has a {} table with {} partition(s); a fresh layout would replace it",
-                            info.path,
+                            info.path.display(),
                             o.table.label.as_str(),
                             o.partitions.len()
                         ),
@@ -476,7 +476,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                 }
             } else if !blocking.is_empty() && !req.replace {
                 return Err(Error::refused(
-                    format!("{} holds a damaged partition table", info.path),
+                    format!("{} holds a damaged partition table", info.path.display()),
                     "add --replace to write a fresh table over it (its partitions are lost), or repair it first",
                 ));
             }
@@ -486,7 +486,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                     return Err(Error::refused(
                         format!(
                             "{} holds a {sig} filesystem on the whole disk (no partition table)",
-                            info.path
+                            info.path.display()
                         ),
                         "add --replace if its data is expendable",
                     ));

@@ -230,8 +230,8 @@ impl App {
             KeyCode::End | KeyCode::Char('G') => self.list.selected = n.saturating_sub(1),
             KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => {
                 if let Some(ListItem::Disk(r)) = self.list.items.get(self.list.selected) {
-                    let path = PathBuf::from(&r.device.path);
-                    self.busy = Some(format!("Reading {}…", r.device.path));
+                    let path = r.device.path.clone();
+                    self.busy = Some(format!("Reading {}…", r.device.path.display()));
                     return Some(Request::OpenDisk(path));
                 }
             }
@@ -257,7 +257,7 @@ impl App {
     /// A plan for the disk on screen: realign its table, or the first preset for an empty disk.
     fn propose(&mut self) -> Option<Request> {
         let d = self.disk.as_ref()?;
-        let path = PathBuf::from(&d.report.device.path);
+        let path = d.report.device.path.clone();
         let preset = d.report.table.is_none().then(|| PRESETS[0].to_string());
         Some(self.start(PlanRequest::Make { path, preset }))
     }
@@ -274,10 +274,10 @@ impl App {
         let keep = self
             .bench
             .as_ref()
-            .is_some_and(|b| b.path.as_os_str() == d.report.device.path.as_str() && !b.running());
+            .is_some_and(|b| b.path == d.report.device.path && !b.running());
         if !keep {
             self.bench = Some(BenchState::new(
-                PathBuf::from(&d.report.device.path),
+                d.report.device.path.clone(),
                 d.report.device.name.clone(),
                 part,
             ));

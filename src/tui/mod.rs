@@ -219,7 +219,7 @@ fn on_msg(app: &mut App, m: Msg, tx: &mpsc::Sender<Msg>, opts: InspectOptions) {
                                 if undo { "Restored" } else { "Wrote" },
                                 o.sectors_written,
                                 o.reread.message,
-                                o.backup_file
+                                o.backup_file.display()
                             ),
                             undone: undo,
                         });

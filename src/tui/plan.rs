@@ -28,7 +28,7 @@ pub struct Dialog {
 /// What the last write did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
-    pub backup_file: String,
+    pub backup_file: PathBuf,
     pub message: String,
     pub undone: bool,
 }
@@ -107,7 +107,7 @@ impl PlanState {
                     return Outcome::Request(match (kind, &self.written) {
                         (DialogKind::Undo, Some(w)) => PlanRequest::Undo {
                             path: self.path.clone(),
-                            backup: PathBuf::from(&w.backup_file),
+                            backup: w.backup_file.clone(),
                             typed,
                         },
                         _ => PlanRequest::Apply {

@@ -347,7 +347,7 @@ fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
     let original = std::fs::read(&img).expect("read");
     let mut app = App::new(false, true);
     let (_, mut r) = report::inspect(&img, &InspectOptions::default()).expect("inspect");
-    r.device.path = img.display().to_string();
+    r.device.path = img.clone();
     app.set_disk(r);
     app.disk.as_mut().expect("disk").selected = 1;
     key(&mut app, KeyCode::Char('b'));

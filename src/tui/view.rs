@@ -308,7 +308,7 @@ fn disk_title(r: &Report) -> Vec<Line<'static>> {
     };
     let l1 = format!(
         " {}  {}  {}  log/phys {}/{}  {}",
-        d.path,
+        d.path.display(),
         human(d.size_bytes),
         d.transport,
         d.logical_sector_size,
