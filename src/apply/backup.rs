@@ -126,7 +126,12 @@ pub fn capture(
             .map(|d| d.as_secs())
             .unwrap_or(0),
         reason: reason.to_string(),
-        device: device.clone(),
+        device: {
+            // The table these sectors hold is one this disk may carry when the backup is restored.
+            let mut d = device.clone();
+            d.add_table(scan.table.as_ref());
+            d
+        },
         sector_size: ss,
         table: match &scan.table {
             Some(t) => format!(

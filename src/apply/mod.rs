@@ -50,22 +50,52 @@ fn current_layout(src: &dyn ByteSource, ss: u64) -> Option<Layout> {
     Layout::from_scan(&table::scan(src, ss))
 }
 
+/// Refuses `opened` unless it is the device the plan or backup (`what`) was made for: same file (images, loop
+/// devices) or serial/WWN (drives), size and sector size. A backup is also checked against the table the disk
+/// carries now: its GPT disk GUID / MBR signature must be one the backup recorded (or there is no table). A
+/// plan's table is checked more strictly later (it must equal the plan's old table).
 fn same_device(want: &PlanDevice, opened: &Opened, what: &str) -> Result<()> {
     let now = PlanDevice::from_info(&opened.info);
-    if let Some(why) = want.mismatch(&now) {
-        return Err(Error::refused(
-            format!(
-                "this {what} was made for {} ({}), not for {}: {why}; nothing was written",
-                want.path,
-                want.serial.as_deref().unwrap_or(&want.name),
-                opened.info.path.display()
-            ),
-            format!(
-                "make a new {what} for this device, or point afdisk at the device it was made for"
-            ),
-        ));
+    let mut why = want.mismatch(&now, what);
+    if what == "backup" && why.is_none() {
+        let scan = table::scan(&opened.source(), opened.info.logical_sector_size);
+        if let (Some(t), Some(ids)) = (&scan.table, &want.table_ids) {
+            if !ids.contains(&t.id) {
+                why = Some(format!(
+                    "the disk now carries the {} table {}, the backup was taken of table {}",
+                    t.label.as_str(),
+                    t.id,
+                    if ids.is_empty() {
+                        "none".to_string()
+                    } else {
+                        ids.join(" or ")
+                    }
+                ));
+            }
+        }
     }
-    Ok(())
+    let Some(why) = why else { return Ok(()) };
+    let here = opened.info.path.display().to_string();
+    let problem = if want.path == here {
+        format!("{here} is not the device this {what} was made for: {why}; nothing was written")
+    } else {
+        format!(
+            "this {what} was made for {} ({}), not for {here}: {why}; nothing was written",
+            want.path,
+            want.serial.as_deref().unwrap_or(&want.name)
+        )
+    };
+    let fix = if want.table_ids.is_none() {
+        format!("make the {what} again with this afdisk")
+    } else if what == "backup" {
+        "restore a backup of this device (apply keeps one per write in $AFDISK_BACKUP_DIR); if this is the same \
+         disk and it was repartitioned since, remove its current table first (wipefs -a -t gpt,PMBR,dos) and restore \
+         again"
+            .to_string()
+    } else {
+        format!("make a new {what} for this device, or point afdisk at the device it was made for")
+    };
+    Err(Error::refused(problem, fix))
 }
 
 /// Everything up to (not including) the first write: checks, exclusive open, re-read. Returns the fd.

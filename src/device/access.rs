@@ -211,6 +211,7 @@ mod tests {
                 optimal_io_size: s,
             },
             backing_file: None,
+            file_id: None,
             in_use: vec![],
             drive: None,
             drive_error: None,

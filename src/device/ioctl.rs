@@ -1,5 +1,6 @@
 //! Block-device ioctls (BLKSSZGET, BLKPBSZGET, BLKIOMIN, BLKIOOPT, BLKALIGNOFF, BLKGETSIZE64; BLKRRPART,
-//! BLKFLSBUF, BLKPG for after a write), declared with nix's macros; libc lacks several of them.
+//! BLKFLSBUF, BLKPG for after a write; LOOP_GET_STATUS64 for a loop device's backing file), declared with nix's
+//! macros; libc lacks several of them.
 
 use std::os::fd::AsRawFd;
 
@@ -14,6 +15,47 @@ mod raw {
     nix::ioctl_none!(blkrrpart, 0x12, 95);
     nix::ioctl_none!(blkflsbuf, 0x12, 97);
     nix::ioctl_write_ptr_bad!(blkpg, request_code_none!(0x12, 105), super::BlkpgIoctlArg);
+    ioctl_read_bad!(loop_get_status64, 0x4C05, super::LoopInfo64);
+}
+
+/// `struct loop_info64` of <linux/loop.h>.
+#[repr(C)]
+pub struct LoopInfo64 {
+    lo_device: u64,
+    lo_inode: u64,
+    lo_rdevice: u64,
+    lo_offset: u64,
+    lo_sizelimit: u64,
+    lo_number: u32,
+    lo_encrypt_type: u32,
+    lo_encrypt_key_size: u32,
+    lo_flags: u32,
+    lo_file_name: [u8; 64],
+    lo_crypt_name: [u8; 64],
+    lo_encrypt_key: [u8; 32],
+    lo_init: [u64; 2],
+}
+
+/// The file behind a loop device, as the kernel holds it: the device and inode numbers of the backing file
+/// (exact even after the file was renamed), and the byte offset into it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoopBacking {
+    pub dev: u64,
+    pub ino: u64,
+    pub offset: u64,
+}
+
+/// LOOP_GET_STATUS64; ENXIO when the loop device has no file attached.
+pub fn loop_backing(fd: &impl AsRawFd) -> nix::Result<LoopBacking> {
+    // SAFETY: an all-zero loop_info64 is a valid value of this plain C struct.
+    let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
+    // SAFETY: the kernel writes one struct loop_info64 into `info`.
+    unsafe { raw::loop_get_status64(fd.as_raw_fd(), &mut info) }?;
+    Ok(LoopBacking {
+        dev: info.lo_device,
+        ino: info.lo_inode,
+        offset: info.lo_offset,
+    })
 }
 
 /// `struct blkpg_ioctl_arg` of <linux/blkpg.h>.

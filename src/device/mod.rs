@@ -1,6 +1,9 @@
 //! Devices: resolving a target (block device or image file) once, opening it read-only, and gathering its
 //! facts — geometry from the block ioctls (or inference for images), identity and transport from sysfs, and
 //! what uses it. Each geometry value records where it came from (`kernel`, `override`, `inferred`, `default`).
+//!
+//! Identity: a drive is known by its serial/WWN; an image file, and a loop device through its backing file, by
+//! a [`FileId`] (canonical path, device and inode numbers, offset). A base name is never an identity.
 
 pub mod access;
 pub mod ioctl;
@@ -117,6 +120,9 @@ pub struct DeviceInfo {
     pub optimal_io_size: u64,
     pub geometry_source: GeometrySource,
     pub backing_file: Option<String>,
+    /// The file this target is: the image itself, or the loop device's backing file (`None` for drives).
+    #[serde(skip)]
+    pub file_id: Option<FileId>,
     pub in_use: Vec<Use>,
     /// What the drive itself reports (ATA IDENTIFY, SCSI READ CAPACITY(16), NVMe Identify); `null` when it
     /// cannot be asked (loop devices, virtio-blk, images).
@@ -143,6 +149,40 @@ impl DeviceInfo {
             (_, _, TargetKind::Image) | (_, "loop", _) | (None, _, _) => self.name.clone(),
             (Some(s), _, _) => s.clone(),
         }
+    }
+}
+
+/// Which file an image (or a loop device's backing file) is: its canonical path (as [`path_id`] writes it),
+/// the device and inode numbers of the file, and the byte offset where the disk starts in it (loop devices).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileId {
+    pub path: String,
+    pub dev: u64,
+    pub ino: u64,
+    #[serde(default)]
+    pub offset: u64,
+}
+
+impl FileId {
+    /// The identity of the regular file at `path`, whose metadata is `md`.
+    pub fn of(path: &Path, md: &std::fs::Metadata) -> FileId {
+        let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        FileId {
+            path: path_id(&canon),
+            dev: md.dev(),
+            ino: md.ino(),
+            offset: 0,
+        }
+    }
+}
+
+/// A path as text that tells every path apart: the path itself when it is printable UTF-8, else its
+/// [`shell_quote`]d form (which starts with `$'`, never with `/`). Lossy conversion would make `img\xff.img`
+/// and `img\u{FFFD}.img` the same.
+pub fn path_id(p: &Path) -> String {
+    match p.to_str() {
+        Some(t) if !t.chars().any(char::is_control) && !t.starts_with(['$', '\'']) => t.to_string(),
+        _ => shell_quote(p.as_os_str()),
     }
 }
 
@@ -331,6 +371,9 @@ fn open_block(path: &Path, file: File, rdev: u64, ov: &Overrides) -> Result<Open
     check_physical(pss, lss, path)?;
     let (ao, asrc) = pick(ov.alignment_offset, g.alignment_offset.unwrap_or(0));
     check_offset(ao, pss)?;
+    let file_id = (id.transport == "loop")
+        .then(|| loop_file_id(&file, &dir))
+        .flatten();
     let info = DeviceInfo {
         path: path.to_path_buf(),
         kind: TargetKind::Block,
@@ -359,6 +402,7 @@ fn open_block(path: &Path, file: File, rdev: u64, ov: &Overrides) -> Result<Open
             minimum_io_size: Source::Kernel,
             optimal_io_size: Source::Kernel,
         },
+        file_id,
         backing_file: id.backing_file,
         in_use: usage::disk_uses(&dir, &name),
         drive,
@@ -368,6 +412,23 @@ fn open_block(path: &Path, file: File, rdev: u64, ov: &Overrides) -> Result<Open
         file,
         info,
         sysfs: Some(dir),
+    })
+}
+
+/// The backing file of a loop device: dev/ino/offset from the kernel (LOOP_GET_STATUS64), the path from sysfs
+/// (bytes, canonical when the file still exists there).
+fn loop_file_id(file: &File, dir: &Path) -> Option<FileId> {
+    use std::os::unix::ffi::OsStrExt;
+    let b = ioctl::loop_backing(file).ok()?;
+    let raw = std::fs::read(dir.join("loop/backing_file")).unwrap_or_default();
+    let raw = raw.strip_suffix(b"\n").unwrap_or(&raw);
+    let p = Path::new(std::ffi::OsStr::from_bytes(raw));
+    let canon = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    Some(FileId {
+        path: path_id(&canon),
+        dev: b.dev,
+        ino: b.ino,
+        offset: b.offset,
     })
 }
 
@@ -396,7 +457,7 @@ fn open_image(
     path: &Path,
     file: File,
     size: u64,
-    _md: &std::fs::Metadata,
+    md: &std::fs::Metadata,
     ov: &Overrides,
 ) -> Result<Opened> {
     let name = path
@@ -445,6 +506,7 @@ fn open_image(
             optimal_io_size: Source::Default,
         },
         backing_file: None,
+        file_id: Some(FileId::of(path, md)),
         in_use: usage::image_uses(path),
         drive: None,
         drive_error: None,

@@ -223,23 +223,36 @@ fn uses_with(dir: &Path, name: &str, snap: &Snapshot) -> Vec<Use> {
     uses
 }
 
-/// Loop devices whose backing file is `image` (canonical path), and what uses those loop devices.
+/// Loop devices whose backing file is `image` — the same file (device and inode, as the kernel reports it for
+/// the loop device), else the same canonical path (byte for byte) — and what uses those loop devices.
 pub fn image_uses(image: &Path) -> Vec<Use> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let mut uses = Vec::new();
     let Ok(rd) = std::fs::read_dir("/sys/block") else {
         return uses;
     };
     let canon = std::fs::canonicalize(image).unwrap_or_else(|_| image.to_path_buf());
+    let file = std::fs::metadata(image).ok().map(|m| (m.dev(), m.ino()));
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         if !name.starts_with("loop") {
             continue;
         }
         let dir = e.path();
-        let Some(bf) = sysfs::attr(&dir, "loop/backing_file") else {
+        let Ok(bf) = std::fs::read(dir.join("loop/backing_file")) else {
             continue;
         };
-        if Path::new(&bf) == canon {
+        let bf = bf.strip_suffix(b"\n").unwrap_or(&bf);
+        let same_file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_CLOEXEC)
+            .open(format!("/dev/{name}"))
+            .ok()
+            .and_then(|f| super::ioctl::loop_backing(&f).ok())
+            .map(|b| Some((b.dev, b.ino)) == file);
+        let same = same_file.unwrap_or_else(|| Path::new(std::ffi::OsStr::from_bytes(bf)) == canon);
+        if same {
             uses.push(Use {
                 kind: UseKind::Loop,
                 device: image.display().to_string(),
