@@ -75,7 +75,7 @@ fn tui_in_tmux() {
     let session = format!("afdisk-e2e-{}", std::process::id());
     let status_file = s.dir.path().join("status");
     let script = format!(
-        "TERM=linux NO_COLOR=1 '{}' '{}' --physical-sector-size 4096; echo $? > '{}'; sleep 30",
+        "TERM=linux NO_COLOR=1 '{}' '{}'; echo $? > '{}'; sleep 30",
         env!("CARGO_BIN_EXE_afdisk"),
         t,
         status_file.display()
@@ -108,6 +108,8 @@ fn tui_in_tmux() {
     tm.keys(&["?"]);
     tm.wait_for("Keys (Esc or ? closes)");
     tm.keys(&["Escape"]);
+    // Two Escapes in one burst can reach the program as one Alt-Escape: let the first one land.
+    std::thread::sleep(Duration::from_millis(300));
     tm.keys(&["Escape"]);
     tm.wait_for("Findings");
     tm.cmd(&["resize-window", "-t", &session, "-x", "160", "-y", "48"]);
@@ -115,6 +117,12 @@ fn tui_in_tmux() {
     assert!(
         screen.contains("root"),
         "the wide view shows names: {screen}"
+    );
+    // No --physical-sector-size: an image is judged against 4096-byte physical sectors, and the title says
+    // that this is assumed.
+    assert!(
+        screen.contains("log/phys 512/4096 phys assumed (image file)"),
+        "{screen}"
     );
     tm.cmd(&["resize-window", "-t", &session, "-x", "30", "-y", "8"]);
     std::thread::sleep(Duration::from_millis(300));

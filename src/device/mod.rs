@@ -1,6 +1,7 @@
 //! Devices: resolving a target (block device or image file) once, opening it read-only, and gathering its
 //! facts — geometry from the block ioctls (or inference for images), identity and transport from sysfs, and
-//! what uses it. Each geometry value records where it came from (`kernel`, `override`, `inferred`, `default`).
+//! what uses it. Each geometry value records where it came from (`kernel`, `override`, `inferred`, `default`,
+//! `assumed`: an image's physical sector is assumed to be 4096 bytes).
 //!
 //! Identity: a drive is known by its serial/WWN; an image file, and a loop device through its backing file, by
 //! a [`FileId`] (canonical path, device and inode numbers, offset). A base name is never an identity.
@@ -36,6 +37,9 @@ pub enum Source {
     Override,
     Inferred,
     Default,
+    /// Not known, assumed: an image file's physical sector is taken as 4096 bytes, the size of every disk an
+    /// image is written to today (`--physical-sector-size` says otherwise).
+    Assumed,
 }
 
 impl Source {
@@ -45,6 +49,7 @@ impl Source {
             Source::Override => "override",
             Source::Inferred => "inferred",
             Source::Default => "default",
+            Source::Assumed => "assumed (image file)",
         }
     }
 }
@@ -453,6 +458,10 @@ fn check_offset(ao: u64, pss: u64) -> Result<()> {
     Ok(())
 }
 
+/// The physical sector size an image file is judged against unless told otherwise: an image lands on a
+/// disk, and every disk sold today has 4096-byte physical sectors (512e or 4Kn).
+pub const IMAGE_PHYSICAL_SECTOR: u64 = 4096;
+
 fn open_image(
     path: &Path,
     file: File,
@@ -473,7 +482,7 @@ fn open_image(
     };
     let (pss, psrc) = match ov.physical_sector_size {
         Some(v) => (v, Source::Override),
-        None => (lss, Source::Default),
+        None => (IMAGE_PHYSICAL_SECTOR.max(lss), Source::Assumed),
     };
     check_physical(pss, lss, path)?;
     let (ao, asrc) = match ov.alignment_offset {

@@ -306,8 +306,13 @@ fn disk_title(r: &Report) -> Vec<Line<'static>> {
         Some(t) => format!("{} ({}-byte sectors)", t.label.as_str(), t.sector_size),
         None => "no table".into(),
     };
+    let assumed = if d.geometry_source.physical_sector_size == afdisk::device::Source::Assumed {
+        " phys assumed (image file)"
+    } else {
+        ""
+    };
     let l1 = format!(
-        " {}  {}  {}  log/phys {}/{}  {}",
+        " {}  {}  {}  log/phys {}/{}{assumed}  {}",
         d.path.display(),
         human(d.size_bytes),
         d.transport,
