@@ -295,7 +295,8 @@ fn edited_plans_are_refused_and_nothing_is_written() {
         .expect("a primary header write");
     let zeros = std::fs::read(&img).expect("read");
     let ed = sc.dir.path().join("edited.json");
-    let edits: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let edits: Vec<(&str, Edit)> = vec![
         (
             "one hex digit of the primary header",
             Box::new(move |v: &mut Value| {
