@@ -174,7 +174,8 @@ fn draw_dialog(
             ps.plan.device.path
         ),
         DialogKind::Undo => format!(
-            "Restore {} from the backup taken before the write.",
+            "Put back the sectors of {} that the write changed, from the backup taken before it (refused if any \
+             changed since).",
             ps.plan.device.path
         ),
     };
