@@ -509,6 +509,47 @@ fn a_held_lock_refuses_the_apply() {
 }
 
 #[test]
+fn a_held_lock_refuses_restore_and_a_writing_bench_too() {
+    use std::os::fd::AsRawFd;
+    let sc = Scratch::new();
+    let img = sc.image("w.img", 256 * MIB);
+    let t = s(&img);
+    run("sgdisk", &["-n", "1:2048:+8M", &t]);
+    let bk = sc.dir.path().join("t.json");
+    let r = afdisk(&["backup", &t, "-o", &s(&bk)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let before = std::fs::read(&img).expect("read");
+    let holder = std::fs::File::open(&img).expect("open");
+    // SAFETY: flock on an fd this test owns.
+    assert_eq!(
+        unsafe { nix::libc::flock(holder.as_raw_fd(), nix::libc::LOCK_SH) },
+        0
+    );
+    let r = restore(&t, &s(&bk), "w.img", &sc.dir.path().join("bk"));
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("locked by another program"),
+        "{}",
+        r.stderr
+    );
+    let r = confirmed(
+        &["bench", &t, "--write", "free", "--duration", "1"],
+        "w.img",
+        &sc.dir.path().join("bk"),
+    );
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("locked by another program"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        std::fs::read(&img).expect("read") == before,
+        "nothing written"
+    );
+}
+
+#[test]
 fn killed_while_saving_the_backup_leaves_no_temporary_file() {
     let sc = Scratch::new();
     let img = sc.image("k.img", 64 * MIB);

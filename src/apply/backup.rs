@@ -605,3 +605,84 @@ pub fn load(path: &Path) -> Result<Backup> {
     }
     Ok(b)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sector_map_reads_across_sectors_and_zero_fills_gaps() {
+        let mut map = BTreeMap::new();
+        map.insert(1, vec![1u8; 512]);
+        map.insert(3, vec![3u8; 512]);
+        let m = SectorMap {
+            ss: 512,
+            len: 4 * 512,
+            map,
+        };
+        let b = m.read_vec(500, 1100).expect("read");
+        assert!(b[..12].iter().all(|x| *x == 0));
+        assert!(b[12..524].iter().all(|x| *x == 1));
+        assert!(b[524..1036].iter().all(|x| *x == 0));
+        assert!(b[1036..].iter().all(|x| *x == 3));
+        assert!(m.read_vec(4 * 512 - 1, 2).is_err());
+    }
+
+    #[test]
+    fn save_to_replaces_and_save_in_never_overwrites_and_stale_temporaries_are_swept() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let b = Backup {
+            schema: SCHEMA,
+            tool: "t".into(),
+            created_unix: 7,
+            reason: "before apply".into(),
+            device: PlanDevice {
+                path: "/tmp/x.img".into(),
+                name: "x.img".into(),
+                kind: crate::device::TargetKind::Image,
+                model: None,
+                serial: None,
+                wwn: None,
+                size_bytes: 1 << 20,
+                logical_sector_size: 512,
+                physical_sector_size: 512,
+                alignment_offset: 0,
+            },
+            sector_size: 512,
+            table: "none".into(),
+            kind: BackupKind::Table,
+            sectors: vec![BackupSector {
+                lba: 0,
+                data: "00".repeat(512),
+            }],
+            written: vec![],
+        };
+        let out = dir.path().join("b.json");
+        std::fs::write(&out, "old").expect("write");
+        save_to(&b, &out).expect("save");
+        assert_eq!(load(&out).expect("load"), b);
+        let p1 = save_in(&b, dir.path()).expect("save");
+        let p2 = save_in(&b, dir.path()).expect("save");
+        assert_ne!(
+            p1, p2,
+            "a second backup of the same second gets its own name"
+        );
+        assert_eq!(load(&p1).expect("load"), b);
+        // A fallback temporary of a process that is gone is swept; one of a live process is kept.
+        let dead = dir.path().join(format!("{TMP_PREFIX}999999999-1.tmp"));
+        let live = dir
+            .path()
+            .join(format!("{TMP_PREFIX}{}-1.tmp", std::process::id()));
+        std::fs::write(&dead, "x").expect("write");
+        std::fs::write(&live, "x").expect("write");
+        sweep_stale(dir.path());
+        assert!(!dead.exists());
+        assert!(live.exists());
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 4, "{names:?}");
+    }
+}
