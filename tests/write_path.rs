@@ -834,3 +834,62 @@ fn plan_and_backup_files_must_be_bounded_regular_files() {
     assert!(std::fs::read(&img).expect("read").iter().all(|b| *b == 0));
     assert!(files_in(&bk).is_empty());
 }
+
+#[test]
+fn an_undo_writes_in_the_exact_reverse_order_of_the_apply() {
+    let sc = Scratch::new();
+    let img = sc.image("o.img", 256 * MIB);
+    let t = s(&img);
+    // A primary and two logicals off the grain: a new EBR chain, then the MBR switches to it.
+    run_stdin(
+        "sfdisk",
+        &["-q", &t],
+        "label: dos\nstart=63, size=16384, type=83\nstart=40960, size=300000, type=5\n\
+         start=41023, size=50000, type=83\nstart=100000, size=50000, type=83\n",
+    );
+    let original = std::fs::read(&img).expect("read");
+    let pf = sc.dir.path().join("p.json");
+    let p = plan(&t, &["--realign"], &pf);
+    let planned: Vec<u64> = p["writes"]
+        .as_array()
+        .expect("writes")
+        .iter()
+        .map(|w| w["lba"].as_u64().expect("lba") * 512)
+        .collect();
+    assert!(planned.len() > 2, "{planned:?}");
+    let r = apply(&t, &pf, "o.img", &sc.dir.path().join("bk"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let bfile = r.json()["backup_file"]
+        .as_str()
+        .expect("backup")
+        .to_string();
+    let trace = sc.dir.path().join("undo.trace");
+    let st = Command::new("strace")
+        .args(["-f", "-e", "trace=pwrite64", "-o", &s(&trace)])
+        .arg(env!("CARGO_BIN_EXE_afdisk"))
+        .args(["restore", &t, &bfile, "--yes", "--confirm", "o.img"])
+        .env("AFDISK_BACKUP_DIR", sc.dir.path().join("bk2"))
+        .output()
+        .expect("strace is installed (see .ci/run)");
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let offsets: Vec<u64> = std::fs::read_to_string(&trace)
+        .expect("trace")
+        .lines()
+        .filter(|l| l.contains("pwrite64("))
+        .filter_map(|l| {
+            l.rsplit_once(", ")
+                .and_then(|(_, o)| o.split(')').next()?.parse().ok())
+        })
+        .collect();
+    let mut reversed = planned.clone();
+    reversed.reverse();
+    assert_eq!(offsets, reversed, "undo order");
+    assert!(
+        std::fs::read(&img).expect("read") == original,
+        "undo is byte-exact"
+    );
+}

@@ -515,8 +515,7 @@ fn plan_restore(src: &dyn ByteSource, b: &Backup, path: &str) -> Result<RestoreP
                      made with `afdisk backup` restores only table sectors",
                 ));
             }
-            // The reverse of the write's phases: every cut point leaves a state the write itself went through.
-            writes.sort_by_key(|(lba, phase, _)| (std::cmp::Reverse(*phase), *lba));
+            undo_order(&mut writes);
             (writes, None)
         }
         BackupKind::Table => {
@@ -646,6 +645,14 @@ fn plan_restore(src: &dyn ByteSource, b: &Backup, path: &str) -> Result<RestoreP
     })
 }
 
+/// Orders an undo's writes (lba, phase of the original write, bytes): the exact reverse of the original write
+/// sequence (phase, then LBA). After k undo writes the disk is as it was after all but the last k original
+/// writes, so every cut point of an undo is a state the original write went through (and those are
+/// crash-consistent: `tests/plan.rs` checks every cut point of an apply).
+pub fn undo_order(writes: &mut [(u64, u32, Vec<u8>)]) {
+    writes.sort_by_key(|(lba, phase, _)| std::cmp::Reverse((*phase, *lba)));
+}
+
 /// What restoring `b` onto `opened` would write, read without opening it for writing (for the preview).
 pub fn restore_preview(opened: &Opened, b: &Backup) -> Result<RestorePreview> {
     check_backup_fits(opened, b)?;
@@ -717,4 +724,46 @@ pub fn restore(
         outside_table_space: pre.outside_table_space,
         undo_command: cmd,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn shell_quoting_pastes() {
+        assert_eq!(shell_quote("/dev/sdb"), "'/dev/sdb'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(
+            restore_command("/dev/sdb", Path::new("/b/x y.json")),
+            "afdisk restore '/dev/sdb' '/b/x y.json'"
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        /// After any number k of undo writes, the set of sectors still holding the original write's bytes is
+        /// exactly the set after n - k writes of the original sequence.
+        #[test]
+        fn every_undo_cut_point_is_a_state_of_the_original_write(
+            sectors in proptest::collection::btree_map(0u64..10_000, 1u32..6, 1..40),
+        ) {
+            let mut original: Vec<(u64, u32, Vec<u8>)> =
+                sectors.iter().map(|(l, p)| (*l, *p, vec![])).collect();
+            original.sort_by_key(|(l, p, _)| (*p, *l));
+            let mut undo = original.clone();
+            undo.reverse();
+            undo.sort_by_key(|(l, _, _)| *l);
+            undo_order(&mut undo);
+            let n = original.len();
+            for k in 0..=n {
+                let undone: BTreeSet<u64> = undo[..k].iter().map(|w| w.0).collect();
+                let still_new: BTreeSet<u64> =
+                    original.iter().map(|w| w.0).filter(|l| !undone.contains(l)).collect();
+                let after: BTreeSet<u64> = original[..n - k].iter().map(|w| w.0).collect();
+                prop_assert_eq!(still_new, after);
+            }
+        }
+    }
 }
