@@ -893,3 +893,89 @@ fn an_undo_writes_in_the_exact_reverse_order_of_the_apply() {
         "undo is byte-exact"
     );
 }
+
+/// A loop device attached with partition scanning (`losetup -P`), detached when dropped.
+struct PartscanLoop(String);
+
+impl PartscanLoop {
+    fn attach(image: &Path) -> Option<PartscanLoop> {
+        let out = Command::new("losetup")
+            .args(["-f", "--show", "-P"])
+            .arg(image)
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            assert!(
+                std::env::var("AFDISK_TEST_NO_LOOP").as_deref() == Ok("1"),
+                "cannot attach a loop device: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return None;
+        }
+        Some(PartscanLoop(
+            String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        ))
+    }
+}
+
+impl Drop for PartscanLoop {
+    fn drop(&mut self) {
+        let _ = Command::new("partx").args(["-d", &self.0]).status();
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+#[test]
+fn kernel_view_names_stale_kernel_partitions() {
+    let sc = Scratch::new();
+    let img = sc.image("ps.img", 64 * MIB);
+    let Some(lo) = PartscanLoop::attach(&img) else {
+        return;
+    };
+    let dev = lo.0.clone();
+    let name = dev.trim_start_matches("/dev/").to_string();
+    run(
+        "sgdisk",
+        &["-a", "1", "-n", "1:34:+8M", "-n", "2:40001:+8M", &dev],
+    );
+    // The kernel learns the old table through BLKPG (partx), whatever partition parsers it has.
+    let _ = Command::new("partx").args(["-a", &dev]).status();
+    let sys = PathBuf::from("/sys/block")
+        .join(&name)
+        .join(format!("{name}p1"));
+    if !sys.exists() {
+        eprintln!("skipping: the kernel shows no partitions of {dev} even after partx -a");
+        return;
+    }
+    let pf = sc.dir.path().join("p.json");
+    plan(&dev, &["--realign"], &pf);
+    // Partition 1 held open: BLKRRPART fails (EBUSY), and so does BLKPG for partition 1, which stays at 34.
+    let node = format!("{dev}p1");
+    let Ok(held) = std::fs::File::open(&node) else {
+        eprintln!("skipping: no device node {node}");
+        return;
+    };
+    let r = apply(&dev, &pf, &name, sc.dir.path());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let k = &v["kernel"];
+    assert_eq!(k["matches"], false, "{v}");
+    assert!(
+        k["differences"]
+            .as_array()
+            .expect("differences")
+            .iter()
+            .any(|d| d
+                .as_str()
+                .is_some_and(|d| d.contains("partition 1: the kernel shows start 34"))),
+        "{k}"
+    );
+    assert!(
+        k["message"]
+            .as_str()
+            .expect("message")
+            .contains("partprobe"),
+        "{k}"
+    );
+    drop(held);
+}
