@@ -979,3 +979,41 @@ fn kernel_view_names_stale_kernel_partitions() {
     );
     drop(held);
 }
+
+#[test]
+fn an_old_schema_1_apply_backup_restores_as_a_table_backup() {
+    let sc = Scratch::new();
+    let img = dos_two_partitions(&sc, "s1.img");
+    let t = s(&img);
+    let before = sfdisk_rows(&sfdisk_json(&t).expect("sfdisk"));
+    let pf = sc.dir.path().join("p.json");
+    plan(&t, &["--realign"], &pf);
+    let r = apply(&t, &pf, "s1.img", &sc.dir.path().join("bk"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // As afdisk wrote "before apply" backups before schema 2: 67 table sectors, no `kind`, no `written`.
+    let bfile = r.json()["backup_file"]
+        .as_str()
+        .expect("backup")
+        .to_string();
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(&bfile).expect("backup")).expect("json");
+    v["schema"] = Value::from(1);
+    let o = v.as_object_mut().expect("object");
+    o.remove("kind");
+    o.remove("written");
+    let old = sc.dir.path().join("schema1.json");
+    std::fs::write(&old, v.to_string()).expect("write");
+    let last = 64 * MIB / 512 - 1;
+    poke(&img, 5 * 512, &marker("GRUB core.img "));
+    poke(&img, last * 512, &marker("partition 2 data "));
+    let out = restore(&t, &s(&old), "s1.img", &sc.dir.path().join("bk2"));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.json()["sectors_written"].as_u64(),
+        Some(1),
+        "LBA 0 only"
+    );
+    assert_eq!(peek(&img, 5 * 512, 512), marker("GRUB core.img "));
+    assert_eq!(peek(&img, last * 512, 512), marker("partition 2 data "));
+    assert_eq!(sfdisk_rows(&sfdisk_json(&t).expect("sfdisk")), before);
+}
