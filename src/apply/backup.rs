@@ -1,9 +1,23 @@
 //! Backups of table sectors: which sectors a backup holds (every sector a plan overwrites, plus both GPT
 //! headers and arrays, LBA 0 and the EBRs), the file format (JSON with the device's identity and sector size,
 //! sectors in hex), and writing it durably (file and directory fsynced) before anything else is written.
+//!
+//! Terms:
+//! - A **table backup** (`kind: table`, from `afdisk backup`) saves the table sectors of a disk; restoring it
+//!   writes only the sectors of the saved table's kind (dos: LBA 0 and the EBRs; GPT: protective MBR, both
+//!   headers and both arrays where the headers place them), never the rest of what it holds.
+//! - An **undo backup** (`kind: undo`, taken before an apply or a restore) also lists in `written` every sector
+//!   that write then changed, with the phase it was written in and the CRC-32 of what was written. An undo puts
+//!   back those sectors only, and only while each still holds what was written (or already its old contents).
+//! - Schema 1 files (no `kind`) are read as table backups.
+//!
+//! Files are made with `O_TMPFILE` and linked into place once complete and fsynced, so a killed run never
+//! leaves a partial or `*.tmp` file (where the filesystem lacks `O_TMPFILE`, a uniquely named hidden temporary
+//! is used, removed on error and swept on the next save).
 
-use std::collections::BTreeSet;
-use std::io::Write;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -13,8 +27,11 @@ use crate::plan::{from_hex, to_hex, PlanDevice};
 use crate::table::source::ByteSource;
 use crate::table::{self, Label};
 
-/// Version of the backup file format.
-pub const SCHEMA: u32 = 1;
+/// Version of the backup file format (2: `kind` and `written`; 1 is still read, as a table backup).
+pub const SCHEMA: u32 = 2;
+
+/// Largest backup file read (a backup holds at most a few thousand sectors in hex).
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// Where backups go unless `$AFDISK_BACKUP_DIR` says otherwise.
 pub const DEFAULT_DIR: &str = "/var/lib/afdisk/backups";
@@ -23,6 +40,24 @@ pub const DEFAULT_DIR: &str = "/var/lib/afdisk/backups";
 pub struct BackupSector {
     pub lba: u64,
     pub data: String,
+}
+
+/// What a backup is for (see the module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum BackupKind {
+    #[default]
+    Table,
+    Undo,
+}
+
+/// A sector that the write a backup was taken for changed: where, in which phase, and what it wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WrittenSector {
+    pub lba: u64,
+    pub phase: u32,
+    /// CRC-32 of the bytes written there.
+    pub crc32: u32,
 }
 
 /// A backup file.
@@ -38,7 +73,12 @@ pub struct Backup {
     pub sector_size: u64,
     /// The table found when the backup was taken (label and partition count), for people.
     pub table: String,
+    #[serde(default)]
+    pub kind: BackupKind,
     pub sectors: Vec<BackupSector>,
+    /// Undo backups: the sectors the write changed (empty for table backups).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub written: Vec<WrittenSector>,
 }
 
 impl Backup {
@@ -141,8 +181,110 @@ pub fn capture(
             ),
             None => "no table".into(),
         },
+        kind: BackupKind::Table,
         sectors,
+        written: Vec::new(),
     })
+}
+
+/// Turns `b` into the undo backup of a write of `sectors` (lba, phase, bytes): every one must be saved in it.
+pub fn into_undo(mut b: Backup, sectors: &[(u64, u32, Vec<u8>)]) -> Backup {
+    b.kind = BackupKind::Undo;
+    b.written = sectors
+        .iter()
+        .map(|(lba, phase, data)| WrittenSector {
+            lba: *lba,
+            phase: *phase,
+            crc32: crc32fast::hash(data),
+        })
+        .collect();
+    b
+}
+
+/// The sectors a backup holds, as a sparse disk of `len` bytes (sectors it lacks read as zeros).
+pub struct SectorMap {
+    pub ss: u64,
+    pub len: u64,
+    pub map: BTreeMap<u64, Vec<u8>>,
+}
+
+impl ByteSource for SectorMap {
+    fn len(&self) -> u64 {
+        self.len
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        let end = offset
+            .checked_add(buf.len() as u64)
+            .filter(|e| *e <= self.len)
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))?;
+        let mut pos = offset;
+        while pos < end {
+            let lba = pos / self.ss;
+            let in_sector = (pos % self.ss) as usize;
+            let n = ((self.ss as usize - in_sector) as u64).min(end - pos) as usize;
+            let at = (pos - offset) as usize;
+            let dst = &mut buf[at..at + n];
+            match self.map.get(&lba) {
+                Some(s) => dst.copy_from_slice(&s[in_sector..in_sector + n]),
+                None => dst.fill(0),
+            }
+            pos += n as u64;
+        }
+        Ok(())
+    }
+}
+
+/// The sectors of the table `src` holds, of its own kind only, where that table places them: dos — LBA 0 and
+/// every EBR (the extended partition's start included); GPT — LBA 0, the primary header at 1 and its array, and
+/// the backup header and its array where the headers say. `None` when `src` holds no table.
+pub fn kind_sectors(src: &dyn ByteSource, ss: u64) -> Option<(Label, BTreeSet<u64>)> {
+    let total = src.len() / ss;
+    let scan = table::scan(src, ss);
+    let t = scan.table.as_ref()?;
+    let mut set = BTreeSet::new();
+    set.insert(0);
+    match t.label {
+        Label::Dos => {
+            for p in &scan.partitions {
+                if let Some(e) = p.ebr_lba {
+                    set.insert(e);
+                }
+                if p.kind == table::PartKind::Extended {
+                    set.insert(p.start);
+                }
+            }
+        }
+        Label::Gpt => {
+            let header = |lba: u64| {
+                src.read_vec(lba * ss, ss as usize)
+                    .ok()
+                    .and_then(|s| table::gpt::parse_header(&s, lba).ok())
+            };
+            let array = |h: &table::gpt::RawHeader, set: &mut BTreeSet<u64>| {
+                let n = (u64::from(h.num_entries) * u64::from(h.entry_size)).div_ceil(ss);
+                set.extend(h.entries_lba..h.entries_lba.saturating_add(n));
+            };
+            let primary = header(1);
+            let alt = primary
+                .as_ref()
+                .map(|h| h.alt_lba)
+                .unwrap_or(total.saturating_sub(1));
+            if let Some(h) = &primary {
+                set.insert(1);
+                array(h, &mut set);
+            }
+            if let Some(h) = header(alt) {
+                set.insert(alt);
+                array(&h, &mut set);
+                if primary.is_none() {
+                    // The primary's place, named by the backup: restoring writes it back too.
+                    set.insert(h.alt_lba);
+                }
+            }
+        }
+    }
+    set.retain(|l| *l < total);
+    Some((t.label, set))
 }
 
 /// The backup directory: `$AFDISK_BACKUP_DIR`, else /var/lib/afdisk/backups.
@@ -153,15 +295,11 @@ pub fn backup_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(DEFAULT_DIR))
 }
 
-/// Writes `b` to `path` durably: a temporary file, fsync, rename, fsync of the directory.
-pub fn save_to(b: &Backup, path: &Path) -> Result<()> {
-    let text = serde_json::to_string_pretty(b)
-        .map_err(|e| Error::io(format!("cannot serialise the backup: {e}"), ""))?;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let fail = |what: &str, e: std::io::Error| {
+/// Prefix of the fallback temporary files (filesystems without `O_TMPFILE`): `.afdisk-PID-NANOS.tmp`.
+const TMP_PREFIX: &str = ".afdisk-";
+
+fn io_fail(path: &Path) -> impl Fn(&str, std::io::Error) -> Error + '_ {
+    move |what: &str, e: std::io::Error| {
         Error::io(
             format!(
                 "cannot {what} the backup {}: {e}; nothing was written to the disk",
@@ -169,14 +307,135 @@ pub fn save_to(b: &Backup, path: &Path) -> Result<()> {
             ),
             "free space or fix permissions there, or set AFDISK_BACKUP_DIR to a writable directory",
         )
+    }
+}
+
+/// Hard-links the unnamed `O_TMPFILE` file `f` at `to` (fails with EEXIST if `to` exists).
+fn link_tmpfile(f: &std::fs::File, to: &Path) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let from = std::ffi::CString::new(format!("/proc/self/fd/{}", f.as_raw_fd()))
+        .map_err(std::io::Error::other)?;
+    let to = std::ffi::CString::new(to.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+    // SAFETY: two NUL-terminated paths that live across the call.
+    let r = unsafe {
+        nix::libc::linkat(
+            nix::libc::AT_FDCWD,
+            from.as_ptr(),
+            nix::libc::AT_FDCWD,
+            to.as_ptr(),
+            nix::libc::AT_SYMLINK_FOLLOW,
+        )
     };
-    let tmp = path.with_extension("tmp");
-    let mut f = std::fs::File::create(&tmp).map_err(|e| fail("create", e))?;
-    f.write_all(text.as_bytes()).map_err(|e| fail("write", e))?;
-    f.write_all(b"\n").map_err(|e| fail("write", e))?;
-    f.sync_all().map_err(|e| fail("fsync", e))?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(|e| fail("rename", e))?;
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Removes fallback temporaries of `dir` left by afdisk processes that no longer run.
+fn sweep_stale(dir: &Path) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name
+            .strip_prefix(TMP_PREFIX)
+            .filter(|_| name.ends_with(".tmp"))
+        else {
+            continue;
+        };
+        let pid = rest.split('-').next().unwrap_or("");
+        if !pid.is_empty() && !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Writes `bytes` durably as the new file `path` in `dir` (no file may exist there): an unnamed `O_TMPFILE`
+/// file, fsynced, then linked; where `O_TMPFILE` is unsupported, a unique hidden temporary renamed into place
+/// without replacing. A kill at any point leaves either nothing or the complete file.
+fn write_new(
+    dir: &Path,
+    path: &Path,
+    bytes: &[u8],
+) -> std::result::Result<(), (String, std::io::Error)> {
+    let e = |what: &str| {
+        let what = what.to_string();
+        move |err: std::io::Error| (what, err)
+    };
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_TMPFILE | nix::libc::O_CLOEXEC)
+        .open(dir)
+    {
+        Ok(mut f) => {
+            f.write_all(bytes).map_err(e("write"))?;
+            f.sync_all().map_err(e("fsync"))?;
+            link_tmpfile(&f, path).map_err(e("create"))?;
+            Ok(())
+        }
+        Err(err)
+            if matches!(
+                err.raw_os_error(),
+                Some(nix::libc::EOPNOTSUPP) | Some(nix::libc::EISDIR) | Some(nix::libc::EINVAL)
+            ) =>
+        {
+            sweep_stale(dir);
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            let tmp = dir.join(format!("{TMP_PREFIX}{}-{nanos}.tmp", std::process::id()));
+            let res = (|| {
+                let mut f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&tmp)
+                    .map_err(e("create"))?;
+                f.write_all(bytes).map_err(e("write"))?;
+                f.sync_all().map_err(e("fsync"))?;
+                // A hard link never replaces an existing file; then the temporary name goes.
+                std::fs::hard_link(&tmp, path).map_err(e("create"))?;
+                Ok(())
+            })();
+            let _ = std::fs::remove_file(&tmp);
+            res
+        }
+        Err(err) => Err(("create".into(), err)),
+    }
+}
+
+/// Writes `b` to `path` durably (replacing a file there): the file is complete and fsynced before it gets
+/// its name, and the directory is fsynced after.
+pub fn save_to(b: &Backup, path: &Path) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(b)
+        .map_err(|e| Error::io(format!("cannot serialise the backup: {e}"), ""))?;
+    text.push('\n');
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let fail = io_fail(path);
+    if path.symlink_metadata().is_ok() {
+        // Replacing: make the new file under a unique hidden name, then rename it over the old one.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let side = dir.join(format!("{TMP_PREFIX}{}-{nanos}.tmp", std::process::id()));
+        write_new(dir, &side, text.as_bytes()).map_err(|(w, e)| fail(&w, e))?;
+        if let Err(e) = std::fs::rename(&side, path) {
+            let _ = std::fs::remove_file(&side);
+            return Err(fail("rename", e));
+        }
+    } else {
+        write_new(dir, path, text.as_bytes()).map_err(|(w, e)| fail(&w, e))?;
+    }
     std::fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| fail("fsync the directory of", e))?;
@@ -217,33 +476,220 @@ pub fn save_in(b: &Backup, dir: &Path) -> Result<PathBuf> {
             format!("{safe}-{}-{tag}-{n}.json", b.created_unix)
         };
         let p = dir.join(name);
-        if !p.exists() {
-            save_to(b, &p)?;
-            return Ok(p);
+        if p.symlink_metadata().is_err() {
+            let mut text = serde_json::to_string_pretty(b)
+                .map_err(|e| Error::io(format!("cannot serialise the backup: {e}"), ""))?;
+            text.push('\n');
+            match write_new(dir, &p, text.as_bytes()) {
+                Ok(()) => {
+                    std::fs::File::open(dir)
+                        .and_then(|d| d.sync_all())
+                        .map_err(|e| io_fail(&p)("fsync the directory of", e))?;
+                    return Ok(p);
+                }
+                // Another run took the name meanwhile: try the next.
+                Err((_, e)) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err((w, e)) => return Err(io_fail(&p)(&w, e)),
+            }
         }
         n += 1;
     }
 }
 
-/// Reads a backup file.
+/// Reads a file the user named (a plan, a backup) as text: only a regular file (a FIFO, device or directory
+/// is refused without blocking on it) of at most `limit` bytes. `what` names it ("plan", "backup"), `missing`
+/// is the fix when it does not exist.
+pub fn read_bounded(path: &Path, limit: u64, what: &str, missing: &str) -> Result<String> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        // A FIFO opened for reading would block until a writer comes; a device could be anything.
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY | nix::libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| Error::from_file_io(&format!("read the {what}"), path, &e, missing))?;
+    let md = f
+        .metadata()
+        .map_err(|e| Error::from_file_io(&format!("read the {what}"), path, &e, missing))?;
+    if !md.is_file() {
+        let ft = md.file_type();
+        let kind = {
+            use std::os::unix::fs::FileTypeExt;
+            if ft.is_dir() {
+                "a directory"
+            } else if ft.is_fifo() {
+                "a FIFO (named pipe)"
+            } else if ft.is_char_device() {
+                "a character device"
+            } else if ft.is_block_device() {
+                "a block device"
+            } else if ft.is_socket() {
+                "a socket"
+            } else {
+                "not a regular file"
+            }
+        };
+        return Err(Error::refused(
+            format!(
+                "{} is {kind}, not a {what} file: refusing to read it",
+                path.display()
+            ),
+            format!("give the {what} as a regular file (afdisk writes them as JSON files)"),
+        ));
+    }
+    if md.len() > limit {
+        return Err(Error::refused(
+            format!(
+                "{} is {} bytes, more than a {what} file can be ({limit} bytes): refusing to read it",
+                path.display(),
+                md.len()
+            ),
+            format!("check that this is the {what} file afdisk wrote"),
+        ));
+    }
+    let mut text = String::new();
+    // The file may grow after the stat: never read more than the limit.
+    f.take(limit + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| Error::from_file_io(&format!("read the {what}"), path, &e, missing))?;
+    if text.len() as u64 > limit {
+        return Err(Error::refused(
+            format!(
+                "{} grew past {limit} bytes while being read: refusing it",
+                path.display()
+            ),
+            format!("give a {what} file that nothing is writing to"),
+        ));
+    }
+    Ok(text)
+}
+
+/// Reads a backup file (schema 2, or 1 read as a table backup).
 pub fn load(path: &Path) -> Result<Backup> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::from_file_io("read the backup", path, &e, "check the path; backups taken by `afdisk apply` are in $AFDISK_BACKUP_DIR (default /var/lib/afdisk/backups)"))?;
+    let text = read_bounded(
+        path,
+        MAX_FILE_BYTES,
+        "backup",
+        "check the path; backups taken by `afdisk apply` are in $AFDISK_BACKUP_DIR (default /var/lib/afdisk/backups)",
+    )?;
     let b: Backup = serde_json::from_str(&text).map_err(|e| {
         Error::usage(
             format!("{} is not an afdisk backup: {e}", path.display()),
             "give a file written by `afdisk backup` or by `afdisk apply` (in $AFDISK_BACKUP_DIR)",
         )
     })?;
-    if b.schema != SCHEMA {
-        return Err(Error::usage(
-            format!(
-                "{} has backup schema {}, this afdisk reads {SCHEMA}",
-                path.display(),
-                b.schema
-            ),
-            "use the afdisk version that wrote it",
-        ));
+    let mut b = b;
+    match b.schema {
+        SCHEMA => {}
+        1 => {
+            // Schema 1 did not record what a write changed: restore it as a table backup.
+            b.kind = BackupKind::Table;
+            b.written.clear();
+        }
+        _ => {
+            return Err(Error::usage(
+                format!(
+                    "{} has backup schema {}, this afdisk reads {SCHEMA} and 1",
+                    path.display(),
+                    b.schema
+                ),
+                "use the afdisk version that wrote it",
+            ))
+        }
     }
     b.decoded()?;
+    if b.kind == BackupKind::Undo {
+        let saved: BTreeSet<u64> = b.sectors.iter().map(|s| s.lba).collect();
+        if b.written.is_empty() || b.written.iter().any(|w| !saved.contains(&w.lba)) {
+            return Err(Error::usage(
+                format!(
+                    "{} is damaged: it is an undo backup but does not hold every sector its write changed",
+                    path.display()
+                ),
+                "use another backup (each apply writes one to $AFDISK_BACKUP_DIR)",
+            ));
+        }
+    }
     Ok(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sector_map_reads_across_sectors_and_zero_fills_gaps() {
+        let mut map = BTreeMap::new();
+        map.insert(1, vec![1u8; 512]);
+        map.insert(3, vec![3u8; 512]);
+        let m = SectorMap {
+            ss: 512,
+            len: 4 * 512,
+            map,
+        };
+        let b = m.read_vec(500, 1100).expect("read");
+        assert!(b[..12].iter().all(|x| *x == 0));
+        assert!(b[12..524].iter().all(|x| *x == 1));
+        assert!(b[524..1036].iter().all(|x| *x == 0));
+        assert!(b[1036..].iter().all(|x| *x == 3));
+        assert!(m.read_vec(4 * 512 - 1, 2).is_err());
+    }
+
+    #[test]
+    fn save_to_replaces_and_save_in_never_overwrites_and_stale_temporaries_are_swept() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let b = Backup {
+            schema: SCHEMA,
+            tool: "t".into(),
+            created_unix: 7,
+            reason: "before apply".into(),
+            device: PlanDevice {
+                path: "/tmp/x.img".into(),
+                name: "x.img".into(),
+                kind: crate::device::TargetKind::Image,
+                model: None,
+                serial: None,
+                wwn: None,
+                size_bytes: 1 << 20,
+                logical_sector_size: 512,
+                physical_sector_size: 512,
+                alignment_offset: 0,
+                file: None,
+                table_ids: None,
+            },
+            sector_size: 512,
+            table: "none".into(),
+            kind: BackupKind::Table,
+            sectors: vec![BackupSector {
+                lba: 0,
+                data: "00".repeat(512),
+            }],
+            written: vec![],
+        };
+        let out = dir.path().join("b.json");
+        std::fs::write(&out, "old").expect("write");
+        save_to(&b, &out).expect("save");
+        assert_eq!(load(&out).expect("load"), b);
+        let p1 = save_in(&b, dir.path()).expect("save");
+        let p2 = save_in(&b, dir.path()).expect("save");
+        assert_ne!(
+            p1, p2,
+            "a second backup of the same second gets its own name"
+        );
+        assert_eq!(load(&p1).expect("load"), b);
+        // A fallback temporary of a process that is gone is swept; one of a live process is kept.
+        let dead = dir.path().join(format!("{TMP_PREFIX}999999999-1.tmp"));
+        let live = dir
+            .path()
+            .join(format!("{TMP_PREFIX}{}-1.tmp", std::process::id()));
+        std::fs::write(&dead, "x").expect("write");
+        std::fs::write(&live, "x").expect("write");
+        sweep_stale(dir.path());
+        assert!(!dead.exists());
+        assert!(live.exists());
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 4, "{names:?}");
+    }
 }

@@ -1,12 +1,21 @@
 //! Applying a plan, and restoring a backup: the only code in afdisk that writes to a disk.
 //!
 //! Order: plan matches the device (identity, size, sector size) → confirmation → nothing uses the disk →
-//! exclusive open (`O_EXCL`) → the table re-read through that fd equals the plan's old table and every sector
-//! to be written still holds what the plan saw → the plan's sectors read back as its new table → backup of
-//! every sector to be overwritten plus both GPT copies, fsynced → writes phase by phase, each phase fsynced →
-//! the kernel re-reads the table (BLKRRPART, else BLKPG per partition) → read back and compare.
+//! exclusive open (`O_EXCL`) and write lock (`flock`) → the table re-read through that fd equals the plan's
+//! old table and every sector to be written still holds what the plan saw → the plan's sectors and phases are
+//! exactly what its layout encodes to (an edited or damaged plan is refused) → backup of every sector to be
+//! overwritten plus both GPT copies, recording what will be written, fsynced → writes phase by phase, each
+//! phase fsynced → the kernel re-reads the table (BLKRRPART, else BLKPG per partition) → read back and compare,
+//! and compare the kernel's partitions (sysfs) with the table. Any failure after the backup exists names the
+//! exact `afdisk restore` command that puts the old sectors back.
+//!
+//! Restoring (see `backup` for the two kinds): an **undo** writes back exactly the sectors the write changed,
+//! in the reverse order of its phases, after checking that each still holds what was written; a **table**
+//! restore writes only the saved table's own sectors, refuses where a current partition covers one, and
+//! reports the ones that are not table space now.
 
 pub mod backup;
+pub mod kernel;
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::FileExt;
@@ -17,11 +26,12 @@ use serde::Serialize;
 use crate::device::access::{self, Confirmation};
 use crate::device::{ioctl, Opened, TargetKind};
 use crate::error::{Error, Result};
-use crate::plan::encode::{verify_overlay, Overlay};
-use crate::plan::{Layout, Plan, PlanDevice, SCHEMA};
+use crate::plan::encode::{self, verify_overlay, Overlay};
+use crate::plan::{ranges, Layout, Plan, PlanDevice, SCHEMA};
 use crate::table;
 use crate::table::source::{ByteSource, FileSource};
-pub use backup::Backup;
+pub use backup::{Backup, BackupKind};
+pub use kernel::KernelView;
 
 /// How the kernel learned about the new table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -44,6 +54,37 @@ pub struct Outcome {
     pub verified: bool,
     /// The table read back after writing.
     pub table: Option<Layout>,
+    /// The kernel's partitions compared with that table.
+    pub kernel: KernelView,
+    /// Restores: sectors written that were not table space of the table on disk before (empty for applies
+    /// and undos).
+    pub outside_table_space: Vec<u64>,
+    /// The command that puts back what was there before.
+    pub undo_command: String,
+}
+
+/// The exact, pasteable command that restores `backup` onto `device` (both shell-quoted, bytes kept).
+pub fn restore_command(device: &Path, backup: &Path) -> String {
+    format!(
+        "afdisk restore {} {}",
+        crate::device::shell_quote(device.as_os_str()),
+        crate::device::shell_quote(backup.as_os_str())
+    )
+}
+
+/// An error after the backup was saved: it names the backup and the command that restores it.
+fn with_restore(mut e: Error, backup: &Path, cmd: &str) -> Error {
+    e.problem = format!(
+        "{}; the sectors as they were are saved in {}",
+        e.problem,
+        backup.display()
+    );
+    e.fix = if e.fix.is_empty() {
+        format!("put them back with: {cmd}")
+    } else {
+        format!("{}; put them back with: {cmd}", e.fix)
+    };
+    e
 }
 
 fn current_layout(src: &dyn ByteSource, ss: u64) -> Option<Layout> {
@@ -105,7 +146,8 @@ fn prepare(opened: &Opened, confirm: &Confirmation, what: &str) -> Result<std::f
     access::open_exclusive(opened, 0)
 }
 
-/// Writes `sectors` (lba, phase, bytes) phase by phase, flushing after each phase.
+/// Writes `sectors` (lba, phase, bytes) phase by phase, flushing after each phase. Errors name no backup:
+/// the caller adds it ([`with_restore`]).
 fn write_phases(
     file: &std::fs::File,
     path: &Path,
@@ -124,15 +166,18 @@ fn write_phases(
                         "writing sector {lba} of {} failed: {e}. The disk may hold a partly written table",
                         path.display()
                     ),
-                    "restore the backup named above with `afdisk restore`, and check the disk with dmesg",
+                    "check the disk with dmesg",
                 )
             })?;
             i += 1;
         }
         file.sync_data().map_err(|e| {
             Error::io(
-                format!("flushing {} failed: {e}", path.display()),
-                "restore the backup named above with `afdisk restore`, and check the disk with dmesg",
+                format!(
+                    "flushing {} failed: {e}. The disk may hold a partly written table",
+                    path.display()
+                ),
+                "check the disk with dmesg",
             )
         })?;
         phases += 1;
@@ -207,6 +252,49 @@ fn reread(
     }
 }
 
+/// Checks that `plan.writes` are exactly what the plan's layout encodes to over `src` (the disk as it is now,
+/// already checked to be what the plan saw): same sectors, bytes, phases, descriptions and old CRCs.
+fn check_rederived(src: &dyn ByteSource, ss: u64, plan: &Plan, path: &Path) -> Result<()> {
+    let path = path.display();
+    let refuse = |why: String| {
+        Error::refused(
+            format!("the plan's sectors are not what its layout encodes to on {path} ({why}); the plan was edited or damaged; nothing was written"),
+            "make the plan again with `afdisk plan`",
+        )
+    };
+    let again = encode::encode(src, ss, plan.old.as_ref(), &plan.new, plan.kind)
+        .map_err(|e| refuse(format!("its layout cannot be encoded: {}", e.problem)))?;
+    if again.len() != plan.writes.len() {
+        return Err(refuse(format!(
+            "{} sector(s) in the plan, {} from its layout",
+            plan.writes.len(),
+            again.len()
+        )));
+    }
+    for (w, a) in plan.writes.iter().zip(&again) {
+        let field = if w.lba != a.lba {
+            Some("sector number")
+        } else if w.phase != a.phase {
+            Some("write phase")
+        } else if !w.data.eq_ignore_ascii_case(&a.data) {
+            Some("contents")
+        } else if w.old_crc32 != a.old_crc32 {
+            Some("old CRC")
+        } else if w.what != a.what {
+            Some("description")
+        } else {
+            None
+        };
+        if let Some(f) = field {
+            return Err(refuse(format!(
+                "the {f} of the write of sector {} differs",
+                w.lba
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Applies `plan` to `opened`; the backup goes into `backup_dir`.
 pub fn apply(
     opened: &Opened,
@@ -234,9 +322,9 @@ pub fn apply(
     let total = opened.info.size_bytes / ss;
     let sectors = plan.sectors()?;
     if let Some((lba, _, _)) = sectors.iter().find(|(l, _, _)| *l >= total) {
-        return Err(Error::usage(
+        return Err(Error::refused(
             format!(
-                "the plan writes sector {lba}, beyond the end of {}",
+                "the plan writes sector {lba}, beyond the end of {}; nothing was written",
                 opened.info.path.display()
             ),
             "the plan file is damaged or edited: make it again",
@@ -279,7 +367,8 @@ pub fn apply(
             ));
         }
     }
-    // The plan's sectors must read back as the plan's new table (a damaged or edited plan is refused).
+    // The plan's sectors and phases must be what its layout encodes to, and read back as its new table.
+    check_rederived(&src, ss, plan, &opened.info.path)?;
     let mut ov = Overlay::new(&src, ss);
     for (lba, _, data) in &sectors {
         ov.put(*lba, data.clone());
@@ -293,12 +382,15 @@ pub fn apply(
             "the plan file is damaged or was edited: make it again with `afdisk plan`",
         )
     })?;
-    // Backup first.
+    // Backup first: every sector written (and the table sectors), with what will be written.
     let mut lbas: BTreeSet<u64> = backup::table_sectors(&src, ss);
     lbas.extend(sectors.iter().map(|s| s.0));
     let b = backup::capture(&src, &plan.device, &lbas, "before apply")?;
+    let b = backup::into_undo(b, &sectors);
     let backup_file = backup::save_in(&b, backup_dir)?;
-    let phases = write_phases(&file, Path::new(&opened.info.path), ss, &sectors)?;
+    let cmd = restore_command(&opened.info.path, &backup_file);
+    let phases = write_phases(&file, Path::new(&opened.info.path), ss, &sectors)
+        .map_err(|e| with_restore(e, &backup_file, &cmd))?;
     let rr = reread(opened, &file, plan.old.as_ref(), Some(&plan.new));
     let after = current_layout(&src, ss);
     let verified = after.as_ref().is_some_and(|a| a.same_table(&plan.new))
@@ -308,19 +400,19 @@ pub fn apply(
                 .unwrap_or(false)
         });
     if !verified {
-        return Err(Error::io(
-            format!(
-                "the table read back from {} differs from the plan; backup: {}",
-                opened.info.path.display(),
-                backup_file.display()
+        return Err(with_restore(
+            Error::io(
+                format!(
+                    "the table read back from {} differs from the plan",
+                    opened.info.path.display()
+                ),
+                "check the disk with dmesg",
             ),
-            format!(
-                "restore it with `afdisk restore {} {}`",
-                opened.info.path.display(),
-                backup_file.display()
-            ),
+            &backup_file,
+            &cmd,
         ));
     }
+    let kernel = kernel::view(opened, after.as_ref());
     Ok(Outcome {
         device: opened.info.path.clone(),
         backup_file,
@@ -329,7 +421,22 @@ pub fn apply(
         reread: rr,
         verified,
         table: after,
+        kernel,
+        outside_table_space: Vec::new(),
+        undo_command: cmd,
     })
+}
+
+/// Reads a plan file: a regular file of bounded size (see `backup::read_bounded`), a plan of this schema
+/// whose seal matches (see `Plan::from_json`).
+pub fn load_plan(path: &Path) -> Result<Plan> {
+    let text = backup::read_bounded(
+        path,
+        crate::plan::MAX_FILE_BYTES,
+        "plan",
+        "check the path; `afdisk plan TARGET -o FILE` writes a plan",
+    )?;
+    Plan::from_json(&text, &path.display().to_string())
 }
 
 /// Writes a backup of the table sectors of `opened` to `out`.
@@ -347,14 +454,24 @@ pub fn backup_to(opened: &Opened, out: &Path) -> Result<Backup> {
     Ok(b)
 }
 
-/// Restores `b` onto `opened`: same identity, size and sector size; same confirmation as apply. The current
-/// sectors are backed up first (into `backup_dir`), so a restore can be undone too.
-pub fn restore(
-    opened: &Opened,
-    b: &Backup,
-    confirm: &Confirmation,
-    backup_dir: &Path,
-) -> Result<Outcome> {
+/// What a restore would do to the disk as it is now.
+#[derive(Debug, Clone, Serialize)]
+pub struct RestorePreview {
+    pub kind: BackupKind,
+    /// For table backups: the saved table's label.
+    pub label: Option<String>,
+    /// The sectors that would be written (those whose contents differ now), in write order.
+    pub sectors: Vec<u64>,
+    /// Of those, the ones that are not table space of the table on disk now.
+    pub outside_table_space: Vec<u64>,
+    /// For people: one line each.
+    pub lines: Vec<String>,
+    #[serde(skip)]
+    writes: Vec<(u64, u32, Vec<u8>)>,
+}
+
+/// Checks `b` against `opened` (sector size, identity, size) before anything is opened for writing.
+fn check_backup_fits(opened: &Opened, b: &Backup) -> Result<()> {
     if b.sector_size != opened.info.logical_sector_size {
         return Err(Error::refused(
             format!(
@@ -363,53 +480,248 @@ pub fn restore(
                 b.sector_size,
                 opened.info.path.display(),
                 opened.info.logical_sector_size,
-                b.sector_size.max(opened.info.logical_sector_size) / b.sector_size.min(opened.info.logical_sector_size).max(1)
+                b.sector_size.max(opened.info.logical_sector_size)
+                    / b.sector_size.min(opened.info.logical_sector_size).max(1)
             ),
             "restore it onto the device as it was attached when the backup was taken",
         ));
     }
     same_device(&b.device, opened, "backup")?;
-    let ss = b.sector_size;
-    let total = opened.info.size_bytes / ss;
-    let sectors = b.decoded()?;
-    if sectors.iter().any(|(l, _)| *l >= total) {
+    let total = opened.info.size_bytes / b.sector_size;
+    if b.sectors.iter().any(|s| s.lba >= total) {
         return Err(Error::refused(
-            "the backup holds sectors beyond the end of the device",
+            "the backup holds sectors beyond the end of the device; nothing was written",
             "use a backup of this device",
         ));
     }
+    Ok(())
+}
+
+/// The sectors restoring `b` onto `src` (the disk now) writes, in order, or why it must not.
+fn plan_restore(src: &dyn ByteSource, b: &Backup, file: &Path) -> Result<RestorePreview> {
+    let path = file.display();
+    let ss = b.sector_size;
+    let total = src.len() / ss;
+    let saved: std::collections::BTreeMap<u64, Vec<u8>> = b.decoded()?.into_iter().collect();
+    let read = |lba: u64| {
+        src.read_vec(lba * ss, ss as usize)
+            .map_err(|e| Error::from_io("read", file, &e))
+    };
+    // Table space of the table on disk now (nothing, when it holds none).
+    let now_space = backup::kind_sectors(src, ss)
+        .map(|(_, s)| s)
+        .unwrap_or_default();
+    let (mut writes, label) = match b.kind {
+        BackupKind::Undo => {
+            let mut changed = Vec::new();
+            let mut writes = Vec::new();
+            for w in &b.written {
+                let old = saved.get(&w.lba).ok_or_else(|| {
+                    Error::usage(
+                        format!("the backup does not hold sector {} that its write changed: it is damaged", w.lba),
+                        "use another backup",
+                    )
+                })?;
+                let cur = read(w.lba)?;
+                if cur == *old {
+                    // Already put back (an undo cut short): nothing to write there.
+                    continue;
+                }
+                if crc32fast::hash(&cur) != w.crc32 {
+                    changed.push(w.lba);
+                    continue;
+                }
+                writes.push((w.lba, w.phase, old.clone()));
+            }
+            if !changed.is_empty() {
+                changed.sort_unstable();
+                return Err(Error::refused(
+                    format!(
+                        "sector(s) {} of {path} changed since the write this backup undoes (the disk was used, or \
+                         a boot loader or another tool wrote there): undoing would overwrite that; nothing was \
+                         written",
+                        ranges(&changed)
+                    ),
+                    "inspect the disk (`afdisk inspect`) and make a new plan for the table you want; a backup \
+                     made with `afdisk backup` restores only table sectors",
+                ));
+            }
+            undo_order(&mut writes);
+            (writes, None)
+        }
+        BackupKind::Table => {
+            let img = backup::SectorMap {
+                ss,
+                len: src.len(),
+                map: saved.clone(),
+            };
+            let Some((label, lbas)) = backup::kind_sectors(&img, ss) else {
+                return Err(Error::refused(
+                    "the backup holds no partition table that afdisk can read; nothing was written",
+                    "use a backup of a disk that had a table",
+                ));
+            };
+            if let Some(l) = lbas.iter().find(|l| !saved.contains_key(l)) {
+                return Err(Error::refused(
+                    format!(
+                        "the backup's {} table places a table sector at {l}, which the backup does not hold; \
+                         nothing was written",
+                        label.as_str()
+                    ),
+                    "use a complete backup (made with `afdisk backup`)",
+                ));
+            }
+            // A current partition must not lie over any sector the restore writes.
+            let scan = table::scan(src, ss);
+            let mut covered = Vec::new();
+            for p in scan
+                .partitions
+                .iter()
+                .filter(|p| p.kind != table::PartKind::Extended && p.size > 0)
+            {
+                let hit: Vec<u64> = lbas
+                    .iter()
+                    .copied()
+                    .filter(|l| *l >= p.start && *l <= p.end())
+                    .collect();
+                if !hit.is_empty() {
+                    covered.push(format!(
+                        "partition {} covers sector(s) {}",
+                        p.number,
+                        ranges(&hit)
+                    ));
+                }
+            }
+            if !covered.is_empty() {
+                return Err(Error::refused(
+                    format!(
+                        "restoring the {} table would write into partitions that exist on {path} now ({}); \
+                         nothing was written",
+                        label.as_str(),
+                        covered.join("; ")
+                    ),
+                    "back up their data and delete those partitions first, or use a backup that fits the \
+                     disk as it is",
+                ));
+            }
+            // Crash-safe order, as for a GPT apply: the end of the disk first, then the array, header, LBA 0.
+            let half = total / 2;
+            let mut writes = Vec::new();
+            for lba in lbas {
+                let data = saved.get(&lba).cloned().unwrap_or_default();
+                if read(lba)? == data {
+                    continue;
+                }
+                let phase = if lba >= half {
+                    1
+                } else if lba >= 2 {
+                    2
+                } else if lba == 1 {
+                    3
+                } else {
+                    4
+                };
+                writes.push((lba, phase, data));
+            }
+            writes.sort_by_key(|s| (s.1, s.0));
+            (writes, Some(label.as_str().to_string()))
+        }
+    };
+    // Renumber phases densely in write order (1, 2, ...), as the backup of this restore records them.
+    let mut last = None;
+    let mut n = 0;
+    for w in &mut writes {
+        if last != Some(w.1) {
+            n += 1;
+            last = Some(w.1);
+        }
+        w.1 = n;
+    }
+    let sectors: Vec<u64> = writes.iter().map(|w| w.0).collect();
+    let mut outside: Vec<u64> = sectors
+        .iter()
+        .copied()
+        .filter(|l| !now_space.contains(l))
+        .collect();
+    outside.sort_unstable();
+    let mut sorted = sectors.clone();
+    sorted.sort_unstable();
+    let mut lines = vec![match (&b.kind, &label) {
+        (BackupKind::Undo, _) => format!(
+            "Undo of the write saved in this backup ({}): {} sector(s) to put back: {}",
+            b.reason,
+            sorted.len(),
+            ranges(&sorted)
+        ),
+        (BackupKind::Table, l) => format!(
+            "Restore of the saved {} table: {} sector(s) differ and would be written: {}",
+            l.as_deref().unwrap_or("?"),
+            sorted.len(),
+            ranges(&sorted)
+        ),
+    }];
+    if !outside.is_empty() {
+        lines.push(format!(
+            "Not table space now (their current contents are overwritten): {}",
+            ranges(&outside)
+        ));
+    }
+    Ok(RestorePreview {
+        kind: b.kind,
+        label,
+        sectors,
+        outside_table_space: outside,
+        lines,
+        writes,
+    })
+}
+
+/// Orders an undo's writes (lba, phase of the original write, bytes): the exact reverse of the original write
+/// sequence (phase, then LBA). After k undo writes the disk is as it was after all but the last k original
+/// writes, so every cut point of an undo is a state the original write went through (and those are
+/// crash-consistent: `tests/plan.rs` checks every cut point of an apply).
+pub fn undo_order(writes: &mut [(u64, u32, Vec<u8>)]) {
+    writes.sort_by_key(|(lba, phase, _)| std::cmp::Reverse((*phase, *lba)));
+}
+
+/// What restoring `b` onto `opened` would write, read without opening it for writing (for the preview).
+pub fn restore_preview(opened: &Opened, b: &Backup) -> Result<RestorePreview> {
+    check_backup_fits(opened, b)?;
+    plan_restore(&opened.source(), b, &opened.info.path)
+}
+
+/// Restores `b` onto `opened`: same identity, size and sector size; same confirmation as apply. An undo backup
+/// puts back exactly the sectors its write changed (refused if any changed since); a table backup writes only
+/// the saved table's sectors (refused where a current partition covers one). The sectors overwritten are
+/// backed up first (into `backup_dir`), so a restore can be undone too.
+pub fn restore(
+    opened: &Opened,
+    b: &Backup,
+    confirm: &Confirmation,
+    backup_dir: &Path,
+) -> Result<Outcome> {
+    check_backup_fits(opened, b)?;
+    let ss = b.sector_size;
     let file = prepare(opened, confirm, "restore the partition table")?;
     let src = FileSource {
         file: &file,
         size: opened.info.size_bytes,
     };
+    // Decided on the locked fd: what the preview said may have changed meanwhile.
+    let pre = plan_restore(&src, b, &opened.info.path)?;
+    let ordered = pre.writes;
     let before = current_layout(&src, ss);
-    let lbas: BTreeSet<u64> = sectors
+    let lbas: BTreeSet<u64> = ordered
         .iter()
         .map(|s| s.0)
         .chain(backup::table_sectors(&src, ss))
         .collect();
     let undo = backup::capture(&src, &b.device, &lbas, "before restore")?;
+    let undo = backup::into_undo(undo, &ordered);
     let backup_file = backup::save_in(&undo, backup_dir)?;
-    // Crash-safe order, as for a GPT apply: the end of the disk first, then the array, header, LBA 0.
-    let half = total / 2;
-    let mut ordered: Vec<(u64, u32, Vec<u8>)> = sectors
-        .into_iter()
-        .map(|(lba, d)| {
-            let phase = if lba >= half {
-                1
-            } else if lba >= 2 {
-                2
-            } else if lba == 1 {
-                3
-            } else {
-                4
-            };
-            (lba, phase, d)
-        })
-        .collect();
-    ordered.sort_by_key(|s| (s.1, s.0));
-    let phases = write_phases(&file, Path::new(&opened.info.path), ss, &ordered)?;
+    let cmd = restore_command(&opened.info.path, &backup_file);
+    let phases = write_phases(&file, Path::new(&opened.info.path), ss, &ordered)
+        .map_err(|e| with_restore(e, &backup_file, &cmd))?;
     let after = current_layout(&src, ss);
     let rr = reread(opened, &file, before.as_ref(), after.as_ref());
     let verified = ordered.iter().all(|(lba, _, d)| {
@@ -418,17 +730,19 @@ pub fn restore(
             .unwrap_or(false)
     });
     if !verified {
-        return Err(Error::io(
-            format!(
-                "the sectors read back from {} differ from the backup",
-                opened.info.path.display()
+        return Err(with_restore(
+            Error::io(
+                format!(
+                    "the sectors read back from {} differ from the backup",
+                    opened.info.path.display()
+                ),
+                "check the disk with dmesg",
             ),
-            format!(
-                "check the disk with dmesg; the state before the restore is in {}",
-                backup_file.display()
-            ),
+            &backup_file,
+            &cmd,
         ));
     }
+    let kernel = kernel::view(opened, after.as_ref());
     Ok(Outcome {
         device: opened.info.path.clone(),
         backup_file,
@@ -437,5 +751,48 @@ pub fn restore(
         reread: rr,
         verified,
         table: after,
+        kernel,
+        outside_table_space: pre.outside_table_space,
+        undo_command: cmd,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn shell_quoting_pastes() {
+        assert_eq!(
+            restore_command(Path::new("/dev/sdb"), Path::new("/b/x y.json")),
+            "afdisk restore '/dev/sdb' '/b/x y.json'"
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        /// After any number k of undo writes, the set of sectors still holding the original write's bytes is
+        /// exactly the set after n - k writes of the original sequence.
+        #[test]
+        fn every_undo_cut_point_is_a_state_of_the_original_write(
+            sectors in proptest::collection::btree_map(0u64..10_000, 1u32..6, 1..40),
+        ) {
+            let mut original: Vec<(u64, u32, Vec<u8>)> =
+                sectors.iter().map(|(l, p)| (*l, *p, vec![])).collect();
+            original.sort_by_key(|(l, p, _)| (*p, *l));
+            let mut undo = original.clone();
+            undo.reverse();
+            undo.sort_by_key(|(l, _, _)| *l);
+            undo_order(&mut undo);
+            let n = original.len();
+            for k in 0..=n {
+                let undone: BTreeSet<u64> = undo[..k].iter().map(|w| w.0).collect();
+                let still_new: BTreeSet<u64> =
+                    original.iter().map(|w| w.0).filter(|l| !undone.contains(l)).collect();
+                let after: BTreeSet<u64> = original[..n - k].iter().map(|w| w.0).collect();
+                prop_assert_eq!(still_new, after);
+            }
+        }
+    }
 }

@@ -132,16 +132,26 @@ fn outcome(o: &apply::Outcome, as_json: bool, verb: &str) {
     if as_json {
         emit(&json(o));
     } else {
-        emit(&format!(
-            "{verb} {}: {} sector(s) in {} phase(s), read back and verified.\nBackup of the previous sectors: {}\nKernel: {}\nUndo: afdisk restore {} {}\n",
+        let mut text = format!(
+            "{verb} {}: {} sector(s) in {} phase(s), read back and verified.\n",
             o.device.display(),
             o.sectors_written,
-            o.phases,
+            o.phases
+        );
+        if !o.outside_table_space.is_empty() {
+            text.push_str(&format!(
+                "Overwritten although not table space before: sector(s) {}\n",
+                plan::ranges(&o.outside_table_space)
+            ));
+        }
+        text.push_str(&format!(
+            "Backup of the previous sectors: {}\nKernel: {}; {}\nUndo: {}\n",
             o.backup_file.display(),
             o.reread.message,
-            device::shell_quote(o.device.as_os_str()),
-            device::shell_quote(o.backup_file.as_os_str())
+            o.kernel.message,
+            o.undo_command
         ));
+        emit(&text);
     }
 }
 
@@ -153,20 +163,7 @@ pub fn apply(
     g: &GeometryArgs,
 ) -> i32 {
     let run = || -> Result<apply::Outcome, Error> {
-        let text = std::fs::read_to_string(plan_file).map_err(|e| {
-            Error::from_file_io(
-                "read the plan",
-                plan_file,
-                &e,
-                "check the path; `afdisk plan TARGET -o FILE` writes a plan",
-            )
-        })?;
-        let p: Plan = serde_json::from_str(&text).map_err(|e| {
-            Error::usage(
-                format!("{} is not an afdisk plan: {e}", plan_file.display()),
-                "make one with `afdisk plan TARGET ... -o FILE`",
-            )
-        })?;
+        let p = apply::load_plan(plan_file)?;
         let opened = device::open(target, &g.overrides())?;
         if !c.yes && std::io::stdin().is_terminal() {
             let mut text = p.diff_lines().join("\n");
@@ -228,6 +225,13 @@ pub fn restore(
     let run = || -> Result<apply::Outcome, Error> {
         let b = backup::load(file)?;
         let opened = device::open(target, &g.overrides())?;
+        // What it would write (and refusals that need no write access), shown before the confirmation.
+        let preview = apply::restore_preview(&opened, &b)?;
+        if !c.yes && std::io::stdin().is_terminal() {
+            let mut text = preview.lines.join("\n");
+            text.push('\n');
+            let _ = std::io::stderr().write_all(text.as_bytes());
+        }
         let conf = confirmation(
             c,
             &opened.info,

@@ -1,6 +1,8 @@
 //! Write access to a target: the in-use preflight (mounts, swap, holders — read fresh), the exclusive open
-//! (`O_EXCL` on block devices: EBUSY means something holds it), and the confirmation rule every writing
-//! command shares (typed name, or `--yes --confirm TOKEN` for scripts). Front ends only gather the input.
+//! (`O_EXCL` on block devices: EBUSY means something holds it), the write lock (a BSD `flock(LOCK_EX)` on the
+//! fd opened for writing, whole-disk node or image file: the convention of util-linux `--lock`, systemd-repart
+//! and udev, so two writers never interleave), and the confirmation rule every writing command shares (typed
+//! name, or `--yes --confirm TOKEN` for scripts). Front ends only gather the input.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
@@ -136,7 +138,8 @@ pub fn describe_uses(uses: &[Use]) -> String {
                 usage::UseKind::Mount => "mounted on",
                 usage::UseKind::Swap => "is",
                 usage::UseKind::Holder => "held by",
-                usage::UseKind::Loop => "attached as",
+                // The detail says "attached to /dev/loopN".
+                usage::UseKind::Loop => "is",
             };
             format!("{} {verb} {}", u.device, u.detail)
         })
@@ -144,9 +147,57 @@ pub fn describe_uses(uses: &[Use]) -> String {
         .join("; ")
 }
 
+/// How long a held write lock is waited for before refusing: udev holds its shared lock on a disk for a
+/// moment after every change event, and that must not make a second run fail.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Takes the write lock (`flock(LOCK_EX|LOCK_NB)`) on `file`, retrying for [`LOCK_WAIT`]; held until the fd is
+/// closed. Refuses (nothing written) when another program keeps holding it.
+pub fn lock_for_writing(file: &File, path: &Path) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let start = std::time::Instant::now();
+    loop {
+        // SAFETY: flock on an fd we own; no memory is passed.
+        let r =
+            unsafe { nix::libc::flock(file.as_raw_fd(), nix::libc::LOCK_EX | nix::libc::LOCK_NB) };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(nix::libc::EWOULDBLOCK) if start.elapsed() < LOCK_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Some(nix::libc::EINTR) => {}
+            Some(nix::libc::EWOULDBLOCK) => {
+                return Err(Error::refused(
+                    format!(
+                        "{} is locked by another program (another afdisk, `sfdisk --lock`, systemd-repart or udev \
+                         holds a flock on it): refusing to write; nothing was written",
+                        path.display()
+                    ),
+                    format!(
+                        "wait for that program to finish, then try again (`lsof {}` shows who holds it)",
+                        path.display()
+                    ),
+                ))
+            }
+            _ => return Err(Error::from_io("lock (flock)", path, &e)),
+        }
+    }
+}
+
 /// Opens the target read-write and exclusively: `O_EXCL` on a block device fails with EBUSY while anything
-/// (a mount, LVM, md, another partitioner) holds it. `extra_flags` adds e.g. `O_DIRECT`.
+/// (a mount, LVM, md, another partitioner) holds it; then takes the write lock ([`lock_for_writing`]), so
+/// every writing command (apply, restore, a writing bench) is serialised with the others. `extra_flags` adds
+/// e.g. `O_DIRECT`.
 pub fn open_exclusive(opened: &Opened, extra_flags: i32) -> Result<File> {
+    let f = open_exclusive_unlocked(opened, extra_flags)?;
+    lock_for_writing(&f, Path::new(&opened.info.path))?;
+    Ok(f)
+}
+
+fn open_exclusive_unlocked(opened: &Opened, extra_flags: i32) -> Result<File> {
     let path = Path::new(&opened.info.path);
     let mut flags = nix::libc::O_CLOEXEC | extra_flags;
     if opened.info.kind == TargetKind::Block {
@@ -250,6 +301,40 @@ mod tests {
             check_confirmation(&img, &Confirmation::Typed("/tmp/x/disk.img".into()), "w").is_ok()
         );
         assert!(check_confirmation(&img, &Confirmation::Typed("yes".into()), "w").is_err());
+    }
+
+    #[test]
+    fn loop_users_read_as_one_sentence() {
+        let u = Use {
+            kind: usage::UseKind::Loop,
+            device: "/tmp/d.img".into(),
+            detail: "attached to /dev/loop3".into(),
+        };
+        assert_eq!(describe_uses(&[u]), "/tmp/d.img is attached to /dev/loop3");
+    }
+
+    #[test]
+    fn a_held_lock_refuses_and_a_free_one_is_taken() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("d.img");
+        std::fs::write(&p, [0u8; 512]).expect("write");
+        let holder = File::open(&p).expect("open");
+        // SAFETY: flock on an fd we own.
+        assert_eq!(
+            unsafe { nix::libc::flock(holder.as_raw_fd(), nix::libc::LOCK_SH) },
+            0
+        );
+        let f = File::open(&p).expect("open");
+        let e = lock_for_writing(&f, &p).unwrap_err();
+        assert_eq!(e.kind, crate::error::ErrorKind::Refused);
+        assert!(
+            e.problem.contains("locked by another program"),
+            "{}",
+            e.problem
+        );
+        drop(holder);
+        assert!(lock_for_writing(&f, &p).is_ok());
     }
 
     #[test]

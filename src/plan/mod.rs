@@ -1,6 +1,9 @@
 //! Plans: a proposed table change as a value — the old and new layout, what happens to each partition, and
 //! the exact sectors to be written (with a checksum of what they hold now). A plan serialises to JSON, renders
-//! as a readable diff, and is what `apply` writes. Choosing the grain, placing partitions and encoding the
+//! as a readable diff, and is what `apply` writes. A plan is **sealed** when made: `seal` is a CRC-32 over its
+//! canonical JSON (every field, with `seal` empty); a plan read from a file whose seal does not match was edited
+//! or damaged and is refused ([`Plan::from_json`]). `apply` additionally encodes the plan's layout again and
+//! refuses unless it yields exactly the plan's sectors and phases. Choosing the grain, placing partitions and encoding the
 //! sectors are pure (`grain`, `layout`, `encode`); `make` gathers the inputs from an opened device.
 
 pub mod chain;
@@ -20,8 +23,11 @@ use crate::table::{self, Label, Partition, Table};
 use crate::units::human;
 pub use grain::Grain;
 
-/// Version of the plan file format.
-pub const SCHEMA: u32 = 1;
+/// Version of the plan file format (2: sealed).
+pub const SCHEMA: u32 = 2;
+
+/// Largest plan file read (a plan holds at most a few thousand sectors in hex).
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// The device a plan (or backup) was made for: enough identity to refuse it on another disk. A drive is known
 /// by its serial/WWN; an image file or loop device by the file behind it (canonical path, device and inode);
@@ -291,9 +297,60 @@ pub struct Plan {
     pub changes: Vec<Change>,
     pub writes: Vec<SectorWrite>,
     pub notes: Vec<String>,
+    /// `crc32:XXXXXXXX` over the canonical JSON of everything else (see the module doc).
+    #[serde(default)]
+    pub seal: String,
 }
 
 impl Plan {
+    /// The seal this plan's contents call for.
+    pub fn compute_seal(&self) -> String {
+        let mut c = self.clone();
+        c.seal.clear();
+        // Serialising plain data (no maps with non-string keys) cannot fail; an empty text would not match.
+        let text = serde_json::to_vec(&c).unwrap_or_default();
+        format!("crc32:{:08x}", crc32fast::hash(&text))
+    }
+
+    /// The plan with its seal set.
+    pub fn sealed(mut self) -> Self {
+        self.seal = self.compute_seal();
+        self
+    }
+
+    /// Reads a plan from JSON: the schema must be this afdisk's and the seal must match, otherwise it is
+    /// refused (`origin` names the file in the messages).
+    pub fn from_json(text: &str, origin: &str) -> Result<Plan> {
+        let p: Plan = serde_json::from_str(text).map_err(|e| {
+            Error::usage(
+                format!("{origin} is not an afdisk plan: {e}"),
+                "make one with `afdisk plan TARGET ... -o FILE`",
+            )
+        })?;
+        if p.schema != SCHEMA {
+            return Err(Error::refused(
+                format!(
+                    "{origin} is a plan of schema {} (this afdisk applies schema {SCHEMA} plans, which are \
+                     sealed against edits); nothing was written",
+                    p.schema
+                ),
+                "make the plan again with this afdisk: `afdisk plan TARGET ... -o FILE`",
+            ));
+        }
+        let want = p.compute_seal();
+        if p.seal != want {
+            return Err(Error::refused(
+                format!(
+                    "{origin} was edited or damaged after afdisk made it (its seal is {:?}, its contents call \
+                     for {want:?}); nothing was written",
+                    p.seal
+                ),
+                "make the plan again with `afdisk plan`; afdisk applies plans only as it made them",
+            ));
+        }
+        Ok(p)
+    }
+
     /// Whether applying would change anything.
     pub fn is_noop(&self) -> bool {
         self.writes.is_empty()
@@ -630,7 +687,9 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
         changes,
         writes,
         notes,
-    })
+        seal: String::new(),
+    }
+    .sealed())
 }
 
 #[cfg(test)]
@@ -643,6 +702,71 @@ mod tests {
         assert_eq!(from_hex(&to_hex(&b)).unwrap(), b);
         assert!(from_hex("abc").is_none());
         assert!(from_hex("zz").is_none());
+    }
+
+    #[test]
+    fn seal_detects_any_edit() {
+        let p = Plan {
+            schema: SCHEMA,
+            kind: PlanKind::Fresh,
+            preset: None,
+            device: PlanDevice {
+                path: "/tmp/x.img".into(),
+                name: "x.img".into(),
+                kind: TargetKind::Image,
+                model: None,
+                serial: None,
+                wwn: None,
+                size_bytes: 1 << 20,
+                logical_sector_size: 512,
+                physical_sector_size: 512,
+                alignment_offset: 0,
+                file: None,
+                table_ids: None,
+            },
+            grain: Grain {
+                bytes: 1 << 20,
+                source: "1MiB".into(),
+            },
+            strict: false,
+            old: None,
+            new: Layout {
+                table: Table {
+                    label: Label::Gpt,
+                    sector_size: 512,
+                    id: "ID".into(),
+                    first_usable: 34,
+                    last_usable: 2014,
+                    header_used: None,
+                    max_partitions: 128,
+                },
+                partitions: vec![],
+            },
+            changes: vec![],
+            writes: vec![SectorWrite {
+                lba: 1,
+                phase: 1,
+                what: "primary GPT header".into(),
+                old_crc32: 0,
+                data: "00ab".into(),
+            }],
+            notes: vec![],
+            seal: String::new(),
+        }
+        .sealed();
+        let text = serde_json::to_string_pretty(&p).unwrap();
+        assert_eq!(Plan::from_json(&text, "p").unwrap(), p);
+        for (from, to) in [
+            ("00ab", "00ac"),
+            ("\"phase\": 1", "\"phase\": 2"),
+            ("2014", "2015"),
+        ] {
+            let edited = text.replacen(from, to, 1);
+            assert_ne!(edited, text);
+            let e = Plan::from_json(&edited, "p").unwrap_err();
+            assert_eq!(e.kind, crate::error::ErrorKind::Refused, "{from}");
+            assert!(e.problem.contains("edited or damaged"), "{}", e.problem);
+        }
     }
 
     #[test]

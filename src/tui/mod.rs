@@ -36,7 +36,7 @@ enum Msg {
     Written {
         path: PathBuf,
         undo: bool,
-        result: Result<afdisk::apply::Outcome, String>,
+        result: Result<Box<afdisk::apply::Outcome>, String>,
     },
 }
 
@@ -60,7 +60,8 @@ fn spawn_plan(tx: mpsc::Sender<Msg>, r: plan::PlanRequest, opts: InspectOptions,
         plan::PlanRequest::Apply { path, plan, typed } => {
             let result = device::open(&path, &opts.overrides)
                 .and_then(|o| afdisk::apply::apply(&o, &plan, &Confirmation::Typed(typed), &dir))
-                .map_err(err);
+                .map(Box::new)
+                .map_err(|e| plan::failure_text(&e));
             let _ = tx.send(Msg::Written {
                 path,
                 undo: false,
@@ -77,7 +78,8 @@ fn spawn_plan(tx: mpsc::Sender<Msg>, r: plan::PlanRequest, opts: InspectOptions,
                     let o = device::open(&path, &opts.overrides)?;
                     afdisk::apply::restore(&o, &b, &Confirmation::Typed(typed), &dir)
                 })
-                .map_err(err);
+                .map(Box::new)
+                .map_err(|e| plan::failure_text(&e));
             let _ = tx.send(Msg::Written {
                 path,
                 undo: true,
@@ -215,10 +217,11 @@ fn on_msg(app: &mut App, m: Msg, tx: &mpsc::Sender<Msg>, opts: InspectOptions) {
                                 o.backup_file.clone()
                             },
                             message: format!(
-                                "{} {} sector(s), verified. {} Backup: {}",
+                                "{} {} sector(s), verified. {}; {}. Backup: {}",
                                 if undo { "Restored" } else { "Wrote" },
                                 o.sectors_written,
                                 o.reread.message,
+                                o.kernel.message,
                                 o.backup_file.display()
                             ),
                             undone: undo,

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crossterm::event::KeyCode;
 
+use afdisk::error::ErrorKind;
 use afdisk::plan::{Plan, PlanKind};
 
 /// Presets the plan screen cycles through for an empty disk.
@@ -63,6 +64,18 @@ pub enum PlanRequest {
         backup: PathBuf,
         typed: String,
     },
+}
+
+/// How a failed write or undo reads on the plan screen: what kind of failure it was (a refusal wrote
+/// nothing; an I/O failure may have written part, and its text then carries the exact `afdisk restore`
+/// command), the problem and the fix.
+pub fn failure_text(e: &afdisk::Error) -> String {
+    let kind = match e.kind {
+        ErrorKind::Refused => "Refused",
+        ErrorKind::Io => "I/O failure",
+        ErrorKind::Usage => "Not possible",
+    };
+    format!("{kind}: {} ({})", e.problem, e.fix)
 }
 
 /// What a key on the plan screen does.

@@ -124,7 +124,8 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
         body,
     );
     let (msg, style) = match (&ps.error, &ps.written) {
-        (Some(e), _) => (format!("Refused: {e}"), st.bad),
+        // The text says what kind of failure it was (see `plan::failure_text`).
+        (Some(e), _) => (e.clone(), st.bad),
         (None, Some(w)) if w.undone => (format!("{} Undone.", w.message), st.ok),
         (None, Some(w)) => (
             format!("{} Press u to undo, b to benchmark the result.", w.message),
@@ -173,7 +174,8 @@ fn draw_dialog(
             ps.plan.device.path
         ),
         DialogKind::Undo => format!(
-            "Restore {} from the backup taken before the write.",
+            "Put back the sectors of {} that the write changed, from the backup taken before it (refused if any \
+             changed since).",
             ps.plan.device.path
         ),
     };
@@ -200,4 +202,56 @@ fn draw_dialog(
             .block(Block::bordered().title(Line::from(title).style(st.bad))),
         r,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    use super::*;
+
+    fn screen(ps: &PlanState) -> String {
+        let st = Styles {
+            ok: Style::default(),
+            bad: Style::default(),
+            warn: Style::default(),
+            title: Style::default(),
+        };
+        let mut t = Terminal::new(TestBackend::new(120, 30)).expect("terminal");
+        t.draw(|f| draw(f, ps, f.area(), &st)).expect("draw");
+        t.backend().to_string()
+    }
+
+    #[test]
+    fn a_failed_write_shows_as_an_io_failure_with_the_restore_command() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let img = dir.path().join("t.img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(64 << 20))
+            .expect("image");
+        let o = afdisk::device::open(&img, &Default::default()).expect("open");
+        let req = afdisk::plan::Request {
+            preset: Some("data".into()),
+            ..Default::default()
+        };
+        let plan = afdisk::plan::make(&o, &req).expect("plan");
+        let mut ps = PlanState::new(img.clone(), plan, Some(0));
+        let cmd = afdisk::apply::restore_command(
+            std::path::Path::new("/dev/x"),
+            std::path::Path::new("/b/x.json"),
+        );
+        let io = afdisk::Error::io(
+            "writing sector 1 of /dev/x failed",
+            format!("put them back with: {cmd}"),
+        );
+        ps.error = Some(super::super::plan::failure_text(&io));
+        let text = screen(&ps);
+        assert!(text.contains("I/O failure: writing sector 1"), "{text}");
+        assert!(!text.contains("Refused"), "{text}");
+        assert!(text.contains("afdisk restore '/dev/x'"), "{text}");
+        let refused = afdisk::Error::refused("confirmation does not name it", "type x");
+        ps.error = Some(super::super::plan::failure_text(&refused));
+        assert!(screen(&ps).contains("Refused: confirmation"));
+    }
 }
