@@ -98,7 +98,11 @@ fn current_layout(src: &dyn ByteSource, ss: u64) -> Option<Layout> {
 fn same_device(want: &PlanDevice, opened: &Opened, what: &str) -> Result<()> {
     let now = PlanDevice::from_info(&opened.info);
     let mut why = want.mismatch(&now, what);
-    if what == "backup" && why.is_none() {
+    // A backup's table identity is checked only where the device itself has no identity (a drive that reports
+    // neither serial nor WWN): on a device proven to be the same, a restore over another table is what a
+    // restore is for (the restore itself refuses to write under a current partition).
+    let weak = want.file.is_none() && want.serial.is_none() && want.wwn.is_none();
+    if what == "backup" && why.is_none() && weak {
         let scan = table::scan(&opened.source(), opened.info.logical_sector_size);
         if let (Some(t), Some(ids)) = (&scan.table, &want.table_ids) {
             if !ids.contains(&t.id) {
@@ -766,7 +770,7 @@ mod tests {
     fn shell_quoting_pastes() {
         assert_eq!(
             restore_command(Path::new("/dev/sdb"), Path::new("/b/x y.json")),
-            "afdisk restore '/dev/sdb' '/b/x y.json'"
+            "afdisk restore /dev/sdb '/b/x y.json'"
         );
     }
 
