@@ -249,7 +249,7 @@ mod tests {
         let text = screen(&ps);
         assert!(text.contains("I/O failure: writing sector 1"), "{text}");
         assert!(!text.contains("Refused"), "{text}");
-        assert!(text.contains("afdisk restore '/dev/x'"), "{text}");
+        assert!(text.contains("afdisk restore /dev/x"), "{text}");
         let refused = afdisk::Error::refused("confirmation does not name it", "type x");
         ps.error = Some(super::super::plan::failure_text(&refused));
         assert!(screen(&ps).contains("Refused: confirmation"));
