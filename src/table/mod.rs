@@ -110,6 +110,9 @@ pub fn scan(src: &dyn ByteSource, lss: u64) -> TableScan {
             out.table = Some(t);
             out.partitions = parts;
             out.findings = findings;
+            if let Some(f) = pmbr_disagreement(mbr0.as_ref()) {
+                out.findings.push(f);
+            }
             check_geometry(&mut out, src.len());
             return out;
         }
@@ -171,6 +174,40 @@ pub fn scan(src: &dyn ByteSource, lss: u64) -> TableScan {
         ));
     }
     out
+}
+
+/// How libfdisk (sfdisk, fdisk), blkid and the kernel read a disk whose valid GPT sits behind an LBA 0 that is
+/// not a protective MBR. They recognise a GPT only behind 0x55AA plus an 0xEE entry (libfdisk `valid_pmbr`,
+/// the kernel's `is_pmbr_valid`); gdisk uses the GPT anyway.
+fn pmbr_disagreement(lba0: Option<&mbr::Lba0>) -> Option<Finding> {
+    let m = lba0?;
+    if !m.signature_ok {
+        return Some(Finding::new(
+            Severity::Error,
+            "tools-disagree",
+            None,
+            "LBA 0 does not end in 0x55AA, so it is no protective MBR: sfdisk, fdisk, blkid and the kernel find no \
+             partition table on this disk (udev creates no partition devices), while gdisk and afdisk read the \
+             valid GPT. Write a protective MBR before using the disk: `gdisk DEV`, then x, n (new protective \
+             MBR), w.",
+        ));
+    }
+    if !m.has_ee_entry() {
+        let listed = m.entries.iter().filter(|e| e.listed()).count();
+        return Some(Finding::new(
+            Severity::Error,
+            "tools-disagree",
+            None,
+            format!(
+                "LBA 0 holds an MBR without a GPT protective (0xEE) entry, so sfdisk, fdisk, blkid and the kernel \
+                 read this disk as an MBR (\"dos\") disk with {listed} partition(s) and ignore the GPT that afdisk \
+                 and gdisk read (sgdisk stops with \"Invalid partition data!\"). Decide which table is real. To \
+                 keep the GPT, write a protective MBR: `gdisk DEV`, then x, n (new protective MBR), w; to keep \
+                 the MBR, destroy the GPT with `sgdisk --zap DEV` (it leaves LBA 0 alone; back up first)."
+            ),
+        ));
+    }
+    None
 }
 
 /// Infers the logical sector size of an image file from where a valid GPT header lies.
