@@ -49,10 +49,6 @@ impl Entry {
     pub fn used(&self) -> bool {
         self.sys != 0 && self.size != 0
     }
-    /// Listed by libfdisk and the kernel: any entry with a non-zero size, whatever its type.
-    pub fn listed(&self) -> bool {
-        self.size != 0
-    }
 }
 
 /// The first 512 bytes of the disk, parsed.
@@ -574,15 +570,21 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> (Table, Vec<Partitio
             ),
         ));
     }
+    // libfdisk lists every entry that is not all zeros (`is_cleared_partition`), even one of size 0.
+    let raw0 = src.read_vec(0, 512).unwrap_or_default();
+    let cleared = |i: usize| {
+        raw0.get(446 + 16 * i..462 + 16 * i)
+            .is_none_or(|b| b.iter().all(|x| *x == 0))
+    };
     for (i, e) in lba0.entries.iter().enumerate() {
-        if e.listed() {
+        if !cleared(i) {
             let kind = if mbr_is_extended(e.sys) {
                 PartKind::Extended
             } else {
                 PartKind::Primary
             };
             parts.push(entry_partition(i as u32 + 1, e, kind));
-            if e.sys == 0 {
+            if e.sys == 0 && e.size != 0 {
                 findings.push(Finding::new(
                     Severity::Warning,
                     "tools-disagree",
@@ -631,7 +633,7 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> (Table, Vec<Partitio
     let ext_end = ext_start + u64::from(ext.size);
     let mut listed = 0usize;
     for (number, pte) in &chain.ptes {
-        if !pte.data.listed() {
+        if pte.data_cleared {
             continue;
         }
         listed += 1;
@@ -655,6 +657,17 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> (Table, Vec<Partitio
         parts.push(p);
     }
     findings.extend(chain_findings(&chain.anomalies, &ext, listed));
+    for p in parts.iter().filter(|p| p.size == 0) {
+        findings.push(Finding::new(
+            Severity::Error,
+            "tools-disagree",
+            Some(p.number),
+            format!(
+                "Entry {} has size 0 but is not empty (its type, start or flag bytes are set). sfdisk lists it as                  a partition of size 0 (so does afdisk); the kernel and blkid ignore it. Delete the entry                  (`sfdisk --delete DEV {}`) or give it its real size.",
+                p.number, p.number
+            ),
+        ));
+    }
     (table, parts, findings)
 }
 

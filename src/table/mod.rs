@@ -193,7 +193,7 @@ fn pmbr_disagreement(lba0: Option<&mbr::Lba0>) -> Option<Finding> {
         ));
     }
     if !m.has_ee_entry() {
-        let listed = m.entries.iter().filter(|e| e.listed()).count();
+        let listed = m.entries.iter().filter(|e| e.size != 0).count();
         return Some(Finding::new(
             Severity::Error,
             "tools-disagree",
