@@ -742,7 +742,7 @@ mod tests {
             assert_eq!(logicals.len(), n);
             assert_eq!(logicals.last().map(|p| p.number), Some(4 + n as u32));
             assert!(findings.is_empty(), "{findings:?}");
-            assert_eq!(src.1.get(), n, "one read per EBR");
+            assert_eq!(src.1.get(), n + 1, "LBA 0, then one read per EBR");
         }
     }
 
@@ -765,6 +765,6 @@ mod tests {
         assert!(findings
             .iter()
             .any(|f| f.code == "ebr-chain-anomaly" && f.message.contains("loops")));
-        assert_eq!(src.1.get(), 3, "each EBR read once");
+        assert_eq!(src.1.get(), 1 + 3, "LBA 0, then each EBR once");
     }
 }

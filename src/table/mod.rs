@@ -1,6 +1,10 @@
 //! Partition tables: the model (a table and its entries in the table's own sectors) and the reader that finds
 //! a GPT or MBR on a byte source, falls back to the backup GPT, and notices tables written for the other sector
 //! size (512 vs 4096). Nothing here writes.
+//!
+//! afdisk lists what `sfdisk --json` lists wherever it can (see `mbr` for the EBR chain). Where libfdisk
+//! (sfdisk, fdisk), the kernel, blkid or gdisk would read the disk differently (label probing, GPT header checks,
+//! MBR flag bytes), a `tools-disagree` finding says how, as an error when it matters for editing.
 
 pub mod gpt;
 pub mod mbr;
