@@ -66,6 +66,8 @@ pub const CODES: &[&str] = &[
     "partition-outside-usable",
     "logical-outside-extended",
     "invalid-partition",
+    "ebr-chain-anomaly",
+    "tools-disagree",
     "unsupported-table",
     "bogus-optimal-io",
     "misreported-physical-sector",

@@ -1,16 +1,32 @@
-//! MBR reading: LBA 0 parsed by hand (to tell a DOS table from a protective or hybrid MBR), the EBR chain
-//! pre-walked with 64-bit arithmetic and a length cap, then the table decoded by `mbrman` only when the chain is
-//! sane (mbrman adds EBR offsets in 32 bits and trusts the chain).
+//! MBR reading: LBA 0 parsed by hand (to tell a DOS table from a protective or hybrid MBR), and the chain of
+//! extended boot records (EBRs) read the way libfdisk (`sfdisk`, `fdisk`) reads it, so that afdisk lists the
+//! same partitions under the same numbers as `sfdisk --json`.
+//!
+//! Terms:
+//! - *extended partition*: the first primary entry whose type is 0x05, 0x0F or 0x85 (libfdisk follows only that
+//!   one); its start is `ext_offset`.
+//! - *EBR*: one sector of the chain. The first lies at `ext_offset`; every later one at `ext_offset` + the start
+//!   of the previous EBR's *link* entry. Each EBR is read once (one `read_vec` of one sector), at a 64-bit LBA.
+//! - *slots*: the four 16-byte entries of an EBR. As in libfdisk's `read_extended`, all four are scanned and
+//!   size-0 slots skipped; the first slot of an extended type is the *link*, the first other non-zero type is the
+//!   *data* (the logical partition, its start relative to its own EBR). Missing ones fall back to slot 0 (or 1).
+//! - The chain ends when the link is not of an extended type, when an EBR cannot be read, or at libfdisk's cap of
+//!   partition #60 (`MAX_PARTS`), which also bounds a looping chain: libfdisk has no loop detection and lists the
+//!   repeated partitions; afdisk lists them too and reports the loop.
+//! - *standard* EBR: 0x55AA present, boot bytes 0x00/0x80, data (if any) in slot 0, link (if any) in slot 1 with
+//!   an extended type, a non-zero size and a start moving forward inside the extended partition, slots 2–3
+//!   unused. This is the only form afdisk's plan edits; anything else is an `ebr-chain-anomaly` finding (an
+//!   error: afdisk refuses to edit it) that says how sfdisk, the kernel/blkid and gdisk read it.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::collections::HashSet;
 
-use super::source::{ByteSource, SourceReader};
+use super::source::ByteSource;
 use super::types::{mbr_is_extended, mbr_type_name};
 use super::{Label, PartKind, Partition, Table};
 use crate::finding::{Finding, Severity};
 
-/// Longest EBR chain afdisk follows.
-pub const MAX_LOGICAL: usize = 1024;
+/// libfdisk's `MAXIMUM_PARTS`: the highest partition number sfdisk lists (4 primaries + 56 logicals).
+pub const MAX_PARTS: usize = 60;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Entry {
@@ -29,6 +45,7 @@ impl Entry {
             size: u32::from_le_bytes([b[12], b[13], b[14], b[15]]),
         }
     }
+    /// A non-empty entry with a non-zero type (what the protective-MBR checks count).
     pub fn used(&self) -> bool {
         self.sys != 0 && self.size != 0
     }
@@ -57,6 +74,10 @@ impl Lba0 {
     pub fn has_protective(&self) -> bool {
         self.signature_ok && self.entries.iter().any(|e| e.sys == 0xEE)
     }
+    /// An 0xEE entry, whether or not the sector ends in 0x55AA.
+    pub fn has_ee_entry(&self) -> bool {
+        self.entries.iter().any(|e| e.sys == 0xEE)
+    }
     pub fn used_non_protective(&self) -> Vec<Entry> {
         self.entries
             .iter()
@@ -64,11 +85,17 @@ impl Lba0 {
             .copied()
             .collect()
     }
-    /// A DOS partition table: boot signature, valid boot flags, no GPT protective entry.
+    /// A DOS partition table as libfdisk probes it: the boot signature and no GPT protective entry. Boot bytes
+    /// other than 0x00/0x80 do not stop libfdisk (the kernel and blkid reject the table: see `read`).
     pub fn looks_like_dos(&self) -> bool {
-        self.signature_ok
-            && self.entries.iter().all(|e| e.boot == 0 || e.boot == 0x80)
-            && !self.entries.iter().any(|e| e.sys == 0xEE)
+        self.signature_ok && !self.entries.iter().any(|e| e.sys == 0xEE)
+    }
+    /// Slots (1-based) whose boot byte is neither 0x00 nor 0x80.
+    pub fn bad_boot_slots(&self) -> Vec<usize> {
+        (0..4)
+            .filter(|&i| !matches!(self.entries[i].boot, 0 | 0x80))
+            .map(|i| i + 1)
+            .collect()
     }
 }
 
@@ -76,63 +103,275 @@ pub fn read_lba0(src: &dyn ByteSource) -> Option<Lba0> {
     src.read_vec(0, 512).ok().and_then(|b| Lba0::parse(&b))
 }
 
-/// Walks the EBR chain of the extended partition at `ext_start` (sectors). Returns the number of logical
-/// partitions, or why the chain cannot be trusted.
-fn walk_ebr_chain(src: &dyn ByteSource, lss: u64, ext: &Entry) -> Result<usize, String> {
-    let ext_start = u64::from(ext.start);
-    let ext_end = ext_start + u64::from(ext.size);
-    let mut rel = 0u64;
-    let mut count = 0usize;
-    loop {
-        let ebr_lba = ext_start + rel;
-        let Ok(b) = src.read_vec(ebr_lba * lss, 512) else {
-            return if rel == 0 {
-                Ok(0)
-            } else {
-                Err(format!("EBR at sector {ebr_lba} cannot be read"))
-            };
-        };
-        let Some(ebr) = Lba0::parse(&b) else {
-            return Err("short EBR".into());
-        };
-        if !ebr.signature_ok {
-            return if rel == 0 {
-                Ok(0)
-            } else {
-                Err(format!("EBR at sector {ebr_lba} has no 0x55AA signature"))
-            };
-        }
-        let part = ebr.entries[0];
-        let next = ebr.entries[1];
-        if part.used() {
-            let abs = ebr_lba + u64::from(part.start);
-            if abs > u64::from(u32::MAX) || abs + u64::from(part.size) > u64::from(u32::MAX) + 1 {
-                return Err(format!(
-                    "logical partition at EBR {ebr_lba} lies beyond 2 TiB of sectors"
-                ));
-            }
-            count += 1;
-        }
-        if next.start == 0 {
-            return Ok(count);
-        }
-        let next_rel = u64::from(next.start);
-        if next_rel <= rel {
-            return Err(format!(
-                "EBR chain loops back (next EBR at +{next_rel} after +{rel})"
-            ));
-        }
-        if ext_start + next_rel >= ext_end {
-            return Err(format!(
-                "EBR chain leaves the extended partition (next EBR at sector {})",
-                ext_start + next_rel
-            ));
-        }
-        if count >= MAX_LOGICAL {
-            return Err(format!("more than {MAX_LOGICAL} logical partitions"));
-        }
-        rel = next_rel;
+/// One EBR as libfdisk keeps it (a `pte`): its sector, its data and link entries.
+#[derive(Debug, Clone)]
+struct Pte {
+    /// Absolute LBA the data entry's start is relative to (the EBR, or `ext_offset` after libfdisk's renumbering
+    /// moved the first logical's entry there).
+    offset: u64,
+    /// The sector the data entry was read from.
+    ebr_lba: u64,
+    data: Entry,
+    data_cleared: bool,
+    link_cleared: bool,
+}
+
+impl Pte {
+    fn abs_start(&self) -> u64 {
+        self.offset + u64::from(self.data.start)
     }
+}
+
+/// What is unusual about a chain; each kind becomes one finding.
+#[derive(Debug, Default)]
+struct Anomalies {
+    bad_ext_offset: bool,
+    /// (EBR LBA, slots with a boot byte other than 0x00/0x80)
+    bad_boot: Vec<(u64, Vec<usize>)>,
+    /// EBRs without 0x55AA.
+    no_signature: Vec<u64>,
+    /// EBRs whose slots are not in the standard order (data in slot 0, link in slot 1, slots 2–3 unused).
+    odd_slots: Vec<u64>,
+    /// EBRs with more than one data or link slot (libfdisk ignores the extras; blkid/the kernel list extra data).
+    extras: Vec<u64>,
+    /// EBRs whose data entry has type 0 but a size (libfdisk and the kernel list it).
+    type0_data: Vec<u64>,
+    /// EBRs whose link has a non-extended type and a size (libfdisk ends the chain; blkid lists it as data).
+    non_ext_link: Vec<u64>,
+    /// EBRs whose link has an extended type but size 0 (libfdisk follows it; the kernel stops).
+    zero_size_link: Vec<u64>,
+    /// (EBR, next) where the next EBR was already visited (a loop; libfdisk repeats partitions up to #60).
+    loop_at: Option<(u64, u64)>,
+    /// (EBR, next) where the link goes backwards (not a loop yet).
+    backward: Vec<(u64, u64)>,
+    /// EBRs outside the extended partition.
+    outside: Vec<u64>,
+    /// An EBR that could not be read (past the end of the device): its LBA.
+    unreadable: Option<u64>,
+    /// The chain went on past partition #60.
+    capped: bool,
+}
+
+impl Anomalies {
+    fn any(&self) -> bool {
+        self.bad_ext_offset
+            || !self.bad_boot.is_empty()
+            || !self.no_signature.is_empty()
+            || !self.odd_slots.is_empty()
+            || !self.extras.is_empty()
+            || !self.type0_data.is_empty()
+            || !self.non_ext_link.is_empty()
+            || !self.zero_size_link.is_empty()
+            || self.loop_at.is_some()
+            || !self.backward.is_empty()
+            || !self.outside.is_empty()
+            || self.unreadable.is_some()
+            || self.capped
+    }
+}
+
+fn list(v: &[u64]) -> String {
+    let mut s: Vec<String> = v.iter().take(6).map(|x| x.to_string()).collect();
+    if v.len() > 6 {
+        s.push(format!("… ({} in all)", v.len()));
+    }
+    s.join(", ")
+}
+
+/// The result of walking the chain: logical entries (numbered as sfdisk numbers them) and what was odd.
+struct Chain {
+    ptes: Vec<(u32, Pte)>,
+    anomalies: Anomalies,
+}
+
+/// Walks the EBR chain of the extended entry `ext` as libfdisk's `read_extended` does (see the module doc).
+fn walk_chain(src: &dyn ByteSource, lss: u64, ext: &Entry) -> Chain {
+    let mut an = Anomalies::default();
+    let mut ptes: Vec<Pte> = Vec::new();
+    if ext.start == 0 {
+        an.bad_ext_offset = true;
+        return Chain {
+            ptes: Vec::new(),
+            anomalies: an,
+        };
+    }
+    let ext_start = u64::from(ext.start);
+    let ext_end = ext_start + u64::from(ext.size); // exclusive
+    let dev_sectors = src.len() / lss.max(1);
+    let mut visited: HashSet<u64> = HashSet::new();
+    let mut cache: std::collections::HashMap<u64, Option<Vec<u8>>> =
+        std::collections::HashMap::new();
+    let mut ext_offset = 0u64;
+    let mut link_start = ext.start;
+    let mut prev_ebr: Option<u64> = None;
+    let mut early_return = false;
+    loop {
+        if 4 + ptes.len() >= MAX_PARTS {
+            an.capped = true;
+            early_return = true;
+            break;
+        }
+        let lba = ext_offset + u64::from(link_start);
+        if let Some(prev) = prev_ebr {
+            if visited.contains(&lba) {
+                if an.loop_at.is_none() {
+                    an.loop_at = Some((prev, lba));
+                }
+            } else if lba <= prev {
+                an.backward.push((prev, lba));
+            }
+        }
+        visited.insert(lba);
+        if (lba < ext_start || lba >= ext_end) && !an.outside.contains(&lba) {
+            an.outside.push(lba);
+        }
+        // One read per distinct EBR sector, however often a looping chain revisits it.
+        let sector = cache
+            .entry(lba)
+            .or_insert_with(|| {
+                if lba >= dev_sectors {
+                    return None;
+                }
+                src.read_vec(lba * lss, lss as usize).ok()
+            })
+            .clone();
+        let Some(b) = sector.filter(|b| b.len() >= 512) else {
+            an.unreadable = Some(lba);
+            early_return = true;
+            break;
+        };
+        if ext_offset == 0 {
+            ext_offset = u64::from(link_start);
+        }
+        let raw = |i: usize| &b[446 + 16 * i..462 + 16 * i];
+        let slots: [Entry; 4] = [0, 1, 2, 3].map(|i| Entry::parse(raw(i)));
+        let cleared: [bool; 4] = [0, 1, 2, 3].map(|i| raw(i).iter().all(|x| *x == 0));
+        let signed = b[510] == 0x55 && b[511] == 0xAA;
+        if !signed && !an.no_signature.contains(&lba) {
+            an.no_signature.push(lba);
+        }
+        let bad: Vec<usize> = (0..4)
+            .filter(|&i| !matches!(slots[i].boot, 0 | 0x80))
+            .map(|i| i + 1)
+            .collect();
+        if !bad.is_empty() && !an.bad_boot.iter().any(|(l, _)| *l == lba) {
+            an.bad_boot.push((lba, bad));
+        }
+        let mut data: Option<usize> = None;
+        let mut link: Option<usize> = None;
+        let mut extra = false;
+        for (i, s) in slots.iter().enumerate() {
+            if s.size == 0 {
+                continue;
+            }
+            if mbr_is_extended(s.sys) {
+                if link.is_some() {
+                    extra = true;
+                } else {
+                    link = Some(i);
+                }
+            } else if s.sys != 0 {
+                if data.is_some() {
+                    extra = true;
+                } else {
+                    data = Some(i);
+                }
+            }
+        }
+        let found_data = data.is_some();
+        let found_link = link.is_some();
+        // libfdisk's fallbacks ("very strange code here..."): slot 0, or slot 1 when slot 0 is taken.
+        let data = data.unwrap_or(if link == Some(0) { 1 } else { 0 });
+        let link = link.unwrap_or(if data == 0 { 1 } else { 0 });
+        let note = |v: &mut Vec<u64>| {
+            if !v.contains(&lba) {
+                v.push(lba)
+            }
+        };
+        if extra {
+            note(&mut an.extras);
+        }
+        if !found_data && slots[data].size != 0 {
+            // Only possible with type 0 (any other type would have been found).
+            note(&mut an.type0_data);
+        }
+        if !found_link && slots[link].size != 0 && !mbr_is_extended(slots[link].sys) {
+            note(&mut an.non_ext_link);
+        }
+        if !found_link && mbr_is_extended(slots[link].sys) {
+            note(&mut an.zero_size_link);
+        }
+        let standard = (slots[0].size == 0 || (found_data && data == 0))
+            && ((found_link && link == 1) || (slots[1].size == 0 && slots[1].sys == 0))
+            && slots[2..].iter().all(|s| s.size == 0 && s.sys == 0);
+        let specific = extra
+            || an.non_ext_link.contains(&lba)
+            || an.zero_size_link.contains(&lba)
+            || an.type0_data.contains(&lba);
+        if !standard && !specific {
+            note(&mut an.odd_slots);
+        }
+        ptes.push(Pte {
+            offset: lba,
+            ebr_lba: lba,
+            data: slots[data],
+            data_cleared: cleared[data],
+            link_cleared: cleared[link],
+        });
+        prev_ebr = Some(lba);
+        if !mbr_is_extended(slots[link].sys) {
+            break;
+        }
+        link_start = slots[link].start;
+    }
+    let numbered: Vec<(u32, Pte)> = if early_return {
+        // libfdisk returns before its clean-up: raw numbering, empty entries simply not listed.
+        ptes.into_iter()
+            .enumerate()
+            .map(|(i, p)| (5 + i as u32, p))
+            .collect()
+    } else {
+        cleanup(ptes, ext_offset)
+    };
+    Chain {
+        ptes: numbered,
+        anomalies: an,
+    }
+}
+
+/// libfdisk's clean-up after a complete read: drop a trailing all-zero EBR, then every logical of size 0
+/// (renumbering the rest), exactly as `dos_delete_partition` would, including its move of the first logical's
+/// entry to the start of the extended partition (with libfdisk's 32-bit relative start).
+fn cleanup(mut ptes: Vec<Pte>, ext_offset: u64) -> Vec<(u32, Pte)> {
+    if ptes
+        .last()
+        .is_some_and(|p| p.data_cleared && p.link_cleared)
+    {
+        ptes.pop();
+    }
+    while let Some(first_sys) = ptes.first().map(|p| p.data.sys) {
+        let many = ptes.len() > 1;
+        let Some(i) = ptes
+            .iter()
+            .position(|p| p.data.size == 0 && (many || first_sys != 0))
+        else {
+            break;
+        };
+        // libfdisk's `dos_delete_partition`: removing the first logical moves the second one's entry to the
+        // first EBR (its start made relative to it, in 32 bits); a logical whose link is not of an extended
+        // type is always the last of the chain, so removing it shifts nothing.
+        if i == 0 && many {
+            let abs = ptes[1].abs_start();
+            let rel = abs.wrapping_sub(ext_offset) as u32;
+            ptes[1].offset = ext_offset;
+            ptes[1].data.start = rel;
+        }
+        ptes.remove(i);
+    }
+    ptes.into_iter()
+        .enumerate()
+        .map(|(i, p)| (5 + i as u32, p))
+        .collect()
 }
 
 fn entry_partition(number: u32, e: &Entry, kind: PartKind) -> Partition {
@@ -151,7 +390,155 @@ fn entry_partition(number: u32, e: &Entry, kind: PartKind) -> Partition {
     }
 }
 
-/// Reads a DOS table (primaries, extended container, logical partitions).
+const FIX: &str = "To make the chain standard, rewrite the table with sfdisk after checking its listing: \
+                   `sfdisk --dump DEV > table.txt` (remove repeated or unwanted lines), then `sfdisk DEV < table.txt` \
+                   (back up the first MiB and every EBR first, e.g. with `afdisk backup`).";
+
+fn anomaly(message: String) -> Finding {
+    Finding::new(Severity::Error, "ebr-chain-anomaly", None, message)
+}
+
+fn chain_findings(an: &Anomalies, ext: &Entry, listed: usize) -> Vec<Finding> {
+    let mut f = Vec::new();
+    if an.bad_ext_offset {
+        f.push(anomaly(
+            "The extended partition starts at sector 0 (\"Bad offset in primary extended partition\" in fdisk): \
+             sfdisk and afdisk read no logical partitions from it, and the kernel reads the MBR itself as an \
+             EBR. Fix the extended entry's start (sfdisk --dump / edit / sfdisk) or delete it."
+                .to_string(),
+        ));
+    }
+    if let Some((from, to)) = an.loop_at {
+        f.push(anomaly(format!(
+            "The EBR chain loops: the EBR at sector {from} links back to the EBR at sector {to}, which was \
+             already read. sfdisk (libfdisk has no loop detection) repeats the same logical partitions up to \
+             #{MAX_PARTS} and afdisk lists them as sfdisk does; the kernel repeats them up to its own limit, \
+             blkid stops at the backward link and gdisk reports \"Logical partition infinite loop detected\". \
+             Writing this table with fdisk/sfdisk would turn the repeats into real, overlapping entries. {FIX}"
+        )));
+    } else if an.capped {
+        f.push(anomaly(format!(
+            "The EBR chain goes on past partition #{MAX_PARTS}. sfdisk lists partitions up to #{MAX_PARTS} only \
+             (\"Omitting partitions after #{MAX_PARTS}. They will be deleted if you save this partition table.\") \
+             and afdisk does the same; the kernel and gdisk list more. Do not let fdisk/sfdisk write this table: \
+             move the data of the partitions past #{MAX_PARTS} first, or convert the disk to GPT."
+        )));
+    }
+    if !an.backward.is_empty() && an.loop_at.is_none() {
+        let pairs: Vec<String> = an
+            .backward
+            .iter()
+            .take(4)
+            .map(|(a, b)| format!("{a} → {b}"))
+            .collect();
+        f.push(anomaly(format!(
+            "The EBR chain goes backwards ({}). sfdisk follows it and lists what it finds (so does afdisk); \
+             blkid stops at a link that does not move forward, so udev and mount by label see fewer partitions. \
+             {FIX}",
+            pairs.join(", ")
+        )));
+    }
+    if !an.outside.is_empty() {
+        let ext_end = u64::from(ext.start) + u64::from(ext.size);
+        f.push(anomaly(format!(
+            "EBR(s) at sector(s) {} lie outside the extended partition ({}–{}). sfdisk 2.38 follows them (as \
+             afdisk does); newer libfdisk and blkid stop there, so the tools list different partitions. {FIX}",
+            list(&an.outside),
+            ext.start,
+            ext_end.saturating_sub(1)
+        )));
+    }
+    if let Some(lba) = an.unreadable {
+        f.push(anomaly(format!(
+            "The EBR chain points to sector {lba}, which cannot be read (past the end of the device?). sfdisk \
+             stops there (\"Failed to read extended partition table\") and so does afdisk: the logical \
+             partitions listed are those before it. Check that the device is not truncated; {FIX}"
+        )));
+    }
+    if !an.no_signature.is_empty() {
+        f.push(anomaly(format!(
+            "EBR(s) at sector(s) {} do not end in 0x55AA. sfdisk still uses them (\"Invalid flag … of EBR … will \
+             be corrected by w(rite)\") and afdisk lists what sfdisk lists, but the kernel and blkid stop the \
+             chain there: partitions from that EBR on are invisible to Linux. {FIX}",
+            list(&an.no_signature)
+        )));
+    }
+    if !an.bad_boot.is_empty() {
+        let at: Vec<String> = an
+            .bad_boot
+            .iter()
+            .take(6)
+            .map(|(l, s)| {
+                format!(
+                    "sector {l} slot {}",
+                    s.iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join("/")
+                )
+            })
+            .collect();
+        f.push(anomaly(format!(
+            "EBR entries have a boot flag byte other than 0x00/0x80 ({}). sfdisk, the kernel and afdisk ignore \
+             it when reading, but afdisk does not edit an EBR holding an invalid flag byte. {FIX}",
+            at.join(", ")
+        )));
+    }
+    if !an.type0_data.is_empty() {
+        f.push(anomaly(format!(
+            "EBR(s) at sector(s) {} hold a data entry of type 0 (empty) with a non-zero size. sfdisk and the \
+             kernel list it as a partition of type 0, and so does afdisk; gdisk and other systems treat it as \
+             free space and may overwrite it. Set its real type (sfdisk --part-type DEV N TYPE) or delete it.",
+            list(&an.type0_data)
+        )));
+    }
+    if !an.non_ext_link.is_empty() {
+        f.push(anomaly(format!(
+            "EBR(s) at sector(s) {} have a second entry of a non-extended type. sfdisk ignores it (\"Ignoring \
+             extra data\") and ends the chain there, as afdisk does; blkid and the kernel list it as one more \
+             logical partition. {FIX}",
+            list(&an.non_ext_link)
+        )));
+    }
+    if !an.zero_size_link.is_empty() {
+        f.push(anomaly(format!(
+            "EBR(s) at sector(s) {} link to the next EBR with an entry of size 0. sfdisk follows such a link \
+             (as afdisk does); the kernel and blkid stop the chain there. {FIX}",
+            list(&an.zero_size_link)
+        )));
+    }
+    if !an.extras.is_empty() {
+        f.push(anomaly(format!(
+            "EBR(s) at sector(s) {} hold more than one data or link entry. sfdisk uses the first of each \
+             (\"Ignoring extra data\", \"Extra link pointer\"), as afdisk does; blkid and the kernel list every \
+             extra data entry as a partition, gdisk reads only the first two slots. {FIX}",
+            list(&an.extras)
+        )));
+    }
+    if !an.odd_slots.is_empty() {
+        f.push(anomaly(format!(
+            "EBR(s) at sector(s) {} do not use the standard slots (partition in the first entry, link to the \
+             next EBR in the second, the other two empty). sfdisk, the kernel and afdisk read them anyway; gdisk \
+             reads only the first two slots (\"EBR points to an EBR!\") and afdisk does not edit such a chain. \
+             {FIX}",
+            list(&an.odd_slots)
+        )));
+    }
+    if an.any() {
+        f.push(Finding::new(
+            Severity::Info,
+            "ebr-chain-anomaly",
+            None,
+            format!(
+                "afdisk lists the {listed} logical partition(s) sfdisk lists, numbered as sfdisk numbers them; \
+                 it does not plan changes to this table until the chain is standard."
+            ),
+        ));
+    }
+    f
+}
+
+/// Reads a DOS table (primaries, extended container, logical partitions) as libfdisk reads it.
 pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> (Table, Vec<Partition>, Vec<Finding>) {
     let mut findings = Vec::new();
     let mut parts = Vec::new();
@@ -164,93 +551,220 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> (Table, Vec<Partitio
         header_used: None,
         max_partitions: 4,
     };
+    let bad_boot = lba0.bad_boot_slots();
+    if !bad_boot.is_empty() {
+        findings.push(Finding::new(
+            Severity::Error,
+            "tools-disagree",
+            None,
+            format!(
+                "The MBR's boot flag byte of slot(s) {} is neither 0x00 nor 0x80. sfdisk/fdisk list the table \
+                 anyway (so does afdisk), but the kernel and blkid reject the whole MBR: Linux sees no partitions \
+                 on this disk. Clear the flags (`sfdisk --activate DEV` with no partition numbers clears them all; \
+                 then set the bootable one again if needed).",
+                bad_boot
+                    .iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    // libfdisk lists every entry that is not all zeros (`is_cleared_partition`), even one of size 0.
+    let raw0 = src.read_vec(0, 512).unwrap_or_default();
+    let cleared = |i: usize| {
+        raw0.get(446 + 16 * i..462 + 16 * i)
+            .is_none_or(|b| b.iter().all(|x| *x == 0))
+    };
     for (i, e) in lba0.entries.iter().enumerate() {
-        if e.used() {
+        if !cleared(i) {
             let kind = if mbr_is_extended(e.sys) {
                 PartKind::Extended
             } else {
                 PartKind::Primary
             };
             parts.push(entry_partition(i as u32 + 1, e, kind));
+            if e.sys == 0 && e.size != 0 {
+                findings.push(Finding::new(
+                    Severity::Warning,
+                    "tools-disagree",
+                    Some(i as u32 + 1),
+                    format!(
+                        "Partition {} has type 0 (empty) but a size of {} sectors. sfdisk, the kernel and afdisk \
+                         list it; gdisk and other systems treat its space as free and may overwrite it. Give it \
+                         its real type (`sfdisk --part-type DEV {} TYPE`) or delete it.",
+                        i + 1,
+                        e.size,
+                        i + 1
+                    ),
+                ));
+            }
         }
     }
-    let exts: Vec<Entry> = lba0
+    // libfdisk follows the first primary of an extended type, even one of size 0.
+    let exts: Vec<(usize, Entry)> = lba0
         .entries
         .iter()
-        .filter(|e| e.used() && mbr_is_extended(e.sys))
-        .copied()
+        .enumerate()
+        .filter(|(_, e)| mbr_is_extended(e.sys))
+        .map(|(i, e)| (i, *e))
         .collect();
     if exts.len() > 1 {
         findings.push(Finding::new(
             Severity::Error,
             "invalid-partition",
             None,
-            "The MBR has more than one extended partition; only the first is followed.",
+            format!(
+                "The MBR has more than one extended partition (slots {}). sfdisk and afdisk follow only the \
+                 first (\"Ignoring extra extended partition\"); the kernel follows every one, so Linux may see \
+                 partitions no partitioning tool lists. Delete the extra extended entries.",
+                exts.iter()
+                    .map(|(i, _)| (i + 1).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         ));
     }
-    let Some(ext) = exts.first() else {
+    let Some((_, ext)) = exts.first().copied() else {
         return (table, parts, findings);
     };
-    let chain = walk_ebr_chain(src, lss, ext);
-    if let Err(why) = chain {
+    let chain = walk_chain(src, lss, &ext);
+    let ext_start = u64::from(ext.start);
+    let ext_end = ext_start + u64::from(ext.size);
+    let mut listed = 0usize;
+    for (number, pte) in &chain.ptes {
+        if pte.data_cleared {
+            continue;
+        }
+        listed += 1;
+        let mut p = entry_partition(*number, &pte.data, PartKind::Logical);
+        p.start = pte.abs_start();
+        p.ebr_lba = Some(pte.ebr_lba);
+        if p.start < ext_start || p.start + p.size > ext_end || pte.ebr_lba >= p.start {
+            findings.push(Finding::new(
+                Severity::Error,
+                "logical-outside-extended",
+                Some(*number),
+                format!(
+                    "Logical partition {number} ({}–{}) is not entirely inside the extended partition \
+                     ({ext_start}–{}), or starts before its own EBR.",
+                    p.start,
+                    p.end(),
+                    ext_end.saturating_sub(1)
+                ),
+            ));
+        }
+        parts.push(p);
+    }
+    findings.extend(chain_findings(&chain.anomalies, &ext, listed));
+    for p in parts.iter().filter(|p| p.size == 0) {
         findings.push(Finding::new(
             Severity::Error,
-            "invalid-partition",
-            None,
-            format!("The chain of logical partitions is damaged ({why}); logical partitions are not shown."),
+            "tools-disagree",
+            Some(p.number),
+            format!(
+                "Entry {} has size 0 but is not empty (its type, start or flag bytes are set). sfdisk lists it as                  a partition of size 0 (so does afdisk); the kernel and blkid ignore it. Delete the entry                  (`sfdisk --delete DEV {}`) or give it its real size.",
+                p.number, p.number
+            ),
         ));
-        return (table, parts, findings);
-    }
-    let decoded = catch_unwind(AssertUnwindSafe(|| {
-        let mut rd = SourceReader::new(src, 4 * MAX_LOGICAL as u32 + 16);
-        mbrman::MBR::read_from(&mut rd, lss as u32)
-    }));
-    match decoded {
-        Ok(Ok(mbr)) => {
-            let ext_start = u64::from(ext.start);
-            let ext_end = ext_start + u64::from(ext.size);
-            for (k, lp) in mbr.logical_partitions.iter().enumerate() {
-                let number = 5 + k as u32;
-                let e = Entry {
-                    boot: lp.partition.boot,
-                    sys: lp.partition.sys,
-                    start: lp.partition.starting_lba,
-                    size: lp.partition.sectors,
-                };
-                let mut p = entry_partition(number, &e, PartKind::Logical);
-                p.ebr_lba = Some(u64::from(lp.absolute_ebr_lba));
-                if p.start < ext_start
-                    || p.start + p.size > ext_end
-                    || u64::from(lp.absolute_ebr_lba) >= p.start
-                {
-                    findings.push(Finding::new(
-                        Severity::Error,
-                        "logical-outside-extended",
-                        Some(number),
-                        format!(
-                            "Logical partition {number} ({}–{}) is not entirely inside the extended partition \
-                             ({ext_start}–{}), or starts before its own EBR.",
-                            p.start,
-                            p.end(),
-                            ext_end.saturating_sub(1)
-                        ),
-                    ));
-                }
-                parts.push(p);
-            }
-        }
-        Ok(Err(e)) => findings.push(Finding::new(
-            Severity::Error,
-            "invalid-partition",
-            None,
-            format!("The logical partitions cannot be decoded ({e})."),
-        )),
-        Err(_) => findings.push(Finding::new(
-            Severity::Error,
-            "invalid-partition",
-            None,
-            "The logical partitions cannot be decoded (the MBR decoder failed).",
-        )),
     }
     (table, parts, findings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ent(boot: u8, sys: u8, start: u32, size: u32) -> [u8; 16] {
+        let mut e = [0u8; 16];
+        e[0] = boot;
+        e[4] = sys;
+        e[8..12].copy_from_slice(&start.to_le_bytes());
+        e[12..16].copy_from_slice(&size.to_le_bytes());
+        e
+    }
+
+    fn put(img: &mut [u8], lba: u64, entries: &[[u8; 16]], sig: bool) {
+        let o = lba as usize * 512;
+        for (i, e) in entries.iter().enumerate() {
+            img[o + 446 + 16 * i..o + 462 + 16 * i].copy_from_slice(e);
+        }
+        if sig {
+            img[o + 510] = 0x55;
+            img[o + 511] = 0xAA;
+        }
+    }
+
+    /// Counts reads, to prove that each EBR is read once.
+    struct Counting<'a>(&'a [u8], std::cell::Cell<usize>);
+    impl ByteSource for Counting<'_> {
+        fn len(&self) -> u64 {
+            self.0.len() as u64
+        }
+        fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+            self.1.set(self.1.get() + 1);
+            self.0.read_at(offset, buf)
+        }
+    }
+
+    fn chain_image(n: usize) -> Vec<u8> {
+        let mut img = vec![0u8; 512 * (2048 + 100 * n + 10)];
+        put(
+            &mut img,
+            0,
+            &[ent(0, 0x05, 2048, (100 * n) as u32 + 8)],
+            true,
+        );
+        for k in 0..n {
+            let lba = 2048 + 100 * k as u64;
+            let link = if k + 1 < n {
+                ent(0, 0x05, 100 * (k as u32 + 1), 100)
+            } else {
+                [0; 16]
+            };
+            put(&mut img, lba, &[ent(0, 0x83, 2, 90), link], true);
+        }
+        img
+    }
+
+    #[test]
+    fn eight_and_more_logicals_read_with_one_read_per_ebr() {
+        for n in [8usize, 20, 56] {
+            let img = chain_image(n);
+            let src = Counting(&img, std::cell::Cell::new(0));
+            let lba0 = read_lba0(&src).expect("lba0");
+            src.1.set(0);
+            let (_, parts, findings) = read(&src, 512, &lba0);
+            let logicals: Vec<_> = parts
+                .iter()
+                .filter(|p| p.kind == PartKind::Logical)
+                .collect();
+            assert_eq!(logicals.len(), n);
+            assert_eq!(logicals.last().map(|p| p.number), Some(4 + n as u32));
+            assert!(findings.is_empty(), "{findings:?}");
+            assert_eq!(src.1.get(), n + 1, "LBA 0, then one read per EBR");
+        }
+    }
+
+    #[test]
+    fn looping_chain_is_capped_at_60_with_a_finding_and_read_once() {
+        let mut img = chain_image(3);
+        // The third EBR links back to the second.
+        put(
+            &mut img,
+            2048 + 200,
+            &[ent(0, 0x83, 2, 90), ent(0, 0x05, 100, 100)],
+            true,
+        );
+        let src = Counting(&img, std::cell::Cell::new(0));
+        let lba0 = read_lba0(&src).expect("lba0");
+        src.1.set(0);
+        let (_, parts, findings) = read(&src, 512, &lba0);
+        let max = parts.iter().map(|p| p.number).max();
+        assert_eq!(max, Some(60));
+        assert!(findings
+            .iter()
+            .any(|f| f.code == "ebr-chain-anomaly" && f.message.contains("loops")));
+        assert_eq!(src.1.get(), 1 + 3, "LBA 0, then each EBR once");
+    }
 }

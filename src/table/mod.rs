@@ -1,6 +1,10 @@
 //! Partition tables: the model (a table and its entries in the table's own sectors) and the reader that finds
 //! a GPT or MBR on a byte source, falls back to the backup GPT, and notices tables written for the other sector
 //! size (512 vs 4096). Nothing here writes.
+//!
+//! afdisk lists what `sfdisk --json` lists wherever it can (see `mbr` for the EBR chain). Where libfdisk
+//! (sfdisk, fdisk), the kernel, blkid or gdisk would read the disk differently (label probing, GPT header checks,
+//! MBR flag bytes), a `tools-disagree` finding says how, as an error when it matters for editing.
 
 pub mod gpt;
 pub mod mbr;
@@ -110,11 +114,24 @@ pub fn scan(src: &dyn ByteSource, lss: u64) -> TableScan {
             out.table = Some(t);
             out.partitions = parts;
             out.findings = findings;
+            if let Some(f) = pmbr_disagreement(mbr0.as_ref()) {
+                out.findings.push(f);
+            }
+            if let Some(f) = out
+                .table
+                .as_ref()
+                .and_then(|t| usable_range_disagreement(t, src.len()))
+            {
+                out.findings.push(f);
+            }
             check_geometry(&mut out, src.len());
             return out;
         }
         gpt::GptRead::Corrupt(findings) => {
             out.findings = findings;
+            if let Some(f) = corrupt_gpt_disagreement(src, lss, mbr0.as_ref()) {
+                out.findings.push(f);
+            }
         }
         gpt::GptRead::Absent => {}
     }
@@ -171,6 +188,167 @@ pub fn scan(src: &dyn ByteSource, lss: u64) -> TableScan {
         ));
     }
     out
+}
+
+/// How libfdisk (sfdisk, fdisk), blkid and the kernel read a disk whose valid GPT sits behind an LBA 0 that is
+/// not a protective MBR. They recognise a GPT only behind 0x55AA plus an 0xEE entry (libfdisk `valid_pmbr`,
+/// the kernel's `is_pmbr_valid`); gdisk uses the GPT anyway.
+fn pmbr_disagreement(lba0: Option<&mbr::Lba0>) -> Option<Finding> {
+    let m = lba0?;
+    if !m.signature_ok {
+        return Some(Finding::new(
+            Severity::Error,
+            "tools-disagree",
+            None,
+            "LBA 0 does not end in 0x55AA, so it is no protective MBR: sfdisk, fdisk, blkid and the kernel find no \
+             partition table on this disk (udev creates no partition devices), while gdisk and afdisk read the \
+             valid GPT. Write a protective MBR before using the disk: `gdisk DEV`, then x, n (new protective \
+             MBR), w.",
+        ));
+    }
+    if !m.has_ee_entry() {
+        let listed = m.entries.iter().filter(|e| e.size != 0).count();
+        return Some(Finding::new(
+            Severity::Error,
+            "tools-disagree",
+            None,
+            format!(
+                "LBA 0 holds an MBR without a GPT protective (0xEE) entry, so sfdisk, fdisk, blkid and the kernel \
+                 read this disk as an MBR (\"dos\") disk with {listed} partition(s) and ignore the GPT that afdisk \
+                 and gdisk read (sgdisk stops with \"Invalid partition data!\"). Decide which table is real. To \
+                 keep the GPT, write a protective MBR: `gdisk DEV`, then x, n (new protective MBR), w; to keep \
+                 the MBR, destroy the GPT with `sgdisk --zap DEV` (it leaves LBA 0 alone; back up first)."
+            ),
+        ));
+    }
+    None
+}
+
+/// How sfdisk reads a disk on which afdisk found no valid GPT although one was expected: it lists the GPT when
+/// one copy passes libfdisk's own (in places looser) header checks, else it reads LBA 0 as an MBR.
+fn corrupt_gpt_disagreement(
+    src: &dyn ByteSource,
+    lss: u64,
+    lba0: Option<&mbr::Lba0>,
+) -> Option<Finding> {
+    // libfdisk looks for a GPT only behind 0x55AA and an 0xEE entry (`valid_pmbr`), and without 0x55AA finds
+    // no table at all, as afdisk here.
+    let m = lba0.filter(|m| m.signature_ok)?;
+    let last = (src.len() / lss.max(1)).checked_sub(1)?;
+    let accepted = m
+        .has_ee_entry()
+        .then(|| {
+            libfdisk_header_ok(src, lss, 1, last)
+                .or_else(|| libfdisk_header_ok(src, lss, last, last))
+        })
+        .flatten();
+    if let Some(n) = accepted {
+        return Some(Finding::new(
+            Severity::Error,
+            "tools-disagree",
+            None,
+            format!(
+                "sfdisk and fdisk accept this GPT (libfdisk checks less: e.g. it takes entries larger than 128 \
+                 bytes) and list {n} partition(s) from it; the kernel, blkid, gdisk and afdisk reject it, so Linux \
+                 creates no partition devices. Recover the table with gdisk (its recovery menu) or from a backup \
+                 before changing anything."
+            ),
+        ));
+    }
+    let n = m
+        .entries
+        .iter()
+        .filter(|e| e.sys != 0 || e.size != 0)
+        .count();
+    Some(Finding::new(
+        Severity::Error,
+        "tools-disagree",
+        None,
+        format!(
+            "With no valid GPT behind it{}, sfdisk and fdisk read LBA 0 as an MBR (\"dos\") and list its {n} \
+             entr{} as partitions; blkid and the kernel see {}. afdisk lists nothing. Do not let fdisk/sfdisk \
+             write to this disk before the GPT is recovered.",
+            if m.has_ee_entry() { "" } else { " (for them: LBA 0 has no 0xEE entry)" },
+            if n == 1 { "y" } else { "ies" },
+            if m.has_ee_entry() {
+                "a bare protective MBR and create no partitions"
+            } else {
+                "the MBR's partitions"
+            }
+        ),
+    ))
+}
+
+/// libfdisk's `gpt_read_header` for the header at `lba`: signature, 92 <= size <= sector, CRC, MyLBA, entry
+/// size of at least 128, a sane usable range, an array of at most 4 MiB with a valid CRC. Returns the number of
+/// used entries when it accepts the header.
+fn libfdisk_header_ok(src: &dyn ByteSource, lss: u64, lba: u64, last: u64) -> Option<usize> {
+    let h = src.read_vec(lba.checked_mul(lss)?, lss as usize).ok()?;
+    if h.len() < 92 || &h[..8] != b"EFI PART" {
+        return None;
+    }
+    let le32 = |o: usize| u32::from_le_bytes([h[o], h[o + 1], h[o + 2], h[o + 3]]);
+    let le64 = |o: usize| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&h[o..o + 8]);
+        u64::from_le_bytes(a)
+    };
+    let size = le32(12) as usize;
+    if !(92..=h.len()).contains(&size) || le32(16) != gpt::header_crc(&h, size) {
+        return None;
+    }
+    if le64(24) != lba {
+        return None;
+    }
+    let (fu, lu) = (le64(40), le64(48));
+    if lu < fu || fu > last || lu > last || (fu < 1 && 1 < lu) {
+        return None;
+    }
+    let (count, esize) = (u64::from(le32(80)), u64::from(le32(84)));
+    let bytes = count.checked_mul(esize)?;
+    if esize < 128 || bytes == 0 || bytes > 4 << 20 {
+        return None;
+    }
+    let array = src
+        .read_vec(le64(72).checked_mul(lss)?, bytes as usize)
+        .ok()?;
+    if crc32fast::hash(&array) != le32(88) {
+        return None;
+    }
+    Some(
+        array
+            .chunks(esize as usize)
+            .filter(|e| e[..16].iter().any(|b| *b != 0))
+            .count(),
+    )
+}
+
+/// libfdisk's `gpt_check_lba_sanity` and the kernel's `is_gpt_valid` reject a GPT header whose usable range is
+/// reversed, reaches past the disk's last sector, or contains the primary header; sfdisk then reads the disk as
+/// "dos" (the protective entry as a partition of type 0xEE) and the kernel creates no GPT partitions.
+fn usable_range_disagreement(t: &Table, dev_len: u64) -> Option<Finding> {
+    let last = (dev_len / t.sector_size.max(1)).checked_sub(1)?;
+    let (fu, lu) = (t.first_usable, t.last_usable);
+    let why = if lu < fu {
+        format!("its last usable sector {lu} is before its first usable sector {fu}")
+    } else if fu > last || lu > last {
+        format!("its usable range {fu}–{lu} reaches past the disk's last sector {last}")
+    } else if fu < 1 && 1 < lu {
+        format!("its usable range {fu}–{lu} contains the primary header at sector 1")
+    } else {
+        return None;
+    };
+    Some(Finding::new(
+        Severity::Error,
+        "tools-disagree",
+        None,
+        format!(
+            "sfdisk, fdisk and the kernel reject this GPT because {why}: sfdisk reads the disk as an MBR (\"dos\") \
+             with one partition of type 0xEE and Linux creates no partition devices, while afdisk and gdisk read the \
+             GPT. If the disk was shrunk or copied to a smaller one, check that no partition lies past the end; \
+             then let gdisk rebuild the headers (`sgdisk -e DEV` moves the backup to the end and fixes the range)."
+        ),
+    ))
 }
 
 /// Infers the logical sector size of an image file from where a valid GPT header lies.

@@ -1,5 +1,6 @@
 //! Where table bytes come from: a positioned-read abstraction over an open device or image (`pread` on the fd),
-//! or an in-memory buffer (tests and fuzzing), plus the `Read + Seek` adapters the `gpt` and `mbrman` crates need.
+//! or an in-memory buffer (tests and fuzzing), plus the `Read + Seek` adapter the `gpt` crate needs
+//! (an in-memory image of validated sectors). EBR chains are read sector by sector through `ByteSource` itself.
 
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
@@ -67,50 +68,6 @@ impl ByteSource for Vec<u8> {
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         self.as_slice().read_at(offset, buf)
-    }
-}
-
-/// `Read + Seek` over a `ByteSource`, with a budget of reads so that a hostile EBR chain cannot make a crate
-/// read the whole disk.
-pub struct SourceReader<'a> {
-    src: &'a dyn ByteSource,
-    pos: u64,
-    reads_left: u32,
-}
-
-impl<'a> SourceReader<'a> {
-    pub fn new(src: &'a dyn ByteSource, max_reads: u32) -> Self {
-        Self {
-            src,
-            pos: 0,
-            reads_left: max_reads,
-        }
-    }
-}
-
-impl Read for SourceReader<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.reads_left == 0 {
-            return Err(io::Error::other(
-                "read budget exhausted (partition chain too long or cyclic)",
-            ));
-        }
-        self.reads_left -= 1;
-        let len = self.src.len();
-        if self.pos >= len {
-            return Ok(0);
-        }
-        let n = (buf.len() as u64).min(len - self.pos) as usize;
-        self.src.read_at(self.pos, &mut buf[..n])?;
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
-impl Seek for SourceReader<'_> {
-    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
-        self.pos = seek_target(pos, self.pos, self.src.len())?;
-        Ok(self.pos)
     }
 }
 
