@@ -86,7 +86,51 @@ pub struct Report {
     pub summary: Summary,
 }
 
+/// What `list` and `check` say about a disk, in one word. `Problem` wins over `Misaligned`: a corrupt or
+/// inconsistent table (any error-level finding other than a misaligned start) makes the alignment moot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DiskStatus {
+    /// No error-level finding and no misaligned partition.
+    Aligned,
+    /// At least one partition starts off a physical boundary (with `strict`: also off 1 MiB or ends off one).
+    Misaligned,
+    /// An error-level finding about the table itself: corrupt or inconsistent GPT, overlap, a partition past
+    /// the end, a 512/4096 sector-size mismatch, undecodable logical partitions.
+    Problem,
+}
+
+impl DiskStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiskStatus::Aligned => "aligned",
+            DiskStatus::Misaligned => "misaligned",
+            DiskStatus::Problem => "problem",
+        }
+    }
+}
+
 impl Report {
+    /// The error-level findings about the table (every error except `misaligned-start`, which
+    /// [`Report::misaligned`] covers).
+    pub fn problems(&self) -> Vec<&Finding> {
+        self.findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error && f.code != "misaligned-start")
+            .collect()
+    }
+
+    /// The disk's status in one word (see [`DiskStatus`]).
+    pub fn status(&self, strict: bool) -> DiskStatus {
+        if !self.problems().is_empty() {
+            DiskStatus::Problem
+        } else if !self.misaligned(strict).is_empty() {
+            DiskStatus::Misaligned
+        } else {
+            DiskStatus::Aligned
+        }
+    }
+
     pub fn misaligned(&self, strict: bool) -> Vec<u32> {
         self.partitions
             .iter()

