@@ -166,3 +166,74 @@ fn inspect_fix_is_where_plan_puts_the_partition() {
         );
     }
 }
+
+fn change(plan: &Value, number: u64) -> Value {
+    plan["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .find(|c| c["number"] == number)
+        .cloned()
+        .unwrap_or_else(|| panic!("no change for partition {number}: {plan}"))
+}
+
+#[test]
+fn a_strict_end_shrink_is_a_resize_in_exact_sectors_not_a_move() {
+    let s = Scratch::new();
+    let img = s.image("strict.img", 2 << 30);
+    let p = img.to_string_lossy().into_owned();
+    // 1.5 GiB plus 1409 sectors from 2048: --strict rounds the end down by 1409 sectors.
+    let size = (3u64 << 30) / 2 / 512 + 1409;
+    run(
+        "sgdisk",
+        &["-a", "1", "-n", &format!("1:2048:{}", 2048 + size - 1), &p],
+    );
+    let text = afdisk(&["plan", "--realign", "--strict", &p]);
+    assert_eq!(text.code, 0, "{}{}", text.stdout, text.stderr);
+    assert!(!text.stdout.contains("2048 → 2048"), "{}", text.stdout);
+    assert!(
+        !text.stdout.contains("1.5 GiB → 1.5 GiB)"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout.contains("1409 sectors smaller"),
+        "{}",
+        text.stdout
+    );
+    let line = text
+        .stdout
+        .lines()
+        .find(|l| l.contains("   1 "))
+        .unwrap_or_else(|| panic!("{}", text.stdout));
+    assert!(line.contains("resize"), "{line}");
+    assert!(line.contains(&format!("({size} sectors)")), "{line}");
+    let c = change(
+        &afdisk(&["plan", "--realign", "--strict", "--json", &p]).json(),
+        1,
+    );
+    assert_eq!(c["action"], "resize", "{c}");
+    assert_eq!(c["new_size"].as_u64(), Some(size - 1409));
+}
+
+#[test]
+fn a_dos_realign_that_shrinks_a_logical_says_why() {
+    let s = Scratch::new();
+    let img = s.image("dos.img", 128 << 20);
+    let p = img.to_string_lossy().into_owned();
+    run_stdin(
+        "sfdisk",
+        &["-q", &p],
+        "label: dos\nstart=2048, size=200000, type=5\nstart=2111, size=22400, type=83\nstart=24576, size=20480, type=83\n",
+    );
+    let plan = afdisk(&["plan", "--realign", "--json", &p]);
+    assert_eq!(plan.code, 0, "{}", plan.stderr);
+    let c = change(&plan.json(), 5);
+    let (old, new) = (c["old_size"].as_u64(), c["new_size"].as_u64());
+    assert!(new < old, "logical 5 is not shrunk: {c}");
+    let reason = c["reason"].as_str().unwrap_or("");
+    assert!(
+        reason.contains("shrinks because") && reason.contains("EBR of logical partition 6"),
+        "{reason}"
+    );
+}
