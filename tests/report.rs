@@ -237,3 +237,52 @@ fn a_dos_realign_that_shrinks_a_logical_says_why() {
         "{reason}"
     );
 }
+
+#[test]
+fn a_symlink_loop_or_a_socket_is_not_a_failing_disk() {
+    let s = Scratch::new();
+    let a = s.dir.path().join("a");
+    let b = s.dir.path().join("b");
+    std::os::unix::fs::symlink(&b, &a).expect("symlink");
+    std::os::unix::fs::symlink(&a, &b).expect("symlink");
+    let sock = s.dir.path().join("s.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).expect("bind");
+    for t in [&a, &sock] {
+        let t = t.to_string_lossy().into_owned();
+        let out = afdisk(&["inspect", &t]);
+        assert_eq!(out.code, 2, "{t}: {}", out.stderr);
+        assert!(out.stderr.contains("fix:"), "{}", out.stderr);
+        assert!(!out.stderr.contains("failing"), "{t}: {}", out.stderr);
+    }
+}
+
+#[test]
+fn bench_write_all_refusal_reads_well() {
+    let s = Scratch::new();
+    let img = s.image("b.img", 64 << 20);
+    let p = img.to_string_lossy().into_owned();
+    let out = afdisk(&["bench", &p, "--write", "all", "--duration", "1"]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(!out.stderr.contains("on it on"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!(
+            "refusing to run a write benchmark that destroys the data on {p}"
+        )),
+        "{}",
+        out.stderr
+    );
+    // The wrong token names the same operation.
+    let out = afdisk(&[
+        "bench",
+        &p,
+        "--write",
+        "all",
+        "--duration",
+        "1",
+        "--yes",
+        "--confirm",
+        "nope",
+    ]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(!out.stderr.contains("on it on"), "{}", out.stderr);
+}

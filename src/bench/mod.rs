@@ -22,11 +22,15 @@ use crate::device::access::{self, Confirmation};
 use crate::device::{sysfs, DeviceInfo, Opened, TargetKind};
 use crate::error::{Error, Result};
 use crate::table;
-use crate::units::human;
+use crate::units::{human, plural};
 pub use analysis::{DriveVerdict, Outcome, PartitionVerdict, Status};
 pub use engine::{Noise, StopReason};
 use plan::{ClassSpec, Plan, PlanInput, Region, Role, Scheduler, SlotPool};
 use stats::Summary;
+
+/// What a `--write all` run does, for the messages that name the operation ("refusing to {what} on /dev/sdb",
+/// "This will {what} on /dev/sdb"): it must read well before "on DEVICE".
+pub const WRITE_ALL_WHAT: &str = "run a write benchmark that destroys the data";
 
 /// Default time cap in seconds.
 pub const DEFAULT_DURATION_SECS: u64 = 10;
@@ -68,6 +72,9 @@ pub struct BenchOptions {
     pub write: WriteMode,
     pub probe: bool,
     pub partition: Option<u32>,
+    /// The partition node the user named (`/dev/sdb1`) when `partition` comes from it, not from `--partition`:
+    /// the messages then speak of that node, never of an option that was not given.
+    pub partition_node: Option<PathBuf>,
     /// Time cap in whole seconds, 1..=60.
     pub duration_secs: u64,
     pub seed: u64,
@@ -79,6 +86,7 @@ impl Default for BenchOptions {
             write: WriteMode::None,
             probe: false,
             partition: None,
+            partition_node: None,
             duration_secs: DEFAULT_DURATION_SECS,
             seed: 0xAFD1_5C00,
         }
@@ -290,7 +298,14 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
                     human(have),
                     human(need)
                 ),
-                "benchmark the whole disk instead (omit --partition)".to_string(),
+                match &options.partition_node {
+                    Some(node) => format!(
+                        "benchmark the whole disk instead: afdisk bench {} (not its partition {})",
+                        info.path,
+                        node.display()
+                    ),
+                    None => "benchmark the whole disk instead (omit --partition)".to_string(),
+                },
             ),
             _ => (
                 format!("{} is too small to benchmark: {} usable, {} needed", info.path, human(have), human(need)),
@@ -301,9 +316,9 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
     }
     if options.write == WriteMode::Free {
         notes.push(format!(
-            "writes only to {} of unallocated space in {} region(s)",
+            "writes only to {} of unallocated space in {}",
             human(pool.len() * plan.slot_size),
-            regions.len()
+            plural(regions.len() as u64, "region", "regions")
         ));
     }
     Ok(Prepared {
@@ -385,7 +400,7 @@ pub fn open_for_run(
             .map_err(|e| Error::from_io("open for direct I/O", Path::new(&opened.info.path), &e)),
         WriteMode::Free | WriteMode::All => {
             let what = if mode == WriteMode::All {
-                "run a write benchmark that overwrites data anywhere on it"
+                WRITE_ALL_WHAT
             } else {
                 "run a write benchmark in its unallocated space"
             };
@@ -463,15 +478,15 @@ pub fn run(
     let mut notes = prepared.notes.clone();
     if m.stop == StopReason::Cancelled {
         notes.push(format!(
-            "cancelled after {} rounds: the figures and the verdict cover only what was measured",
-            m.rounds
+            "cancelled after {}: the figures and the verdict cover only what was measured",
+            plural(m.rounds, "round", "rounds")
         ));
     }
     if m.stop == StopReason::OutOfSlots {
         notes.push(format!(
-            "stopped after {} rounds: every fresh slot of the usable space was used (a reused slot would measure a \
+            "stopped after {}: every fresh slot of the usable space was used (a reused slot would measure a \
              cache)",
-            m.rounds
+            plural(m.rounds, "round", "rounds")
         ));
     }
     if opts.write == WriteMode::None {
@@ -625,6 +640,38 @@ mod tests {
                 .any(|n| n.starts_with("cancelled after 40 rounds")),
             "{:?}",
             r.notes
+        );
+    }
+
+    /// Bench named through a partition node (`/dev/sdb1`) never tells the user to omit a `--partition` they did
+    /// not give.
+    #[test]
+    fn a_partition_node_too_small_is_not_told_to_omit_an_option() {
+        let (dir, _) = sparse_image(64 << 20);
+        let img = dir.path().join("d.img");
+        let st = std::process::Command::new("sgdisk")
+            .args(["-n", "1:2048:+64K"])
+            .arg(&img)
+            .output()
+            .expect("run sgdisk");
+        assert!(st.status.success(), "{st:?}");
+        let opened = crate::device::open(&img, &Default::default()).unwrap();
+        let given = BenchOptions {
+            partition: Some(1),
+            ..BenchOptions::default()
+        };
+        let e = prepare(&opened, &given).err().expect("too small");
+        assert!(e.fix.contains("omit --partition"), "{}", e.fix);
+        let from_node = BenchOptions {
+            partition_node: Some(PathBuf::from("/dev/sdz1")),
+            ..given
+        };
+        let e = prepare(&opened, &from_node).err().expect("too small");
+        assert!(!e.fix.contains("--partition"), "{}", e.fix);
+        assert!(
+            e.fix.contains(&format!("afdisk bench {}", img.display())),
+            "{}",
+            e.fix
         );
     }
 
