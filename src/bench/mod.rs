@@ -660,13 +660,17 @@ mod tests {
             partition: Some(1),
             ..BenchOptions::default()
         };
-        let e = prepare(&opened, &given).err().expect("too small");
+        let Err(e) = prepare(&opened, &given) else {
+            panic!("a 64 KiB partition is too small to benchmark")
+        };
         assert!(e.fix.contains("omit --partition"), "{}", e.fix);
         let from_node = BenchOptions {
             partition_node: Some(PathBuf::from("/dev/sdz1")),
             ..given
         };
-        let e = prepare(&opened, &from_node).err().expect("too small");
+        let Err(e) = prepare(&opened, &from_node) else {
+            panic!("a 64 KiB partition is too small to benchmark")
+        };
         assert!(!e.fix.contains("--partition"), "{}", e.fix);
         assert!(
             e.fix.contains(&format!("afdisk bench {}", img.display())),
