@@ -791,8 +791,7 @@ pub fn describe(c: &Comparison, subject: &str, sector_bytes: u64) -> String {
         }
         Verdict::Inconclusive => format!(
             "{subject}: inconclusive ({r:.d$}x, 95% CI {lo:.d$}–{hi:.d$}, {} test and {} \
-             reference samples): too few or too noisy measurements to decide; rerun longer on \
-             an idle disk",
+             reference samples): too few or too noisy measurements to decide",
             c.n_test, c.n_reference
         ),
     }

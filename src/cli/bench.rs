@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use afdisk::bench::stats::Verdict;
-use afdisk::bench::{self, BenchOptions, BenchReport, Progress, Status, StopReason, WriteMode};
+use afdisk::bench::{self, BenchOptions, BenchReport, Progress, Status, WriteMode};
 use afdisk::device::access::Confirmation;
 use afdisk::device::{self, Overrides};
 use afdisk::units::{human, plural};
@@ -296,12 +296,7 @@ pub fn render(r: &BenchReport) -> String {
     if let Some(p) = &r.partition {
         let _ = writeln!(o, "partition: {}", p.message);
     }
-    let stop = match r.stop {
-        StopReason::Decided => "decided",
-        StopReason::TimeCap => "time cap reached",
-        StopReason::OutOfSlots => "out of fresh slots",
-        StopReason::Cancelled => "cancelled",
-    };
+    let stop = r.stop.as_words();
     let noise = match r.noise.device_bytes {
         Some(b) if r.noise.noisy => format!(
             "NOISY (device moved {}, we moved {})",
