@@ -10,7 +10,7 @@ use crate::device::{self, DeviceInfo, Opened, Overrides};
 use crate::error::Result;
 use crate::finding::{Finding, Severity};
 use crate::table::{self, types, Label, PartKind, Partition, Table, TableScan};
-use crate::units::human;
+use crate::units::{human, plural};
 
 pub const SCHEMA: u32 = 1;
 
@@ -86,7 +86,51 @@ pub struct Report {
     pub summary: Summary,
 }
 
+/// What `list` and `check` say about a disk, in one word. `Problem` wins over `Misaligned`: a corrupt or
+/// inconsistent table (any error-level finding other than a misaligned start) makes the alignment moot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DiskStatus {
+    /// No error-level finding and no misaligned partition.
+    Aligned,
+    /// At least one partition starts off a physical boundary (with `strict`: also off 1 MiB or ends off one).
+    Misaligned,
+    /// An error-level finding about the table itself: corrupt or inconsistent GPT, overlap, a partition past
+    /// the end, a 512/4096 sector-size mismatch, undecodable logical partitions.
+    Problem,
+}
+
+impl DiskStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiskStatus::Aligned => "aligned",
+            DiskStatus::Misaligned => "misaligned",
+            DiskStatus::Problem => "problem",
+        }
+    }
+}
+
 impl Report {
+    /// The error-level findings about the table (every error except `misaligned-start`, which
+    /// [`Report::misaligned`] covers).
+    pub fn problems(&self) -> Vec<&Finding> {
+        self.findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error && f.code != "misaligned-start")
+            .collect()
+    }
+
+    /// The disk's status in one word (see [`DiskStatus`]).
+    pub fn status(&self, strict: bool) -> DiskStatus {
+        if !self.problems().is_empty() {
+            DiskStatus::Problem
+        } else if !self.misaligned(strict).is_empty() {
+            DiskStatus::Misaligned
+        } else {
+            DiskStatus::Aligned
+        }
+    }
+
     pub fn misaligned(&self, strict: bool) -> Vec<u32> {
         self.partitions
             .iter()
@@ -180,6 +224,8 @@ pub fn build(
         .as_ref()
         .map(|t| t.sector_size)
         .unwrap_or(device.logical_sector_size);
+    let (grain, targets) =
+        planned_starts(scan.table.as_ref(), &scan.partitions, &topo, opts.stripe);
     let mut findings = scan.findings;
     let mut partitions = Vec::new();
     for (i, p) in scan.partitions.iter().enumerate() {
@@ -212,7 +258,24 @@ pub fn build(
             alignment: a,
         };
         if p.size > 0 {
-            findings.extend(alignment_findings(&pr, &topo, ss, opts));
+            let fix = match targets.get(&p.number) {
+                Some(Some(start)) => format!(
+                    "Fix: start it on a {} boundary, at sector {start}, where `afdisk plan --realign` puts \
+                     it. For an empty partition the plan does just that; for one that holds data it says how far \
+                     the data must move (a table edit alone would lose it).",
+                    human(grain)
+                ),
+                Some(None) => format!(
+                    "Fix: no {}-aligned start fits in the free space around it, so `afdisk plan --realign` \
+                     cannot move it; shrink or move a neighbour to make room.",
+                    human(grain)
+                ),
+                None => format!(
+                    "Fix: start it on a {} boundary; `afdisk plan --realign` shows where.",
+                    human(grain)
+                ),
+            };
+            findings.extend(alignment_findings(&pr, &topo, &fix, opts));
         }
         partitions.push(pr);
     }
@@ -243,15 +306,53 @@ pub fn build(
     }
 }
 
-/// The aligned start afdisk suggests for a partition: the nearest grain boundary at or after its start.
-pub fn suggested_start(start_bytes: u64, topo: &Topology, ss: u64) -> u64 {
-    alignment::align_up(start_bytes, topo.alignment_offset, topo.grain()) / ss.max(1)
+/// Where `afdisk plan --realign` would put each partition that it moves: the planner's own placement
+/// ([`crate::plan::layout::realign`], with the grain `plan` chooses for the same `--stripe`), so that `inspect`'s
+/// fix and the plan never disagree. A number maps to `None` when no aligned start fits around the partition;
+/// partitions the planner keeps are absent. Content is not considered: the start is where the entry belongs,
+/// whether or not its data must move with it. Empty when there is no table or the grain cannot be chosen.
+pub fn planned_starts(
+    table: Option<&Table>,
+    parts: &[Partition],
+    topo: &Topology,
+    stripe: Option<u64>,
+) -> (u64, std::collections::BTreeMap<u32, Option<u64>>) {
+    use crate::plan::{grain, layout, Action};
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(g) = grain::choose(topo, None, stripe) else {
+        return (topo.grain(), out);
+    };
+    let Some(t) = table else {
+        return (g.bytes, out);
+    };
+    let Ok((_, changes)) = layout::realign(
+        topo,
+        g.bytes,
+        t,
+        parts,
+        &std::collections::BTreeMap::new(),
+        &layout::RealignOptions::default(),
+    ) else {
+        return (g.bytes, out);
+    };
+    for c in changes {
+        match c.action {
+            Action::Unfixable => {
+                out.insert(c.number, None);
+            }
+            Action::Keep | Action::Create => {}
+            _ => {
+                out.insert(c.number, c.new_start);
+            }
+        }
+    }
+    (g.bytes, out)
 }
 
 fn alignment_findings(
     p: &PartitionReport,
     topo: &Topology,
-    ss: u64,
+    fix: &str,
     opts: &InspectOptions,
 ) -> Vec<Finding> {
     let a = &p.alignment;
@@ -290,17 +391,14 @@ fn alignment_findings(
                 format!(
                     "Partition {n}{what} starts at sector {} (byte {}), {} bytes past a {unit}-byte physical boundary. \
                      Each {} block its filesystem writes spans {} physical sectors, so the drive must read, merge \
-                     and rewrite them: {} read-modify-write cycle(s) per write. Expect writes about 3x slower, up \
-                     to 10x for small files. Fix: start it on a 1 MiB boundary (sector {}); `afdisk plan --realign` \
-                     does that for an empty partition, and for one that holds data says how far the data must \
-                     move (a table edit alone would lose it).",
+                     and rewrite them: {} per write. Expect writes about 3x slower, up \
+                     to 10x for small files. {fix}",
                     p.start,
                     p.start_bytes,
                     a.offset_bytes,
                     human(a.block_size),
                     a.physical_sectors_per_block,
-                    a.rmw_per_block_write,
-                    suggested_start(p.start_bytes, topo, ss)
+                    plural(a.rmw_per_block_write, "read-modify-write cycle", "read-modify-write cycles"),
                 ),
             )),
         }

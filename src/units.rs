@@ -70,6 +70,12 @@ pub fn human(bytes: u64) -> String {
     }
 }
 
+/// A count with its noun in the right number: `plural(1, "sector", "sectors")` is `1 sector`, and 0 or 2 take
+/// the plural form.
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,5 +101,13 @@ mod tests {
         assert_eq!(human(1 << 20), "1 MiB");
         assert_eq!(human(1536), "1.5 KiB");
         assert_eq!(human(8 << 30), "8 GiB");
+    }
+
+    #[test]
+    fn plurals() {
+        assert_eq!(plural(0, "sector", "sectors"), "0 sectors");
+        assert_eq!(plural(1, "sector", "sectors"), "1 sector");
+        assert_eq!(plural(2, "partition", "partitions"), "2 partitions");
+        assert_eq!(plural(1, "entry", "entries"), "1 entry");
     }
 }

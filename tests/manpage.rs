@@ -248,3 +248,213 @@ fn help_parsers_handle_clap_layouts() {
         "--logical-sector-size MISALIGNED"
     );
 }
+
+/// Unbalanced requests that groff does not warn about: a `.nf` without its `.fi` (everything after it, other
+/// examples included, is set unfilled), a `.RS` without `.RE`, an `.EX` without `.EE`, or a section heading
+/// inside one of them. Each problem is named with its line.
+fn unbalanced_requests(src: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut open: Vec<(&str, usize)> = Vec::new();
+    for (i, line) in src.lines().enumerate() {
+        let n = i + 1;
+        let Some(req) = line
+            .strip_prefix('.')
+            .and_then(|l| l.split_whitespace().next())
+        else {
+            continue;
+        };
+        let closes = |opener: &str| match opener {
+            "nf" => "fi",
+            "RS" => "RE",
+            _ => "EE",
+        };
+        match req {
+            "nf" | "EX" if open.iter().any(|(o, _)| *o == "nf" || *o == "EX") => {
+                let (o, at) = open
+                    .iter()
+                    .rev()
+                    .find(|(o, _)| *o == "nf" || *o == "EX")
+                    .copied()
+                    .unwrap_or(("nf", 0));
+                problems.push(format!(
+                    "line {n}: .{req} while the .{o} of line {at} is still open (missing .{})",
+                    closes(o)
+                ));
+                open.push((req, n));
+            }
+            "nf" | "RS" | "EX" => open.push((req, n)),
+            "fi" | "RE" | "EE" => {
+                let want = match req {
+                    "fi" => "nf",
+                    "RE" => "RS",
+                    _ => "EX",
+                };
+                match open.iter().rposition(|(o, _)| *o == want) {
+                    Some(pos) => {
+                        for (o, at) in open.drain(pos..).skip(1) {
+                            problems.push(format!(
+                                "line {n}: .{req} closes over the .{o} of line {at} (missing .{})",
+                                closes(o)
+                            ));
+                        }
+                    }
+                    None => problems.push(format!("line {n}: .{req} without an open .{want}")),
+                }
+            }
+            "SH" | "SS" | "TP" | "PP" | "IP" if open.iter().any(|(o, _)| *o != "RS") => {
+                for (o, at) in open.iter().filter(|(o, _)| *o != "RS") {
+                    problems.push(format!(
+                        "line {n}: .{req} inside the .{o} of line {at} (missing .{})",
+                        closes(o)
+                    ));
+                }
+                open.retain(|(o, _)| *o == "RS");
+            }
+            _ => {}
+        }
+        if req == "SH" || req == "SS" {
+            for (o, at) in open.drain(..) {
+                problems.push(format!(
+                    "line {n}: .{req} while the .{o} of line {at} is open (missing .RE)"
+                ));
+            }
+        }
+    }
+    for (o, at) in open {
+        problems.push(format!(
+            "end of file: the .{o} of line {at} is never closed"
+        ));
+    }
+    problems
+}
+
+#[test]
+fn requests_are_balanced() {
+    let problems = unbalanced_requests(&man_source());
+    assert!(
+        problems.is_empty(),
+        "man/afdisk.8 has unbalanced requests:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+#[test]
+fn the_balance_checker_finds_what_groff_lets_through() {
+    assert!(unbalanced_requests(".SH A\n.RS\n.nf\nx\n.fi\n.RE\n.SH B\n.EX\ny\n.EE\n").is_empty());
+    // A missing .fi swallows the next example.
+    let p = unbalanced_requests(".RS\n.nf\nx\n.PP\ntext\n.RS\n.nf\ny\n.fi\n.RE\n");
+    assert!(p.iter().any(|m| m.contains("missing .fi")), "{p:?}");
+    assert!(!unbalanced_requests(".RS\nx\n").is_empty());
+    assert!(!unbalanced_requests(".RE\n").is_empty());
+    assert!(!unbalanced_requests(".EX\nx\n.SH NEXT\n").is_empty());
+}
+
+/// Each subcommand `afdisk --help` lists has its own `.TP` entry in COMMANDS: the macro line that names it
+/// follows a `.TP`. (Without it, groff runs the entry into the previous one: `bench` once merged into `restore`.)
+#[test]
+fn every_subcommand_has_its_own_tp_entry() {
+    let plain = man_plain(&man_source());
+    let lines = section(&plain, "COMMANDS");
+    let help = help_of(&["--help"]);
+    let commands: Vec<String> = commands_in(&help)
+        .into_iter()
+        .filter(|c| c != "help")
+        .collect();
+    assert!(commands.len() >= 8, "{commands:?}");
+    let names = |l: &str, c: &str| {
+        l.starts_with('.') && l.split_whitespace().nth(1).map(|w| w.trim_matches('"')) == Some(c)
+    };
+    let mut missing = Vec::new();
+    for c in &commands {
+        let has_entry =
+            (1..lines.len()).any(|i| lines[i - 1].trim() == ".TP" && names(lines[i], c));
+        if !has_entry {
+            let at: Vec<&str> = lines.iter().copied().filter(|l| names(l, c)).collect();
+            missing.push(format!(
+                "`{c}`: no `.TP` before a line naming it (lines naming it: {at:?})"
+            ));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "COMMANDS entries:\n  {}",
+        missing.join("\n  ")
+    );
+}
+
+fn readme() -> String {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()))
+}
+
+/// Claims the docs once made that the code contradicts: the UI writes (apply, undo, bench), bench refusals exit 3
+/// and inconclusive runs 4 (the binary's codes, checked on a refusal and on a sparse image), and README points only
+/// at files that exist in the repository.
+#[test]
+fn docs_do_not_repeat_old_false_claims() {
+    let man = man_plain(&man_source()).replace('\n', " ");
+    let readme = readme();
+    for (name, text) in [
+        ("man/afdisk.8", man.as_str()),
+        ("README.md", readme.as_str()),
+    ] {
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        for claim in [
+            "terminal UI never write",
+            "and the terminal user interface never write",
+            "Nothing else in the UI writes",
+            "2 on errors and refusals, 3 when inconclusive",
+        ] {
+            assert!(!flat.contains(claim), "{name} still says {claim:?}");
+        }
+    }
+    let flat_man = man.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat_man.contains("3 on refusals"),
+        "man: bench's refusal code"
+    );
+    assert!(
+        flat_man.contains("4 when inconclusive"),
+        "man: bench's inconclusive code"
+    );
+
+    // The codes the man page gives are the binary's.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("sparse.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(64 << 20))
+        .expect("image");
+    let img = img.to_string_lossy().into_owned();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_afdisk"))
+            .args(args)
+            .output()
+            .expect("run afdisk")
+            .status
+            .code()
+    };
+    assert_eq!(
+        run(&["bench", &img, "--write", "all", "--duration", "1"]),
+        Some(3)
+    );
+    assert_eq!(run(&["bench", &img, "--duration", "1"]), Some(4));
+
+    // Every repository path README names in backquotes exists.
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    for word in readme.split('`') {
+        let w = word.trim();
+        let looks_like_repo_path = (w.starts_with("tests/")
+            || w.starts_with("assets/")
+            || w.starts_with("man/")
+            || w.starts_with("src/")
+            || w.starts_with(".ci/")
+            || w.starts_with("shared/"))
+            && !w.contains(' ');
+        if looks_like_repo_path {
+            assert!(
+                root.join(w).exists(),
+                "README names {w}, which is not in the repository"
+            );
+        }
+    }
+}

@@ -4,11 +4,14 @@
 
 use serde::Serialize;
 
+use super::engine::StopReason;
 use super::plan::{Plan, Role};
 use super::stats::{
     analyze_offsets, describe, detect_physical_sector, final_verdict, stop_rule, Comparison,
     Decision, OffsetSweep, PhysicalSectorProbe, Thresholds, Verdict,
 };
+use super::WriteMode;
+use crate::units::human;
 
 /// Thresholds for a device: the stats defaults with an absolute floor on the penalty (1 ms on spinning disks,
 /// whose read-modify-write costs a revolution; 20 µs elsewhere).
@@ -263,7 +266,7 @@ pub fn partition_verdict(
             e.ratio, e.ci_lo, e.ci_hi
         ),
         (Verdict::Inconclusive, Some(e)) => format!(
-            "partition {number}: inconclusive ({:.2}x, 95% CI {:.2}–{:.2}); rerun longer on an idle disk",
+            "partition {number}: inconclusive ({:.2}x, 95% CI {:.2}–{:.2})",
             e.ratio, e.ci_lo, e.ci_hi
         ),
     };
@@ -296,6 +299,48 @@ pub fn status(o: &Outcome, drive: &DriveVerdict, partition: Option<&PartitionVer
         Some(h) if h.comparison.verdict == Verdict::Inconclusive => Status::Inconclusive,
         _ => Status::Ok,
     }
+}
+
+/// Appends to each inconclusive verdict (the headline comparison, the partition's) the advice that fits why the
+/// run stopped ([`StopReason::advice`]), so that a run out of fresh slots is not told to run longer.
+pub fn add_stop_advice(
+    o: &Outcome,
+    drive: &mut DriveVerdict,
+    partition: Option<&mut PartitionVerdict>,
+    stop: StopReason,
+) {
+    let headline = o.pair(Role::DriveWrite).or(o.pair(Role::DriveRead));
+    if headline.is_some_and(|h| h.comparison.verdict == Verdict::Inconclusive) {
+        drive.message = format!("{}; {}", drive.message, stop.advice());
+    }
+    if let Some(p) = partition.filter(|p| p.verdict == Verdict::Inconclusive) {
+        p.message = format!("{}; {}", p.message, stop.advice());
+    }
+}
+
+/// What unallocated regions of a sparse image do to a run: `holes` of the `span` bytes it measures are holes.
+/// Reads there return zeros without touching any disk (sub-microsecond), so they measure nothing; writes there
+/// measure the host filesystem allocating blocks. Returns the warning, and whether the verdict must be
+/// inconclusive (a read-only run with at least 1 % of its span in holes: its verdict rests on those reads).
+pub fn sparse_caveat(holes: u64, span: u64, mode: WriteMode, path: &str) -> Option<(String, bool)> {
+    if holes == 0 || span == 0 {
+        return None;
+    }
+    let pct = holes as f64 * 100.0 / span as f64;
+    let read_only = mode == WriteMode::None;
+    let warning = format!(
+        "{} of the {} this run measures ({pct:.0}%) are unallocated regions of the sparse image {path}: reads \
+         there return zeros without touching any disk, so they measure nothing{}",
+        human(holes),
+        human(span),
+        if read_only {
+            "; the verdict is inconclusive. Fill the image with data first (e.g. `dd if=/dev/urandom of=IMAGE \
+             bs=1M conv=notrunc`; fallocate is not enough, its extents read as zeros too), or benchmark a disk"
+        } else {
+            "; writes there measure the host filesystem allocating blocks, not a disk"
+        }
+    );
+    Some((warning, read_only && holes.saturating_mul(100) >= span))
 }
 
 #[cfg(test)]
@@ -408,6 +453,63 @@ mod tests {
         let (d, _) = drive_verdict(&o, G512);
         assert!(!d.rmw);
         assert_eq!(status(&o, &d, None), Status::Inconclusive);
+    }
+
+    /// The advice on an inconclusive verdict follows the stop reason: only a run that hit the time cap is told
+    /// to run longer; one out of fresh slots is told that longer cannot help.
+    #[test]
+    fn inconclusive_advice_matches_the_stop_reason() {
+        let p = plan(true, false, None);
+        let s = synth(&p, 10, &rmw4k);
+        let th = thresholds(false);
+        let o = analyze(&p, &s, &th, 1);
+        let (base, _) = drive_verdict(&o, G512);
+        assert!(!base.message.contains("rerun"), "{}", base.message);
+        let advised = |stop: StopReason| {
+            let mut d = base.clone();
+            add_stop_advice(&o, &mut d, None, stop);
+            d.message
+        };
+        let cap = advised(StopReason::TimeCap);
+        assert!(cap.contains("rerun longer"), "{cap}");
+        let slots = advised(StopReason::OutOfSlots);
+        assert!(!slots.contains("rerun longer"), "{slots}");
+        assert!(
+            slots.contains("cannot help") && slots.contains("more room"),
+            "{slots}"
+        );
+        let cancelled = advised(StopReason::Cancelled);
+        assert!(
+            cancelled.contains("stopped early") && !cancelled.contains("idle"),
+            "{cancelled}"
+        );
+        let decided = advised(StopReason::Decided);
+        assert!(
+            decided.contains("decided the other comparisons"),
+            "{decided}"
+        );
+        // A decided verdict gets no advice.
+        let ok = synth(&p, 400, &|_| 1.0);
+        let o2 = analyze(&p, &ok, &th, 9);
+        let (mut d2, _) = drive_verdict(&o2, G512E);
+        let before = d2.message.clone();
+        add_stop_advice(&o2, &mut d2, None, StopReason::OutOfSlots);
+        assert_eq!(d2.message, before);
+    }
+
+    #[test]
+    fn sparse_holes_make_a_read_only_run_inconclusive() {
+        assert_eq!(sparse_caveat(0, 1 << 20, WriteMode::None, "x.img"), None);
+        let (w, inconclusive) =
+            sparse_caveat(64 << 20, 64 << 20, WriteMode::None, "x.img").unwrap();
+        assert!(inconclusive);
+        assert!(w.contains("measure nothing") && w.contains("100%"), "{w}");
+        let (w, inconclusive) = sparse_caveat(1 << 20, 64 << 20, WriteMode::All, "x.img").unwrap();
+        assert!(!inconclusive, "writes fill holes: a caveat, not a veto");
+        assert!(w.contains("allocating blocks"), "{w}");
+        // Under 1 % of the span: a caveat only.
+        let (_, inconclusive) = sparse_caveat(4096, 64 << 20, WriteMode::None, "x.img").unwrap();
+        assert!(!inconclusive);
     }
 
     #[test]

@@ -186,6 +186,36 @@ pub enum StopReason {
     Cancelled,
 }
 
+impl StopReason {
+    /// What to do about an inconclusive verdict, given why the run stopped: the one mapping every message uses.
+    /// Only a run that hit the time cap is helped by running longer.
+    pub fn advice(self) -> &'static str {
+        match self {
+            StopReason::TimeCap => "rerun longer (--duration, up to 60 s) on an idle disk",
+            StopReason::OutOfSlots => {
+                "the run used every fresh slot of the space it may use, so a longer run cannot help: give it more \
+                 room (a larger disk or image, more unallocated space for --write free, the whole disk rather than \
+                 a partition), or drop --probe so that fewer classes share the slots"
+            }
+            StopReason::Cancelled => "the run was stopped early; let it run to its end",
+            StopReason::Decided => {
+                "the stop rule decided the other comparisons first; rerun with a longer --duration to decide this \
+                 one"
+            }
+        }
+    }
+
+    /// The stop reason in words, for the `ran … (REASON)` line.
+    pub fn as_words(self) -> &'static str {
+        match self {
+            StopReason::Decided => "decided",
+            StopReason::TimeCap => "time cap reached",
+            StopReason::OutOfSlots => "out of fresh slots",
+            StopReason::Cancelled => "cancelled",
+        }
+    }
+}
+
 /// Timing knobs of a run.
 #[derive(Debug, Clone, Copy)]
 pub struct Timing {

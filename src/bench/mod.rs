@@ -22,11 +22,15 @@ use crate::device::access::{self, Confirmation};
 use crate::device::{sysfs, DeviceInfo, Opened, TargetKind};
 use crate::error::{Error, Result};
 use crate::table;
-use crate::units::human;
+use crate::units::{human, plural};
 pub use analysis::{DriveVerdict, Outcome, PartitionVerdict, Status};
 pub use engine::{Noise, StopReason};
 use plan::{ClassSpec, Plan, PlanInput, Region, Role, Scheduler, SlotPool};
 use stats::Summary;
+
+/// What a `--write all` run does, for the messages that name the operation ("refusing to {what} on /dev/sdb",
+/// "This will {what} on /dev/sdb"): it must read well before "on DEVICE".
+pub const WRITE_ALL_WHAT: &str = "run a write benchmark that destroys the data";
 
 /// Default time cap in seconds.
 pub const DEFAULT_DURATION_SECS: u64 = 10;
@@ -68,6 +72,9 @@ pub struct BenchOptions {
     pub write: WriteMode,
     pub probe: bool,
     pub partition: Option<u32>,
+    /// The partition node the user named (`/dev/sdb1`) when `partition` comes from it, not from `--partition`:
+    /// the messages then speak of that node, never of an option that was not given.
+    pub partition_node: Option<PathBuf>,
     /// Time cap in whole seconds, 1..=60.
     pub duration_secs: u64,
     pub seed: u64,
@@ -79,6 +86,7 @@ impl Default for BenchOptions {
             write: WriteMode::None,
             probe: false,
             partition: None,
+            partition_node: None,
             duration_secs: DEFAULT_DURATION_SECS,
             seed: 0xAFD1_5C00,
         }
@@ -290,7 +298,14 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
                     human(have),
                     human(need)
                 ),
-                "benchmark the whole disk instead (omit --partition)".to_string(),
+                match &options.partition_node {
+                    Some(node) => format!(
+                        "benchmark the whole disk instead: afdisk bench {} (not its partition {})",
+                        crate::device::shell_quote(info.path.as_os_str()),
+                        node.display()
+                    ),
+                    None => "benchmark the whole disk instead (omit --partition)".to_string(),
+                },
             ),
             _ => (
                 format!("{} is too small to benchmark: {} usable, {} needed", info.path.display(), human(have), human(need)),
@@ -301,9 +316,9 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
     }
     if options.write == WriteMode::Free {
         notes.push(format!(
-            "writes only to {} of unallocated space in {} region(s)",
+            "writes only to {} of unallocated space in {}",
             human(pool.len() * plan.slot_size),
-            regions.len()
+            plural(regions.len() as u64, "region", "regions")
         ));
     }
     Ok(Prepared {
@@ -385,7 +400,7 @@ pub fn open_for_run(
             .map_err(|e| Error::from_io("open for direct I/O", Path::new(&opened.info.path), &e)),
         WriteMode::Free | WriteMode::All => {
             let what = if mode == WriteMode::All {
-                "run a write benchmark that overwrites data anywhere on it"
+                WRITE_ALL_WHAT
             } else {
                 "run a write benchmark in its unallocated space"
             };
@@ -408,6 +423,12 @@ pub fn run(
     let info = &opened.info;
     let opts = &prepared.options;
     let file = open_for_run(opened, opts.write, confirmation)?;
+    // Holes of a sparse image, looked up before the run fills some of them with its writes.
+    let holes = if info.kind == TargetKind::Image {
+        unallocated_bytes(&file, &prepared.regions)
+    } else {
+        None
+    };
     let plan = &prepared.plan;
     let align = info.physical_sector_size.max(4096);
     let pool = SlotPool::new(
@@ -446,12 +467,43 @@ pub fn run(
         opts.seed,
         progress,
     )?;
-    let outcome = analysis::analyze(plan, &m.samples, &th, opts.seed);
-    let (verdict, mut warnings) = analysis::drive_verdict(&outcome, geometry);
-    let partition = prepared
+    let mut outcome = analysis::analyze(plan, &m.samples, &th, opts.seed);
+    let (mut verdict, mut warnings) = analysis::drive_verdict(&outcome, geometry);
+    let mut partition = prepared
         .partition
         .and_then(|p| analysis::partition_verdict(&outcome, p.number, p.start_bytes));
-    let status = analysis::status(&outcome, &verdict, partition.as_ref());
+    let mut status = analysis::status(&outcome, &verdict, partition.as_ref());
+    analysis::add_stop_advice(&outcome, &mut verdict, partition.as_mut(), m.stop);
+    if let Some((w, inconclusive)) = holes.and_then(|h| {
+        analysis::sparse_caveat(
+            h,
+            span_of(&prepared.regions),
+            opts.write,
+            &info.path.display().to_string(),
+        )
+    }) {
+        if inconclusive {
+            // Every comparison of a read-only run rests on those reads: none of them may say "no penalty".
+            for p in &mut outcome.pairs {
+                p.comparison.verdict = stats::Verdict::Inconclusive;
+            }
+            verdict.rmw = false;
+            verdict.message =
+                "inconclusive: the reads landed in unallocated regions of the sparse image, which \
+                               return zeros without touching a disk, so they measure nothing"
+                    .to_string();
+            if let Some(p) = partition.as_mut() {
+                p.penalty = false;
+                p.verdict = stats::Verdict::Inconclusive;
+                p.message = format!(
+                    "partition {}: inconclusive: the image's unallocated regions measure nothing",
+                    p.number
+                );
+            }
+            status = Status::Inconclusive;
+        }
+        warnings.push(w);
+    }
     if m.noise.noisy {
         warnings.push(format!(
             "noisy: the device moved {} while the benchmark moved {}: other programs did I/O meanwhile, so the \
@@ -463,15 +515,15 @@ pub fn run(
     let mut notes = prepared.notes.clone();
     if m.stop == StopReason::Cancelled {
         notes.push(format!(
-            "cancelled after {} rounds: the figures and the verdict cover only what was measured",
-            m.rounds
+            "cancelled after {}: the figures and the verdict cover only what was measured",
+            plural(m.rounds, "round", "rounds")
         ));
     }
     if m.stop == StopReason::OutOfSlots {
         notes.push(format!(
-            "stopped after {} rounds: every fresh slot of the usable space was used (a reused slot would measure a \
+            "stopped after {}: every fresh slot of the usable space was used (a reused slot would measure a \
              cache)",
-            m.rounds
+            plural(m.rounds, "round", "rounds")
         ));
     }
     if opts.write == WriteMode::None {
@@ -507,6 +559,37 @@ pub fn run(
         warmup_rounds: m.warmup_rounds,
         queue: queue_facts(opened.sysfs.as_deref()),
     })
+}
+
+fn span_of(regions: &[Region]) -> u64 {
+    regions.iter().map(|r| r.end.saturating_sub(r.start)).sum()
+}
+
+/// Bytes of `regions` that are holes (unallocated extents) of the file behind `file`, found with
+/// `SEEK_DATA`/`SEEK_HOLE`. `None` when the filesystem cannot tell.
+pub fn unallocated_bytes(file: &std::fs::File, regions: &[Region]) -> Option<u64> {
+    use nix::unistd::{lseek, Whence};
+    let mut holes = 0u64;
+    for r in regions {
+        let mut pos = r.start;
+        while pos < r.end {
+            let off = i64::try_from(pos).ok()?;
+            let data = match lseek(file, off, Whence::SeekData) {
+                Ok(d) => u64::try_from(d).ok()?,
+                // No data at or after `pos`: the rest is a hole.
+                Err(nix::errno::Errno::ENXIO) => u64::MAX,
+                Err(_) => return None,
+            };
+            let data = data.min(r.end).max(pos);
+            holes += data - pos;
+            if data >= r.end {
+                break;
+            }
+            let hole = lseek(file, i64::try_from(data).ok()?, Whence::SeekHole).ok()?;
+            pos = u64::try_from(hole).ok()?.max(data + 1);
+        }
+    }
+    Some(holes)
 }
 
 /// `classes[]` of the JSON contract.
@@ -625,6 +708,99 @@ mod tests {
                 .any(|n| n.starts_with("cancelled after 40 rounds")),
             "{:?}",
             r.notes
+        );
+    }
+
+    /// SEEK_DATA/SEEK_HOLE: only the written MiB of a sparse file is allocated.
+    #[test]
+    fn unallocated_bytes_counts_the_holes_of_the_regions() {
+        use std::os::unix::fs::FileExt;
+        let (dir, _) = sparse_image(4 << 20);
+        let img = dir.path().join("d.img");
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&img)
+            .unwrap();
+        f.write_all_at(&vec![0xA5u8; 1 << 20], 1 << 20).unwrap();
+        f.sync_all().unwrap();
+        let all = [Region {
+            start: 0,
+            end: 4 << 20,
+        }];
+        assert_eq!(unallocated_bytes(&f, &all), Some(3 << 20));
+        let data_only = [Region {
+            start: 1 << 20,
+            end: 2 << 20,
+        }];
+        assert_eq!(unallocated_bytes(&f, &data_only), Some(0));
+        let split = [Region {
+            start: (1 << 20) + (1 << 19),
+            end: 3 << 20,
+        }];
+        assert_eq!(unallocated_bytes(&f, &split), Some(1 << 20));
+    }
+
+    /// A read-only run on a sparse image measures holes: inconclusive, and the output says why.
+    #[test]
+    fn a_read_only_run_on_a_sparse_image_is_inconclusive() {
+        let (_dir, opened) = sparse_image(64 << 20);
+        let options = BenchOptions {
+            duration_secs: 1,
+            ..BenchOptions::default()
+        };
+        let prepared = prepare(&opened, &options).unwrap();
+        let r = run(&opened, &prepared, &Confirmation::Absent, &mut |_| {
+            std::ops::ControlFlow::Continue(())
+        })
+        .unwrap();
+        assert_eq!(r.status, Status::Inconclusive, "{}", r.verdict.message);
+        assert!(!r.verdict.rmw);
+        assert!(
+            r.verdict.message.contains("measure nothing"),
+            "{}",
+            r.verdict.message
+        );
+        assert!(
+            r.warnings.iter().any(|w| w.contains("unallocated")),
+            "{:?}",
+            r.warnings
+        );
+    }
+
+    /// Bench named through a partition node (`/dev/sdb1`) never tells the user to omit a `--partition` they did
+    /// not give.
+    #[test]
+    fn a_partition_node_too_small_is_not_told_to_omit_an_option() {
+        let (dir, _) = sparse_image(64 << 20);
+        let img = dir.path().join("d.img");
+        let st = std::process::Command::new("sgdisk")
+            .args(["-n", "1:2048:+64K"])
+            .arg(&img)
+            .output()
+            .expect("run sgdisk");
+        assert!(st.status.success(), "{st:?}");
+        let opened = crate::device::open(&img, &Default::default()).unwrap();
+        let given = BenchOptions {
+            partition: Some(1),
+            ..BenchOptions::default()
+        };
+        let Err(e) = prepare(&opened, &given) else {
+            panic!("a 64 KiB partition is too small to benchmark")
+        };
+        assert!(e.fix.contains("omit --partition"), "{}", e.fix);
+        let from_node = BenchOptions {
+            partition_node: Some(PathBuf::from("/dev/sdz1")),
+            ..given
+        };
+        let Err(e) = prepare(&opened, &from_node) else {
+            panic!("a 64 KiB partition is too small to benchmark")
+        };
+        assert!(!e.fix.contains("--partition"), "{}", e.fix);
+        assert!(
+            e.fix.contains(&format!("afdisk bench {}", img.display())),
+            "{}",
+            e.fix
         );
     }
 

@@ -8,10 +8,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use afdisk::bench::stats::Verdict;
-use afdisk::bench::{self, BenchOptions, BenchReport, Progress, Status, StopReason, WriteMode};
+use afdisk::bench::{self, BenchOptions, BenchReport, Progress, Status, WriteMode};
 use afdisk::device::access::Confirmation;
 use afdisk::device::{self, Overrides};
-use afdisk::units::human;
+use afdisk::units::{human, plural};
 use afdisk::Error;
 
 use super::args::ConfirmArgs;
@@ -74,6 +74,7 @@ fn bench(target: &Path, a: &BenchArgs) -> Result<BenchReport, Error> {
         write: a.write,
         probe: a.probe,
         partition,
+        partition_node: part_of_target.map(|_| target.to_path_buf()),
         duration_secs: a.duration,
         ..BenchOptions::default()
     };
@@ -81,11 +82,7 @@ fn bench(target: &Path, a: &BenchArgs) -> Result<BenchReport, Error> {
     let opened = device::open(&disk, &a.overrides)?;
     let prepared = bench::prepare(&opened, &options)?;
     let confirmation = if a.write == WriteMode::All {
-        super::write::confirmation(
-            &a.confirm,
-            &opened.info,
-            "run a write benchmark that overwrites data anywhere on it",
-        )
+        super::write::confirmation(&a.confirm, &opened.info, bench::WRITE_ALL_WHAT)
     } else {
         Confirmation::Absent
     };
@@ -112,10 +109,10 @@ fn bench(target: &Path, a: &BenchArgs) -> Result<BenchReport, Error> {
 /// One status line: elapsed/cap, rounds, the latest median of the first classes, the running verdict.
 pub fn progress_line(p: &Progress) -> String {
     let mut s = format!(
-        "bench {:>4.1}/{} s, {} rounds{}",
+        "bench {:>4.1}/{} s, {}{}",
         p.elapsed.as_secs_f64(),
         p.cap.as_secs(),
-        p.rounds,
+        plural(p.rounds, "round", "rounds"),
         if p.warmup { " (warm-up)" } else { "" }
     );
     for (i, c) in p.classes.iter().enumerate().take(4) {
@@ -299,12 +296,7 @@ pub fn render(r: &BenchReport) -> String {
     if let Some(p) = &r.partition {
         let _ = writeln!(o, "partition: {}", p.message);
     }
-    let stop = match r.stop {
-        StopReason::Decided => "decided",
-        StopReason::TimeCap => "time cap reached",
-        StopReason::OutOfSlots => "out of fresh slots",
-        StopReason::Cancelled => "cancelled",
-    };
+    let stop = r.stop.as_words();
     let noise = match r.noise.device_bytes {
         Some(b) if r.noise.noisy => format!(
             "NOISY (device moved {}, we moved {})",
@@ -316,9 +308,9 @@ pub fn render(r: &BenchReport) -> String {
     };
     let _ = writeln!(
         o,
-        "ran {:.1} s ({stop}), {} rounds after {} warm-up; noise guard: {noise}",
+        "ran {:.1} s ({stop}), {} after {} warm-up; noise guard: {noise}",
         r.elapsed_secs,
-        r.rounds.saturating_sub(r.warmup_rounds),
+        plural(r.rounds.saturating_sub(r.warmup_rounds), "round", "rounds"),
         r.warmup_rounds
     );
     o

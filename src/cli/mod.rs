@@ -1,6 +1,7 @@
 //! The command-line front end: `list`, `inspect`, `check`, and the writing commands (`plan`, `apply`, `backup`,
 //! `restore`, in `write`). It calls the core library and renders its values as text or JSON; it holds no disk
-//! logic of its own. Exit codes: 0 ok, 1 check found misalignment, 2 error, 3 refused for safety.
+//! logic of its own. Exit codes: 0 ok, 1 check found misalignment, 2 error, 3 refused for safety, 4 bench
+//! inconclusive, 5 check found an error in a table (`render::check_exit`).
 
 mod args;
 mod bench;
@@ -185,24 +186,19 @@ fn cmd_check(
     strict: bool,
     opts: &InspectOptions,
 ) -> i32 {
-    let mut code = EXIT_OK;
     let mut results = Vec::new();
     for t in targets {
         match report::inspect(t, opts) {
-            Ok((_, r)) => {
-                let bad = r.misaligned(strict);
-                if !bad.is_empty() && code == EXIT_OK {
-                    code = EXIT_MISALIGNED;
-                }
-                results.push(render::CheckResult::from_report(
-                    &t.display().to_string(),
-                    &r,
-                    strict,
-                ));
-            }
+            Ok((_, r)) => results.push(render::CheckResult::from_report(
+                &t.display().to_string(),
+                &r,
+                strict,
+            )),
             Err(e) => {
-                print_error(&e);
-                code = EXIT_ERROR;
+                // With --json the error is in the array only (README's contract).
+                if !as_json {
+                    print_error(&e);
+                }
                 results.push(render::CheckResult::failed(&t.display().to_string(), &e));
             }
         }
@@ -212,5 +208,5 @@ fn cmd_check(
     } else {
         render::check(&results)
     });
-    code
+    render::check_exit(&results)
 }

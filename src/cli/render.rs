@@ -5,10 +5,9 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use afdisk::device::DeviceInfo;
-use afdisk::finding::Severity;
-use afdisk::report::Report;
+use afdisk::report::{DiskStatus, Report};
 use afdisk::table::Label;
-use afdisk::units::human;
+use afdisk::units::{human, plural};
 use afdisk::Error;
 
 /// One line of `afdisk list`.
@@ -28,6 +27,8 @@ struct ListJson<'a> {
     label: Option<Label>,
     partitions: usize,
     misaligned: usize,
+    /// The word the text's STATUS column shows: `aligned`, `misaligned` or `problem`.
+    status: &'static str,
     error: Option<&'a str>,
 }
 
@@ -46,6 +47,7 @@ impl Serialize for ListEntry {
                 label: r.summary.label,
                 partitions: r.summary.partitions,
                 misaligned: r.summary.misaligned,
+                status: r.status(false).as_str(),
                 error: None,
             }
             .serialize(s),
@@ -81,12 +83,10 @@ pub fn list(entries: &[ListEntry]) -> String {
         match e {
             ListEntry::Ok(r) => {
                 let d = &r.device;
-                let status = if r.summary.misaligned > 0 {
-                    "MISALIGNED"
-                } else if r.findings.iter().any(|f| f.severity == Severity::Error) {
-                    "PROBLEM"
-                } else {
-                    "aligned"
+                let status = match r.status(false) {
+                    DiskStatus::Problem => "PROBLEM",
+                    DiskStatus::Misaligned => "MISALIGNED",
+                    DiskStatus::Aligned => "aligned",
                 };
                 let used = if d.in_use.is_empty() { "" } else { ", in use" };
                 let _ = writeln!(
@@ -250,26 +250,62 @@ fn wrap(text: &str, width: usize, indent: &str) -> String {
     out
 }
 
+/// An error-level finding as `check --json` reports it.
+#[derive(Serialize)]
+pub struct CheckProblem {
+    pub code: &'static str,
+    pub partition: Option<u32>,
+    pub message: String,
+}
+
 /// One target's result in `afdisk check`.
 #[derive(Serialize)]
 pub struct CheckResult {
     pub path: String,
-    /// "ok", "misaligned" or "error".
+    /// "ok", "misaligned", "problem" or "error".
     pub status: &'static str,
     pub misaligned: Vec<u32>,
     pub partitions: usize,
+    /// The error-level findings about the table (corrupt GPT, overlap, past the end, …); empty otherwise.
+    pub problems: Vec<CheckProblem>,
     pub error: Option<String>,
+    /// The fix for `error`, else `null`.
+    pub fix: Option<String>,
 }
+
+/// `check`: nothing wrong.
+pub const EXIT_CHECK_OK: i32 = 0;
+/// `check`: a partition is misaligned (and no target has a table error or could not be read).
+pub const EXIT_CHECK_MISALIGNED: i32 = 1;
+/// `check`: a target could not be opened or read. Wins over every other code.
+pub const EXIT_CHECK_ERROR: i32 = 2;
+/// `check`: a table has an error-level finding (corrupt, inconsistent, overlapping, past the end, sector-size
+/// mismatch, undecodable logicals), as `sgdisk -v` fails on them. Wins over 1.
+pub const EXIT_CHECK_PROBLEM: i32 = 5;
 
 impl CheckResult {
     pub fn from_report(path: &str, r: &Report, strict: bool) -> Self {
         let bad = r.misaligned(strict);
         CheckResult {
             path: path.to_string(),
-            status: if bad.is_empty() { "ok" } else { "misaligned" },
+            status: match r.status(strict) {
+                DiskStatus::Problem => "problem",
+                DiskStatus::Misaligned => "misaligned",
+                DiskStatus::Aligned => "ok",
+            },
             misaligned: bad,
             partitions: r.summary.partitions,
+            problems: r
+                .problems()
+                .into_iter()
+                .map(|f| CheckProblem {
+                    code: f.code,
+                    partition: f.partition,
+                    message: f.message.clone(),
+                })
+                .collect(),
             error: None,
+            fix: None,
         }
     }
     pub fn failed(path: &str, e: &Error) -> Self {
@@ -278,21 +314,74 @@ impl CheckResult {
             status: "error",
             misaligned: vec![],
             partitions: 0,
+            problems: vec![],
             error: Some(e.problem.clone()),
+            fix: Some(e.fix.clone()).filter(|f| !f.is_empty()),
         }
+    }
+}
+
+/// The exit status of `check` over all its targets: 2 if any could not be read, else 5 if any table has an
+/// error, else 1 if any partition is misaligned, else 0.
+pub fn check_exit(results: &[CheckResult]) -> i32 {
+    let has = |s: &str| results.iter().any(|r| r.status == s);
+    if has("error") {
+        EXIT_CHECK_ERROR
+    } else if has("problem") {
+        EXIT_CHECK_PROBLEM
+    } else if has("misaligned") {
+        EXIT_CHECK_MISALIGNED
+    } else {
+        EXIT_CHECK_OK
     }
 }
 
 pub fn check(results: &[CheckResult]) -> String {
     let mut o = String::new();
     for r in results {
+        let list: Vec<String> = r.misaligned.iter().map(|n| n.to_string()).collect();
         match r.status {
+            "ok" if r.partitions == 0 => {
+                let _ = writeln!(o, "{}: ok (no partitions)", r.path);
+            }
             "ok" => {
-                let _ = writeln!(o, "{}: ok ({} partitions aligned)", r.path, r.partitions);
+                let _ = writeln!(
+                    o,
+                    "{}: ok ({} aligned)",
+                    r.path,
+                    plural(r.partitions as u64, "partition", "partitions")
+                );
             }
             "misaligned" => {
-                let list: Vec<String> = r.misaligned.iter().map(|n| n.to_string()).collect();
-                let _ = writeln!(o, "{}: MISALIGNED partition(s) {}", r.path, list.join(", "));
+                let _ = writeln!(
+                    o,
+                    "{}: MISALIGNED {} {}",
+                    r.path,
+                    if list.len() == 1 {
+                        "partition"
+                    } else {
+                        "partitions"
+                    },
+                    list.join(", ")
+                );
+            }
+            "problem" => {
+                let mut codes: Vec<&str> = r.problems.iter().map(|p| p.code).collect();
+                codes.dedup();
+                let _ = write!(o, "{}: PROBLEM {}", r.path, codes.join(", "));
+                if !list.is_empty() {
+                    let _ = write!(
+                        o,
+                        "; MISALIGNED {} {}",
+                        if list.len() == 1 {
+                            "partition"
+                        } else {
+                            "partitions"
+                        },
+                        list.join(", ")
+                    );
+                }
+                let _ = writeln!(o, " (`afdisk inspect {}` explains)", r.path);
             }
             _ => {
                 let _ = writeln!(

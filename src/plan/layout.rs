@@ -371,16 +371,10 @@ pub fn realign(
             });
             continue;
         }
-        let mut why = format!(
-            "start {} → {} ({} {})",
-            p.start,
-            new_start,
-            human(ns.abs_diff(start_b)),
-            if ns > start_b { "later" } else { "earlier" }
-        );
-        if new_size != p.size {
-            why.push_str(&format!(", size {} → {}", human(size_b), human(ne - ns)));
-        }
+        let strict_end = opts.strict && ne < (ns + size_b).min(hi_b);
+        let shrink = crate::plan::shrink_reason(&new_parts, p, hi, strict_end);
+        let mut why =
+            crate::plan::describe_change(p.start, p.size, new_start, new_size, ss, Some(&shrink));
         if let Some(fs) = &content {
             why.push_str(&format!(
                 "; its {fs} data is discarded (--discard-data {})",
@@ -389,7 +383,11 @@ pub fn realign(
         }
         changes.push(Change {
             number: p.number,
-            action: Action::Move,
+            action: if new_start == p.start {
+                Action::Resize
+            } else {
+                Action::Move
+            },
             old_start: Some(p.start),
             old_size: Some(p.size),
             new_start: Some(new_start),

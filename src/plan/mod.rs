@@ -20,7 +20,7 @@ use crate::device::{DeviceInfo, FileId, Opened, TargetKind};
 use crate::error::{Error, Result};
 use crate::finding::Severity;
 use crate::table::{self, Label, Partition, Table};
-use crate::units::human;
+use crate::units::{human, plural};
 pub use grain::Grain;
 
 /// Version of the plan file format (2: sealed).
@@ -235,7 +235,10 @@ pub enum PlanKind {
 #[serde(rename_all = "lowercase")]
 pub enum Action {
     Create,
+    /// The start changes (the size may change too).
     Move,
+    /// The start stays; only the size changes (`--strict` rounding the end, or the free space trimming it).
+    Resize,
     Keep,
     /// Misaligned but holds data: not moved by a table edit.
     Blocked,
@@ -397,15 +400,25 @@ impl Plan {
             self.grain.reason()
         ));
         for c in &self.changes {
+            // Rounded sizes that read the same although the sizes differ ("1.5 GiB → 1.5 GiB") hide the change:
+            // then both sides show exact sectors.
+            let exact = matches!((c.old_size, c.new_size), (Some(a), Some(b))
+                if a != b && human(a * ss) == human(b * ss));
             let ext = |s: Option<u64>, n: Option<u64>| match (s, n) {
-                (Some(s), Some(n)) => {
-                    format!("{s}–{} ({})", (s + n).saturating_sub(1), human(n * ss))
-                }
+                (Some(s), Some(n)) => format!(
+                    "{s}–{} ({})",
+                    (s + n).saturating_sub(1),
+                    if exact {
+                        plural(n, "sector", "sectors")
+                    } else {
+                        human(n * ss)
+                    }
+                ),
                 _ => "—".to_string(),
             };
             let sign = match c.action {
                 Action::Create => "+",
-                Action::Move => "~",
+                Action::Move | Action::Resize => "~",
                 Action::Keep => " ",
                 Action::Blocked | Action::Unfixable => "!",
             };
@@ -416,7 +429,7 @@ impl Plan {
             );
             match c.action {
                 Action::Create => line.push_str(&format!(" {}", ext(c.new_start, c.new_size))),
-                Action::Move => line.push_str(&format!(
+                Action::Move | Action::Resize => line.push_str(&format!(
                     " {}  →  {}",
                     ext(c.old_start, c.old_size),
                     ext(c.new_start, c.new_size)
@@ -454,6 +467,75 @@ impl Plan {
         }
         out
     }
+}
+
+/// How a partition's place changes, in words, for a plan's `reason`: the start only when it changes, the size
+/// with the exact sector difference (rounded sizes alone can read the same), and why it shrinks when it does.
+pub fn describe_change(
+    old_start: u64,
+    old_size: u64,
+    new_start: u64,
+    new_size: u64,
+    ss: u64,
+    shrink_why: Option<&str>,
+) -> String {
+    let mut parts = Vec::new();
+    if new_start != old_start {
+        let (a, b) = (old_start.saturating_mul(ss), new_start.saturating_mul(ss));
+        parts.push(format!(
+            "start {old_start} → {new_start} ({} {})",
+            human(a.abs_diff(b)),
+            if b > a { "later" } else { "earlier" }
+        ));
+    }
+    if new_size != old_size {
+        parts.push(format!(
+            "size {} → {} ({} {})",
+            human(old_size.saturating_mul(ss)),
+            human(new_size.saturating_mul(ss)),
+            plural(old_size.abs_diff(new_size), "sector", "sectors"),
+            if new_size < old_size {
+                "smaller"
+            } else {
+                "larger"
+            }
+        ));
+    }
+    if parts.is_empty() {
+        return "stays where it is".into();
+    }
+    let mut out = parts.join(", ");
+    if let (true, Some(why)) = (new_size < old_size, shrink_why) {
+        out.push_str(&format!(": it shrinks because {why}"));
+    }
+    out
+}
+
+/// Why a realigned partition shrinks: `strict_end` when `--strict` rounded its end down to the grain, else the
+/// free space around it ends at sector `hi` (named: the next partition, the next logical partition's EBR, the
+/// end of the extended partition, or the end of the usable area).
+pub fn shrink_reason(parts: &[Partition], p: &Partition, hi: u64, strict_end: bool) -> String {
+    if strict_end {
+        return "--strict rounds its end down to the grain".into();
+    }
+    let next = hi.saturating_add(1);
+    let what = if let Some(q) = parts.iter().find(|q| {
+        q.number != p.number && q.kind == table::PartKind::Logical && q.ebr_lba == Some(next)
+    }) {
+        format!(
+            "the EBR of logical partition {} is at sector {next}",
+            q.number
+        )
+    } else if let Some(q) = parts.iter().find(|q| {
+        q.number != p.number && q.kind != table::PartKind::Extended && q.size > 0 && q.start == next
+    }) {
+        format!("partition {} starts at sector {next}", q.number)
+    } else if p.kind == table::PartKind::Logical {
+        format!("the extended partition ends at sector {hi}")
+    } else {
+        format!("the usable area ends at sector {hi}")
+    };
+    format!("the aligned start leaves less room before what follows it: {what}")
 }
 
 /// "0–33, 16777183–16777215"

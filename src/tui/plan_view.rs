@@ -29,7 +29,7 @@ fn mark(plan: &Plan, number: u32) -> &'static str {
         .map(|c| c.action)
     {
         Some(Action::Create) => "+",
-        Some(Action::Move) => "~",
+        Some(Action::Move) | Some(Action::Resize) => "~",
         Some(Action::Blocked) | Some(Action::Unfixable) => "!",
         _ => " ",
     }
