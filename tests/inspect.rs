@@ -67,7 +67,7 @@ fn xp_style_start_63_on_mbr() {
     let r = afdisk(&["check", t]);
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert!(
-        r.stdout.contains("MISALIGNED partition(s) 1"),
+        r.stdout.contains("MISALIGNED partition 1"),
         "{}",
         r.stdout
     );
