@@ -140,6 +140,8 @@ struct Anomalies {
     non_ext_link: Vec<u64>,
     /// EBRs whose link has an extended type but size 0 (libfdisk follows it; the kernel stops).
     zero_size_link: Vec<u64>,
+    /// EBRs without a partition that link on to further EBRs (sfdisk skips them and renumbers).
+    empty_linked: Vec<u64>,
     /// (EBR, next) where the next EBR was already visited (a loop; libfdisk repeats partitions up to #60).
     loop_at: Option<(u64, u64)>,
     /// (EBR, next) where the link goes backwards (not a loop yet).
@@ -162,6 +164,7 @@ impl Anomalies {
             || !self.type0_data.is_empty()
             || !self.non_ext_link.is_empty()
             || !self.zero_size_link.is_empty()
+            || !self.empty_linked.is_empty()
             || self.loop_at.is_some()
             || !self.backward.is_empty()
             || !self.outside.is_empty()
@@ -300,6 +303,9 @@ fn walk_chain(src: &dyn ByteSource, lss: u64, ext: &Entry) -> Chain {
         }
         if !found_link && mbr_is_extended(slots[link].sys) {
             note(&mut an.zero_size_link);
+        }
+        if slots[data].size == 0 && mbr_is_extended(slots[link].sys) {
+            note(&mut an.empty_linked);
         }
         let standard = (slots[0].size == 0 || (found_data && data == 0))
             && ((found_link && link == 1) || (slots[1].size == 0 && slots[1].sys == 0))
@@ -505,6 +511,15 @@ fn chain_findings(an: &Anomalies, ext: &Entry, listed: usize) -> Vec<Finding> {
             "EBR(s) at sector(s) {} link to the next EBR with an entry of size 0. sfdisk follows such a link \
              (as afdisk does); the kernel and blkid stop the chain there. {FIX}",
             list(&an.zero_size_link)
+        )));
+    }
+    if !an.empty_linked.is_empty() {
+        f.push(anomaly(format!(
+            "EBR(s) at sector(s) {} hold no partition but link on to further EBRs. sfdisk and the kernel skip \
+             them and number the following logical partitions without them (as afdisk does); afdisk does not \
+             edit such a chain, because a new chain could not avoid those EBRs while the old one is still in \
+             use. {FIX}",
+            list(&an.empty_linked)
         )));
     }
     if !an.extras.is_empty() {
