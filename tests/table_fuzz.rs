@@ -18,11 +18,14 @@ use std::time::Duration;
 
 use afdisk::finding::Severity;
 use afdisk::table::{self, source::FileSource};
-use common::{sfdisk_rows, Row, Scratch};
+use common::{sfdisk_rows, LoopDev, Row, Scratch};
 use serde_json::Value;
 
+/// Cases at 512-byte sectors (image files) and at 4096 (behind a loop device, for sfdisk).
 const EBR_CASES: usize = 400;
 const GPT_CASES: usize = 250;
+const EBR_CASES_4K: usize = 60;
+const GPT_CASES_4K: usize = 60;
 const SEED: u64 = 0x0EB2_F022;
 const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -57,21 +60,24 @@ impl Rng {
     }
 }
 
-/// A sparse image: sectors by LBA (512 bytes), zeros elsewhere.
+/// A sparse image: sectors of `ss` bytes by LBA, zeros elsewhere.
 struct Image {
+    ss: u64,
     sectors: u64,
     data: BTreeMap<u64, Vec<u8>>,
 }
 
 impl Image {
-    fn new(sectors: u64) -> Self {
+    fn new(sectors: u64, ss: u64) -> Self {
         Image {
+            ss,
             sectors,
             data: BTreeMap::new(),
         }
     }
     fn sector(&mut self, lba: u64) -> &mut Vec<u8> {
-        self.data.entry(lba).or_insert_with(|| vec![0u8; 512])
+        let ss = self.ss as usize;
+        self.data.entry(lba).or_insert_with(|| vec![0u8; ss])
     }
     fn put(&mut self, lba: u64, off: usize, bytes: &[u8]) {
         if lba < self.sectors {
@@ -81,9 +87,9 @@ impl Image {
     fn write(&self, path: &Path) {
         use std::os::unix::fs::FileExt;
         let f = std::fs::File::create(path).expect("create image");
-        f.set_len(self.sectors * 512).expect("size image");
+        f.set_len(self.sectors * self.ss).expect("size image");
         for (lba, s) in &self.data {
-            f.write_all_at(s, lba * 512).expect("write sector");
+            f.write_all_at(s, lba * self.ss).expect("write sector");
         }
     }
 }
@@ -109,9 +115,9 @@ const EXT: &[u8] = &[0x05, 0x0f, 0x85];
 
 /// An MBR with primaries and an extended partition whose EBR chain is bent in the ways libfdisk, the kernel,
 /// blkid and gdisk read differently.
-fn ebr_case(r: &mut Rng) -> Image {
+fn ebr_case(r: &mut Rng, ss: u64) -> Image {
     let sectors = r.range(4096, 200_000);
-    let mut img = Image::new(sectors);
+    let mut img = Image::new(sectors, ss);
     let any = r.range(1, 8000) as u32;
     let ext_start = r.pick(&[0u32, 63, 2048, 4096, any]);
     let ext_start = if ext_start == 0 && r.chance(80) {
@@ -263,10 +269,11 @@ fn put_gpt(
     array: &[u8],
     break_crc: bool,
 ) {
-    for (i, chunk) in array.chunks(512).enumerate() {
+    let ss = img.ss as usize;
+    for (i, chunk) in array.chunks(ss).enumerate() {
         img.put(array_lba + i as u64, 0, chunk);
     }
-    let mut h = vec![0u8; 512];
+    let mut h = vec![0u8; ss];
     h[..8].copy_from_slice(b"EFI PART");
     h[8..12].copy_from_slice(&s.revision.to_le_bytes());
     h[12..16].copy_from_slice(&s.header_size.to_le_bytes());
@@ -279,7 +286,7 @@ fn put_gpt(
     h[80..84].copy_from_slice(&s.num_entries.to_le_bytes());
     h[84..88].copy_from_slice(&s.entry_size.to_le_bytes());
     h[88..92].copy_from_slice(&crc(array).to_le_bytes());
-    let hs = (s.header_size as usize).clamp(92, 512);
+    let hs = (s.header_size as usize).clamp(92, ss);
     let mut c = crc(&h[..hs]);
     if break_crc {
         c ^= 1;
@@ -289,9 +296,9 @@ fn put_gpt(
 }
 
 /// A GPT with CRC-valid headers and arrays, bent in the ways gdisk, libfdisk, blkid and afdisk judge differently.
-fn gpt_case(r: &mut Rng) -> Image {
+fn gpt_case(r: &mut Rng, ss: u64) -> Image {
     let sectors = r.range(200, 70_000);
-    let mut img = Image::new(sectors);
+    let mut img = Image::new(sectors, ss);
     let last = sectors - 1;
     let any = r.range(1, 300) as u32;
     let num_entries = r.pick(&[128u32, 128, 128, 4, 16, 1, any]);
@@ -301,7 +308,7 @@ fn gpt_case(r: &mut Rng) -> Image {
         r.pick(&[256u32, 64, 127])
     };
     let array_bytes = (num_entries as usize) * (entry_size as usize);
-    let array_sectors = array_bytes.div_ceil(512) as u64;
+    let array_sectors = array_bytes.div_ceil(ss as usize) as u64;
     let first_usable = if r.chance(85) {
         2 + array_sectors
     } else {
@@ -452,13 +459,13 @@ fn afdisk_rows(parts: &[table::Partition]) -> Vec<Row> {
 }
 
 /// Scans `path` on a thread; None when the deadline passes (a hang).
-fn scan_with_deadline(path: PathBuf) -> Option<table::TableScan> {
+fn scan_with_deadline(path: PathBuf, lss: u64) -> Option<table::TableScan> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let f = std::fs::File::open(&path).expect("open image");
         let size = f.metadata().expect("metadata").len();
         let src = FileSource { file: &f, size };
-        let _ = tx.send(table::scan(&src, 512));
+        let _ = tx.send(table::scan(&src, lss));
     });
     rx.recv_timeout(DEADLINE).ok()
 }
@@ -475,10 +482,20 @@ struct Tally {
 
 fn run_case(img: &Image, path: &Path, why: &str, t: &mut Tally) {
     img.write(path);
-    let scan = scan_with_deadline(path.to_path_buf())
+    let scan = scan_with_deadline(path.to_path_buf(), img.ss)
         .unwrap_or_else(|| panic!("{why}: the scan hung (> {DEADLINE:?})"));
-    let target = path.to_str().expect("utf-8 path");
-    let sf_json = sfdisk_json(target);
+    // sfdisk 2.38 reads 4096-byte sectors only from a device that has them: a loop device.
+    let lo = if img.ss == 4096 {
+        Some(LoopDev::attach(path, 4096).expect("a 4096-byte loop device"))
+    } else {
+        None
+    };
+    let target = match &lo {
+        Some(lo) => lo.path.clone(),
+        None => path.to_str().expect("utf-8 path").to_string(),
+    };
+    let sf_json = sfdisk_json(&target);
+    drop(lo);
     let sf_label = sf_json
         .as_ref()
         .and_then(|v| v["partitiontable"]["label"].as_str().map(String::from));
@@ -534,16 +551,17 @@ fn ebr_chains_agree_with_sfdisk_or_carry_an_error_finding() {
     let mut r = Rng(SEED);
     let mut t = Tally::default();
     let path = sc.dir.path().join("ebr.img");
-    for i in 0..EBR_CASES {
-        let img = ebr_case(&mut r);
-        run_case(&img, &path, &format!("EBR case {i}"), &mut t);
+    for i in 0..EBR_CASES + EBR_CASES_4K {
+        let ss = if i < EBR_CASES { 512 } else { 4096 };
+        let img = ebr_case(&mut r, ss);
+        run_case(&img, &path, &format!("EBR case {i} ({ss})"), &mut t);
     }
     eprintln!(
         "EBR fuzz: {} cases, {} agree with sfdisk ({} of them with an error finding), {} differ (each with an \
          error finding: {:?}); 0 panics, 0 hangs",
         t.cases, t.agree, t.agree_flagged, t.differ, t.by_code
     );
-    assert_eq!(t.cases, EBR_CASES);
+    assert_eq!(t.cases, EBR_CASES + EBR_CASES_4K);
     assert!(
         t.agree * 2 > t.cases,
         "most bent chains still read like sfdisk"
@@ -556,14 +574,15 @@ fn crc_valid_gpts_agree_with_sfdisk_or_carry_an_error_finding() {
     let mut r = Rng(SEED ^ 0x6127);
     let mut t = Tally::default();
     let path = sc.dir.path().join("gpt.img");
-    for i in 0..GPT_CASES {
-        let img = gpt_case(&mut r);
-        run_case(&img, &path, &format!("GPT case {i}"), &mut t);
+    for i in 0..GPT_CASES + GPT_CASES_4K {
+        let ss = if i < GPT_CASES { 512 } else { 4096 };
+        let img = gpt_case(&mut r, ss);
+        run_case(&img, &path, &format!("GPT case {i} ({ss})"), &mut t);
     }
     eprintln!(
         "GPT fuzz: {} cases, {} agree with sfdisk ({} of them with an error finding), {} differ (each with an \
          error finding: {:?}); 0 panics, 0 hangs",
         t.cases, t.agree, t.agree_flagged, t.differ, t.by_code
     );
-    assert_eq!(t.cases, GPT_CASES);
+    assert_eq!(t.cases, GPT_CASES + GPT_CASES_4K);
 }
