@@ -6,8 +6,10 @@
 //! longer than 60). Random bytes alone never pass the signature checks; these do.
 //!
 //! Each image is read by afdisk's library scan on its own thread with a deadline (a hang fails the test), and
-//! by `sfdisk --json`. Whenever the two lists differ, afdisk must carry an error finding (the plan then refuses
-//! the table). Seeded RNG, fixed case counts.
+//! by `sfdisk --json` (4096-byte cases through a loop device). Whenever the two lists differ, afdisk must carry
+//! a read-level error finding (the plan then refuses the table). A quarter of the chains are standard ones, which
+//! must read without error findings; `afdisk plan --realign` runs on every clean table (and every tenth other
+//! one) and must plan a clean dos table, and never fail with an internal error. Seeded RNG, fixed case counts.
 
 mod common;
 
@@ -217,6 +219,39 @@ fn ebr_case(r: &mut Rng, ss: u64) -> Image {
         if r.chance(96) {
             img.put(lba, 510, &[0x55, 0xAA]);
         }
+    }
+    img
+}
+
+/// A standard chain (what fdisk/sfdisk write): one primary, 1–56 logicals at odd offsets after their EBRs, each
+/// EBR linking to the next in slot 1. These must read without error findings, and their realignment must plan.
+fn standard_chain_case(r: &mut Rng, ss: u64) -> Image {
+    let n = r.range(1, 56);
+    let ext = 4096u64;
+    let step = 256u64;
+    let sectors = ext + n * step + r.range(100, 5000);
+    let mut img = Image::new(sectors, ss);
+    img.put(0, 446, &entry(0, 0x83, 2048, r.range(1, 2000) as u32));
+    let ext_size = (n * step + r.range(1, 90)) as u32;
+    img.put(0, 462, &entry(0, r.pick(EXT), ext as u32, ext_size));
+    img.put(0, 510, &[0x55, 0xAA]);
+    for k in 0..n {
+        let lba = ext + k * step;
+        let data = entry(
+            r.pick(&[0, 0, 0x80]),
+            r.pick(&[0x83, 0x07, 0x82, 0x8e]),
+            r.range(1, 100) as u32,
+            r.range(1, 150) as u32,
+        );
+        img.put(lba, 446, &data);
+        if k + 1 < n {
+            img.put(
+                lba,
+                462,
+                &entry(0, 0x05, ((k + 1) * step) as u32, step as u32),
+            );
+        }
+        img.put(lba, 510, &[0x55, 0xAA]);
     }
     img
 }
@@ -478,9 +513,13 @@ struct Tally {
     agree_flagged: usize,
     differ: usize,
     by_code: BTreeMap<String, usize>,
+    /// `afdisk plan --realign` runs: planned (clean tables) and refused (tables with error findings).
+    planned: usize,
+    refused: usize,
 }
 
-fn run_case(img: &Image, path: &Path, why: &str, t: &mut Tally) {
+/// Runs one case; returns whether afdisk found a table without error findings.
+fn run_case(img: &Image, path: &Path, why: &str, t: &mut Tally) -> bool {
     img.write(path);
     let scan = scan_with_deadline(path.to_path_buf(), img.ss)
         .unwrap_or_else(|| panic!("{why}: the scan hung (> {DEADLINE:?})"));
@@ -502,12 +541,21 @@ fn run_case(img: &Image, path: &Path, why: &str, t: &mut Tally) {
     let sf = sf_json.map(|v| sfdisk_rows(&v)).unwrap_or_default();
     let ours = afdisk_rows(&scan.partitions);
     t.cases += 1;
+    let clean =
+        scan.table.is_some() && !scan.findings.iter().any(|f| f.severity == Severity::Error);
+    if clean || t.cases.is_multiple_of(10) {
+        let dos = scan
+            .table
+            .as_ref()
+            .is_some_and(|t| t.label == table::Label::Dos);
+        plan_never_fails_inside(path, img.ss, clean && dos, why, t);
+    }
     if ours == sf {
         t.agree += 1;
         if scan.findings.iter().any(|f| f.severity == Severity::Error) {
             t.agree_flagged += 1;
         }
-        return;
+        return clean;
     }
     t.differ += 1;
     if std::env::var_os("AFDISK_FUZZ_SHOW").is_some() {
@@ -543,6 +591,37 @@ fn run_case(img: &Image, path: &Path, why: &str, t: &mut Tally) {
             _ => {}
         }
     }
+    clean
+}
+
+/// `afdisk plan --realign` on the image: a dos table without error findings is planned (the encoder's
+/// read-back through this reader holds); anything else is planned, refused or reported as bad input with its fix,
+/// never "a bug in afdisk".
+fn plan_never_fails_inside(path: &Path, ss: u64, clean_dos: bool, why: &str, t: &mut Tally) {
+    let out = path.with_extension("plan.json");
+    let ss_arg = ss.to_string();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_afdisk"))
+        .arg("plan")
+        .arg(path)
+        .args(["--realign", "--logical-sector-size", &ss_arg, "-o"])
+        .arg(&out)
+        .output()
+        .expect("run afdisk plan");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let code = o.status.code().unwrap_or(-1);
+    assert!(
+        !stderr.contains("bug in afdisk") && matches!(code, 0 | 2 | 3),
+        "{why}: plan exit {code}: {stderr}"
+    );
+    if clean_dos {
+        assert_eq!(code, 0, "{why}: a clean dos table is planned: {stderr}");
+    }
+    if code == 0 {
+        t.planned += 1;
+    } else {
+        t.refused += 1;
+    }
+    let _ = std::fs::remove_file(&out);
 }
 
 #[test]
@@ -553,13 +632,24 @@ fn ebr_chains_agree_with_sfdisk_or_carry_an_error_finding() {
     let path = sc.dir.path().join("ebr.img");
     for i in 0..EBR_CASES + EBR_CASES_4K {
         let ss = if i < EBR_CASES { 512 } else { 4096 };
-        let img = ebr_case(&mut r, ss);
-        run_case(&img, &path, &format!("EBR case {i} ({ss})"), &mut t);
+        let standard = i % 4 == 0;
+        let img = if standard {
+            standard_chain_case(&mut r, ss)
+        } else {
+            ebr_case(&mut r, ss)
+        };
+        let why = format!("EBR case {i} ({ss})");
+        let clean = run_case(&img, &path, &why, &mut t);
+        assert!(
+            clean || !standard,
+            "{why}: a standard chain reads without error findings"
+        );
     }
     eprintln!(
         "EBR fuzz: {} cases, {} agree with sfdisk ({} of them with an error finding), {} differ (each with an \
-         error finding: {:?}); 0 panics, 0 hangs",
-        t.cases, t.agree, t.agree_flagged, t.differ, t.by_code
+         error finding: {:?}); 0 panics, 0 hangs; plan --realign: {} planned, {} refused or bad input, never an \
+         internal error",
+        t.cases, t.agree, t.agree_flagged, t.differ, t.by_code, t.planned, t.refused
     );
     assert_eq!(t.cases, EBR_CASES + EBR_CASES_4K);
     assert!(
@@ -577,12 +667,13 @@ fn crc_valid_gpts_agree_with_sfdisk_or_carry_an_error_finding() {
     for i in 0..GPT_CASES + GPT_CASES_4K {
         let ss = if i < GPT_CASES { 512 } else { 4096 };
         let img = gpt_case(&mut r, ss);
-        run_case(&img, &path, &format!("GPT case {i} ({ss})"), &mut t);
+        let _ = run_case(&img, &path, &format!("GPT case {i} ({ss})"), &mut t);
     }
     eprintln!(
         "GPT fuzz: {} cases, {} agree with sfdisk ({} of them with an error finding), {} differ (each with an \
-         error finding: {:?}); 0 panics, 0 hangs",
-        t.cases, t.agree, t.agree_flagged, t.differ, t.by_code
+         error finding: {:?}); 0 panics, 0 hangs; plan --realign: {} planned, {} refused or bad input, never an \
+         internal error",
+        t.cases, t.agree, t.agree_flagged, t.differ, t.by_code, t.planned, t.refused
     );
     assert_eq!(t.cases, GPT_CASES + GPT_CASES_4K);
 }
