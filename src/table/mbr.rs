@@ -235,7 +235,7 @@ fn walk_chain(src: &dyn ByteSource, lss: u64, ext: &Entry) -> Chain {
                 if lba >= dev_sectors {
                     return None;
                 }
-                src.read_vec(lba * lss, lss as usize).ok()
+                src.read_vec(lba.checked_mul(lss)?, lss as usize).ok()
             })
             .clone();
         let Some(b) = sector.filter(|b| b.len() >= 512) else {
