@@ -199,6 +199,12 @@ fn empty_ebr_in_the_chain_is_skipped_and_renumbered_like_sfdisk() {
     let numbers: Vec<u64> = afdisk_rows(&v).iter().map(|r| r.0).collect();
     assert_eq!(numbers, vec![1, 2, 5, 6]);
     assert!(has_finding(&v, "ebr-chain-anomaly", "error"), "{v}");
+    // Backups cover the empty EBR too (it is part of the chain; no listed partition points to it).
+    let f = std::fs::File::open(&img).expect("open");
+    let size = f.metadata().expect("metadata").len();
+    let src = afdisk::table::source::FileSource { file: &f, size };
+    let set = afdisk::apply::backup::table_sectors(&src, 512);
+    assert!(e.iter().all(|l| set.contains(l)), "{e:?} in {set:?}");
 }
 
 /// Defect 2: a link of a non-extended type ends the chain for sfdisk; afdisk followed it silently.

@@ -185,6 +185,8 @@ fn list(v: &[u64]) -> String {
 struct Chain {
     ptes: Vec<(u32, Pte)>,
     anomalies: Anomalies,
+    /// Every EBR sector read, in chain order, each once.
+    sectors: Vec<u64>,
 }
 
 /// Walks the EBR chain of the extended entry `ext` as libfdisk's `read_extended` does (see the module doc).
@@ -196,12 +198,14 @@ fn walk_chain(src: &dyn ByteSource, lss: u64, ext: &Entry) -> Chain {
         return Chain {
             ptes: Vec::new(),
             anomalies: an,
+            sectors: Vec::new(),
         };
     }
     let ext_start = u64::from(ext.start);
     let ext_end = ext_start + u64::from(ext.size); // exclusive
     let dev_sectors = src.len() / lss.max(1);
     let mut visited: HashSet<u64> = HashSet::new();
+    let mut sectors: Vec<u64> = Vec::new();
     let mut cache: std::collections::HashMap<u64, Option<Vec<u8>>> =
         std::collections::HashMap::new();
     let mut ext_offset = 0u64;
@@ -243,6 +247,9 @@ fn walk_chain(src: &dyn ByteSource, lss: u64, ext: &Entry) -> Chain {
             early_return = true;
             break;
         };
+        if !sectors.contains(&lba) {
+            sectors.push(lba);
+        }
         if ext_offset == 0 {
             ext_offset = u64::from(link_start);
         }
@@ -342,6 +349,7 @@ fn walk_chain(src: &dyn ByteSource, lss: u64, ext: &Entry) -> Chain {
     Chain {
         ptes: numbered,
         anomalies: an,
+        sectors,
     }
 }
 
@@ -553,8 +561,12 @@ fn chain_findings(an: &Anomalies, ext: &Entry, listed: usize) -> Vec<Finding> {
     f
 }
 
+/// A DOS table as read: the table, its partitions, the findings, and every EBR sector of the chain (empty and
+/// repeated EBRs included, each once) so that backups cover them all.
+pub type DosRead = (Table, Vec<Partition>, Vec<Finding>, Vec<u64>);
+
 /// Reads a DOS table (primaries, extended container, logical partitions) as libfdisk reads it.
-pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> (Table, Vec<Partition>, Vec<Finding>) {
+pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> DosRead {
     let mut findings = Vec::new();
     let mut parts = Vec::new();
     let table = Table {
@@ -641,7 +653,7 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> (Table, Vec<Partitio
         ));
     }
     let Some((_, ext)) = exts.first().copied() else {
-        return (table, parts, findings);
+        return (table, parts, findings, Vec::new());
     };
     let chain = walk_chain(src, lss, &ext);
     let ext_start = u64::from(ext.start);
@@ -683,7 +695,7 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> (Table, Vec<Partitio
             ),
         ));
     }
-    (table, parts, findings)
+    (table, parts, findings, chain.sectors)
 }
 
 #[cfg(test)]
@@ -749,7 +761,8 @@ mod tests {
             let src = Counting(&img, std::cell::Cell::new(0));
             let lba0 = read_lba0(&src).expect("lba0");
             src.1.set(0);
-            let (_, parts, findings) = read(&src, 512, &lba0);
+            let (_, parts, findings, ebrs) = read(&src, 512, &lba0);
+            assert_eq!(ebrs.len(), n);
             let logicals: Vec<_> = parts
                 .iter()
                 .filter(|p| p.kind == PartKind::Logical)
@@ -774,7 +787,8 @@ mod tests {
         let src = Counting(&img, std::cell::Cell::new(0));
         let lba0 = read_lba0(&src).expect("lba0");
         src.1.set(0);
-        let (_, parts, findings) = read(&src, 512, &lba0);
+        let (_, parts, findings, ebrs) = read(&src, 512, &lba0);
+        assert_eq!(ebrs, vec![2048, 2148, 2248], "each EBR once");
         let max = parts.iter().map(|p| p.number).max();
         assert_eq!(max, Some(60));
         assert!(findings
