@@ -21,6 +21,19 @@ fn inspect(t: &str) -> Value {
     r.json()
 }
 
+/// `sfdisk --json`, skipping the notes libfdisk prints on stdout before the JSON ("omitting empty partition").
+fn sfdisk_json(target: &str) -> Option<Value> {
+    let out = std::process::Command::new("sfdisk")
+        .args(["--json", target])
+        .output()
+        .expect("run sfdisk");
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(&text[text.find('{')?..]).ok()
+}
+
 /// afdisk's rows must be sfdisk's (or both empty when sfdisk sees no table).
 fn same_as_sfdisk(t: &str, v: &Value) {
     let sf = sfdisk_json(t).map(|j| sfdisk_rows(&j)).unwrap_or_default();
@@ -170,6 +183,28 @@ fn type_zero_logical_is_listed_and_never_overwritten() {
     assert!(r.stderr.contains("ebr-chain-anomaly"), "{}", r.stderr);
     assert!(!pf.exists(), "no plan written");
     assert_eq!(peek(&img, 0, 64 * 1024), before);
+}
+
+/// Defect 2: an EBR without a partition inside the chain: sfdisk skips it and renumbers the logicals after it
+/// (afdisk listed an empty partition 5 and shifted the numbers); afdisk reads it so and refuses to edit it.
+#[test]
+fn empty_ebr_in_the_chain_is_skipped_and_renumbered_like_sfdisk() {
+    let sc = Scratch::new();
+    let img = dos_with_logicals(&sc, "e.img", 3);
+    let e = ebrs(&img);
+    poke(&img, e[1] * 512 + 446, &[0u8; 16]);
+    let t = s(&img);
+    let v = inspect(&t);
+    same_as_sfdisk(&t, &v);
+    let numbers: Vec<u64> = afdisk_rows(&v).iter().map(|r| r.0).collect();
+    assert_eq!(numbers, vec![1, 2, 5, 6]);
+    assert!(has_finding(&v, "ebr-chain-anomaly", "error"), "{v}");
+    // Backups cover the empty EBR too (it is part of the chain; no listed partition points to it).
+    let f = std::fs::File::open(&img).expect("open");
+    let size = f.metadata().expect("metadata").len();
+    let src = afdisk::table::source::FileSource { file: &f, size };
+    let set = afdisk::apply::backup::table_sectors(&src, 512);
+    assert!(e.iter().all(|l| set.contains(l)), "{e:?} in {set:?}");
 }
 
 /// Defect 2: a link of a non-extended type ends the chain for sfdisk; afdisk followed it silently.

@@ -6,8 +6,10 @@
 //! longer than 60). Random bytes alone never pass the signature checks; these do.
 //!
 //! Each image is read by afdisk's library scan on its own thread with a deadline (a hang fails the test), and
-//! by `sfdisk --json`. Whenever the two lists differ, afdisk must carry an error finding (the plan then refuses
-//! the table). Seeded RNG, fixed case counts.
+//! by `sfdisk --json` (4096-byte cases through a loop device). Whenever the two lists differ, afdisk must carry
+//! a read-level error finding (the plan then refuses the table). A quarter of the chains are standard ones, which
+//! must read without error findings; `afdisk plan --realign` runs on every clean table (and every tenth other
+//! one) and must plan a clean dos table, and never fail with an internal error. Seeded RNG, fixed case counts.
 
 mod common;
 
@@ -18,11 +20,14 @@ use std::time::Duration;
 
 use afdisk::finding::Severity;
 use afdisk::table::{self, source::FileSource};
-use common::{sfdisk_rows, Row, Scratch};
+use common::{sfdisk_rows, LoopDev, Row, Scratch};
 use serde_json::Value;
 
+/// Cases at 512-byte sectors (image files) and at 4096 (behind a loop device, for sfdisk).
 const EBR_CASES: usize = 400;
 const GPT_CASES: usize = 250;
+const EBR_CASES_4K: usize = 60;
+const GPT_CASES_4K: usize = 60;
 const SEED: u64 = 0x0EB2_F022;
 const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -57,21 +62,24 @@ impl Rng {
     }
 }
 
-/// A sparse image: sectors by LBA (512 bytes), zeros elsewhere.
+/// A sparse image: sectors of `ss` bytes by LBA, zeros elsewhere.
 struct Image {
+    ss: u64,
     sectors: u64,
     data: BTreeMap<u64, Vec<u8>>,
 }
 
 impl Image {
-    fn new(sectors: u64) -> Self {
+    fn new(sectors: u64, ss: u64) -> Self {
         Image {
+            ss,
             sectors,
             data: BTreeMap::new(),
         }
     }
     fn sector(&mut self, lba: u64) -> &mut Vec<u8> {
-        self.data.entry(lba).or_insert_with(|| vec![0u8; 512])
+        let ss = self.ss as usize;
+        self.data.entry(lba).or_insert_with(|| vec![0u8; ss])
     }
     fn put(&mut self, lba: u64, off: usize, bytes: &[u8]) {
         if lba < self.sectors {
@@ -81,9 +89,9 @@ impl Image {
     fn write(&self, path: &Path) {
         use std::os::unix::fs::FileExt;
         let f = std::fs::File::create(path).expect("create image");
-        f.set_len(self.sectors * 512).expect("size image");
+        f.set_len(self.sectors * self.ss).expect("size image");
         for (lba, s) in &self.data {
-            f.write_all_at(s, lba * 512).expect("write sector");
+            f.write_all_at(s, lba * self.ss).expect("write sector");
         }
     }
 }
@@ -109,9 +117,9 @@ const EXT: &[u8] = &[0x05, 0x0f, 0x85];
 
 /// An MBR with primaries and an extended partition whose EBR chain is bent in the ways libfdisk, the kernel,
 /// blkid and gdisk read differently.
-fn ebr_case(r: &mut Rng) -> Image {
+fn ebr_case(r: &mut Rng, ss: u64) -> Image {
     let sectors = r.range(4096, 200_000);
-    let mut img = Image::new(sectors);
+    let mut img = Image::new(sectors, ss);
     let any = r.range(1, 8000) as u32;
     let ext_start = r.pick(&[0u32, 63, 2048, 4096, any]);
     let ext_start = if ext_start == 0 && r.chance(80) {
@@ -215,6 +223,39 @@ fn ebr_case(r: &mut Rng) -> Image {
     img
 }
 
+/// A standard chain (what fdisk/sfdisk write): one primary, 1–56 logicals at odd offsets after their EBRs, each
+/// EBR linking to the next in slot 1. These must read without error findings, and their realignment must plan.
+fn standard_chain_case(r: &mut Rng, ss: u64) -> Image {
+    let n = r.range(1, 56);
+    let ext = 4096u64;
+    let step = 256u64;
+    let sectors = ext + n * step + r.range(100, 5000);
+    let mut img = Image::new(sectors, ss);
+    img.put(0, 446, &entry(0, 0x83, 2048, r.range(1, 2000) as u32));
+    let ext_size = (n * step + r.range(1, 90)) as u32;
+    img.put(0, 462, &entry(0, r.pick(EXT), ext as u32, ext_size));
+    img.put(0, 510, &[0x55, 0xAA]);
+    for k in 0..n {
+        let lba = ext + k * step;
+        let data = entry(
+            r.pick(&[0, 0, 0x80]),
+            r.pick(&[0x83, 0x07, 0x82, 0x8e]),
+            r.range(1, 100) as u32,
+            r.range(1, 150) as u32,
+        );
+        img.put(lba, 446, &data);
+        if k + 1 < n {
+            img.put(
+                lba,
+                462,
+                &entry(0, 0x05, ((k + 1) * step) as u32, step as u32),
+            );
+        }
+        img.put(lba, 510, &[0x55, 0xAA]);
+    }
+    img
+}
+
 fn crc(b: &[u8]) -> u32 {
     crc32fast::hash(b)
 }
@@ -263,10 +304,11 @@ fn put_gpt(
     array: &[u8],
     break_crc: bool,
 ) {
-    for (i, chunk) in array.chunks(512).enumerate() {
+    let ss = img.ss as usize;
+    for (i, chunk) in array.chunks(ss).enumerate() {
         img.put(array_lba + i as u64, 0, chunk);
     }
-    let mut h = vec![0u8; 512];
+    let mut h = vec![0u8; ss];
     h[..8].copy_from_slice(b"EFI PART");
     h[8..12].copy_from_slice(&s.revision.to_le_bytes());
     h[12..16].copy_from_slice(&s.header_size.to_le_bytes());
@@ -279,7 +321,7 @@ fn put_gpt(
     h[80..84].copy_from_slice(&s.num_entries.to_le_bytes());
     h[84..88].copy_from_slice(&s.entry_size.to_le_bytes());
     h[88..92].copy_from_slice(&crc(array).to_le_bytes());
-    let hs = (s.header_size as usize).clamp(92, 512);
+    let hs = (s.header_size as usize).clamp(92, ss);
     let mut c = crc(&h[..hs]);
     if break_crc {
         c ^= 1;
@@ -289,9 +331,9 @@ fn put_gpt(
 }
 
 /// A GPT with CRC-valid headers and arrays, bent in the ways gdisk, libfdisk, blkid and afdisk judge differently.
-fn gpt_case(r: &mut Rng) -> Image {
+fn gpt_case(r: &mut Rng, ss: u64) -> Image {
     let sectors = r.range(200, 70_000);
-    let mut img = Image::new(sectors);
+    let mut img = Image::new(sectors, ss);
     let last = sectors - 1;
     let any = r.range(1, 300) as u32;
     let num_entries = r.pick(&[128u32, 128, 128, 4, 16, 1, any]);
@@ -301,7 +343,7 @@ fn gpt_case(r: &mut Rng) -> Image {
         r.pick(&[256u32, 64, 127])
     };
     let array_bytes = (num_entries as usize) * (entry_size as usize);
-    let array_sectors = array_bytes.div_ceil(512) as u64;
+    let array_sectors = array_bytes.div_ceil(ss as usize) as u64;
     let first_usable = if r.chance(85) {
         2 + array_sectors
     } else {
@@ -452,13 +494,13 @@ fn afdisk_rows(parts: &[table::Partition]) -> Vec<Row> {
 }
 
 /// Scans `path` on a thread; None when the deadline passes (a hang).
-fn scan_with_deadline(path: PathBuf) -> Option<table::TableScan> {
+fn scan_with_deadline(path: PathBuf, lss: u64) -> Option<table::TableScan> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let f = std::fs::File::open(&path).expect("open image");
         let size = f.metadata().expect("metadata").len();
         let src = FileSource { file: &f, size };
-        let _ = tx.send(table::scan(&src, 512));
+        let _ = tx.send(table::scan(&src, lss));
     });
     rx.recv_timeout(DEADLINE).ok()
 }
@@ -471,26 +513,49 @@ struct Tally {
     agree_flagged: usize,
     differ: usize,
     by_code: BTreeMap<String, usize>,
+    /// `afdisk plan --realign` runs: planned (clean tables) and refused (tables with error findings).
+    planned: usize,
+    refused: usize,
 }
 
-fn run_case(img: &Image, path: &Path, why: &str, t: &mut Tally) {
+/// Runs one case; returns whether afdisk found a table without error findings.
+fn run_case(img: &Image, path: &Path, why: &str, t: &mut Tally) -> bool {
     img.write(path);
-    let scan = scan_with_deadline(path.to_path_buf())
+    let scan = scan_with_deadline(path.to_path_buf(), img.ss)
         .unwrap_or_else(|| panic!("{why}: the scan hung (> {DEADLINE:?})"));
-    let target = path.to_str().expect("utf-8 path");
-    let sf_json = sfdisk_json(target);
+    // sfdisk 2.38 reads 4096-byte sectors only from a device that has them: a loop device.
+    let lo = if img.ss == 4096 {
+        Some(LoopDev::attach(path, 4096).expect("a 4096-byte loop device"))
+    } else {
+        None
+    };
+    let target = match &lo {
+        Some(lo) => lo.path.clone(),
+        None => path.to_str().expect("utf-8 path").to_string(),
+    };
+    let sf_json = sfdisk_json(&target);
+    drop(lo);
     let sf_label = sf_json
         .as_ref()
         .and_then(|v| v["partitiontable"]["label"].as_str().map(String::from));
     let sf = sf_json.map(|v| sfdisk_rows(&v)).unwrap_or_default();
     let ours = afdisk_rows(&scan.partitions);
     t.cases += 1;
+    let clean =
+        scan.table.is_some() && !scan.findings.iter().any(|f| f.severity == Severity::Error);
+    if clean || t.cases.is_multiple_of(10) {
+        let dos = scan
+            .table
+            .as_ref()
+            .is_some_and(|t| t.label == table::Label::Dos);
+        plan_never_fails_inside(path, img.ss, clean && dos, why, t);
+    }
     if ours == sf {
         t.agree += 1;
         if scan.findings.iter().any(|f| f.severity == Severity::Error) {
             t.agree_flagged += 1;
         }
-        return;
+        return clean;
     }
     t.differ += 1;
     if std::env::var_os("AFDISK_FUZZ_SHOW").is_some() {
@@ -526,6 +591,37 @@ fn run_case(img: &Image, path: &Path, why: &str, t: &mut Tally) {
             _ => {}
         }
     }
+    clean
+}
+
+/// `afdisk plan --realign` on the image: a dos table without error findings is planned (the encoder's
+/// read-back through this reader holds); anything else is planned, refused or reported as bad input with its fix,
+/// never "a bug in afdisk".
+fn plan_never_fails_inside(path: &Path, ss: u64, clean_dos: bool, why: &str, t: &mut Tally) {
+    let out = path.with_extension("plan.json");
+    let ss_arg = ss.to_string();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_afdisk"))
+        .arg("plan")
+        .arg(path)
+        .args(["--realign", "--logical-sector-size", &ss_arg, "-o"])
+        .arg(&out)
+        .output()
+        .expect("run afdisk plan");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let code = o.status.code().unwrap_or(-1);
+    assert!(
+        !stderr.contains("bug in afdisk") && matches!(code, 0 | 2 | 3),
+        "{why}: plan exit {code}: {stderr}"
+    );
+    if clean_dos {
+        assert_eq!(code, 0, "{why}: a clean dos table is planned: {stderr}");
+    }
+    if code == 0 {
+        t.planned += 1;
+    } else {
+        t.refused += 1;
+    }
+    let _ = std::fs::remove_file(&out);
 }
 
 #[test]
@@ -534,16 +630,28 @@ fn ebr_chains_agree_with_sfdisk_or_carry_an_error_finding() {
     let mut r = Rng(SEED);
     let mut t = Tally::default();
     let path = sc.dir.path().join("ebr.img");
-    for i in 0..EBR_CASES {
-        let img = ebr_case(&mut r);
-        run_case(&img, &path, &format!("EBR case {i}"), &mut t);
+    for i in 0..EBR_CASES + EBR_CASES_4K {
+        let ss = if i < EBR_CASES { 512 } else { 4096 };
+        let standard = i % 4 == 0;
+        let img = if standard {
+            standard_chain_case(&mut r, ss)
+        } else {
+            ebr_case(&mut r, ss)
+        };
+        let why = format!("EBR case {i} ({ss})");
+        let clean = run_case(&img, &path, &why, &mut t);
+        assert!(
+            clean || !standard,
+            "{why}: a standard chain reads without error findings"
+        );
     }
     eprintln!(
         "EBR fuzz: {} cases, {} agree with sfdisk ({} of them with an error finding), {} differ (each with an \
-         error finding: {:?}); 0 panics, 0 hangs",
-        t.cases, t.agree, t.agree_flagged, t.differ, t.by_code
+         error finding: {:?}); 0 panics, 0 hangs; plan --realign: {} planned, {} refused or bad input, never an \
+         internal error",
+        t.cases, t.agree, t.agree_flagged, t.differ, t.by_code, t.planned, t.refused
     );
-    assert_eq!(t.cases, EBR_CASES);
+    assert_eq!(t.cases, EBR_CASES + EBR_CASES_4K);
     assert!(
         t.agree * 2 > t.cases,
         "most bent chains still read like sfdisk"
@@ -556,14 +664,16 @@ fn crc_valid_gpts_agree_with_sfdisk_or_carry_an_error_finding() {
     let mut r = Rng(SEED ^ 0x6127);
     let mut t = Tally::default();
     let path = sc.dir.path().join("gpt.img");
-    for i in 0..GPT_CASES {
-        let img = gpt_case(&mut r);
-        run_case(&img, &path, &format!("GPT case {i}"), &mut t);
+    for i in 0..GPT_CASES + GPT_CASES_4K {
+        let ss = if i < GPT_CASES { 512 } else { 4096 };
+        let img = gpt_case(&mut r, ss);
+        let _ = run_case(&img, &path, &format!("GPT case {i} ({ss})"), &mut t);
     }
     eprintln!(
         "GPT fuzz: {} cases, {} agree with sfdisk ({} of them with an error finding), {} differ (each with an \
-         error finding: {:?}); 0 panics, 0 hangs",
-        t.cases, t.agree, t.agree_flagged, t.differ, t.by_code
+         error finding: {:?}); 0 panics, 0 hangs; plan --realign: {} planned, {} refused or bad input, never an \
+         internal error",
+        t.cases, t.agree, t.agree_flagged, t.differ, t.by_code, t.planned, t.refused
     );
-    assert_eq!(t.cases, GPT_CASES);
+    assert_eq!(t.cases, GPT_CASES + GPT_CASES_4K);
 }

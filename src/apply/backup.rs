@@ -124,6 +124,7 @@ pub fn table_sectors(src: &dyn ByteSource, ss: u64) -> BTreeSet<u64> {
             }
         }
     }
+    set.extend(scan.ebr_sectors.iter().copied());
     for p in &scan.partitions {
         if let Some(e) = p.ebr_lba {
             set.insert(e);

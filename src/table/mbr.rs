@@ -140,6 +140,8 @@ struct Anomalies {
     non_ext_link: Vec<u64>,
     /// EBRs whose link has an extended type but size 0 (libfdisk follows it; the kernel stops).
     zero_size_link: Vec<u64>,
+    /// EBRs without a partition that link on to further EBRs (sfdisk skips them and renumbers).
+    empty_linked: Vec<u64>,
     /// (EBR, next) where the next EBR was already visited (a loop; libfdisk repeats partitions up to #60).
     loop_at: Option<(u64, u64)>,
     /// (EBR, next) where the link goes backwards (not a loop yet).
@@ -162,6 +164,7 @@ impl Anomalies {
             || !self.type0_data.is_empty()
             || !self.non_ext_link.is_empty()
             || !self.zero_size_link.is_empty()
+            || !self.empty_linked.is_empty()
             || self.loop_at.is_some()
             || !self.backward.is_empty()
             || !self.outside.is_empty()
@@ -182,6 +185,8 @@ fn list(v: &[u64]) -> String {
 struct Chain {
     ptes: Vec<(u32, Pte)>,
     anomalies: Anomalies,
+    /// Every EBR sector read, in chain order, each once.
+    sectors: Vec<u64>,
 }
 
 /// Walks the EBR chain of the extended entry `ext` as libfdisk's `read_extended` does (see the module doc).
@@ -193,12 +198,14 @@ fn walk_chain(src: &dyn ByteSource, lss: u64, ext: &Entry) -> Chain {
         return Chain {
             ptes: Vec::new(),
             anomalies: an,
+            sectors: Vec::new(),
         };
     }
     let ext_start = u64::from(ext.start);
     let ext_end = ext_start + u64::from(ext.size); // exclusive
     let dev_sectors = src.len() / lss.max(1);
     let mut visited: HashSet<u64> = HashSet::new();
+    let mut sectors: Vec<u64> = Vec::new();
     let mut cache: std::collections::HashMap<u64, Option<Vec<u8>>> =
         std::collections::HashMap::new();
     let mut ext_offset = 0u64;
@@ -232,7 +239,7 @@ fn walk_chain(src: &dyn ByteSource, lss: u64, ext: &Entry) -> Chain {
                 if lba >= dev_sectors {
                     return None;
                 }
-                src.read_vec(lba * lss, lss as usize).ok()
+                src.read_vec(lba.checked_mul(lss)?, lss as usize).ok()
             })
             .clone();
         let Some(b) = sector.filter(|b| b.len() >= 512) else {
@@ -240,6 +247,9 @@ fn walk_chain(src: &dyn ByteSource, lss: u64, ext: &Entry) -> Chain {
             early_return = true;
             break;
         };
+        if !sectors.contains(&lba) {
+            sectors.push(lba);
+        }
         if ext_offset == 0 {
             ext_offset = u64::from(link_start);
         }
@@ -301,6 +311,9 @@ fn walk_chain(src: &dyn ByteSource, lss: u64, ext: &Entry) -> Chain {
         if !found_link && mbr_is_extended(slots[link].sys) {
             note(&mut an.zero_size_link);
         }
+        if slots[data].size == 0 && mbr_is_extended(slots[link].sys) {
+            note(&mut an.empty_linked);
+        }
         let standard = (slots[0].size == 0 || (found_data && data == 0))
             && ((found_link && link == 1) || (slots[1].size == 0 && slots[1].sys == 0))
             && slots[2..].iter().all(|s| s.size == 0 && s.sys == 0);
@@ -336,6 +349,7 @@ fn walk_chain(src: &dyn ByteSource, lss: u64, ext: &Entry) -> Chain {
     Chain {
         ptes: numbered,
         anomalies: an,
+        sectors,
     }
 }
 
@@ -507,6 +521,15 @@ fn chain_findings(an: &Anomalies, ext: &Entry, listed: usize) -> Vec<Finding> {
             list(&an.zero_size_link)
         )));
     }
+    if !an.empty_linked.is_empty() {
+        f.push(anomaly(format!(
+            "EBR(s) at sector(s) {} hold no partition but link on to further EBRs. sfdisk and the kernel skip \
+             them and number the following logical partitions without them (as afdisk does); afdisk does not \
+             edit such a chain, because a new chain could not avoid those EBRs while the old one is still in \
+             use. {FIX}",
+            list(&an.empty_linked)
+        )));
+    }
     if !an.extras.is_empty() {
         f.push(anomaly(format!(
             "EBR(s) at sector(s) {} hold more than one data or link entry. sfdisk uses the first of each \
@@ -538,8 +561,12 @@ fn chain_findings(an: &Anomalies, ext: &Entry, listed: usize) -> Vec<Finding> {
     f
 }
 
+/// A DOS table as read: the table, its partitions, the findings, and every EBR sector of the chain (empty and
+/// repeated EBRs included, each once) so that backups cover them all.
+pub type DosRead = (Table, Vec<Partition>, Vec<Finding>, Vec<u64>);
+
 /// Reads a DOS table (primaries, extended container, logical partitions) as libfdisk reads it.
-pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> (Table, Vec<Partition>, Vec<Finding>) {
+pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> DosRead {
     let mut findings = Vec::new();
     let mut parts = Vec::new();
     let table = Table {
@@ -626,7 +653,7 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> (Table, Vec<Partitio
         ));
     }
     let Some((_, ext)) = exts.first().copied() else {
-        return (table, parts, findings);
+        return (table, parts, findings, Vec::new());
     };
     let chain = walk_chain(src, lss, &ext);
     let ext_start = u64::from(ext.start);
@@ -668,7 +695,7 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> (Table, Vec<Partitio
             ),
         ));
     }
-    (table, parts, findings)
+    (table, parts, findings, chain.sectors)
 }
 
 #[cfg(test)]
@@ -734,7 +761,8 @@ mod tests {
             let src = Counting(&img, std::cell::Cell::new(0));
             let lba0 = read_lba0(&src).expect("lba0");
             src.1.set(0);
-            let (_, parts, findings) = read(&src, 512, &lba0);
+            let (_, parts, findings, ebrs) = read(&src, 512, &lba0);
+            assert_eq!(ebrs.len(), n);
             let logicals: Vec<_> = parts
                 .iter()
                 .filter(|p| p.kind == PartKind::Logical)
@@ -759,7 +787,8 @@ mod tests {
         let src = Counting(&img, std::cell::Cell::new(0));
         let lba0 = read_lba0(&src).expect("lba0");
         src.1.set(0);
-        let (_, parts, findings) = read(&src, 512, &lba0);
+        let (_, parts, findings, ebrs) = read(&src, 512, &lba0);
+        assert_eq!(ebrs, vec![2048, 2148, 2248], "each EBR once");
         let max = parts.iter().map(|p| p.number).max();
         assert_eq!(max, Some(60));
         assert!(findings

@@ -100,6 +100,8 @@ pub struct TableScan {
     pub table: Option<Table>,
     pub partitions: Vec<Partition>,
     pub findings: Vec<Finding>,
+    /// dos: every EBR sector of the chain, in chain order, each once (also EBRs that hold no listed partition).
+    pub ebr_sectors: Vec<u64>,
 }
 
 /// Reads the partition table of `src`, whose logical sector size is `lss`.
@@ -138,7 +140,8 @@ pub fn scan(src: &dyn ByteSource, lss: u64) -> TableScan {
     let gpt_corrupt = !out.findings.is_empty();
     if !gpt_corrupt {
         if let Some(m) = mbr0.as_ref().filter(|m| m.looks_like_dos()) {
-            let (t, parts, findings) = mbr::read(src, lss, m);
+            let (t, parts, findings, ebrs) = mbr::read(src, lss, m);
+            out.ebr_sectors = ebrs;
             out.table = Some(t);
             out.partitions = parts;
             out.findings.extend(findings);
