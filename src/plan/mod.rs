@@ -396,7 +396,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
         (None, true) => {
             if let Some(f) = blocking.first() {
                 return Err(Error::refused(
-                    format!("the table of {} is damaged ({}): afdisk does not edit it", info.path, f.code),
+                    format!("the table of {} is damaged ({}: {}): afdisk does not edit it", info.path, f.code, f.message),
                     "repair it first (restore a backup with `afdisk restore`, or `sgdisk -e`/`fdisk`), then plan again",
                 ));
             }
