@@ -2,9 +2,11 @@
 //!
 //! Order: plan matches the device (identity, size, sector size) → confirmation → nothing uses the disk →
 //! exclusive open (`O_EXCL`) → the table re-read through that fd equals the plan's old table and every sector
-//! to be written still holds what the plan saw → the plan's sectors read back as its new table → backup of
+//! to be written still holds what the plan saw → the plan's sectors read back as its new table and pass
+//! `table::gpt::verify` over the current disk (a hybrid MBR added since the plan is caught here) → backup of
 //! every sector to be overwritten plus both GPT copies, fsynced → writes phase by phase, each phase fsynced →
-//! the kernel re-reads the table (BLKRRPART, else BLKPG per partition) → read back and compare.
+//! the kernel re-reads the table (BLKRRPART, else BLKPG per partition) → read back and compare, and verify
+//! the GPT as `sgdisk -v` does (both copies): that is what "verified" means.
 
 pub mod backup;
 
@@ -17,7 +19,7 @@ use serde::Serialize;
 use crate::device::access::{self, Confirmation};
 use crate::device::{ioctl, Opened, TargetKind};
 use crate::error::{Error, Result};
-use crate::plan::encode::{verify_overlay, Overlay};
+use crate::plan::encode::{table_problems, verify_overlay, Overlay};
 use crate::plan::{Layout, Plan, PlanDevice, SCHEMA};
 use crate::table;
 use crate::table::source::{ByteSource, FileSource};
@@ -259,6 +261,18 @@ pub fn apply(
             "the plan file is damaged or was edited: make it again with `afdisk plan`",
         )
     })?;
+    // ... and what they leave must pass `sgdisk -v`'s checks (a hybrid MBR added since the plan is caught here).
+    let problems = table_problems(&ov, ss, plan.new.table.label);
+    if !problems.is_empty() {
+        return Err(Error::refused(
+            format!(
+                "after the plan's writes the table of {} would fail verification ({}); nothing was written",
+                opened.info.path,
+                problems.join("; ")
+            ),
+            "the disk changed since the plan was made (e.g. a hybrid MBR was added): make a new plan",
+        ));
+    }
     // Backup first.
     let mut lbas: BTreeSet<u64> = backup::table_sectors(&src, ss);
     lbas.extend(sectors.iter().map(|s| s.0));
@@ -268,6 +282,7 @@ pub fn apply(
     let rr = reread(opened, &file, plan.old.as_ref(), Some(&plan.new));
     let after = current_layout(&src, ss);
     let verified = after.as_ref().is_some_and(|a| a.same_table(&plan.new))
+        && table_problems(&src, ss, plan.new.table.label).is_empty()
         && sectors.iter().all(|(lba, _, data)| {
             src.read_vec(lba * ss, ss as usize)
                 .map(|b| b == *data)
