@@ -89,17 +89,21 @@ fn open_rw(img: &Path) -> std::fs::File {
 /// Recomputes the array CRC (when the array it names lies inside the image) and the header CRC (over its header
 /// size when that is 92..=512, else 92) of the header at `lba`: the result is CRC-valid whatever its fields say.
 fn reseal(img: &Path, lba: u64) {
+    reseal_at(img, SS, lba)
+}
+
+fn reseal_at(img: &Path, lss: u64, lba: u64) {
     let f = open_rw(img);
     let len = f.metadata().expect("stat").len();
-    let mut h = read_at(&f, lba * SS, SS as usize);
+    let mut h = read_at(&f, lba * lss, lss as usize);
     let elba = get(&h, Field::EntriesLba.at());
     let bytes = get(&h, Field::NumEntries.at()) * get(&h, Field::EntrySize.at());
-    if bytes <= 16 << 20 && elba.checked_mul(SS).is_some_and(|o| o + bytes <= len) {
-        let arr = read_at(&f, elba * SS, bytes as usize);
+    if bytes <= 16 << 20 && elba.checked_mul(lss).is_some_and(|o| o + bytes <= len) {
+        let arr = read_at(&f, elba * lss, bytes as usize);
         set(&mut h, (88, 4), u64::from(crc32fast::hash(&arr)));
     }
     let hs = get(&h, Field::HeaderSize.at()) as usize;
-    let hs = if (92..=SS as usize).contains(&hs) {
+    let hs = if (92..=lss as usize).contains(&hs) {
         hs
     } else {
         92
@@ -107,17 +111,21 @@ fn reseal(img: &Path, lba: u64) {
     set(&mut h, (16, 4), 0);
     let crc = crc32fast::hash(&h[..hs]);
     set(&mut h, (16, 4), u64::from(crc));
-    f.write_all_at(&h, lba * SS).expect("write header");
+    f.write_all_at(&h, lba * lss).expect("write header");
 }
 
 /// Sets `field` to `v` in the header at `lba` and reseals it.
 fn mutate(img: &Path, lba: u64, field: Field, v: u64) {
+    mutate_at(img, SS, lba, field, v)
+}
+
+fn mutate_at(img: &Path, lss: u64, lba: u64, field: Field, v: u64) {
     let f = open_rw(img);
-    let mut h = read_at(&f, lba * SS, SS as usize);
+    let mut h = read_at(&f, lba * lss, lss as usize);
     set(&mut h, field.at(), v);
-    f.write_all_at(&h, lba * SS).expect("write header");
+    f.write_all_at(&h, lba * lss).expect("write header");
     drop(f);
-    reseal(img, lba);
+    reseal_at(img, lss, lba);
 }
 
 /// Sets the first and last LBA of GPT entry `slot` (1-based) in both arrays and reseals both headers.
@@ -378,6 +386,142 @@ fn hybrid_mbr_entries_follow_the_realigned_gpt() {
     }
 }
 
+/// A hybrid partition that moves earlier: the 0xEE entry before it (sgdisk -h 1 makes it 1..start-1) shrinks
+/// with it, so the MBR entries do not overlap.
+#[test]
+fn hybrid_mbr_protective_entry_shrinks_when_its_neighbour_moves_earlier() {
+    let sc = Scratch::new();
+    let img = sc.image("early.img", 6 << 20);
+    run("sgdisk", &["-a", "1", "-n", "1:2100:+1M", &s(&img)]);
+    run("sgdisk", &["-h", "1", &s(&img)]);
+    assert!(sgdisk_v(&s(&img)).0, "fixture is valid");
+    let pf = sc.dir.path().join("early.json");
+    let r = plan_cli(&img, &["--realign"], &pf);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = apply_cli(&img, &pf, sc.dir.path());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (ok, out) = sgdisk_v(&s(&img));
+    assert!(ok, "sgdisk -v: {out}");
+    let mbr = std::fs::read(&img).expect("read")[446..510].to_vec();
+    let e: Vec<(u8, u32, u32)> = mbr
+        .chunks(16)
+        .filter(|e| e[4] != 0)
+        .map(|e| {
+            (
+                e[4],
+                u32::from_le_bytes([e[8], e[9], e[10], e[11]]),
+                u32::from_le_bytes([e[12], e[13], e[14], e[15]]),
+            )
+        })
+        .collect();
+    assert_eq!(e, vec![(0xEE, 1, 2047), (0x83, 2048, 2048)]);
+}
+
+/// 4Kn: a CRC-valid 4-entry GPT (one 4096-byte array sector) made by sgdisk on a 4096-byte loop device is
+/// realigned through the image file (sector size inferred) and passes sgdisk -v on a fresh 4096-byte loop
+/// device; a first usable LBA inside the array is refused.
+#[test]
+fn four_kn_absurd_headers() {
+    let sc = Scratch::new();
+    let img = sc.image("4k.img", 16 << 20);
+    {
+        let Some(dev) = common::LoopDev::attach(&img, 4096) else {
+            return;
+        };
+        run(
+            "sgdisk",
+            &["-a", "1", "-n", "1:6:+1M", "-n", "2:1001:+1M", &dev.path],
+        );
+    }
+    let t = total(&img) / 8;
+    for lba in [1, t - 1] {
+        mutate_at(&img, 4096, lba, Field::NumEntries, 4);
+    }
+    let pf = sc.dir.path().join("4k.json");
+    let r = plan_cli(&img, &["--realign"], &pf);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = apply_cli(&img, &pf, sc.dir.path());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    {
+        let Some(dev) = common::LoopDev::attach(&img, 4096) else {
+            return;
+        };
+        let (ok, out) = sgdisk_v(&dev.path);
+        assert!(ok, "sgdisk -v on 4Kn: {out}");
+        assert!(sfdisk_verify(&dev.path).0);
+    }
+    for lba in [1, t - 1] {
+        mutate_at(&img, 4096, lba, Field::FirstUsable, 2);
+    }
+    let before = std::fs::read(&img).expect("read");
+    let r = plan_cli(&img, &["--realign"], &pf);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert_eq!(std::fs::read(&img).expect("read"), before);
+}
+
+/// An unusual but sane layout (primary array at LBA 100, first usable LBA 2048) is realigned in place: the
+/// array is written where the header puts it, in the primary-array phase (after the backup, before the primary
+/// header), and the result passes sgdisk -v with the usable range unchanged.
+#[test]
+fn unusual_sane_layout_is_realigned_in_place() {
+    let sc = Scratch::new();
+    let img = sc.image("u.img", 6 << 20);
+    run("sgdisk", &["-a", "1", "-n", "1:2100:+1M", &s(&img)]);
+    let t = total(&img);
+    let f = open_rw(&img);
+    let arr = read_at(&f, 2 * SS, 32 * SS as usize);
+    f.write_all_at(&arr, 100 * SS).expect("copy array");
+    drop(f);
+    mutate(&img, 1, Field::EntriesLba, 100);
+    for lba in [1, t - 1] {
+        mutate(&img, lba, Field::FirstUsable, 2048);
+    }
+    assert!(sgdisk_v(&s(&img)).0, "fixture is valid");
+    let pf = sc.dir.path().join("u.json");
+    let r = plan_cli(&img, &["--realign"], &pf);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&pf).expect("plan")).expect("JSON");
+    let writes: Vec<(u64, u64, String)> = p["writes"]
+        .as_array()
+        .expect("writes")
+        .iter()
+        .map(|w| {
+            (
+                w["lba"].as_u64().expect("lba"),
+                w["phase"].as_u64().expect("phase"),
+                w["what"].as_str().expect("what").to_string(),
+            )
+        })
+        .collect();
+    let phase = |lba: u64| {
+        writes
+            .iter()
+            .find(|w| w.0 == lba)
+            .map(|w| (w.1, w.2.clone()))
+    };
+    assert_eq!(
+        phase(100),
+        Some((2, "primary GPT array".to_string())),
+        "{writes:?}"
+    );
+    assert_eq!(phase(1), Some((3, "primary GPT header".to_string())));
+    assert_eq!(phase(t - 1).map(|p| p.0), Some(1));
+    assert!(
+        writes
+            .iter()
+            .all(|w| w.0 == 1 || w.0 == 100 || w.0 >= t - 33),
+        "{writes:?}"
+    );
+    let r = apply_cli(&img, &pf, sc.dir.path());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (ok, out) = sgdisk_v(&s(&img));
+    assert!(ok, "sgdisk -v: {out}");
+    let v = afdisk(&["inspect", &s(&img), "--json"]).json();
+    assert_eq!(v["table"]["first_usable"], 2048);
+    assert_eq!(v["partitions"][0]["start"], 2048);
+}
+
 #[test]
 fn stale_hybrid_mbr_is_a_finding_and_realign_is_refused() {
     let sc = Scratch::new();
@@ -538,8 +682,23 @@ fn value(rng: &mut Rng, field: Field, t: u64) -> u64 {
         Field::HeaderSize => rng.pick(&[0, 91, 92, 92, 93, 128, 512, 513]),
         Field::MyLba => rng.pick(&[0, 1, 2, t - 2, t - 1, t, r]),
         Field::AltLba => rng.pick(&[0, 1, 2, t - 34, t - 2, t - 1, t, u64::MAX, r]),
-        Field::FirstUsable => rng.pick(&[0, 1, 2, 3, 33, 34, 35, 2048, t - 34, t, r]),
-        Field::LastUsable => rng.pick(&[0, 33, 34, t - 35, t - 34, t - 33, t - 2, t - 1, t, r]),
+        Field::FirstUsable => {
+            rng.pick(&[0, 1, 2, 3, 33, 34, 35, 40, 100, 2047, 2048, t - 34, t, r])
+        }
+        Field::LastUsable => rng.pick(&[
+            0,
+            33,
+            34,
+            t - 3000,
+            t - 100,
+            t - 35,
+            t - 34,
+            t - 33,
+            t - 2,
+            t - 1,
+            t,
+            r,
+        ]),
         Field::EntriesLba => {
             rng.pick(&[0, 1, 2, 3, 33, 34, 100, t - 34, t - 33, t - 32, t - 1, t, r])
         }
@@ -698,19 +857,39 @@ fn fuzz_absurd_headers_and_hybrids_through_plan_and_apply() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(0x00AF_D15C);
     let sc = Scratch::new();
-    let template = base(&sc, "template.img");
-    let t = total(&template);
-    let tbytes = std::fs::read(&template).expect("read template");
+    // Two templates: partitions that move later (34, 4001) and one that moves earlier (2100 → 2048).
+    let a = base(&sc, "a.img");
+    let b = sc.image("b.img", 6 << 20);
+    run(
+        "sgdisk",
+        &["-a", "1", "-n", "1:2100:+1M", "-n", "2:6100:+1M", &s(&b)],
+    );
+    let templates = [
+        (
+            std::fs::read(&a).expect("read"),
+            [(34u32, 2048u32), (4001, 2048)],
+        ),
+        (
+            std::fs::read(&b).expect("read"),
+            [(2100, 2048), (6100, 2048)],
+        ),
+    ];
+    let t = total(&a);
     let mut rng = Rng(seed);
-    let mut tally = Tally::default();
+    let (mut realigned, mut replaced) = (Tally::default(), Tally::default());
     for case in 0..cases {
         let mut log = Vec::new();
         let img = sc.dir.path().join(format!("f{case}.img"));
-        sparse_copy(&tbytes, &img);
-        for _ in 0..=rng.below(3) {
+        let which_template = rng.below(2) as usize;
+        let (tbytes, [(s1, n1), (s2, n2)]) = &templates[which_template];
+        let ((s1, n1), (s2, n2)) = ((*s1, *n1), (*s2, *n2));
+        sparse_copy(tbytes, &img);
+        log.push(format!("template {}", ["A", "B"][which_template]));
+        // 0–3 fields; zero leaves a sane table with only the entry or MBR edits below.
+        for _ in 0..rng.below(4) {
             let field = rng.pick(&Field::ALL);
             let v = value(&mut rng, field, t);
-            let which = rng.below(3);
+            let which = rng.pick(&[0, 1, 2, 2, 2]);
             if which != 1 {
                 mutate(&img, 1, field, v);
             }
@@ -728,24 +907,28 @@ fn fuzz_absurd_headers_and_hybrids_through_plan_and_apply() {
             log.push(format!("entry 1 at {a}–{b}"));
         }
         let mut late = None;
-        match rng.below(6) {
+        match rng.below(7) {
             1 => {
                 set_mbr(
                     &img,
-                    &[(1, 0xEE, 1, 33), (2, 0x83, 34, 2048), (3, 0x83, 4001, 2048)],
+                    &[(1, 0xEE, 1, 33), (2, 0x83, s1, n1), (3, 0x83, s2, n2)],
                 );
                 log.push("hybrid 1:2".into());
             }
             2 => {
-                set_mbr(&img, &[(1, 0xEE, 1, 4000), (2, 0x83, 4001, 2048)]);
+                set_mbr(&img, &[(1, 0xEE, 1, s2 - 1), (2, 0x83, s2, n2)]);
                 log.push("hybrid 2 (EE first)".into());
             }
             3 => {
-                set_mbr(&img, &[(1, 0xEE, 1, 33), (2, 0x83, 35, 2048)]);
-                log.push("stale hybrid".into());
+                set_mbr(&img, &[(1, 0xEE, 1, s1 - 1), (2, 0x83, s1, n1)]);
+                log.push("hybrid 1 (EE first)".into());
             }
             4 => {
-                late = Some((4001, 2048));
+                set_mbr(&img, &[(1, 0xEE, 1, 33), (2, 0x83, s1 + 1, n1)]);
+                log.push("stale hybrid".into());
+            }
+            5 => {
+                late = Some((s2, n2));
                 log.push("hybrid added between plan and apply".into());
             }
             _ => {}
@@ -765,7 +948,7 @@ fn fuzz_absurd_headers_and_hybrids_through_plan_and_apply() {
             cli,
             late,
             sc.dir.path(),
-            &mut tally,
+            &mut realigned,
             &format!("realign {what}"),
         );
         plan_and_apply(
@@ -774,19 +957,24 @@ fn fuzz_absurd_headers_and_hybrids_through_plan_and_apply() {
             cli,
             late,
             sc.dir.path(),
-            &mut tally,
+            &mut replaced,
             &format!("replace {what}"),
         );
         let _ = std::fs::remove_file(&img);
         let _ = std::fs::remove_file(&img2);
     }
-    eprintln!("fuzz: {cases} cases × 2 plans (seed {seed:#x}): {tally:?}");
-    assert_eq!(
-        tally.refused_plan + tally.noop + tally.refused_apply + tally.written,
-        2 * cases as usize
+    eprintln!(
+        "fuzz: {cases} cases (seed {seed:#x}): realign {realigned:?}; fresh --replace {replaced:?}"
     );
+    for tally in [&realigned, &replaced] {
+        assert_eq!(
+            tally.refused_plan + tally.noop + tally.refused_apply + tally.written,
+            cases as usize
+        );
+    }
     assert!(
-        tally.written > 0 && tally.refused_plan > 0,
-        "both outcomes occur: {tally:?}"
+        realigned.written > 0 && realigned.refused_plan > 0 && realigned.refused_apply > 0,
+        "every outcome occurs: {realigned:?}"
     );
+    assert!(replaced.written > 0, "{replaced:?}");
 }

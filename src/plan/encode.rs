@@ -665,16 +665,17 @@ fn mbr_realign(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
     Ok(())
 }
 
-/// Phase and description of a changed sector.
+/// Phase and description of a changed sector; `(first, last)` is the new table's usable range, which for a
+/// GPT separates the primary array (before it) from the backup array (after it), whatever their size.
 fn classify(
     label: Label,
     lba: u64,
     ss: u64,
     len: u64,
+    (first, last): (u64, u64),
     old_label: Option<Label>,
     new_chain: bool,
 ) -> (u32, String) {
-    let (_, _, first, last) = gpt_geometry(ss, len);
     match label {
         Label::Gpt => {
             if lba == 0 {
@@ -758,7 +759,15 @@ pub fn encode(
         .map_err(|e| internal("reading the old sectors", e))?
         .into_iter()
         .map(|(lba, before, after)| {
-            let (phase, what) = classify(new.table.label, lba, ss, src.len(), old_label, new_chain);
+            let (phase, what) = classify(
+                new.table.label,
+                lba,
+                ss,
+                src.len(),
+                (new.table.first_usable, new.table.last_usable),
+                old_label,
+                new_chain,
+            );
             SectorWrite {
                 lba,
                 phase,
