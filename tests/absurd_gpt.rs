@@ -366,6 +366,11 @@ fn hybrid_mbr_entries_follow_the_realigned_gpt() {
         let pf = sc.dir.path().join(format!("{name}.json"));
         let r = plan_cli(&img, &["--realign"], &pf);
         assert_eq!(r.code, 0, "{}", r.stderr);
+        let plan_text = std::fs::read_to_string(&pf).expect("plan");
+        assert!(
+            plan_text.contains("hybrid MBR's entries move"),
+            "the plan says so"
+        );
         let r = apply_cli(&img, &pf, sc.dir.path());
         assert_eq!(r.code, 0, "{}", r.stderr);
         let (ok, out) = sgdisk_v(&s(&img));

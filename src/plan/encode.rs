@@ -29,6 +29,9 @@ use crate::error::{Error, Result};
 use crate::table::source::ByteSource;
 use crate::table::{self, Label, PartKind};
 
+/// What a GPT realignment's write of LBA 0 is called: only a hybrid MBR changes there.
+pub const HYBRID_WRITE: &str = "hybrid MBR (its entries move with their GPT partitions)";
+
 /// A changed sector: (lba, old contents, new contents).
 pub type Changed = (u64, Vec<u8>, Vec<u8>);
 
@@ -759,7 +762,7 @@ pub fn encode(
         .map_err(|e| internal("reading the old sectors", e))?
         .into_iter()
         .map(|(lba, before, after)| {
-            let (phase, what) = classify(
+            let (phase, mut what) = classify(
                 new.table.label,
                 lba,
                 ss,
@@ -768,6 +771,9 @@ pub fn encode(
                 old_label,
                 new_chain,
             );
+            if kind == PlanKind::Realign && new.table.label == Label::Gpt && lba == 0 {
+                what = HYBRID_WRITE.into();
+            }
             SectorWrite {
                 lba,
                 phase,

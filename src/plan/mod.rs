@@ -517,6 +517,9 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
         }
     };
     let writes = encode::encode(&src, ss, old.as_ref(), &new, kind)?;
+    if writes.iter().any(|w| w.what == encode::HYBRID_WRITE) {
+        notes.push("the hybrid MBR's entries move with their GPT partitions; LBA 0 is written last, so a power cut before that write leaves them at the old places (`sgdisk -v` then reports a mismatch: fix with gdisk r, h)".into());
+    }
     if kind == PlanKind::Realign && writes.is_empty() {
         notes.push(
             "nothing to write: every partition is aligned or cannot be moved by a table edit"
