@@ -66,11 +66,7 @@ fn xp_style_start_63_on_mbr() {
     // start at 63 is misaligned without any option, and the report says the size is assumed.
     let r = afdisk(&["check", t]);
     assert_eq!(r.code, 1, "{}", r.stdout);
-    assert!(
-        r.stdout.contains("MISALIGNED partition 1"),
-        "{}",
-        r.stdout
-    );
+    assert!(r.stdout.contains("MISALIGNED partition 1"), "{}", r.stdout);
     let v = inspect(t, &[]);
     assert_eq!(v["device"]["physical_sector_size"], 4096);
     assert_eq!(

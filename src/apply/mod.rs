@@ -3,11 +3,13 @@
 //! Order: plan matches the device (identity, size, sector size) → confirmation → nothing uses the disk →
 //! exclusive open (`O_EXCL`) and write lock (`flock`) → the table re-read through that fd equals the plan's
 //! old table and every sector to be written still holds what the plan saw → the plan's sectors and phases are
-//! exactly what its layout encodes to (an edited or damaged plan is refused) → backup of every sector to be
+//! exactly what its layout encodes to (an edited or damaged plan is refused) and pass `table::gpt::verify` over
+//! the current disk (a hybrid MBR added since the plan is caught here) → backup of every sector to be
 //! overwritten plus both GPT copies, recording what will be written, fsynced → writes phase by phase, each
 //! phase fsynced → the kernel re-reads the table (BLKRRPART, else BLKPG per partition) → read back and compare,
-//! and compare the kernel's partitions (sysfs) with the table. Any failure after the backup exists names the
-//! exact `afdisk restore` command that puts the old sectors back.
+//! verify the GPT as `sgdisk -v` does (both copies: that is what "verified" means), and compare the kernel's
+//! partitions (sysfs) with the table. Any failure after the backup exists names the exact `afdisk restore`
+//! command that puts the old sectors back.
 //!
 //! Restoring (see `backup` for the two kinds): an **undo** writes back exactly the sectors the write changed,
 //! in the reverse order of its phases, after checking that each still holds what was written; a **table**
@@ -26,7 +28,7 @@ use serde::Serialize;
 use crate::device::access::{self, Confirmation};
 use crate::device::{ioctl, Opened, TargetKind};
 use crate::error::{Error, Result};
-use crate::plan::encode::{self, verify_overlay, Overlay};
+use crate::plan::encode::{self, table_problems, verify_overlay, Overlay};
 use crate::plan::{ranges, Layout, Plan, PlanDevice, SCHEMA};
 use crate::table;
 use crate::table::source::{ByteSource, FileSource};
@@ -386,6 +388,18 @@ pub fn apply(
             "the plan file is damaged or was edited: make it again with `afdisk plan`",
         )
     })?;
+    // ... and what they leave must pass `sgdisk -v`'s checks (a hybrid MBR added since the plan is caught here).
+    let problems = table_problems(&ov, ss, plan.new.table.label);
+    if !problems.is_empty() {
+        return Err(Error::refused(
+            format!(
+                "after the plan's writes the table of {} would fail verification ({}); nothing was written",
+                opened.info.path.display(),
+                problems.join("; ")
+            ),
+            "the disk changed since the plan was made (e.g. a hybrid MBR was added): make a new plan",
+        ));
+    }
     // Backup first: every sector written (and the table sectors), with what will be written.
     let mut lbas: BTreeSet<u64> = backup::table_sectors(&src, ss);
     lbas.extend(sectors.iter().map(|s| s.0));
@@ -398,6 +412,7 @@ pub fn apply(
     let rr = reread(opened, &file, plan.old.as_ref(), Some(&plan.new));
     let after = current_layout(&src, ss);
     let verified = after.as_ref().is_some_and(|a| a.same_table(&plan.new))
+        && table_problems(&src, ss, plan.new.table.label).is_empty()
         && sectors.iter().all(|(lba, _, data)| {
             src.read_vec(lba * ss, ss as usize)
                 .map(|b| b == *data)

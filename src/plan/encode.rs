@@ -3,9 +3,13 @@
 //! contents (for the backup) and their write order.
 //!
 //! What is used from the crates, and what is not:
-//! - GPT: `Partition::write_to_device` per slot (so numbers, GUIDs, names and attributes of untouched entries
-//!   stay byte-for-byte; `write_inplace` would renumber), `HeaderBuilder` and `Header::write_primary/backup`
-//!   (CRCs over the overlay's array), `ProtectiveMBR`.
+//! - GPT, fresh: `Partition::write_to_device` per slot (so numbers stay; `write_inplace` would renumber),
+//!   `HeaderBuilder` and `Header::write_primary/backup` (CRCs over the overlay's array), `ProtectiveMBR`.
+//! - GPT, realign: nothing from the crate. Both validated copies (`table::gpt::read_copy`) are edited in place:
+//!   only the first/last LBA of moved entries and the CRCs change, every other header field (usable range,
+//!   entry count, array locations) stays, so the written table declares the range the plan was made in. The
+//!   crate's `HeaderBuilder` would rebuild the backup from the primary with its own idea of the geometry. A
+//!   hybrid MBR's entries move with their GPT partitions.
 //! - MBR: `MBRHeader` read/written through a window at LBA 0 or at an EBR, with 64-bit offsets computed here
 //!   (mbrman's own EBR writer computes them in 32 bits and corrupts data past 4 GiB).
 //!
@@ -13,7 +17,9 @@
 //! primary header, then LBA 0; a power cut after any single write leaves a disk read as the old table (primary
 //! intact) or the new one (primary damaged → backup, already new). MBR — a single changed sector alone; when
 //! more change, the new EBR chain that `chain` placed in free sectors first, then LBA 0, which switches to it.
-//! Before a plan is returned, the overlay is read back by afdisk's own table reader and must equal the plan.
+//! Before a plan is returned, the overlay is read back by afdisk's own table reader and must equal the plan, and
+//! a GPT must pass `table::gpt::verify` (what `sgdisk -v` checks); a table that would not is refused (exit 3),
+//! not reported as a bug.
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -22,6 +28,9 @@ use super::{to_hex, Layout, PlanKind, SectorWrite};
 use crate::error::{Error, Result};
 use crate::table::source::ByteSource;
 use crate::table::{self, Label, PartKind};
+
+/// What a GPT realignment's write of LBA 0 is called: only a hybrid MBR changes there.
+pub const HYBRID_WRITE: &str = "hybrid MBR (its entries move with their GPT partitions)";
 
 /// A changed sector: (lba, old contents, new contents).
 pub type Changed = (u64, Vec<u8>, Vec<u8>);
@@ -265,36 +274,51 @@ fn gpt_fresh(ov: &mut Overlay, new: &Layout) -> Result<()> {
     Ok(())
 }
 
+fn refuse_gpt(problem: String) -> Error {
+    Error::refused(
+        format!("{problem}; afdisk does not edit this table and nothing was written"),
+        "check the table with `sgdisk -v` and repair it first (gdisk's recovery and experts' menus, `sgdisk -e`, or \
+         `afdisk restore`), or write a fresh layout with `afdisk plan --preset NAME --replace` if its partitions \
+         are expendable",
+    )
+}
+
+/// A GPT realignment edits both copies in place: only the first/last LBA of the moved entries change, in each
+/// array where its own header puts it, then each header gets its array's CRC and its own CRC. Every other header
+/// field (usable range, entry count, array locations, GUID) stays as the validated headers have it, so the
+/// written table declares exactly the usable range the plan was made in. A hybrid MBR's entries move with their
+/// GPT partitions (see `hybrid_realign`).
 fn gpt_realign(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
     let ss = ov.ss;
-    let lb = lb_size(ss)?;
-    let (total, _, _, _) = gpt_geometry(ss, ov.len());
-    let mut primary = gpt::header::read_header_from_arbitrary_device(ov, lb).map_err(|e| {
-        Error::refused(
-            format!("the primary GPT header cannot be used ({e}): afdisk does not edit this table"),
-            "repair the table first (sgdisk -e, or `afdisk restore`), then plan again",
-        )
+    let total = ov.len() / ss;
+    let primary = table::gpt::read_copy(ov, ss, 1)
+        .map_err(|e| refuse_gpt(format!("the primary GPT cannot be used ({e})")))?;
+    let backup = table::gpt::read_copy(ov, ss, primary.header.alt_lba).map_err(|e| {
+        refuse_gpt(format!(
+            "the backup GPT at LBA {} cannot be used ({e})",
+            primary.header.alt_lba
+        ))
     })?;
-    let bak = table::gpt::read_copy(ov, ss, primary.backup_lba);
-    let unusual = primary.header_size_le != 92
-        || primary.part_size != 128
-        || primary.backup_lba != total - 1
-        || bak.as_ref().map_or(true, |b| {
-            b.header.entries_lba != primary.last_usable + 1
-                || b.header.num_entries != primary.num_parts
-        });
-    if unusual {
+    if primary.header.header_size != 92 || primary.header.alt_lba != total - 1 {
         return Err(Error::refused(
-            "this GPT has an unusual layout (header size, entry size, or a backup not at the end of the disk)",
+            "this GPT has an unusual layout (a header size other than 92 bytes, or a backup not at the end of the \
+             disk); nothing was written",
             "normalise it first with `sgdisk -e` (moves the backup to the end), then plan again",
         ));
     }
-    let mut backup = gpt::header::HeaderBuilder::from_header(&primary)
-        .primary(false)
-        .build(lb)
-        .map_err(|e| internal("backup GPT header", e))?;
-    let entries = gpt::partition::file_read_partitions(ov, &primary, lb)
-        .map_err(|e| internal("GPT entries", e))?;
+    let mut problems = table::gpt::pair_problems(&primary.header, &backup.header);
+    if backup.array != primary.array {
+        problems.push("the two entry arrays differ".into());
+    }
+    if !problems.is_empty() {
+        return Err(refuse_gpt(format!(
+            "the two GPT copies disagree ({})",
+            problems.join("; ")
+        )));
+    }
+    let (first, last) = (primary.header.first_usable, primary.header.last_usable);
+    let mut array = primary.array.clone();
+    let mut moved = Vec::new();
     for p in &new.partitions {
         let Some(o) = old.partitions.iter().find(|o| o.number == p.number) else {
             return Err(internal(
@@ -305,14 +329,109 @@ fn gpt_realign(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
         if o == p {
             continue;
         }
-        let Some(mut e) = entries.get(&p.number).cloned() else {
+        if p.size == 0 || p.start < first || p.end() > last {
+            return Err(internal(
+                "GPT entry",
+                format!(
+                    "partition {} would lie at {}–{}, outside the usable range {first}–{last}",
+                    p.number,
+                    p.start,
+                    p.end()
+                ),
+            ));
+        }
+        let at = (p.number as usize)
+            .checked_sub(1)
+            .map(|i| i * 128)
+            .filter(|at| at + 128 <= array.len())
+            .ok_or_else(|| internal("GPT entry", format!("slot {} is out of range", p.number)))?;
+        let entry = &mut array[at..at + 128];
+        if entry[..16].iter().all(|b| *b == 0) {
             return Err(internal("GPT entry", format!("slot {} is empty", p.number)));
-        };
-        e.first_lba = p.start;
-        e.last_lba = p.end();
-        write_entry(ov, &e, p.number, [&primary, &backup], lb)?;
+        }
+        entry[32..40].copy_from_slice(&p.start.to_le_bytes());
+        entry[40..48].copy_from_slice(&p.end().to_le_bytes());
+        moved.push((o.clone(), p.clone()));
     }
-    write_headers(ov, &mut primary, &mut backup, lb)
+    let crc = crc32fast::hash(&array);
+    // Backup side first (see the write order in the module doc): its array, then its header.
+    for copy in [&backup, &primary] {
+        put_bytes(ov, copy.header.entries_lba, &array)
+            .map_err(|e| internal("GPT entry array", e))?;
+        let mut hdr = copy.header.raw.clone();
+        hdr[88..92].copy_from_slice(&crc.to_le_bytes());
+        let hcrc = table::gpt::header_crc(&hdr, copy.header.header_size as usize);
+        hdr[16..20].copy_from_slice(&hcrc.to_le_bytes());
+        ov.put(copy.header.my_lba, hdr);
+    }
+    hybrid_realign(ov, &moved)
+}
+
+/// Writes `bytes` from the start of sector `lba` on, keeping the rest of the last sector.
+fn put_bytes(ov: &mut Overlay, lba: u64, bytes: &[u8]) -> io::Result<()> {
+    let ss = ov.ss as usize;
+    for (i, chunk) in bytes.chunks(ss).enumerate() {
+        let at = lba + i as u64;
+        let mut sector = ov.sector(at)?;
+        sector[..chunk.len()].copy_from_slice(chunk);
+        ov.put(at, sector);
+    }
+    Ok(())
+}
+
+/// A hybrid MBR follows the realigned GPT: each MBR entry (other than 0xEE) that spans a moved partition's old
+/// sectors gets its new start and size; a 0xEE entry that ended right before a moved entry's old start now ends
+/// right before its new start. The result must be a consistent hybrid (`table::gpt::hybrid_problems`), else the
+/// plan is refused with the reason. A protective-only MBR is left alone.
+fn hybrid_realign(ov: &mut Overlay, moved: &[(table::Partition, table::Partition)]) -> Result<()> {
+    let Some(lba0) = table::mbr::read_lba0(ov) else {
+        return Ok(());
+    };
+    if !lba0.has_protective() || lba0.used_non_protective().is_empty() || moved.is_empty() {
+        return Ok(());
+    }
+    let mut h = read_mbr_header(ov, 0)?;
+    let mut changed = false;
+    for slot in 1..=4usize {
+        let Some(cur) = h.get(slot).cloned() else {
+            continue;
+        };
+        if cur.sys == 0 || cur.sectors == 0 {
+            continue;
+        }
+        let (s, e) = (
+            u64::from(cur.starting_lba),
+            u64::from(cur.starting_lba) + u64::from(cur.sectors) - 1,
+        );
+        let new = if cur.sys == 0xEE {
+            moved
+                .iter()
+                .find(|(o, _)| e + 1 == o.start)
+                .filter(|(_, n)| n.start > s)
+                .map(|(_, n)| (s, n.start - s))
+        } else {
+            moved
+                .iter()
+                .find(|(o, _)| o.start == s && o.end() == e)
+                .map(|(_, n)| (n.start, n.size))
+        };
+        let Some((start, size)) = new else { continue };
+        let e = mbr_entry(cur.boot == 0x80, cur.sys, start, start, size).map_err(|_| {
+            refuse_gpt(format!(
+                "hybrid MBR partition {slot} would move to sectors {start}–{}, beyond the 32-bit reach of an MBR \
+                 entry",
+                start + size - 1
+            ))
+        })?;
+        if let Some(x) = h.get_mut(slot) {
+            *x = e;
+            changed = true;
+        }
+    }
+    if changed {
+        write_mbr_header(ov, 0, &h)?;
+    }
+    Ok(())
 }
 
 /// Writes entry `number` (its slot, so numbering gaps stay) into the arrays of both headers.
@@ -549,16 +668,17 @@ fn mbr_realign(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
     Ok(())
 }
 
-/// Phase and description of a changed sector.
+/// Phase and description of a changed sector; `(first, last)` is the new table's usable range, which for a
+/// GPT separates the primary array (before it) from the backup array (after it), whatever their size.
 fn classify(
     label: Label,
     lba: u64,
     ss: u64,
     len: u64,
+    (first, last): (u64, u64),
     old_label: Option<Label>,
     new_chain: bool,
 ) -> (u32, String) {
-    let (_, _, first, last) = gpt_geometry(ss, len);
     match label {
         Label::Gpt => {
             if lba == 0 {
@@ -628,6 +748,13 @@ pub fn encode(
         }
     }
     verify_overlay(&ov, ss, new)?;
+    let problems = table_problems(&ov, ss, new.table.label);
+    if !problems.is_empty() {
+        return Err(refuse_gpt(format!(
+            "the new table would not pass verification ({})",
+            problems.join("; ")
+        )));
+    }
     let old_label = old.map(|o| o.table.label);
     let new_chain = kind == PlanKind::Realign && chain_rebuilt(old, new);
     let mut writes: Vec<SectorWrite> = ov
@@ -635,7 +762,18 @@ pub fn encode(
         .map_err(|e| internal("reading the old sectors", e))?
         .into_iter()
         .map(|(lba, before, after)| {
-            let (phase, what) = classify(new.table.label, lba, ss, src.len(), old_label, new_chain);
+            let (phase, mut what) = classify(
+                new.table.label,
+                lba,
+                ss,
+                src.len(),
+                (new.table.first_usable, new.table.last_usable),
+                old_label,
+                new_chain,
+            );
+            if kind == PlanKind::Realign && new.table.label == Label::Gpt && lba == 0 {
+                what = HYBRID_WRITE.into();
+            }
             SectorWrite {
                 lba,
                 phase,
@@ -657,6 +795,16 @@ pub fn encode(
         w.phase = n;
     }
     Ok(writes)
+}
+
+/// What `sgdisk -v` would count as problems in the `label` table that `src` holds: `table::gpt::verify` for a
+/// GPT (both copies, their agreement, the usable range, a hybrid MBR); nothing is checked here for dos. Empty
+/// means verified.
+pub fn table_problems(src: &dyn ByteSource, ss: u64, label: Label) -> Vec<String> {
+    match label {
+        Label::Gpt => table::gpt::verify(src, ss),
+        Label::Dos => Vec::new(),
+    }
 }
 
 /// Reads the overlay back with afdisk's own reader: it must hold exactly the planned table.

@@ -627,7 +627,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
         (None, true) => {
             if let Some(f) = blocking.first() {
                 return Err(Error::refused(
-                    format!("the table of {} is damaged ({}): afdisk does not edit it", info.path.display(), f.code),
+                    format!("the table of {} is damaged ({}: {}): afdisk does not edit it", info.path.display(), f.code, f.message),
                     "repair it first (restore a backup with `afdisk restore`, or `sgdisk -e`/`fdisk`), then plan again",
                 ));
             }
@@ -751,6 +751,9 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
     let mut device = device;
     device.add_table(old.as_ref().map(|l| &l.table));
     device.add_table(Some(&new.table));
+    if writes.iter().any(|w| w.what == encode::HYBRID_WRITE) {
+        notes.push("the hybrid MBR's entries move with their GPT partitions; LBA 0 is written last, so a power cut before that write leaves them at the old places (`sgdisk -v` then reports a mismatch: fix with gdisk r, h)".into());
+    }
     if kind == PlanKind::Realign && writes.is_empty() {
         notes.push(
             "nothing to write: every partition is aligned or cannot be moved by a table edit"

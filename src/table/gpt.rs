@@ -1,7 +1,16 @@
-//! GPT reading. The headers and entry arrays are validated here (signature, header CRC over `header_size`,
-//! location, entry size, array CRC) because the `gpt` crate skips several of these checks (see the crates note:
-//! G3, G4, G5, G10); the validated bytes are then decoded by the `gpt` crate from an in-memory image, so a corrupt
-//! disk can never make it panic or read past what we checked.
+//! GPT reading and verification. The headers and entry arrays are validated here because the `gpt` crate skips
+//! several of these checks (see the crates note: G3, G4, G5, G10); the validated bytes are then decoded by the
+//! `gpt` crate from an in-memory image, so a corrupt disk can never make it panic or read past what we checked.
+//!
+//! Terms: a *copy* is one header with its entry array; the *primary* header lives at LBA 1, the *backup* at the
+//! LBA the primary names as alternate (normally the last sector). The *usable range* is `first_usable..=
+//! last_usable`, where partitions may lie. A header is *sane* when it passes [`header_problems`]: what gdisk's
+//! `CheckHeaderValidity`/`Verify` and libfdisk's `gpt_read_header` demand of one header (revision 1.0, header
+//! size 92..=sector, 128-byte entries, a bounded entry count, and an entry array that lies between its header
+//! and the usable range). A CRC-valid header that is not sane is rejected like a corrupt one, with the reason.
+//! [`pair_problems`] compares the two copies as gdisk does; [`hybrid_problems`] checks a hybrid MBR's entries
+//! against the GPT; [`verify`] runs everything `sgdisk -v` counts as a problem over a whole device or overlay,
+//! and is what "verified" means after afdisk writes a GPT.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -12,6 +21,8 @@ use super::{HeaderUsed, Label, PartKind, Partition, Table};
 use crate::finding::{Finding, Severity};
 
 const SIGNATURE: &[u8; 8] = b"EFI PART";
+/// The only GPT revision gdisk accepts (1.0).
+pub const REVISION: u32 = 0x0001_0000;
 /// Largest entry array we accept (sgdisk allows far fewer in practice).
 const MAX_ARRAY_BYTES: u64 = 16 << 20;
 
@@ -29,6 +40,8 @@ pub enum GptRead {
 #[derive(Debug, Clone)]
 pub struct RawHeader {
     pub raw: Vec<u8>,
+    pub revision: u32,
+    pub header_size: u32,
     pub my_lba: u64,
     pub alt_lba: u64,
     pub first_usable: u64,
@@ -76,7 +89,8 @@ pub fn guid_string(b: &[u8; 16]) -> String {
     )
 }
 
-/// Parses and checks one header sector that should describe itself as `expect_lba`.
+/// Parses and checks one header sector that should describe itself as `expect_lba`: signature, header size,
+/// CRC, self-pointer, then [`header_problems`].
 pub fn parse_header(sector: &[u8], expect_lba: u64) -> Result<RawHeader, String> {
     if sector.len() < 92 || &sector[..8] != SIGNATURE {
         return Err("no \"EFI PART\" signature".into());
@@ -99,6 +113,8 @@ pub fn parse_header(sector: &[u8], expect_lba: u64) -> Result<RawHeader, String>
     disk_guid.copy_from_slice(&sector[56..72]);
     let h = RawHeader {
         raw: sector.to_vec(),
+        revision: le32(sector, 8),
+        header_size: header_size as u32,
         my_lba: le64(sector, 24),
         alt_lba: le64(sector, 32),
         first_usable: le64(sector, 40),
@@ -115,22 +131,148 @@ pub fn parse_header(sector: &[u8], expect_lba: u64) -> Result<RawHeader, String>
             h.my_lba
         ));
     }
+    let problems = header_problems(&h, sector.len() as u64);
+    if !problems.is_empty() {
+        return Err(problems.join("; "));
+    }
+    Ok(h)
+}
+
+/// Sectors of an entry array of `num_entries` × `entry_size` bytes on `lss`-byte sectors.
+pub fn array_sectors(num_entries: u32, entry_size: u32, lss: u64) -> u64 {
+    (u64::from(num_entries) * u64::from(entry_size)).div_ceil(lss.max(1))
+}
+
+/// What is wrong with one parsed, CRC-valid header on `lss`-byte sectors, as gdisk and libfdisk judge it
+/// (pure; the CRCs and the device size are checked elsewhere). A header at LBA 1 is a primary; any other is a
+/// backup, whose primary must be at LBA 1. Empty when the header is sane.
+///
+/// - revision 1.0, header size 92..=`lss`, 128-byte entries, 1 ..= 131072 entries (16 MiB);
+/// - a usable range that is not empty;
+/// - primary: the array starts at LBA 2 or later and ends before the first usable LBA; the backup header lies
+///   after the last usable LBA with room for an array of the same size in between;
+/// - backup: the array lies after the last usable LBA and ends before the header; the first usable LBA leaves
+///   room for the primary header and an array of the same size from LBA 2.
+pub fn header_problems(h: &RawHeader, lss: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    if h.revision != REVISION {
+        out.push(format!(
+            "revision {:#010x} is not the GPT revision 1.0 ({REVISION:#010x}) that gdisk accepts",
+            h.revision
+        ));
+    }
+    if h.header_size < 92 || u64::from(h.header_size) > lss {
+        out.push(format!(
+            "header size {} is invalid (must be 92..={lss})",
+            h.header_size
+        ));
+    }
     if h.entry_size != 128 {
-        return Err(format!(
-            "entry size {} is not supported (afdisk, like most tools, handles 128-byte entries only)",
+        out.push(format!(
+            "entry size {} is not supported (gdisk and blkid, like afdisk, handle 128-byte entries only)",
             h.entry_size
         ));
     }
     if h.num_entries == 0 || u64::from(h.num_entries) * 128 > MAX_ARRAY_BYTES {
-        return Err(format!("entry count {} is out of range", h.num_entries));
+        out.push(format!(
+            "entry count {} is out of range (1..={})",
+            h.num_entries,
+            MAX_ARRAY_BYTES / 128
+        ));
     }
-    if h.first_usable > h.last_usable.saturating_add(1) {
-        return Err(format!(
+    if !out.is_empty() {
+        return out;
+    }
+    let arr = array_sectors(h.num_entries, h.entry_size, lss);
+    if h.first_usable > h.last_usable {
+        out.push(format!(
             "first usable LBA {} is after last usable LBA {}",
             h.first_usable, h.last_usable
         ));
     }
-    Ok(h)
+    let a_end = h.entries_lba.saturating_add(arr); // exclusive
+    if h.my_lba == 1 {
+        if h.entries_lba < 2 {
+            out.push(format!(
+                "the primary entry array starts at LBA {}, on the protective MBR or the header (it must start at \
+                 LBA 2 or later)",
+                h.entries_lba
+            ));
+        }
+        if a_end > h.first_usable {
+            out.push(format!(
+                "first usable LBA {} lies inside or before the primary entry array (LBA {}–{}), so partitions \
+                 could overwrite the table",
+                h.first_usable,
+                h.entries_lba,
+                a_end.saturating_sub(1)
+            ));
+        }
+        if h.alt_lba <= h.last_usable.saturating_add(arr) {
+            out.push(format!(
+                "the backup header at LBA {} leaves no room for a backup array of {arr} sector(s) after the last \
+                 usable LBA {}",
+                h.alt_lba, h.last_usable
+            ));
+        }
+    } else {
+        if h.alt_lba != 1 {
+            out.push(format!(
+                "the backup header says the primary is at LBA {} (it must be LBA 1)",
+                h.alt_lba
+            ));
+        }
+        if h.entries_lba <= h.last_usable || a_end > h.my_lba {
+            out.push(format!(
+                "the backup entry array (LBA {}–{}) does not lie between the last usable LBA {} and the backup \
+                 header at LBA {}",
+                h.entries_lba,
+                a_end.saturating_sub(1),
+                h.last_usable,
+                h.my_lba
+            ));
+        }
+        if h.first_usable < 2 + arr {
+            out.push(format!(
+                "first usable LBA {} leaves no room for the primary header and a {arr}-sector entry array from \
+                 LBA 2",
+                h.first_usable
+            ));
+        }
+    }
+    out
+}
+
+/// Where the primary header `p` and the backup header `b` disagree, as gdisk's `Verify` counts it (each is
+/// a problem for `sgdisk -v`). Empty when they agree.
+pub fn pair_problems(p: &RawHeader, b: &RawHeader) -> Vec<String> {
+    let mut out = Vec::new();
+    if p.alt_lba != b.my_lba || b.alt_lba != p.my_lba {
+        out.push(format!(
+            "the headers do not point at each other (primary at {} names {}, backup at {} names {})",
+            p.my_lba, p.alt_lba, b.my_lba, b.alt_lba
+        ));
+    }
+    if (p.first_usable, p.last_usable) != (b.first_usable, b.last_usable) {
+        out.push(format!(
+            "usable range {}–{} (primary) vs {}–{} (backup)",
+            p.first_usable, p.last_usable, b.first_usable, b.last_usable
+        ));
+    }
+    if p.disk_guid != b.disk_guid {
+        out.push(format!(
+            "disk GUID {} (primary) vs {} (backup)",
+            guid_string(&p.disk_guid),
+            guid_string(&b.disk_guid)
+        ));
+    }
+    if (p.num_entries, p.entry_size) != (b.num_entries, b.entry_size) {
+        out.push(format!(
+            "{} entries of {} bytes (primary) vs {} of {} (backup)",
+            p.num_entries, p.entry_size, b.num_entries, b.entry_size
+        ));
+    }
+    out
 }
 
 /// Reads and validates the header at `lba` and its entry array.
@@ -238,6 +380,134 @@ fn decode(copy: &GptCopy) -> Result<Vec<Partition>, String> {
     Ok(parts)
 }
 
+/// How the entries of a hybrid MBR disagree with the GPT `parts`, as gdisk's `FindHybridMismatches` and the
+/// MBR half of its `Verify` see it: every entry that is neither empty (type 0) nor protective (0xEE) must span
+/// exactly the first and last LBA of a GPT partition, and no two used MBR entries may overlap. Empty when the
+/// MBR is protective-only or a consistent hybrid.
+pub fn hybrid_problems(m: &Lba0, parts: &[Partition]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, e) in m.entries.iter().enumerate() {
+        if e.sys == 0 || e.sys == 0xEE {
+            continue;
+        }
+        let first = u64::from(e.start);
+        let last = (first + u64::from(e.size)).wrapping_sub(1);
+        if !parts
+            .iter()
+            .any(|p| p.start == first && p.end() == last && p.size > 0)
+        {
+            out.push(format!(
+                "MBR partition {} (type {:#04x}, sectors {first}–{last}) matches no GPT partition",
+                i + 1,
+                e.sys
+            ));
+        }
+    }
+    for i in 0..4 {
+        for j in i + 1..4 {
+            let (a, b) = (m.entries[i], m.entries[j]);
+            if !a.used() || !b.used() {
+                continue;
+            }
+            let (a0, a1) = (
+                u64::from(a.start),
+                u64::from(a.start) + u64::from(a.size) - 1,
+            );
+            let (b0, b1) = (
+                u64::from(b.start),
+                u64::from(b.start) + u64::from(b.size) - 1,
+            );
+            if a0 <= b1 && b0 <= a1 {
+                out.push(format!(
+                    "MBR partitions {} ({a0}–{a1}) and {} ({b0}–{b1}) overlap",
+                    i + 1,
+                    j + 1
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Everything `sgdisk -v` counts as a problem on the GPT of `src` read with `lss`-byte sectors, plus what
+/// `sfdisk --verify` needs (a protective MBR): both headers sane and CRC-valid, both arrays CRC-valid and equal,
+/// the backup header in the last sector, the headers agreeing, every partition inside the usable range, none
+/// overlapping, and a protective or consistent hybrid MBR. Empty means verified.
+pub fn verify(src: &dyn ByteSource, lss: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    let total = src.len() / lss.max(1);
+    if total < 3 {
+        return vec![format!(
+            "the device has only {total} sectors: too small for a GPT"
+        )];
+    }
+    let p = match read_copy(src, lss, 1) {
+        Ok(c) => c,
+        Err(e) => return vec![format!("primary GPT: {e}")],
+    };
+    if p.header.alt_lba != total - 1 {
+        out.push(format!(
+            "the backup header is at LBA {}, not in the last sector ({})",
+            p.header.alt_lba,
+            total - 1
+        ));
+    }
+    match read_copy(src, lss, p.header.alt_lba) {
+        Err(e) => out.push(format!("backup GPT at LBA {}: {e}", p.header.alt_lba)),
+        Ok(b) => {
+            out.extend(pair_problems(&p.header, &b.header));
+            if b.array != p.array {
+                out.push("the primary and backup entry arrays differ".into());
+            }
+        }
+    }
+    let parts = match decode(&p) {
+        Ok(parts) => parts,
+        Err(e) => {
+            out.push(format!("the GPT entries cannot be decoded: {e}"));
+            return out;
+        }
+    };
+    let (first, last) = (p.header.first_usable, p.header.last_usable);
+    for q in &parts {
+        if q.size == 0 {
+            out.push(format!("partition {} ends before it begins", q.number));
+        } else if q.start < first || q.end() > last {
+            out.push(format!(
+                "partition {} ({}–{}) lies outside the usable range {first}–{last}",
+                q.number,
+                q.start,
+                q.end()
+            ));
+        }
+    }
+    let mut sorted: Vec<&Partition> = parts.iter().filter(|q| q.size > 0).collect();
+    sorted.sort_by_key(|q| (q.start, q.number));
+    for (i, a) in sorted.iter().enumerate() {
+        for b in &sorted[i + 1..] {
+            if b.start > a.end() {
+                break;
+            }
+            out.push(format!("partitions {} and {} overlap", a.number, b.number));
+        }
+    }
+    match super::mbr::read_lba0(src) {
+        Some(m) if m.has_protective() => {
+            out.extend(hybrid_problems(&m, &parts));
+            for (i, e) in m.entries.iter().enumerate() {
+                if e.used() && e.sys != 0xEE && u64::from(e.start) + u64::from(e.size) > total {
+                    out.push(format!(
+                        "MBR partition {} runs past the end of the disk",
+                        i + 1
+                    ));
+                }
+            }
+        }
+        _ => out.push("LBA 0 holds no protective MBR (0xEE entry and 55AA signature)".into()),
+    }
+    out
+}
+
 /// Looks for a GPT when the device is read with `lss`-byte sectors.
 pub fn read(src: &dyn ByteSource, lss: u64, lba0: Option<&Lba0>) -> GptRead {
     let sectors = src.len() / lss.max(1);
@@ -265,8 +535,10 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: Option<&Lba0>) -> GptRead {
                     None,
                     format!(
                         "The disk is marked as GPT but neither copy of the table is valid at {lss}-byte sectors \
-                         (primary: {pe}; backup: {be}). No partitions can be trusted. Do not write a new table: \
-                         recover with gdisk's recovery menu or from an afdisk/sgdisk backup."
+                         (primary: {pe}; backup: {be}). No partitions can be trusted, and afdisk does not edit \
+                         this table. If the partitions matter, do not write a new table: recover with gdisk's \
+                         recovery and experts' menus or from an afdisk/sgdisk backup. If they are expendable, \
+                         write a fresh, sane GPT with `afdisk plan --preset NAME --replace`."
                     ),
                 ));
                 return GptRead::Corrupt(findings);
@@ -286,11 +558,23 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: Option<&Lba0>) -> GptRead {
                     ),
                 )),
                 Ok(b) => {
-                    if b.array != p.array
-                        || b.header.first_usable != p.header.first_usable
-                        || b.header.last_usable != p.header.last_usable
-                        || b.header.disk_guid != p.header.disk_guid
-                    {
+                    let problems = pair_problems(&p.header, &b.header);
+                    if !problems.is_empty() {
+                        findings.push(Finding::new(
+                            Severity::Error,
+                            "gpt-tables-differ",
+                            None,
+                            format!(
+                                "The primary and backup GPT headers are both valid but disagree: {}. afdisk read \
+                                 the primary; `sgdisk -v` counts each disagreement as a problem, and afdisk does \
+                                 not edit such a table. Rebuild one header from the other (gdisk: r, then d to \
+                                 rebuild the backup from the primary, then w) or restore a backup; if the \
+                                 partitions are expendable, write a fresh layout with `afdisk plan --preset NAME \
+                                 --replace`.",
+                                problems.join("; ")
+                            ),
+                        ));
+                    } else if b.array != p.array {
                         findings.push(Finding::new(
                             Severity::Warning,
                             "gpt-tables-differ",
@@ -330,18 +614,44 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: Option<&Lba0>) -> GptRead {
             ),
         ));
     }
+    let parts = match decode(used) {
+        Ok(p) => p,
+        Err(e) => {
+            findings.push(Finding::new(
+                Severity::Error,
+                "gpt-corrupt",
+                None,
+                format!("The GPT entries cannot be decoded: {e}."),
+            ));
+            return GptRead::Corrupt(findings);
+        }
+    };
     match lba0 {
         Some(m) if m.has_protective() => {
             let others = m.used_non_protective();
-            if !others.is_empty() {
+            let mismatched = hybrid_problems(m, &parts);
+            if !mismatched.is_empty() {
+                findings.push(Finding::new(
+                    Severity::Error,
+                    "hybrid-mbr",
+                    None,
+                    format!(
+                        "The MBR is hybrid and does not match the GPT: {}. `sgdisk -v` reports this as a problem \
+                         and BIOS-era systems see partitions at stale places; afdisk does not edit such a table. \
+                         Fix the hybrid entries with gdisk (r, h) or make the MBR protective again (gdisk: x, n, \
+                         w), then plan again.",
+                        mismatched.join("; ")
+                    ),
+                ));
+            } else if !others.is_empty() {
                 findings.push(Finding::new(
                     Severity::Warning,
                     "hybrid-mbr",
                     None,
                     format!(
                         "The MBR is hybrid: besides the GPT protective entry it defines {} partition(s) ({}). \
-                         Old BIOS-era systems see those; everything else sees the GPT. Changing the GPT without \
-                         updating the MBR leaves them pointing at stale locations.",
+                         Old BIOS-era systems see those; everything else sees the GPT. A realignment by afdisk \
+                         moves the matching hybrid entries with their GPT partitions.",
                         others.len(),
                         others.iter().map(|e| format!("{:#04x} at {}", e.sys, e.start)).collect::<Vec<_>>().join(", ")
                     ),
@@ -355,18 +665,6 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: Option<&Lba0>) -> GptRead {
             "The GPT has no protective MBR in LBA 0, so MBR-only tools may consider the disk empty and overwrite it.",
         )),
     }
-    let parts = match decode(used) {
-        Ok(p) => p,
-        Err(e) => {
-            findings.push(Finding::new(
-                Severity::Error,
-                "gpt-corrupt",
-                None,
-                format!("The GPT entries cannot be decoded: {e}."),
-            ));
-            return GptRead::Corrupt(findings);
-        }
-    };
     for p in &parts {
         if p.size == 0 {
             findings.push(Finding::new(
@@ -390,4 +688,136 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: Option<&Lba0>) -> GptRead {
         max_partitions: used.header.num_entries,
     };
     GptRead::Found(table, parts, findings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The two headers afdisk (and sgdisk) write for `n` entries on a disk of `total` sectors.
+    fn sane_pair(lss: u64, n: u32, total: u64) -> (RawHeader, RawHeader) {
+        let arr = array_sectors(n, 128, lss);
+        let p = RawHeader {
+            raw: vec![0; lss as usize],
+            revision: REVISION,
+            header_size: 92,
+            my_lba: 1,
+            alt_lba: total - 1,
+            first_usable: 2 + arr,
+            last_usable: total - 2 - arr,
+            entries_lba: 2,
+            num_entries: n,
+            entry_size: 128,
+            entries_crc: 0,
+            disk_guid: [7; 16],
+        };
+        let b = RawHeader {
+            my_lba: total - 1,
+            alt_lba: 1,
+            entries_lba: total - 1 - arr,
+            ..p.clone()
+        };
+        (p, b)
+    }
+
+    /// An independent statement of what a sane header is (see `header_problems`).
+    fn model_sane(h: &RawHeader, lss: u64) -> bool {
+        if h.revision != REVISION
+            || h.header_size < 92
+            || u64::from(h.header_size) > lss
+            || h.entry_size != 128
+            || h.num_entries == 0
+            || u64::from(h.num_entries) > (16 << 20) / 128
+        {
+            return false;
+        }
+        let arr = (u128::from(h.num_entries) * 128).div_ceil(u128::from(lss));
+        let (first, last) = (u128::from(h.first_usable), u128::from(h.last_usable));
+        let (my, alt, ent) = (
+            u128::from(h.my_lba),
+            u128::from(h.alt_lba),
+            u128::from(h.entries_lba),
+        );
+        first <= last
+            && if my == 1 {
+                ent >= 2 && ent + arr <= first && alt > last + arr
+            } else {
+                alt == 1 && ent > last && ent + arr <= my && first >= 2 + arr
+            }
+    }
+
+    fn field_value(total: u64) -> impl Strategy<Value = u64> {
+        prop_oneof![
+            0u64..=8,
+            (0u64..=70).prop_map(move |d| total.saturating_sub(d)),
+            (0u64..70).prop_map(move |d| total + d),
+            30u64..=40,
+            any::<u64>(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        /// The headers of a normal table are sane and agree, at any size and entry count.
+        #[test]
+        fn normal_headers_are_sane(lss_pow in 0u32..2, n in 1u32..=2048, total in 10_000u64..(1 << 40)) {
+            let lss = 512u64 << (3 * lss_pow);
+            let (p, b) = sane_pair(lss, n, total);
+            prop_assert!(header_problems(&p, lss).is_empty(), "{:?}", header_problems(&p, lss));
+            prop_assert!(header_problems(&b, lss).is_empty(), "{:?}", header_problems(&b, lss));
+            prop_assert!(pair_problems(&p, &b).is_empty());
+        }
+
+        /// With one to three fields of a normal header set to edge or random values, the validator accepts the
+        /// header exactly when the independent model does (no overflow, no panic), and a header it accepts
+        /// keeps its entry array out of the usable range.
+        #[test]
+        fn validator_matches_the_model(lss_pow in 0u32..2, n in 1u32..=256, total in 10_000u64..(1 << 36),
+                                       backup in any::<bool>(),
+                                       edits in proptest::collection::vec((0usize..9, any::<u64>(), 0u8..4), 1..4),
+                                       picks in proptest::collection::vec(field_value(1 << 20), 3)) {
+            let lss = 512u64 << (3 * lss_pow);
+            let (p, b) = sane_pair(lss, n, total);
+            let mut h = if backup { b } else { p };
+            for (k, (field, raw, how)) in edits.iter().enumerate() {
+                let edge = match how {
+                    0 => *raw,
+                    1 => picks[k % picks.len()],
+                    2 => total.wrapping_sub(raw % 70),
+                    _ => raw % 70,
+                };
+                match field {
+                    0 => h.revision = edge as u32,
+                    1 => h.header_size = (edge % 8200) as u32,
+                    2 => h.my_lba = edge,
+                    3 => h.alt_lba = edge,
+                    4 => h.first_usable = edge,
+                    5 => h.last_usable = edge,
+                    6 => h.entries_lba = edge,
+                    7 => h.num_entries = edge as u32,
+                    _ => h.entry_size = (edge % 300) as u32,
+                }
+            }
+            let problems = header_problems(&h, lss);
+            prop_assert_eq!(problems.is_empty(), model_sane(&h, lss), "{:?} {:?}", h, problems);
+        }
+
+        /// Two headers disagree exactly when a field gdisk compares differs.
+        #[test]
+        fn pair_check_matches_the_fields(n in 1u32..=256, total in 10_000u64..(1 << 36), field in 0usize..7, d in 1u64..1000) {
+            let (p, mut b) = sane_pair(512, n, total);
+            match field {
+                0 => b.my_lba += d,
+                1 => b.alt_lba += d,
+                2 => b.first_usable += d,
+                3 => b.last_usable -= d.min(b.last_usable),
+                4 => b.disk_guid[(d % 16) as usize] ^= 1,
+                5 => b.num_entries = b.num_entries.wrapping_add(d as u32),
+                _ => b.entries_lba -= d.min(b.entries_lba),
+            }
+            // The backup's array location is its own business (gdisk does not compare it).
+            prop_assert_eq!(pair_problems(&p, &b).is_empty(), field == 6 || (field == 3 && p.last_usable == b.last_usable));
+        }
+    }
 }
