@@ -553,7 +553,8 @@ fn hybrid_mbr_added_between_plan_and_apply_is_refused() {
     let r = apply_cli(&img, &pf, sc.dir.path());
     assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
     assert!(
-        r.stderr.contains("matches no GPT partition"),
+        r.stderr.contains("table sector 0 of")
+            && r.stderr.contains("changed since the plan was made"),
         "{}",
         r.stderr
     );

@@ -256,14 +256,23 @@ pub fn kind_sectors(src: &dyn ByteSource, ss: u64) -> Option<(Label, BTreeSet<u6
             }
         }
         Label::Gpt => {
+            // Header fields come from the disk: a CRC-valid header may still point anywhere, so every LBA is
+            // checked against the disk before it is read or collected.
             let header = |lba: u64| {
+                if lba >= total {
+                    return None;
+                }
                 src.read_vec(lba * ss, ss as usize)
                     .ok()
                     .and_then(|s| table::gpt::parse_header(&s, lba).ok())
             };
             let array = |h: &table::gpt::RawHeader, set: &mut BTreeSet<u64>| {
-                let n = (u64::from(h.num_entries) * u64::from(h.entry_size)).div_ceil(ss);
-                set.extend(h.entries_lba..h.entries_lba.saturating_add(n));
+                // libfdisk refuses arrays over 4 MiB: no valid table has more array sectors than that.
+                let n = (u64::from(h.num_entries).saturating_mul(u64::from(h.entry_size)))
+                    .div_ceil(ss)
+                    .min((4 << 20) / ss);
+                let start = h.entries_lba.min(total);
+                set.extend(start..h.entries_lba.saturating_add(n).min(total));
             };
             let primary = header(1);
             let alt = primary

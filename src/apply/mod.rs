@@ -373,6 +373,23 @@ pub fn apply(
             ));
         }
     }
+    // The table sectors it read but does not write must be unchanged too (a hybrid MBR added to LBA 0 since).
+    for seen in &plan.seen {
+        let cur = src
+            .read_vec(seen.lba * ss, ss as usize)
+            .map_err(|e| Error::from_io("read", &opened.info.path, &e))?;
+        if crc32fast::hash(&cur) != seen.crc32 {
+            return Err(Error::refused(
+                format!(
+                    "table sector {} of {} changed since the plan was made (the plan read it and leaves it as \
+                     it was, so its writes would no longer fit the table there); nothing was written",
+                    seen.lba,
+                    opened.info.path.display()
+                ),
+                "make a new plan with `afdisk plan`",
+            ));
+        }
+    }
     // The plan's sectors and phases must be what its layout encodes to, and read back as its new table.
     check_rederived(&src, ss, plan, &opened.info.path)?;
     let mut ov = Overlay::new(&src, ss);

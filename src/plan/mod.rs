@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::device::{DeviceInfo, FileId, Opened, TargetKind};
 use crate::error::{Error, Result};
 use crate::finding::Severity;
+use crate::table::source::ByteSource;
 use crate::table::{self, Label, Partition, Table};
 use crate::units::{human, plural};
 pub use grain::Grain;
@@ -285,6 +286,32 @@ pub struct SectorWrite {
     pub data: String,
 }
 
+/// A table sector a plan read and does not write, with the CRC-32 of its contents then.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeenSector {
+    pub lba: u64,
+    pub crc32: u32,
+}
+
+/// The sectors of the table on `src` (of its own kind, where it places them) that `writes` leaves alone, with
+/// their CRC-32 now.
+fn seen_sectors(src: &dyn ByteSource, ss: u64, writes: &[SectorWrite]) -> Vec<SeenSector> {
+    let written: std::collections::BTreeSet<u64> = writes.iter().map(|w| w.lba).collect();
+    crate::apply::backup::kind_sectors(src, ss)
+        .map(|(_, set)| set)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|l| !written.contains(l))
+        .filter_map(|lba| {
+            let b = src.read_vec(lba * ss, ss as usize).ok()?;
+            Some(SeenSector {
+                lba,
+                crc32: crc32fast::hash(&b),
+            })
+        })
+        .collect()
+}
+
 /// A complete plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Plan {
@@ -299,6 +326,10 @@ pub struct Plan {
     pub new: Layout,
     pub changes: Vec<Change>,
     pub writes: Vec<SectorWrite>,
+    /// The sectors of the old table the plan read but does not write (LBA 0, GPT headers and arrays, EBRs), with the CRC-32
+    /// of what they held: apply refuses if any changed since (e.g. a hybrid MBR added to LBA 0).
+    #[serde(default)]
+    pub seen: Vec<SeenSector>,
     pub notes: Vec<String>,
     /// `crc32:XXXXXXXX` over the canonical JSON of everything else (see the module doc).
     #[serde(default)]
@@ -760,6 +791,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                 .into(),
         );
     }
+    let seen = seen_sectors(&src, ss, &writes);
     Ok(Plan {
         schema: SCHEMA,
         kind,
@@ -771,6 +803,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
         new,
         changes,
         writes,
+        seen,
         notes,
         seal: String::new(),
     }
@@ -835,6 +868,7 @@ mod tests {
                 old_crc32: 0,
                 data: "00ab".into(),
             }],
+            seen: vec![SeenSector { lba: 0, crc32: 7 }],
             notes: vec![],
             seal: String::new(),
         }
