@@ -486,3 +486,316 @@ fn an_image_with_a_non_utf8_name_attached_as_a_loop_device_is_in_use() {
     assert!(r.stderr.contains("in use"), "{}", r.stderr);
     assert!(common::peek(&img, 0, 8192).iter().all(|x| *x == 0));
 }
+
+/// `blkid -p -o export` of a file: (TYPE, LABEL, UUID).
+fn blkid(p: &Path) -> (String, Option<String>, Option<String>) {
+    let out = run("blkid", &["-p", "-o", "export", &s(p)]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let get = |k: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")).map(String::from))
+    };
+    (get("TYPE").expect("TYPE"), get("LABEL"), get("UUID"))
+}
+
+/// Copies the filesystem in `fs` into `img` at byte `at` (sparse: only non-zero 64 KiB blocks).
+fn place(fs: &Path, img: &Path, at: u64) {
+    use std::io::Read;
+    use std::os::unix::fs::FileExt;
+    let mut src = std::fs::File::open(fs).expect("fs");
+    let dst = std::fs::OpenOptions::new()
+        .write(true)
+        .open(img)
+        .expect("img");
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut off = 0u64;
+    loop {
+        let n = src.read(&mut buf).expect("read");
+        if n == 0 {
+            break;
+        }
+        if buf[..n].iter().any(|b| *b != 0) {
+            dst.write_all_at(&buf[..n], at + off).expect("write");
+        }
+        off += n as u64;
+    }
+}
+
+/// A filesystem made by its own mkfs in a file of `size` bytes.
+fn mkfs(dir: &Path, name: &str, size: u64, prog: &str, args: &[&str]) -> PathBuf {
+    let p = blank(dir, name.as_bytes(), size);
+    let mut a: Vec<&str> = args.to_vec();
+    let ps = s(&p);
+    a.push(&ps);
+    run(prog, &a);
+    p
+}
+
+#[test]
+fn identify_agrees_with_blkid_and_counts_used_space() {
+    use afdisk::table::source::FileSource;
+    let sc = Scratch::new();
+    let d = sc.dir.path();
+    let uuid = "0f3c2a9e-5d4b-4a61-9e0c-1b2c3d4e5f60";
+    let cases = [
+        mkfs(
+            d,
+            "e4",
+            32 * MIB,
+            "mkfs.ext4",
+            &["-q", "-F", "-L", "data", "-U", uuid],
+        ),
+        mkfs(d, "e2", 16 * MIB, "mkfs.ext2", &["-q", "-F", "-L", "old"]),
+        mkfs(d, "xfs", 320 * MIB, "mkfs.xfs", &["-q", "-f", "-L", "logs"]),
+        mkfs(d, "fat", 64 * MIB, "mkfs.vfat", &["-F", "32", "-n", "EFI"]),
+        mkfs(
+            d,
+            "fat16",
+            16 * MIB,
+            "mkfs.vfat",
+            &["-F", "16", "-n", "BOOT"],
+        ),
+        mkfs(d, "swap", 16 * MIB, "mkswap", &["-L", "sw"]),
+    ];
+    for p in &cases {
+        let f = std::fs::File::open(p).expect("open");
+        let len = f.metadata().expect("md").len();
+        let src = FileSource {
+            file: &f,
+            size: len,
+        };
+        let got = afdisk::signature::identify(&src, 0, len).expect("recognised");
+        let (kind, label, id) = blkid(p);
+        assert_eq!(got.kind, kind, "{p:?}");
+        assert_eq!(got.label, label, "{p:?}");
+        assert_eq!(
+            got.uuid.map(|u| u.to_lowercase()),
+            id.map(|u| u.to_lowercase()),
+            "{p:?}"
+        );
+        if ["ext4", "ext2", "xfs"].contains(&kind.as_str()) {
+            let used = got.used_bytes.expect("used bytes");
+            assert!(used > 0 && used < len, "{p:?}: {used}");
+        }
+    }
+    // ext4's used space follows its free-block count: a 4 MiB file adds about 4 MiB.
+    let e4 = &cases[0];
+    let f = std::fs::File::open(e4).expect("open");
+    let src = FileSource {
+        file: &f,
+        size: 32 * MIB,
+    };
+    let before = afdisk::signature::identify(&src, 0, 32 * MIB)
+        .and_then(|i| i.used_bytes)
+        .expect("used");
+    let payload = d.join("payload");
+    std::fs::write(&payload, vec![7u8; 4 * MIB as usize]).expect("payload");
+    run(
+        "debugfs",
+        &[
+            "-w",
+            "-R",
+            &format!("write {} payload", s(&payload)),
+            &s(e4),
+        ],
+    );
+    let f = std::fs::File::open(e4).expect("open");
+    let src = FileSource {
+        file: &f,
+        size: 32 * MIB,
+    };
+    let after = afdisk::signature::identify(&src, 0, 32 * MIB)
+        .and_then(|i| i.used_bytes)
+        .expect("used");
+    assert!(
+        after >= before + 4 * MIB && after <= before + 5 * MIB,
+        "{before} → {after}"
+    );
+}
+
+#[test]
+fn replace_and_discard_data_name_each_filesystem_and_need_destroy_data() {
+    let sc = Scratch::new();
+    let d = sc.dir.path();
+    let img = blank(d, b"disk.img", 256 * MIB);
+    let t = s(&img);
+    run(
+        "sgdisk",
+        &[
+            "-a",
+            "1",
+            "-n",
+            "1:2049:+64M",
+            "-n",
+            "2:200000:+32M",
+            "-n",
+            "3:280000:+16M",
+            &t,
+        ],
+    );
+    let uuid = "0f3c2a9e-5d4b-4a61-9e0c-1b2c3d4e5f60";
+    let e4 = mkfs(
+        d,
+        "e4",
+        64 * MIB,
+        "mkfs.ext4",
+        &["-q", "-F", "-L", "data", "-U", uuid],
+    );
+    place(&e4, &img, 2049 * 512);
+    let sw = mkfs(d, "sw", 32 * MIB, "mkswap", &["-L", "sw"]);
+    place(&sw, &img, 200_000 * 512);
+    // Partition 3 is empty: it is not listed.
+    let pf = d.join("p.json");
+    let r = afdisk_os(
+        &[
+            os("plan"),
+            img.as_os_str(),
+            os("--preset"),
+            os("data"),
+            os("--replace"),
+            os("-o"),
+            pf.as_os_str(),
+        ],
+        d,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains(&format!(
+            "DESTROYS partition 1 (64 MiB): ext4 \"data\" UUID {uuid}, "
+        )),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("DESTROYS partition 2 (32 MiB): swap \"sw\" UUID"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("DESTROYS partition 3"), "{}", r.stdout);
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&pf).expect("plan")).expect("json");
+    let lost = plan["destroys"].as_array().expect("destroys");
+    assert_eq!(lost.len(), 2);
+    assert_eq!(lost[0]["filesystem"]["type"], "ext4");
+    assert_eq!(lost[0]["filesystem"]["label"], "data");
+    assert_eq!(lost[0]["filesystem"]["uuid"], uuid);
+    assert!(lost[0]["filesystem"]["used_bytes"].as_u64().is_some());
+    let before = common::peek(&img, 0, 1 << 20);
+    // --yes --confirm alone is refused (exit 3), naming both filesystems; nothing is written.
+    let r = confirmed(&["apply", &t, "--plan", &s(&pf)], "disk.img", d);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("ext4 \"data\""), "{}", r.stderr);
+    assert!(r.stderr.contains("swap \"sw\""), "{}", r.stderr);
+    assert!(r.stderr.contains("--destroy-data"), "{}", r.stderr);
+    assert!(common::peek(&img, 0, 1 << 20) == before);
+    // No terminal and no --yes: refused, with the typed answer in the fix.
+    let r = afdisk_os(
+        &[os("apply"), img.as_os_str(), os("--plan"), pf.as_os_str()],
+        d,
+    );
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("type disk.img DESTROY"), "{}", r.stderr);
+    // A plan file edited to hide the loss is still refused: apply reads the disk itself.
+    let mut hidden = plan.clone();
+    hidden["destroys"] = serde_json::json!([]);
+    let hf = d.join("hidden.json");
+    std::fs::write(&hf, hidden.to_string()).expect("write");
+    let r = confirmed(&["apply", &t, "--plan", &s(&hf)], "disk.img", d);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("ext4 \"data\""), "{}", r.stderr);
+    assert!(common::peek(&img, 0, 1 << 20) == before);
+    // With --destroy-data it is written.
+    let r = afdisk_os(
+        &[
+            os("apply"),
+            img.as_os_str(),
+            os("--plan"),
+            pf.as_os_str(),
+            os("--yes"),
+            os("--confirm"),
+            os("disk.img"),
+            os("--destroy-data"),
+        ],
+        d,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = run("sgdisk", &["-v", &t]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("No problems found"));
+
+    // Realign with --discard-data: only the partition given is lost, and only it is named.
+    let img2 = blank(d, b"r.img", 256 * MIB);
+    let t2 = s(&img2);
+    run(
+        "sgdisk",
+        &["-a", "1", "-n", "1:2049:+64M", "-n", "2:200001:+32M", &t2],
+    );
+    let e4b = mkfs(d, "e4b", 64 * MIB, "mkfs.ext4", &["-q", "-F", "-L", "home"]);
+    place(&e4b, &img2, 2049 * 512);
+    let sw2 = mkfs(d, "sw2", 32 * MIB, "mkswap", &[]);
+    place(&sw2, &img2, 200_001 * 512);
+    let pf2 = d.join("p2.json");
+    let r = afdisk_os(
+        &[
+            os("plan"),
+            img2.as_os_str(),
+            os("--realign"),
+            os("--discard-data"),
+            os("1"),
+            os("-o"),
+            pf2.as_os_str(),
+        ],
+        d,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("DESTROYS partition 1 (64 MiB): ext4 \"home\""),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("DESTROYS partition 2"), "{}", r.stdout);
+    let r = confirmed(&["apply", &t2, "--plan", &s(&pf2)], "r.img", d);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("--destroy-data"), "{}", r.stderr);
+    // Without --discard-data nothing is lost and the ordinary confirmation suffices.
+    let pf3 = d.join("p3.json");
+    let r = afdisk_os(
+        &[
+            os("plan"),
+            img2.as_os_str(),
+            os("--realign"),
+            os("-o"),
+            pf3.as_os_str(),
+        ],
+        d,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stdout.contains("DESTROYS"), "{}", r.stdout);
+
+    // A filesystem on the whole disk, replaced by a fresh table.
+    let whole = mkfs(
+        d,
+        "whole.img",
+        64 * MIB,
+        "mkfs.ext4",
+        &["-q", "-F", "-L", "bare"],
+    );
+    let r = afdisk_os(
+        &[
+            os("plan"),
+            whole.as_os_str(),
+            os("--preset"),
+            os("data"),
+            os("--replace"),
+        ],
+        d,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("DESTROYS the whole disk (64 MiB): ext4 \"bare\""),
+        "{}",
+        r.stdout
+    );
+}

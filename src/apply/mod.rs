@@ -98,9 +98,15 @@ fn same_device(want: &PlanDevice, opened: &Opened, what: &str) -> Result<()> {
     Err(Error::refused(problem, fix))
 }
 
-/// Everything up to (not including) the first write: checks, exclusive open, re-read. Returns the fd.
-fn prepare(opened: &Opened, confirm: &Confirmation, what: &str) -> Result<std::fs::File> {
-    access::check_confirmation(&opened.info, confirm, what)?;
+/// Everything up to (not including) the first write: checks, exclusive open, re-read. Returns the fd. A write
+/// that destroys `losses` needs the stronger confirmation.
+fn prepare(
+    opened: &Opened,
+    confirm: &Confirmation,
+    what: &str,
+    losses: &[crate::plan::Loss],
+) -> Result<std::fs::File> {
+    access::check_destroy_confirmation(&opened.info, confirm, what, losses)?;
     access::preflight(opened, what)?;
     access::open_exclusive(opened, 0)
 }
@@ -242,7 +248,16 @@ pub fn apply(
             "the plan file is damaged or edited: make it again",
         ));
     }
-    let file = prepare(opened, confirm, "write the partition table")?;
+    // What this plan destroys, read from the disk now (a plan file cannot talk its way out of it).
+    let mut losses = crate::plan::losses(&opened.source(), plan.old.as_ref(), &plan.new);
+    losses.extend(
+        plan.destroys
+            .iter()
+            .filter(|l| !losses.iter().any(|m| m.partition == l.partition))
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
+    let file = prepare(opened, confirm, "write the partition table", &losses)?;
     let src = FileSource {
         file: &file,
         size: opened.info.size_bytes,
@@ -378,7 +393,7 @@ pub fn restore(
             "use a backup of this device",
         ));
     }
-    let file = prepare(opened, confirm, "restore the partition table")?;
+    let file = prepare(opened, confirm, "restore the partition table", &[])?;
     let src = FileSource {
         file: &file,
         size: opened.info.size_bytes,
