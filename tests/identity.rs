@@ -799,3 +799,66 @@ fn replace_and_discard_data_name_each_filesystem_and_need_destroy_data() {
         r.stdout
     );
 }
+
+#[test]
+fn bench_write_all_over_a_filesystem_names_it_and_needs_destroy_data() {
+    let sc = Scratch::new();
+    let d = sc.dir.path();
+    let img = blank(d, b"b.img", 256 * MIB);
+    let t = s(&img);
+    run("sgdisk", &["-n", "1:2048:+64M", "-n", "2:0:+64M", &t]);
+    let e4 = mkfs(
+        d,
+        "e4",
+        64 * MIB,
+        "mkfs.ext4",
+        &["-q", "-F", "-L", "scratch"],
+    );
+    place(&e4, &img, MIB);
+    let before = common::peek(&img, MIB, 4096);
+    let r = confirmed(
+        &["bench", &t, "--write", "all", "--duration", "1"],
+        "b.img",
+        d,
+    );
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("partition 1 (64 MiB): ext4 \"scratch\""),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("--destroy-data"), "{}", r.stderr);
+    assert!(common::peek(&img, MIB, 4096) == before);
+    // Partition 2 holds nothing: benchmarking only it asks no more than the name.
+    let r = confirmed(
+        &[
+            "bench",
+            &t,
+            "--write",
+            "all",
+            "--partition",
+            "2",
+            "--duration",
+            "1",
+        ],
+        "b.img",
+        d,
+    );
+    assert_ne!(r.code, 3, "{}", r.stderr);
+    assert_ne!(r.code, 2, "{}", r.stderr);
+    let r = confirmed(
+        &[
+            "bench",
+            &t,
+            "--write",
+            "all",
+            "--duration",
+            "1",
+            "--destroy-data",
+        ],
+        "b.img",
+        d,
+    );
+    assert_ne!(r.code, 3, "{}", r.stderr);
+    assert_ne!(r.code, 2, "{}", r.stderr);
+}

@@ -81,10 +81,15 @@ fn bench(target: &Path, a: &BenchArgs) -> Result<BenchReport, Error> {
     let opened = device::open(&disk, &a.overrides)?;
     let prepared = bench::prepare(&opened, &options)?;
     let confirmation = if a.write == WriteMode::All {
-        super::write::confirmation(
+        super::write::confirmation_destroying(
             &a.confirm,
             &opened.info,
             "run a write benchmark that overwrites data anywhere on it",
+            &afdisk::plan::filesystems_on(
+                &opened.source(),
+                opened.info.logical_sector_size,
+                partition,
+            ),
         )
     } else {
         Confirmation::Absent

@@ -348,6 +348,43 @@ pub fn losses(
         .collect()
 }
 
+/// Every filesystem on `src` (logical sector size `lss`): those of its partitions (only partition `only` when
+/// given), or the whole disk's when it has no table. What `bench --write all` destroys.
+pub fn filesystems_on(
+    src: &dyn table::source::ByteSource,
+    lss: u64,
+    only: Option<u32>,
+) -> Vec<Loss> {
+    let scan = table::scan(src, lss);
+    let mut all = match Layout::from_scan(&scan) {
+        Some(old) => {
+            let none = Layout {
+                table: old.table.clone(),
+                partitions: Vec::new(),
+            };
+            losses(src, Some(&old), &none)
+        }
+        None => losses(
+            src,
+            None,
+            &Layout {
+                table: Table {
+                    label: Label::Gpt,
+                    sector_size: lss,
+                    id: String::new(),
+                    first_usable: 0,
+                    last_usable: 0,
+                    header_used: None,
+                    max_partitions: 0,
+                },
+                partitions: Vec::new(),
+            },
+        ),
+    };
+    all.retain(|l| only.is_none() || l.partition.is_none() || l.partition == only);
+    all
+}
+
 /// A complete plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Plan {

@@ -511,3 +511,27 @@ fn confirm_dialog_of_a_plan_that_destroys_data_lists_it_and_wants_destroy() {
     assert!(ps.error.is_none(), "{:?}", ps.error);
     assert!(ps.written.is_some());
 }
+
+/// `--write all` over a partition that holds a filesystem: the bench dialog lists it (from the disk report) and
+/// asks for "<name> DESTROY"; a run on another partition asks for the name alone.
+#[test]
+fn bench_write_all_dialog_lists_the_filesystem_it_destroys() {
+    let (_dir, img) = fixture_image();
+    let mut app = App::new(false, true);
+    let (_, mut r) = report::inspect(&img, &InspectOptions::default()).expect("inspect");
+    r.partitions[1].filesystem = Some("ext4".into());
+    app.set_disk(r);
+    app.disk.as_mut().expect("disk").selected = 1;
+    key(&mut app, KeyCode::Char('b'));
+    key(&mut app, KeyCode::Char('w'));
+    key(&mut app, KeyCode::Char('w'));
+    key(&mut app, KeyCode::Char('r'));
+    let screen = render(&app, 100, 30);
+    assert!(screen.contains("It DESTROYS the data of:"), "{screen}");
+    assert!(screen.contains("partition 2 ("), "{screen}");
+    assert!(screen.contains("): ext4"), "{screen}");
+    assert!(screen.contains("DESTROY and press Enter"), "{screen}");
+    let b = app.bench.as_mut().expect("bench");
+    b.partition = Some(1);
+    assert!(b.lost().is_empty());
+}
