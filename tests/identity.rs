@@ -295,6 +295,22 @@ fn backup_of_one_image_does_not_restore_onto_a_namesake() {
         String::from_utf8_lossy(&out.stdout).contains("2048"),
         "restored"
     );
+    // A backup from an afdisk that recorded no identity is refused, saying so.
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&bk2).expect("backup")).expect("json");
+    if let Some(o) = v["device"].as_object_mut() {
+        o.remove("file");
+        o.remove("table_ids");
+    }
+    std::fs::write(&bk2, v.to_string()).expect("write");
+    let r = confirmed(&["restore", &s(&a), &s(&bk2)], "gpt.img", d);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("made by an older afdisk"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("the afdisk version that wrote it"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]

@@ -85,7 +85,11 @@ fn same_device(want: &PlanDevice, opened: &Opened, what: &str) -> Result<()> {
             want.serial.as_deref().unwrap_or(&want.name)
         )
     };
-    let fix = if want.table_ids.is_none() {
+    let fix = if want.table_ids.is_none() && what == "backup" {
+        "this backup cannot be matched to a disk: restore it with the afdisk version that wrote it, and take new \
+         backups with this one"
+            .to_string()
+    } else if want.table_ids.is_none() {
         format!("make the {what} again with this afdisk")
     } else if what == "backup" {
         "restore a backup of this device (apply keeps one per write in $AFDISK_BACKUP_DIR); if this is the same \
