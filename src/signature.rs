@@ -394,4 +394,39 @@ mod tests {
         // Unknown content: nothing.
         assert_eq!(identify(&vec![0u8; 8192], 0, 8192), None);
     }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// Garbage around any magic never panics, and what is found is what `probe` found.
+        #[test]
+        fn identify_is_total(
+            noise in proptest::collection::vec(any::<u8>(), 0..4096),
+            which in 0usize..9,
+            size in 0u64..300_000,
+        ) {
+            let magics: [(usize, &[u8]); 9] = [
+                (0x438, &[0x53, 0xEF]),
+                (0, b"XFSB"),
+                (0x10040, b"_BHRfS_M"),
+                (0x52, b"FAT32   "),
+                (3, b"NTFS    "),
+                (4086, b"SWAPSPACE2"),
+                (0, b"LUKS\xba\xbe"),
+                (0x218, b"LVM2 001"),
+                (3, b"EXFAT   "),
+            ];
+            let mut v = vec![0u8; 0x11000];
+            let n = v.len();
+            for (i, b) in noise.iter().enumerate() {
+                v[(i * 37) % n] = *b;
+            }
+            let (at, m) = magics[which];
+            v[at..at + m.len()].copy_from_slice(m);
+            let got = identify(&v, 0, size);
+            prop_assert_eq!(got.map(|i| i.kind), probe(&v, 0, size).map(str::to_string));
+        }
+    }
 }
