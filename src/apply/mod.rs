@@ -112,7 +112,9 @@ fn prepare(
 ) -> Result<std::fs::File> {
     access::check_destroy_confirmation(&opened.info, confirm, what, losses)?;
     access::preflight(opened, what)?;
-    access::open_exclusive(opened, 0)
+    let file = access::open_exclusive(opened, 0)?;
+    access::check_same_file(opened, &file)?;
+    Ok(file)
 }
 
 /// Writes `sectors` (lba, phase, bytes) phase by phase, flushing after each phase.

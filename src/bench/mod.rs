@@ -401,7 +401,9 @@ pub fn open_for_run(
                 );
                 access::check_destroy_confirmation(&opened.info, confirmation, what, &lost)?;
             }
-            access::open_exclusive(opened, direct | nix::libc::O_DSYNC)
+            let file = access::open_exclusive(opened, direct | nix::libc::O_DSYNC)?;
+            access::check_same_file(opened, &file)?;
+            Ok(file)
         }
     }
 }

@@ -180,6 +180,34 @@ pub fn check_destroy_confirmation(
     }
 }
 
+/// Refuses `file`, a second open of the target's path, unless it is the very file (device and inode) or block
+/// device (device number) that `opened` read and checked: the path may have been renamed over in between.
+pub fn check_same_file(opened: &Opened, file: &File) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let stat = |f: &File| {
+        f.metadata()
+            .map_err(|e| Error::from_io("stat", &opened.info.path, &e))
+    };
+    let (a, b) = (stat(&opened.file)?, stat(file)?);
+    let same = if opened.info.kind == TargetKind::Block {
+        a.rdev() == b.rdev()
+    } else {
+        (a.dev(), a.ino()) == (b.dev(), b.ino())
+    };
+    if same {
+        Ok(())
+    } else {
+        Err(Error::refused(
+            format!(
+                "{} is no longer the file or device afdisk checked (it was replaced while afdisk ran): nothing was \
+                 written",
+                opened.info.path.display()
+            ),
+            "find out what replaced it, then run afdisk again",
+        ))
+    }
+}
+
 /// What the confirmation token of this device is, in words.
 pub fn token_kind(info: &DeviceInfo) -> &'static str {
     if info.kind == TargetKind::Image {
@@ -433,5 +461,23 @@ mod tests {
         );
         // Nothing lost: the ordinary rule (the name alone).
         assert!(check_destroy_confirmation(&i, &typed("sdz"), "w", &[]).is_ok());
+    }
+
+    #[test]
+    fn a_path_renamed_over_after_the_checks_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.img");
+        let b = dir.path().join("b.img");
+        for p in [&a, &b] {
+            std::fs::File::create(p).unwrap().set_len(1 << 20).unwrap();
+        }
+        let opened = crate::device::open(&a, &Default::default()).unwrap();
+        let f = open_exclusive(&opened, 0).unwrap();
+        assert!(check_same_file(&opened, &f).is_ok());
+        std::fs::rename(&b, &a).unwrap();
+        let f = open_exclusive(&opened, 0).unwrap();
+        let e = check_same_file(&opened, &f).unwrap_err();
+        assert_eq!(e.kind, crate::error::ErrorKind::Refused);
+        assert!(e.problem.contains("replaced"), "{}", e.problem);
     }
 }
