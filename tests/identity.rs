@@ -789,6 +789,41 @@ fn replace_and_discard_data_name_each_filesystem_and_need_destroy_data() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!r.stdout.contains("DESTROYS"), "{}", r.stdout);
 
+    // A fresh layout whose partition 1 starts where the old one did (2048) and is larger: the old ext4 is
+    // still listed, a fresh layout keeps nothing.
+    let img3 = blank(d, b"same.img", 128 * MIB);
+    let t3 = s(&img3);
+    run("sgdisk", &["-n", "1:2048:+64M", &t3]);
+    let e4c = mkfs(d, "e4c", 64 * MIB, "mkfs.ext4", &["-q", "-F", "-L", "same"]);
+    place(&e4c, &img3, MIB);
+    let pf4 = d.join("p4.json");
+    let r = afdisk_os(
+        &[
+            os("plan"),
+            img3.as_os_str(),
+            os("--preset"),
+            os("data"),
+            os("--replace"),
+            os("-o"),
+            pf4.as_os_str(),
+        ],
+        d,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("+   1 create    2048–"),
+        "the new partition 1 starts at 2048 too: {}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("DESTROYS partition 1 (64 MiB): ext4 \"same\""),
+        "{}",
+        r.stdout
+    );
+    let r = confirmed(&["apply", &t3, "--plan", &s(&pf4)], "same.img", d);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+
     // A filesystem on the whole disk, replaced by a fresh table.
     let whole = mkfs(
         d,

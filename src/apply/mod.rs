@@ -255,7 +255,12 @@ pub fn apply(
         ));
     }
     // What this plan destroys, read from the disk now (a plan file cannot talk its way out of it).
-    let mut losses = crate::plan::losses(&opened.source(), plan.old.as_ref(), &plan.new);
+    let mut losses = crate::plan::losses(
+        &opened.source(),
+        plan.old.as_ref(),
+        &plan.new,
+        plan.kind == crate::plan::PlanKind::Fresh,
+    );
     losses.extend(
         plan.destroys
             .iter()

@@ -309,11 +309,13 @@ impl std::fmt::Display for Loss {
 
 /// What writing `new` over `old` destroys on `src`: every recognised filesystem (or other signature) of an
 /// old partition that the new table does not keep at the same start with at least the same size, and, with no
-/// old table, one on the whole disk. Reads a superblock per such partition.
+/// old table, one on the whole disk. A fresh layout (`fresh`) keeps nothing: each old partition's filesystem is
+/// lost, even where a new partition happens to start at the same sector. Reads a superblock per such partition.
 pub fn losses(
     src: &dyn table::source::ByteSource,
     old: Option<&Layout>,
     new: &Layout,
+    fresh: bool,
 ) -> Vec<Loss> {
     let Some(old) = old else {
         return crate::signature::identify(src, 0, src.len())
@@ -331,11 +333,12 @@ pub fn losses(
         .iter()
         .filter(|p| p.kind != table::PartKind::Extended)
         .filter(|p| {
-            !new.partitions.iter().any(|q| {
-                q.kind != table::PartKind::Extended
-                    && q.start.saturating_mul(nss) == p.start.saturating_mul(oss)
-                    && q.size.saturating_mul(nss) >= p.size.saturating_mul(oss)
-            })
+            fresh
+                || !new.partitions.iter().any(|q| {
+                    q.kind != table::PartKind::Extended
+                        && q.start.saturating_mul(nss) == p.start.saturating_mul(oss)
+                        && q.size.saturating_mul(nss) >= p.size.saturating_mul(oss)
+                })
         })
         .filter_map(|p| {
             let (base, size) = (p.start.saturating_mul(oss), p.size.saturating_mul(oss));
@@ -362,7 +365,7 @@ pub fn filesystems_on(
                 table: old.table.clone(),
                 partitions: Vec::new(),
             };
-            losses(src, Some(&old), &none)
+            losses(src, Some(&old), &none, true)
         }
         None => losses(
             src,
@@ -379,6 +382,7 @@ pub fn filesystems_on(
                 },
                 partitions: Vec::new(),
             },
+            true,
         ),
     };
     all.retain(|l| only.is_none() || l.partition.is_none() || l.partition == only);
@@ -724,7 +728,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
         }
     };
     let writes = encode::encode(&src, ss, old.as_ref(), &new, kind)?;
-    let destroys = losses(&src, old.as_ref(), &new);
+    let destroys = losses(&src, old.as_ref(), &new, kind == PlanKind::Fresh);
     let mut device = device;
     device.add_table(old.as_ref().map(|l| &l.table));
     device.add_table(Some(&new.table));
