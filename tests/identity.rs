@@ -913,3 +913,75 @@ fn bench_write_all_over_a_filesystem_names_it_and_needs_destroy_data() {
     assert_ne!(r.code, 3, "{}", r.stderr);
     assert_ne!(r.code, 2, "{}", r.stderr);
 }
+
+/// Runs `afdisk ARGS` on a pseudo-terminal (util-linux `script`), typing `answer`; returns exit code and output.
+fn on_terminal(args: &[&str], answer: &str, bk: &Path) -> (i32, String) {
+    use std::io::Write;
+    let mut cmd = format!("'{}'", env!("CARGO_BIN_EXE_afdisk"));
+    for a in args {
+        assert!(!a.contains('\''), "test paths are plain");
+        cmd.push_str(&format!(" '{a}'"));
+    }
+    let mut child = Command::new("script")
+        .args(["-q", "-e", "-c", &cmd, "/dev/null"])
+        .env("AFDISK_BACKUP_DIR", bk)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("script");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(format!("{answer}\n").as_bytes())
+        .expect("type");
+    let out = child.wait_with_output().expect("wait");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn the_terminal_prompt_lists_the_filesystems_and_wants_destroy() {
+    let sc = Scratch::new();
+    let d = sc.dir.path();
+    let img = blank(d, b"t.img", 128 * MIB);
+    let t = s(&img);
+    run("sgdisk", &["-n", "1:2048:+64M", &t]);
+    let e4 = mkfs(d, "e4", 64 * MIB, "mkfs.ext4", &["-q", "-F", "-L", "home"]);
+    place(&e4, &img, MIB);
+    let pf = d.join("p.json");
+    let r = afdisk_os(
+        &[
+            os("plan"),
+            img.as_os_str(),
+            os("--preset"),
+            os("data"),
+            os("--replace"),
+            os("-o"),
+            pf.as_os_str(),
+        ],
+        d,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let before = common::peek(&img, 0, 1 << 20);
+    let bk = d.join("bk");
+    let (code, out) = on_terminal(&["apply", &t, "--plan", &s(&pf)], "t.img", &bk);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("and DESTROY the data of:"), "{out}");
+    assert!(
+        out.contains("  partition 1 (64 MiB): ext4 \"home\" UUID"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Type \"t.img DESTROY\" or the label \"home\""),
+        "{out}"
+    );
+    assert!(out.contains("does not confirm destroying"), "{out}");
+    assert!(common::peek(&img, 0, 1 << 20) == before);
+    let (code, out) = on_terminal(&["apply", &t, "--plan", &s(&pf)], "t.img DESTROY", &bk);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("read back and verified"), "{out}");
+}
