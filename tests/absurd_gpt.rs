@@ -820,6 +820,7 @@ fn plan_and_apply(
             &p,
             &Confirmation::Scripted {
                 confirm: Some(name),
+                destroy_data: false,
             },
             backups,
         )

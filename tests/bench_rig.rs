@@ -268,6 +268,8 @@ fn layout_aligned_2048(dev: &LoopDev, scratch: &Scratch) {
             "--yes",
             "--confirm",
             &dev.base_name(),
+            // In case the random bytes happen to look like a filesystem: its loss is meant.
+            "--destroy-data",
         ])
         .env("AFDISK_BACKUP_DIR", scratch.dir.path().join("backups"))
         .output()

@@ -283,6 +283,22 @@ fn backup_of_one_image_does_not_restore_onto_a_namesake() {
         String::from_utf8_lossy(&out.stdout).contains("2048"),
         "restored"
     );
+    // A backup from an afdisk that recorded no identity is refused, saying so.
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&bk2).expect("backup")).expect("json");
+    if let Some(o) = v["device"].as_object_mut() {
+        o.remove("file");
+        o.remove("table_ids");
+    }
+    std::fs::write(&bk2, v.to_string()).expect("write");
+    let r = confirmed(&["restore", &s(&a), &s(&bk2)], "gpt.img", d);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("made by an older afdisk"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("the afdisk version that wrote it"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -477,4 +493,487 @@ fn an_image_with_a_non_utf8_name_attached_as_a_loop_device_is_in_use() {
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(r.stderr.contains("in use"), "{}", r.stderr);
     assert!(common::peek(&img, 0, 8192).iter().all(|x| *x == 0));
+}
+
+/// `blkid -p -o export` of a file: (TYPE, LABEL, UUID).
+fn blkid(p: &Path) -> (String, Option<String>, Option<String>) {
+    let out = run("blkid", &["-p", "-o", "export", &s(p)]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let get = |k: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")).map(String::from))
+    };
+    (get("TYPE").expect("TYPE"), get("LABEL"), get("UUID"))
+}
+
+/// Copies the filesystem in `fs` into `img` at byte `at` (sparse: only non-zero 64 KiB blocks).
+fn place(fs: &Path, img: &Path, at: u64) {
+    use std::io::Read;
+    use std::os::unix::fs::FileExt;
+    let mut src = std::fs::File::open(fs).expect("fs");
+    let dst = std::fs::OpenOptions::new()
+        .write(true)
+        .open(img)
+        .expect("img");
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut off = 0u64;
+    loop {
+        let n = src.read(&mut buf).expect("read");
+        if n == 0 {
+            break;
+        }
+        if buf[..n].iter().any(|b| *b != 0) {
+            dst.write_all_at(&buf[..n], at + off).expect("write");
+        }
+        off += n as u64;
+    }
+}
+
+/// A filesystem made by its own mkfs in a file of `size` bytes.
+fn mkfs(dir: &Path, name: &str, size: u64, prog: &str, args: &[&str]) -> PathBuf {
+    let p = blank(dir, name.as_bytes(), size);
+    let mut a: Vec<&str> = args.to_vec();
+    let ps = s(&p);
+    a.push(&ps);
+    run(prog, &a);
+    p
+}
+
+#[test]
+fn identify_agrees_with_blkid_and_counts_used_space() {
+    use afdisk::table::source::FileSource;
+    let sc = Scratch::new();
+    let d = sc.dir.path();
+    let uuid = "0f3c2a9e-5d4b-4a61-9e0c-1b2c3d4e5f60";
+    let cases = [
+        mkfs(
+            d,
+            "e4",
+            32 * MIB,
+            "mkfs.ext4",
+            &["-q", "-F", "-L", "data", "-U", uuid],
+        ),
+        mkfs(d, "e2", 16 * MIB, "mkfs.ext2", &["-q", "-F", "-L", "old"]),
+        mkfs(d, "xfs", 320 * MIB, "mkfs.xfs", &["-q", "-f", "-L", "logs"]),
+        mkfs(d, "fat", 64 * MIB, "mkfs.vfat", &["-F", "32", "-n", "EFI"]),
+        mkfs(
+            d,
+            "fat16",
+            16 * MIB,
+            "mkfs.vfat",
+            &["-F", "16", "-n", "BOOT"],
+        ),
+        mkfs(d, "swap", 16 * MIB, "mkswap", &["-L", "sw"]),
+    ];
+    for p in &cases {
+        let f = std::fs::File::open(p).expect("open");
+        let len = f.metadata().expect("md").len();
+        let src = FileSource {
+            file: &f,
+            size: len,
+        };
+        let got = afdisk::signature::identify(&src, 0, len).expect("recognised");
+        let (kind, label, id) = blkid(p);
+        assert_eq!(got.kind, kind, "{p:?}");
+        assert_eq!(got.label, label, "{p:?}");
+        assert_eq!(
+            got.uuid.map(|u| u.to_lowercase()),
+            id.map(|u| u.to_lowercase()),
+            "{p:?}"
+        );
+        if ["ext4", "ext2", "xfs"].contains(&kind.as_str()) {
+            let used = got.used_bytes.expect("used bytes");
+            assert!(used > 0 && used < len, "{p:?}: {used}");
+        }
+    }
+    // ext4's used space follows its free-block count: a 4 MiB file adds about 4 MiB.
+    let e4 = &cases[0];
+    let f = std::fs::File::open(e4).expect("open");
+    let src = FileSource {
+        file: &f,
+        size: 32 * MIB,
+    };
+    let before = afdisk::signature::identify(&src, 0, 32 * MIB)
+        .and_then(|i| i.used_bytes)
+        .expect("used");
+    let payload = d.join("payload");
+    std::fs::write(&payload, vec![7u8; 4 * MIB as usize]).expect("payload");
+    run(
+        "debugfs",
+        &[
+            "-w",
+            "-R",
+            &format!("write {} payload", s(&payload)),
+            &s(e4),
+        ],
+    );
+    let f = std::fs::File::open(e4).expect("open");
+    let src = FileSource {
+        file: &f,
+        size: 32 * MIB,
+    };
+    let after = afdisk::signature::identify(&src, 0, 32 * MIB)
+        .and_then(|i| i.used_bytes)
+        .expect("used");
+    assert!(
+        after >= before + 4 * MIB && after <= before + 5 * MIB,
+        "{before} → {after}"
+    );
+}
+
+#[test]
+fn replace_and_discard_data_name_each_filesystem_and_need_destroy_data() {
+    let sc = Scratch::new();
+    let d = sc.dir.path();
+    let img = blank(d, b"disk.img", 256 * MIB);
+    let t = s(&img);
+    run(
+        "sgdisk",
+        &[
+            "-a",
+            "1",
+            "-n",
+            "1:2049:+64M",
+            "-n",
+            "2:200000:+32M",
+            "-n",
+            "3:280000:+16M",
+            &t,
+        ],
+    );
+    let uuid = "0f3c2a9e-5d4b-4a61-9e0c-1b2c3d4e5f60";
+    let e4 = mkfs(
+        d,
+        "e4",
+        64 * MIB,
+        "mkfs.ext4",
+        &["-q", "-F", "-L", "data", "-U", uuid],
+    );
+    place(&e4, &img, 2049 * 512);
+    let sw = mkfs(d, "sw", 32 * MIB, "mkswap", &["-L", "sw"]);
+    place(&sw, &img, 200_000 * 512);
+    // Partition 3 is empty: it is not listed.
+    let pf = d.join("p.json");
+    let r = afdisk_os(
+        &[
+            os("plan"),
+            img.as_os_str(),
+            os("--preset"),
+            os("data"),
+            os("--replace"),
+            os("-o"),
+            pf.as_os_str(),
+        ],
+        d,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains(&format!(
+            "DESTROYS partition 1 (64 MiB): ext4 \"data\" UUID {uuid}, "
+        )),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("DESTROYS partition 2 (32 MiB): swap \"sw\" UUID"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("DESTROYS partition 3"), "{}", r.stdout);
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&pf).expect("plan")).expect("json");
+    let lost = plan["destroys"].as_array().expect("destroys");
+    assert_eq!(lost.len(), 2);
+    assert_eq!(lost[0]["filesystem"]["type"], "ext4");
+    assert_eq!(lost[0]["filesystem"]["label"], "data");
+    assert_eq!(lost[0]["filesystem"]["uuid"], uuid);
+    assert!(lost[0]["filesystem"]["used_bytes"].as_u64().is_some());
+    let before = common::peek(&img, 0, 1 << 20);
+    // --yes --confirm alone is refused (exit 3), naming both filesystems; nothing is written.
+    let r = confirmed(&["apply", &t, "--plan", &s(&pf)], "disk.img", d);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("ext4 \"data\""), "{}", r.stderr);
+    assert!(r.stderr.contains("swap \"sw\""), "{}", r.stderr);
+    assert!(r.stderr.contains("--destroy-data"), "{}", r.stderr);
+    assert!(common::peek(&img, 0, 1 << 20) == before);
+    // No terminal and no --yes: refused, with the typed answer in the fix.
+    let r = afdisk_os(
+        &[os("apply"), img.as_os_str(), os("--plan"), pf.as_os_str()],
+        d,
+    );
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("type disk.img DESTROY"), "{}", r.stderr);
+    // A plan file edited to hide the loss is still refused: apply reads the disk itself.
+    let mut hidden = plan.clone();
+    hidden["destroys"] = serde_json::json!([]);
+    let hf = d.join("hidden.json");
+    std::fs::write(&hf, hidden.to_string()).expect("write");
+    let r = confirmed(&["apply", &t, "--plan", &s(&hf)], "disk.img", d);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("ext4 \"data\""), "{}", r.stderr);
+    assert!(common::peek(&img, 0, 1 << 20) == before);
+    // With --destroy-data it is written.
+    let r = afdisk_os(
+        &[
+            os("apply"),
+            img.as_os_str(),
+            os("--plan"),
+            pf.as_os_str(),
+            os("--yes"),
+            os("--confirm"),
+            os("disk.img"),
+            os("--destroy-data"),
+        ],
+        d,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = run("sgdisk", &["-v", &t]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("No problems found"));
+
+    // Realign with --discard-data: only the partition given is lost, and only it is named.
+    let img2 = blank(d, b"r.img", 256 * MIB);
+    let t2 = s(&img2);
+    run(
+        "sgdisk",
+        &["-a", "1", "-n", "1:2049:+64M", "-n", "2:200001:+32M", &t2],
+    );
+    let e4b = mkfs(d, "e4b", 64 * MIB, "mkfs.ext4", &["-q", "-F", "-L", "home"]);
+    place(&e4b, &img2, 2049 * 512);
+    let sw2 = mkfs(d, "sw2", 32 * MIB, "mkswap", &[]);
+    place(&sw2, &img2, 200_001 * 512);
+    let pf2 = d.join("p2.json");
+    let r = afdisk_os(
+        &[
+            os("plan"),
+            img2.as_os_str(),
+            os("--realign"),
+            os("--discard-data"),
+            os("1"),
+            os("-o"),
+            pf2.as_os_str(),
+        ],
+        d,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("DESTROYS partition 1 (64 MiB): ext4 \"home\""),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("DESTROYS partition 2"), "{}", r.stdout);
+    let r = confirmed(&["apply", &t2, "--plan", &s(&pf2)], "r.img", d);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("--destroy-data"), "{}", r.stderr);
+    // Without --discard-data nothing is lost and the ordinary confirmation suffices.
+    let pf3 = d.join("p3.json");
+    let r = afdisk_os(
+        &[
+            os("plan"),
+            img2.as_os_str(),
+            os("--realign"),
+            os("-o"),
+            pf3.as_os_str(),
+        ],
+        d,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stdout.contains("DESTROYS"), "{}", r.stdout);
+
+    // A fresh layout whose partition 1 starts where the old one did (2048) and is larger: the old ext4 is
+    // still listed, a fresh layout keeps nothing.
+    let img3 = blank(d, b"same.img", 128 * MIB);
+    let t3 = s(&img3);
+    run("sgdisk", &["-n", "1:2048:+64M", &t3]);
+    let e4c = mkfs(d, "e4c", 64 * MIB, "mkfs.ext4", &["-q", "-F", "-L", "same"]);
+    place(&e4c, &img3, MIB);
+    let pf4 = d.join("p4.json");
+    let r = afdisk_os(
+        &[
+            os("plan"),
+            img3.as_os_str(),
+            os("--preset"),
+            os("data"),
+            os("--replace"),
+            os("-o"),
+            pf4.as_os_str(),
+        ],
+        d,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("+   1 create    2048–"),
+        "the new partition 1 starts at 2048 too: {}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("DESTROYS partition 1 (64 MiB): ext4 \"same\""),
+        "{}",
+        r.stdout
+    );
+    let r = confirmed(&["apply", &t3, "--plan", &s(&pf4)], "same.img", d);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+
+    // A filesystem on the whole disk, replaced by a fresh table.
+    let whole = mkfs(
+        d,
+        "whole.img",
+        64 * MIB,
+        "mkfs.ext4",
+        &["-q", "-F", "-L", "bare"],
+    );
+    let r = afdisk_os(
+        &[
+            os("plan"),
+            whole.as_os_str(),
+            os("--preset"),
+            os("data"),
+            os("--replace"),
+        ],
+        d,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("DESTROYS the whole disk (64 MiB): ext4 \"bare\""),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn bench_write_all_over_a_filesystem_names_it_and_needs_destroy_data() {
+    let sc = Scratch::new();
+    let d = sc.dir.path();
+    let img = blank(d, b"b.img", 256 * MIB);
+    let t = s(&img);
+    run("sgdisk", &["-n", "1:2048:+64M", "-n", "2:0:+64M", &t]);
+    let e4 = mkfs(
+        d,
+        "e4",
+        64 * MIB,
+        "mkfs.ext4",
+        &["-q", "-F", "-L", "scratch"],
+    );
+    place(&e4, &img, MIB);
+    let before = common::peek(&img, MIB, 4096);
+    let r = confirmed(
+        &["bench", &t, "--write", "all", "--duration", "1"],
+        "b.img",
+        d,
+    );
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("partition 1 (64 MiB): ext4 \"scratch\""),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("--destroy-data"), "{}", r.stderr);
+    assert!(common::peek(&img, MIB, 4096) == before);
+    // Partition 2 holds nothing: benchmarking only it asks no more than the name.
+    let r = confirmed(
+        &[
+            "bench",
+            &t,
+            "--write",
+            "all",
+            "--partition",
+            "2",
+            "--duration",
+            "1",
+        ],
+        "b.img",
+        d,
+    );
+    assert_ne!(r.code, 3, "{}", r.stderr);
+    assert_ne!(r.code, 2, "{}", r.stderr);
+    let r = confirmed(
+        &[
+            "bench",
+            &t,
+            "--write",
+            "all",
+            "--duration",
+            "1",
+            "--destroy-data",
+        ],
+        "b.img",
+        d,
+    );
+    assert_ne!(r.code, 3, "{}", r.stderr);
+    assert_ne!(r.code, 2, "{}", r.stderr);
+}
+
+/// Runs `afdisk ARGS` on a pseudo-terminal (util-linux `script`), typing `answer`; returns exit code and output.
+fn on_terminal(args: &[&str], answer: &str, bk: &Path) -> (i32, String) {
+    use std::io::Write;
+    let mut cmd = format!("'{}'", env!("CARGO_BIN_EXE_afdisk"));
+    for a in args {
+        assert!(!a.contains('\''), "test paths are plain");
+        cmd.push_str(&format!(" '{a}'"));
+    }
+    let mut child = Command::new("script")
+        .args(["-q", "-e", "-c", &cmd, "/dev/null"])
+        .env("AFDISK_BACKUP_DIR", bk)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("script");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(format!("{answer}\n").as_bytes())
+        .expect("type");
+    let out = child.wait_with_output().expect("wait");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn the_terminal_prompt_lists_the_filesystems_and_wants_destroy() {
+    let sc = Scratch::new();
+    let d = sc.dir.path();
+    let img = blank(d, b"t.img", 128 * MIB);
+    let t = s(&img);
+    run("sgdisk", &["-n", "1:2048:+64M", &t]);
+    let e4 = mkfs(d, "e4", 64 * MIB, "mkfs.ext4", &["-q", "-F", "-L", "home"]);
+    place(&e4, &img, MIB);
+    let pf = d.join("p.json");
+    let r = afdisk_os(
+        &[
+            os("plan"),
+            img.as_os_str(),
+            os("--preset"),
+            os("data"),
+            os("--replace"),
+            os("-o"),
+            pf.as_os_str(),
+        ],
+        d,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let before = common::peek(&img, 0, 1 << 20);
+    let bk = d.join("bk");
+    let (code, out) = on_terminal(&["apply", &t, "--plan", &s(&pf)], "t.img", &bk);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("and DESTROY the data of:"), "{out}");
+    assert!(
+        out.contains("  partition 1 (64 MiB): ext4 \"home\" UUID"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Type \"t.img DESTROY\" or the label \"home\""),
+        "{out}"
+    );
+    assert!(out.contains("does not confirm destroying"), "{out}");
+    assert!(common::peek(&img, 0, 1 << 20) == before);
+    let (code, out) = on_terminal(&["apply", &t, "--plan", &s(&pf)], "t.img DESTROY", &bk);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("read back and verified"), "{out}");
 }

@@ -498,7 +498,12 @@ fn mounted_loop_device_is_refused() {
     let _guard = Unmount(mnt.clone());
     let pf = sc.dir.path().join("p.json");
     plan(&lo.path, &["--preset", "data", "--replace"], &pf);
-    let r = apply(&lo.path, &pf, &lo.base_name(), sc.dir.path());
+    // The plan destroys the ext4 on the whole disk: --destroy-data, so that the mount is what refuses.
+    let r = confirmed(
+        &["apply", &lo.path, "--plan", &s(&pf), "--destroy-data"],
+        &lo.base_name(),
+        sc.dir.path(),
+    );
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(r.stderr.contains("mounted on"), "{}", r.stderr);
     drop(_guard);

@@ -132,7 +132,11 @@ fn same_device(want: &PlanDevice, opened: &Opened, what: &str) -> Result<()> {
             want.serial.as_deref().unwrap_or(&want.name)
         )
     };
-    let fix = if want.table_ids.is_none() {
+    let fix = if want.table_ids.is_none() && what == "backup" {
+        "this backup cannot be matched to a disk: restore it with the afdisk version that wrote it, and take new \
+         backups with this one"
+            .to_string()
+    } else if want.table_ids.is_none() {
         format!("make the {what} again with this afdisk")
     } else if what == "backup" {
         "restore a backup of this device (apply keeps one per write in $AFDISK_BACKUP_DIR); if this is the same \
@@ -145,11 +149,19 @@ fn same_device(want: &PlanDevice, opened: &Opened, what: &str) -> Result<()> {
     Err(Error::refused(problem, fix))
 }
 
-/// Everything up to (not including) the first write: checks, exclusive open, re-read. Returns the fd.
-fn prepare(opened: &Opened, confirm: &Confirmation, what: &str) -> Result<std::fs::File> {
-    access::check_confirmation(&opened.info, confirm, what)?;
+/// Everything up to (not including) the first write: checks, exclusive open, re-read. Returns the fd. A write
+/// that destroys `losses` needs the stronger confirmation.
+fn prepare(
+    opened: &Opened,
+    confirm: &Confirmation,
+    what: &str,
+    losses: &[crate::plan::Loss],
+) -> Result<std::fs::File> {
+    access::check_destroy_confirmation(&opened.info, confirm, what, losses)?;
     access::preflight(opened, what)?;
-    access::open_exclusive(opened, 0)
+    let file = access::open_exclusive(opened, 0)?;
+    access::check_same_file(opened, &file)?;
+    Ok(file)
 }
 
 /// Writes `sectors` (lba, phase, bytes) phase by phase, flushing after each phase. Errors name no backup:
@@ -336,7 +348,21 @@ pub fn apply(
             "the plan file is damaged or edited: make it again",
         ));
     }
-    let file = prepare(opened, confirm, "write the partition table")?;
+    // What this plan destroys, read from the disk now (a plan file cannot talk its way out of it).
+    let mut losses = crate::plan::losses(
+        &opened.source(),
+        plan.old.as_ref(),
+        &plan.new,
+        plan.kind == crate::plan::PlanKind::Fresh,
+    );
+    losses.extend(
+        plan.destroys
+            .iter()
+            .filter(|l| !losses.iter().any(|m| m.partition == l.partition))
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
+    let file = prepare(opened, confirm, "write the partition table", &losses)?;
     let src = FileSource {
         file: &file,
         size: opened.info.size_bytes,
@@ -738,7 +764,7 @@ pub fn restore(
 ) -> Result<Outcome> {
     check_backup_fits(opened, b)?;
     let ss = b.sector_size;
-    let file = prepare(opened, confirm, "restore the partition table")?;
+    let file = prepare(opened, confirm, "restore the partition table", &[])?;
     let src = FileSource {
         file: &file,
         size: opened.info.size_bytes,

@@ -389,6 +389,7 @@ fn queue_facts(sysfs_dir: Option<&Path>) -> Vec<(String, String)> {
 pub fn open_for_run(
     opened: &Opened,
     mode: WriteMode,
+    partition: Option<u32>,
     confirmation: &Confirmation,
 ) -> Result<std::fs::File> {
     let direct = nix::libc::O_DIRECT;
@@ -406,9 +407,18 @@ pub fn open_for_run(
             };
             access::preflight(opened, what)?;
             if mode == WriteMode::All {
-                access::check_confirmation(&opened.info, confirmation, what)?;
+                // Every filesystem written over (the partition's, or the disk's) is lost: the stronger
+                // confirmation, naming them.
+                let lost = crate::plan::filesystems_on(
+                    &opened.source(),
+                    opened.info.logical_sector_size,
+                    partition,
+                );
+                access::check_destroy_confirmation(&opened.info, confirmation, what, &lost)?;
             }
-            access::open_exclusive(opened, direct | nix::libc::O_DSYNC)
+            let file = access::open_exclusive(opened, direct | nix::libc::O_DSYNC)?;
+            access::check_same_file(opened, &file)?;
+            Ok(file)
         }
     }
 }
@@ -422,7 +432,7 @@ pub fn run(
 ) -> Result<BenchReport> {
     let info = &opened.info;
     let opts = &prepared.options;
-    let file = open_for_run(opened, opts.write, confirmation)?;
+    let file = open_for_run(opened, opts.write, opts.partition, confirmation)?;
     // Holes of a sparse image, looked up before the run fills some of them with its writes.
     let holes = if info.kind == TargetKind::Image {
         unallocated_bytes(&file, &prepared.regions)

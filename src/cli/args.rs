@@ -185,6 +185,10 @@ pub struct ConfirmArgs {
     /// With --yes: the drive's serial number, or the base name of a loop device or image file
     #[arg(long, value_name = "SERIAL", requires = "yes")]
     pub confirm: Option<String>,
+    /// With --yes: allow destroying filesystems (a plan made with --discard-data/--replace, bench --write all
+    /// over a filesystem); without it such a run is refused
+    #[arg(long, requires = "yes")]
+    pub destroy_data: bool,
 }
 
 /// `bench --write`: where the benchmark may write.

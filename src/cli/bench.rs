@@ -82,7 +82,16 @@ fn bench(target: &Path, a: &BenchArgs) -> Result<BenchReport, Error> {
     let opened = device::open(&disk, &a.overrides)?;
     let prepared = bench::prepare(&opened, &options)?;
     let confirmation = if a.write == WriteMode::All {
-        super::write::confirmation(&a.confirm, &opened.info, bench::WRITE_ALL_WHAT)
+        super::write::confirmation_destroying(
+            &a.confirm,
+            &opened.info,
+            bench::WRITE_ALL_WHAT,
+            &afdisk::plan::filesystems_on(
+                &opened.source(),
+                opened.info.logical_sector_size,
+                partition,
+            ),
+        )
     } else {
         Confirmation::Absent
     };

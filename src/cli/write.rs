@@ -5,7 +5,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
 use afdisk::apply::{self, backup};
-use afdisk::device::{self, access::Confirmation};
+use afdisk::device::{self, access, access::Confirmation};
 use afdisk::error::ErrorKind;
 use afdisk::plan::{self, Plan, Request};
 use afdisk::table::Label;
@@ -103,9 +103,47 @@ fn make_plan(a: &PlanArgs) -> Result<Plan, Error> {
 
 /// The confirmation: `--yes [--confirm T]`, else typed at the terminal, else absent.
 pub(crate) fn confirmation(c: &ConfirmArgs, info: &device::DeviceInfo, what: &str) -> Confirmation {
+    confirmation_destroying(c, info, what, &[])
+}
+
+/// The confirmation of a write that destroys `losses` (none: the ordinary one): the prompt lists each
+/// filesystem lost and asks for `<name> DESTROY` (or the one label).
+pub(crate) fn confirmation_destroying(
+    c: &ConfirmArgs,
+    info: &device::DeviceInfo,
+    what: &str,
+    losses: &[plan::Loss],
+) -> Confirmation {
     if c.yes {
         return Confirmation::Scripted {
             confirm: c.confirm.clone(),
+            destroy_data: c.destroy_data,
+        };
+    }
+    if !losses.is_empty() && std::io::stdin().is_terminal() {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(
+            err,
+            "This will {what} on {} ({}) and DESTROY the data of:",
+            info.path.display(),
+            info.model.as_deref().unwrap_or(&info.transport)
+        );
+        for l in losses {
+            let _ = writeln!(err, "  {l}");
+        }
+        let _ = write!(
+            err,
+            "Type \"{}\"{} to go on, anything else to stop: ",
+            access::destroy_answer(info),
+            access::destroy_label(losses)
+                .map(|l| format!(" or the label \"{l}\""))
+                .unwrap_or_default()
+        );
+        let _ = err.flush();
+        let mut line = String::new();
+        return match std::io::stdin().lock().read_line(&mut line) {
+            Ok(_) => Confirmation::Typed(line),
+            Err(_) => Confirmation::Absent,
         };
     }
     let stdin = std::io::stdin();
@@ -170,7 +208,8 @@ pub fn apply(
             text.push('\n');
             let _ = std::io::stderr().write_all(text.as_bytes());
         }
-        let conf = confirmation(c, &opened.info, "write the partition table");
+        let conf =
+            confirmation_destroying(c, &opened.info, "write the partition table", &p.destroys);
         apply::apply(&opened, &p, &conf, &backup::backup_dir())
     };
     match run() {

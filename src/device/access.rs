@@ -2,7 +2,8 @@
 //! (`O_EXCL` on block devices: EBUSY means something holds it), the write lock (a BSD `flock(LOCK_EX)` on the
 //! fd opened for writing, whole-disk node or image file: the convention of util-linux `--lock`, systemd-repart
 //! and udev, so two writers never interleave), and the confirmation rule every writing command shares (typed
-//! name, or `--yes --confirm TOKEN` for scripts). Front ends only gather the input.
+//! name, or `--yes --confirm TOKEN` for scripts), and its stronger form for writes that destroy data
+//! (`<name> DESTROY`, or `--destroy-data` in scripts). Front ends only gather the input.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
@@ -10,14 +11,18 @@ use std::path::Path;
 
 use super::{usage, DeviceInfo, Opened, TargetKind, Use};
 use crate::error::{Error, Result};
+use crate::plan::Loss;
 
 /// How the user confirmed a destructive operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Confirmation {
     /// Typed at an interactive prompt.
     Typed(String),
-    /// `--yes` (with `--confirm TOKEN` when given).
-    Scripted { confirm: Option<String> },
+    /// `--yes` (with `--confirm TOKEN` when given, and `--destroy-data` when the script says data may be lost).
+    Scripted {
+        confirm: Option<String>,
+        destroy_data: bool,
+    },
     /// Neither a terminal to ask on nor `--yes`.
     Absent,
 }
@@ -54,14 +59,16 @@ pub fn check_confirmation(info: &DeviceInfo, c: &Confirmation, what: &str) -> Re
                 ))
             }
         }
-        Confirmation::Scripted { confirm: None } => Err(Error::refused(
+        Confirmation::Scripted { confirm: None, .. } => Err(Error::refused(
             format!(
                 "--yes without --confirm: refusing to {what} on {}",
                 info.path.display()
             ),
             format!("add --confirm {token} (the {})", token_kind(info)),
         )),
-        Confirmation::Scripted { confirm: Some(s) } => {
+        Confirmation::Scripted {
+            confirm: Some(s), ..
+        } => {
             if *s == token {
                 Ok(())
             } else {
@@ -82,6 +89,124 @@ pub fn check_confirmation(info: &DeviceInfo, c: &Confirmation, what: &str) -> Re
             ),
             format!("run it interactively, or pass --yes --confirm {token} in scripts"),
         )),
+    }
+}
+
+/// The answer an interactive prompt wants when a write destroys data: the device name and the word DESTROY.
+pub fn destroy_answer(info: &DeviceInfo) -> String {
+    format!("{} DESTROY", info.name)
+}
+
+/// The filesystem label that also confirms destroying data: only when exactly one filesystem is lost and it
+/// has a label.
+pub fn destroy_label(losses: &[Loss]) -> Option<&str> {
+    match losses {
+        [one] => one.filesystem.label.as_deref(),
+        _ => None,
+    }
+}
+
+/// "partition 1 (64 MiB): ext4 \"data\" UUID …; partition 2 …"
+pub fn describe_losses(losses: &[Loss]) -> String {
+    losses
+        .iter()
+        .map(|l| l.to_string())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The confirmation of a write that destroys data (`losses` non-empty; else this is [`check_confirmation`]):
+/// typed, `<device name> DESTROY` (or the label of the one filesystem lost); in scripts, `--yes --confirm TOKEN`
+/// plus `--destroy-data`. Every refusal names the filesystems.
+pub fn check_destroy_confirmation(
+    info: &DeviceInfo,
+    c: &Confirmation,
+    what: &str,
+    losses: &[Loss],
+) -> Result<()> {
+    if losses.is_empty() {
+        return check_confirmation(info, c, what);
+    }
+    let list = describe_losses(losses);
+    let answer = destroy_answer(info);
+    let or_label = destroy_label(losses)
+        .map(|l| format!(" (or the label {l})"))
+        .unwrap_or_default();
+    match c {
+        Confirmation::Typed(s) => {
+            let words = s.split_whitespace().collect::<Vec<_>>().join(" ");
+            let named = typed_answers(info)
+                .iter()
+                .any(|a| words == format!("{a} DESTROY"));
+            if named || destroy_label(losses).is_some_and(|l| s.trim() == l) {
+                Ok(())
+            } else {
+                Err(Error::refused(
+                    format!(
+                        "confirmation {:?} does not confirm destroying the data of {list} on {}: nothing was written",
+                        s.trim(),
+                        info.path.display()
+                    ),
+                    format!("to {what} and lose that data, type: {answer}{or_label}"),
+                ))
+            }
+        }
+        Confirmation::Scripted { destroy_data, .. } => {
+            check_confirmation(info, c, what)?;
+            if *destroy_data {
+                Ok(())
+            } else {
+                Err(Error::refused(
+                    format!(
+                        "this would {what} on {} and destroy the data of {list}; --yes --confirm does not say \
+                         that: nothing was written",
+                        info.path.display()
+                    ),
+                    "add --destroy-data if that data is expendable (the backup apply takes holds the old table \
+                     sectors, not the data)",
+                ))
+            }
+        }
+        Confirmation::Absent => Err(Error::refused(
+            format!(
+                "no terminal to confirm on and no --yes: refusing to {what} on {}, which destroys the data of \
+                 {list}",
+                info.path.display()
+            ),
+            format!(
+                "run it interactively and type {answer}{or_label}, or pass --yes --confirm {} --destroy-data in \
+                 scripts",
+                info.confirm_token()
+            ),
+        )),
+    }
+}
+
+/// Refuses `file`, a second open of the target's path, unless it is the very file (device and inode) or block
+/// device (device number) that `opened` read and checked: the path may have been renamed over in between.
+pub fn check_same_file(opened: &Opened, file: &File) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let stat = |f: &File| {
+        f.metadata()
+            .map_err(|e| Error::from_io("stat", &opened.info.path, &e))
+    };
+    let (a, b) = (stat(&opened.file)?, stat(file)?);
+    let same = if opened.info.kind == TargetKind::Block {
+        a.rdev() == b.rdev()
+    } else {
+        (a.dev(), a.ino()) == (b.dev(), b.ino())
+    };
+    if same {
+        Ok(())
+    } else {
+        Err(Error::refused(
+            format!(
+                "{} is no longer the file or device afdisk checked (it was replaced while afdisk ran): nothing was \
+                 written",
+                opened.info.path.display()
+            ),
+            "find out what replaced it, then run afdisk again",
+        ))
     }
 }
 
@@ -274,14 +399,19 @@ mod tests {
         let i = info(TargetKind::Block, "sata", Some("WD-123"));
         let ok = Confirmation::Scripted {
             confirm: Some("WD-123".into()),
+            destroy_data: false,
         };
         assert!(check_confirmation(&i, &ok, "write").is_ok());
         let wrong = Confirmation::Scripted {
             confirm: Some("sdz".into()),
+            destroy_data: false,
         };
         let e = check_confirmation(&i, &wrong, "write").unwrap_err();
         assert!(e.fix.contains("WD-123"), "{}", e.fix);
-        let none = Confirmation::Scripted { confirm: None };
+        let none = Confirmation::Scripted {
+            confirm: None,
+            destroy_data: false,
+        };
         assert!(check_confirmation(&i, &none, "write").is_err());
         assert!(check_confirmation(&i, &Confirmation::Absent, "write").is_err());
     }
@@ -291,6 +421,7 @@ mod tests {
         let i = info(TargetKind::Block, "loop", None);
         let ok = Confirmation::Scripted {
             confirm: Some("sdz".into()),
+            destroy_data: false,
         };
         assert!(check_confirmation(&i, &ok, "write").is_ok());
         let mut img = info(TargetKind::Image, "file", None);
@@ -348,5 +479,90 @@ mod tests {
         }
         assert!(check_confirmation(&i, &Confirmation::Typed("S".into()), "w").is_err());
         assert!(check_confirmation(&i, &Confirmation::Typed(String::new()), "w").is_err());
+    }
+
+    fn loss(n: u32, label: Option<&str>) -> Loss {
+        Loss {
+            partition: Some(n),
+            size_bytes: 64 << 20,
+            filesystem: crate::signature::FsInfo {
+                kind: "ext4".into(),
+                label: label.map(str::to_string),
+                uuid: Some("0f3c2a9e-1111-2222-3333-444455556666".into()),
+                used_bytes: Some(3 << 20),
+            },
+        }
+    }
+
+    #[test]
+    fn destroying_data_needs_name_and_destroy_or_the_label() {
+        let i = info(TargetKind::Block, "sata", Some("WD-1"));
+        let one = [loss(1, Some("data"))];
+        let typed = |s: &str| Confirmation::Typed(s.into());
+        for ok in ["sdz DESTROY", " /dev/sdz  DESTROY\n", "data"] {
+            assert!(
+                check_destroy_confirmation(&i, &typed(ok), "w", &one).is_ok(),
+                "{ok}"
+            );
+        }
+        for bad in ["sdz", "DESTROY", "sdz destroy", "WD-1 DESTROY", ""] {
+            let e = check_destroy_confirmation(&i, &typed(bad), "w", &one).unwrap_err();
+            assert_eq!(e.kind, crate::error::ErrorKind::Refused);
+            assert!(
+                e.problem
+                    .contains("partition 1 (64 MiB): ext4 \"data\" UUID 0f3c2a9e"),
+                "{}",
+                e.problem
+            );
+            assert!(
+                e.fix.contains("sdz DESTROY (or the label data)"),
+                "{}",
+                e.fix
+            );
+        }
+        // Two filesystems lost: a label alone is not enough.
+        let two = [loss(1, Some("data")), loss(2, Some("logs"))];
+        assert!(check_destroy_confirmation(&i, &typed("data"), "w", &two).is_err());
+        assert!(check_destroy_confirmation(&i, &typed("sdz DESTROY"), "w", &two).is_ok());
+        // Scripts: the token and --destroy-data.
+        let scripted = |destroy_data| Confirmation::Scripted {
+            confirm: Some("WD-1".into()),
+            destroy_data,
+        };
+        let e = check_destroy_confirmation(&i, &scripted(false), "w", &two).unwrap_err();
+        assert!(e.fix.contains("--destroy-data"), "{}", e.fix);
+        assert!(e.problem.contains("partition 2"), "{}", e.problem);
+        assert!(check_destroy_confirmation(&i, &scripted(true), "w", &two).is_ok());
+        let wrong = Confirmation::Scripted {
+            confirm: Some("sdz".into()),
+            destroy_data: true,
+        };
+        assert!(check_destroy_confirmation(&i, &wrong, "w", &two).is_err());
+        let e = check_destroy_confirmation(&i, &Confirmation::Absent, "w", &one).unwrap_err();
+        assert!(
+            e.fix.contains("--yes --confirm WD-1 --destroy-data"),
+            "{}",
+            e.fix
+        );
+        // Nothing lost: the ordinary rule (the name alone).
+        assert!(check_destroy_confirmation(&i, &typed("sdz"), "w", &[]).is_ok());
+    }
+
+    #[test]
+    fn a_path_renamed_over_after_the_checks_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.img");
+        let b = dir.path().join("b.img");
+        for p in [&a, &b] {
+            std::fs::File::create(p).unwrap().set_len(1 << 20).unwrap();
+        }
+        let opened = crate::device::open(&a, &Default::default()).unwrap();
+        let f = open_exclusive(&opened, 0).unwrap();
+        assert!(check_same_file(&opened, &f).is_ok());
+        std::fs::rename(&b, &a).unwrap();
+        let f = open_exclusive(&opened, 0).unwrap();
+        let e = check_same_file(&opened, &f).unwrap_err();
+        assert_eq!(e.kind, crate::error::ErrorKind::Refused);
+        assert!(e.problem.contains("replaced"), "{}", e.problem);
     }
 }

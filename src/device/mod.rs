@@ -567,4 +567,43 @@ mod tests {
             assert_eq!(out.stdout, c, "{quoted}");
         }
     }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Two different paths never get the same identity text (lossy conversion would merge them).
+        #[test]
+        fn path_id_tells_every_path_apart(
+            a in proptest::collection::vec(any::<u8>(), 0..12),
+            b in proptest::collection::vec(any::<u8>(), 0..12),
+        ) {
+            let mk = |v: &[u8]| {
+                let mut p = b"/".to_vec();
+                p.extend(v.iter().map(|c| if *c == 0 { b'0' } else { *c }));
+                p
+            };
+            let (pa, pb) = (mk(&a), mk(&b));
+            let ia = path_id(Path::new(OsStr::from_bytes(&pa)));
+            let ib = path_id(Path::new(OsStr::from_bytes(&pb)));
+            prop_assert_eq!(pa == pb, ia == ib);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Whatever the bytes (NUL aside: a path cannot hold it), bash turns the quoted form back into them.
+        #[test]
+        fn shell_quote_round_trips_any_bytes(v in proptest::collection::vec(1u8..=255, 0..24)) {
+            let quoted = shell_quote(OsStr::from_bytes(&v));
+            let out = std::process::Command::new("bash")
+                .arg("-c")
+                .arg(format!("printf %s {quoted}"))
+                .output()
+                .expect("bash");
+            prop_assert_eq!(out.stdout, v, "{}", quoted);
+        }
+    }
 }

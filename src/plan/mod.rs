@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::device::{DeviceInfo, FileId, Opened, TargetKind};
 use crate::error::{Error, Result};
 use crate::finding::Severity;
+use crate::signature::FsInfo;
 use crate::table::source::ByteSource;
 use crate::table::{self, Label, Partition, Table};
 use crate::units::{human, plural};
@@ -312,6 +313,118 @@ fn seen_sectors(src: &dyn ByteSource, ss: u64, writes: &[SectorWrite]) -> Vec<Se
         .collect()
 }
 
+/// Data a plan destroys: what a partition of the old table holds when the new table drops it, moves it or
+/// shrinks it (`--discard-data`, `--replace`), or what the whole disk holds when a fresh table is written over it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Loss {
+    /// The partition's number in the old table; `null` for a filesystem on the whole disk.
+    pub partition: Option<u32>,
+    pub size_bytes: u64,
+    pub filesystem: FsInfo,
+}
+
+impl std::fmt::Display for Loss {
+    /// `partition 1 (64 MiB): ext4 "data" UUID …, 3 MiB used`
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.partition {
+            Some(n) => write!(
+                f,
+                "partition {n} ({}): {}",
+                human(self.size_bytes),
+                self.filesystem
+            ),
+            None => write!(
+                f,
+                "the whole disk ({}): {}",
+                human(self.size_bytes),
+                self.filesystem
+            ),
+        }
+    }
+}
+
+/// What writing `new` over `old` destroys on `src`: every recognised filesystem (or other signature) of an
+/// old partition that the new table does not keep at the same start with at least the same size, and, with no
+/// old table, one on the whole disk. A fresh layout (`fresh`) keeps nothing: each old partition's filesystem is
+/// lost, even where a new partition happens to start at the same sector. Reads a superblock per such partition.
+pub fn losses(
+    src: &dyn table::source::ByteSource,
+    old: Option<&Layout>,
+    new: &Layout,
+    fresh: bool,
+) -> Vec<Loss> {
+    let Some(old) = old else {
+        return crate::signature::identify(src, 0, src.len())
+            .map(|fs| Loss {
+                partition: None,
+                size_bytes: src.len(),
+                filesystem: fs,
+            })
+            .into_iter()
+            .collect();
+    };
+    let oss = old.table.sector_size;
+    let nss = new.table.sector_size;
+    old.partitions
+        .iter()
+        .filter(|p| p.kind != table::PartKind::Extended)
+        .filter(|p| {
+            fresh
+                || !new.partitions.iter().any(|q| {
+                    q.kind != table::PartKind::Extended
+                        && q.start.saturating_mul(nss) == p.start.saturating_mul(oss)
+                        && q.size.saturating_mul(nss) >= p.size.saturating_mul(oss)
+                })
+        })
+        .filter_map(|p| {
+            let (base, size) = (p.start.saturating_mul(oss), p.size.saturating_mul(oss));
+            crate::signature::identify(src, base, size).map(|fs| Loss {
+                partition: Some(p.number),
+                size_bytes: size,
+                filesystem: fs,
+            })
+        })
+        .collect()
+}
+
+/// Every filesystem on `src` (logical sector size `lss`): those of its partitions (only partition `only` when
+/// given), or the whole disk's when it has no table. What `bench --write all` destroys.
+pub fn filesystems_on(
+    src: &dyn table::source::ByteSource,
+    lss: u64,
+    only: Option<u32>,
+) -> Vec<Loss> {
+    let scan = table::scan(src, lss);
+    let mut all = match Layout::from_scan(&scan) {
+        Some(old) => {
+            let none = Layout {
+                table: old.table.clone(),
+                partitions: Vec::new(),
+            };
+            losses(src, Some(&old), &none, true)
+        }
+        None => losses(
+            src,
+            None,
+            &Layout {
+                table: Table {
+                    label: Label::Gpt,
+                    sector_size: lss,
+                    id: String::new(),
+                    first_usable: 0,
+                    last_usable: 0,
+                    header_used: None,
+                    max_partitions: 0,
+                },
+                partitions: Vec::new(),
+            },
+            true,
+        ),
+    };
+    all.retain(|l| only.is_none() || l.partition.is_none() || l.partition == only);
+    all
+}
+
 /// A complete plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Plan {
@@ -334,6 +447,9 @@ pub struct Plan {
     /// `crc32:XXXXXXXX` over the canonical JSON of everything else (see the module doc).
     #[serde(default)]
     pub seal: String,
+    /// The filesystems this plan destroys (see [`losses`]); applying it needs the stronger confirmation.
+    #[serde(default)]
+    pub destroys: Vec<Loss>,
 }
 
 impl Plan {
@@ -495,6 +611,9 @@ impl Plan {
         ));
         for n in &self.notes {
             out.push(format!("Note: {n}"));
+        }
+        for l in &self.destroys {
+            out.push(format!("DESTROYS {l}"));
         }
         out
     }
@@ -779,6 +898,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
         }
     };
     let writes = encode::encode(&src, ss, old.as_ref(), &new, kind)?;
+    let destroys = losses(&src, old.as_ref(), &new, kind == PlanKind::Fresh);
     let mut device = device;
     device.add_table(old.as_ref().map(|l| &l.table));
     device.add_table(Some(&new.table));
@@ -802,6 +922,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
         old,
         new,
         changes,
+        destroys,
         writes,
         seen,
         notes,
@@ -869,6 +990,7 @@ mod tests {
                 data: "00ab".into(),
             }],
             seen: vec![SeenSector { lba: 0, crc32: 7 }],
+            destroys: vec![],
             notes: vec![],
             seal: String::new(),
         }

@@ -276,11 +276,28 @@ impl App {
             .as_ref()
             .is_some_and(|b| b.path == d.report.device.path && !b.running());
         if !keep {
-            self.bench = Some(BenchState::new(
+            let mut b = BenchState::new(
                 d.report.device.path.clone(),
                 d.report.device.name.clone(),
                 part,
-            ));
+            );
+            b.destroys = d
+                .report
+                .partitions
+                .iter()
+                .filter_map(|p| {
+                    let fs = p.filesystem.as_ref()?;
+                    Some((
+                        p.number,
+                        format!(
+                            "partition {} ({}): {fs}",
+                            p.number,
+                            afdisk::units::human(p.size_bytes)
+                        ),
+                    ))
+                })
+                .collect();
+            self.bench = Some(b);
         }
         self.screen = Screen::Bench;
     }

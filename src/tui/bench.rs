@@ -53,6 +53,9 @@ pub struct BenchState {
     pub phase: Phase,
     /// The device name the dialog asks for.
     pub name: String,
+    /// The partitions holding a filesystem (number, description, from the disk report): the `--write all`
+    /// dialog lists those it destroys (all, or the chosen partition's) and then asks for "NAME DESTROY".
+    pub destroys: Vec<(u32, String)>,
     /// The stop flag of the current run.
     pub stop: StopFlag,
 }
@@ -108,8 +111,18 @@ impl BenchState {
             probe: false,
             phase: Phase::Setup,
             name,
+            destroys: Vec::new(),
             stop: StopFlag::default(),
         }
+    }
+
+    /// The filesystems a `--write all` run destroys, as the dialog lists them.
+    pub fn lost(&self) -> Vec<&str> {
+        self.destroys
+            .iter()
+            .filter(|(n, _)| self.partition.is_none_or(|p| p == *n))
+            .map(|(_, d)| d.as_str())
+            .collect()
     }
 
     pub fn typing(&self) -> bool {

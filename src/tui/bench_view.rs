@@ -201,7 +201,13 @@ fn draw_done(f: &mut Frame, r: &BenchReport, area: Rect, st: &Styles) {
 
 fn draw_dialog(f: &mut Frame, b: &BenchState, input: &str, area: Rect, st: &Styles) {
     let w = area.width.min(72);
-    let h = 7.min(area.height);
+    let lost = b.lost();
+    let extra = if lost.is_empty() {
+        0
+    } else {
+        lost.len() as u16 + 1
+    };
+    let h = (7 + extra).min(area.height);
     let r = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + area.height.saturating_sub(h) / 2,
@@ -209,21 +215,30 @@ fn draw_dialog(f: &mut Frame, b: &BenchState, input: &str, area: Rect, st: &Styl
         height: h,
     };
     f.render_widget(Clear, r);
-    let lines = vec![
-        Line::from(format!(
-            "--write all overwrites data anywhere on {}.",
-            b.path.display()
-        )),
+    let mut lines = vec![Line::from(format!(
+        "--write all overwrites data anywhere on {}.",
+        b.path.display()
+    ))];
+    if !lost.is_empty() {
+        lines.push(Line::from(Span::styled("It DESTROYS the data of:", st.bad)));
+        lines.extend(lost.iter().map(|d| Line::from(format!("  {d}"))));
+    }
+    let answer = if lost.is_empty() {
+        b.name.clone()
+    } else {
+        format!("{} DESTROY", b.name)
+    };
+    lines.extend([
         Line::from(vec![
             Span::raw("Type "),
-            Span::styled(b.name.clone(), st.title),
+            Span::styled(answer, st.title),
             Span::raw(" and press Enter (Esc cancels):"),
         ]),
         Line::from(Span::styled(
             format!("> {input}_"),
             Style::default().add_modifier(Modifier::BOLD),
         )),
-    ];
+    ]);
     f.render_widget(
         Paragraph::new(lines).wrap(Wrap { trim: false }).block(
             Block::bordered().title(Line::from(" Confirm destructive benchmark ").style(st.bad)),

@@ -157,8 +157,18 @@ fn draw_dialog(
     area: Rect,
     st: &Styles,
 ) {
+    // A write that destroys filesystems lists them and wants "<name> DESTROY" (or the one label).
+    let losses: &[afdisk::plan::Loss] = match kind {
+        DialogKind::Apply => &ps.plan.destroys,
+        DialogKind::Undo => &[],
+    };
     let w = area.width.min(72);
-    let h = 8.min(area.height);
+    let extra = if losses.is_empty() {
+        0
+    } else {
+        losses.len() as u16 * 2 + 1
+    };
+    let h = (8 + extra).min(area.height);
     let r = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height.saturating_sub(h)) / 2,
@@ -179,19 +189,30 @@ fn draw_dialog(
             ps.plan.device.path
         ),
     };
-    let lines = vec![
-        Line::from(what),
-        Line::from(""),
+    let mut lines = vec![Line::from(what), Line::from("")];
+    if !losses.is_empty() {
+        lines.push(Line::from(Span::styled("It DESTROYS the data of:", st.bad)));
+        lines.extend(losses.iter().map(|l| Line::from(format!("  {l}"))));
+    }
+    let answer = if losses.is_empty() {
+        name.clone()
+    } else {
+        format!("{name} DESTROY")
+    };
+    let label = afdisk::device::access::destroy_label(losses)
+        .map(|l| format!(" (or the label {l})"))
+        .unwrap_or_default();
+    lines.extend([
         Line::from(vec![
             Span::raw("Type "),
-            Span::styled(name.clone(), st.title),
-            Span::raw(" and press Enter (Esc cancels):"),
+            Span::styled(answer, st.title),
+            Span::raw(format!("{label} and press Enter (Esc cancels):")),
         ]),
         Line::from(Span::styled(
             format!("> {input}_"),
             Style::default().add_modifier(Modifier::BOLD),
         )),
-    ];
+    ]);
     let title = match kind {
         DialogKind::Apply => " Confirm write ",
         DialogKind::Undo => " Confirm undo ",

@@ -431,6 +431,20 @@ fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
         InspectOptions::default(),
         dir.path(),
     );
+    // Esc while the run is live (pressed at once: waiting for its first report raced the run out of fresh
+    // slots on a loaded machine, OutOfSlots instead of Cancelled).
+    assert!(
+        app.bench.as_ref().is_some_and(|b| b.running()),
+        "the run is live"
+    );
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(
+        app.screen,
+        Screen::Bench,
+        "Esc stops the run, it does not leave"
+    );
+    let s = render(&app, 80, 24);
+    assert!(s.contains("stopping after this round"), "{s}");
     loop {
         let m = rx
             .recv_timeout(std::time::Duration::from_secs(30))
@@ -451,4 +465,83 @@ fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
         "{:?}",
         rep.notes
     );
+}
+
+/// A plan that destroys a filesystem: the confirm dialog lists it and wants "<name> DESTROY"; the name alone is
+/// refused by the library and nothing is written.
+#[test]
+fn confirm_dialog_of_a_plan_that_destroys_data_lists_it_and_wants_destroy() {
+    let (dir, img) = fixture_image();
+    let original = std::fs::read(&img).expect("read");
+    let backups = dir.path().join("bk");
+    let mut app = App::new(false, true);
+    let (_, r) = report::inspect(&img, &InspectOptions::default()).expect("inspect");
+    app.set_disk(r);
+    let req = app.handle_key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE));
+    pump(&mut app, req.expect("p proposes a plan"), &backups);
+    app.plan.as_mut().expect("plan").plan.destroys = vec![afdisk::plan::Loss {
+        partition: Some(2),
+        size_bytes: 8 << 20,
+        filesystem: afdisk::signature::FsInfo {
+            kind: "ext4".into(),
+            label: None,
+            uuid: Some("0f3c2a9e-5d4b-4a61-9e0c-1b2c3d4e5f60".into()),
+            used_bytes: Some(1 << 20),
+        },
+    }];
+    key(&mut app, KeyCode::Char('a'));
+    let screen = render(&app, 100, 30);
+    assert!(screen.contains("It DESTROYS the data of:"), "{screen}");
+    assert!(
+        screen.contains("partition 2 (8 MiB): ext4 UUID 0f3c2a9e-5d4b-4a61-9e0c-1b2c3d4e5f60"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("Type fixture.img DESTROY and press Enter"),
+        "{screen}"
+    );
+    typed(&mut app, "fixture.img");
+    let req = app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    pump(&mut app, req.expect("enter submits"), &backups);
+    let ps = app.plan.as_ref().expect("plan");
+    assert!(
+        ps.error
+            .as_deref()
+            .unwrap_or("")
+            .contains("does not confirm destroying"),
+        "{:?}",
+        ps.error
+    );
+    assert!(std::fs::read(&img).expect("read") == original);
+    key(&mut app, KeyCode::Char('a'));
+    typed(&mut app, "fixture.img DESTROY");
+    let req = app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    pump(&mut app, req.expect("enter submits"), &backups);
+    let ps = app.plan.as_ref().expect("plan");
+    assert!(ps.error.is_none(), "{:?}", ps.error);
+    assert!(ps.written.is_some());
+}
+
+/// `--write all` over a partition that holds a filesystem: the bench dialog lists it (from the disk report) and
+/// asks for "<name> DESTROY"; a run on another partition asks for the name alone.
+#[test]
+fn bench_write_all_dialog_lists_the_filesystem_it_destroys() {
+    let (_dir, img) = fixture_image();
+    let mut app = App::new(false, true);
+    let (_, mut r) = report::inspect(&img, &InspectOptions::default()).expect("inspect");
+    r.partitions[1].filesystem = Some("ext4".into());
+    app.set_disk(r);
+    app.disk.as_mut().expect("disk").selected = 1;
+    key(&mut app, KeyCode::Char('b'));
+    key(&mut app, KeyCode::Char('w'));
+    key(&mut app, KeyCode::Char('w'));
+    key(&mut app, KeyCode::Char('r'));
+    let screen = render(&app, 100, 30);
+    assert!(screen.contains("It DESTROYS the data of:"), "{screen}");
+    assert!(screen.contains("partition 2 ("), "{screen}");
+    assert!(screen.contains("): ext4"), "{screen}");
+    assert!(screen.contains("DESTROY and press Enter"), "{screen}");
+    let b = app.bench.as_mut().expect("bench");
+    b.partition = Some(1);
+    assert!(b.lost().is_empty());
 }
