@@ -707,8 +707,11 @@ fn replace_and_discard_data_name_each_filesystem_and_need_destroy_data() {
     // A plan file edited to hide the loss is still refused: apply reads the disk itself.
     let mut hidden = plan.clone();
     hidden["destroys"] = serde_json::json!([]);
+    // Sealed again (a seal is no secret), so that it is the loss check, not the seal, that refuses.
+    let hidden: afdisk::plan::Plan = serde_json::from_value(hidden).expect("plan");
+    let hidden = hidden.sealed();
     let hf = d.join("hidden.json");
-    std::fs::write(&hf, hidden.to_string()).expect("write");
+    std::fs::write(&hf, serde_json::to_string(&hidden).expect("json")).expect("write");
     let r = confirmed(&["apply", &t, "--plan", &s(&hf)], "disk.img", d);
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(r.stderr.contains("ext4 \"data\""), "{}", r.stderr);
