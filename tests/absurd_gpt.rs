@@ -163,8 +163,9 @@ fn set_mbr(img: &Path, entries: &[(usize, u8, u32, u32)]) {
 /// when it repaired the table in memory first (it then verifies the repaired copy): a corrupt GPT, an unsupported
 /// revision, a header size or entry size it rejected, a missing protective MBR (sfdisk then reads "dos").
 fn sgdisk_v(target: &str) -> (bool, String) {
-    let o = Command::new("sgdisk")
-        .args(["-v", target])
+    // Bounded: sgdisk can spin for minutes on absurd entry counts (a timeout counts as not clean).
+    let o = Command::new("timeout")
+        .args(["20", "sgdisk", "-v", target])
         .output()
         .expect("run sgdisk");
     let text =
@@ -850,7 +851,8 @@ fn plan_and_apply(
 /// The fuzz test of the issue: CRC-valid but absurd headers (1–3 fields of the primary, the backup or both set
 /// to edge values, optionally an entry moved outside the usable range) and hybrid MBRs (consistent, stale, or
 /// added between plan and apply), each planned as a realignment and as a fresh layout over it, then applied.
-/// Every result is refused with the image byte-identical, or passes `sgdisk -v` and `sfdisk --verify`. Every
+/// Every result is refused with the image byte-identical, or passes `sgdisk -v` and `sfdisk --verify`; and
+/// every input `afdisk::table::gpt::verify` accepts, `sgdisk -v` accepts too. Every
 /// sixth case runs through the binary, the others through the library. Cases: AFDISK_FUZZ_CASES (default 240),
 /// seed AFDISK_FUZZ_SEED.
 #[test]
@@ -884,6 +886,8 @@ fn fuzz_absurd_headers_and_hybrids_through_plan_and_apply() {
     let t = total(&a);
     let mut rng = Rng(seed);
     let (mut realigned, mut replaced) = (Tally::default(), Tally::default());
+    // Mutated inputs afdisk's verify accepts (each checked with sgdisk -v).
+    let mut verified_inputs = 0usize;
     for case in 0..cases {
         let mut log = Vec::new();
         let img = sc.dir.path().join(format!("f{case}.img"));
@@ -946,6 +950,16 @@ fn fuzz_absurd_headers_and_hybrids_through_plan_and_apply() {
             if cli { "binary" } else { "library" },
             log.join(", ")
         );
+        // Differential on the absurd input itself: what afdisk's verify accepts, sgdisk -v accepts. (Only then
+        // is sgdisk run on it: some inputs, e.g. 2^32-1 entries, keep sgdisk busy for minutes.)
+        if afdisk::table::gpt::verify(&std::fs::read(&img).expect("read"), SS).is_empty() {
+            let (theirs, out) = sgdisk_v(&s(&img));
+            assert!(
+                theirs,
+                "{what}: afdisk's verify accepts what sgdisk -v rejects:\n{out}"
+            );
+            verified_inputs += 1;
+        }
         // The fresh layout starts from the same absurd image.
         let img2 = sc.dir.path().join(format!("f{case}r.img"));
         sparse_copy(&std::fs::read(&img).expect("read"), &img2);
@@ -971,7 +985,8 @@ fn fuzz_absurd_headers_and_hybrids_through_plan_and_apply() {
         let _ = std::fs::remove_file(&img2);
     }
     eprintln!(
-        "fuzz: {cases} cases (seed {seed:#x}): realign {realigned:?}; fresh --replace {replaced:?}"
+        "fuzz: {cases} cases (seed {seed:#x}): realign {realigned:?}; fresh --replace {replaced:?}; \
+         {verified_inputs} inputs accepted by afdisk's verify, all by sgdisk -v"
     );
     for tally in [&realigned, &replaced] {
         assert_eq!(

@@ -674,5 +674,40 @@ mod tests {
                 prop_assert!(strict || ((d < lo || d >= hi) && (u < lo || u >= hi)));
             }
         }
+
+        /// Whatever usable range the (validated) header declares — first usable anywhere from LBA 0, last
+        /// usable anywhere before the end — a realignment moves partitions only within it and onto free
+        /// sectors: a moved entry never lands on the table (LBA 0, the arrays) or on a neighbour.
+        #[test]
+        fn realign_stays_inside_the_declared_usable_range(
+            total in 20_000u64..400_000, first in 0u64..6000, tail in 0u64..6000,
+            layout in proptest::collection::vec((1u64..5000, 1u64..40_000), 1..6), strict: bool,
+        ) {
+            let t = Topology::simple(512, 4096, total * 512);
+            let last = total.saturating_sub(1 + tail).max(first);
+            let table = Table { first_usable: first, last_usable: last, ..gpt_table(total, 512) };
+            let mut parts = Vec::new();
+            let mut at = first;
+            for (i, (gap, size)) in layout.iter().enumerate() {
+                let start = at + gap;
+                if start + size - 1 > last {
+                    break;
+                }
+                parts.push(part(i as u32 + 1, start, *size));
+                at = start + size;
+            }
+            let opts = RealignOptions { strict, discard_data: Vec::new() };
+            let (l, changes) = realign(&t, MIB, &table, &parts, &BTreeMap::new(), &opts).unwrap();
+            for c in changes.iter().filter(|c| c.action == Action::Move) {
+                let p = l.partitions.iter().find(|p| p.number == c.number).unwrap();
+                prop_assert!(p.size > 0 && p.start >= first && p.end() <= last,
+                    "partition {} moved to {}–{} outside {first}–{last}", p.number, p.start, p.end());
+            }
+            let mut sorted: Vec<&Partition> = l.partitions.iter().collect();
+            sorted.sort_by_key(|p| p.start);
+            for w in sorted.windows(2) {
+                prop_assert!(w[0].end() < w[1].start, "{:?} overlaps {:?}", (w[0].start, w[0].end()), (w[1].start, w[1].end()));
+            }
+        }
     }
 }
