@@ -147,7 +147,7 @@ pub struct DriveReport {
 }
 
 impl DriveReport {
-    pub(crate) fn new(source: DriveSource, logical: u64, physical: u64) -> Self {
+    pub fn new(source: DriveSource, logical: u64, physical: u64) -> Self {
         DriveReport {
             source,
             logical_sector_size: logical,
