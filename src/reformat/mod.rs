@@ -353,6 +353,56 @@ pub fn parse_supported_formats(text: &str) -> Vec<(u64, Option<u64>, bool)> {
     out
 }
 
+/// The sizes the tool lists (openSeaChest/SeaChest `--showSupportedFormats`, a read-only command), filtered
+/// to 512 and 4096; `None` for the other tools or when it fails.
+pub fn tool_sizes(tool: &Tool, device: &Path) -> Option<Vec<SizeInfo>> {
+    if !matches!(tool.kind, ToolKind::OpenSeaChest | ToolKind::SeaChest) {
+        return None;
+    }
+    let out = std::process::Command::new(&tool.path)
+        .arg("-d")
+        .arg(device)
+        .args(["--showSupportedFormats", "--noBanner"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut v: Vec<SizeInfo> = parse_supported_formats(&text)
+        .into_iter()
+        .filter(|(s, _, _)| SIZES.contains(s))
+        .map(|(size, ms, current)| SizeInfo {
+            size,
+            source: SizeSource::Tool,
+            detail: format!(
+                "{} --showSupportedFormats{}{}",
+                tool.kind.binaries()[0],
+                ms.map(|m| format!(", {m}-byte metadata"))
+                    .unwrap_or_default(),
+                if current { ", current" } else { "" }
+            ),
+        })
+        .collect();
+    v.dedup_by(|a, b| a.size == b.size);
+    Some(v)
+}
+
+/// Saves the table sectors (LBA 0, both GPT areas, EBRs) of `opened` next to the switch logs before a switch:
+/// openSeaChest zeroes LBA 0 and the last LBA even when the change then fails. Refuses to go on (nothing run)
+/// when the backup cannot be written.
+pub fn backup_table(opened: &Opened, env: &Env) -> Result<PathBuf> {
+    std::fs::create_dir_all(&env.log_dir)
+        .map_err(|e| Error::from_io("create the log directory", &env.log_dir, &e))?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let path = env.log_dir.join(format!(
+        "sector-size-{}-{stamp}-table.json",
+        opened.info.name
+    ));
+    crate::apply::backup_to(opened, &path)?;
+    Ok(path)
+}
+
 /// What `afdisk sector-size TARGET` shows.
 #[derive(Debug, Clone, Serialize)]
 pub struct Status {
