@@ -120,6 +120,9 @@ pub enum Command {
         /// Use a tool version afdisk was not written against
         #[arg(long)]
         allow_unknown_tool_version: bool,
+        /// Run the tool although the drive does not list the size (SATA/SAS): its own check decides
+        #[arg(long)]
+        let_tool_decide: bool,
         #[command(flatten)]
         confirm: ConfirmArgs,
         /// Print JSON (the status, or the plan and the outcome)

@@ -109,6 +109,7 @@ pub fn run() -> i32 {
             set,
             tool,
             allow_unknown_tool_version,
+            let_tool_decide,
             confirm,
             json: as_json,
         }) => sector_size::cmd(&sector_size::SectorSizeArgs {
@@ -116,6 +117,7 @@ pub fn run() -> i32 {
             set: set.and_then(|s| s.parse().ok()),
             tool: tool.as_ref(),
             allow_unknown_tool_version,
+            let_tool_decide,
             confirm: &confirm,
             json: as_json,
         }),

@@ -24,6 +24,7 @@ pub struct SectorSizeArgs<'a> {
     pub set: Option<u64>,
     pub tool: Option<&'a OsString>,
     pub allow_unknown_tool_version: bool,
+    pub let_tool_decide: bool,
     pub confirm: &'a ConfirmArgs,
     pub json: bool,
 }
@@ -59,10 +60,15 @@ fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
     let opened = device::open(a.target, &Overrides::default())?;
     let target = reformat::Target::gather(&opened);
     let path_var = tool::process_path();
-    let found = tool::discover(&path_var);
     let chosen = match a.tool {
         Some(t) => tool::ToolChoice::parse(t)?.resolve(&path_var)?,
         None => None,
+    };
+    // A switch with --tool needs no other tool (each version query is a process start).
+    let found = if a.set.is_some() && chosen.is_some() {
+        Vec::new()
+    } else {
+        tool::discover(&path_var)
     };
     let Some(to) = a.set else {
         let picked = target
@@ -81,6 +87,7 @@ fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
         found,
         chosen,
         allow_unknown_version: a.allow_unknown_tool_version,
+        let_tool_decide: a.let_tool_decide,
         switch_running: reformat::switch_running(&env),
     };
     let plan = reformat::plan(&target, &opts)?;

@@ -628,6 +628,10 @@ pub struct Options {
     pub allow_unknown_version: bool,
     /// Another switch holds the switch lock now ([`switch_running`]).
     pub switch_running: bool,
+    /// When the drive's list (ATA Sector Configuration, SCSI VPD B4h) lacks the size, run the tool anyway and
+    /// let its own support check decide: the refusal becomes a warning. Never for NVMe (the format index must
+    /// come from the namespace's list).
+    pub let_tool_decide: bool,
 }
 
 /// A warning: a short key (for tests and JSON) and the text.
@@ -824,6 +828,12 @@ pub fn plan(target: &Target, opts: &Options) -> Result<SwitchPlan> {
     let w = |key, text: String| Warning { key, text };
     let listed = drive_sizes(drive);
     match &listed {
+        Some(l) if !l.iter().any(|s| s.size == to) && opts.let_tool_decide && bus != Bus::Nvme => {
+            warnings.push(w(
+                "not-listed",
+                format!("the drive does not list {to}-byte sectors; running the tool anyway (--let-tool-decide): its own check decides, and afdisk reports what the drive says afterwards"),
+            ));
+        }
         Some(l) if !l.iter().any(|s| s.size == to) => {
             let sizes: Vec<String> = l.iter().map(|s| s.size.to_string()).collect();
             return Err(Error::refused(
@@ -831,7 +841,7 @@ pub fn plan(target: &Target, opts: &Options) -> Result<SwitchPlan> {
                     "{dev} does not list {to}-byte sectors (it lists: {}): nothing was run",
                     if sizes.is_empty() { "none of 512/4096".to_string() } else { sizes.join(", ") }
                 ),
-                "this drive cannot be switched to that size; `afdisk sector-size` shows what it supports",
+                "this drive cannot be switched to that size; `afdisk sector-size` shows what it supports (--let-tool-decide runs the tool anyway, to see its own verdict)",
             ));
         }
         Some(_) => {}

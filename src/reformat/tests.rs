@@ -100,6 +100,7 @@ fn opts(to: u64) -> Options {
         chosen: None,
         allow_unknown_version: false,
         switch_running: false,
+        let_tool_decide: false,
     }
 }
 
@@ -223,6 +224,10 @@ fn ata_tools_and_lists() {
     d.set_sector_configuration = Some(false);
     let e = plan(&target(d.clone(), "sda"), &opts(4096)).unwrap_err();
     assert!(e.problem.contains("does not list 4096"), "{}", e.problem);
+    let mut o = opts(4096);
+    o.let_tool_decide = true;
+    let p = plan(&target(d.clone(), "sda"), &o).unwrap();
+    assert!(p.warnings.iter().any(|w| w.key == "not-listed"));
     // Listed by the log: fine; a size not in it: refused.
     d.set_sector_configuration = Some(true);
     d.sector_configurations = vec![SectorConfiguration {
