@@ -188,6 +188,7 @@ fn options(fake: &Fake, to: u64) -> Options {
         chosen: None,
         allow_unknown_version: false,
         switch_running: false,
+        let_tool_decide: false,
     }
 }
 
