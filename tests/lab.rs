@@ -359,7 +359,11 @@ fn lab_sector_size_switch() {
             .collect()
     };
     let (bare, ours) = (secs("time.bare"), secs("time.afdisk"));
-    eprintln!("NVMe switch 512->4096, 4096->512: bare nvme format {bare:?} s, afdisk sector-size {ours:?} s");
+    eprintln!(
+        "NVMe switch 512->4096, 4096->512: bare nvme format {bare:?} s, afdisk sector-size {ours:?} s ({})",
+        sec("time.breakdown")
+    );
+    assert_eq!((bare.len(), ours.len()), (2, 2), "timings missing");
 
     // A mounted namespace is refused, nothing run.
     assert_eq!(sec("mounted.mount.rc"), "0", "{}", sec("mounted.mount"));

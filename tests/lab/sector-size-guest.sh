@@ -43,6 +43,11 @@ t3=$(up)
 lab_section nvme.kernel512; lbs "$LAB_NVME"
 lab_section time.afdisk
 echo "$(secs "$t0" "$t1") $(secs "$t2" "$t3")"
+# Where afdisk's time goes: its start alone, and the read-only status (open, drive query, table, one tool's version).
+t0=$(up); /bin/afdisk --version >/dev/null; t1=$(up)
+/bin/afdisk sector-size "$LAB_NVME" --tool nvme >/dev/null 2>&1; t2=$(up)
+lab_section time.breakdown
+echo "start=$(secs "$t0" "$t1") status=$(secs "$t1" "$t2")"
 
 # A mounted namespace is refused, nothing run.
 lab_run mounted.mkfs mkdosfs "$LAB_NVME"
