@@ -437,3 +437,103 @@ fn status_lists_sources_and_tool() {
     assert!(r.contains("(drive: LBA format 4"), "{r}");
     assert!(r.contains("Tool: nvme 2.3"), "{r}");
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn any_kind() -> impl Strategy<Value = ToolKind> {
+        prop::sample::select(ToolKind::ALL.to_vec())
+    }
+
+    fn any_bus() -> impl Strategy<Value = Bus> {
+        prop::sample::select(vec![Bus::Ata, Bus::Scsi, Bus::Nvme])
+    }
+
+    /// Tool output is arbitrary text: lines of known phrases, numbers and noise.
+    fn output() -> impl Strategy<Value = String> {
+        let phrase = prop::sample::select(vec![
+            "You must add the flag:",
+            "\"this-will-erase-data-and-may-render-the-drive-inoperable\"",
+            "Successfully set sector size to 4096",
+            "Setting sector size not supported on this device",
+            "ERROR: The device was reset during sector size change. Device may not be usable!",
+            "Seagate quick format successfully recovered the device!",
+            "Failed to set sector size!",
+            "changing sector size configuration to 4096: succeeded",
+            "FORMAT UNIT in progress, 42.00% done",
+            "Percent Complete: 99.9%",
+            "Percent Complete: %",
+            "in progress, -1% done",
+            " Logical Block Size  PI-0  PI-1  PI-2  PI-3  Relative Performance  Metadata Size",
+            "*               512     Y     N     N     N                   N/A            N/A",
+            "Success formatting namespace:1",
+            "failed to set block size to 4096",
+            "Utility Version: 3.4.0",
+            "nvme version 2.3",
+            "",
+        ]);
+        prop::collection::vec(prop_oneof![phrase.prop_map(String::from), ".{0,40}"], 0..12)
+            .prop_map(|v| v.join("\n"))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// Reading any output never panics, and a claim of success never comes with the openSeaChest
+        /// "You must add the flag" trap.
+        #[test]
+        fn reading_tool_output_never_panics(kind in any_kind(), bus in any_bus(), out in output(),
+                                            exit in prop::option::of(-1i32..300)) {
+            let r = backend::read_claim(kind, bus, &out, exit);
+            if matches!(kind, ToolKind::OpenSeaChest | ToolKind::SeaChest) && out.contains("You must add the flag") {
+                prop_assert_eq!(r.claim, Claim::NothingDone);
+            }
+            for line in out.lines() {
+                if let Some(p) = backend::progress(line) {
+                    prop_assert!((0.0..=100.0).contains(&p));
+                }
+            }
+            let _ = parse_supported_formats(&out);
+            let _ = tool::parse_version(kind, &out);
+        }
+
+        /// The verdict follows the drive: whatever the tool claims and returns, a drive that reports the old
+        /// size is never "switched", and one that reports the new size always is (kernel permitting).
+        #[test]
+        fn verdict_follows_the_drive(claimed in prop::sample::select(vec![Claim::Succeeded, Claim::NothingDone, Claim::Failed, Claim::Unclear]),
+                                     exit in prop::option::of(-1i32..300),
+                                     drive in prop::sample::select(vec![512u64, 4096, 528]),
+                                     kernel in prop::option::of(prop::sample::select(vec![512u64, 4096])),
+                                     answers in any::<bool>()) {
+            let p = plan(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
+            let probed = if answers { probed("nvme0n1", drive, kernel) } else { Err("gone".into()) };
+            let o = judge(&p, ToolReport { claim: claimed, reason: "r".into() }, exit, probed, vec![]);
+            let want = match (answers, drive, kernel) {
+                (false, _, _) => Verdict::Unknown,
+                (true, 4096, Some(4096)) => Verdict::Switched,
+                (true, 4096, _) => Verdict::SwitchedKernelStale,
+                (true, 512, _) => Verdict::NotSwitched,
+                _ => Verdict::Unknown,
+            };
+            prop_assert_eq!(o.verdict, want);
+        }
+
+        /// An NVMe switch is always by a format index listed by the namespace, with its metadata size.
+        #[test]
+        fn nvme_switch_is_by_listed_index(in_use in 0u8..8, kind in prop::sample::select(vec![ToolKind::Nvme, ToolKind::OpenSeaChest])) {
+            let d = nvme_drive(in_use);
+            let cur = d.lba_formats[usize::from(in_use)].clone();
+            let to = if cur.data_size == 512 { 4096 } else { 512 };
+            let mut o = opts(to);
+            o.chosen = Some(tool(kind, if kind == ToolKind::Nvme { "2.3" } else { "3.4.0" }));
+            let p = plan(&target(d.clone(), "nvme0n1"), &o).unwrap();
+            let i = p.lbaf.unwrap();
+            let f = &d.lba_formats[usize::from(i)];
+            prop_assert_eq!((f.data_size, f.metadata_size), (to, cur.metadata_size));
+            let line = command_line(&p.argv);
+            let want = if kind == ToolKind::Nvme { format!("--lbaf={i}") } else { format!("--nvmFormat {i} ") };
+            prop_assert!(line.contains(&want), "{}", line);
+        }
+    }
+}
