@@ -1387,10 +1387,8 @@ pub fn run(
 
     let report = backend::read_claim(plan.tool.kind, plan.bus, &output, exit);
     on(&Event::Checking);
-    // Ask the drive (it may have a new name), rescan that node, then ask again for the kernel's view.
-    let name = prober
-        .probe(&plan.id)
-        .map_or_else(|_| plan.name.clone(), |p| p.name);
+    // Find the drive (it may have a new name), rescan that node, then ask the drive and the kernel.
+    let name = prober.locate(&plan.id).unwrap_or_else(|| plan.name.clone());
     let rescan = prober.rescan(&plan.id, &name);
     for r in &rescan {
         on(&Event::Rescan { what: r.clone() });

@@ -43,6 +43,10 @@ pub struct Probed {
 /// Ask the drive and the kernel. Errors are plain words ("no disk with serial X answers").
 pub trait Prober {
     fn probe(&mut self, id: &DriveId) -> Result<Probed, String>;
+    /// The drive's kernel name now, when it is present (by default: from a probe).
+    fn locate(&mut self, id: &DriveId) -> Option<String> {
+        self.probe(id).ok().map(|p| p.name)
+    }
     /// Trigger the kernel's rescan of the drive now named `name`; returns what was done, in words.
     fn rescan(&mut self, id: &DriveId, name: &str) -> Vec<String>;
 }
@@ -89,6 +93,13 @@ impl SysProber {
 }
 
 impl Prober for SysProber {
+    fn locate(&mut self, id: &DriveId) -> Option<String> {
+        if id.serial.is_none() && id.wwn.is_none() {
+            return Some(id.name.clone());
+        }
+        self.find(id)
+    }
+
     fn probe(&mut self, id: &DriveId) -> Result<Probed, String> {
         let who = id
             .serial

@@ -438,6 +438,40 @@ fn status_lists_sources_and_tool() {
     assert!(r.contains("Tool: nvme 2.3"), "{r}");
 }
 
+#[test]
+fn sys_prober_finds_the_drive_by_serial_under_a_new_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let put = |name: &str, serial: &str| {
+        let d = dir.path().join(name).join("device");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("serial"), serial).unwrap();
+    };
+    put("sda", "OTHER");
+    put("sdc", "SER1");
+    let p = probe::SysProber {
+        sys_block: dir.path().to_path_buf(),
+        dev: dir.path().join("dev"),
+    };
+    let id = DriveId {
+        serial: Some("SER1".into()),
+        wwn: None,
+        name: "sdb".into(),
+        bus: Bus::Ata,
+    };
+    assert_eq!(p.find(&id).as_deref(), Some("sdc"));
+    let gone = DriveId {
+        serial: Some("NOPE".into()),
+        ..id.clone()
+    };
+    assert_eq!(p.find(&gone), None);
+    let mut p2 = p.clone();
+    let e = p2.probe(&gone).unwrap_err();
+    assert!(e.contains("NOPE"), "{e}");
+    // A rescan that cannot be written (no such device) says so.
+    let r = p2.rescan(&id, "sdz");
+    assert!(r[0].contains("could not trigger the rescan"), "{r:?}");
+}
+
 mod properties {
     use super::*;
     use proptest::prelude::*;
