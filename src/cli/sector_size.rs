@@ -156,11 +156,10 @@ fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
         }
     });
     restore_interrupts(previous);
-    let outcome = result?;
+    let outcome = result?.with_table_backup(&backup);
     if a.json {
         emit(&json(&serde_json::json!({
             "plan": plan,
-            "table_backup": backup.to_string_lossy(),
             "outcome": outcome,
         })));
     } else {

@@ -1128,6 +1128,9 @@ pub struct Outcome {
     pub seconds: f64,
     #[serde(serialize_with = "opt_path")]
     pub log: Option<PathBuf>,
+    /// The table sectors saved before the switch (set by the front end, see [`Outcome::with_table_backup`]).
+    #[serde(serialize_with = "opt_path")]
+    pub table_backup: Option<PathBuf>,
     pub rescan: Vec<String>,
     /// What to do now, in words.
     pub advice: Vec<String>,
@@ -1254,6 +1257,7 @@ pub fn judge(
         tool,
         seconds: 0.0,
         log: None,
+        table_backup: None,
         rescan,
         advice,
         next_steps,
@@ -1461,6 +1465,24 @@ pub fn carried_over_preset(plan: &SwitchPlan) -> String {
 }
 
 impl Outcome {
+    /// Records the table backup taken before the switch. When the drive kept its old size (or does not
+    /// say), the table may still be damaged (openSeaChest zeroes LBA 0 and the last LBA first): the advice
+    /// then names the command that restores it. After a switch the backup's LBAs mean nothing: no advice.
+    pub fn with_table_backup(mut self, backup: &Path) -> Outcome {
+        if matches!(self.verdict, Verdict::NotSwitched | Verdict::Unknown)
+            && self.drive_now == Some(self.from)
+        {
+            let dev = PathBuf::from(format!("/dev/{}", self.name_now));
+            self.advice.push(format!(
+                "if `afdisk inspect {}` shows the partition table damaged, restore it: {}",
+                dev.display(),
+                crate::apply::restore_command(&dev, backup)
+            ));
+        }
+        self.table_backup = Some(backup.to_path_buf());
+        self
+    }
+
     pub fn render(&self) -> String {
         let mut o = format!("{}\n", capitalise(&self.summary));
         o.push_str(&format!(
@@ -1475,6 +1497,12 @@ impl Outcome {
         }
         if let Some(l) = &self.log {
             o.push_str(&format!("Log: {}\n", l.display()));
+        }
+        if let Some(b) = &self.table_backup {
+            o.push_str(&format!(
+                "Table backup (old sector size): {}\n",
+                b.display()
+            ));
         }
         for a in &self.advice {
             o.push_str(&format!("Do: {a}\n"));

@@ -381,6 +381,40 @@ fn verdict_comes_from_the_drive() {
 }
 
 #[test]
+fn a_failed_switch_names_the_table_restore() {
+    let p = plan(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
+    let b = Path::new("/var/lib/afdisk/backups/t.json");
+    let o = judge(
+        &p,
+        claim(Claim::Failed),
+        Some(3),
+        probed("nvme0n1", 512, Some(512)),
+        vec![],
+    )
+    .with_table_backup(b);
+    assert!(
+        o.advice
+            .iter()
+            .any(|a| a.contains("afdisk restore /dev/nvme0n1 /var/lib/afdisk/backups/t.json")),
+        "{:?}",
+        o.advice
+    );
+    assert!(o.render().contains("Table backup (old sector size)"));
+    let o = judge(
+        &p,
+        claim(Claim::Succeeded),
+        Some(0),
+        probed("nvme0n1", 4096, Some(4096)),
+        vec![],
+    )
+    .with_table_backup(b);
+    assert!(
+        !o.advice.iter().any(|a| a.contains("afdisk restore")),
+        "no restore of old-unit LBAs after a switch"
+    );
+}
+
+#[test]
 fn stale_advice_per_bus() {
     assert!(stale_advice(Bus::Ata, "sdc")
         .iter()
