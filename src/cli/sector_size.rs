@@ -119,6 +119,10 @@ fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
         Answer::Absent
     };
     c.check(&answer)?;
+    // The answer may have taken minutes: open and look again (in use? the same drive?) before anything runs.
+    drop(opened);
+    let opened = device::open(a.target, &Overrides::default())?;
+    reformat::recheck(&plan, &reformat::Target::gather(&opened), &opts)?;
     // Every sector the tool may overwrite first (openSeaChest zeroes LBA 0 and the last LBA): the table.
     let backup = reformat::backup_table(&opened, &env)?;
     drop(opened);

@@ -987,6 +987,23 @@ pub fn plan(target: &Target, opts: &Options) -> Result<SwitchPlan> {
     })
 }
 
+/// The preflight again, just before the tool starts (a prompt can wait for minutes: something may have
+/// mounted the drive, or another drive may now sit at the path). Refuses, nothing run, unless a fresh plan
+/// for `target` is the same switch of the same drive with the same command.
+pub fn recheck(planned: &SwitchPlan, target: &Target, opts: &Options) -> Result<()> {
+    let fresh = plan(target, opts)?;
+    if fresh.id != planned.id || fresh.argv != planned.argv || fresh.from != planned.from {
+        return Err(Error::refused(
+            format!(
+                "{} changed since the plan was shown (another drive, or another size or command): nothing was run",
+                planned.device.display()
+            ),
+            "run afdisk sector-size again and check the new plan",
+        ));
+    }
+    Ok(())
+}
+
 impl SwitchPlan {
     pub fn render(&self) -> String {
         let mut o = format!(

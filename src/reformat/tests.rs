@@ -415,6 +415,30 @@ fn a_failed_switch_names_the_table_restore() {
 }
 
 #[test]
+fn recheck_refuses_a_drive_that_changed_after_the_plan() {
+    let t = target(nvme_drive(0), "nvme0n1");
+    let p = plan(&t, &opts(4096)).unwrap();
+    assert!(recheck(&p, &t, &opts(4096)).is_ok());
+    let mut mounted = t.clone();
+    mounted.uses = vec![Use {
+        kind: crate::device::usage::UseKind::Mount,
+        device: "/dev/nvme0n1".into(),
+        detail: "/mnt (vfat)".into(),
+    }];
+    let e = recheck(&p, &mounted, &opts(4096)).unwrap_err();
+    assert!(e.problem.contains("in use"), "{}", e.problem);
+    let mut other = t.clone();
+    other.serial = Some("SER2".into());
+    other.confirm_token = "SER2".into();
+    let e = recheck(&p, &other, &opts(4096)).unwrap_err();
+    assert!(
+        e.problem.contains("changed since the plan"),
+        "{}",
+        e.problem
+    );
+}
+
+#[test]
 fn stale_advice_per_bus() {
     assert!(stale_advice(Bus::Ata, "sdc")
         .iter()
