@@ -476,7 +476,12 @@ pub fn status(
         current.push(SizeInfo {
             size: d.logical_sector_size,
             source: SizeSource::Drive,
-            detail: format!("{:?}", d.source),
+            detail: match d.source {
+                DriveSource::AtaIdentify => "ATA IDENTIFY DEVICE",
+                DriveSource::ScsiReadCapacity16 => "SCSI READ CAPACITY(16)",
+                DriveSource::NvmeIdentify => "NVMe Identify Namespace",
+            }
+            .to_string(),
         });
         if let Some(s) = drive_sizes(d) {
             supported = s;

@@ -492,6 +492,7 @@ fn status_lists_sources_and_tool() {
     );
     let r = s.render();
     assert!(r.contains("(kernel: "), "{r}");
+    assert!(r.contains("(drive: NVMe Identify Namespace)"), "{r}");
     assert!(r.contains("(drive: LBA format 4"), "{r}");
     assert!(r.contains("Tool: nvme 2.3"), "{r}");
 }
