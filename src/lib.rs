@@ -8,6 +8,7 @@
 //! - [`report`]: the inspect report and its findings
 //! - [`signature`]: what a partition holds
 //! - [`drive`]: the drive's own report (ATA IDENTIFY, SCSI READ CAPACITY(16), NVMe Identify)
+//! - [`reformat`]: switching a drive between 512e and 4Kn with a vendor tool, verified by asking the drive
 
 pub mod alignment;
 pub mod apply;
@@ -17,6 +18,7 @@ pub mod drive;
 pub mod error;
 pub mod finding;
 pub mod plan;
+pub mod reformat;
 pub mod report;
 pub mod signature;
 pub mod table;
