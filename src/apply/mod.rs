@@ -45,7 +45,7 @@ pub struct Reread {
 
 /// What an apply or restore did.
 #[derive(Debug, Clone, Serialize)]
-pub struct Outcome {
+pub struct WriteOutcome {
     #[serde(serialize_with = "crate::device::lossy_path")]
     pub device: PathBuf,
     #[serde(serialize_with = "crate::device::lossy_path")]
@@ -319,7 +319,7 @@ pub fn apply(
     plan: &Plan,
     confirm: &Confirmation,
     backup_dir: &Path,
-) -> Result<Outcome> {
+) -> Result<WriteOutcome> {
     if plan.schema != SCHEMA {
         return Err(Error::usage(
             format!("plan schema {} is not {SCHEMA}", plan.schema),
@@ -475,7 +475,7 @@ pub fn apply(
         ));
     }
     let kernel = kernel::view(opened, after.as_ref());
-    Ok(Outcome {
+    Ok(WriteOutcome {
         device: opened.info.path.clone(),
         backup_file,
         sectors_written: sectors.len(),
@@ -761,7 +761,7 @@ pub fn restore(
     b: &Backup,
     confirm: &Confirmation,
     backup_dir: &Path,
-) -> Result<Outcome> {
+) -> Result<WriteOutcome> {
     check_backup_fits(opened, b)?;
     let ss = b.sector_size;
     let file = prepare(opened, confirm, "restore the partition table", &[])?;
@@ -805,7 +805,7 @@ pub fn restore(
         ));
     }
     let kernel = kernel::view(opened, after.as_ref());
-    Ok(Outcome {
+    Ok(WriteOutcome {
         device: opened.info.path.clone(),
         backup_file,
         sectors_written: ordered.len(),

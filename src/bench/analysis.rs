@@ -1,11 +1,11 @@
 //! From per-class latency samples to verdicts, with no I/O: the early "is everything decided?" check the engine
 //! calls every ~2 s, the final comparisons, the drive verdict (`rmw`, ratios, detected physical sector, message),
-//! the partition verdict, and the exit status. Pure functions of the plan, the samples and a seed.
+//! the partition verdict, and the exit status. Pure functions of the schedule, the samples and a seed.
 
 use serde::Serialize;
 
 use super::engine::StopReason;
-use super::plan::{Plan, Role};
+use super::schedule::{Role, Schedule};
 use super::stats::{
     analyze_offsets, describe, detect_physical_sector, final_verdict, stop_rule, Comparison,
     Decision, OffsetSweep, PhysicalSectorProbe, Thresholds, Verdict,
@@ -34,13 +34,13 @@ pub struct PairResult {
 
 /// Every comparison of a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Outcome {
+pub struct Analysis {
     pub pairs: Vec<PairResult>,
     pub probe: Option<PhysicalSectorProbe>,
     pub sweep: Option<OffsetSweep>,
 }
 
-impl Outcome {
+impl Analysis {
     pub fn pair(&self, role: Role) -> Option<&PairResult> {
         self.pairs.iter().find(|p| p.role == role)
     }
@@ -61,10 +61,10 @@ pub fn gates_stop(role: Role) -> bool {
     matches!(role, Role::DriveWrite | Role::DriveRead | Role::Partition)
 }
 
-/// The early stop rule over the whole plan: true once every gating comparison, every probe size and the offset
+/// The early stop rule over the whole schedule: true once every gating comparison, every probe size and the offset
 /// sweep are decided.
-pub fn all_decided(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> bool {
-    let pairs = plan
+pub fn all_decided(schedule: &Schedule, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> bool {
+    let pairs = schedule
         .pairs
         .iter()
         .enumerate()
@@ -83,12 +83,17 @@ pub fn all_decided(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64
     if !pairs {
         return false;
     }
-    let probe = plan.probe.is_empty() || probe_of(plan, samples, th, seed).decided;
-    probe && (plan.sweep.is_empty() || sweep_of(plan, samples, th, seed).decided)
+    let probe = schedule.probe.is_empty() || probe_of(schedule, samples, th, seed).decided;
+    probe && (schedule.sweep.is_empty() || sweep_of(schedule, samples, th, seed).decided)
 }
 
-fn probe_of(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> PhysicalSectorProbe {
-    let probes: Vec<(u64, &[u64], &[u64])> = plan
+fn probe_of(
+    schedule: &Schedule,
+    samples: &[Vec<u64>],
+    th: &Thresholds,
+    seed: u64,
+) -> PhysicalSectorProbe {
+    let probes: Vec<(u64, &[u64], &[u64])> = schedule
         .probe
         .iter()
         .map(|p| {
@@ -102,8 +107,8 @@ fn probe_of(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> Ph
     detect_physical_sector(&probes, th, seed ^ 0xB0B)
 }
 
-fn sweep_of(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> OffsetSweep {
-    let sweep: Vec<(u64, &[u64])> = plan
+fn sweep_of(schedule: &Schedule, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> OffsetSweep {
+    let sweep: Vec<(u64, &[u64])> = schedule
         .sweep
         .iter()
         .map(|&(off, c)| (off, samples_of(samples, c)))
@@ -112,16 +117,16 @@ fn sweep_of(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> Of
 }
 
 /// Final verdicts of every comparison.
-pub fn analyze(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> Outcome {
-    let pairs = plan
+pub fn analyze(schedule: &Schedule, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> Analysis {
+    let pairs = schedule
         .pairs
         .iter()
         .enumerate()
         .map(|(i, p)| PairResult {
             role: p.role,
             subject: p.subject.clone(),
-            reference: plan.classes[p.reference].name.clone(),
-            test: plan.classes[p.test].name.clone(),
+            reference: schedule.classes[p.reference].name.clone(),
+            test: schedule.classes[p.test].name.clone(),
             comparison: final_verdict(
                 samples_of(samples, p.reference),
                 samples_of(samples, p.test),
@@ -130,10 +135,10 @@ pub fn analyze(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64) ->
             ),
         })
         .collect();
-    Outcome {
+    Analysis {
         pairs,
-        probe: (!plan.probe.is_empty()).then(|| probe_of(plan, samples, th, seed)),
-        sweep: (!plan.sweep.is_empty()).then(|| sweep_of(plan, samples, th, seed)),
+        probe: (!schedule.probe.is_empty()).then(|| probe_of(schedule, samples, th, seed)),
+        sweep: (!schedule.sweep.is_empty()).then(|| sweep_of(schedule, samples, th, seed)),
     }
 }
 
@@ -180,8 +185,8 @@ pub struct Geometry {
     pub physical: u64,
 }
 
-/// The drive verdict from the outcome.
-pub fn drive_verdict(o: &Outcome, g: Geometry) -> (DriveVerdict, Vec<String>) {
+/// The drive verdict from the analysis.
+pub fn drive_verdict(o: &Analysis, g: Geometry) -> (DriveVerdict, Vec<String>) {
     let mut warnings = Vec::new();
     let write = o.pair(Role::DriveWrite);
     let read = o.pair(Role::DriveRead);
@@ -239,9 +244,9 @@ pub fn drive_verdict(o: &Outcome, g: Geometry) -> (DriveVerdict, Vec<String>) {
     )
 }
 
-/// The partition verdict, when the plan has a partition view.
+/// The partition verdict, when the schedule has a partition view.
 pub fn partition_verdict(
-    o: &Outcome,
+    o: &Analysis,
     number: u32,
     start_offset_bytes: u64,
 ) -> Option<PartitionVerdict> {
@@ -283,7 +288,7 @@ pub fn partition_verdict(
 
 /// The exit status. With a partition: its verdict (penalty → 1, inconclusive → 3, else 0). Without: `rmw` → 1;
 /// else the headline comparison (misaligned writes, or reads in read-only runs) inconclusive → 3; else 0.
-pub fn status(o: &Outcome, drive: &DriveVerdict, partition: Option<&PartitionVerdict>) -> Status {
+pub fn status(o: &Analysis, drive: &DriveVerdict, partition: Option<&PartitionVerdict>) -> Status {
     if let Some(p) = partition {
         return match p.verdict {
             Verdict::Penalty => Status::Penalty,
@@ -304,7 +309,7 @@ pub fn status(o: &Outcome, drive: &DriveVerdict, partition: Option<&PartitionVer
 /// Appends to each inconclusive verdict (the headline comparison, the partition's) the advice that fits why the
 /// run stopped ([`StopReason::advice`]), so that a run out of fresh slots is not told to run longer.
 pub fn add_stop_advice(
-    o: &Outcome,
+    o: &Analysis,
     drive: &mut DriveVerdict,
     partition: Option<&mut PartitionVerdict>,
     stop: StopReason,
@@ -362,7 +367,7 @@ mod tests {
             .collect()
     }
 
-    use crate::bench::plan::plan_512 as plan;
+    use crate::bench::schedule::schedule_512 as schedule;
 
     /// A 512-byte drive that reports 512-byte physical sectors, and one that reports 4096 (512e).
     const G512: Geometry = Geometry {
@@ -375,9 +380,10 @@ mod tests {
     };
 
     /// Samples where every class costs `base`, except the ones `slow` names, which cost `base * factor`.
-    fn synth(plan: &Plan, n: usize, slow: &dyn Fn(&str) -> f64) -> Vec<Vec<u64>> {
+    fn synth(schedule: &Schedule, n: usize, slow: &dyn Fn(&str) -> f64) -> Vec<Vec<u64>> {
         let mut rng = Rng::new(42);
-        plan.classes
+        schedule
+            .classes
             .iter()
             .map(|c| stream(&mut rng, n, 100_000.0 * slow(&c.name), 0.15))
             .collect()
@@ -410,7 +416,7 @@ mod tests {
 
     #[test]
     fn rmw_drive_gives_penalty_and_detects_4096() {
-        let p = plan(true, true, None);
+        let p = schedule(true, true, None);
         let s = synth(&p, 200, &rmw4k);
         let th = thresholds(false);
         assert!(all_decided(&p, &s, &th, 1));
@@ -432,7 +438,7 @@ mod tests {
 
     #[test]
     fn null_device_gives_no_penalty() {
-        let p = plan(true, false, None);
+        let p = schedule(true, false, None);
         let s = synth(&p, 400, &|_| 1.0);
         let th = thresholds(false);
         let o = analyze(&p, &s, &th, 9);
@@ -445,7 +451,7 @@ mod tests {
 
     #[test]
     fn too_few_samples_is_inconclusive_and_not_decided() {
-        let p = plan(true, false, None);
+        let p = schedule(true, false, None);
         let s = synth(&p, 10, &rmw4k);
         let th = thresholds(false);
         assert!(!all_decided(&p, &s, &th, 1));
@@ -459,7 +465,7 @@ mod tests {
     /// to run longer; one out of fresh slots is told that longer cannot help.
     #[test]
     fn inconclusive_advice_matches_the_stop_reason() {
-        let p = plan(true, false, None);
+        let p = schedule(true, false, None);
         let s = synth(&p, 10, &rmw4k);
         let th = thresholds(false);
         let o = analyze(&p, &s, &th, 1);
@@ -515,7 +521,7 @@ mod tests {
     #[test]
     fn misaligned_partition_pays_and_aligned_does_not() {
         let th = thresholds(false);
-        let p = plan(true, false, Some(2049 * 512));
+        let p = schedule(true, false, Some(2049 * 512));
         let s = synth(&p, 200, &rmw4k);
         let o = analyze(&p, &s, &th, 3);
         let (d, _) = drive_verdict(&o, G512);
@@ -528,7 +534,7 @@ mod tests {
         );
         assert_eq!(status(&o, &d, Some(&pv)), Status::Penalty);
 
-        let p = plan(true, false, Some(2048 * 512));
+        let p = schedule(true, false, Some(2048 * 512));
         let s = synth(&p, 200, &rmw4k);
         let o = analyze(&p, &s, &th, 3);
         let (d, _) = drive_verdict(&o, G512);
@@ -544,7 +550,7 @@ mod tests {
 
     #[test]
     fn read_only_runs_say_the_evidence_is_weak() {
-        let p = plan(false, false, None);
+        let p = schedule(false, false, None);
         let s = synth(&p, 300, &|_| 1.0);
         let o = analyze(&p, &s, &thresholds(true), 5);
         let (d, _) = drive_verdict(&o, G512E);
@@ -556,7 +562,7 @@ mod tests {
     #[test]
     fn drifting_latencies_still_give_the_right_verdict() {
         // Latency halves over the run (a cache warming up); interleaving keeps both classes on the same drift.
-        let p = plan(true, false, None);
+        let p = schedule(true, false, None);
         let mut rng = Rng::new(8);
         let n = 300;
         let s: Vec<Vec<u64>> = p

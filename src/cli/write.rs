@@ -166,7 +166,7 @@ pub(crate) fn confirmation_destroying(
     }
 }
 
-fn outcome(o: &apply::Outcome, as_json: bool, verb: &str) {
+fn outcome(o: &apply::WriteOutcome, as_json: bool, verb: &str) {
     if as_json {
         emit(&json(o));
     } else {
@@ -200,7 +200,7 @@ pub fn apply(
     as_json: bool,
     g: &GeometryArgs,
 ) -> i32 {
-    let run = || -> Result<apply::Outcome, Error> {
+    let run = || -> Result<apply::WriteOutcome, Error> {
         let p = apply::load_plan(plan_file)?;
         let opened = device::open(target, &g.overrides())?;
         if !c.yes && std::io::stdin().is_terminal() {
@@ -261,7 +261,7 @@ pub fn restore(
     as_json: bool,
     g: &GeometryArgs,
 ) -> i32 {
-    let run = || -> Result<apply::Outcome, Error> {
+    let run = || -> Result<apply::WriteOutcome, Error> {
         let b = backup::load(file)?;
         let opened = device::open(target, &g.overrides())?;
         // What it would write (and refusals that need no write access), shown before the confirmation.

@@ -36,7 +36,7 @@ enum Msg {
     Written {
         path: PathBuf,
         undo: bool,
-        result: Result<Box<afdisk::apply::Outcome>, String>,
+        result: Result<Box<afdisk::apply::WriteOutcome>, String>,
     },
 }
 
