@@ -5,15 +5,14 @@
 use serde::Serialize;
 
 use super::engine::StopReason;
+use super::probe::{analyze_offsets, detect_physical_sector, OffsetSweep, PhysicalSectorProbe};
 use super::schedule::{Role, Schedule};
-use super::stats::{
-    analyze_offsets, describe, detect_physical_sector, final_verdict, stop_rule, Comparison,
-    Decision, OffsetSweep, PhysicalSectorProbe, Thresholds, Verdict,
-};
+use super::verdict::{final_verdict, stop_rule, Comparison, Decision, Thresholds, Verdict};
+use super::wording::describe;
 use super::WriteMode;
 use crate::units::human;
 
-/// Thresholds for a device: the stats defaults with an absolute floor on the penalty (1 ms on spinning disks,
+/// Thresholds for a device: the default thresholds with an absolute floor on the penalty (1 ms on spinning disks,
 /// whose read-modify-write costs a revolution; 20 µs elsewhere).
 pub fn thresholds(rotational: bool) -> Thresholds {
     Thresholds {
@@ -351,7 +350,7 @@ pub fn sparse_caveat(holes: u64, span: u64, mode: WriteMode, path: &str) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::stats::Rng;
+    use crate::bench::random::Rng;
 
     /// Log-normal-ish latencies around `median` with spread `sigma` (log units).
     fn stream(rng: &mut Rng, n: usize, median: f64, sigma: f64) -> Vec<u64> {

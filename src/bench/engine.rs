@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::analysis::{all_decided, analyze, drive_verdict, Geometry};
+use super::random::Rng;
 use super::schedule::{Io, Op, Schedule, Scheduler};
-use super::stats::{Rng, Thresholds};
+use super::verdict::Thresholds;
 use super::{DriveVerdict, Progress};
 use crate::error::{Error, Result};
 

@@ -1,15 +1,25 @@
 //! The alignment benchmark: aligned vs misaligned I/O with a statistically sound verdict, for the CLI (`afdisk
 //! bench`) and the TUI. This module owns the options, the preparation (partition lookup, regions the run may use,
 //! write-safety checks through `device::access`), the run, and the result with its JSON contract (`schema: 1`).
-//! - `stats`: pure statistics (summaries, bootstrap CI, stop rule, verdicts, probe analysis);
+//! - `random`: the seeded generator and the slot order (for the schedule and the bootstrap);
+//! - `summary`: per-class summaries, the median (also the running one the front ends show), warm-up;
+//! - `bootstrap`: the ratio of medians with its bootstrap CI;
+//! - `verdict`: the verdict of one comparison, the thresholds and the early-stop rule;
+//! - `probe`: the physical-sector probe and the offset sweep;
+//! - `wording`: the plain-words sentences every front end shows;
 //! - `schedule`: pure class lists, regions, slots and the round-by-round order of I/Os;
 //! - `analysis`: pure verdicts from samples;
 //! - `engine`: the timed `O_DIRECT` I/O and the noise guard.
 
 pub mod analysis;
+pub mod bootstrap;
 pub mod engine;
+pub mod probe;
+pub mod random;
 pub mod schedule;
-pub mod stats;
+pub mod summary;
+pub mod verdict;
+pub mod wording;
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -26,7 +36,8 @@ use crate::units::{human, plural};
 pub use analysis::{Analysis, DriveVerdict, PartitionVerdict, Status};
 pub use engine::{Noise, StopReason};
 use schedule::{ClassSpec, Region, Role, Schedule, ScheduleInput, Scheduler, SlotPool};
-use stats::Summary;
+pub use summary::{running_median, summarize, Summary};
+pub use verdict::Verdict;
 
 /// What a `--write all` run does, for the messages that name the operation ("refusing to {what} on /dev/sdb",
 /// "This will {what} on /dev/sdb"): it must read well before "on DEVICE".
@@ -495,7 +506,7 @@ pub fn run(
         if inconclusive {
             // Every comparison of a read-only run rests on those reads: none of them may say "no penalty".
             for p in &mut analysis.pairs {
-                p.comparison.verdict = stats::Verdict::Inconclusive;
+                p.comparison.verdict = Verdict::Inconclusive;
             }
             verdict.rmw = false;
             verdict.message =
@@ -504,7 +515,7 @@ pub fn run(
                     .to_string();
             if let Some(p) = partition.as_mut() {
                 p.penalty = false;
-                p.verdict = stats::Verdict::Inconclusive;
+                p.verdict = Verdict::Inconclusive;
                 p.message = format!(
                     "partition {}: inconclusive: the image's unallocated regions measure nothing",
                     p.number
@@ -549,7 +560,7 @@ pub fn run(
         .zip(&m.samples)
         .map(|(spec, s)| ClassResult {
             spec: spec.clone(),
-            summary: stats::summarize(s),
+            summary: summarize(s),
         })
         .collect();
     Ok(BenchReport {
@@ -894,7 +905,7 @@ mod tests {
                 .zip(&samples)
                 .map(|(spec, s)| ClassResult {
                     spec: spec.clone(),
-                    summary: stats::summarize(s),
+                    summary: summarize(s),
                 })
                 .collect(),
             analysis,

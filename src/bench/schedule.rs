@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::stats::{Rng, SlotOrder};
+use super::random::{Rng, SlotOrder};
 
 /// Reads or writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use afdisk::bench::stats::Verdict;
+use afdisk::bench::Verdict;
 use afdisk::bench::{self, BenchOptions, BenchReport, Progress, Status, WriteMode};
 use afdisk::device::access::Confirmation;
 use afdisk::device::{self, Overrides};
@@ -125,8 +125,8 @@ pub fn progress_line(p: &Progress) -> String {
         if p.warmup { " (warm-up)" } else { "" }
     );
     for (i, c) in p.classes.iter().enumerate().take(4) {
-        if let Some(m) = p.samples.get(i).and_then(|v| bench::stats::summarize(v)) {
-            let _ = write!(s, ", {} {}", c.name, dur(m.median_ns));
+        if let Some(m) = p.samples.get(i).and_then(|v| bench::running_median(v)) {
+            let _ = write!(s, ", {} {}", c.name, dur(m));
         }
     }
     if let Some(v) = p.verdict {

@@ -20,7 +20,7 @@ pub struct LiveClass {
     /// The latest latencies (ns), oldest first.
     pub recent: Vec<u64>,
     pub samples: usize,
-    pub median_ns: Option<u64>,
+    pub median_ns: Option<f64>,
 }
 
 /// A moment of a running benchmark, as the UI shows it.
