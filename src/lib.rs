@@ -6,12 +6,14 @@
 //! - [`alignment`]: pure alignment math
 //! - [`bench`]: the alignment benchmark (plan, timed direct I/O, statistics, verdicts)
 //! - [`report`]: the inspect report and its findings
+//! - [`contract`]: the `--json` contracts and their generated JSON Schemas
 //! - [`signature`]: what a partition holds
 //! - [`drive`]: the drive's own report (ATA IDENTIFY, SCSI READ CAPACITY(16), NVMe Identify)
 
 pub mod alignment;
 pub mod apply;
 pub mod bench;
+pub mod contract;
 pub mod device;
 pub mod drive;
 pub mod error;

@@ -36,7 +36,7 @@ pub use backup::{Backup, BackupKind};
 pub use kernel::KernelView;
 
 /// How the kernel learned about the new table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Reread {
     /// `blkrrpart`, `blkpg`, `none`.
     pub method: String,
@@ -44,11 +44,13 @@ pub struct Reread {
 }
 
 /// What an apply or restore did.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct WriteOutcome {
     #[serde(serialize_with = "crate::device::lossy_path")]
+    #[schemars(with = "String")]
     pub device: PathBuf,
     #[serde(serialize_with = "crate::device::lossy_path")]
+    #[schemars(with = "String")]
     pub backup_file: PathBuf,
     pub sectors_written: usize,
     pub phases: u32,
@@ -517,7 +519,7 @@ pub fn backup_to(opened: &Opened, out: &Path) -> Result<Backup> {
 }
 
 /// What a restore would do to the disk as it is now.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RestorePreview {
     pub kind: BackupKind,
     /// For table backups: the saved table's label.

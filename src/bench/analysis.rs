@@ -22,7 +22,7 @@ pub fn thresholds(rotational: bool) -> Thresholds {
 }
 
 /// One comparison's result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PairResult {
     pub role: Role,
     pub subject: String,
@@ -32,7 +32,7 @@ pub struct PairResult {
 }
 
 /// Every comparison of a run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Analysis {
     pub pairs: Vec<PairResult>,
     pub probe: Option<PhysicalSectorProbe>,
@@ -142,7 +142,7 @@ pub fn analyze(schedule: &Schedule, samples: &[Vec<u64>], th: &Thresholds, seed:
 }
 
 /// The drive verdict of the JSON contract.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct DriveVerdict {
     /// Does the drive do read-modify-write: misaligned 4 KiB writes pay a penalty, or the probe found a physical
     /// sector larger than the logical one (read-only runs: misaligned reads pay a penalty).
@@ -155,7 +155,7 @@ pub struct DriveVerdict {
 }
 
 /// The partition verdict of the JSON contract.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PartitionVerdict {
     pub number: u32,
     pub start_offset_bytes: u64,
@@ -169,7 +169,7 @@ pub struct PartitionVerdict {
 }
 
 /// What the run concluded, for the exit status: 0 ok, 1 penalty, 3 inconclusive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Ok,

@@ -16,7 +16,7 @@ use super::summary::{nearest_rank, select_ascending, sorted_median};
 pub const BOOTSTRAP_RESAMPLES: usize = 2000;
 
 /// The ratio of medians `test / reference` and its 95 % CI.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RatioCi {
     /// median(test) / median(reference). Both medians are floored at 1 ns, so the ratio is
     /// always finite and positive.

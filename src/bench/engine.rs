@@ -140,7 +140,7 @@ pub fn parse_stat(text: &str) -> Option<BlockStat> {
 }
 
 /// What the noise guard saw.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Noise {
     /// Bytes the benchmark moved.
     pub ours_bytes: u64,
@@ -174,7 +174,7 @@ fn read_stat(sysfs: Option<&Path>) -> Option<BlockStat> {
 }
 
 /// Why the run stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// Every comparison was decided early.

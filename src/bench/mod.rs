@@ -56,7 +56,7 @@ pub const FREE_SKIP_HEAD: u64 = 1 << 20;
 pub const FREE_SKIP_TAIL: u64 = 1 << 20;
 
 /// Where the benchmark may write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WriteMode {
     /// Reads only: safe on a disk in use.
@@ -164,7 +164,7 @@ pub fn resolve_target(path: &Path) -> (PathBuf, Option<u32>) {
 }
 
 /// The partition a run looks at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct PartitionTarget {
     pub number: u32,
     pub start_bytes: u64,
@@ -358,14 +358,14 @@ pub struct Progress<'a> {
 }
 
 /// One class's result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ClassResult {
     pub spec: ClassSpec,
     pub summary: Option<Summary>,
 }
 
 /// Everything a run found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct BenchReport {
     pub device: DeviceInfo,
     pub write_mode: WriteMode,
@@ -614,7 +614,7 @@ pub fn unallocated_bytes(file: &std::fs::File, regions: &[Region]) -> Option<u64
 }
 
 /// `classes[]` of the JSON contract.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ClassJson {
     pub name: String,
     pub samples: usize,
@@ -625,7 +625,7 @@ pub struct ClassJson {
 }
 
 /// `partition` of the JSON contract.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PartitionJson {
     pub number: u32,
     pub start_offset_bytes: u64,
@@ -635,7 +635,7 @@ pub struct PartitionJson {
 }
 
 /// The JSON contract of `afdisk bench --json` (schema 1).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct BenchJson<'a> {
     pub schema: u32,
     pub device: &'a DeviceInfo,

@@ -14,7 +14,7 @@ use super::summary::{select_ascending, summarize};
 use super::verdict::{early_decided, final_verdict, Comparison, Thresholds, Verdict};
 
 /// One I/O size of the physical-sector probe.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SizeComparison {
     /// I/O size P in bytes.
     pub bytes: u64,
@@ -23,7 +23,7 @@ pub struct SizeComparison {
 }
 
 /// Result of the physical-sector probe.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PhysicalSectorProbe {
     /// One entry per probed size, in input order.
     pub sizes: Vec<SizeComparison>,
@@ -76,7 +76,7 @@ pub fn detect_physical_sector(
 }
 
 /// One offset of the offset sweep.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OffsetComparison {
     /// Byte offset within the 4 KiB slot.
     pub offset: u64,
@@ -86,7 +86,7 @@ pub struct OffsetComparison {
 }
 
 /// Result of the offset sweep.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OffsetSweep {
     /// The offset with the lowest median latency: the reference for every comparison. `None`
     /// if no offset has samples.

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::random::{Rng, SlotOrder};
 
 /// Reads or writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Op {
     Read,
@@ -17,7 +17,7 @@ pub enum Op {
 }
 
 /// How a class places its I/O.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Pattern {
     /// One I/O per round at `offset` within a fresh random slot.
@@ -30,7 +30,7 @@ pub enum Pattern {
 }
 
 /// One class of I/O: what every sample of it does.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ClassSpec {
     /// Short stable name, e.g. `write-4k@0`, used in the JSON `classes[].name`.
     pub name: String,
@@ -60,7 +60,7 @@ impl ClassSpec {
 }
 
 /// What a comparison is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Random 4 KiB writes aligned vs +512: the drive's read-modify-write verdict.
@@ -78,7 +78,7 @@ pub enum Role {
 }
 
 /// A reference class against a test class (ratio = median(test) / median(reference)).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Pair {
     pub role: Role,
     pub reference: usize,
@@ -88,7 +88,7 @@ pub struct Pair {
 }
 
 /// One size of the physical-sector probe: P bytes at 0 (reference) vs at P/2 (test).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ProbeSize {
     pub bytes: u64,
     pub aligned: usize,
@@ -109,7 +109,7 @@ pub struct ScheduleInput {
 }
 
 /// Everything the engine runs and the analysis compares.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Schedule {
     pub classes: Vec<ClassSpec>,
     pub pairs: Vec<Pair>,
@@ -382,7 +382,7 @@ pub fn build(input: &ScheduleInput) -> Schedule {
 // ---------------------------------------------------------------------------------------------
 
 /// A byte range `[start, end)` of the target the benchmark may use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Region {
     pub start: u64,
     pub end: u64,

@@ -41,7 +41,7 @@ pub fn warmup_len(latencies: &[u64], min_ios: usize, min_busy_ns: u64) -> usize 
 // ---------------------------------------------------------------------------------------------
 
 /// Latency summary of one class. All times are in nanoseconds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     /// Number of samples.
     pub samples: usize,

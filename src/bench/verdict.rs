@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::bootstrap::{ratio_ci, RatioCi};
 
 /// What a comparison of a test class against its reference class concluded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The CI lies entirely at or above the penalty threshold, and the median delta reaches
@@ -49,7 +49,7 @@ pub enum Verdict {
 /// [`Verdict::Inconclusive`]. The early thresholds are stricter than the final ones, to pay for
 /// looking repeatedly. Every early decision is therefore also what [`final_verdict`] would say.
 /// The values are still to be calibrated on real drives.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Thresholds {
     /// Samples needed in each class before any verdict other than inconclusive. Default 30.
     pub min_samples: usize,
@@ -83,7 +83,7 @@ impl Default for Thresholds {
 }
 
 /// A verdict with the numbers behind it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Comparison {
     /// The verdict.
     pub verdict: Verdict,
@@ -96,7 +96,7 @@ pub struct Comparison {
 }
 
 /// The stop rule's answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum Decision {
     /// Keep measuring (or stop at the time cap and call [`final_verdict`]).
     Continue,
