@@ -14,7 +14,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{afdisk, run, run_stdin, Afdisk, Scratch};
+use common::{afdisk, run, run_stdin, Afdisk, LoopDev, Scratch};
 use serde_json::Value;
 
 const MIB: u64 = 1 << 20;
@@ -420,4 +420,39 @@ fn old_type_code_name_is_still_read() {
     let v = serde_json::to_value(&p).expect("json");
     assert_eq!(v["type"], "0x83");
     assert!(v.get("type_code").is_none());
+}
+
+/// `node` is the partition's device node, named as sfdisk names it, on a block device (a loop device here:
+/// `/dev/loopNpM`, with the `p` because the disk's name ends in a digit).
+#[test]
+fn node_is_sfdisk_s_node_on_a_block_device() {
+    let sc = Scratch::new();
+    let img = sc.image("n.img", 64 * MIB);
+    run("sgdisk", &["-n", "1:2048:+8M", "-n", "3:0:+8M", &s(&img)]);
+    let Some(dev) = LoopDev::attach(&img, 512) else {
+        return;
+    };
+    let r = afdisk(&["inspect", "--json", &dev.path]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_valid("inspect", &v);
+    let nodes: Vec<&str> = v["partitions"]
+        .as_array()
+        .expect("partitions")
+        .iter()
+        .filter_map(|p| p["node"].as_str())
+        .collect();
+    assert_eq!(
+        nodes,
+        [format!("{}p1", dev.path), format!("{}p3", dev.path)]
+    );
+    if let Some(sf) = common::sfdisk_json(&dev.path) {
+        let want: Vec<&str> = sf["partitiontable"]["partitions"]
+            .as_array()
+            .expect("sfdisk partitions")
+            .iter()
+            .filter_map(|p| p["node"].as_str())
+            .collect();
+        assert_eq!(nodes, want, "sfdisk names the nodes");
+    }
 }
