@@ -8,9 +8,7 @@ use super::engine::StopReason;
 use super::probe::{analyze_offsets, detect_physical_sector, OffsetSweep, PhysicalSectorProbe};
 use super::schedule::{Role, Schedule};
 use super::verdict::{final_verdict, stop_rule, Comparison, Decision, Thresholds, Verdict};
-use super::wording::describe;
-use super::WriteMode;
-use crate::units::human;
+use super::wording;
 
 /// Thresholds for a device: the default thresholds with an absolute floor on the penalty (1 ms on spinning disks,
 /// whose read-modify-write costs a revolution; 20 µs elsewhere).
@@ -186,7 +184,6 @@ pub struct Geometry {
 
 /// The drive verdict from the analysis.
 pub fn drive_verdict(o: &Analysis, g: Geometry) -> (DriveVerdict, Vec<String>) {
-    let mut warnings = Vec::new();
     let write = o.pair(Role::DriveWrite);
     let read = o.pair(Role::DriveRead);
     let detected = o.probe.as_ref().and_then(|p| p.physical_sector);
@@ -201,35 +198,13 @@ pub fn drive_verdict(o: &Analysis, g: Geometry) -> (DriveVerdict, Vec<String>) {
     let rmw = is_penalty(write)
         || probe_rmw
         || (write.is_none() && o.probe.is_none() && is_penalty(read));
-    let sector = detected.unwrap_or(g.physical.max(4096));
-    let mut message = match (write, read) {
-        (Some(w), _) => describe(&w.comparison, &w.subject, sector),
-        (None, Some(r)) => format!(
-            "{} (reads only: read-modify-write shows on writes, and 512e drives barely penalise misaligned reads, \
-             so this is weak evidence; --write free or --write all measures writes)",
-            describe(&r.comparison, &r.subject, sector)
-        ),
-        (None, None) => format!(
-            "{}-byte logical sectors: every I/O covers whole sectors, so misaligned 4 KiB writes cannot happen",
-            g.logical
-        ),
-    };
-    if let Some(d) = detected {
-        if d > g.physical {
-            let w = format!(
-                "WARNING: the drive reports {}-byte physical sectors, but the probe measured read-modify-write on \
-                 {d}-byte sectors: it misreports. Align partitions to {d} bytes (e.g. afdisk check \
-                 --physical-sector-size {d})",
-                g.physical
-            );
-            message = format!("{message}. {w}");
-            warnings.push(w);
-        } else {
-            message = format!("{message}; the probe confirms {d}-byte physical sectors");
-        }
-    } else if o.probe.is_some() {
-        message = format!("{message}; the probe found no size that pays a penalty");
-    }
+    let (message, warnings) = wording::drive_message(
+        write.map(|w| (&w.comparison, w.subject.as_str())),
+        read.map(|r| (&r.comparison, r.subject.as_str())),
+        detected,
+        o.probe.is_some(),
+        g,
+    );
     (
         DriveVerdict {
             rmw,
@@ -252,28 +227,7 @@ pub fn partition_verdict(
     let p = o.pair(Role::Partition)?;
     let c = &p.comparison;
     let est = c.estimate.as_ref();
-    let message = match (c.verdict, est) {
-        (_, None) => format!("partition {number}: inconclusive (no samples)"),
-        (Verdict::Penalty, Some(e)) => format!(
-            "I/O as your filesystem issues it on partition {number} is {:.1}x slower than on an aligned \
-             partition (95% CI {:.1}–{:.1}): the partition starts at byte {start_offset_bytes}, off a physical \
-             sector; realign it",
-            e.ratio, e.ci_lo, e.ci_hi
-        ),
-        (Verdict::NoPenalty | Verdict::Faster, Some(e)) => format!(
-            "partition {number}: I/O as its filesystem issues it pays no penalty ({:.2}x, 95% CI {:.2}–{:.2})",
-            e.ratio, e.ci_lo, e.ci_hi
-        ),
-        (Verdict::SmallPenalty, Some(e)) => format!(
-            "partition {number}: I/O as its filesystem issues it is {:.2}x slower (95% CI {:.2}–{:.2}), too \
-             little to call a read-modify-write penalty",
-            e.ratio, e.ci_lo, e.ci_hi
-        ),
-        (Verdict::Inconclusive, Some(e)) => format!(
-            "partition {number}: inconclusive ({:.2}x, 95% CI {:.2}–{:.2})",
-            e.ratio, e.ci_lo, e.ci_hi
-        ),
-    };
+    let message = wording::partition_message(number, start_offset_bytes, c);
     Some(PartitionVerdict {
         number,
         start_offset_bytes,
@@ -320,31 +274,6 @@ pub fn add_stop_advice(
     if let Some(p) = partition.filter(|p| p.verdict == Verdict::Inconclusive) {
         p.message = format!("{}; {}", p.message, stop.advice());
     }
-}
-
-/// What unallocated regions of a sparse image do to a run: `holes` of the `span` bytes it measures are holes.
-/// Reads there return zeros without touching any disk (sub-microsecond), so they measure nothing; writes there
-/// measure the host filesystem allocating blocks. Returns the warning, and whether the verdict must be
-/// inconclusive (a read-only run with at least 1 % of its span in holes: its verdict rests on those reads).
-pub fn sparse_caveat(holes: u64, span: u64, mode: WriteMode, path: &str) -> Option<(String, bool)> {
-    if holes == 0 || span == 0 {
-        return None;
-    }
-    let pct = holes as f64 * 100.0 / span as f64;
-    let read_only = mode == WriteMode::None;
-    let warning = format!(
-        "{} of the {} this run measures ({pct:.0}%) are unallocated regions of the sparse image {path}: reads \
-         there return zeros without touching any disk, so they measure nothing{}",
-        human(holes),
-        human(span),
-        if read_only {
-            "; the verdict is inconclusive. Fill the image with data first (e.g. `dd if=/dev/urandom of=IMAGE \
-             bs=1M conv=notrunc`; fallocate is not enough, its extents read as zeros too), or benchmark a disk"
-        } else {
-            "; writes there measure the host filesystem allocating blocks, not a disk"
-        }
-    );
-    Some((warning, read_only && holes.saturating_mul(100) >= span))
 }
 
 #[cfg(test)]
@@ -500,21 +429,6 @@ mod tests {
         let before = d2.message.clone();
         add_stop_advice(&o2, &mut d2, None, StopReason::OutOfSlots);
         assert_eq!(d2.message, before);
-    }
-
-    #[test]
-    fn sparse_holes_make_a_read_only_run_inconclusive() {
-        assert_eq!(sparse_caveat(0, 1 << 20, WriteMode::None, "x.img"), None);
-        let (w, inconclusive) =
-            sparse_caveat(64 << 20, 64 << 20, WriteMode::None, "x.img").unwrap();
-        assert!(inconclusive);
-        assert!(w.contains("measure nothing") && w.contains("100%"), "{w}");
-        let (w, inconclusive) = sparse_caveat(1 << 20, 64 << 20, WriteMode::All, "x.img").unwrap();
-        assert!(!inconclusive, "writes fill holes: a caveat, not a veto");
-        assert!(w.contains("allocating blocks"), "{w}");
-        // Under 1 % of the span: a caveat only.
-        let (_, inconclusive) = sparse_caveat(4096, 64 << 20, WriteMode::None, "x.img").unwrap();
-        assert!(!inconclusive);
     }
 
     #[test]

@@ -496,7 +496,7 @@ pub fn run(
     let mut status = analysis::status(&analysis, &verdict, partition.as_ref());
     analysis::add_stop_advice(&analysis, &mut verdict, partition.as_mut(), m.stop);
     if let Some((w, inconclusive)) = holes.and_then(|h| {
-        analysis::sparse_caveat(
+        wording::sparse_caveat(
             h,
             span_of(&prepared.regions),
             opts.write,
