@@ -4,7 +4,7 @@
 //! - [`device`]: targets, geometry, identity, in-use detection (I/O at the edge)
 //! - [`table`]: GPT/MBR reading and the table model
 //! - [`alignment`]: pure alignment math
-//! - [`bench`]: the alignment benchmark (plan, timed direct I/O, statistics, verdicts)
+//! - [`bench`](mod@bench): the alignment benchmark (schedule, timed direct I/O, statistics, verdicts, wording)
 //! - [`report`]: the inspect report and its findings
 //! - [`contract`]: the `--json` contracts and their generated JSON Schemas
 //! - [`signature`]: what a partition holds

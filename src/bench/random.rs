@@ -5,7 +5,7 @@
 //!   stream on every platform;
 //! - **[`Rng`]**: SplitMix64, used to shuffle the classes of each round (the schedule) and to draw bootstrap
 //!   resamples (the statistics);
-//! - **sub-seed**: the seed of the `index`-th sub-computation, derived from a caller's seed ([`sub_seed`]);
+//! - **sub-seed**: the seed of the `index`-th sub-computation, derived from a caller's seed (`sub_seed`);
 //! - **slot**: an index in `0..n` that the schedule maps to a byte offset; [`SlotOrder`] visits every slot
 //!   once in a scattered order with O(1) memory.
 
