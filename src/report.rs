@@ -219,11 +219,15 @@ fn exemption(p: &Partition) -> Option<Exemption> {
 
 /// A partition's device node, named as the kernel and sfdisk name it: the disk's path, then `p` when that
 /// path ends in a digit (`/dev/nvme0n1p1`, `/dev/loop0p1`), then the number. `None` for an image file.
-pub fn partition_node(device: &DeviceInfo, number: u32) -> Option<String> {
-    if device.kind != crate::device::TargetKind::Block {
+pub fn partition_node(
+    disk: &std::path::Path,
+    kind: crate::device::TargetKind,
+    number: u32,
+) -> Option<String> {
+    if kind != crate::device::TargetKind::Block {
         return None;
     }
-    let disk = device.path.to_string_lossy();
+    let disk = disk.to_string_lossy();
     let sep = if disk.ends_with(|c: char| c.is_ascii_digit()) {
         "p"
     } else {
@@ -270,7 +274,7 @@ pub fn build(
             size_bytes,
             type_code: p.type_code.clone(),
             type_name: p.type_name.clone(),
-            node: partition_node(&device, p.number),
+            node: partition_node(&device.path, device.kind, p.number),
             uuid: p.uuid.clone(),
             name: p.name.clone(),
             kind: p.kind,

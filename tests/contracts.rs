@@ -456,3 +456,15 @@ fn node_is_sfdisk_s_node_on_a_block_device() {
         assert_eq!(nodes, want, "sfdisk names the nodes");
     }
 }
+
+#[test]
+fn node_names_follow_the_kernel() {
+    use afdisk::device::TargetKind::{Block, Image};
+    use afdisk::report::partition_node;
+    let node = |disk: &str, n| partition_node(Path::new(disk), Block, n);
+    assert_eq!(node("/dev/sdb", 1).as_deref(), Some("/dev/sdb1"));
+    assert_eq!(node("/dev/vda", 12).as_deref(), Some("/dev/vda12"));
+    assert_eq!(node("/dev/nvme0n1", 2).as_deref(), Some("/dev/nvme0n1p2"));
+    assert_eq!(node("/dev/mmcblk0", 1).as_deref(), Some("/dev/mmcblk0p1"));
+    assert_eq!(partition_node(Path::new("disk.img"), Image, 1), None);
+}
