@@ -13,7 +13,7 @@ pub const MIB: u64 = 1 << 20;
 pub const BOGUS_OPTIMAL_IO: u64 = 33_553_920;
 
 /// The I/O topology of a device, in bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Topology {
     pub logical: u64,
     pub physical: u64,
@@ -112,7 +112,7 @@ pub fn align_down(offset: u64, alignment_offset: u64, unit: u64) -> u64 {
 
 /// What one filesystem block costs: how many physical sectors it touches and how many of those are only
 /// partly written (each partly written sector is one read-modify-write cycle in the drive).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct BlockCost {
     pub physical_sectors_touched: u64,
     pub rmw_cycles: u64,
@@ -177,7 +177,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 /// Why a partition's alignment does not matter, when it does not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Exemption {
     /// GPT BIOS boot partition: raw GRUB core image, read once at boot, never written by a filesystem.
@@ -187,7 +187,7 @@ pub enum Exemption {
 }
 
 /// The alignment facts of one partition.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct PartitionAlignment {
     /// Start on a logical sector boundary (false only when a table is read at the wrong sector size).
     pub logical: bool,

@@ -4,8 +4,9 @@
 //! - [`device`]: targets, geometry, identity, in-use detection (I/O at the edge)
 //! - [`table`]: GPT/MBR reading and the table model
 //! - [`alignment`]: pure alignment math
-//! - [`bench`]: the alignment benchmark (plan, timed direct I/O, statistics, verdicts)
+//! - [`bench`](mod@bench): the alignment benchmark (schedule, timed direct I/O, statistics, verdicts, wording)
 //! - [`report`]: the inspect report and its findings
+//! - [`contract`]: the `--json` contracts and their generated JSON Schemas
 //! - [`signature`]: what a partition holds
 //! - [`drive`]: the drive's own report (ATA IDENTIFY, SCSI READ CAPACITY(16), NVMe Identify)
 //! - [`reformat`]: switching a drive between 512e and 4Kn with a vendor tool, verified by asking the drive
@@ -13,6 +14,7 @@
 pub mod alignment;
 pub mod apply;
 pub mod bench;
+pub mod contract;
 pub mod device;
 pub mod drive;
 pub mod error;

@@ -12,7 +12,7 @@ use crate::finding::{Finding, Severity};
 use crate::table::{self, types, Label, PartKind, Partition, Table, TableScan};
 use crate::units::{human, plural};
 
-pub const SCHEMA: u32 = 1;
+pub const SCHEMA: u32 = 2;
 
 /// Options that change the analysis, not the reading.
 #[derive(Debug, Clone, Copy)]
@@ -37,7 +37,7 @@ impl Default for InspectOptions {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PartitionReport {
     pub number: u32,
     pub start: u64,
@@ -48,6 +48,9 @@ pub struct PartitionReport {
     #[serde(rename = "type")]
     pub type_code: String,
     pub type_name: String,
+    /// The partition's device node as the kernel names it (`/dev/sdb1`, `/dev/nvme0n1p1`), as sfdisk's `node`;
+    /// `null` for an image file, whose partitions have no node.
+    pub node: Option<String>,
     pub uuid: Option<String>,
     pub name: Option<String>,
     pub kind: PartKind,
@@ -66,9 +69,12 @@ impl PartitionReport {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Summary {
     pub label: Option<Label>,
+    /// The number of partitions, not counting an extended container (JSON `partition_count`: `partitions` is
+    /// always an array).
+    #[serde(rename = "partition_count")]
     pub partitions: usize,
     pub misaligned: usize,
     pub in_use: bool,
@@ -76,7 +82,7 @@ pub struct Summary {
     pub grain: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Report {
     pub schema: u32,
     pub device: DeviceInfo,
@@ -88,7 +94,7 @@ pub struct Report {
 
 /// What `list` and `check` say about a disk, in one word. `Problem` wins over `Misaligned`: a corrupt or
 /// inconsistent table (any error-level finding other than a misaligned start) makes the alignment moot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DiskStatus {
     /// No error-level finding and no misaligned partition.
@@ -211,6 +217,25 @@ fn exemption(p: &Partition) -> Option<Exemption> {
     }
 }
 
+/// A partition's device node, named as the kernel and sfdisk name it: the disk's path, then `p` when that
+/// path ends in a digit (`/dev/nvme0n1p1`, `/dev/loop0p1`), then the number. `None` for an image file.
+pub fn partition_node(
+    disk: &std::path::Path,
+    kind: crate::device::TargetKind,
+    number: u32,
+) -> Option<String> {
+    if kind != crate::device::TargetKind::Block {
+        return None;
+    }
+    let disk = disk.to_string_lossy();
+    let sep = if disk.ends_with(|c: char| c.is_ascii_digit()) {
+        "p"
+    } else {
+        ""
+    };
+    Some(format!("{disk}{sep}{number}"))
+}
+
 /// Builds the report from facts already read. Pure.
 pub fn build(
     device: DeviceInfo,
@@ -249,6 +274,7 @@ pub fn build(
             size_bytes,
             type_code: p.type_code.clone(),
             type_name: p.type_name.clone(),
+            node: partition_node(&device.path, device.kind, p.number),
             uuid: p.uuid.clone(),
             name: p.name.clone(),
             kind: p.kind,

@@ -132,7 +132,9 @@ pub fn probe(src: &dyn ByteSource, base: u64, size: u64) -> Option<&'static str>
 
 /// What a partition holds, as far as its superblock tells: the type (blkid's name), label, UUID, and the bytes
 /// in use when the superblock counts free space.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct FsInfo {
     #[serde(rename = "type")]
     pub kind: String,

@@ -116,7 +116,10 @@ fn old_gdisk_start_34_and_2049() {
     assert_eq!(part(&v, 1)["name"], "old");
     let r = afdisk(&["check", "--json", "--physical-sector-size", "4096", t]);
     assert_eq!(r.code, 1);
-    assert_eq!(r.json()[0]["misaligned"], serde_json::json!([1, 2]));
+    assert_eq!(
+        r.json()["targets"][0]["misaligned"],
+        serde_json::json!([1, 2])
+    );
 }
 
 #[test]
@@ -167,7 +170,7 @@ fn logical_partitions_with_ebr_past_4gib() {
     assert_eq!(part(&v, 6)["alignment"]["physical"], false);
     // The extended container is exempt: only partition 6 is misaligned.
     let r = afdisk(&["check", "--json", "--physical-sector-size", "4096", t]);
-    assert_eq!(r.json()[0]["misaligned"], serde_json::json!([6]));
+    assert_eq!(r.json()["targets"][0]["misaligned"], serde_json::json!([6]));
 }
 
 #[test]
@@ -381,14 +384,14 @@ fn list_json_shows_loop_devices() {
     let r = afdisk(&["list", "--json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v = r.json();
-    let me = v
+    let me = v["devices"]
         .as_array()
         .unwrap()
         .iter()
         .find(|d| d["path"] == lo.path.as_str())
         .expect("our loop device is listed");
     assert_eq!(me["label"], "gpt");
-    assert_eq!(me["partitions"], 1);
+    assert_eq!(me["partition_count"], 1);
     assert_eq!(me["transport"], "loop");
     // 512-byte physical sectors on a loop device: start 63 is not misaligned in `check`'s sense.
     assert_eq!(me["misaligned"], 0);

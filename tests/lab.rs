@@ -148,7 +148,7 @@ fn lab_drives_report_their_own_sectors() {
     assert!(sizes.contains(&4096), "{sizes:?}");
 
     let list = json(&s, "list");
-    let serials: Vec<&str> = list
+    let serials: Vec<&str> = list["devices"]
         .as_array()
         .expect("list")
         .iter()

@@ -124,13 +124,7 @@ fn sgdisk_rows(target: &str) -> Vec<(u64, u64, u64)> {
 
 /// Rows of a plan's layout (`new` or `old`), shaped like `afdisk_rows` of `inspect --json`.
 fn plan_rows(layout: &Value) -> Vec<Row> {
-    let mut v = layout.clone();
-    if let Some(parts) = v["partitions"].as_array_mut() {
-        for p in parts {
-            p["type"] = p["type_code"].clone();
-        }
-    }
-    afdisk_rows(&v)
+    afdisk_rows(layout)
 }
 
 fn short(rows: &[Row]) -> Vec<(u64, u64, u64)> {

@@ -39,8 +39,8 @@ fn check_fails_on_a_corrupt_gpt() {
     let j = afdisk(&["check", "--json", &bad]);
     assert_eq!(j.code, 5);
     let v = j.json();
-    assert_eq!(v[0]["status"], "problem");
-    let codes: Vec<&str> = v[0]["problems"]
+    assert_eq!(v["targets"][0]["status"], "problem");
+    let codes: Vec<&str> = v["targets"][0]["problems"]
         .as_array()
         .expect("problems")
         .iter()
@@ -81,9 +81,12 @@ fn check_json_reports_read_errors_in_the_array_only() {
     assert_eq!(out.code, 2);
     assert!(out.stderr.is_empty(), "stderr: {}", out.stderr);
     let v = out.json();
-    assert_eq!(v[0]["status"], "error");
-    assert!(v[0]["error"].as_str().unwrap_or("").contains("missing.img"));
-    assert!(v[0]["fix"].as_str().is_some());
+    assert_eq!(v["targets"][0]["status"], "error");
+    assert!(v["targets"][0]["error"]
+        .as_str()
+        .unwrap_or("")
+        .contains("missing.img"));
+    assert!(v["targets"][0]["fix"].as_str().is_some());
 }
 
 #[test]
@@ -102,7 +105,7 @@ fn list_json_carries_the_status_its_text_shows() {
         .unwrap_or_else(|| panic!("{name} not listed:\n{}", text.stdout));
     assert!(line.contains("PROBLEM"), "{line}");
     let v: Value = afdisk(&["list", "--json"]).json();
-    let entry = v
+    let entry = v["devices"]
         .as_array()
         .expect("array")
         .iter()

@@ -36,14 +36,16 @@ pub const MAX_FILE_BYTES: u64 = 64 << 20;
 /// Where backups go unless `$AFDISK_BACKUP_DIR` says otherwise.
 pub const DEFAULT_DIR: &str = "/var/lib/afdisk/backups";
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BackupSector {
     pub lba: u64,
     pub data: String,
 }
 
 /// What a backup is for (see the module doc).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum BackupKind {
     #[default]
@@ -52,7 +54,7 @@ pub enum BackupKind {
 }
 
 /// A sector that the write a backup was taken for changed: where, in which phase, and what it wrote.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WrittenSector {
     pub lba: u64,
     pub phase: u32,
@@ -61,7 +63,7 @@ pub struct WrittenSector {
 }
 
 /// A backup file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Backup {
     pub schema: u32,
     pub tool: String,

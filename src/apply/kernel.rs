@@ -16,7 +16,7 @@ use crate::plan::Layout;
 use crate::table::{PartKind, Partition};
 
 /// A partition as the kernel shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct KernelPart {
     pub number: u32,
     /// 512-byte units, as sysfs gives them.
@@ -25,7 +25,7 @@ pub struct KernelPart {
 }
 
 /// What the kernel shows after the write, compared with the table written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct KernelView {
     /// True only when the kernel shows exactly the written table's partitions.
     pub matches: bool,

@@ -36,7 +36,7 @@ pub use backup::{Backup, BackupKind};
 pub use kernel::KernelView;
 
 /// How the kernel learned about the new table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Reread {
     /// `blkrrpart`, `blkpg`, `none`.
     pub method: String,
@@ -44,11 +44,13 @@ pub struct Reread {
 }
 
 /// What an apply or restore did.
-#[derive(Debug, Clone, Serialize)]
-pub struct Outcome {
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct WriteOutcome {
     #[serde(serialize_with = "crate::device::lossy_path")]
+    #[schemars(with = "String")]
     pub device: PathBuf,
     #[serde(serialize_with = "crate::device::lossy_path")]
+    #[schemars(with = "String")]
     pub backup_file: PathBuf,
     pub sectors_written: usize,
     pub phases: u32,
@@ -319,7 +321,7 @@ pub fn apply(
     plan: &Plan,
     confirm: &Confirmation,
     backup_dir: &Path,
-) -> Result<Outcome> {
+) -> Result<WriteOutcome> {
     if plan.schema != SCHEMA {
         return Err(Error::usage(
             format!("plan schema {} is not {SCHEMA}", plan.schema),
@@ -475,7 +477,7 @@ pub fn apply(
         ));
     }
     let kernel = kernel::view(opened, after.as_ref());
-    Ok(Outcome {
+    Ok(WriteOutcome {
         device: opened.info.path.clone(),
         backup_file,
         sectors_written: sectors.len(),
@@ -517,7 +519,7 @@ pub fn backup_to(opened: &Opened, out: &Path) -> Result<Backup> {
 }
 
 /// What a restore would do to the disk as it is now.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RestorePreview {
     pub kind: BackupKind,
     /// For table backups: the saved table's label.
@@ -761,7 +763,7 @@ pub fn restore(
     b: &Backup,
     confirm: &Confirmation,
     backup_dir: &Path,
-) -> Result<Outcome> {
+) -> Result<WriteOutcome> {
     check_backup_fits(opened, b)?;
     let ss = b.sector_size;
     let file = prepare(opened, confirm, "restore the partition table", &[])?;
@@ -805,7 +807,7 @@ pub fn restore(
         ));
     }
     let kernel = kernel::view(opened, after.as_ref());
-    Ok(Outcome {
+    Ok(WriteOutcome {
         device: opened.info.path.clone(),
         backup_file,
         sectors_written: ordered.len(),

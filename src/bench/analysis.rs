@@ -1,19 +1,16 @@
 //! From per-class latency samples to verdicts, with no I/O: the early "is everything decided?" check the engine
 //! calls every ~2 s, the final comparisons, the drive verdict (`rmw`, ratios, detected physical sector, message),
-//! the partition verdict, and the exit status. Pure functions of the plan, the samples and a seed.
+//! the partition verdict, and the exit status. Pure functions of the schedule, the samples and a seed.
 
 use serde::Serialize;
 
 use super::engine::StopReason;
-use super::plan::{Plan, Role};
-use super::stats::{
-    analyze_offsets, describe, detect_physical_sector, final_verdict, stop_rule, Comparison,
-    Decision, OffsetSweep, PhysicalSectorProbe, Thresholds, Verdict,
-};
-use super::WriteMode;
-use crate::units::human;
+use super::probe::{analyze_offsets, detect_physical_sector, OffsetSweep, PhysicalSectorProbe};
+use super::schedule::{Role, Schedule};
+use super::verdict::{final_verdict, stop_rule, Comparison, Decision, Thresholds, Verdict};
+use super::wording;
 
-/// Thresholds for a device: the stats defaults with an absolute floor on the penalty (1 ms on spinning disks,
+/// Thresholds for a device: the default thresholds with an absolute floor on the penalty (1 ms on spinning disks,
 /// whose read-modify-write costs a revolution; 20 µs elsewhere).
 pub fn thresholds(rotational: bool) -> Thresholds {
     Thresholds {
@@ -23,7 +20,7 @@ pub fn thresholds(rotational: bool) -> Thresholds {
 }
 
 /// One comparison's result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PairResult {
     pub role: Role,
     pub subject: String,
@@ -33,14 +30,14 @@ pub struct PairResult {
 }
 
 /// Every comparison of a run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Outcome {
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Analysis {
     pub pairs: Vec<PairResult>,
     pub probe: Option<PhysicalSectorProbe>,
     pub sweep: Option<OffsetSweep>,
 }
 
-impl Outcome {
+impl Analysis {
     pub fn pair(&self, role: Role) -> Option<&PairResult> {
         self.pairs.iter().find(|p| p.role == role)
     }
@@ -61,10 +58,10 @@ pub fn gates_stop(role: Role) -> bool {
     matches!(role, Role::DriveWrite | Role::DriveRead | Role::Partition)
 }
 
-/// The early stop rule over the whole plan: true once every gating comparison, every probe size and the offset
+/// The early stop rule over the whole schedule: true once every gating comparison, every probe size and the offset
 /// sweep are decided.
-pub fn all_decided(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> bool {
-    let pairs = plan
+pub fn all_decided(schedule: &Schedule, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> bool {
+    let pairs = schedule
         .pairs
         .iter()
         .enumerate()
@@ -83,12 +80,17 @@ pub fn all_decided(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64
     if !pairs {
         return false;
     }
-    let probe = plan.probe.is_empty() || probe_of(plan, samples, th, seed).decided;
-    probe && (plan.sweep.is_empty() || sweep_of(plan, samples, th, seed).decided)
+    let probe = schedule.probe.is_empty() || probe_of(schedule, samples, th, seed).decided;
+    probe && (schedule.sweep.is_empty() || sweep_of(schedule, samples, th, seed).decided)
 }
 
-fn probe_of(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> PhysicalSectorProbe {
-    let probes: Vec<(u64, &[u64], &[u64])> = plan
+fn probe_of(
+    schedule: &Schedule,
+    samples: &[Vec<u64>],
+    th: &Thresholds,
+    seed: u64,
+) -> PhysicalSectorProbe {
+    let probes: Vec<(u64, &[u64], &[u64])> = schedule
         .probe
         .iter()
         .map(|p| {
@@ -102,8 +104,8 @@ fn probe_of(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> Ph
     detect_physical_sector(&probes, th, seed ^ 0xB0B)
 }
 
-fn sweep_of(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> OffsetSweep {
-    let sweep: Vec<(u64, &[u64])> = plan
+fn sweep_of(schedule: &Schedule, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> OffsetSweep {
+    let sweep: Vec<(u64, &[u64])> = schedule
         .sweep
         .iter()
         .map(|&(off, c)| (off, samples_of(samples, c)))
@@ -112,16 +114,16 @@ fn sweep_of(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> Of
 }
 
 /// Final verdicts of every comparison.
-pub fn analyze(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> Outcome {
-    let pairs = plan
+pub fn analyze(schedule: &Schedule, samples: &[Vec<u64>], th: &Thresholds, seed: u64) -> Analysis {
+    let pairs = schedule
         .pairs
         .iter()
         .enumerate()
         .map(|(i, p)| PairResult {
             role: p.role,
             subject: p.subject.clone(),
-            reference: plan.classes[p.reference].name.clone(),
-            test: plan.classes[p.test].name.clone(),
+            reference: schedule.classes[p.reference].name.clone(),
+            test: schedule.classes[p.test].name.clone(),
             comparison: final_verdict(
                 samples_of(samples, p.reference),
                 samples_of(samples, p.test),
@@ -130,15 +132,15 @@ pub fn analyze(plan: &Plan, samples: &[Vec<u64>], th: &Thresholds, seed: u64) ->
             ),
         })
         .collect();
-    Outcome {
+    Analysis {
         pairs,
-        probe: (!plan.probe.is_empty()).then(|| probe_of(plan, samples, th, seed)),
-        sweep: (!plan.sweep.is_empty()).then(|| sweep_of(plan, samples, th, seed)),
+        probe: (!schedule.probe.is_empty()).then(|| probe_of(schedule, samples, th, seed)),
+        sweep: (!schedule.sweep.is_empty()).then(|| sweep_of(schedule, samples, th, seed)),
     }
 }
 
 /// The drive verdict of the JSON contract.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct DriveVerdict {
     /// Does the drive do read-modify-write: misaligned 4 KiB writes pay a penalty, or the probe found a physical
     /// sector larger than the logical one (read-only runs: misaligned reads pay a penalty).
@@ -151,7 +153,7 @@ pub struct DriveVerdict {
 }
 
 /// The partition verdict of the JSON contract.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PartitionVerdict {
     pub number: u32,
     pub start_offset_bytes: u64,
@@ -165,7 +167,7 @@ pub struct PartitionVerdict {
 }
 
 /// What the run concluded, for the exit status: 0 ok, 1 penalty, 3 inconclusive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Ok,
@@ -180,9 +182,8 @@ pub struct Geometry {
     pub physical: u64,
 }
 
-/// The drive verdict from the outcome.
-pub fn drive_verdict(o: &Outcome, g: Geometry) -> (DriveVerdict, Vec<String>) {
-    let mut warnings = Vec::new();
+/// The drive verdict from the analysis.
+pub fn drive_verdict(o: &Analysis, g: Geometry) -> (DriveVerdict, Vec<String>) {
     let write = o.pair(Role::DriveWrite);
     let read = o.pair(Role::DriveRead);
     let detected = o.probe.as_ref().and_then(|p| p.physical_sector);
@@ -197,35 +198,13 @@ pub fn drive_verdict(o: &Outcome, g: Geometry) -> (DriveVerdict, Vec<String>) {
     let rmw = is_penalty(write)
         || probe_rmw
         || (write.is_none() && o.probe.is_none() && is_penalty(read));
-    let sector = detected.unwrap_or(g.physical.max(4096));
-    let mut message = match (write, read) {
-        (Some(w), _) => describe(&w.comparison, &w.subject, sector),
-        (None, Some(r)) => format!(
-            "{} (reads only: read-modify-write shows on writes, and 512e drives barely penalise misaligned reads, \
-             so this is weak evidence; --write free or --write all measures writes)",
-            describe(&r.comparison, &r.subject, sector)
-        ),
-        (None, None) => format!(
-            "{}-byte logical sectors: every I/O covers whole sectors, so misaligned 4 KiB writes cannot happen",
-            g.logical
-        ),
-    };
-    if let Some(d) = detected {
-        if d > g.physical {
-            let w = format!(
-                "WARNING: the drive reports {}-byte physical sectors, but the probe measured read-modify-write on \
-                 {d}-byte sectors: it misreports. Align partitions to {d} bytes (e.g. afdisk check \
-                 --physical-sector-size {d})",
-                g.physical
-            );
-            message = format!("{message}. {w}");
-            warnings.push(w);
-        } else {
-            message = format!("{message}; the probe confirms {d}-byte physical sectors");
-        }
-    } else if o.probe.is_some() {
-        message = format!("{message}; the probe found no size that pays a penalty");
-    }
+    let (message, warnings) = wording::drive_message(
+        write.map(|w| (&w.comparison, w.subject.as_str())),
+        read.map(|r| (&r.comparison, r.subject.as_str())),
+        detected,
+        o.probe.is_some(),
+        g,
+    );
     (
         DriveVerdict {
             rmw,
@@ -239,37 +218,16 @@ pub fn drive_verdict(o: &Outcome, g: Geometry) -> (DriveVerdict, Vec<String>) {
     )
 }
 
-/// The partition verdict, when the plan has a partition view.
+/// The partition verdict, when the schedule has a partition view.
 pub fn partition_verdict(
-    o: &Outcome,
+    o: &Analysis,
     number: u32,
     start_offset_bytes: u64,
 ) -> Option<PartitionVerdict> {
     let p = o.pair(Role::Partition)?;
     let c = &p.comparison;
     let est = c.estimate.as_ref();
-    let message = match (c.verdict, est) {
-        (_, None) => format!("partition {number}: inconclusive (no samples)"),
-        (Verdict::Penalty, Some(e)) => format!(
-            "I/O as your filesystem issues it on partition {number} is {:.1}x slower than on an aligned \
-             partition (95% CI {:.1}–{:.1}): the partition starts at byte {start_offset_bytes}, off a physical \
-             sector; realign it",
-            e.ratio, e.ci_lo, e.ci_hi
-        ),
-        (Verdict::NoPenalty | Verdict::Faster, Some(e)) => format!(
-            "partition {number}: I/O as its filesystem issues it pays no penalty ({:.2}x, 95% CI {:.2}–{:.2})",
-            e.ratio, e.ci_lo, e.ci_hi
-        ),
-        (Verdict::SmallPenalty, Some(e)) => format!(
-            "partition {number}: I/O as its filesystem issues it is {:.2}x slower (95% CI {:.2}–{:.2}), too \
-             little to call a read-modify-write penalty",
-            e.ratio, e.ci_lo, e.ci_hi
-        ),
-        (Verdict::Inconclusive, Some(e)) => format!(
-            "partition {number}: inconclusive ({:.2}x, 95% CI {:.2}–{:.2})",
-            e.ratio, e.ci_lo, e.ci_hi
-        ),
-    };
+    let message = wording::partition_message(number, start_offset_bytes, c);
     Some(PartitionVerdict {
         number,
         start_offset_bytes,
@@ -283,7 +241,7 @@ pub fn partition_verdict(
 
 /// The exit status. With a partition: its verdict (penalty → 1, inconclusive → 3, else 0). Without: `rmw` → 1;
 /// else the headline comparison (misaligned writes, or reads in read-only runs) inconclusive → 3; else 0.
-pub fn status(o: &Outcome, drive: &DriveVerdict, partition: Option<&PartitionVerdict>) -> Status {
+pub fn status(o: &Analysis, drive: &DriveVerdict, partition: Option<&PartitionVerdict>) -> Status {
     if let Some(p) = partition {
         return match p.verdict {
             Verdict::Penalty => Status::Penalty,
@@ -304,7 +262,7 @@ pub fn status(o: &Outcome, drive: &DriveVerdict, partition: Option<&PartitionVer
 /// Appends to each inconclusive verdict (the headline comparison, the partition's) the advice that fits why the
 /// run stopped ([`StopReason::advice`]), so that a run out of fresh slots is not told to run longer.
 pub fn add_stop_advice(
-    o: &Outcome,
+    o: &Analysis,
     drive: &mut DriveVerdict,
     partition: Option<&mut PartitionVerdict>,
     stop: StopReason,
@@ -318,35 +276,10 @@ pub fn add_stop_advice(
     }
 }
 
-/// What unallocated regions of a sparse image do to a run: `holes` of the `span` bytes it measures are holes.
-/// Reads there return zeros without touching any disk (sub-microsecond), so they measure nothing; writes there
-/// measure the host filesystem allocating blocks. Returns the warning, and whether the verdict must be
-/// inconclusive (a read-only run with at least 1 % of its span in holes: its verdict rests on those reads).
-pub fn sparse_caveat(holes: u64, span: u64, mode: WriteMode, path: &str) -> Option<(String, bool)> {
-    if holes == 0 || span == 0 {
-        return None;
-    }
-    let pct = holes as f64 * 100.0 / span as f64;
-    let read_only = mode == WriteMode::None;
-    let warning = format!(
-        "{} of the {} this run measures ({pct:.0}%) are unallocated regions of the sparse image {path}: reads \
-         there return zeros without touching any disk, so they measure nothing{}",
-        human(holes),
-        human(span),
-        if read_only {
-            "; the verdict is inconclusive. Fill the image with data first (e.g. `dd if=/dev/urandom of=IMAGE \
-             bs=1M conv=notrunc`; fallocate is not enough, its extents read as zeros too), or benchmark a disk"
-        } else {
-            "; writes there measure the host filesystem allocating blocks, not a disk"
-        }
-    );
-    Some((warning, read_only && holes.saturating_mul(100) >= span))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::stats::Rng;
+    use crate::bench::random::Rng;
 
     /// Log-normal-ish latencies around `median` with spread `sigma` (log units).
     fn stream(rng: &mut Rng, n: usize, median: f64, sigma: f64) -> Vec<u64> {
@@ -362,7 +295,7 @@ mod tests {
             .collect()
     }
 
-    use crate::bench::plan::plan_512 as plan;
+    use crate::bench::schedule::schedule_512 as schedule;
 
     /// A 512-byte drive that reports 512-byte physical sectors, and one that reports 4096 (512e).
     const G512: Geometry = Geometry {
@@ -375,9 +308,10 @@ mod tests {
     };
 
     /// Samples where every class costs `base`, except the ones `slow` names, which cost `base * factor`.
-    fn synth(plan: &Plan, n: usize, slow: &dyn Fn(&str) -> f64) -> Vec<Vec<u64>> {
+    fn synth(schedule: &Schedule, n: usize, slow: &dyn Fn(&str) -> f64) -> Vec<Vec<u64>> {
         let mut rng = Rng::new(42);
-        plan.classes
+        schedule
+            .classes
             .iter()
             .map(|c| stream(&mut rng, n, 100_000.0 * slow(&c.name), 0.15))
             .collect()
@@ -410,7 +344,7 @@ mod tests {
 
     #[test]
     fn rmw_drive_gives_penalty_and_detects_4096() {
-        let p = plan(true, true, None);
+        let p = schedule(true, true, None);
         let s = synth(&p, 200, &rmw4k);
         let th = thresholds(false);
         assert!(all_decided(&p, &s, &th, 1));
@@ -432,7 +366,7 @@ mod tests {
 
     #[test]
     fn null_device_gives_no_penalty() {
-        let p = plan(true, false, None);
+        let p = schedule(true, false, None);
         let s = synth(&p, 400, &|_| 1.0);
         let th = thresholds(false);
         let o = analyze(&p, &s, &th, 9);
@@ -445,7 +379,7 @@ mod tests {
 
     #[test]
     fn too_few_samples_is_inconclusive_and_not_decided() {
-        let p = plan(true, false, None);
+        let p = schedule(true, false, None);
         let s = synth(&p, 10, &rmw4k);
         let th = thresholds(false);
         assert!(!all_decided(&p, &s, &th, 1));
@@ -459,7 +393,7 @@ mod tests {
     /// to run longer; one out of fresh slots is told that longer cannot help.
     #[test]
     fn inconclusive_advice_matches_the_stop_reason() {
-        let p = plan(true, false, None);
+        let p = schedule(true, false, None);
         let s = synth(&p, 10, &rmw4k);
         let th = thresholds(false);
         let o = analyze(&p, &s, &th, 1);
@@ -498,24 +432,9 @@ mod tests {
     }
 
     #[test]
-    fn sparse_holes_make_a_read_only_run_inconclusive() {
-        assert_eq!(sparse_caveat(0, 1 << 20, WriteMode::None, "x.img"), None);
-        let (w, inconclusive) =
-            sparse_caveat(64 << 20, 64 << 20, WriteMode::None, "x.img").unwrap();
-        assert!(inconclusive);
-        assert!(w.contains("measure nothing") && w.contains("100%"), "{w}");
-        let (w, inconclusive) = sparse_caveat(1 << 20, 64 << 20, WriteMode::All, "x.img").unwrap();
-        assert!(!inconclusive, "writes fill holes: a caveat, not a veto");
-        assert!(w.contains("allocating blocks"), "{w}");
-        // Under 1 % of the span: a caveat only.
-        let (_, inconclusive) = sparse_caveat(4096, 64 << 20, WriteMode::None, "x.img").unwrap();
-        assert!(!inconclusive);
-    }
-
-    #[test]
     fn misaligned_partition_pays_and_aligned_does_not() {
         let th = thresholds(false);
-        let p = plan(true, false, Some(2049 * 512));
+        let p = schedule(true, false, Some(2049 * 512));
         let s = synth(&p, 200, &rmw4k);
         let o = analyze(&p, &s, &th, 3);
         let (d, _) = drive_verdict(&o, G512);
@@ -528,7 +447,7 @@ mod tests {
         );
         assert_eq!(status(&o, &d, Some(&pv)), Status::Penalty);
 
-        let p = plan(true, false, Some(2048 * 512));
+        let p = schedule(true, false, Some(2048 * 512));
         let s = synth(&p, 200, &rmw4k);
         let o = analyze(&p, &s, &th, 3);
         let (d, _) = drive_verdict(&o, G512);
@@ -544,7 +463,7 @@ mod tests {
 
     #[test]
     fn read_only_runs_say_the_evidence_is_weak() {
-        let p = plan(false, false, None);
+        let p = schedule(false, false, None);
         let s = synth(&p, 300, &|_| 1.0);
         let o = analyze(&p, &s, &thresholds(true), 5);
         let (d, _) = drive_verdict(&o, G512E);
@@ -556,7 +475,7 @@ mod tests {
     #[test]
     fn drifting_latencies_still_give_the_right_verdict() {
         // Latency halves over the run (a cache warming up); interleaving keeps both classes on the same drift.
-        let p = plan(true, false, None);
+        let p = schedule(true, false, None);
         let mut rng = Rng::new(8);
         let n = 300;
         let s: Vec<Vec<u64>> = p

@@ -1,7 +1,7 @@
 //! The benchmark's I/O edge: an aligned buffer, the timed `pread`/`pwrite` of one I/O in flight on an `O_DIRECT`
 //! (and, for writes, `O_DSYNC`) descriptor, the round loop that follows the [`Scheduler`], warm-up, the ~2 s looks
 //! at the stop rule, the time cap, and the `/sys/block/X/stat` noise guard. Every decision it takes comes from
-//! `plan` and `analysis`; this file only measures.
+//! `schedule` and `analysis`; this file only measures.
 
 use std::alloc::{alloc, dealloc, Layout};
 use std::fs::File;
@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::analysis::{all_decided, analyze, drive_verdict, Geometry};
-use super::plan::{Io, Op, Plan, Scheduler};
-use super::stats::{Rng, Thresholds};
+use super::random::Rng;
+use super::schedule::{Io, Op, Schedule, Scheduler};
+use super::verdict::Thresholds;
 use super::{DriveVerdict, Progress};
 use crate::error::{Error, Result};
 
@@ -139,7 +140,7 @@ pub fn parse_stat(text: &str) -> Option<BlockStat> {
 }
 
 /// What the noise guard saw.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Noise {
     /// Bytes the benchmark moved.
     pub ours_bytes: u64,
@@ -173,7 +174,7 @@ fn read_stat(sysfs: Option<&Path>) -> Option<BlockStat> {
 }
 
 /// Why the run stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// Every comparison was decided early.
@@ -243,7 +244,7 @@ pub fn measure(
     file: &File,
     path: &Path,
     sysfs: Option<&Path>,
-    plan: &Plan,
+    schedule: &Schedule,
     mut sched: Scheduler,
     th: &Thresholds,
     geometry: Geometry,
@@ -251,14 +252,14 @@ pub fn measure(
     seed: u64,
     progress: &mut dyn FnMut(&Progress) -> ControlFlow<()>,
 ) -> Result<Measured> {
-    let max_len = plan.classes.iter().map(|c| c.len).max().unwrap_or(4096);
-    let align = plan.align.clamp(4096, 65536);
+    let max_len = schedule.classes.iter().map(|c| c.len).max().unwrap_or(4096);
+    let align = schedule.align.clamp(4096, 65536);
     let mut buf = AlignedBuf::new(
         usize::try_from(max_len.next_multiple_of(align)).unwrap_or(usize::MAX),
         usize::try_from(align).unwrap_or(4096),
         seed,
     )?;
-    let mut samples: Vec<Vec<u64>> = vec![Vec::new(); plan.classes.len()];
+    let mut samples: Vec<Vec<u64>> = vec![Vec::new(); schedule.classes.len()];
     let before = read_stat(sysfs);
     let start = Instant::now();
     let mut last_look = start;
@@ -268,7 +269,7 @@ pub fn measure(
     let mut ours_bytes = 0u64;
     let mut in_warmup = true;
     let mut verdict: Option<DriveVerdict> = None;
-    let mut this_round: Vec<(usize, u64)> = Vec::with_capacity(plan.classes.len());
+    let mut this_round: Vec<(usize, u64)> = Vec::with_capacity(schedule.classes.len());
     let stop = loop {
         let Some(round) = sched.next_round() else {
             break StopReason::OutOfSlots;
@@ -302,8 +303,8 @@ pub fn measure(
         let mut decided = false;
         if !in_warmup && now - last_look >= timing.look_every {
             last_look = now;
-            decided = all_decided(plan, &samples, th, seed);
-            let o = analyze(plan, &samples, th, seed);
+            decided = all_decided(schedule, &samples, th, seed);
+            let o = analyze(schedule, &samples, th, seed);
             verdict = Some(drive_verdict(&o, geometry).0);
         }
         let flow = progress(&Progress {
@@ -311,7 +312,7 @@ pub fn measure(
             cap: timing.cap,
             rounds,
             warmup: in_warmup,
-            classes: &plan.classes,
+            classes: &schedule.classes,
             round: &this_round,
             samples: &samples,
             verdict: verdict.as_ref(),

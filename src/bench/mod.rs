@@ -1,15 +1,25 @@
 //! The alignment benchmark: aligned vs misaligned I/O with a statistically sound verdict, for the CLI (`afdisk
 //! bench`) and the TUI. This module owns the options, the preparation (partition lookup, regions the run may use,
 //! write-safety checks through `device::access`), the run, and the result with its JSON contract (`schema: 1`).
-//! - `stats`: pure statistics (summaries, bootstrap CI, stop rule, verdicts, probe analysis);
-//! - `plan`: pure class plans, regions, slots and the round schedule;
+//! - `random`: the seeded generator and the slot order (for the schedule and the bootstrap);
+//! - `summary`: per-class summaries, the median (also the running one the front ends show), warm-up;
+//! - `bootstrap`: the ratio of medians with its bootstrap CI;
+//! - `verdict`: the verdict of one comparison, the thresholds and the early-stop rule;
+//! - `probe`: the physical-sector probe and the offset sweep;
+//! - `wording`: the plain-words sentences every front end shows;
+//! - `schedule`: pure class lists, regions, slots and the round-by-round order of I/Os;
 //! - `analysis`: pure verdicts from samples;
 //! - `engine`: the timed `O_DIRECT` I/O and the noise guard.
 
 pub mod analysis;
+pub mod bootstrap;
 pub mod engine;
-pub mod plan;
-pub mod stats;
+pub mod probe;
+pub mod random;
+pub mod schedule;
+pub mod summary;
+pub mod verdict;
+pub mod wording;
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -23,10 +33,11 @@ use crate::device::{sysfs, DeviceInfo, Opened, TargetKind};
 use crate::error::{Error, Result};
 use crate::table;
 use crate::units::{human, plural};
-pub use analysis::{DriveVerdict, Outcome, PartitionVerdict, Status};
+pub use analysis::{Analysis, DriveVerdict, PartitionVerdict, Status};
 pub use engine::{Noise, StopReason};
-use plan::{ClassSpec, Plan, PlanInput, Region, Role, Scheduler, SlotPool};
-use stats::Summary;
+use schedule::{ClassSpec, Region, Role, Schedule, ScheduleInput, Scheduler, SlotPool};
+pub use summary::{running_median, summarize, Summary};
+pub use verdict::Verdict;
 
 /// What a `--write all` run does, for the messages that name the operation ("refusing to {what} on /dev/sdb",
 /// "This will {what} on /dev/sdb"): it must read well before "on DEVICE".
@@ -45,7 +56,7 @@ pub const FREE_SKIP_HEAD: u64 = 1 << 20;
 pub const FREE_SKIP_TAIL: u64 = 1 << 20;
 
 /// Where the benchmark may write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WriteMode {
     /// Reads only: safe on a disk in use.
@@ -153,25 +164,25 @@ pub fn resolve_target(path: &Path) -> (PathBuf, Option<u32>) {
 }
 
 /// The partition a run looks at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct PartitionTarget {
     pub number: u32,
     pub start_bytes: u64,
     pub end_bytes: u64,
 }
 
-/// A run, ready to start: the plan and where it may do I/O. Nothing has been written yet.
+/// A run, ready to start: the schedule and where it may do I/O. Nothing has been written yet.
 #[derive(Debug, Clone)]
 pub struct Prepared {
     pub options: BenchOptions,
-    pub plan: Plan,
+    pub schedule: Schedule,
     pub regions: Vec<Region>,
     pub partition: Option<PartitionTarget>,
     /// Things to tell the user (skipped classes, image caveat, free space used).
     pub notes: Vec<String>,
 }
 
-/// Reads the table, builds the plan and the regions, and checks that they are big enough. Reads only.
+/// Reads the table, builds the schedule and the regions, and checks that they are big enough. Reads only.
 pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
     options.validate()?;
     let info = &opened.info;
@@ -218,14 +229,14 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
     };
     let align = info.physical_sector_size.max(4096);
     let ao = info.alignment_offset % align;
-    let plan = plan::build(&PlanInput {
+    let schedule = schedule::build(&ScheduleInput {
         logical: info.logical_sector_size,
         physical: info.physical_sector_size,
         writes: options.write != WriteMode::None,
         probe: options.probe,
         partition_start: partition.map(|p| (p.start_bytes + align - ao) % align),
     });
-    let mut notes = plan.notes.clone();
+    let mut notes = schedule.notes.clone();
     if info.kind == TargetKind::Image {
         notes.push(
             "image file: direct I/O goes through the host filesystem, so the results reflect that filesystem and \
@@ -265,16 +276,16 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
                     end: p.start.saturating_add(p.size).saturating_mul(ss),
                 })
                 .collect();
-            plan::free_regions(usable_start, usable_end, &parts)
+            schedule::free_regions(usable_start, usable_end, &parts)
         }
         _ => vec![Region {
             start: 0,
             end: info.size_bytes,
         }],
     };
-    let pool = SlotPool::new(&regions, plan.slot_size, ao);
-    let need = plan.bytes_needed(MIN_ROUNDS);
-    let have = pool.len() * plan.slot_size;
+    let pool = SlotPool::new(&regions, schedule.slot_size, ao);
+    let need = schedule.bytes_needed(MIN_ROUNDS);
+    let have = pool.len() * schedule.slot_size;
     if have < need {
         let (problem, fix) = match (options.write, partition) {
             (WriteMode::Free, _) => (
@@ -284,8 +295,8 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
                     info.path.display(),
                     human(have),
                     human(need),
-                    plan.classes.len(),
-                    human(plan.bytes_per_round())
+                    schedule.classes.len(),
+                    human(schedule.bytes_per_round())
                 ),
                 "shrink or delete a partition to leave that much unallocated, drop --probe (fewer classes), or use \
                  --write none"
@@ -317,13 +328,13 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
     if options.write == WriteMode::Free {
         notes.push(format!(
             "writes only to {} of unallocated space in {}",
-            human(pool.len() * plan.slot_size),
+            human(pool.len() * schedule.slot_size),
             plural(regions.len() as u64, "region", "regions")
         ));
     }
     Ok(Prepared {
         options: options.clone(),
-        plan,
+        schedule,
         regions,
         partition,
         notes,
@@ -347,19 +358,19 @@ pub struct Progress<'a> {
 }
 
 /// One class's result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ClassResult {
     pub spec: ClassSpec,
     pub summary: Option<Summary>,
 }
 
 /// Everything a run found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct BenchReport {
     pub device: DeviceInfo,
     pub write_mode: WriteMode,
     pub classes: Vec<ClassResult>,
-    pub outcome: Outcome,
+    pub analysis: Analysis,
     pub verdict: DriveVerdict,
     pub partition: Option<PartitionVerdict>,
     pub status: Status,
@@ -439,15 +450,15 @@ pub fn run(
     } else {
         None
     };
-    let plan = &prepared.plan;
+    let schedule = &prepared.schedule;
     let align = info.physical_sector_size.max(4096);
     let pool = SlotPool::new(
         &prepared.regions,
-        plan.slot_size,
+        schedule.slot_size,
         info.alignment_offset % align,
     );
-    let rounds_possible = (pool.len() * plan.slot_size) / plan.bytes_per_round().max(1);
-    let sched = Scheduler::new(plan, pool, opts.seed);
+    let rounds_possible = (pool.len() * schedule.slot_size) / schedule.bytes_per_round().max(1);
+    let sched = Scheduler::new(schedule, pool, opts.seed);
     // Loop devices report rotational=1 whatever backs them: the spinning-disk floor does not apply to them.
     let th = analysis::thresholds(
         info.rotational && info.kind == TargetKind::Block && info.transport != "loop",
@@ -469,7 +480,7 @@ pub fn run(
         &file,
         Path::new(&info.path),
         opened.sysfs.as_deref(),
-        plan,
+        schedule,
         sched,
         &th,
         geometry,
@@ -477,15 +488,15 @@ pub fn run(
         opts.seed,
         progress,
     )?;
-    let mut outcome = analysis::analyze(plan, &m.samples, &th, opts.seed);
-    let (mut verdict, mut warnings) = analysis::drive_verdict(&outcome, geometry);
+    let mut analysis = analysis::analyze(schedule, &m.samples, &th, opts.seed);
+    let (mut verdict, mut warnings) = analysis::drive_verdict(&analysis, geometry);
     let mut partition = prepared
         .partition
-        .and_then(|p| analysis::partition_verdict(&outcome, p.number, p.start_bytes));
-    let mut status = analysis::status(&outcome, &verdict, partition.as_ref());
-    analysis::add_stop_advice(&outcome, &mut verdict, partition.as_mut(), m.stop);
+        .and_then(|p| analysis::partition_verdict(&analysis, p.number, p.start_bytes));
+    let mut status = analysis::status(&analysis, &verdict, partition.as_ref());
+    analysis::add_stop_advice(&analysis, &mut verdict, partition.as_mut(), m.stop);
     if let Some((w, inconclusive)) = holes.and_then(|h| {
-        analysis::sparse_caveat(
+        wording::sparse_caveat(
             h,
             span_of(&prepared.regions),
             opts.write,
@@ -494,8 +505,8 @@ pub fn run(
     }) {
         if inconclusive {
             // Every comparison of a read-only run rests on those reads: none of them may say "no penalty".
-            for p in &mut outcome.pairs {
-                p.comparison.verdict = stats::Verdict::Inconclusive;
+            for p in &mut analysis.pairs {
+                p.comparison.verdict = Verdict::Inconclusive;
             }
             verdict.rmw = false;
             verdict.message =
@@ -504,7 +515,7 @@ pub fn run(
                     .to_string();
             if let Some(p) = partition.as_mut() {
                 p.penalty = false;
-                p.verdict = stats::Verdict::Inconclusive;
+                p.verdict = Verdict::Inconclusive;
                 p.message = format!(
                     "partition {}: inconclusive: the image's unallocated regions measure nothing",
                     p.number
@@ -543,20 +554,20 @@ pub fn run(
                 .into(),
         );
     }
-    let classes = plan
+    let classes = schedule
         .classes
         .iter()
         .zip(&m.samples)
         .map(|(spec, s)| ClassResult {
             spec: spec.clone(),
-            summary: stats::summarize(s),
+            summary: summarize(s),
         })
         .collect();
     Ok(BenchReport {
         device: info.clone(),
         write_mode: opts.write,
         classes,
-        outcome,
+        analysis,
         verdict,
         partition,
         status,
@@ -603,7 +614,7 @@ pub fn unallocated_bytes(file: &std::fs::File, regions: &[Region]) -> Option<u64
 }
 
 /// `classes[]` of the JSON contract.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ClassJson {
     pub name: String,
     pub samples: usize,
@@ -614,7 +625,7 @@ pub struct ClassJson {
 }
 
 /// `partition` of the JSON contract.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PartitionJson {
     pub number: u32,
     pub start_offset_bytes: u64,
@@ -624,7 +635,7 @@ pub struct PartitionJson {
 }
 
 /// The JSON contract of `afdisk bench --json` (schema 1).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct BenchJson<'a> {
     pub schema: u32,
     pub device: &'a DeviceInfo,
@@ -671,9 +682,9 @@ impl BenchReport {
         }
     }
 
-    /// The comparison with this role, if the plan had it.
+    /// The comparison with this role, if the schedule had it.
     pub fn pair(&self, role: Role) -> Option<&analysis::PairResult> {
-        self.outcome.pair(role)
+        self.analysis.pair(role)
     }
 }
 
@@ -853,14 +864,14 @@ mod tests {
 
     #[test]
     fn json_has_exactly_the_contract_keys() {
-        let plan = plan::build(&PlanInput {
+        let schedule = schedule::build(&ScheduleInput {
             logical: 512,
             physical: 512,
             writes: true,
             probe: false,
             partition_start: Some(512),
         });
-        let samples: Vec<Vec<u64>> = plan
+        let samples: Vec<Vec<u64>> = schedule
             .classes
             .iter()
             .map(|c| {
@@ -876,28 +887,28 @@ mod tests {
             })
             .collect();
         let th = analysis::thresholds(false);
-        let outcome = analysis::analyze(&plan, &samples, &th, 1);
+        let analysis = analysis::analyze(&schedule, &samples, &th, 1);
         let g = analysis::Geometry {
             logical: 512,
             physical: 512,
         };
-        let (verdict, warnings) = analysis::drive_verdict(&outcome, g);
-        let partition = analysis::partition_verdict(&outcome, 1, 2049 * 512);
-        let status = analysis::status(&outcome, &verdict, partition.as_ref());
+        let (verdict, warnings) = analysis::drive_verdict(&analysis, g);
+        let partition = analysis::partition_verdict(&analysis, 1, 2049 * 512);
+        let status = analysis::status(&analysis, &verdict, partition.as_ref());
         let (_dir, opened) = sparse_image(1 << 20);
         let r = BenchReport {
             device: opened.info.clone(),
             write_mode: WriteMode::All,
-            classes: plan
+            classes: schedule
                 .classes
                 .iter()
                 .zip(&samples)
                 .map(|(spec, s)| ClassResult {
                     spec: spec.clone(),
-                    summary: stats::summarize(s),
+                    summary: summarize(s),
                 })
                 .collect(),
-            outcome,
+            analysis,
             verdict,
             partition,
             status,

@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use afdisk::bench::stats::Verdict;
+use afdisk::bench::Verdict;
 use afdisk::bench::{self, BenchOptions, BenchReport, Progress, Status, WriteMode};
 use afdisk::device::access::Confirmation;
 use afdisk::device::{self, Overrides};
@@ -125,8 +125,8 @@ pub fn progress_line(p: &Progress) -> String {
         if p.warmup { " (warm-up)" } else { "" }
     );
     for (i, c) in p.classes.iter().enumerate().take(4) {
-        if let Some(m) = p.samples.get(i).and_then(|v| bench::stats::summarize(v)) {
-            let _ = write!(s, ", {} {}", c.name, dur(m.median_ns));
+        if let Some(m) = p.samples.get(i).and_then(|v| bench::running_median(v)) {
+            let _ = write!(s, ", {} {}", c.name, dur(m));
         }
     }
     if let Some(v) = p.verdict {
@@ -210,7 +210,7 @@ pub fn render(r: &BenchReport) -> String {
     let _ = writeln!(o);
     let label = |p: &bench::analysis::PairResult| format!("{} vs {}", p.test, p.reference);
     let w = r
-        .outcome
+        .analysis
         .pairs
         .iter()
         .map(|p| label(p).len())
@@ -222,7 +222,7 @@ pub fn render(r: &BenchReport) -> String {
         "{:<w$} {:>7} {:>11} {:>10}  VERDICT",
         "COMPARISON", "RATIO", "95% CI", "DELTA"
     );
-    for p in &r.outcome.pairs {
+    for p in &r.analysis.pairs {
         let c = &p.comparison;
         let (ratio, ci, delta) = match &c.estimate {
             Some(e) => (
@@ -247,7 +247,7 @@ pub fn render(r: &BenchReport) -> String {
             p.subject
         );
     }
-    if let Some(probe) = &r.outcome.probe {
+    if let Some(probe) = &r.analysis.probe {
         let _ = writeln!(o);
         let _ = writeln!(o, "physical-sector probe (P bytes at P/2 vs at 0):");
         for s in &probe.sizes {
@@ -271,7 +271,7 @@ pub fn render(r: &BenchReport) -> String {
                 ))
         );
     }
-    if let Some(sweep) = &r.outcome.sweep {
+    if let Some(sweep) = &r.analysis.sweep {
         let _ = writeln!(o);
         let _ = writeln!(
             o,

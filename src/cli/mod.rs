@@ -191,7 +191,10 @@ fn cmd_list(as_json: bool, g: &GeometryArgs) -> i32 {
         })
         .collect();
     emit(&if as_json {
-        json(&entries)
+        json(&afdisk::contract::ListJson {
+            schema: afdisk::contract::LIST_SCHEMA,
+            devices: entries.iter().map(render::ListEntry::contract).collect(),
+        })
     } else {
         render::list(&entries)
     });
@@ -222,7 +225,10 @@ fn cmd_check(
         }
     }
     emit(&if as_json {
-        json(&results)
+        json(&afdisk::contract::CheckJson {
+            schema: afdisk::contract::CHECK_SCHEMA,
+            targets: results.clone(),
+        })
     } else {
         render::check(&results)
     });

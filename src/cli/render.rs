@@ -2,13 +2,9 @@
 
 use std::fmt::Write;
 
-use serde::Serialize;
-
-use afdisk::device::DeviceInfo;
+use afdisk::contract::{ListDevice, ListFailed};
 use afdisk::report::{DiskStatus, Report};
-use afdisk::table::Label;
 use afdisk::units::{human, plural};
-use afdisk::Error;
 
 /// One line of `afdisk list`.
 pub enum ListEntry {
@@ -20,40 +16,16 @@ pub enum ListEntry {
     },
 }
 
-#[derive(Serialize)]
-struct ListJson<'a> {
-    #[serde(flatten)]
-    device: &'a DeviceInfo,
-    label: Option<Label>,
-    partitions: usize,
-    misaligned: usize,
-    /// The word the text's STATUS column shows: `aligned`, `misaligned` or `problem`.
-    status: &'static str,
-    error: Option<&'a str>,
-}
-
-#[derive(Serialize)]
-struct ListFailedJson<'a> {
-    name: &'a str,
-    path: &'a str,
-    error: &'a str,
-}
-
-impl Serialize for ListEntry {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+impl ListEntry {
+    /// The entry as `list --json` shows it (the contract is the core's).
+    pub fn contract(&self) -> ListDevice {
         match self {
-            ListEntry::Ok(r) => ListJson {
-                device: &r.device,
-                label: r.summary.label,
-                partitions: r.summary.partitions,
-                misaligned: r.summary.misaligned,
-                status: r.status(false).as_str(),
-                error: None,
-            }
-            .serialize(s),
-            ListEntry::Failed { name, path, error } => {
-                ListFailedJson { name, path, error }.serialize(s)
-            }
+            ListEntry::Ok(r) => ListDevice::from_report(r),
+            ListEntry::Failed { name, path, error } => ListDevice::Failed(ListFailed {
+                name: name.clone(),
+                path: path.clone(),
+                error: error.clone(),
+            }),
         }
     }
 }
@@ -250,28 +222,7 @@ fn wrap(text: &str, width: usize, indent: &str) -> String {
     out
 }
 
-/// An error-level finding as `check --json` reports it.
-#[derive(Serialize)]
-pub struct CheckProblem {
-    pub code: &'static str,
-    pub partition: Option<u32>,
-    pub message: String,
-}
-
-/// One target's result in `afdisk check`.
-#[derive(Serialize)]
-pub struct CheckResult {
-    pub path: String,
-    /// "ok", "misaligned", "problem" or "error".
-    pub status: &'static str,
-    pub misaligned: Vec<u32>,
-    pub partitions: usize,
-    /// The error-level findings about the table (corrupt GPT, overlap, past the end, …); empty otherwise.
-    pub problems: Vec<CheckProblem>,
-    pub error: Option<String>,
-    /// The fix for `error`, else `null`.
-    pub fix: Option<String>,
-}
+pub use afdisk::contract::CheckResult;
 
 /// `check`: nothing wrong.
 pub const EXIT_CHECK_OK: i32 = 0;
@@ -282,44 +233,6 @@ pub const EXIT_CHECK_ERROR: i32 = 2;
 /// `check`: a table has an error-level finding (corrupt, inconsistent, overlapping, past the end, sector-size
 /// mismatch, undecodable logicals), as `sgdisk -v` fails on them. Wins over 1.
 pub const EXIT_CHECK_PROBLEM: i32 = 5;
-
-impl CheckResult {
-    pub fn from_report(path: &str, r: &Report, strict: bool) -> Self {
-        let bad = r.misaligned(strict);
-        CheckResult {
-            path: path.to_string(),
-            status: match r.status(strict) {
-                DiskStatus::Problem => "problem",
-                DiskStatus::Misaligned => "misaligned",
-                DiskStatus::Aligned => "ok",
-            },
-            misaligned: bad,
-            partitions: r.summary.partitions,
-            problems: r
-                .problems()
-                .into_iter()
-                .map(|f| CheckProblem {
-                    code: f.code,
-                    partition: f.partition,
-                    message: f.message.clone(),
-                })
-                .collect(),
-            error: None,
-            fix: None,
-        }
-    }
-    pub fn failed(path: &str, e: &Error) -> Self {
-        CheckResult {
-            path: path.to_string(),
-            status: "error",
-            misaligned: vec![],
-            partitions: 0,
-            problems: vec![],
-            error: Some(e.problem.clone()),
-            fix: Some(e.fix.clone()).filter(|f| !f.is_empty()),
-        }
-    }
-}
 
 /// The exit status of `check` over all its targets: 2 if any could not be read, else 5 if any table has an
 /// error, else 1 if any partition is misaligned, else 0.
@@ -341,7 +254,7 @@ pub fn check(results: &[CheckResult]) -> String {
     for r in results {
         let list: Vec<String> = r.misaligned.iter().map(|n| n.to_string()).collect();
         match r.status {
-            "ok" if r.partitions == 0 => {
+            "ok" if r.partition_count == 0 => {
                 let _ = writeln!(o, "{}: ok (no partitions)", r.path);
             }
             "ok" => {
@@ -349,7 +262,7 @@ pub fn check(results: &[CheckResult]) -> String {
                     o,
                     "{}: ok ({} aligned)",
                     r.path,
-                    plural(r.partitions as u64, "partition", "partitions")
+                    plural(r.partition_count as u64, "partition", "partitions")
                 );
             }
             "misaligned" => {

@@ -166,9 +166,9 @@ pub(crate) fn confirmation_destroying(
     }
 }
 
-fn outcome(o: &apply::Outcome, as_json: bool, verb: &str) {
+fn outcome(o: &apply::WriteOutcome, as_json: bool, verb: &str) {
     if as_json {
-        emit(&json(o));
+        emit(&json(&afdisk::contract::WriteJson::new(o)));
     } else {
         let mut text = format!(
             "{verb} {}: {} sector(s) in {} phase(s), read back and verified.\n",
@@ -200,7 +200,7 @@ pub fn apply(
     as_json: bool,
     g: &GeometryArgs,
 ) -> i32 {
-    let run = || -> Result<apply::Outcome, Error> {
+    let run = || -> Result<apply::WriteOutcome, Error> {
         let p = apply::load_plan(plan_file)?;
         let opened = device::open(target, &g.overrides())?;
         if !c.yes && std::io::stdin().is_terminal() {
@@ -229,13 +229,7 @@ pub fn backup(target: &Path, out: &Path, as_json: bool, g: &GeometryArgs) -> i32
     match run() {
         Ok(b) => {
             if as_json {
-                emit(&json(&serde_json::json!({
-                    "device": b.device.path,
-                    "file": out.display().to_string(),
-                    "sector_size": b.sector_size,
-                    "sectors": b.sectors.len(),
-                    "table": b.table,
-                })));
+                emit(&json(&afdisk::contract::BackupJson::new(&b, out)));
             } else {
                 emit(&format!(
                     "Saved {} sector(s) of {} ({}, {}-byte sectors) to {}\nRestore with: afdisk restore {} {}\n",
@@ -261,7 +255,7 @@ pub fn restore(
     as_json: bool,
     g: &GeometryArgs,
 ) -> i32 {
-    let run = || -> Result<apply::Outcome, Error> {
+    let run = || -> Result<apply::WriteOutcome, Error> {
         let b = backup::load(file)?;
         let opened = device::open(target, &g.overrides())?;
         // What it would write (and refusals that need no write access), shown before the confirmation.

@@ -23,14 +23,14 @@ use crate::error::{Error, Result};
 use crate::table::source::FileSource;
 pub use usage::{Use, UseKind};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TargetKind {
     Block,
     Image,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     Kernel,
@@ -55,7 +55,7 @@ impl Source {
 }
 
 /// Where each geometry value came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct GeometrySource {
     pub logical_sector_size: Source,
     pub physical_sector_size: Source,
@@ -101,11 +101,12 @@ impl Overrides {
 }
 
 /// Everything afdisk knows about a device. Serialises as the `device` object of the JSON contract.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct DeviceInfo {
     /// The path as given, byte for byte: everything that reopens the target uses it. JSON shows it as text
     /// (lossy only there).
     #[serde(serialize_with = "lossy_path")]
+    #[schemars(with = "String")]
     pub path: PathBuf,
     pub kind: TargetKind,
     /// Kernel name (`sda`, `nvme0n1`, `loop3`) or the image's file name.
@@ -159,7 +160,7 @@ impl DeviceInfo {
 
 /// Which file an image (or a loop device's backing file) is: its canonical path (as [`path_id`] writes it),
 /// the device and inode numbers of the file, and the byte offset where the disk starts in it (loop devices).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileId {
     pub path: String,
     pub dev: u64,

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::sysfs;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum UseKind {
     Mount,
@@ -21,7 +21,7 @@ pub enum UseKind {
 }
 
 /// One reason why a disk is in use.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Use {
     pub kind: UseKind,
     /// The disk or partition concerned (`/dev/sda2`).

@@ -29,7 +29,7 @@ use nix::errno::Errno;
 use serde::Serialize;
 
 /// Which command the report is built from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub enum DriveSource {
     /// ATA IDENTIFY DEVICE, sent through SAT ATA PASS-THROUGH(16).
     #[serde(rename = "ata-identify")]
@@ -43,7 +43,7 @@ pub enum DriveSource {
 }
 
 /// One NVMe LBA format (Identify Namespace LBAF entry).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct LbaFormat {
     /// Index in the LBAF array (what FLBAS / Format NVM select).
     pub index: u8,
@@ -105,7 +105,7 @@ impl NvmeFormatFacts {
 }
 
 /// What the drive says about itself. Serialized as `device.drive`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct DriveReport {
     pub source: DriveSource,
     pub logical_sector_size: u64,

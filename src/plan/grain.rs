@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::units::human;
 
 /// The chosen grain and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Grain {
     pub bytes: u64,
     /// `1MiB`, `optimal-io`, `stripe`, `user` or `small-device`.

@@ -26,7 +26,7 @@ use crate::units::{human, plural};
 pub use grain::Grain;
 
 /// Version of the plan file format (2: sealed).
-pub const SCHEMA: u32 = 2;
+pub const SCHEMA: u32 = 3;
 
 /// Largest plan file read (a plan holds at most a few thousand sectors in hex).
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
@@ -34,7 +34,7 @@ pub const MAX_FILE_BYTES: u64 = 64 << 20;
 /// The device a plan (or backup) was made for: enough identity to refuse it on another disk. A drive is known
 /// by its serial/WWN; an image file or loop device by the file behind it (canonical path, device and inode);
 /// every disk also by the table identities it carried (GPT disk GUID, MBR disk signature).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlanDevice {
     pub path: String,
     pub name: String,
@@ -194,7 +194,7 @@ impl PlanDevice {
 }
 
 /// A table and its partitions.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Layout {
     pub table: Table,
     pub partitions: Vec<Partition>,
@@ -225,7 +225,7 @@ impl Layout {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PlanKind {
     Fresh,
@@ -233,7 +233,7 @@ pub enum PlanKind {
 }
 
 /// What the plan does to one partition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Action {
     Create,
@@ -249,7 +249,7 @@ pub enum Action {
 }
 
 /// The data move a blocked partition would need.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DataMove {
     pub bytes: u64,
     /// `toward-start` or `toward-end` of the disk.
@@ -259,7 +259,7 @@ pub struct DataMove {
 }
 
 /// One partition's change, in the table's sectors.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Change {
     pub number: u32,
     pub action: Action,
@@ -275,7 +275,7 @@ pub struct Change {
 
 /// One sector to be written. Writes are applied in `phase` order, with a flush between phases, so that a
 /// power cut leaves either the old or the new table (see `encode`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SectorWrite {
     pub lba: u64,
     pub phase: u32,
@@ -288,7 +288,7 @@ pub struct SectorWrite {
 }
 
 /// A table sector a plan read and does not write, with the CRC-32 of its contents then.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SeenSector {
     pub lba: u64,
     pub crc32: u32,
@@ -315,7 +315,7 @@ fn seen_sectors(src: &dyn ByteSource, ss: u64, writes: &[SectorWrite]) -> Vec<Se
 
 /// Data a plan destroys: what a partition of the old table holds when the new table drops it, moves it or
 /// shrinks it (`--discard-data`, `--replace`), or what the whole disk holds when a fresh table is written over it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Loss {
     /// The partition's number in the old table; `null` for a filesystem on the whole disk.
     pub partition: Option<u32>,
@@ -426,7 +426,7 @@ pub fn filesystems_on(
 }
 
 /// A complete plan.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Plan {
     pub schema: u32,
     pub kind: PlanKind,

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::finding::{Finding, Severity};
 use source::ByteSource;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Label {
     Gpt,
@@ -32,7 +32,7 @@ impl Label {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum HeaderUsed {
     Primary,
@@ -40,7 +40,7 @@ pub enum HeaderUsed {
 }
 
 /// A partition table as found on disk. LBAs are in units of `sector_size`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Table {
     pub label: Label,
     pub sector_size: u64,
@@ -54,7 +54,7 @@ pub struct Table {
     pub max_partitions: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PartKind {
     Gpt,
@@ -64,13 +64,15 @@ pub enum PartKind {
 }
 
 /// One table entry, in the table's sectors.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Partition {
     /// Slot number as the kernel numbers it (GPT: entry index + 1; MBR: 1–4 primaries, 5+ logicals).
     pub number: u32,
     pub start: u64,
     pub size: u64,
-    /// GPT type GUID in upper case, or the MBR type as `0x83`.
+    /// GPT type GUID in upper case, or the MBR type as `0x83`. JSON `type` (as in `inspect --json`); files
+    /// written before plan schema 3 and backup schema 3 said `type_code`, still read.
+    #[serde(rename = "type", alias = "type_code")]
     pub type_code: String,
     pub type_name: String,
     /// GPT partition GUID in upper case (`null` on MBR).

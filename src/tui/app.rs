@@ -9,7 +9,7 @@ use afdisk::report::Report;
 use afdisk::table::PartKind;
 
 use super::bench::{self as bench_screen, BenchRequest, BenchState};
-use super::plan::{Outcome, PlanRequest, PlanState, PRESETS};
+use super::plan::{PlanAction, PlanRequest, PlanState, PRESETS};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
@@ -151,7 +151,7 @@ impl App {
         if self.screen == Screen::Bench {
             if let Some(b) = self.bench.as_mut().filter(|b| b.typing()) {
                 return match b.key(key.code) {
-                    bench_screen::Outcome::Start(r) => Some(Request::Bench(r)),
+                    bench_screen::BenchAction::Start(r) => Some(Request::Bench(r)),
                     _ => None,
                 };
             }
@@ -159,7 +159,7 @@ impl App {
         if self.screen == Screen::Plan {
             if let Some(p) = self.plan.as_mut().filter(|p| p.typing()) {
                 return match p.key(key.code) {
-                    Outcome::Request(r) => Some(self.start(r)),
+                    PlanAction::Request(r) => Some(self.start(r)),
                     _ => None,
                 };
             }
@@ -188,12 +188,12 @@ impl App {
             Screen::List => self.key_list(key.code),
             Screen::Disk => self.key_disk(key.code),
             Screen::Bench => match self.bench.as_mut().map(|b| b.key(key.code)) {
-                Some(bench_screen::Outcome::Back) | None => {
+                Some(bench_screen::BenchAction::Back) | None => {
                     self.screen = Screen::Disk;
                     None
                 }
-                Some(bench_screen::Outcome::Start(r)) => Some(Request::Bench(r)),
-                Some(bench_screen::Outcome::None) => None,
+                Some(bench_screen::BenchAction::Start(r)) => Some(Request::Bench(r)),
+                Some(bench_screen::BenchAction::None) => None,
             },
             Screen::Plan
                 if key.code == KeyCode::Char('b')
@@ -203,12 +203,12 @@ impl App {
                 None
             }
             Screen::Plan => match self.plan.as_mut().map(|p| p.key(key.code)) {
-                Some(Outcome::Back) | None => {
+                Some(PlanAction::Back) | None => {
                     self.screen = Screen::Disk;
                     None
                 }
-                Some(Outcome::Request(r)) => Some(self.start(r)),
-                Some(Outcome::None) => None,
+                Some(PlanAction::Request(r)) => Some(self.start(r)),
+                Some(PlanAction::None) => None,
             },
             Screen::Zoom => {
                 self.key_zoom(key.code);

@@ -20,7 +20,7 @@ pub struct LiveClass {
     /// The latest latencies (ns), oldest first.
     pub recent: Vec<u64>,
     pub samples: usize,
-    pub median_ns: Option<u64>,
+    pub median_ns: Option<f64>,
 }
 
 /// A moment of a running benchmark, as the UI shows it.
@@ -96,7 +96,7 @@ pub struct BenchRequest {
 }
 
 #[derive(Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub enum BenchAction {
     None,
     Back,
     Start(BenchRequest),
@@ -150,7 +150,7 @@ impl BenchState {
         }
     }
 
-    pub fn key(&mut self, code: KeyCode) -> Outcome {
+    pub fn key(&mut self, code: KeyCode) -> BenchAction {
         if let Phase::Confirm(input) = &mut self.phase {
             match code {
                 KeyCode::Esc => self.phase = Phase::Setup,
@@ -161,18 +161,18 @@ impl BenchState {
                 KeyCode::Enter => {
                     let typed = input.clone();
                     self.phase = Phase::Running(Live::default());
-                    return Outcome::Start(self.request(Some(typed)));
+                    return BenchAction::Start(self.request(Some(typed)));
                 }
                 _ => {}
             }
-            return Outcome::None;
+            return BenchAction::None;
         }
         if self.running() {
             // Stop after the current round; the result covers what was measured.
             if matches!(code, KeyCode::Esc | KeyCode::Char('s')) {
                 self.stop.stop();
             }
-            return Outcome::None;
+            return BenchAction::None;
         }
         match code {
             KeyCode::Char('w') => {
@@ -195,12 +195,12 @@ impl BenchState {
                     self.phase = Phase::Confirm(String::new());
                 } else {
                     self.phase = Phase::Running(Live::default());
-                    return Outcome::Start(self.request(None));
+                    return BenchAction::Start(self.request(None));
                 }
             }
-            KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return Outcome::Back,
+            KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return BenchAction::Back,
             _ => {}
         }
-        Outcome::None
+        BenchAction::None
     }
 }

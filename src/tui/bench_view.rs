@@ -127,7 +127,7 @@ fn draw_live(f: &mut Frame, l: &Live, area: Rect, st: &Styles) {
         .areas(r);
         f.render_widget(Paragraph::new(format!("{:<17}", c.name)), name);
         f.render_widget(Sparkline::default().data(&c.recent).style(st.ok), spark);
-        let m = c.median_ns.map_or("—".to_string(), |v| us(v as f64));
+        let m = c.median_ns.map_or("—".to_string(), us);
         f.render_widget(Paragraph::new(format!("{m:>11}")), med);
     }
     f.render_widget(

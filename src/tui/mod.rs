@@ -36,7 +36,7 @@ enum Msg {
     Written {
         path: PathBuf,
         undo: bool,
-        result: Result<Box<afdisk::apply::Outcome>, String>,
+        result: Result<Box<afdisk::apply::WriteOutcome>, String>,
     },
 }
 
@@ -253,15 +253,11 @@ fn live_of(p: &afdisk::bench::Progress) -> bench::Live {
         .classes
         .iter()
         .zip(p.samples)
-        .map(|(c, s)| {
-            let mut sorted = s.clone();
-            sorted.sort_unstable();
-            bench::LiveClass {
-                name: c.name.clone(),
-                recent: s[s.len().saturating_sub(bench::SPARK)..].to_vec(),
-                samples: s.len(),
-                median_ns: sorted.get(sorted.len() / 2).copied(),
-            }
+        .map(|(c, s)| bench::LiveClass {
+            name: c.name.clone(),
+            recent: s[s.len().saturating_sub(bench::SPARK)..].to_vec(),
+            samples: s.len(),
+            median_ns: afdisk::bench::running_median(s),
         })
         .collect();
     bench::Live {

@@ -20,7 +20,7 @@ for i in $(seq 1 32); do
     sgdisk -n 1:0:+64M -n 2:0:+64M -n 3:0:0 "$l" >/dev/null
   fi
 done
-n=$("$bin" list --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+n=$("$bin" list --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["devices"]))')
 echo "afdisk lists $n disks"
 hyperfine -N --warmup 3 --runs 30 --export-markdown "$work/list.md" \
   "$bin list --json" "lsblk -J -O" "fdisk -l" >/dev/null

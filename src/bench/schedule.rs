@@ -1,4 +1,4 @@
-//! The benchmark's plan and schedule, with no I/O: which classes run (from the device's geometry, the write mode,
+//! The benchmark's schedule, with no I/O: which classes run (from the device's geometry, the write mode,
 //! `--probe` and `--partition`), which comparisons they feed, where writes may go (free-space regions), how the
 //! span is cut into slots, and the order of I/Os round by round (classes shuffled per round, every slot used once,
 //! sequential classes walking through a slot of their own). The engine (`engine.rs`) only executes what this
@@ -6,10 +6,10 @@
 
 use serde::Serialize;
 
-use super::stats::{Rng, SlotOrder};
+use super::random::{Rng, SlotOrder};
 
 /// Reads or writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Op {
     Read,
@@ -17,7 +17,7 @@ pub enum Op {
 }
 
 /// How a class places its I/O.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Pattern {
     /// One I/O per round at `offset` within a fresh random slot.
@@ -30,7 +30,7 @@ pub enum Pattern {
 }
 
 /// One class of I/O: what every sample of it does.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ClassSpec {
     /// Short stable name, e.g. `write-4k@0`, used in the JSON `classes[].name`.
     pub name: String,
@@ -60,7 +60,7 @@ impl ClassSpec {
 }
 
 /// What a comparison is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Random 4 KiB writes aligned vs +512: the drive's read-modify-write verdict.
@@ -78,7 +78,7 @@ pub enum Role {
 }
 
 /// A reference class against a test class (ratio = median(test) / median(reference)).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Pair {
     pub role: Role,
     pub reference: usize,
@@ -88,16 +88,16 @@ pub struct Pair {
 }
 
 /// One size of the physical-sector probe: P bytes at 0 (reference) vs at P/2 (test).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ProbeSize {
     pub bytes: u64,
     pub aligned: usize,
     pub shifted: usize,
 }
 
-/// Geometry and options the plan depends on.
+/// Geometry and options the schedule depends on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlanInput {
+pub struct ScheduleInput {
     pub logical: u64,
     pub physical: u64,
     /// May the benchmark write (`--write free|all`)?
@@ -109,8 +109,8 @@ pub struct PlanInput {
 }
 
 /// Everything the engine runs and the analysis compares.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Plan {
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Schedule {
     pub classes: Vec<ClassSpec>,
     pub pairs: Vec<Pair>,
     /// Physical-sector probe sizes (empty without `--probe`).
@@ -118,7 +118,7 @@ pub struct Plan {
     /// Offset sweep: (offset within a 4 KiB block, class). Empty without `--probe`.
     pub sweep: Vec<(u64, usize)>,
     /// The pool's slot size in bytes: the largest class slot (a power of two ≥ 64 KiB). Classes with smaller
-    /// extents take sub-slots of a pool slot ([`Plan::class_slot`]), so small I/O does not waste the span.
+    /// extents take sub-slots of a pool slot ([`Schedule::class_slot`]), so small I/O does not waste the span.
     pub slot_size: u64,
     /// The alignment every slot start has (max(physical, 4096)); the partition view's offset is relative to it.
     pub align: u64,
@@ -132,7 +132,7 @@ pub const MIN_SLOT: u64 = 64 * KIB;
 /// Bytes of the large write (136 KiB, as in the published experiment).
 pub const LARGE: u64 = 136 * KIB;
 
-impl Plan {
+impl Schedule {
     /// The index of a class by name.
     pub fn class(&self, name: &str) -> Option<usize> {
         self.classes.iter().position(|c| c.name == name)
@@ -144,7 +144,7 @@ impl Plan {
     }
 
     /// The slot a class takes per sample (sequential classes: per slot walked through): a power of two that holds
-    /// its extent, at least [`MIN_SLOT`] and the physical alignment, at most the plan's `slot_size`.
+    /// its extent, at least [`MIN_SLOT`] and the physical alignment, at most the schedule's `slot_size`.
     pub fn class_slot(&self, class: usize) -> u64 {
         self.classes.get(class).map_or(self.slot_size, |c| {
             slot_for(c, self.align).min(self.slot_size)
@@ -169,9 +169,9 @@ fn slot_for(c: &ClassSpec, align: u64) -> u64 {
     }
 }
 
-/// Builds the plan for a device. Sub-4096 classes are skipped on 4Kn devices (they would fail with EINVAL), with a
+/// Builds the schedule for a device. Sub-4096 classes are skipped on 4Kn devices (they would fail with EINVAL), with a
 /// note saying so.
-pub fn build(input: &PlanInput) -> Plan {
+pub fn build(input: &ScheduleInput) -> Schedule {
     let logical = input.logical.max(512);
     let align = input.physical.max(4096);
     let sub4k = logical < 4096;
@@ -366,7 +366,7 @@ pub fn build(input: &PlanInput) -> Plan {
         .map(|c| slot_for(c, align))
         .max()
         .unwrap_or(MIN_SLOT.max(align));
-    Plan {
+    Schedule {
         classes,
         pairs,
         probe,
@@ -382,7 +382,7 @@ pub fn build(input: &PlanInput) -> Plan {
 // ---------------------------------------------------------------------------------------------
 
 /// A byte range `[start, end)` of the target the benchmark may use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Region {
     pub start: u64,
     pub end: u64,
@@ -523,14 +523,14 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
-    pub fn new(plan: &Plan, pool: SlotPool, seed: u64) -> Self {
+    pub fn new(schedule: &Schedule, pool: SlotPool, seed: u64) -> Self {
         let order = SlotOrder::new(pool.len(), seed);
         Scheduler {
-            classes: plan.classes.clone(),
-            class_slot: (0..plan.classes.len())
-                .map(|i| plan.class_slot(i))
+            classes: schedule.classes.clone(),
+            class_slot: (0..schedule.classes.len())
+                .map(|i| schedule.class_slot(i))
                 .collect(),
-            seq: vec![None; plan.classes.len()],
+            seq: vec![None; schedule.classes.len()],
             pool,
             order,
             rng: Rng::new(seed ^ 0x005E_ED0F_0DE4),
@@ -616,10 +616,10 @@ impl Scheduler {
     }
 }
 
-/// The plan for a 512-byte device (tests here and in `analysis`).
+/// The schedule for a 512-byte device (tests here and in `analysis`).
 #[cfg(test)]
-pub(crate) fn plan_512(writes: bool, probe: bool, partition_start: Option<u64>) -> Plan {
-    build(&PlanInput {
+pub(crate) fn schedule_512(writes: bool, probe: bool, partition_start: Option<u64>) -> Schedule {
+    build(&ScheduleInput {
         logical: 512,
         physical: 512,
         writes,
@@ -635,19 +635,22 @@ mod tests {
 
     #[test]
     fn read_only_plan_has_only_reads() {
-        let p = plan_512(false, false, None);
+        let p = schedule_512(false, false, None);
         assert!(p.classes.iter().all(|c| c.op == Op::Read));
         assert_eq!(p.pairs.len(), 1);
         assert_eq!(p.pairs[0].role, Role::DriveRead);
         assert_eq!(p.classes[p.pairs[0].test].offset, 512);
         assert_eq!(p.slot_size, MIN_SLOT);
         // --probe without writes adds nothing: the CLI refuses that combination before.
-        assert_eq!(plan_512(false, true, None).classes.len(), p.classes.len());
+        assert_eq!(
+            schedule_512(false, true, None).classes.len(),
+            p.classes.len()
+        );
     }
 
     #[test]
     fn write_plan_has_every_issue_class() {
-        let p = plan_512(true, false, None);
+        let p = schedule_512(true, false, None);
         let names: Vec<&str> = p.classes.iter().map(|c| c.name.as_str()).collect();
         for n in [
             "read-4k@0",
@@ -680,7 +683,7 @@ mod tests {
 
     #[test]
     fn four_kn_skips_sub_4096_classes_with_a_note() {
-        let p = build(&PlanInput {
+        let p = build(&ScheduleInput {
             logical: 4096,
             physical: 4096,
             writes: true,
@@ -703,7 +706,7 @@ mod tests {
 
     #[test]
     fn probe_sizes_and_sweep_offsets() {
-        let p = plan_512(true, true, None);
+        let p = schedule_512(true, true, None);
         let sizes: Vec<u64> = p.probe.iter().map(|s| s.bytes).collect();
         assert_eq!(sizes, vec![1024, 2048, 4096, 8192, 16384, 32768, 65536]);
         for s in &p.probe {
@@ -723,15 +726,15 @@ mod tests {
     #[test]
     fn partition_view_offset_follows_the_start() {
         // sgdisk at sector 2049: 2049·512 mod 4096 = 512.
-        let p = plan_512(true, false, Some(2049 * 512));
+        let p = schedule_512(true, false, Some(2049 * 512));
         let pair = p.pair(Role::Partition).unwrap();
         assert_eq!(p.classes[pair.test].offset, 512);
         assert_eq!(p.classes[pair.test].op, Op::Write);
         assert_eq!(pair.reference, p.class("write-4k@0").unwrap());
-        let p = plan_512(true, false, Some(2048 * 512));
+        let p = schedule_512(true, false, Some(2048 * 512));
         assert_eq!(p.classes[p.pair(Role::Partition).unwrap().test].offset, 0);
         // Read-only: the filesystem view uses reads against aligned reads.
-        let p = plan_512(false, false, Some(63 * 512));
+        let p = schedule_512(false, false, Some(63 * 512));
         let pair = p.pair(Role::Partition).unwrap();
         assert_eq!(p.classes[pair.test].op, Op::Read);
         assert_eq!(p.classes[pair.test].offset, 63 * 512 % 4096);
@@ -853,40 +856,40 @@ mod tests {
     /// Every byte any I/O touches is touched once: no slot is reused, no block is read and then rewritten.
     #[test]
     fn schedule_uses_every_slot_once_and_never_overlaps() {
-        let plan = plan_512(true, true, Some(2049 * 512));
+        let schedule = schedule_512(true, true, Some(2049 * 512));
         let pool = SlotPool::new(
             &[Region {
                 start: 0,
                 end: 1 << 30,
             }],
-            plan.slot_size,
+            schedule.slot_size,
             0,
         );
-        let mut s = Scheduler::new(&plan, pool.clone(), 7);
+        let mut s = Scheduler::new(&schedule, pool.clone(), 7);
         let mut touched: Vec<(u64, u64)> = Vec::new();
         let mut rounds = 0;
         let mut orders = HashSet::new();
         while let Some(round) = s.next_round() {
             rounds += 1;
-            assert_eq!(round.len(), plan.classes.len());
+            assert_eq!(round.len(), schedule.classes.len());
             let order: Vec<usize> = round.iter().map(|st| st.class).collect();
             let mut sorted = order.clone();
             sorted.sort_unstable();
             assert_eq!(
                 sorted,
-                (0..plan.classes.len()).collect::<Vec<_>>(),
+                (0..schedule.classes.len()).collect::<Vec<_>>(),
                 "each class once per round"
             );
             orders.insert(order);
             for st in round {
-                let c = &plan.classes[st.class];
+                let c = &schedule.classes[st.class];
                 let total: u64 = st.ios.iter().map(|io| io.len).sum();
                 assert_eq!(total, c.len);
                 for io in st.ios {
                     assert_eq!(io.op, c.op);
                     assert!(io.offset + io.len <= 1 << 30);
                     if c.pattern == Pattern::Random {
-                        assert_eq!(io.offset % plan.class_slot(st.class), c.offset);
+                        assert_eq!(io.offset % schedule.class_slot(st.class), c.offset);
                     }
                     touched.push((io.offset, io.offset + io.len));
                 }
@@ -902,17 +905,17 @@ mod tests {
 
     #[test]
     fn sequential_classes_walk_through_their_slot() {
-        let plan = plan_512(true, false, None);
-        let seq = plan.class("seq-write-4k@512").unwrap();
+        let schedule = schedule_512(true, false, None);
+        let seq = schedule.class("seq-write-4k@512").unwrap();
         let pool = SlotPool::new(
             &[Region {
                 start: 0,
                 end: 1 << 30,
             }],
-            plan.slot_size,
+            schedule.slot_size,
             0,
         );
-        let mut s = Scheduler::new(&plan, pool, 1);
+        let mut s = Scheduler::new(&schedule, pool, 1);
         let mut offs = Vec::new();
         for _ in 0..5 {
             let r = s.next_round().unwrap();
@@ -930,28 +933,31 @@ mod tests {
 
     #[test]
     fn rounds_stop_when_slots_run_out() {
-        let plan = plan_512(false, false, None);
+        let schedule = schedule_512(false, false, None);
         let pool = SlotPool::new(
             &[Region {
                 start: 0,
                 end: 5 * MIN_SLOT,
             }],
-            plan.slot_size,
+            schedule.slot_size,
             0,
         );
-        let mut s = Scheduler::new(&plan, pool, 3);
+        let mut s = Scheduler::new(&schedule, pool, 3);
         assert!(s.next_round().is_some());
         assert!(s.next_round().is_some());
         assert!(s.next_round().is_none(), "5 slots, 2 per round");
-        assert_eq!(plan.bytes_needed(100), 200 * MIN_SLOT);
+        assert_eq!(schedule.bytes_needed(100), 200 * MIN_SLOT);
         // Small classes share big slots: 4 KiB classes take 64 KiB sub-slots of the 256 KiB pool slots.
-        let plan = plan_512(true, false, None);
-        assert_eq!(plan.slot_size, 256 * KIB);
-        assert_eq!(plan.class_slot(plan.class("write-4k@0").unwrap()), MIN_SLOT);
+        let schedule = schedule_512(true, false, None);
+        assert_eq!(schedule.slot_size, 256 * KIB);
         assert_eq!(
-            plan.class_slot(plan.class("write-136k@512").unwrap()),
+            schedule.class_slot(schedule.class("write-4k@0").unwrap()),
+            MIN_SLOT
+        );
+        assert_eq!(
+            schedule.class_slot(schedule.class("write-136k@512").unwrap()),
             256 * KIB
         );
-        assert_eq!(plan.bytes_per_round(), 7 * MIN_SLOT + 2 * 256 * KIB);
+        assert_eq!(schedule.bytes_per_round(), 7 * MIN_SLOT + 2 * 256 * KIB);
     }
 }
