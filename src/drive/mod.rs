@@ -60,7 +60,7 @@ pub struct LbaFormat {
 /// One descriptor of the ATA Sector Configuration log (log 2Fh): a logical
 /// sector size SET SECTOR CONFIGURATION EXT can switch to, and the check word
 /// that command must carry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SectorConfiguration {
     /// Descriptor index (0-7): the COUNT of SET SECTOR CONFIGURATION EXT.
     pub index: u8,
@@ -74,7 +74,7 @@ pub struct SectorConfiguration {
 
 /// One entry of the SCSI Supported Block Lengths and Protection Types VPD
 /// page (B4h): a logical block length FORMAT UNIT can switch to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ScsiBlockLength {
     pub length: u64,
     /// Protection types (0-3) supported at this length (T0PS..T3PS).
@@ -83,7 +83,7 @@ pub struct ScsiBlockLength {
 
 /// NVMe facts a Format NVM needs: which namespace, the FLBAS byte, and the
 /// controller's Format NVM Attributes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct NvmeFormatFacts {
     /// The namespace id of the block device.
     pub nsid: u32,
