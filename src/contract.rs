@@ -22,6 +22,7 @@ use crate::bench::BenchJson;
 use crate::device::DeviceInfo;
 use crate::error::Error;
 use crate::plan::Plan;
+use crate::reformat::{Outcome as SwitchOutcome, Status as SectorSizeStatus, SwitchPlan};
 use crate::report::{DiskStatus, Report};
 use crate::table::Label;
 
@@ -33,6 +34,8 @@ pub const CHECK_SCHEMA: u32 = 2;
 pub const WRITE_SCHEMA: u32 = 1;
 /// Schema of `backup --json` (the summary printed; the backup file itself has its own, `apply::backup::SCHEMA`).
 pub const BACKUP_SCHEMA: u32 = 1;
+/// `sector-size --json`: the status, or the switch's plan and outcome.
+pub const SECTOR_SIZE_SCHEMA: u32 = 1;
 
 /// `list --json`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -173,6 +176,42 @@ impl<'a> WriteJson<'a> {
     }
 }
 
+/// `sector-size TARGET --json`: the schema, then what the drive supports now and which tool would switch it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SectorSizeStatusJson<'a> {
+    pub schema: u32,
+    #[serde(flatten)]
+    pub status: &'a SectorSizeStatus,
+}
+
+impl<'a> SectorSizeStatusJson<'a> {
+    pub fn new(status: &'a SectorSizeStatus) -> Self {
+        SectorSizeStatusJson {
+            schema: SECTOR_SIZE_SCHEMA,
+            status,
+        }
+    }
+}
+
+/// `sector-size TARGET --set N --json`: the schema, the switch as planned, and its outcome (the verdict comes
+/// from asking the drive again, never from the tool's exit code).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SectorSizeSwitchJson<'a> {
+    pub schema: u32,
+    pub plan: &'a SwitchPlan,
+    pub outcome: &'a SwitchOutcome,
+}
+
+impl<'a> SectorSizeSwitchJson<'a> {
+    pub fn new(plan: &'a SwitchPlan, outcome: &'a SwitchOutcome) -> Self {
+        SectorSizeSwitchJson {
+            schema: SECTOR_SIZE_SCHEMA,
+            plan,
+            outcome,
+        }
+    }
+}
+
 /// `backup --json`: what was saved, and where.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct BackupJson {
@@ -215,5 +254,7 @@ pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("backup", of::<BackupJson>()),
         ("backup-file", of::<Backup>()),
         ("bench", of::<BenchJson<'static>>()),
+        ("sector-size", of::<SectorSizeStatusJson<'static>>()),
+        ("sector-size-switch", of::<SectorSizeSwitchJson<'static>>()),
     ]
 }

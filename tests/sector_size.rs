@@ -517,6 +517,12 @@ fn cli_image_file_and_bad_size() {
     assert_eq!(o.status.code(), Some(0));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("Current logical sector size:"), "{text}");
+    // The JSON twin carries its contract's schema version (assets/schema/sector-size.json).
+    let o = afdisk(&["sector-size", p, "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stdout).expect("sector-size --json is JSON");
+    assert_eq!(v["schema"], 1, "{v}");
     let o = afdisk(&[
         "sector-size",
         p,

@@ -78,7 +78,11 @@ fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
             .as_ref()
             .and_then(|t| reformat::tool_sizes(t, &target.path));
         let s = reformat::status(&target, &found, chosen.as_ref(), tool_sizes);
-        emit(&if a.json { json(&s) } else { s.render() });
+        emit(&if a.json {
+            json(&afdisk::contract::SectorSizeStatusJson::new(&s))
+        } else {
+            s.render()
+        });
         return Ok(EXIT_OK);
     };
     let env = reformat::Env::from_process();
@@ -162,10 +166,9 @@ fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
     restore_interrupts(previous);
     let outcome = result?.with_table_backup(&backup);
     if a.json {
-        emit(&json(&serde_json::json!({
-            "plan": plan,
-            "outcome": outcome,
-        })));
+        emit(&json(&afdisk::contract::SectorSizeSwitchJson::new(
+            &plan, &outcome,
+        )));
     } else {
         emit(&outcome.render());
     }

@@ -127,7 +127,7 @@ pub fn argv(kind: ToolKind, binary: &Path, r: &Request<'_>) -> Option<Vec<OsStri
 }
 
 /// What the tool says it did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Claim {
     Succeeded,
@@ -139,7 +139,7 @@ pub enum Claim {
 }
 
 /// The tool's claim with its own words.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ToolReport {
     pub claim: Claim,
     /// The tool's line(s) that say so, or a plain description of the exit code.

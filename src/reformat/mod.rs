@@ -48,7 +48,7 @@ pub const SAFE_STOP: &str = "none while the tool runs: interrupting a sector-siz
 pub const CONFIRM_WORD: &str = "ERASE";
 
 /// How the drive is addressed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Bus {
     Ata,
@@ -75,7 +75,7 @@ impl Bus {
 }
 
 /// Who says a size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SizeSource {
     /// The drive's own report (IDENTIFY and its logs, READ CAPACITY(16) and VPD B4h, Identify Namespace).
@@ -87,7 +87,7 @@ pub enum SizeSource {
 }
 
 /// One size with its source.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SizeInfo {
     pub size: u64,
     pub source: SizeSource,
@@ -99,17 +99,18 @@ pub struct SizeInfo {
 pub type Lost = String;
 
 /// One partition of the old table, in bytes (for the carried-over layout).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct OldPartition {
     pub number: u32,
     pub start_bytes: u64,
     pub size_bytes: u64,
+    #[serde(rename = "type")]
     pub type_code: String,
     pub name: Option<String>,
 }
 
 /// The facts of one drive, gathered from an opened whole disk.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Target {
     #[serde(serialize_with = "crate::device::lossy_path")]
     pub path: PathBuf,
@@ -404,7 +405,7 @@ pub fn backup_table(opened: &Opened, env: &Env) -> Result<PathBuf> {
 }
 
 /// What `afdisk sector-size TARGET` shows.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Status {
     #[serde(serialize_with = "crate::device::lossy_path")]
     pub path: PathBuf,
@@ -640,7 +641,7 @@ pub struct Options {
 }
 
 /// A warning: a short key (for tests and JSON) and the text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Warning {
     pub key: &'static str,
     pub text: String,
@@ -648,7 +649,7 @@ pub struct Warning {
 
 /// What must be confirmed: the token (serial) typed, then [`CONFIRM_WORD`]; `--yes --confirm TOKEN` in
 /// scripts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ConfirmationRequest {
     pub token: String,
     pub token_kind: &'static str,
@@ -722,7 +723,7 @@ impl ConfirmationRequest {
 }
 
 /// The plan of one switch: everything decided before anything runs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SwitchPlan {
     #[serde(serialize_with = "crate::device::lossy_path")]
     pub device: PathBuf,
@@ -1088,7 +1089,7 @@ pub fn switch_running(env: &Env) -> bool {
 }
 
 /// What a running switch reports.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "event", rename_all = "kebab-case")]
 pub enum Event {
     Started {
@@ -1114,7 +1115,7 @@ pub enum Event {
 }
 
 /// The verdict, from the drive's own answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// The drive and the kernel both report the new size.
@@ -1128,14 +1129,14 @@ pub enum Verdict {
 }
 
 /// A next step after a switch, as a command to run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct NextStep {
     pub what: String,
     pub command: String,
 }
 
 /// The outcome of a switch.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Outcome {
     pub verdict: Verdict,
     pub from: u64,

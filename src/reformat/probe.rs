@@ -19,7 +19,7 @@ use super::Bus;
 use crate::device::sysfs;
 
 /// How to find the drive again.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct DriveId {
     pub serial: Option<String>,
     pub wwn: Option<String>,
@@ -29,7 +29,7 @@ pub struct DriveId {
 }
 
 /// What a probe found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Probed {
     /// Kernel name now (may differ from before).
     pub name: String,

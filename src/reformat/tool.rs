@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 
 /// Which tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ToolKind {
     /// openSeaChest_Format (open source, any vendor's drive).
@@ -131,7 +131,7 @@ impl ToolKind {
 }
 
 /// A dotted version (`3.3.2`, `9.65`, `2.3`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Version {
     pub major: u32,
     pub minor: u32,
@@ -191,7 +191,7 @@ pub fn parse_version(kind: ToolKind, output: &str) -> Option<Version> {
 }
 
 /// A tool found on this machine.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Tool {
     pub kind: ToolKind,
     #[serde(serialize_with = "crate::device::lossy_path")]
