@@ -20,8 +20,7 @@ use std::time::Duration;
 
 use afdisk::finding::Severity;
 use afdisk::table::{self, source::FileSource};
-use common::{sfdisk_rows, LoopDev, Row, Scratch};
-use serde_json::Value;
+use common::{sfdisk_json, sfdisk_rows, LoopDev, Row, Scratch};
 
 /// Cases at 512-byte sectors (image files) and at 4096 (behind a loop device, for sfdisk).
 const EBR_CASES: usize = 400;
@@ -454,24 +453,6 @@ fn gpt_case(r: &mut Rng, ss: u64) -> Image {
         ),
     }
     img
-}
-
-/// `sfdisk --json`, or None when sfdisk finds no table. libfdisk prints some notes ("omitting empty partition
-/// (7)") on stdout before the JSON; they are skipped.
-fn sfdisk_json(target: &str) -> Option<Value> {
-    let out = std::process::Command::new("sfdisk")
-        .args(["--json", target])
-        .output()
-        .expect("run sfdisk");
-    if !out.status.success() {
-        return None;
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let json = &text[text.find('{')?..];
-    Some(
-        serde_json::from_str(json)
-            .unwrap_or_else(|e| panic!("sfdisk printed invalid JSON ({e}): {text}")),
-    )
 }
 
 /// afdisk's partition list as rows comparable with `common::sfdisk_rows`.
