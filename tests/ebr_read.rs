@@ -9,18 +9,6 @@ use std::path::{Path, PathBuf};
 use common::*;
 use serde_json::Value;
 
-const MIB: u64 = 1 << 20;
-
-fn s(p: &Path) -> String {
-    p.display().to_string()
-}
-
-fn inspect(t: &str) -> Value {
-    let r = afdisk(&["inspect", t, "--json"]);
-    assert_eq!(r.code, 0, "inspect {t}: {}", r.stderr);
-    r.json()
-}
-
 /// afdisk's rows must be sfdisk's (or both empty when sfdisk sees no table).
 fn same_as_sfdisk(t: &str, v: &Value) {
     let sf = sfdisk_json(t).map(|j| sfdisk_rows(&j)).unwrap_or_default();
@@ -61,11 +49,7 @@ fn dos_with_logicals(sc: &Scratch, name: &str, n: usize) -> PathBuf {
     for _ in 0..n {
         script.push_str("size=1MiB, type=83\n");
     }
-    run_stdin(
-        "sfdisk",
-        &["-q", "--no-reread", "-w", "never", &s(&img)],
-        &script,
-    );
+    sfdisk_script(&s(&img), &script);
     img
 }
 
@@ -74,11 +58,7 @@ fn dos_xp_logicals(sc: &Scratch, name: &str) -> PathBuf {
     let img = sc.image(name, 64 * MIB);
     let script = "label: dos\nstart=63, size=20000, type=83\nstart=40960, size=80000, type=5\n\
                   start=41023, size=20000, type=83\nstart=61503, size=20000, type=83\n";
-    run_stdin(
-        "sfdisk",
-        &["-q", "--no-reread", "-w", "never", &s(&img)],
-        script,
-    );
+    sfdisk_script(&s(&img), script);
     img
 }
 
