@@ -108,18 +108,7 @@ fn non_utf8_path_writes_that_file_and_no_other() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("afdisk apply $'"), "{}", r.stdout);
     let bk = d.join("bk");
-    let r = afdisk_os(
-        &[
-            os("apply"),
-            raw.as_os_str(),
-            os("--plan"),
-            plan.as_os_str(),
-            os("--yes"),
-            os("--confirm"),
-            os("img\u{FFFD}.img"),
-        ],
-        &bk,
-    );
+    let r = apply_os(&raw, &plan, "img\u{FFFD}.img", &[], &bk);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     // The Undo line can be pasted: the path is $'…'-quoted.
     let undo = r
@@ -161,6 +150,19 @@ fn non_utf8_path_writes_that_file_and_no_other() {
     );
     assert!(peek(&raw, 0, 64 * 1024).iter().all(|b| *b == 0));
     assert!(peek(&lookalike, 0, 64 * 1024).iter().all(|b| *b == 0));
+}
+
+/// `afdisk apply TARGET --plan PLAN EXTRA --yes --confirm TOKEN` (paths as bytes), backups in `bk`.
+fn apply_os(target: &Path, plan: &Path, token: &str, extra: &[&str], bk: &Path) -> common::Afdisk {
+    let mut a = vec![
+        os("apply"),
+        target.as_os_str(),
+        os("--plan"),
+        plan.as_os_str(),
+    ];
+    a.extend(extra.iter().map(OsStr::new));
+    a.extend([os("--yes"), os("--confirm"), os(token)]);
+    afdisk_os(&a, bk)
 }
 
 /// A writing subcommand confirmed for scripts, backups in `bk`.
@@ -363,18 +365,7 @@ fn an_image_with_a_non_utf8_name_attached_as_a_loop_device_is_in_use() {
     let pf = sc.dir.path().join("p.json");
     let r = plan_os(&img, &["--preset", "data"], &pf, sc.dir.path());
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let r = afdisk_os(
-        &[
-            os("apply"),
-            img.as_os_str(),
-            os("--plan"),
-            pf.as_os_str(),
-            os("--yes"),
-            os("--confirm"),
-            os("lo\u{FFFD}.img"),
-        ],
-        sc.dir.path(),
-    );
+    let r = apply_os(&img, &pf, "lo\u{FFFD}.img", &[], sc.dir.path());
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(r.stderr.contains("in use"), "{}", r.stderr);
     assert!(peek(&img, 0, 8192).iter().all(|x| *x == 0));
@@ -590,19 +581,7 @@ fn replace_and_discard_data_name_each_filesystem_and_need_destroy_data() {
     assert!(r.stderr.contains("ext4 \"data\""), "{}", r.stderr);
     assert!(peek(&img, 0, 1 << 20) == before);
     // With --destroy-data it is written.
-    let r = afdisk_os(
-        &[
-            os("apply"),
-            img.as_os_str(),
-            os("--plan"),
-            pf.as_os_str(),
-            os("--yes"),
-            os("--confirm"),
-            os("disk.img"),
-            os("--destroy-data"),
-        ],
-        d,
-    );
+    let r = apply_os(&img, &pf, "disk.img", &["--destroy-data"], d);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let out = run("sgdisk", &["-v", &t]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("No problems found"));
