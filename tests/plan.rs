@@ -319,10 +319,7 @@ fn realign_mbr_with_logical_partitions_past_four_gib() {
         p["notes"]
     );
     // The undo gives back the exact bytes of every sector written (the old EBRs were never touched).
-    let bfile = r.json()["backup_file"]
-        .as_str()
-        .expect("backup_file")
-        .to_string();
+    let bfile = r.backup_file();
     let out = restore(&t, &bfile, "m.img", &sc.path("bk2"));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(sfdisk_rows(&sfdisk_json(&t).expect("sfdisk")), before);
@@ -351,10 +348,7 @@ fn restore_gives_back_the_exact_original_bytes() {
     let backups = sc.path("bk");
     let r = apply(&t, &pf, "r.img", &backups);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let bfile = r.json()["backup_file"]
-        .as_str()
-        .expect("backup_file")
-        .to_string();
+    let bfile = r.backup_file();
     assert_ne!(std::fs::read(&img).expect("read"), original);
     let out = restore(&t, &bfile, "r.img", &backups);
     assert_eq!(out.code, 0, "{}", out.stderr);

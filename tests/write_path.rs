@@ -52,10 +52,7 @@ fn mbr_undo_writes_back_only_what_the_apply_wrote() {
     // A boot loader in the gap after LBA 0, and the last partition's data in the last sector.
     poke(&img, 5 * 512, &marker("GRUB core.img "));
     poke(&img, last * 512, &marker("partition 2 data "));
-    let bfile = r.json()["backup_file"]
-        .as_str()
-        .expect("backup")
-        .to_string();
+    let bfile = r.backup_file();
     let out = restore(&t, &bfile, "m.img", &sc.path("bk2"));
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert_eq!(out.json()["sectors_written"].as_u64(), Some(written as u64));
@@ -84,10 +81,7 @@ fn undo_is_refused_when_a_written_sector_changed_since() {
     // A boot loader installs its code into LBA 0 after the apply.
     poke(&img, 0, b"\xeb\x63\x90GRUB");
     let now = std::fs::read(&img).expect("read");
-    let bfile = r.json()["backup_file"]
-        .as_str()
-        .expect("backup")
-        .to_string();
+    let bfile = r.backup_file();
     let out = restore(&t, &bfile, "c.img", &sc.path("bk2"));
     assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
     assert!(
@@ -762,10 +756,7 @@ fn an_undo_writes_in_the_exact_reverse_order_of_the_apply() {
     assert!(planned.len() > 2, "{planned:?}");
     let r = apply(&t, &pf, "o.img", &sc.path("bk"));
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let bfile = r.json()["backup_file"]
-        .as_str()
-        .expect("backup")
-        .to_string();
+    let bfile = r.backup_file();
     let trace = sc.path("undo.trace");
     let st = afdisk_under_strace(
         &["-f", "-e", "trace=pwrite64", "-o", &s(&trace)],
@@ -863,10 +854,7 @@ fn an_old_schema_1_apply_backup_restores_as_a_table_backup() {
     let r = apply(&t, &pf, "s1.img", &sc.path("bk"));
     assert_eq!(r.code, 0, "{}", r.stderr);
     // As afdisk wrote "before apply" backups before schema 2: 67 table sectors, no `kind`, no `written`.
-    let bfile = r.json()["backup_file"]
-        .as_str()
-        .expect("backup")
-        .to_string();
+    let bfile = r.backup_file();
     let mut v = read_json(Path::new(&bfile));
     v["schema"] = Value::from(1);
     let o = v.as_object_mut().expect("object");

@@ -94,6 +94,13 @@ impl From<Output> for Afdisk {
 }
 
 impl Afdisk {
+    /// The `backup_file` of a confirmed writing run's JSON report (where it saved what it overwrote).
+    pub fn backup_file(&self) -> String {
+        self.json()["backup_file"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no backup_file in: {}{}", self.stdout, self.stderr))
+            .to_string()
+    }
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
             panic!(
