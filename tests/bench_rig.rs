@@ -26,11 +26,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
-use common::{afdisk, run, LoopDev, Scratch};
+use common::{afdisk, run, LoopDev, Scratch, MIB};
 
 static RIG: Mutex<()> = Mutex::new(());
-
-const MIB: u64 = 1 << 20;
 
 /// Why loop tests cannot run here, if they cannot.
 fn loop_skip_reason() -> Option<&'static str> {
@@ -247,39 +245,22 @@ fn layout_misaligned_2049(dev: &str) {
 /// Realigns the rig's partition with afdisk itself (`plan --realign` + `apply`): it moves from 2049 to 2048.
 /// `--discard-data 1` because the benchmark's writes left random bytes in the partition.
 fn layout_aligned_2048(dev: &LoopDev, scratch: &Scratch) {
-    let plan = scratch.dir.path().join("realign.json");
-    let plan_s = plan.to_string_lossy().into_owned();
-    let out = afdisk(&[
-        "plan",
-        &dev.path,
-        "--realign",
-        "--discard-data",
-        "1",
-        "-o",
-        &plan_s,
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let out = Command::new(env!("CARGO_BIN_EXE_afdisk"))
-        .args([
+    let plan = scratch.path("realign.json");
+    common::plan(&dev.path, &["--realign", "--discard-data", "1"], &plan);
+    let out = common::confirmed(
+        &[
             "apply",
             &dev.path,
             "--plan",
-            &plan_s,
-            "--yes",
-            "--confirm",
-            &dev.base_name(),
+            &common::s(&plan),
             // In case the random bytes happen to look like a filesystem: its loss is meant.
             "--destroy-data",
-        ])
-        .env("AFDISK_BACKUP_DIR", scratch.dir.path().join("backups"))
-        .output()
-        .expect("run afdisk apply");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
+        &dev.base_name(),
+        &scratch.path("backups"),
     );
-    let v = afdisk(&["inspect", &dev.path, "--json"]).json();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = common::inspect(&dev.path);
     assert_eq!(v["partitions"][0]["start"], 2048, "afdisk realigned it");
 }
 
@@ -339,7 +320,7 @@ fn partition_view_penalty_at_2049_and_none_at_2048() {
 fn image_with_gpt(s: &Scratch) -> (PathBuf, Vec<u8>) {
     let img = s.dir.path().join("disk.img");
     fill(&img, 64 * MIB);
-    run("sgdisk", &["-n", "1:2048:+16M", &img.to_string_lossy()]);
+    run("sgdisk", &["-n", "1:2048:+16M", &common::s(&img)]);
     let bytes = std::fs::read(&img).expect("read image");
     (img, bytes)
 }
@@ -353,7 +334,7 @@ fn assert_unchanged(img: &Path, before: &[u8]) {
 fn write_all_without_confirmation_is_refused_and_writes_nothing() {
     let s = Scratch::new();
     let (img, before) = image_with_gpt(&s);
-    let p = img.to_string_lossy().into_owned();
+    let p = common::s(&img);
     // No terminal (stdin is not a TTY under the test runner) and no --yes.
     let out = afdisk(&["bench", &p, "--write", "all", "--duration", "1"]);
     assert_eq!(out.code, 3, "{}", out.stderr);
@@ -395,7 +376,7 @@ fn write_all_without_confirmation_is_refused_and_writes_nothing() {
 fn bad_inputs_are_errors_with_a_fix() {
     let s = Scratch::new();
     let (img, before) = image_with_gpt(&s);
-    let p = img.to_string_lossy().into_owned();
+    let p = common::s(&img);
     for (args, needle) in [
         (vec!["--duration", "0"], "--duration 0 is out of range"),
         (vec!["--duration", "61"], "--duration 61 is out of range"),
@@ -424,7 +405,7 @@ fn free_mode_refuses_too_little_space_and_says_how_much() {
     let s = Scratch::new();
     // A 64 MiB image whose partition leaves ~30 MiB free: not enough for the write classes.
     let (img, before) = image_with_gpt(&s);
-    let p = img.to_string_lossy().into_owned();
+    let p = common::s(&img);
     let out = afdisk(&["bench", &p, "--write", "free", "--probe", "--duration", "1"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
@@ -440,7 +421,7 @@ fn free_mode_refuses_too_little_space_and_says_how_much() {
 fn read_only_run_on_an_image_keeps_the_json_contract() {
     let s = Scratch::new();
     let (img, before) = image_with_gpt(&s);
-    let p = img.to_string_lossy().into_owned();
+    let p = common::s(&img);
     let out = afdisk(&["bench", &p, "--json", "--duration", "1", "--partition", "1"]);
     assert!(
         out.code == 0 || out.code == 1 || out.code == 4,
@@ -492,7 +473,7 @@ fn free_mode_writes_only_unallocated_space() {
     ] {
         let img = s.dir.path().join(name);
         fill(&img, 256 * MIB);
-        let p = img.to_string_lossy().into_owned();
+        let p = common::s(&img);
         make(&p);
         let table = common::sfdisk_json(&p).expect("sfdisk reads the fixture");
         let rows = common::sfdisk_rows(&table);

@@ -6,9 +6,9 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::Command;
 
+use common::rng::Rng;
 use common::*;
 
 /// Cases per kind. sgdisk sleeps a second after each write, so most GPTs are written by sfdisk (with random
@@ -47,25 +47,6 @@ enum Kind {
     Hybrid,
 }
 
-/// splitmix64: a small seeded generator (no extra dependency).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in lo..=hi.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo + 1)
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.range(1, 100) <= percent
-    }
-}
-
 /// A dos script: 0–3 primaries and an extended partition in a random slot (lines in slot order), then 0–56
 /// logicals of random sizes at explicit starts: 1 MiB aligned, or after random gaps (old-style 63 included).
 fn dos_script(r: &mut Rng, ss: u64) -> (String, u64) {
@@ -101,7 +82,7 @@ fn dos_script(r: &mut Rng, ss: u64) -> (String, u64) {
                 c = start + size;
             }
             let ext_size = (c - ext_start) + r.range(mib, 20_000 / unit);
-            let ty = [5u8, 0x0f, 0x85][r.range(0, 2) as usize];
+            let ty = r.pick(&[5u8, 0x0f, 0x85]);
             lines.push_str(&format!(
                 "start={ext_start}, size={ext_size}, type={ty:x}\n"
             ));
@@ -109,7 +90,7 @@ fn dos_script(r: &mut Rng, ss: u64) -> (String, u64) {
         } else {
             let size = r.range(1, 50_000 / unit);
             let start = cursor + r.range(0, 3) * mib;
-            let ty = [0x83u8, 0x07, 0x0c, 0x82, 0x8e, 0xfd][r.range(0, 5) as usize];
+            let ty = r.pick(&[0x83u8, 0x07, 0x0c, 0x82, 0x8e, 0xfd]);
             lines.push_str(&format!("start={start}, size={size}, type={ty:x}\n"));
             cursor = start + size;
         }
@@ -118,15 +99,12 @@ fn dos_script(r: &mut Rng, ss: u64) -> (String, u64) {
     (lines, cursor + mib)
 }
 
-fn gpt_args(r: &mut Rng) -> (Vec<String>, u64) {
-    const TYPES: &[&str] = &[
-        "8300", "ef00", "ef02", "8200", "0700", "fd00", "8e00", "a504", "af00",
-    ];
-    let n = r.range(1, 20);
+/// `n` distinct GPT slot numbers in random order: most in 1..=`usual_max`, some anywhere up to 128.
+fn random_slots(r: &mut Rng, n: u64, usual_max: u64) -> Vec<u64> {
     let mut slots: Vec<u64> = Vec::new();
     while slots.len() < n as usize {
         let s = if r.chance(70) {
-            r.range(1, 24)
+            r.range(1, usual_max)
         } else {
             r.range(1, 128)
         };
@@ -134,6 +112,15 @@ fn gpt_args(r: &mut Rng) -> (Vec<String>, u64) {
             slots.push(s);
         }
     }
+    slots
+}
+
+fn gpt_args(r: &mut Rng) -> (Vec<String>, u64) {
+    const TYPES: &[&str] = &[
+        "8300", "ef00", "ef02", "8200", "0700", "fd00", "8e00", "a504", "af00",
+    ];
+    let n = r.range(1, 20);
+    let slots = random_slots(r, n, 24);
     let mut args = Vec::new();
     if r.chance(30) {
         args.extend(["-a".to_string(), "1".to_string()]);
@@ -145,10 +132,7 @@ fn gpt_args(r: &mut Rng) -> (Vec<String>, u64) {
         args.push("-n".into());
         args.push(format!("{s}:{start}:{}", start + size - 1));
         args.push("-t".into());
-        args.push(format!(
-            "{s}:{}",
-            TYPES[r.range(0, TYPES.len() as u64 - 1) as usize]
-        ));
+        args.push(format!("{s}:{}", r.pick(TYPES)));
         if r.chance(70) {
             let len = r.range(1, 30);
             let name: String = (0..len)
@@ -179,22 +163,12 @@ fn gpt_sfdisk_script(r: &mut Rng, target: &str, ss: u64) -> (String, u64) {
     let unit = ss / 512;
     let mut script = String::from("label: gpt\n");
     let n = r.range(1, 24);
-    let mut slots: Vec<u64> = Vec::new();
-    while slots.len() < n as usize {
-        let s = if r.chance(70) {
-            r.range(1, 32)
-        } else {
-            r.range(1, 128)
-        };
-        if !slots.contains(&s) {
-            slots.push(s);
-        }
-    }
+    let slots = random_slots(r, n, 32);
     let mut cursor = 2048 / unit;
     for s in slots {
         let start = cursor + r.range(0, 2) * r.range(1, 4000 / unit);
         let size = r.range(1, 40_000 / unit);
-        let ty = GPT_TYPES[r.range(0, GPT_TYPES.len() as u64 - 1) as usize];
+        let ty = r.pick(GPT_TYPES);
         let name = match r.range(0, 3) {
             0 => String::new(),
             1 => format!(", name=\"part {s}\""),
@@ -238,11 +212,6 @@ fn check_case(t: &str, label: &str, why: &str) -> usize {
     }
 }
 
-fn make_image(path: &Path, bytes: u64) {
-    let f = std::fs::File::create(path).expect("create image");
-    f.set_len(bytes).expect("size image");
-}
-
 #[test]
 fn afdisk_lists_what_sfdisk_lists_on_peer_made_tables() {
     let mut r = Rng(SEED);
@@ -272,7 +241,7 @@ fn afdisk_lists_what_sfdisk_lists_on_peer_made_tables() {
                     ((sectors + 4096) * 512, Err(args))
                 }
             };
-            make_image(&img, bytes);
+            sparse(&img, bytes);
             let lo = if matches!(kind, Kind::Dos4k | Kind::Gpt4k) {
                 match LoopDev::attach(&img, 4096) {
                     Some(lo) => Some(lo),
@@ -283,7 +252,7 @@ fn afdisk_lists_what_sfdisk_lists_on_peer_made_tables() {
             };
             let t = match &lo {
                 Some(lo) => lo.path.clone(),
-                None => img.to_str().expect("utf-8 path").to_string(),
+                None => s(&img),
             };
             let ok = match &input {
                 Ok(script) => {

@@ -9,31 +9,6 @@ use std::path::{Path, PathBuf};
 use common::*;
 use serde_json::Value;
 
-const MIB: u64 = 1 << 20;
-
-fn s(p: &Path) -> String {
-    p.display().to_string()
-}
-
-fn inspect(t: &str) -> Value {
-    let r = afdisk(&["inspect", t, "--json"]);
-    assert_eq!(r.code, 0, "inspect {t}: {}", r.stderr);
-    r.json()
-}
-
-/// `sfdisk --json`, skipping the notes libfdisk prints on stdout before the JSON ("omitting empty partition").
-fn sfdisk_json(target: &str) -> Option<Value> {
-    let out = std::process::Command::new("sfdisk")
-        .args(["--json", target])
-        .output()
-        .expect("run sfdisk");
-    if !out.status.success() {
-        return None;
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(&text[text.find('{')?..]).ok()
-}
-
 /// afdisk's rows must be sfdisk's (or both empty when sfdisk sees no table).
 fn same_as_sfdisk(t: &str, v: &Value) {
     let sf = sfdisk_json(t).map(|j| sfdisk_rows(&j)).unwrap_or_default();
@@ -74,11 +49,7 @@ fn dos_with_logicals(sc: &Scratch, name: &str, n: usize) -> PathBuf {
     for _ in 0..n {
         script.push_str("size=1MiB, type=83\n");
     }
-    run_stdin(
-        "sfdisk",
-        &["-q", "--no-reread", "-w", "never", &s(&img)],
-        &script,
-    );
+    sfdisk_script(&s(&img), &script);
     img
 }
 
@@ -87,11 +58,7 @@ fn dos_xp_logicals(sc: &Scratch, name: &str) -> PathBuf {
     let img = sc.image(name, 64 * MIB);
     let script = "label: dos\nstart=63, size=20000, type=83\nstart=40960, size=80000, type=5\n\
                   start=41023, size=20000, type=83\nstart=61503, size=20000, type=83\n";
-    run_stdin(
-        "sfdisk",
-        &["-q", "--no-reread", "-w", "never", &s(&img)],
-        script,
-    );
+    sfdisk_script(&s(&img), script);
     img
 }
 
@@ -205,6 +172,27 @@ fn empty_ebr_in_the_chain_is_skipped_and_renumbered_like_sfdisk() {
     let src = afdisk::table::source::FileSource { file: &f, size };
     let set = afdisk::apply::backup::table_sectors(&src, 512);
     assert!(e.iter().all(|l| set.contains(l)), "{e:?} in {set:?}");
+}
+
+/// `common::sfdisk_json` reads past the notes libfdisk prints on stdout before the JSON: it read an empty EBR in
+/// the chain as "no table" (and so made `same_as_sfdisk` compare with nothing).
+#[test]
+fn sfdisk_json_reads_past_libfdisk_notes() {
+    let sc = Scratch::new();
+    let img = dos_with_logicals(&sc, "notes.img", 3);
+    let e = ebrs(&img);
+    poke(&img, e[1] * 512 + 446, &[0u8; 16]);
+    let t = s(&img);
+    let raw = run("sfdisk", &["--json", &t]);
+    assert!(
+        String::from_utf8_lossy(&raw.stdout).starts_with("omitting empty partition"),
+        "the fixture makes sfdisk print a note first: {}",
+        String::from_utf8_lossy(&raw.stdout)
+    );
+    let sf = sfdisk_json(&t).expect("sfdisk's table, after its note");
+    assert_eq!(sf["partitiontable"]["label"], "dos");
+    let numbers: Vec<u64> = sfdisk_rows(&sf).iter().map(|r| r.0).collect();
+    assert_eq!(numbers, vec![1, 2, 5, 6]);
 }
 
 /// Defect 2: a link of a non-extended type ends the chain for sfdisk; afdisk followed it silently.

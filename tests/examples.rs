@@ -68,10 +68,8 @@ impl Fixtures {
         let d = dir.path();
         let image = |name: &str| {
             let p = d.join(name);
-            std::fs::File::create(&p)
-                .and_then(|f| f.set_len(64 << 20))
-                .expect("create image");
-            p.to_string_lossy().into_owned()
+            common::sparse(&p, 64 << 20);
+            common::s(&p)
         };
         let xp = image("xp.img");
         run(

@@ -10,37 +10,19 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{run, Scratch};
-
-const MIB: u64 = 1 << 20;
+use common::{peek, read_json, run, s, LoopDev, Scratch, MIB};
 
 /// Runs afdisk with OsStr arguments (paths need not be UTF-8), backups in `backups`, with a time limit.
 fn afdisk_os(args: &[&OsStr], backups: &Path) -> common::Afdisk {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_afdisk"))
-        .args(args)
-        .env("AFDISK_BACKUP_DIR", backups)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run afdisk");
-    let start = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            break;
-        }
-        if start.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            panic!("afdisk {args:?} hung for 30 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("output");
-    common::Afdisk {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    common::afdisk_within(args, backups, Duration::from_secs(30))
+}
+
+/// `afdisk plan TARGET ARGS -o OUT` (the target path as bytes), backups in `backups`.
+fn plan_os(target: &Path, args: &[&str], out: &Path, backups: &Path) -> common::Afdisk {
+    let mut a = vec![os("plan"), target.as_os_str()];
+    a.extend(args.iter().map(OsStr::new));
+    a.extend([os("-o"), out.as_os_str()]);
+    afdisk_os(&a, backups)
 }
 
 fn os(s: &str) -> &OsStr {
@@ -48,38 +30,17 @@ fn os(s: &str) -> &OsStr {
 }
 
 /// A GPT image made by sgdisk with one aligned partition.
-fn gpt_image(dir: &Path, name: &OsStr) -> PathBuf {
+fn gpt_image(dir: &Path, name: &str) -> PathBuf {
     let p = dir.join(name);
-    std::fs::File::create(&p)
-        .and_then(|f| f.set_len(64 * MIB))
-        .expect("image");
-    let ps = p.to_str().map(String::from);
-    match ps {
-        Some(ps) => {
-            run("sgdisk", &["-n", "1:2048:+16M", &ps]);
-        }
-        None => {
-            // sgdisk takes the path as bytes too; go through Command directly.
-            let st = Command::new("sgdisk")
-                .arg("-n")
-                .arg("1:2048:+16M")
-                .arg(&p)
-                .output()
-                .expect("sgdisk");
-            assert!(
-                st.status.success(),
-                "{}",
-                String::from_utf8_lossy(&st.stderr)
-            );
-        }
-    }
+    common::sparse(&p, 64 * MIB);
+    run("sgdisk", &["-n", "1:2048:+16M", &s(&p)]);
     p
 }
 
 #[test]
 fn fifo_socket_and_directory_are_refused_without_hanging() {
     let sc = Scratch::new();
-    let ok = gpt_image(sc.dir.path(), os("ok.img"));
+    let ok = gpt_image(sc.dir.path(), "ok.img");
     let fifo = sc.dir.path().join("fifo");
     run("mkfifo", &[fifo.to_str().expect("utf8")]);
     let sock_path = sc.dir.path().join("sock");
@@ -132,9 +93,7 @@ fn fifo_socket_and_directory_are_refused_without_hanging() {
 /// A blank sparse image at a path given as bytes.
 fn blank(dir: &Path, name: &[u8], size: u64) -> PathBuf {
     let p = dir.join(OsStr::from_bytes(name));
-    std::fs::File::create(&p)
-        .and_then(|f| f.set_len(size))
-        .expect("image");
+    common::sparse(&p, size);
     p
 }
 
@@ -145,32 +104,11 @@ fn non_utf8_path_writes_that_file_and_no_other() {
     let raw = blank(d, b"img\xff.img", 64 * MIB);
     let lookalike = blank(d, "img\u{FFFD}.img".as_bytes(), 64 * MIB);
     let plan = d.join("p.json");
-    let r = afdisk_os(
-        &[
-            os("plan"),
-            raw.as_os_str(),
-            os("--preset"),
-            os("data"),
-            os("-o"),
-            plan.as_os_str(),
-        ],
-        d,
-    );
+    let r = plan_os(&raw, &["--preset", "data"], &plan, d);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("afdisk apply $'"), "{}", r.stdout);
     let bk = d.join("bk");
-    let r = afdisk_os(
-        &[
-            os("apply"),
-            raw.as_os_str(),
-            os("--plan"),
-            plan.as_os_str(),
-            os("--yes"),
-            os("--confirm"),
-            os("img\u{FFFD}.img"),
-        ],
-        &bk,
-    );
+    let r = apply_os(&raw, &plan, "img\u{FFFD}.img", &[], &bk);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     // The Undo line can be pasted: the path is $'…'-quoted.
     let undo = r
@@ -183,10 +121,8 @@ fn non_utf8_path_writes_that_file_and_no_other() {
         "{undo}"
     );
     // The named file got the table; the look-alike is untouched (all zeros where a table would be).
-    assert_eq!(&common::peek(&raw, 512, 8), b"EFI PART");
-    assert!(common::peek(&lookalike, 0, 64 * 1024)
-        .iter()
-        .all(|b| *b == 0));
+    assert_eq!(&peek(&raw, 512, 8), b"EFI PART");
+    assert!(peek(&lookalike, 0, 64 * 1024).iter().all(|b| *b == 0));
     let out = Command::new("sgdisk")
         .arg("-v")
         .arg(&raw)
@@ -212,20 +148,27 @@ fn non_utf8_path_writes_that_file_and_no_other() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(common::peek(&raw, 0, 64 * 1024).iter().all(|b| *b == 0));
-    assert!(common::peek(&lookalike, 0, 64 * 1024)
-        .iter()
-        .all(|b| *b == 0));
+    assert!(peek(&raw, 0, 64 * 1024).iter().all(|b| *b == 0));
+    assert!(peek(&lookalike, 0, 64 * 1024).iter().all(|b| *b == 0));
 }
 
-fn s(p: &Path) -> String {
-    p.to_str().expect("utf-8 test path").to_string()
+/// `afdisk apply TARGET --plan PLAN EXTRA --yes --confirm TOKEN` (paths as bytes), backups in `bk`.
+fn apply_os(target: &Path, plan: &Path, token: &str, extra: &[&str], bk: &Path) -> common::Afdisk {
+    let mut a = vec![
+        os("apply"),
+        target.as_os_str(),
+        os("--plan"),
+        plan.as_os_str(),
+    ];
+    a.extend(extra.iter().map(OsStr::new));
+    a.extend([os("--yes"), os("--confirm"), os(token)]);
+    afdisk_os(&a, bk)
 }
 
 /// A writing subcommand confirmed for scripts, backups in `bk`.
 fn confirmed(args: &[&str], token: &str, bk: &Path) -> common::Afdisk {
     let mut a: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
-    a.extend([os("--yes"), os("--confirm"), OsStr::new(token)]);
+    a.extend([os("--yes"), os("--confirm"), os(token)]);
     afdisk_os(&a, bk)
 }
 
@@ -239,8 +182,8 @@ fn backup_of_one_image_does_not_restore_onto_a_namesake() {
     let d = sc.dir.path();
     std::fs::create_dir(d.join("a")).expect("dir");
     std::fs::create_dir(d.join("b")).expect("dir");
-    let a = gpt_image(&d.join("a"), os("gpt.img"));
-    let b = gpt_image(&d.join("b"), os("gpt.img"));
+    let a = gpt_image(&d.join("a"), "gpt.img");
+    let b = gpt_image(&d.join("b"), "gpt.img");
     let bk = d.join("a.json");
     let r = afdisk_os(&[os("backup"), a.as_os_str(), os("-o"), bk.as_os_str()], d);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -284,8 +227,7 @@ fn backup_of_one_image_does_not_restore_onto_a_namesake() {
         "restored"
     );
     // A backup from an afdisk that recorded no identity is refused, saying so.
-    let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&bk2).expect("backup")).expect("json");
+    let mut v = read_json(&bk2);
     if let Some(o) = v["device"].as_object_mut() {
         o.remove("file");
         o.remove("table_ids");
@@ -309,20 +251,9 @@ fn plan_for_an_image_does_not_apply_to_its_byte_copy() {
     std::fs::create_dir(d.join("b")).expect("dir");
     let a = blank(&d.join("a"), b"disk.img", 64 * MIB);
     let pf = d.join("p.json");
-    let r = afdisk_os(
-        &[
-            os("plan"),
-            a.as_os_str(),
-            os("--preset"),
-            os("data"),
-            os("-o"),
-            pf.as_os_str(),
-        ],
-        d,
-    );
+    let r = plan_os(&a, &["--preset", "data"], &pf, d);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let plan: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&pf).expect("plan")).expect("json");
+    let plan = read_json(&pf);
     assert!(plan["device"]["file"]["ino"].as_u64().is_some(), "{plan}");
     assert_eq!(
         plan["device"]["table_ids"].as_array().map(Vec::len),
@@ -333,7 +264,7 @@ fn plan_for_an_image_does_not_apply_to_its_byte_copy() {
     let r = confirmed(&["apply", &s(&b), "--plan", &s(&pf)], "disk.img", d);
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(r.stderr.contains("was made for"), "{}", r.stderr);
-    assert!(common::peek(&b, 0, 8192).iter().all(|x| *x == 0));
+    assert!(peek(&b, 0, 8192).iter().all(|x| *x == 0));
     // The same path, replaced by a copy (another inode): refused too.
     let tmp = d.join("a/tmp.img");
     std::fs::copy(&a, &tmp).expect("copy");
@@ -345,7 +276,7 @@ fn plan_for_an_image_does_not_apply_to_its_byte_copy() {
         "{}",
         r.stderr
     );
-    assert!(common::peek(&a, 0, 8192).iter().all(|x| *x == 0));
+    assert!(peek(&a, 0, 8192).iter().all(|x| *x == 0));
     // A plan file from an afdisk that recorded no identity is refused with a way out.
     let mut old = plan.clone();
     if let Some(o) = old["device"].as_object_mut() {
@@ -363,22 +294,12 @@ fn plan_for_an_image_does_not_apply_to_its_byte_copy() {
     assert!(r.stderr.contains("plan of schema 1"), "{}", r.stderr);
     assert!(r.stderr.contains("make the plan again"), "{}", r.stderr);
     // A plan for the image does not apply to a loop device over it, in plain words.
-    if let Some(lo) = common::LoopDev::attach(&a, 512) {
+    if let Some(lo) = LoopDev::attach(&a, 512) {
         let pf2 = d.join("p2.json");
-        let r = afdisk_os(
-            &[
-                os("plan"),
-                a.as_os_str(),
-                os("--preset"),
-                os("data"),
-                os("-o"),
-                pf2.as_os_str(),
-            ],
-            d,
-        );
+        let r = plan_os(&a, &["--preset", "data"], &pf2, d);
         assert_eq!(r.code, 0, "{}", r.stderr);
         drop(lo);
-        let lo = common::LoopDev::attach(&a, 512).expect("loop");
+        let lo = LoopDev::attach(&a, 512).expect("loop");
         let r = confirmed(&["apply", &lo.path, "--plan", &s(&pf2)], &lo.base_name(), d);
         assert_eq!(r.code, 3, "{}", r.stderr);
         assert!(
@@ -401,21 +322,11 @@ fn plan_for_a_loop_device_does_not_apply_after_it_is_reattached_to_another_file(
     let d = sc.dir.path();
     let f1 = blank(d, b"one.img", 64 * MIB);
     let f2 = blank(d, b"two.img", 64 * MIB);
-    let Some(lo) = common::LoopDev::attach(&f1, 512) else {
+    let Some(lo) = LoopDev::attach(&f1, 512) else {
         return;
     };
     let pf = d.join("p.json");
-    let r = afdisk_os(
-        &[
-            os("plan"),
-            os(&lo.path),
-            os("--preset"),
-            os("data"),
-            os("-o"),
-            pf.as_os_str(),
-        ],
-        d,
-    );
+    let r = plan_os(Path::new(&lo.path), &["--preset", "data"], &pf, d);
     assert_eq!(r.code, 0, "{}", r.stderr);
     // Re-attach the same loop device to the other (identical, all-zero) file.
     run("losetup", &["-d", &lo.path]);
@@ -424,35 +335,21 @@ fn plan_for_a_loop_device_does_not_apply_after_it_is_reattached_to_another_file(
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(r.stderr.contains("backing file"), "{}", r.stderr);
     assert!(r.stderr.contains("one.img in the plan"), "{}", r.stderr);
-    assert!(common::peek(&f2, 0, 8192).iter().all(|x| *x == 0));
+    assert!(peek(&f2, 0, 8192).iter().all(|x| *x == 0));
     // Back on the file it was made for, it applies.
     run("losetup", &["-d", &lo.path]);
     run("losetup", &[&lo.path, &s(&f1)]);
     let r = confirmed(&["apply", &lo.path, "--plan", &s(&pf)], &lo.base_name(), d);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(&common::peek(&f1, 512, 8), b"EFI PART");
+    assert_eq!(&peek(&f1, 512, 8), b"EFI PART");
 }
 
 #[test]
 fn an_image_with_a_non_utf8_name_attached_as_a_loop_device_is_in_use() {
     let sc = Scratch::new();
     let img = blank(sc.dir.path(), b"lo\xff.img", 64 * MIB);
-    let out = Command::new("losetup")
-        .arg("-f")
-        .arg("--show")
-        .arg(&img)
-        .output()
-        .expect("losetup");
-    if !out.status.success() {
-        assert_eq!(
-            std::env::var("AFDISK_TEST_NO_LOOP").as_deref(),
-            Ok("1"),
-            "losetup failed"
-        );
+    let Some(lo) = LoopDev::attach(&img, 512) else {
         return;
-    }
-    let lo = common::LoopDev {
-        path: String::from_utf8_lossy(&out.stdout).trim().to_string(),
     };
     let r = afdisk_os(
         &[os("inspect"), img.as_os_str(), os("--json")],
@@ -466,33 +363,12 @@ fn an_image_with_a_non_utf8_name_attached_as_a_loop_device_is_in_use() {
         "{uses}"
     );
     let pf = sc.dir.path().join("p.json");
-    let r = afdisk_os(
-        &[
-            os("plan"),
-            img.as_os_str(),
-            os("--preset"),
-            os("data"),
-            os("-o"),
-            pf.as_os_str(),
-        ],
-        sc.dir.path(),
-    );
+    let r = plan_os(&img, &["--preset", "data"], &pf, sc.dir.path());
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let r = afdisk_os(
-        &[
-            os("apply"),
-            img.as_os_str(),
-            os("--plan"),
-            pf.as_os_str(),
-            os("--yes"),
-            os("--confirm"),
-            os("lo\u{FFFD}.img"),
-        ],
-        sc.dir.path(),
-    );
+    let r = apply_os(&img, &pf, "lo\u{FFFD}.img", &[], sc.dir.path());
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(r.stderr.contains("in use"), "{}", r.stderr);
-    assert!(common::peek(&img, 0, 8192).iter().all(|x| *x == 0));
+    assert!(peek(&img, 0, 8192).iter().all(|x| *x == 0));
 }
 
 /// `blkid -p -o export` of a file: (TYPE, LABEL, UUID).
@@ -654,18 +530,7 @@ fn replace_and_discard_data_name_each_filesystem_and_need_destroy_data() {
     place(&sw, &img, 200_000 * 512);
     // Partition 3 is empty: it is not listed.
     let pf = d.join("p.json");
-    let r = afdisk_os(
-        &[
-            os("plan"),
-            img.as_os_str(),
-            os("--preset"),
-            os("data"),
-            os("--replace"),
-            os("-o"),
-            pf.as_os_str(),
-        ],
-        d,
-    );
+    let r = plan_os(&img, &["--preset", "data", "--replace"], &pf, d);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stdout.contains(&format!(
@@ -681,22 +546,21 @@ fn replace_and_discard_data_name_each_filesystem_and_need_destroy_data() {
         r.stdout
     );
     assert!(!r.stdout.contains("DESTROYS partition 3"), "{}", r.stdout);
-    let plan: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&pf).expect("plan")).expect("json");
+    let plan = read_json(&pf);
     let lost = plan["destroys"].as_array().expect("destroys");
     assert_eq!(lost.len(), 2);
     assert_eq!(lost[0]["filesystem"]["type"], "ext4");
     assert_eq!(lost[0]["filesystem"]["label"], "data");
     assert_eq!(lost[0]["filesystem"]["uuid"], uuid);
     assert!(lost[0]["filesystem"]["used_bytes"].as_u64().is_some());
-    let before = common::peek(&img, 0, 1 << 20);
+    let before = peek(&img, 0, 1 << 20);
     // --yes --confirm alone is refused (exit 3), naming both filesystems; nothing is written.
     let r = confirmed(&["apply", &t, "--plan", &s(&pf)], "disk.img", d);
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(r.stderr.contains("ext4 \"data\""), "{}", r.stderr);
     assert!(r.stderr.contains("swap \"sw\""), "{}", r.stderr);
     assert!(r.stderr.contains("--destroy-data"), "{}", r.stderr);
-    assert!(common::peek(&img, 0, 1 << 20) == before);
+    assert!(peek(&img, 0, 1 << 20) == before);
     // No terminal and no --yes: refused, with the typed answer in the fix.
     let r = afdisk_os(
         &[os("apply"), img.as_os_str(), os("--plan"), pf.as_os_str()],
@@ -715,21 +579,9 @@ fn replace_and_discard_data_name_each_filesystem_and_need_destroy_data() {
     let r = confirmed(&["apply", &t, "--plan", &s(&hf)], "disk.img", d);
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(r.stderr.contains("ext4 \"data\""), "{}", r.stderr);
-    assert!(common::peek(&img, 0, 1 << 20) == before);
+    assert!(peek(&img, 0, 1 << 20) == before);
     // With --destroy-data it is written.
-    let r = afdisk_os(
-        &[
-            os("apply"),
-            img.as_os_str(),
-            os("--plan"),
-            pf.as_os_str(),
-            os("--yes"),
-            os("--confirm"),
-            os("disk.img"),
-            os("--destroy-data"),
-        ],
-        d,
-    );
+    let r = apply_os(&img, &pf, "disk.img", &["--destroy-data"], d);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let out = run("sgdisk", &["-v", &t]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("No problems found"));
@@ -746,18 +598,7 @@ fn replace_and_discard_data_name_each_filesystem_and_need_destroy_data() {
     let sw2 = mkfs(d, "sw2", 32 * MIB, "mkswap", &[]);
     place(&sw2, &img2, 200_001 * 512);
     let pf2 = d.join("p2.json");
-    let r = afdisk_os(
-        &[
-            os("plan"),
-            img2.as_os_str(),
-            os("--realign"),
-            os("--discard-data"),
-            os("1"),
-            os("-o"),
-            pf2.as_os_str(),
-        ],
-        d,
-    );
+    let r = plan_os(&img2, &["--realign", "--discard-data", "1"], &pf2, d);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stdout
@@ -771,16 +612,7 @@ fn replace_and_discard_data_name_each_filesystem_and_need_destroy_data() {
     assert!(r.stderr.contains("--destroy-data"), "{}", r.stderr);
     // Without --discard-data nothing is lost and the ordinary confirmation suffices.
     let pf3 = d.join("p3.json");
-    let r = afdisk_os(
-        &[
-            os("plan"),
-            img2.as_os_str(),
-            os("--realign"),
-            os("-o"),
-            pf3.as_os_str(),
-        ],
-        d,
-    );
+    let r = plan_os(&img2, &["--realign"], &pf3, d);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!r.stdout.contains("DESTROYS"), "{}", r.stdout);
 
@@ -792,18 +624,7 @@ fn replace_and_discard_data_name_each_filesystem_and_need_destroy_data() {
     let e4c = mkfs(d, "e4c", 64 * MIB, "mkfs.ext4", &["-q", "-F", "-L", "same"]);
     place(&e4c, &img3, MIB);
     let pf4 = d.join("p4.json");
-    let r = afdisk_os(
-        &[
-            os("plan"),
-            img3.as_os_str(),
-            os("--preset"),
-            os("data"),
-            os("--replace"),
-            os("-o"),
-            pf4.as_os_str(),
-        ],
-        d,
-    );
+    let r = plan_os(&img3, &["--preset", "data", "--replace"], &pf4, d);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stdout.contains("+   1 create    2048–"),
@@ -861,7 +682,7 @@ fn bench_write_all_over_a_filesystem_names_it_and_needs_destroy_data() {
         &["-q", "-F", "-L", "scratch"],
     );
     place(&e4, &img, MIB);
-    let before = common::peek(&img, MIB, 4096);
+    let before = peek(&img, MIB, 4096);
     let r = confirmed(
         &["bench", &t, "--write", "all", "--duration", "1"],
         "b.img",
@@ -874,7 +695,7 @@ fn bench_write_all_over_a_filesystem_names_it_and_needs_destroy_data() {
         r.stderr
     );
     assert!(r.stderr.contains("--destroy-data"), "{}", r.stderr);
-    assert!(common::peek(&img, MIB, 4096) == before);
+    assert!(peek(&img, MIB, 4096) == before);
     // Partition 2 holds nothing: benchmarking only it asks no more than the name.
     let r = confirmed(
         &[
@@ -948,20 +769,9 @@ fn the_terminal_prompt_lists_the_filesystems_and_wants_destroy() {
     let e4 = mkfs(d, "e4", 64 * MIB, "mkfs.ext4", &["-q", "-F", "-L", "home"]);
     place(&e4, &img, MIB);
     let pf = d.join("p.json");
-    let r = afdisk_os(
-        &[
-            os("plan"),
-            img.as_os_str(),
-            os("--preset"),
-            os("data"),
-            os("--replace"),
-            os("-o"),
-            pf.as_os_str(),
-        ],
-        d,
-    );
+    let r = plan_os(&img, &["--preset", "data", "--replace"], &pf, d);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let before = common::peek(&img, 0, 1 << 20);
+    let before = peek(&img, 0, 1 << 20);
     let bk = d.join("bk");
     let (code, out) = on_terminal(&["apply", &t, "--plan", &s(&pf)], "t.img", &bk);
     assert_eq!(code, 3, "{out}");
@@ -975,7 +785,7 @@ fn the_terminal_prompt_lists_the_filesystems_and_wants_destroy() {
         "{out}"
     );
     assert!(out.contains("does not confirm destroying"), "{out}");
-    assert!(common::peek(&img, 0, 1 << 20) == before);
+    assert!(peek(&img, 0, 1 << 20) == before);
     let (code, out) = on_terminal(&["apply", &t, "--plan", &s(&pf)], "t.img DESTROY", &bk);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("read back and verified"), "{out}");

@@ -5,16 +5,6 @@ mod common;
 
 use common::*;
 
-const MIB: u64 = 1 << 20;
-
-fn inspect(target: &str, extra: &[&str]) -> serde_json::Value {
-    let mut args = vec!["inspect", target, "--json"];
-    args.extend_from_slice(extra);
-    let r = afdisk(&args);
-    assert_eq!(r.code, 0, "inspect {target} failed: {}", r.stderr);
-    r.json()
-}
-
 fn assert_same_as_sfdisk(target: &str, v: &serde_json::Value) {
     let s = sfdisk_json(target).unwrap_or_else(|| panic!("sfdisk found no table on {target}"));
     assert_eq!(
@@ -39,11 +29,11 @@ fn xp_style_start_63_on_mbr() {
     let img = s.image("xp.img", 256 * MIB);
     run_stdin(
         "sfdisk",
-        &["-q", img.to_str().unwrap()],
+        &["-q", &common::s(&img)],
         "label: dos\nstart=63, size=200000, type=7\n",
     );
-    let t = img.to_str().unwrap();
-    let v = inspect(t, &["--physical-sector-size", "4096"]);
+    let t = &common::s(&img);
+    let v = inspect_with(t, &["--physical-sector-size", "4096"]);
     assert_same_as_sfdisk(t, &v);
     assert_eq!(v["table"]["label"], "dos");
     let p1 = part(&v, 1);
@@ -67,7 +57,7 @@ fn xp_style_start_63_on_mbr() {
     let r = afdisk(&["check", t]);
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert!(r.stdout.contains("MISALIGNED partition 1"), "{}", r.stdout);
-    let v = inspect(t, &[]);
+    let v = inspect_with(t, &[]);
     assert_eq!(v["device"]["physical_sector_size"], 4096);
     assert_eq!(
         v["device"]["geometry_source"]["physical_sector_size"],
@@ -94,7 +84,7 @@ fn xp_style_start_63_on_mbr() {
 fn old_gdisk_start_34_and_2049() {
     let s = Scratch::new();
     let img = s.image("gd.img", 128 * MIB);
-    let t = img.to_str().unwrap();
+    let t = &common::s(&img);
     run(
         "sgdisk",
         &[
@@ -109,7 +99,7 @@ fn old_gdisk_start_34_and_2049() {
             t,
         ],
     );
-    let v = inspect(t, &["--physical-sector-size", "4096"]);
+    let v = inspect_with(t, &["--physical-sector-size", "4096"]);
     assert_same_as_sfdisk(t, &v);
     assert_eq!(part(&v, 1)["alignment"]["offset_bytes"], 1024);
     assert_eq!(part(&v, 2)["alignment"]["offset_bytes"], 512);
@@ -126,12 +116,12 @@ fn old_gdisk_start_34_and_2049() {
 fn numbering_gap_is_kept() {
     let s = Scratch::new();
     let img = s.image("gap.img", 64 * MIB);
-    let t = img.to_str().unwrap();
+    let t = &common::s(&img);
     run(
         "sgdisk",
         &["-n", "1:2048:+16M", "-n", "3:0:0", "-t", "3:8200", t],
     );
-    let v = inspect(t, &[]);
+    let v = inspect_with(t, &[]);
     assert_same_as_sfdisk(t, &v);
     let numbers: Vec<u64> = v["partitions"]
         .as_array()
@@ -155,14 +145,14 @@ fn numbering_gap_is_kept() {
 fn logical_partitions_with_ebr_past_4gib() {
     let s = Scratch::new();
     let img = s.image("ebr.img", 8 << 30);
-    let t = img.to_str().unwrap();
+    let t = &common::s(&img);
     run_stdin(
         "sfdisk",
         &["-q", t],
         "label: dos\nstart=2048, size=10483712, type=83\nstart=10485760, type=5\n\
          start=10487808, size=2097152, type=83\nstart=12587009, size=1000000, type=82\n",
     );
-    let v = inspect(t, &["--physical-sector-size", "4096"]);
+    let v = inspect_with(t, &["--physical-sector-size", "4096"]);
     assert_same_as_sfdisk(t, &v);
     assert_eq!(part(&v, 2)["kind"], "extended");
     assert_eq!(part(&v, 5)["kind"], "logical");
@@ -177,14 +167,14 @@ fn logical_partitions_with_ebr_past_4gib() {
 fn corrupt_primary_gpt_is_read_from_backup() {
     let s = Scratch::new();
     let img = s.image("cp.img", 64 * MIB);
-    let t = img.to_str().unwrap();
+    let t = &common::s(&img);
     run(
         "sgdisk",
         &["-n", "1:2048:+16M", "-n", "2:0:+8M", "-c", "2:second", t],
     );
     let before = sfdisk_json(t).expect("table");
     poke(&img, 2 * 512 + 5, &[0xAB]); // one byte of the primary entry array
-    let v = inspect(t, &[]);
+    let v = inspect_with(t, &[]);
     assert_eq!(afdisk_rows(&v), sfdisk_rows(&before));
     assert_eq!(v["table"]["header_used"], "backup");
     assert!(codes(&v).contains(&"gpt-primary-corrupt".to_string()));
@@ -194,11 +184,11 @@ fn corrupt_primary_gpt_is_read_from_backup() {
 fn corrupt_backup_gpt_is_reported() {
     let s = Scratch::new();
     let img = s.image("cb.img", 64 * MIB);
-    let t = img.to_str().unwrap();
+    let t = &common::s(&img);
     run("sgdisk", &["-n", "1:2048:+16M", t]);
     // The backup array sits just before the last sector: 32 sectors of entries.
     poke(&img, 64 * MIB - 33 * 512 + 7, &[0x5A]);
-    let v = inspect(t, &[]);
+    let v = inspect_with(t, &[]);
     assert_same_as_sfdisk(t, &v);
     assert_eq!(v["table"]["header_used"], "primary");
     assert!(codes(&v).contains(&"gpt-backup-corrupt".to_string()));
@@ -208,12 +198,12 @@ fn corrupt_backup_gpt_is_reported() {
 fn hybrid_mbr_is_reported() {
     let s = Scratch::new();
     let img = s.image("hy.img", 64 * MIB);
-    let t = img.to_str().unwrap();
+    let t = &common::s(&img);
     run(
         "sgdisk",
         &["-n", "1:2048:+16M", "-n", "2:0:+8M", "-h", "1", t],
     );
-    let v = inspect(t, &[]);
+    let v = inspect_with(t, &[]);
     assert_same_as_sfdisk(t, &v);
     assert_eq!(v["table"]["label"], "gpt");
     assert!(codes(&v).contains(&"hybrid-mbr".to_string()));
@@ -233,8 +223,8 @@ fn random_bytes_have_no_table() {
     }
     buf[510] = 0; // make sure it is not accidentally an MBR
     std::fs::write(&img, &buf).unwrap();
-    let t = img.to_str().unwrap();
-    let v = inspect(t, &[]);
+    let t = &common::s(&img);
+    let v = inspect_with(t, &[]);
     assert!(v["table"].is_null());
     assert_eq!(v["partitions"].as_array().unwrap().len(), 0);
     assert!(codes(&v).contains(&"no-table".to_string()));
@@ -246,7 +236,7 @@ fn random_bytes_have_no_table() {
 fn image_shorter_than_its_table() {
     let s = Scratch::new();
     let img = s.image("short.img", 64 * MIB);
-    let t = img.to_str().unwrap();
+    let t = &common::s(&img);
     run("sgdisk", &["-n", "1:2048:+16M", "-n", "2:0:0", t]);
     let full = sfdisk_json(t).expect("table");
     std::fs::OpenOptions::new()
@@ -255,7 +245,7 @@ fn image_shorter_than_its_table() {
         .unwrap()
         .set_len(32 * MIB)
         .unwrap();
-    let v = inspect(t, &[]);
+    let v = inspect_with(t, &[]);
     assert_eq!(afdisk_rows(&v), sfdisk_rows(&full));
     let c = codes(&v);
     assert!(c.contains(&"partition-beyond-disk".to_string()), "{c:?}");
@@ -281,7 +271,7 @@ fn four_kn_table_via_loop_device_and_image_inference() {
             &lo.path,
         ],
     );
-    let v = inspect(&lo.path, &[]);
+    let v = inspect(&lo.path);
     assert_same_as_sfdisk(&lo.path, &v);
     assert_eq!(v["device"]["kind"], "block");
     assert_eq!(v["device"]["transport"], "loop");
@@ -300,7 +290,7 @@ fn four_kn_table_via_loop_device_and_image_inference() {
     );
     assert_eq!(part(&v, 2)["alignment"]["mib"], false);
     // The backing file alone: the sector size is inferred from where the GPT header is.
-    let vi = inspect(img.to_str().unwrap(), &[]);
+    let vi = inspect(&common::s(&img));
     assert_eq!(vi["device"]["logical_sector_size"], 4096);
     assert_eq!(
         vi["device"]["geometry_source"]["logical_sector_size"],
@@ -319,13 +309,13 @@ fn four_kn_table_via_loop_device_and_image_inference() {
 fn gpt_512_seen_through_4096_loop_is_a_sector_size_mismatch() {
     let s = Scratch::new();
     let img = s.image("mm.img", 64 * MIB);
-    let t = img.to_str().unwrap();
+    let t = &common::s(&img);
     run("sgdisk", &["-n", "1:2048:+16M", "-n", "2:0:+8M", t]);
     let at512 = sfdisk_json(t).expect("table");
     let Some(lo) = LoopDev::attach(&img, 4096) else {
         return;
     };
-    let v = inspect(&lo.path, &[]);
+    let v = inspect(&lo.path);
     assert!(
         codes(&v).contains(&"sector-size-mismatch".to_string()),
         "{:?}",
@@ -364,20 +354,14 @@ fn errors_name_problem_and_fix() {
     // check: 2 when any target cannot be read, even if others are fine.
     let s = Scratch::new();
     let img = s.image("ok.img", 8 * MIB);
-    assert_eq!(
-        afdisk(&["check", img.to_str().unwrap(), "/nonexistent"]).code,
-        2
-    );
+    assert_eq!(afdisk(&["check", &common::s(&img), "/nonexistent"]).code, 2);
 }
 
 #[test]
 fn list_json_shows_loop_devices() {
     let s = Scratch::new();
     let img = s.image("list.img", 64 * MIB);
-    run(
-        "sgdisk",
-        &["-a", "1", "-n", "1:63:+16M", img.to_str().unwrap()],
-    );
+    run("sgdisk", &["-a", "1", "-n", "1:63:+16M", &common::s(&img)]);
     let Some(lo) = LoopDev::attach(&img, 512) else {
         return;
     };

@@ -8,55 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{
-    afdisk, afdisk_rows, run, run_stdin, sfdisk_json, sfdisk_rows, LoopDev, Row, Scratch,
+    afdisk, afdisk_in, afdisk_rows, afdisk_under_strace, apply, confirmed, inspect, plan,
+    pwrite_offsets, read_json, restore, run, run_stdin, s, sfdisk_json, sfdisk_rows, sfdisk_script,
+    trace_calls, LoopDev, Row, Scratch, MIB,
 };
 use serde_json::Value;
-
-const MIB: u64 = 1 << 20;
-
-fn s(p: &Path) -> String {
-    p.display().to_string()
-}
-
-/// Runs `afdisk plan TARGET ARGS -o FILE` and returns the plan.
-fn plan(target: &str, args: &[&str], out: &Path) -> Value {
-    let o = s(out);
-    let mut a = vec!["plan", target];
-    a.extend_from_slice(args);
-    a.extend_from_slice(&["-o", &o]);
-    let r = afdisk(&a);
-    assert_eq!(r.code, 0, "plan failed: {}{}", r.stdout, r.stderr);
-    serde_json::from_str(&std::fs::read_to_string(out).expect("plan file")).expect("plan JSON")
-}
-
-/// A writing subcommand confirmed for scripts (`--yes --confirm TOKEN`), with its backups in `backups`.
-fn confirmed(args: &[&str], token: &str, backups: &Path) -> common::Afdisk {
-    let out = Command::new(env!("CARGO_BIN_EXE_afdisk"))
-        .args(args)
-        .args(["--yes", "--confirm", token, "--json"])
-        .env("AFDISK_BACKUP_DIR", backups)
-        .output()
-        .expect("run afdisk");
-    common::Afdisk {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-fn apply(target: &str, plan_file: &Path, token: &str, backups: &Path) -> common::Afdisk {
-    confirmed(&["apply", target, "--plan", &s(plan_file)], token, backups)
-}
-
-fn restore(target: &str, backup_file: &str, token: &str, backups: &Path) -> common::Afdisk {
-    confirmed(&["restore", target, backup_file], token, backups)
-}
-
-fn inspect(target: &str) -> Value {
-    let r = afdisk(&["inspect", target, "--json"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    r.json()
-}
 
 /// The peers accept the table: sgdisk -v (GPT), sfdisk --verify, and parted align-check opt per partition.
 fn peers_accept(target: &str, label: &str) {
@@ -143,7 +99,7 @@ fn fresh_layouts_start_where_fdisk_does_and_pass_the_peers() {
     let sc = Scratch::new();
     for preset in ["data", "efi-root", "raid-member", "lvm", "zfs"] {
         let img = sc.image(&format!("{preset}.img"), 2 << 30);
-        let pf = sc.dir.path().join(format!("{preset}.json"));
+        let pf = sc.path(format!("{preset}.json"));
         let p = plan(&s(&img), &["--preset", preset], &pf);
         assert_eq!(p["new"]["partitions"][0]["start"], 2048, "{preset}");
         let r = apply(&s(&img), &pf, &format!("{preset}.img"), sc.dir.path());
@@ -168,7 +124,7 @@ fn fresh_layouts_start_where_fdisk_does_and_pass_the_peers() {
 fn fresh_dos_layout_and_the_two_tib_refusal() {
     let sc = Scratch::new();
     let img = sc.image("dos.img", 1 << 30);
-    let pf = sc.dir.path().join("p.json");
+    let pf = sc.path("p.json");
     let p = plan(&s(&img), &["--preset", "efi-root", "--table", "dos"], &pf);
     assert_eq!(p["new"]["table"]["label"], "dos");
     let r = apply(&s(&img), &pf, "dos.img", sc.dir.path());
@@ -218,7 +174,7 @@ fn realign_gpt_keeps_slots_guids_names_and_untouched_bytes() {
     );
     let before = inspect(&t);
     let old_entries = entries(&img, 512);
-    let pf = sc.dir.path().join("r.json");
+    let pf = sc.path("r.json");
     let p = plan(&t, &["--realign"], &pf);
     let actions: Vec<(u64, String)> = p["changes"]
         .as_array()
@@ -286,7 +242,7 @@ fn partition_with_ext4_is_not_moved_as_if_empty() {
     // ext4 inside partition 1 (byte offset 2049 × 512), partition 2 empty.
     let off = format!("offset={}", 2049 * 512);
     run("mkfs.ext4", &["-q", "-F", "-E", &off, &t, "65536"]);
-    let pf = sc.dir.path().join("r.json");
+    let pf = sc.path("r.json");
     let p = plan(&t, &["--realign"], &pf);
     let c1 = &p["changes"][0];
     assert_eq!(c1["action"], "blocked");
@@ -314,10 +270,10 @@ fn realign_mbr_with_logical_partitions_past_four_gib() {
     let script =
         "label: dos\nstart=63, size=4194304, type=83\nstart=10485760, size=4194304, type=5\n\
                   start=10485823, size=1000000, type=83\nstart=11485887, size=1000000, type=83\n";
-    run_stdin("sfdisk", &["-q", "--no-reread", "-w", "never", &t], script);
+    sfdisk_script(&t, script);
     let before = sfdisk_rows(&sfdisk_json(&t).expect("sfdisk"));
     assert_eq!(before.len(), 4);
-    let pf = sc.dir.path().join("r.json");
+    let pf = sc.path("r.json");
     let p = plan(&t, &["--realign"], &pf);
     let r = apply(&t, &pf, "m.img", sc.dir.path());
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
@@ -357,11 +313,8 @@ fn realign_mbr_with_logical_partitions_past_four_gib() {
         p["notes"]
     );
     // The undo gives back the exact bytes of every sector written (the old EBRs were never touched).
-    let bfile = r.json()["backup_file"]
-        .as_str()
-        .expect("backup_file")
-        .to_string();
-    let out = restore(&t, &bfile, "m.img", &sc.dir.path().join("bk2"));
+    let bfile = r.backup_file();
+    let out = restore(&t, &bfile, "m.img", &sc.path("bk2"));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(sfdisk_rows(&sfdisk_json(&t).expect("sfdisk")), before);
     for w in p["writes"].as_array().expect("writes") {
@@ -384,15 +337,12 @@ fn restore_gives_back_the_exact_original_bytes() {
         &["-a", "1", "-n", "1:34:+10M", "-n", "2:40000:+10M", &t],
     );
     let original = std::fs::read(&img).expect("read");
-    let pf = sc.dir.path().join("p.json");
+    let pf = sc.path("p.json");
     plan(&t, &["--realign"], &pf);
-    let backups = sc.dir.path().join("bk");
+    let backups = sc.path("bk");
     let r = apply(&t, &pf, "r.img", &backups);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let bfile = r.json()["backup_file"]
-        .as_str()
-        .expect("backup_file")
-        .to_string();
+    let bfile = r.backup_file();
     assert_ne!(std::fs::read(&img).expect("read"), original);
     let out = restore(&t, &bfile, "r.img", &backups);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -401,7 +351,7 @@ fn restore_gives_back_the_exact_original_bytes() {
         "restore is byte-exact"
     );
     // `afdisk backup` + restore round trip, and a backup refused on a different sector size.
-    let bk = sc.dir.path().join("manual.json");
+    let bk = sc.path("manual.json");
     let r = afdisk(&["backup", &t, "-o", &s(&bk)]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let r = afdisk(&[
@@ -424,18 +374,13 @@ fn refusals_change_nothing() {
     let img = sc.image("a.img", 256 * MIB);
     let other = sc.image("b.img", 256 * MIB);
     let t = s(&img);
-    let pf = sc.dir.path().join("p.json");
+    let pf = sc.path("p.json");
     plan(&t, &["--preset", "data"], &pf);
     let zeros = std::fs::read(&img).expect("read");
     // No terminal, no --yes.
-    let r = Command::new(env!("CARGO_BIN_EXE_afdisk"))
-        .args(["apply", &t, "--plan", &s(&pf)])
-        .env("AFDISK_BACKUP_DIR", sc.dir.path())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run");
-    assert_eq!(r.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&r.stderr).contains("--yes --confirm a.img"));
+    let r = afdisk_in(&["apply", &t, "--plan", &s(&pf)], sc.dir.path());
+    assert_eq!(r.code, 3);
+    assert!(r.stderr.contains("--yes --confirm a.img"));
     // --yes without --confirm, and a wrong token.
     let r = afdisk(&["apply", &t, "--plan", &s(&pf), "--yes"]);
     assert_eq!(r.code, 3, "{}", r.stderr);
@@ -447,7 +392,7 @@ fn refusals_change_nothing() {
     assert!(r.stderr.contains("was made for"), "{}", r.stderr);
     // A disk that changed after the plan.
     let img2 = sc.image("c.img", 256 * MIB);
-    let pf2 = sc.dir.path().join("p2.json");
+    let pf2 = sc.path("p2.json");
     plan(&s(&img2), &["--preset", "data"], &pf2);
     run_stdin("sfdisk", &["-q", &s(&img2)], "label: dos\n,\n");
     let changed = std::fs::read(&img2).expect("read");
@@ -456,8 +401,7 @@ fn refusals_change_nothing() {
     assert!(r.stderr.contains("changed since the plan"), "{}", r.stderr);
     assert!(std::fs::read(&img2).expect("read") == changed);
     // A hand-edited plan whose sectors no longer match its table.
-    let mut p: Value =
-        serde_json::from_str(&std::fs::read_to_string(&pf).expect("plan")).expect("json");
+    let mut p = read_json(&pf);
     p["new"]["partitions"][0]["start"] = Value::from(4096);
     std::fs::write(&pf, p.to_string()).expect("write");
     let r = apply(&t, &pf, "a.img", sc.dir.path());
@@ -480,7 +424,7 @@ fn mounted_loop_device_is_refused() {
     let Some(lo) = LoopDev::attach(&img, 512) else {
         return;
     };
-    let mnt = sc.dir.path().join("mnt");
+    let mnt = sc.path("mnt");
     std::fs::create_dir(&mnt).expect("mkdir");
     run("mount", &[&lo.path, &s(&mnt)]);
     struct Unmount(PathBuf);
@@ -490,7 +434,7 @@ fn mounted_loop_device_is_refused() {
         }
     }
     let _guard = Unmount(mnt.clone());
-    let pf = sc.dir.path().join("p.json");
+    let pf = sc.path("p.json");
     plan(&lo.path, &["--preset", "data", "--replace"], &pf);
     // The plan destroys the ext4 on the whole disk: --destroy-data, so that the mount is what refuses.
     let r = confirmed(
@@ -518,7 +462,7 @@ fn four_kn_loop_device_realign_and_fresh() {
         "sgdisk",
         &["-a", "1", "-n", "1:6:+16M", "-n", "2:20001:+16M", &lo.path],
     );
-    let pf = sc.dir.path().join("r.json");
+    let pf = sc.path("r.json");
     let p = plan(&lo.path, &["--realign"], &pf);
     assert_eq!(p["device"]["logical_sector_size"], 4096);
     let r = apply(&lo.path, &pf, &lo.base_name(), sc.dir.path());
@@ -528,7 +472,7 @@ fn four_kn_loop_device_realign_and_fresh() {
     assert_eq!(rows[1].1 % 256, 0);
     peers_accept(&lo.path, "gpt");
     // A fresh layout on the 4Kn device starts at 256, as fdisk would.
-    let pf = sc.dir.path().join("f.json");
+    let pf = sc.path("f.json");
     let p = plan(&lo.path, &["--preset", "lvm", "--replace"], &pf);
     assert_eq!(p["new"]["partitions"][0]["start"], 256);
     let r = apply(&lo.path, &pf, &lo.base_name(), sc.dir.path());
@@ -543,7 +487,7 @@ fn crash_check(name: &str, make: &dyn Fn(&Path), args: &[&str], size: u64) {
     let img = sc.image(name, size);
     make(&img);
     let t = s(&img);
-    let pf = sc.dir.path().join("p.json");
+    let pf = sc.path("p.json");
     let p = plan(&t, args, &pf);
     let original = std::fs::read(&img).expect("read");
     let ss = p["device"]["logical_sector_size"].as_u64().expect("ss");
@@ -564,43 +508,25 @@ fn crash_check(name: &str, make: &dyn Fn(&Path), args: &[&str], size: u64) {
     let old_rows = afdisk_rows(&inspect(&t));
     // The real apply, traced: its sector writes must be the plan's, in the plan's order, after the backup's
     // fsync, with a flush after each phase.
-    let trace = sc.dir.path().join("apply.trace");
-    let st = Command::new("strace")
-        .args([
+    let trace = sc.path("apply.trace");
+    let st = afdisk_under_strace(
+        &[
             "-f",
             "-e",
             "trace=pwrite64,fsync,fdatasync",
             "-o",
             &s(&trace),
-        ])
-        .arg(env!("CARGO_BIN_EXE_afdisk"))
-        .args(["apply", &t, "--plan", &s(&pf), "--yes", "--confirm", name])
-        .env("AFDISK_BACKUP_DIR", sc.dir.path().join("bk"))
-        .output()
-        .expect("strace is installed (see .ci/run)");
+        ],
+        &["apply", &t, "--plan", &s(&pf), "--yes", "--confirm", name],
+        &sc.path("bk"),
+    );
     assert!(
         st.status.success(),
         "{}",
         String::from_utf8_lossy(&st.stderr)
     );
-    let calls: Vec<String> = std::fs::read_to_string(&trace)
-        .expect("trace")
-        .lines()
-        // `strace -f -o` prefixes every line with the pid, left-aligned in five columns ("812   pwrite64(").
-        .map(|l| {
-            l.trim_start_matches(|c: char| c.is_ascii_digit())
-                .trim_start()
-                .to_string()
-        })
-        .collect();
-    let offsets: Vec<u64> = calls
-        .iter()
-        .filter(|c| c.starts_with("pwrite64("))
-        .filter_map(|c| {
-            c.rsplit_once(", ")
-                .and_then(|(_, o)| o.split(')').next()?.parse().ok())
-        })
-        .collect();
+    let calls = trace_calls(&trace);
+    let offsets = pwrite_offsets(&calls);
     let planned: Vec<u64> = writes.iter().map(|(lba, _)| lba * ss).collect();
     assert_eq!(
         offsets, planned,
@@ -626,7 +552,7 @@ fn crash_check(name: &str, make: &dyn Fn(&Path), args: &[&str], size: u64) {
         .count();
     assert_eq!(syncs, phases.len(), "{name}: one flush per phase");
     let new_rows = plan_rows(&p["new"]);
-    let cut = sc.dir.path().join("cut.img");
+    let cut = sc.path("cut.img");
     std::fs::write(&cut, &original).expect("copy");
     for k in 0..=writes.len() {
         // Back to the original at every written sector, then the first k writes.

@@ -11,7 +11,7 @@ use serde_json::Value;
 /// marked as GPT (protective MBR) but has no valid copy.
 fn corrupt_gpt(s: &Scratch) -> String {
     let img = s.image("corrupt.img", 64 << 20);
-    let p = img.to_string_lossy().into_owned();
+    let p = common::s(&img);
     run("sgdisk", &["-n", "1:2048:+16M", &p]);
     common::poke(&img, 512, &[0u8; 512]);
     common::poke(&img, (64 << 20) - 512, &[0u8; 512]);
@@ -20,7 +20,7 @@ fn corrupt_gpt(s: &Scratch) -> String {
 
 fn good_gpt(s: &Scratch) -> String {
     let img = s.image("good.img", 64 << 20);
-    let p = img.to_string_lossy().into_owned();
+    let p = common::s(&img);
     run("sgdisk", &["-n", "1:2048:+16M", &p]);
     p
 }
@@ -55,10 +55,10 @@ fn check_exit_codes_rank_error_over_problem_over_misaligned() {
     let bad = corrupt_gpt(&s);
     let good = good_gpt(&s);
     let xp = s.image("xp.img", 64 << 20);
-    let xp = xp.to_string_lossy().into_owned();
+    let xp = common::s(&xp);
     run("sgdisk", &["-a", "1", "-n", "1:63:+16M", &xp]);
     let missing = s.dir.path().join("missing.img");
-    let missing = missing.to_string_lossy().into_owned();
+    let missing = common::s(&missing);
     let geo = "--physical-sector-size";
     assert_eq!(afdisk(&["check", geo, "4096", &good]).code, 0);
     assert_eq!(afdisk(&["check", geo, "4096", &good, &xp]).code, 1);
@@ -76,7 +76,7 @@ fn check_exit_codes_rank_error_over_problem_over_misaligned() {
 fn check_json_reports_read_errors_in_the_array_only() {
     let s = Scratch::new();
     let missing = s.dir.path().join("missing.img");
-    let missing = missing.to_string_lossy().into_owned();
+    let missing = common::s(&missing);
     let out = afdisk(&["check", "--json", &missing]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.is_empty(), "stderr: {}", out.stderr);
@@ -130,7 +130,7 @@ fn inspect_fix_is_where_plan_puts_the_partition() {
     // Starts off 4 KiB; 2049 is the reported case (inspect said 4096, plan 2048).
     for start in [34u64, 63, 2049, 3001, 4095] {
         let img = s.image(&format!("p{start}.img"), 64 << 20);
-        let p = img.to_string_lossy().into_owned();
+        let p = common::s(&img);
         run(
             "sgdisk",
             &[
@@ -184,7 +184,7 @@ fn change(plan: &Value, number: u64) -> Value {
 fn a_strict_end_shrink_is_a_resize_in_exact_sectors_not_a_move() {
     let s = Scratch::new();
     let img = s.image("strict.img", 2 << 30);
-    let p = img.to_string_lossy().into_owned();
+    let p = common::s(&img);
     // 1.5 GiB plus 1409 sectors from 2048: --strict rounds the end down by 1409 sectors.
     let size = (3u64 << 30) / 2 / 512 + 1409;
     run(
@@ -223,7 +223,7 @@ fn a_strict_end_shrink_is_a_resize_in_exact_sectors_not_a_move() {
 fn a_dos_realign_that_shrinks_a_logical_says_why() {
     let s = Scratch::new();
     let img = s.image("dos.img", 128 << 20);
-    let p = img.to_string_lossy().into_owned();
+    let p = common::s(&img);
     run_stdin(
         "sfdisk",
         &["-q", &p],
@@ -251,7 +251,7 @@ fn a_symlink_loop_or_a_socket_is_not_a_failing_disk() {
     let sock = s.dir.path().join("s.sock");
     let _listener = std::os::unix::net::UnixListener::bind(&sock).expect("bind");
     for t in [&a, &sock] {
-        let t = t.to_string_lossy().into_owned();
+        let t = common::s(t);
         let out = afdisk(&["inspect", &t]);
         assert_eq!(out.code, 2, "{t}: {}", out.stderr);
         assert!(out.stderr.contains("fix:"), "{}", out.stderr);
@@ -263,7 +263,7 @@ fn a_symlink_loop_or_a_socket_is_not_a_failing_disk() {
 fn bench_write_all_refusal_reads_well() {
     let s = Scratch::new();
     let img = s.image("b.img", 64 << 20);
-    let p = img.to_string_lossy().into_owned();
+    let p = common::s(&img);
     let out = afdisk(&["bench", &p, "--write", "all", "--duration", "1"]);
     assert_eq!(out.code, 3, "{}", out.stderr);
     assert!(!out.stderr.contains("on it on"), "{}", out.stderr);

@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use afdisk::finding::Severity;
 use afdisk::table::{self, source::FileSource};
-use common::{sfdisk_rows, LoopDev, Row, Scratch};
-use serde_json::Value;
+use common::rng::Rng;
+use common::{sfdisk_json, sfdisk_rows, LoopDev, Row, Scratch};
 
 /// Cases at 512-byte sectors (image files) and at 4096 (behind a loop device, for sfdisk).
 const EBR_CASES: usize = 400;
@@ -41,26 +41,6 @@ const READ_CODES: &[&str] = &[
     "invalid-partition",
     "sector-size-mismatch",
 ];
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo + 1)
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.range(1, 100) <= percent
-    }
-    fn pick<T: Copy>(&mut self, v: &[T]) -> T {
-        v[self.range(0, v.len() as u64 - 1) as usize]
-    }
-}
 
 /// A sparse image: sectors of `ss` bytes by LBA, zeros elsewhere.
 struct Image {
@@ -456,24 +436,6 @@ fn gpt_case(r: &mut Rng, ss: u64) -> Image {
     img
 }
 
-/// `sfdisk --json`, or None when sfdisk finds no table. libfdisk prints some notes ("omitting empty partition
-/// (7)") on stdout before the JSON; they are skipped.
-fn sfdisk_json(target: &str) -> Option<Value> {
-    let out = std::process::Command::new("sfdisk")
-        .args(["--json", target])
-        .output()
-        .expect("run sfdisk");
-    if !out.status.success() {
-        return None;
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let json = &text[text.find('{')?..];
-    Some(
-        serde_json::from_str(json)
-            .unwrap_or_else(|e| panic!("sfdisk printed invalid JSON ({e}): {text}")),
-    )
-}
-
 /// afdisk's partition list as rows comparable with `common::sfdisk_rows`.
 fn afdisk_rows(parts: &[table::Partition]) -> Vec<Row> {
     let mut rows: Vec<Row> = parts
@@ -518,6 +480,24 @@ struct Tally {
     refused: usize,
 }
 
+impl Tally {
+    /// The summary line printed after a fuzz run of `what` ("EBR", "GPT").
+    fn summary(&self, what: &str) -> String {
+        format!(
+            "{what} fuzz: {} cases, {} agree with sfdisk ({} of them with an error finding), {} differ (each with \
+             an error finding: {:?}); 0 panics, 0 hangs; plan --realign: {} planned, {} refused or bad input, \
+             never an internal error",
+            self.cases,
+            self.agree,
+            self.agree_flagged,
+            self.differ,
+            self.by_code,
+            self.planned,
+            self.refused
+        )
+    }
+}
+
 /// Runs one case; returns whether afdisk found a table without error findings.
 fn run_case(img: &Image, path: &Path, why: &str, t: &mut Tally) -> bool {
     img.write(path);
@@ -531,7 +511,7 @@ fn run_case(img: &Image, path: &Path, why: &str, t: &mut Tally) -> bool {
     };
     let target = match &lo {
         Some(lo) => lo.path.clone(),
-        None => path.to_str().expect("utf-8 path").to_string(),
+        None => common::s(path),
     };
     let sf_json = sfdisk_json(&target);
     drop(lo);
@@ -645,12 +625,7 @@ fn ebr_chains_agree_with_sfdisk_or_carry_an_error_finding() {
             "{why}: a standard chain reads without error findings"
         );
     }
-    eprintln!(
-        "EBR fuzz: {} cases, {} agree with sfdisk ({} of them with an error finding), {} differ (each with an \
-         error finding: {:?}); 0 panics, 0 hangs; plan --realign: {} planned, {} refused or bad input, never an \
-         internal error",
-        t.cases, t.agree, t.agree_flagged, t.differ, t.by_code, t.planned, t.refused
-    );
+    eprintln!("{}", t.summary("EBR"));
     assert_eq!(t.cases, EBR_CASES + EBR_CASES_4K);
     assert!(
         t.agree * 2 > t.cases,
@@ -669,11 +644,6 @@ fn crc_valid_gpts_agree_with_sfdisk_or_carry_an_error_finding() {
         let img = gpt_case(&mut r, ss);
         let _ = run_case(&img, &path, &format!("GPT case {i} ({ss})"), &mut t);
     }
-    eprintln!(
-        "GPT fuzz: {} cases, {} agree with sfdisk ({} of them with an error finding), {} differ (each with an \
-         error finding: {:?}); 0 panics, 0 hangs; plan --realign: {} planned, {} refused or bad input, never an \
-         internal error",
-        t.cases, t.agree, t.agree_flagged, t.differ, t.by_code, t.planned, t.refused
-    );
+    eprintln!("{}", t.summary("GPT"));
     assert_eq!(t.cases, GPT_CASES + GPT_CASES_4K);
 }

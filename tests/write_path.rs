@@ -8,73 +8,24 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{afdisk, peek, poke, run, run_stdin, sfdisk_json, sfdisk_rows, LoopDev, Scratch};
+use common::{
+    afdisk, afdisk_in, afdisk_under_strace, afdisk_within, apply, confirmed, files_in, peek, plan,
+    poke, pwrite_offsets, read_json, restore, run, run_stdin, s, sfdisk_json, sfdisk_rows,
+    sfdisk_script, trace_calls, LoopDev, Scratch, MIB,
+};
 use serde_json::Value;
-
-const MIB: u64 = 1 << 20;
-
-fn s(p: &Path) -> String {
-    p.display().to_string()
-}
-
-/// Runs `afdisk plan TARGET ARGS -o FILE` and returns the plan.
-fn plan(target: &str, args: &[&str], out: &Path) -> Value {
-    let o = s(out);
-    let mut a = vec!["plan", target];
-    a.extend_from_slice(args);
-    a.extend_from_slice(&["-o", &o]);
-    let r = afdisk(&a);
-    assert_eq!(r.code, 0, "plan failed: {}{}", r.stdout, r.stderr);
-    serde_json::from_str(&std::fs::read_to_string(out).expect("plan file")).expect("plan JSON")
-}
-
-/// A writing subcommand confirmed for scripts, with its backups in `backups`, JSON output.
-fn confirmed(args: &[&str], token: &str, backups: &Path) -> common::Afdisk {
-    let out = Command::new(env!("CARGO_BIN_EXE_afdisk"))
-        .args(args)
-        .args(["--yes", "--confirm", token, "--json"])
-        .env("AFDISK_BACKUP_DIR", backups)
-        .output()
-        .expect("run afdisk");
-    common::Afdisk {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-fn apply(target: &str, plan_file: &Path, token: &str, backups: &Path) -> common::Afdisk {
-    confirmed(&["apply", target, "--plan", &s(plan_file)], token, backups)
-}
-
-fn restore(target: &str, backup_file: &str, token: &str, backups: &Path) -> common::Afdisk {
-    confirmed(&["restore", target, backup_file], token, backups)
-}
 
 fn marker(tag: &str) -> Vec<u8> {
     tag.as_bytes().iter().copied().cycle().take(512).collect()
 }
 
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
-
 /// A 64 MiB dos image: partition 1 at 63 (misaligned, empty), partition 2 aligned up to the last sector.
 fn dos_two_partitions(sc: &Scratch, name: &str) -> PathBuf {
     let img = sc.image(name, 64 * MIB);
-    run_stdin(
-        "sfdisk",
-        &["-q", "--no-reread", "-w", "never", &s(&img)],
+    sfdisk_script(
+        &s(&img),
         "label: dos\nstart=63, size=16384, type=83\nstart=20480, type=83\n",
     );
     img
@@ -92,20 +43,17 @@ fn mbr_undo_writes_back_only_what_the_apply_wrote() {
         last,
         "partition 2 ends on the last sector"
     );
-    let pf = sc.dir.path().join("p.json");
+    let pf = sc.path("p.json");
     let p = plan(&t, &["--realign"], &pf);
-    let bk = sc.dir.path().join("bk");
+    let bk = sc.path("bk");
     let r = apply(&t, &pf, "m.img", &bk);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let written = p["writes"].as_array().expect("writes").len();
     // A boot loader in the gap after LBA 0, and the last partition's data in the last sector.
     poke(&img, 5 * 512, &marker("GRUB core.img "));
     poke(&img, last * 512, &marker("partition 2 data "));
-    let bfile = r.json()["backup_file"]
-        .as_str()
-        .expect("backup")
-        .to_string();
-    let out = restore(&t, &bfile, "m.img", &sc.dir.path().join("bk2"));
+    let bfile = r.backup_file();
+    let out = restore(&t, &bfile, "m.img", &sc.path("bk2"));
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert_eq!(out.json()["sectors_written"].as_u64(), Some(written as u64));
     assert_eq!(
@@ -126,18 +74,15 @@ fn undo_is_refused_when_a_written_sector_changed_since() {
     let sc = Scratch::new();
     let img = dos_two_partitions(&sc, "c.img");
     let t = s(&img);
-    let pf = sc.dir.path().join("p.json");
+    let pf = sc.path("p.json");
     plan(&t, &["--realign"], &pf);
-    let r = apply(&t, &pf, "c.img", &sc.dir.path().join("bk"));
+    let r = apply(&t, &pf, "c.img", &sc.path("bk"));
     assert_eq!(r.code, 0, "{}", r.stderr);
     // A boot loader installs its code into LBA 0 after the apply.
     poke(&img, 0, b"\xeb\x63\x90GRUB");
     let now = std::fs::read(&img).expect("read");
-    let bfile = r.json()["backup_file"]
-        .as_str()
-        .expect("backup")
-        .to_string();
-    let out = restore(&t, &bfile, "c.img", &sc.dir.path().join("bk2"));
+    let bfile = r.backup_file();
+    let out = restore(&t, &bfile, "c.img", &sc.path("bk2"));
     assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stderr.contains("sector(s) 0 of") && out.stderr.contains("changed since"),
@@ -145,10 +90,7 @@ fn undo_is_refused_when_a_written_sector_changed_since() {
         out.stderr
     );
     assert!(std::fs::read(&img).expect("read") == now, "nothing written");
-    assert!(
-        files_in(&sc.dir.path().join("bk2")).is_empty(),
-        "no backup taken"
-    );
+    assert!(files_in(&sc.path("bk2")).is_empty(), "no backup taken");
 }
 
 #[test]
@@ -158,21 +100,17 @@ fn dos_table_backup_restores_only_lba0_and_the_ebrs() {
     let t = s(&img);
     let script = "label: dos\nstart=2048, size=16384, type=83\nstart=20480, type=5\n\
                   start=22528, size=8192, type=83\nstart=32768, type=83\n";
-    run_stdin("sfdisk", &["-q", "--no-reread", "-w", "never", &t], script);
+    sfdisk_script(&t, script);
     let before = sfdisk_rows(&sfdisk_json(&t).expect("sfdisk"));
-    let bk = sc.dir.path().join("table.json");
+    let bk = sc.path("table.json");
     let r = afdisk(&["backup", &t, "-o", &s(&bk)]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     // The table is changed by another tool, a boot loader fills the gap, data lands in the last sector.
-    run_stdin(
-        "sfdisk",
-        &["-q", "--no-reread", "-w", "never", &t],
-        "label: dos\nstart=2048, size=8192, type=83\n",
-    );
+    sfdisk_script(&t, "label: dos\nstart=2048, size=8192, type=83\n");
     let last = 64 * MIB / 512 - 1;
     poke(&img, 5 * 512, &marker("boot gap "));
     poke(&img, last * 512, &marker("last sector "));
-    let out = restore(&t, &s(&bk), "d.img", &sc.dir.path().join("bk2"));
+    let out = restore(&t, &s(&bk), "d.img", &sc.path("bk2"));
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert_eq!(peek(&img, 5 * 512, 512), marker("boot gap "));
     assert_eq!(peek(&img, last * 512, 512), marker("last sector "));
@@ -191,18 +129,14 @@ fn gpt_table_backup_is_refused_over_a_partition_and_reports_non_table_sectors() 
     let img = sc.image("g.img", 64 * MIB);
     let t = s(&img);
     run("sgdisk", &["-n", "1:2048:+8M", "-n", "2:0:+8M", &t]);
-    let bk = sc.dir.path().join("gpt.json");
+    let bk = sc.path("gpt.json");
     let r = afdisk(&["backup", &t, "-o", &s(&bk)]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     // Now a dos partition runs to the end of the disk, over the GPT's backup header and array.
     run("sgdisk", &["-Z", &t]);
-    run_stdin(
-        "sfdisk",
-        &["-q", "--no-reread", "-w", "never", &t],
-        "label: dos\nstart=2048, type=83\n",
-    );
+    sfdisk_script(&t, "label: dos\nstart=2048, type=83\n");
     let now = std::fs::read(&img).expect("read");
-    let out = restore(&t, &s(&bk), "g.img", &sc.dir.path().join("bk2"));
+    let out = restore(&t, &s(&bk), "g.img", &sc.path("bk2"));
     assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stderr.contains("partition 1 covers sector(s)"),
@@ -212,12 +146,8 @@ fn gpt_table_backup_is_refused_over_a_partition_and_reports_non_table_sectors() 
     assert!(std::fs::read(&img).expect("read") == now, "nothing written");
     // With the dos partition ending well before the end, the restore goes ahead and says which sectors it
     // wrote that were not table space (the GPT headers and arrays, now outside the dos table).
-    run_stdin(
-        "sfdisk",
-        &["-q", "--no-reread", "-w", "never", &t],
-        "label: dos\nstart=2048, size=8192, type=83\n",
-    );
-    let out = restore(&t, &s(&bk), "g.img", &sc.dir.path().join("bk3"));
+    sfdisk_script(&t, "label: dos\nstart=2048, size=8192, type=83\n");
+    let out = restore(&t, &s(&bk), "g.img", &sc.path("bk3"));
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let outside: Vec<u64> = out.json()["outside_table_space"]
         .as_array()
@@ -238,21 +168,11 @@ fn gpt_table_backup_is_refused_over_a_partition_and_reports_non_table_sectors() 
     );
     // The human text names them too.
     run("sgdisk", &["-Z", &t]);
-    run_stdin(
-        "sfdisk",
-        &["-q", "--no-reread", "-w", "never", &t],
-        "label: dos\nstart=2048, size=8192, type=83\n",
+    sfdisk_script(&t, "label: dos\nstart=2048, size=8192, type=83\n");
+    let r = afdisk_in(
+        &["restore", &t, &s(&bk), "--yes", "--confirm", "g.img"],
+        &sc.path("bk4"),
     );
-    let r = Command::new(env!("CARGO_BIN_EXE_afdisk"))
-        .args(["restore", &t, &s(&bk), "--yes", "--confirm", "g.img"])
-        .env("AFDISK_BACKUP_DIR", sc.dir.path().join("bk4"))
-        .output()
-        .expect("run");
-    let r = common::Afdisk {
-        code: r.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&r.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&r.stderr).into_owned(),
-    };
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stdout.contains("not table space before: sector(s) 1"),
@@ -264,8 +184,7 @@ fn gpt_table_backup_is_refused_over_a_partition_and_reports_non_table_sectors() 
 
 /// Rewrites the plan file at `pf` through `edit`, keeping the text otherwise as afdisk wrote it.
 fn edit_plan(pf: &Path, out: &Path, edit: &dyn Fn(&mut Value)) {
-    let mut v: Value =
-        serde_json::from_str(&std::fs::read_to_string(pf).expect("plan")).expect("json");
+    let mut v = read_json(pf);
     edit(&mut v);
     std::fs::write(out, serde_json::to_string_pretty(&v).expect("json")).expect("write");
 }
@@ -281,7 +200,7 @@ fn edited_plans_are_refused_and_nothing_is_written() {
     let sc = Scratch::new();
     let img = sc.image("e.img", 64 * MIB);
     let t = s(&img);
-    let pf = sc.dir.path().join("p.json");
+    let pf = sc.path("p.json");
     let p = plan(&t, &["--preset", "data"], &pf);
     let header = p["writes"]
         .as_array()
@@ -294,7 +213,7 @@ fn edited_plans_are_refused_and_nothing_is_written() {
         })
         .expect("a primary header write");
     let zeros = std::fs::read(&img).expect("read");
-    let ed = sc.dir.path().join("edited.json");
+    let ed = sc.path("edited.json");
     type Edit = Box<dyn Fn(&mut Value)>;
     let edits: Vec<(&str, Edit)> = vec![
         (
@@ -337,8 +256,7 @@ fn edited_plans_are_refused_and_nothing_is_written() {
             "{what}: written"
         );
         // Edited and sealed again (a seal is no secret): apply encodes the layout again and refuses.
-        let mut v: afdisk::plan::Plan =
-            serde_json::from_str(&std::fs::read_to_string(&ed).expect("plan")).expect("plan");
+        let mut v: afdisk::plan::Plan = serde_json::from_value(read_json(&ed)).expect("plan");
         v = v.sealed();
         std::fs::write(&ed, serde_json::to_string(&v).expect("json")).expect("write");
         let r = apply(&t, &ed, "e.img", sc.dir.path());
@@ -374,8 +292,8 @@ fn concurrent_applies_one_wins_the_other_writes_nothing() {
     let img = sc.image("race.img", 64 * MIB);
     let t = s(&img);
     // Two different plans for the same empty disk, so a loser's write would show.
-    let pa = sc.dir.path().join("a.json");
-    let pb = sc.dir.path().join("b.json");
+    let pa = sc.path("a.json");
+    let pb = sc.path("b.json");
     let a = plan(&t, &["--preset", "data"], &pa);
     let b = plan(&t, &["--preset", "lvm"], &pb);
     let sectors = |p: &Value| -> Vec<(u64, String)> {
@@ -406,7 +324,7 @@ fn concurrent_applies_one_wins_the_other_writes_nothing() {
         f.set_len(0).expect("zero");
         f.set_len(64 * MIB).expect("size");
         drop(f);
-        let bk = sc.dir.path().join(format!("bk{trial}"));
+        let bk = sc.path(format!("bk{trial}"));
         let spawn = |pf: &Path| {
             let mut c = if trial % 2 == 0 {
                 let mut c = Command::new("strace");
@@ -485,7 +403,7 @@ fn a_held_lock_refuses_the_apply() {
     let sc = Scratch::new();
     let img = sc.image("l.img", 64 * MIB);
     let t = s(&img);
-    let pf = sc.dir.path().join("p.json");
+    let pf = sc.path("p.json");
     plan(&t, &["--preset", "data"], &pf);
     // Another program (sfdisk --lock, systemd-repart) holds the lock.
     let holder = std::fs::File::open(&img).expect("open");
@@ -494,7 +412,7 @@ fn a_held_lock_refuses_the_apply() {
         unsafe { nix::libc::flock(holder.as_raw_fd(), nix::libc::LOCK_EX) },
         0
     );
-    let r = apply(&t, &pf, "l.img", &sc.dir.path().join("bk"));
+    let r = apply(&t, &pf, "l.img", &sc.path("bk"));
     assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
     assert!(
         r.stderr.contains("locked by another program"),
@@ -502,9 +420,9 @@ fn a_held_lock_refuses_the_apply() {
         r.stderr
     );
     assert!(std::fs::read(&img).expect("read").iter().all(|b| *b == 0));
-    assert!(files_in(&sc.dir.path().join("bk")).is_empty());
+    assert!(files_in(&sc.path("bk")).is_empty());
     drop(holder);
-    let r = apply(&t, &pf, "l.img", &sc.dir.path().join("bk"));
+    let r = apply(&t, &pf, "l.img", &sc.path("bk"));
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
 
@@ -515,7 +433,7 @@ fn a_held_lock_refuses_restore_and_a_writing_bench_too() {
     let img = sc.image("w.img", 256 * MIB);
     let t = s(&img);
     run("sgdisk", &["-n", "1:2048:+8M", &t]);
-    let bk = sc.dir.path().join("t.json");
+    let bk = sc.path("t.json");
     let r = afdisk(&["backup", &t, "-o", &s(&bk)]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let before = std::fs::read(&img).expect("read");
@@ -525,7 +443,7 @@ fn a_held_lock_refuses_restore_and_a_writing_bench_too() {
         unsafe { nix::libc::flock(holder.as_raw_fd(), nix::libc::LOCK_SH) },
         0
     );
-    let r = restore(&t, &s(&bk), "w.img", &sc.dir.path().join("bk"));
+    let r = restore(&t, &s(&bk), "w.img", &sc.path("bk"));
     assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
     assert!(
         r.stderr.contains("locked by another program"),
@@ -535,7 +453,7 @@ fn a_held_lock_refuses_restore_and_a_writing_bench_too() {
     let r = confirmed(
         &["bench", &t, "--write", "free", "--duration", "1"],
         "w.img",
-        &sc.dir.path().join("bk"),
+        &sc.path("bk"),
     );
     assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
     assert!(
@@ -554,15 +472,21 @@ fn killed_while_saving_the_backup_leaves_no_temporary_file() {
     let sc = Scratch::new();
     let img = sc.image("k.img", 64 * MIB);
     let t = s(&img);
-    let pf = sc.dir.path().join("p.json");
+    let pf = sc.path("p.json");
     plan(&t, &["--preset", "data"], &pf);
-    let bk = sc.dir.path().join("bk");
+    let bk = sc.path("bk");
     // SIGKILL at the first fsync: the backup file's, before anything is written to the disk.
-    let st = Command::new("strace")
-        .args(["-f", "-o", "/dev/null", "-e", "trace=fsync", "-e"])
-        .arg("inject=fsync:signal=KILL:when=1")
-        .arg(env!("CARGO_BIN_EXE_afdisk"))
-        .args([
+    let st = afdisk_under_strace(
+        &[
+            "-f",
+            "-o",
+            "/dev/null",
+            "-e",
+            "trace=fsync",
+            "-e",
+            "inject=fsync:signal=KILL:when=1",
+        ],
+        &[
             "apply",
             &t,
             "--plan",
@@ -570,10 +494,9 @@ fn killed_while_saving_the_backup_leaves_no_temporary_file() {
             "--yes",
             "--confirm",
             "k.img",
-        ])
-        .env("AFDISK_BACKUP_DIR", &bk)
-        .output()
-        .expect("strace is installed (see .ci/run)");
+        ],
+        &bk,
+    );
     assert!(!st.status.success(), "the run was killed");
     let left = files_in(&bk);
     assert!(left.is_empty(), "left behind: {left:?}");
@@ -623,27 +546,31 @@ fn unquote_words(line: &str) -> Vec<String> {
 fn a_failed_write_names_the_exact_restore_command() {
     let sc = Scratch::new();
     // A space and a quote in the path: the command must still paste.
-    let sub = sc.dir.path().join("it's here");
+    let sub = sc.path("it's here");
     std::fs::create_dir(&sub).expect("mkdir");
     let img = sub.join("f.img");
-    std::fs::File::create(&img)
-        .and_then(|f| f.set_len(64 * MIB))
-        .expect("image");
+    common::sparse(&img, 64 * MIB);
     let t = s(&img);
     run(
         "sgdisk",
         &["-a", "1", "-n", "1:34:+8M", "-n", "2:40001:+8M", &t],
     );
     let original = std::fs::read(&img).expect("read");
-    let pf = sc.dir.path().join("p.json");
+    let pf = sc.path("p.json");
     plan(&t, &["--realign"], &pf);
-    let bk = sc.dir.path().join("bk");
+    let bk = sc.path("bk");
     // The second sector write fails with EIO: the first is on disk, the rest is not.
-    let st = Command::new("strace")
-        .args(["-f", "-o", "/dev/null", "-e", "trace=pwrite64", "-e"])
-        .arg("inject=pwrite64:error=EIO:when=2")
-        .arg(env!("CARGO_BIN_EXE_afdisk"))
-        .args([
+    let st = afdisk_under_strace(
+        &[
+            "-f",
+            "-o",
+            "/dev/null",
+            "-e",
+            "trace=pwrite64",
+            "-e",
+            "inject=pwrite64:error=EIO:when=2",
+        ],
+        &[
             "apply",
             &t,
             "--plan",
@@ -651,10 +578,9 @@ fn a_failed_write_names_the_exact_restore_command() {
             "--yes",
             "--confirm",
             "f.img",
-        ])
-        .env("AFDISK_BACKUP_DIR", &bk)
-        .output()
-        .expect("strace is installed (see .ci/run)");
+        ],
+        &bk,
+    );
     let stderr = String::from_utf8_lossy(&st.stderr).into_owned();
     assert_eq!(st.status.code(), Some(2), "{stderr}");
     assert_ne!(
@@ -705,7 +631,7 @@ fn kernel_view_is_reported_as_it_is() {
     let sc = Scratch::new();
     // An image: the kernel keeps no partitions for it, and that is not called a match.
     let img = sc.image("i.img", 64 * MIB);
-    let pf = sc.dir.path().join("i.json");
+    let pf = sc.path("i.json");
     plan(&s(&img), &["--preset", "data"], &pf);
     let r = apply(&s(&img), &pf, "i.img", sc.dir.path());
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -723,7 +649,7 @@ fn kernel_view_is_reported_as_it_is() {
     let Some(lo) = LoopDev::attach(&img, 512) else {
         return;
     };
-    let pf = sc.dir.path().join("lo.json");
+    let pf = sc.path("lo.json");
     plan(&lo.path, &["--preset", "data"], &pf);
     let r = apply(&lo.path, &pf, &lo.base_name(), sc.dir.path());
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -748,19 +674,20 @@ fn kernel_view_is_reported_as_it_is() {
     let Some(lo2) = LoopDev::attach(&img2, 512) else {
         return;
     };
-    let pf = sc.dir.path().join("lo2.json");
+    let pf = sc.path("lo2.json");
     plan(&lo2.path, &["--preset", "data"], &pf);
-    let out = Command::new(env!("CARGO_BIN_EXE_afdisk"))
-        .args(["apply", &lo2.path, "--plan", &s(&pf), "--yes", "--confirm"])
-        .arg(lo2.base_name())
-        .env("AFDISK_BACKUP_DIR", sc.dir.path().join("bk-lo2"))
-        .output()
-        .expect("run");
-    let r = common::Afdisk {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
+    let r = afdisk_in(
+        &[
+            "apply",
+            &lo2.path,
+            "--plan",
+            &s(&pf),
+            "--yes",
+            "--confirm",
+            &lo2.base_name(),
+        ],
+        &sc.path("bk-lo2"),
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stdout.contains("the kernel shows no partitions of"),
@@ -769,46 +696,16 @@ fn kernel_view_is_reported_as_it_is() {
     );
 }
 
-/// Runs afdisk with a deadline: a run that blocks (on a FIFO) or reads forever (/dev/zero) fails the test
-/// instead of hanging it.
-fn afdisk_within(args: &[&str], limit: Duration, backups: &Path) -> common::Afdisk {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_afdisk"))
-        .args(args)
-        .env("AFDISK_BACKUP_DIR", backups)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let start = Instant::now();
-    loop {
-        if let Some(_st) = child.try_wait().expect("wait") {
-            break;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("afdisk {args:?} did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("output");
-    common::Afdisk {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
 #[test]
 fn plan_and_backup_files_must_be_bounded_regular_files() {
     let sc = Scratch::new();
     let img = sc.image("b.img", 64 * MIB);
     let t = s(&img);
-    let fifo = sc.dir.path().join("fifo");
+    let fifo = sc.path("fifo");
     run("mkfifo", &[&s(&fifo)]);
     let huge = sc.image("huge.json", 65 * MIB);
     let limit = Duration::from_secs(10);
-    let bk = sc.dir.path().join("bk");
+    let bk = sc.path("bk");
     for (file, why) in [
         ("/dev/zero".to_string(), "a character device"),
         (s(&fifo), "a FIFO"),
@@ -817,16 +714,16 @@ fn plan_and_backup_files_must_be_bounded_regular_files() {
     ] {
         let r = afdisk_within(
             &["apply", &t, "--plan", &file, "--yes", "--confirm", "b.img"],
-            limit,
             &bk,
+            limit,
         );
         assert_eq!(r.code, 3, "{file}: {}", r.stderr);
         assert!(r.stderr.contains(why), "{file}: {}", r.stderr);
         let why = why.replace("plan", "backup");
         let r = afdisk_within(
             &["restore", &t, &file, "--yes", "--confirm", "b.img"],
-            limit,
             &bk,
+            limit,
         );
         assert_eq!(r.code, 3, "{file}: {}", r.stderr);
         assert!(r.stderr.contains(&why), "{file}: {}", r.stderr);
@@ -848,7 +745,7 @@ fn an_undo_writes_in_the_exact_reverse_order_of_the_apply() {
          start=41023, size=50000, type=83\nstart=100000, size=50000, type=83\n",
     );
     let original = std::fs::read(&img).expect("read");
-    let pf = sc.dir.path().join("p.json");
+    let pf = sc.path("p.json");
     let p = plan(&t, &["--realign"], &pf);
     let planned: Vec<u64> = p["writes"]
         .as_array()
@@ -857,34 +754,21 @@ fn an_undo_writes_in_the_exact_reverse_order_of_the_apply() {
         .map(|w| w["lba"].as_u64().expect("lba") * 512)
         .collect();
     assert!(planned.len() > 2, "{planned:?}");
-    let r = apply(&t, &pf, "o.img", &sc.dir.path().join("bk"));
+    let r = apply(&t, &pf, "o.img", &sc.path("bk"));
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let bfile = r.json()["backup_file"]
-        .as_str()
-        .expect("backup")
-        .to_string();
-    let trace = sc.dir.path().join("undo.trace");
-    let st = Command::new("strace")
-        .args(["-f", "-e", "trace=pwrite64", "-o", &s(&trace)])
-        .arg(env!("CARGO_BIN_EXE_afdisk"))
-        .args(["restore", &t, &bfile, "--yes", "--confirm", "o.img"])
-        .env("AFDISK_BACKUP_DIR", sc.dir.path().join("bk2"))
-        .output()
-        .expect("strace is installed (see .ci/run)");
+    let bfile = r.backup_file();
+    let trace = sc.path("undo.trace");
+    let st = afdisk_under_strace(
+        &["-f", "-e", "trace=pwrite64", "-o", &s(&trace)],
+        &["restore", &t, &bfile, "--yes", "--confirm", "o.img"],
+        &sc.path("bk2"),
+    );
     assert!(
         st.status.success(),
         "{}",
         String::from_utf8_lossy(&st.stderr)
     );
-    let offsets: Vec<u64> = std::fs::read_to_string(&trace)
-        .expect("trace")
-        .lines()
-        .filter(|l| l.contains("pwrite64("))
-        .filter_map(|l| {
-            l.rsplit_once(", ")
-                .and_then(|(_, o)| o.split(')').next()?.parse().ok())
-        })
-        .collect();
+    let offsets = pwrite_offsets(&trace_calls(&trace));
     let mut reversed = planned.clone();
     reversed.reverse();
     assert_eq!(offsets, reversed, "undo order");
@@ -894,34 +778,13 @@ fn an_undo_writes_in_the_exact_reverse_order_of_the_apply() {
     );
 }
 
-/// A loop device attached with partition scanning (`losetup -P`), detached when dropped.
-struct PartscanLoop(String);
-
-impl PartscanLoop {
-    fn attach(image: &Path) -> Option<PartscanLoop> {
-        let out = Command::new("losetup")
-            .args(["-f", "--show", "-P"])
-            .arg(image)
-            .output()
-            .ok()?;
-        if !out.status.success() {
-            assert!(
-                std::env::var("AFDISK_TEST_NO_LOOP").as_deref() == Ok("1"),
-                "cannot attach a loop device: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            return None;
-        }
-        Some(PartscanLoop(
-            String::from_utf8_lossy(&out.stdout).trim().to_string(),
-        ))
-    }
-}
+/// A loop device attached with partition scanning (`losetup -P`); the kernel's partitions are deleted (partx -d)
+/// before it is detached.
+struct PartscanLoop(LoopDev);
 
 impl Drop for PartscanLoop {
     fn drop(&mut self) {
-        let _ = Command::new("partx").args(["-d", &self.0]).status();
-        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+        let _ = Command::new("partx").args(["-d", &self.0.path]).status();
     }
 }
 
@@ -929,10 +792,10 @@ impl Drop for PartscanLoop {
 fn kernel_view_names_stale_kernel_partitions() {
     let sc = Scratch::new();
     let img = sc.image("ps.img", 64 * MIB);
-    let Some(lo) = PartscanLoop::attach(&img) else {
+    let Some(lo) = LoopDev::attach_with(&img, &["-P"]).map(PartscanLoop) else {
         return;
     };
-    let dev = lo.0.clone();
+    let dev = lo.0.path.clone();
     let name = dev.trim_start_matches("/dev/").to_string();
     run(
         "sgdisk",
@@ -947,7 +810,7 @@ fn kernel_view_names_stale_kernel_partitions() {
         eprintln!("skipping: the kernel shows no partitions of {dev} even after partx -a");
         return;
     }
-    let pf = sc.dir.path().join("p.json");
+    let pf = sc.path("p.json");
     plan(&dev, &["--realign"], &pf);
     // Partition 1 held open: BLKRRPART fails (EBUSY), and so does BLKPG for partition 1, which stays at 34.
     let node = format!("{dev}p1");
@@ -986,27 +849,23 @@ fn an_old_schema_1_apply_backup_restores_as_a_table_backup() {
     let img = dos_two_partitions(&sc, "s1.img");
     let t = s(&img);
     let before = sfdisk_rows(&sfdisk_json(&t).expect("sfdisk"));
-    let pf = sc.dir.path().join("p.json");
+    let pf = sc.path("p.json");
     plan(&t, &["--realign"], &pf);
-    let r = apply(&t, &pf, "s1.img", &sc.dir.path().join("bk"));
+    let r = apply(&t, &pf, "s1.img", &sc.path("bk"));
     assert_eq!(r.code, 0, "{}", r.stderr);
     // As afdisk wrote "before apply" backups before schema 2: 67 table sectors, no `kind`, no `written`.
-    let bfile = r.json()["backup_file"]
-        .as_str()
-        .expect("backup")
-        .to_string();
-    let mut v: Value =
-        serde_json::from_str(&std::fs::read_to_string(&bfile).expect("backup")).expect("json");
+    let bfile = r.backup_file();
+    let mut v = read_json(Path::new(&bfile));
     v["schema"] = Value::from(1);
     let o = v.as_object_mut().expect("object");
     o.remove("kind");
     o.remove("written");
-    let old = sc.dir.path().join("schema1.json");
+    let old = sc.path("schema1.json");
     std::fs::write(&old, v.to_string()).expect("write");
     let last = 64 * MIB / 512 - 1;
     poke(&img, 5 * 512, &marker("GRUB core.img "));
     poke(&img, last * 512, &marker("partition 2 data "));
-    let out = restore(&t, &s(&old), "s1.img", &sc.dir.path().join("bk2"));
+    let out = restore(&t, &s(&old), "s1.img", &sc.path("bk2"));
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert_eq!(
         out.json()["sectors_written"].as_u64(),

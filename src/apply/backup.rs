@@ -522,23 +522,7 @@ pub fn read_bounded(path: &Path, limit: u64, what: &str, missing: &str) -> Resul
         .metadata()
         .map_err(|e| Error::from_file_io(&format!("read the {what}"), path, &e, missing))?;
     if !md.is_file() {
-        let ft = md.file_type();
-        let kind = {
-            use std::os::unix::fs::FileTypeExt;
-            if ft.is_dir() {
-                "a directory"
-            } else if ft.is_fifo() {
-                "a FIFO (named pipe)"
-            } else if ft.is_char_device() {
-                "a character device"
-            } else if ft.is_block_device() {
-                "a block device"
-            } else if ft.is_socket() {
-                "a socket"
-            } else {
-                "not a regular file"
-            }
-        };
+        let kind = crate::device::file_kind(&md.file_type());
         return Err(Error::refused(
             format!(
                 "{} is {kind}, not a {what} file: refusing to read it",

@@ -91,6 +91,21 @@ fn with_restore(mut e: Error, backup: &Path, cmd: &str) -> Error {
     e
 }
 
+/// Whether every written sector (lba, phase, bytes) reads back as written; a read error is a difference.
+fn reads_back(src: &dyn ByteSource, ss: u64, written: &[(u64, u32, Vec<u8>)]) -> bool {
+    written.iter().all(|(lba, _, data)| {
+        src.read_vec(lba * ss, ss as usize)
+            .map(|b| b == *data)
+            .unwrap_or(false)
+    })
+}
+
+/// The error for writes that did not read back as meant (`problem` says what differs), naming the backup and
+/// the command that restores it.
+fn read_back_failed(problem: String, backup: &Path, cmd: &str) -> Error {
+    with_restore(Error::io(problem, "check the disk with dmesg"), backup, cmd)
+}
+
 fn current_layout(src: &dyn ByteSource, ss: u64) -> Option<Layout> {
     Layout::from_scan(&table::scan(src, ss))
 }
@@ -458,19 +473,12 @@ pub fn apply(
     let after = current_layout(&src, ss);
     let verified = after.as_ref().is_some_and(|a| a.same_table(&plan.new))
         && table_problems(&src, ss, plan.new.table.label).is_empty()
-        && sectors.iter().all(|(lba, _, data)| {
-            src.read_vec(lba * ss, ss as usize)
-                .map(|b| b == *data)
-                .unwrap_or(false)
-        });
+        && reads_back(&src, ss, &sectors);
     if !verified {
-        return Err(with_restore(
-            Error::io(
-                format!(
-                    "the table read back from {} differs from the plan",
-                    opened.info.path.display()
-                ),
-                "check the disk with dmesg",
+        return Err(read_back_failed(
+            format!(
+                "the table read back from {} differs from the plan",
+                opened.info.path.display()
             ),
             &backup_file,
             &cmd,
@@ -788,19 +796,12 @@ pub fn restore(
         .map_err(|e| with_restore(e, &backup_file, &cmd))?;
     let after = current_layout(&src, ss);
     let rr = reread(opened, &file, before.as_ref(), after.as_ref());
-    let verified = ordered.iter().all(|(lba, _, d)| {
-        src.read_vec(lba * ss, ss as usize)
-            .map(|b| b == *d)
-            .unwrap_or(false)
-    });
+    let verified = reads_back(&src, ss, &ordered);
     if !verified {
-        return Err(with_restore(
-            Error::io(
-                format!(
-                    "the sectors read back from {} differ from the backup",
-                    opened.info.path.display()
-                ),
-                "check the disk with dmesg",
+        return Err(read_back_failed(
+            format!(
+                "the sectors read back from {} differ from the backup",
+                opened.info.path.display()
             ),
             &backup_file,
             &cmd,

@@ -308,21 +308,34 @@ fn stat_error(path: &Path, e: &std::io::Error) -> Error {
     }
 }
 
-/// Refuses what is neither a block device nor a regular file, naming what it is.
-fn check_target_type(path: &Path, ft: &std::fs::FileType) -> Result<()> {
-    let what = if ft.is_block_device() || ft.is_file() {
-        return Ok(());
-    } else if ft.is_fifo() {
-        "a FIFO (named pipe)"
-    } else if ft.is_socket() {
-        "a socket"
-    } else if ft.is_char_device() {
-        "a character device"
+/// What kind of file `ft` is, for messages ("X is a FIFO (named pipe), not ..."). One list for every refusal of
+/// a path that is not what afdisk wants (targets here, plan and backup files in `apply::backup`).
+pub fn file_kind(ft: &std::fs::FileType) -> &'static str {
+    if ft.is_file() {
+        "a regular file"
+    } else if ft.is_block_device() {
+        "a block device"
     } else if ft.is_dir() {
         "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_symlink() {
+        "a symbolic link"
     } else {
-        "neither a block device nor a regular file"
-    };
+        "neither a regular file nor a device"
+    }
+}
+
+/// Refuses what is neither a block device nor a regular file, naming what it is.
+fn check_target_type(path: &Path, ft: &std::fs::FileType) -> Result<()> {
+    if ft.is_block_device() || ft.is_file() {
+        return Ok(());
+    }
+    let what = file_kind(ft);
     Err(Error::usage(
         format!(
             "{} is {what}, not a disk or a disk image file",
@@ -533,6 +546,26 @@ mod tests {
     use super::*;
     use std::ffi::OsStr;
     use std::os::unix::ffi::OsStrExt;
+
+    #[test]
+    fn file_kind_names_each_kind_of_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+        let sock = dir.path().join("sock");
+        let _l = std::os::unix::net::UnixListener::bind(&sock).expect("socket");
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"x").expect("file");
+        let link = dir.path().join("l");
+        std::os::unix::fs::symlink(&file, &link).expect("symlink");
+        let kind = |p: &Path| file_kind(&std::fs::symlink_metadata(p).expect("stat").file_type());
+        assert_eq!(kind(&file), "a regular file");
+        assert_eq!(kind(dir.path()), "a directory");
+        assert_eq!(kind(&fifo), "a FIFO (named pipe)");
+        assert_eq!(kind(&sock), "a socket");
+        assert_eq!(kind(&link), "a symbolic link");
+        assert_eq!(kind(Path::new("/dev/null")), "a character device");
+    }
 
     #[test]
     fn shell_quote_is_pasteable() {

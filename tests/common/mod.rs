@@ -1,11 +1,41 @@
 //! Shared test fixtures: sparse images, loop devices the test creates itself (detached by a drop guard), the
-//! peers (sfdisk, sgdisk) as fixture makers and oracles, and a runner for the afdisk binary.
+//! peers (sfdisk, sgdisk) as fixture makers and oracles, and runners for the afdisk binary.
+//!
+//! Terms: a *target* is the path afdisk is given (an image file or a loop device); *backups* is the directory
+//! a writing run saves its backups in (`AFDISK_BACKUP_DIR`); a *confirmed* run is a writing subcommand with
+//! `--yes --confirm TOKEN --json`, as a script runs it; a *trace* is the output file of `strace -o`.
 #![allow(dead_code)]
 
+pub mod rng;
+
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+pub const MIB: u64 = 1 << 20;
+
+/// A test path as the &str argv of afdisk and the peers (test paths are UTF-8; a non-UTF-8 one panics here
+/// rather than being passed on lossily).
+pub fn s(p: &Path) -> String {
+    p.to_str().expect("utf-8 test path").to_string()
+}
+
+/// A JSON file (a plan or a backup) as afdisk wrote it.
+pub fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+/// Creates (or truncates) `path` as a sparse file of `size` bytes.
+pub fn sparse(path: &Path, size: u64) {
+    std::fs::File::create(path)
+        .and_then(|f| f.set_len(size))
+        .unwrap_or_else(|e| panic!("cannot create image {}: {e}", path.display()));
+}
 
 /// Runs a peer tool with argv (never a shell string); panics with its stderr when it fails.
 pub fn run(prog: &str, args: &[&str]) -> Output {
@@ -53,7 +83,24 @@ pub struct Afdisk {
     pub stderr: String,
 }
 
+impl From<Output> for Afdisk {
+    fn from(out: Output) -> Self {
+        Afdisk {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
 impl Afdisk {
+    /// The `backup_file` of a confirmed writing run's JSON report (where it saved what it overwrote).
+    pub fn backup_file(&self) -> String {
+        self.json()["backup_file"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no backup_file in: {}{}", self.stdout, self.stderr))
+            .to_string()
+    }
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
             panic!(
@@ -65,15 +112,137 @@ impl Afdisk {
 }
 
 pub fn afdisk(args: &[&str]) -> Afdisk {
-    let out = Command::new(env!("CARGO_BIN_EXE_afdisk"))
+    Command::new(env!("CARGO_BIN_EXE_afdisk"))
         .args(args)
         .output()
+        .expect("run afdisk")
+        .into()
+}
+
+/// Runs afdisk with its backups in `backups` (argv may be OsStr: paths need not be UTF-8).
+pub fn afdisk_in<S: AsRef<OsStr>>(args: &[S], backups: &Path) -> Afdisk {
+    Command::new(env!("CARGO_BIN_EXE_afdisk"))
+        .args(args)
+        .env("AFDISK_BACKUP_DIR", backups)
+        .output()
+        .expect("run afdisk")
+        .into()
+}
+
+/// Runs afdisk with its backups in `backups`, stdin closed, and a deadline: a run that blocks (on a FIFO) or
+/// reads forever (/dev/zero) fails the test instead of hanging it.
+pub fn afdisk_within<S: AsRef<OsStr>>(args: &[S], backups: &Path, limit: Duration) -> Afdisk {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_afdisk"))
+        .args(args)
+        .env("AFDISK_BACKUP_DIR", backups)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("run afdisk");
-    Afdisk {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    let start = Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            let shown: Vec<&OsStr> = args.iter().map(AsRef::as_ref).collect();
+            panic!("afdisk {shown:?} did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
+    child.wait_with_output().expect("output").into()
+}
+
+/// A writing subcommand confirmed for scripts (`--yes --confirm TOKEN --json`), with its backups in `backups`.
+pub fn confirmed(args: &[&str], token: &str, backups: &Path) -> Afdisk {
+    let mut a = args.to_vec();
+    a.extend(["--yes", "--confirm", token, "--json"]);
+    afdisk_in(&a, backups)
+}
+
+/// `afdisk apply TARGET --plan PLAN_FILE`, confirmed.
+pub fn apply(target: &str, plan_file: &Path, token: &str, backups: &Path) -> Afdisk {
+    confirmed(&["apply", target, "--plan", &s(plan_file)], token, backups)
+}
+
+/// `afdisk restore TARGET BACKUP_FILE`, confirmed.
+pub fn restore(target: &str, backup_file: &str, token: &str, backups: &Path) -> Afdisk {
+    confirmed(&["restore", target, backup_file], token, backups)
+}
+
+/// Runs `afdisk plan TARGET ARGS -o FILE` and returns the plan.
+pub fn plan(target: &str, args: &[&str], out: &Path) -> Value {
+    let o = s(out);
+    let mut a = vec!["plan", target];
+    a.extend_from_slice(args);
+    a.extend_from_slice(&["-o", &o]);
+    let r = afdisk(&a);
+    assert_eq!(r.code, 0, "plan failed: {}{}", r.stdout, r.stderr);
+    read_json(out)
+}
+
+/// `afdisk inspect TARGET --json EXTRA`, which must succeed.
+pub fn inspect_with(target: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["inspect", target, "--json"];
+    args.extend_from_slice(extra);
+    let r = afdisk(&args);
+    assert_eq!(r.code, 0, "inspect {target} failed: {}", r.stderr);
+    r.json()
+}
+
+/// `afdisk inspect TARGET --json`, which must succeed.
+pub fn inspect(target: &str) -> Value {
+    inspect_with(target, &[])
+}
+
+/// Runs afdisk under `strace STRACE_ARGS` (fault injection or a trace), backups in `backups`.
+pub fn afdisk_under_strace(strace_args: &[&str], args: &[&str], backups: &Path) -> Output {
+    Command::new("strace")
+        .args(strace_args)
+        .arg(env!("CARGO_BIN_EXE_afdisk"))
+        .args(args)
+        .env("AFDISK_BACKUP_DIR", backups)
+        .output()
+        .expect("strace is installed (see .ci/run)")
+}
+
+/// The system calls of a `strace -f -o TRACE` file, one a line, without the pid `strace -f` puts first
+/// (left-aligned in five columns: "812   pwrite64(").
+pub fn trace_calls(trace: &Path) -> Vec<String> {
+    std::fs::read_to_string(trace)
+        .expect("trace")
+        .lines()
+        .map(|l| {
+            l.trim_start_matches(|c: char| c.is_ascii_digit())
+                .trim_start()
+                .to_string()
+        })
+        .collect()
+}
+
+/// The file offsets of the `pwrite64` calls among `calls`, in order.
+pub fn pwrite_offsets(calls: &[String]) -> Vec<u64> {
+    calls
+        .iter()
+        .filter(|c| c.starts_with("pwrite64("))
+        .filter_map(|c| {
+            c.rsplit_once(", ")
+                .and_then(|(_, o)| o.split(')').next()?.parse().ok())
+        })
+        .collect()
+}
+
+/// The names of the files in `dir`, sorted (none when it does not exist).
+pub fn files_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
 }
 
 /// A temporary directory with sparse image files.
@@ -90,9 +259,12 @@ impl Scratch {
     /// A sparse image of `size` bytes.
     pub fn image(&self, name: &str, size: u64) -> PathBuf {
         let p = self.dir.path().join(name);
-        let f = std::fs::File::create(&p).expect("create image");
-        f.set_len(size).expect("size image");
+        sparse(&p, size);
         p
+    }
+    /// A path in the directory (nothing is created).
+    pub fn path(&self, name: impl AsRef<Path>) -> PathBuf {
+        self.dir.path().join(name)
     }
 }
 
@@ -105,10 +277,15 @@ impl LoopDev {
     /// Attaches `image` with the given logical sector size. Panics (loudly) when loop devices are unavailable,
     /// unless AFDISK_TEST_NO_LOOP=1 is set, in which case it returns None and the caller skips.
     pub fn attach(image: &Path, sector_size: u32) -> Option<LoopDev> {
-        let ss = sector_size.to_string();
-        let img = image.to_string_lossy().into_owned();
+        Self::attach_with(image, &["--sector-size", &sector_size.to_string()])
+    }
+    /// Attaches `image` with more losetup options (`-P`: partition scanning), as `attach` does. The image path
+    /// goes to losetup as it is (bytes, not a lossy string).
+    pub fn attach_with(image: &Path, options: &[&str]) -> Option<LoopDev> {
         let out = Command::new("losetup")
-            .args(["-f", "--show", "--sector-size", &ss, &img])
+            .args(["-f", "--show"])
+            .args(options)
+            .arg(image)
             .output();
         match out {
             Ok(o) if o.status.success() => {
@@ -136,7 +313,9 @@ impl Drop for LoopDev {
     }
 }
 
-/// `sfdisk --json` of a target, or None when sfdisk finds no table.
+/// `sfdisk --json` of a target, or None when sfdisk finds no table. libfdisk prints notes on stdout before the
+/// JSON ("omitting empty partition (6)"); they are skipped. JSON that does not parse fails the test (the oracle
+/// is broken; that is no "no table").
 pub fn sfdisk_json(target: &str) -> Option<Value> {
     let out = Command::new("sfdisk")
         .args(["--json", target])
@@ -145,7 +324,22 @@ pub fn sfdisk_json(target: &str) -> Option<Value> {
     if !out.status.success() {
         return None;
     }
-    serde_json::from_slice(&out.stdout).ok()
+    let text = String::from_utf8_lossy(&out.stdout);
+    let json = &text[text.find('{')?..];
+    Some(
+        serde_json::from_str(json)
+            .unwrap_or_else(|e| panic!("sfdisk printed invalid JSON ({e}): {text}")),
+    )
+}
+
+/// Writes a table with an sfdisk script, as fixture maker: quiet, no re-read, and no wiping of other
+/// signatures (`-w never`: an old table's remains stay where they are).
+pub fn sfdisk_script(target: &str, script: &str) {
+    run_stdin(
+        "sfdisk",
+        &["-q", "--no-reread", "-w", "never", target],
+        script,
+    );
 }
 
 /// Partition number from an sfdisk node name (`img5` → 5, `/dev/loop0p3` → 3).
