@@ -107,6 +107,15 @@ impl App {
         }
     }
 
+    /// Whether the screen has what its first complete frame shows: the disk, the whole list, or an error.
+    pub fn first_frame_ready(&self) -> bool {
+        self.error.is_some()
+            || match self.screen {
+                Screen::List => self.list.done,
+                _ => self.disk.is_some(),
+            }
+    }
+
     pub fn set_disk(&mut self, report: Report) {
         let selected = report
             .partitions

@@ -17,7 +17,7 @@ mod tests;
 
 use std::path::PathBuf;
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event, KeyEventKind};
 
@@ -26,6 +26,10 @@ use afdisk::report::{self, InspectOptions, Report};
 use app::{App, ListItem, Request};
 
 enum Msg {
+    /// A terminal event (key, resize, …) from the input thread.
+    Input(Event),
+    /// The terminal could not be read: the UI ends with status 2.
+    InputFailed,
     ListTotal(usize),
     ListItem(ListItem),
     ListDone,
@@ -89,6 +93,20 @@ fn spawn_plan(tx: mpsc::Sender<Msg>, r: plan::PlanRequest, opts: InspectOptions,
     });
 }
 
+/// Reads terminal events on their own thread, so the event loop sleeps on one channel for keys and workers.
+fn spawn_input(tx: mpsc::Sender<Msg>) {
+    std::thread::spawn(move || loop {
+        let m = match event::read() {
+            Ok(e) => Msg::Input(e),
+            Err(_) => Msg::InputFailed,
+        };
+        let failed = matches!(m, Msg::InputFailed);
+        if tx.send(m).is_err() || failed {
+            return;
+        }
+    });
+}
+
 fn spawn_list(tx: mpsc::Sender<Msg>, opts: InspectOptions) {
     std::thread::spawn(move || {
         let disks = list::disks();
@@ -122,6 +140,9 @@ fn spawn_disk(tx: mpsc::Sender<Msg>, path: PathBuf, opts: InspectOptions) {
     });
 }
 
+/// How long the first frame waits for the first worker message before it draws a placeholder.
+const FIRST_FRAME_WAIT: Duration = Duration::from_millis(50);
+
 /// Runs the UI on `target` (disk view) or on the device list. Returns the process exit code.
 pub fn run(target: Option<PathBuf>, opts: InspectOptions) -> i32 {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
@@ -136,33 +157,32 @@ pub fn run(target: Option<PathBuf>, opts: InspectOptions) -> i32 {
         None => spawn_list(tx.clone(), opts),
     }
     let mut terminal = ratatui::init();
+    spawn_input(tx.clone());
     let mut code = 0;
+    // The first frame waits a moment for the first results (reading one image takes milliseconds), so that
+    // the first frame drawn is the complete one rather than a placeholder.
+    let deadline = Instant::now() + FIRST_FRAME_WAIT;
+    while !app.first_frame_ready() && !app.quit {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(m) => dispatch(&mut app, m, &tx, opts, &backup_dir, &mut code),
+            Err(_) => break,
+        }
+    }
+    // Draw, then sleep until something happens (a key, a resize, a worker's message), take everything that
+    // arrived meanwhile, and draw again: a result appears in the very next frame, not after a poll timeout.
     while !app.quit {
         if terminal.draw(|f| view::draw(f, &app)).is_err() {
             code = 2;
             break;
         }
-        while let Ok(m) = rx.try_recv() {
-            on_msg(&mut app, m, &tx, opts);
-        }
-        match event::poll(Duration::from_millis(50)) {
-            Ok(true) => match event::read() {
-                Ok(Event::Key(k)) if k.kind == KeyEventKind::Press => {
-                    if let Some(r) = app.handle_key(k) {
-                        on_request(r, &tx, opts, &backup_dir);
-                    }
-                }
-                Ok(_) => {}
-                Err(_) => {
-                    code = 2;
-                    break;
-                }
-            },
-            Ok(false) => {}
-            Err(_) => {
-                code = 2;
+        let Ok(first) = rx.recv() else { break };
+        let mut next = Some(first);
+        while let Some(m) = next {
+            dispatch(&mut app, m, &tx, opts, &backup_dir, &mut code);
+            if app.quit {
                 break;
             }
+            next = rx.try_recv().ok();
         }
     }
     ratatui::restore();
@@ -173,9 +193,36 @@ pub fn run(target: Option<PathBuf>, opts: InspectOptions) -> i32 {
     code
 }
 
+/// One message of the event loop: a key becomes state and perhaps background work; a worker's message
+/// becomes state; a terminal that cannot be read ends the UI with status 2.
+fn dispatch(
+    app: &mut App,
+    m: Msg,
+    tx: &mpsc::Sender<Msg>,
+    opts: InspectOptions,
+    dir: &std::path::Path,
+    code: &mut i32,
+) {
+    match m {
+        Msg::Input(Event::Key(k)) if k.kind == KeyEventKind::Press => {
+            if let Some(r) = app.handle_key(k) {
+                on_request(r, tx, opts, dir);
+            }
+        }
+        Msg::Input(_) => {}
+        Msg::InputFailed => {
+            *code = 2;
+            app.quit = true;
+        }
+        m => on_msg(app, m, tx, opts),
+    }
+}
+
 /// Applies a message from a background thread to the UI state (may start a reload of the disk).
 fn on_msg(app: &mut App, m: Msg, tx: &mpsc::Sender<Msg>, opts: InspectOptions) {
     match m {
+        // Handled by the event loop.
+        Msg::Input(_) | Msg::InputFailed => {}
         Msg::ListTotal(n) => app.list.total = Some(n),
         Msg::ListItem(i) => app.list.items.push(i),
         Msg::ListDone => app.list.done = true,
