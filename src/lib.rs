@@ -6,6 +6,7 @@
 //! - [`alignment`]: pure alignment math
 //! - [`bench`]: the alignment benchmark (plan, timed direct I/O, statistics, verdicts)
 //! - [`report`]: the inspect report and its findings
+//! - [`present`]: the values front ends show (statuses, badges, outcomes), each with its one text
 //! - [`signature`]: what a partition holds
 //! - [`drive`]: the drive's own report (ATA IDENTIFY, SCSI READ CAPACITY(16), NVMe Identify)
 
@@ -17,6 +18,7 @@ pub mod drive;
 pub mod error;
 pub mod finding;
 pub mod plan;
+pub mod present;
 pub mod report;
 pub mod signature;
 pub mod table;

@@ -5,6 +5,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use afdisk::device::DeviceInfo;
+use afdisk::present::{Badge, ListStatus};
 use afdisk::report::{DiskStatus, Report};
 use afdisk::table::Label;
 use afdisk::units::{human, plural};
@@ -83,15 +84,10 @@ pub fn list(entries: &[ListEntry]) -> String {
         match e {
             ListEntry::Ok(r) => {
                 let d = &r.device;
-                let status = match r.status(false) {
-                    DiskStatus::Problem => "PROBLEM",
-                    DiskStatus::Misaligned => "MISALIGNED",
-                    DiskStatus::Aligned => "aligned",
-                };
-                let used = if d.in_use.is_empty() { "" } else { ", in use" };
+                let status = ListStatus::of(r);
                 let _ = writeln!(
                     o,
-                    "{:<10} {:<22} {:>9} {:>9} {:<9} {:<5} {:>5} {:>10}  {status}{used}",
+                    "{:<10} {:<22} {:>9} {:>9} {:<9} {:<5} {:>5} {:>10}  {status}",
                     d.name,
                     trunc(dash(&d.model), 22),
                     human(d.size_bytes),
@@ -178,31 +174,7 @@ pub fn inspect(r: &Report) -> String {
             "#", "START", "END", "SIZE", "TYPE", "NAME", "FS"
         );
         for p in &r.partitions {
-            let a = &p.alignment;
-            let align = if a.exempt.is_some() {
-                format!(
-                    "n/a ({})",
-                    if p.kind == afdisk::table::PartKind::Extended {
-                        "extended"
-                    } else {
-                        "BIOS boot"
-                    }
-                )
-            } else if !a.physical {
-                format!(
-                    "MISALIGNED +{} B, {} RMW per {} write",
-                    a.offset_bytes,
-                    a.rmw_per_block_write,
-                    human(a.block_size)
-                )
-            } else if !a.mib {
-                "physical ok, not 1 MiB".to_string()
-            } else {
-                format!(
-                    "ok (1 MiB){}",
-                    if a.end_physical { "" } else { ", end off" }
-                )
-            };
+            let align = Badge::of(p).long();
             let _ = writeln!(
                 o,
                 "{:>3} {:>12} {:>12} {:>9} {:<20} {:<12} {:<9} {}",
@@ -220,11 +192,7 @@ pub fn inspect(r: &Report) -> String {
     if !r.findings.is_empty() {
         let _ = writeln!(o, "\nFindings:");
         for f in &r.findings {
-            let part = f
-                .partition
-                .map(|n| format!(" (partition {n})"))
-                .unwrap_or_default();
-            let _ = writeln!(o, "  [{}] {}{}", f.severity.as_str(), f.code, part);
+            let _ = writeln!(o, "  {}", f.heading());
             let _ = writeln!(o, "{}", wrap(&f.message, 76, "      "));
         }
     }

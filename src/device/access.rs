@@ -40,6 +40,95 @@ pub fn typed_answers(info: &DeviceInfo) -> Vec<String> {
     v
 }
 
+/// What the user must confirm, asked the same way by every front end: what will be done on which device, the
+/// filesystems it destroys, and what must be typed. The CLI answers it from `--yes --confirm` or a terminal
+/// prompt, the TUI with its one dialog; both show [`Prompt::lines`] and add only how to answer (a prompt's
+/// `, anything else to stop:` or the dialog's Enter/Esc).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompt {
+    /// The operation ("write the partition table").
+    pub what: String,
+    /// The device as the user named it.
+    pub path: String,
+    /// What the device is (its model, else its transport).
+    pub described: String,
+    /// A further line of facts (how many sectors, the backup taken first), if any.
+    pub detail: Option<String>,
+    /// Each filesystem lost, described.
+    pub losses: Vec<String>,
+    /// What must be typed: the device name, or `<name> DESTROY` when data is lost.
+    pub answer: String,
+    /// The one label that also confirms destroying data.
+    pub label: Option<String>,
+}
+
+impl Prompt {
+    /// The prompt for `what` on `info`, destroying `losses` (none: the ordinary confirmation).
+    pub fn new(info: &DeviceInfo, what: &str, losses: &[Loss]) -> Self {
+        let described = info.model.clone().unwrap_or_else(|| info.transport.clone());
+        Prompt::named(
+            (&info.name, &info.path.display().to_string(), &described),
+            what,
+            losses.iter().map(|l| l.to_string()).collect(),
+            destroy_label(losses).map(String::from),
+        )
+    }
+
+    /// The prompt for `what` on the device `(name, path, described)`, destroying the filesystems `losses`
+    /// (described; none: the ordinary confirmation), of which the one `label` also confirms.
+    pub fn named(
+        (name, path, described): (&str, &str, &str),
+        what: &str,
+        losses: Vec<String>,
+        label: Option<String>,
+    ) -> Self {
+        Prompt {
+            what: what.to_string(),
+            path: path.to_string(),
+            described: described.to_string(),
+            detail: None,
+            answer: if losses.is_empty() {
+                name.to_string()
+            } else {
+                format!("{name} DESTROY")
+            },
+            losses,
+            label,
+        }
+    }
+
+    /// The prompt's text: the headline, the detail, the filesystems lost, and what to type.
+    pub fn lines(&self) -> Vec<String> {
+        let mut v = vec![if self.losses.is_empty() {
+            format!(
+                "This will {} on {} ({}).",
+                self.what, self.path, self.described
+            )
+        } else {
+            format!(
+                "This will {} on {} ({}) and DESTROY the data of:",
+                self.what, self.path, self.described
+            )
+        }];
+        v.extend(self.losses.iter().map(|l| format!("  {l}")));
+        v.extend(self.detail.clone());
+        v.push(self.ask());
+        v
+    }
+
+    /// `Type "sdb DESTROY" or the label "data"`.
+    pub fn ask(&self) -> String {
+        format!(
+            "Type \"{}\"{}",
+            self.answer,
+            self.label
+                .as_deref()
+                .map(|l| format!(" or the label \"{l}\""))
+                .unwrap_or_default()
+        )
+    }
+}
+
 /// Checks a confirmation against the device; `what` names the operation for the messages ("write the
 /// partition table").
 pub fn check_confirmation(info: &DeviceInfo, c: &Confirmation, what: &str) -> Result<()> {

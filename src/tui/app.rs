@@ -290,6 +290,12 @@ impl App {
                 d.report.device.name.clone(),
                 part,
             );
+            b.described = d
+                .report
+                .device
+                .model
+                .clone()
+                .unwrap_or_else(|| d.report.device.transport.clone());
             b.destroys = d
                 .report
                 .partitions

@@ -9,6 +9,9 @@ use std::sync::Arc;
 use crossterm::event::KeyCode;
 
 use afdisk::bench::{BenchReport, WriteMode};
+use afdisk::device::access::Prompt;
+
+use super::dialog::{Answer, Confirm};
 
 /// Latencies kept per class for the sparkline.
 pub const SPARK: usize = 160;
@@ -20,7 +23,7 @@ pub struct LiveClass {
     /// The latest latencies (ns), oldest first.
     pub recent: Vec<u64>,
     pub samples: usize,
-    pub median_ns: Option<u64>,
+    pub median_ns: Option<f64>,
 }
 
 /// A moment of a running benchmark, as the UI shows it.
@@ -37,11 +40,12 @@ pub struct Live {
 #[derive(Debug)]
 pub enum Phase {
     Setup,
-    /// Typing the device name for `--write all`.
-    Confirm(String),
+    /// Typing the device name for a run that writes anywhere.
+    Confirm(Confirm),
     Running(Live),
     Done(Box<BenchReport>),
-    Failed(String),
+    /// Refused (nothing written) or failed, with its kind.
+    Failed(afdisk::Error),
 }
 
 #[derive(Debug)]
@@ -53,6 +57,8 @@ pub struct BenchState {
     pub phase: Phase,
     /// The device name the dialog asks for.
     pub name: String,
+    /// What the device is (its model, else its transport), for the dialog.
+    pub described: String,
     /// The partitions holding a filesystem (number, description, from the disk report): the `--write all`
     /// dialog lists those it destroys (all, or the chosen partition's) and then asks for "NAME DESTROY".
     pub destroys: Vec<(u32, String)>,
@@ -111,6 +117,7 @@ impl BenchState {
             probe: false,
             phase: Phase::Setup,
             name,
+            described: String::new(),
             destroys: Vec::new(),
             stop: StopFlag::default(),
         }
@@ -123,6 +130,18 @@ impl BenchState {
             .filter(|(n, _)| self.partition.is_none_or(|p| p == *n))
             .map(|(_, d)| d.as_str())
             .collect()
+    }
+
+    /// The confirmation of a run that writes anywhere, as the library words it.
+    fn confirm(&self) -> Confirm {
+        let path = self.path.display().to_string();
+        let prompt = Prompt::named(
+            (&self.name, &path, &self.described),
+            afdisk::bench::WRITE_ALL_WHAT,
+            self.lost().into_iter().map(String::from).collect(),
+            None,
+        );
+        Confirm::new(" Confirm destructive benchmark ", prompt)
     }
 
     pub fn typing(&self) -> bool {
@@ -151,19 +170,14 @@ impl BenchState {
     }
 
     pub fn key(&mut self, code: KeyCode) -> Outcome {
-        if let Phase::Confirm(input) = &mut self.phase {
-            match code {
-                KeyCode::Esc => self.phase = Phase::Setup,
-                KeyCode::Backspace => {
-                    input.pop();
-                }
-                KeyCode::Char(c) if input.chars().count() < 128 => input.push(c),
-                KeyCode::Enter => {
-                    let typed = input.clone();
+        if let Phase::Confirm(c) = &mut self.phase {
+            match c.key(code) {
+                Answer::Typing => {}
+                Answer::Cancelled => self.phase = Phase::Setup,
+                Answer::Submitted(typed) => {
                     self.phase = Phase::Running(Live::default());
                     return Outcome::Start(self.request(Some(typed)));
                 }
-                _ => {}
             }
             return Outcome::None;
         }
@@ -192,7 +206,7 @@ impl BenchState {
             }
             KeyCode::Char('r') | KeyCode::Enter => {
                 if self.write == WriteMode::All {
-                    self.phase = Phase::Confirm(String::new());
+                    self.phase = Phase::Confirm(self.confirm());
                 } else {
                     self.phase = Phase::Running(Live::default());
                     return Outcome::Start(self.request(None));

@@ -7,6 +7,7 @@
 mod app;
 mod bench;
 mod bench_view;
+mod dialog;
 mod model;
 mod plan;
 mod plan_view;
@@ -22,6 +23,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{self, Event, KeyEventKind};
 
 use afdisk::device::list;
+use afdisk::present::{written_lines, Verb};
 use afdisk::report::{self, InspectOptions, Report};
 use app::{App, ListItem, Request};
 
@@ -36,7 +38,7 @@ enum Msg {
     Disk(Result<Box<Report>, String>),
     Plan(PathBuf, Result<Box<afdisk::plan::Plan>, String>),
     BenchLive(bench::Live),
-    BenchDone(Result<Box<afdisk::bench::BenchReport>, String>),
+    BenchDone(Result<Box<afdisk::bench::BenchReport>, afdisk::Error>),
     Written {
         path: PathBuf,
         undo: bool,
@@ -263,14 +265,15 @@ fn on_msg(app: &mut App, m: Msg, tx: &mpsc::Sender<Msg>, opts: InspectOptions) {
                             } else {
                                 o.backup_file.clone()
                             },
-                            message: format!(
-                                "{} {} sector(s), verified. {}; {}. Backup: {}",
-                                if undo { "Restored" } else { "Wrote" },
-                                o.sectors_written,
-                                o.reread.message,
-                                o.kernel.message,
-                                o.backup_file.display()
-                            ),
+                            message: written_lines(
+                                &o,
+                                if undo { Verb::Restored } else { Verb::Wrote },
+                            )
+                            .into_iter()
+                            // The screen's undo is the u key.
+                            .filter(|l| !l.starts_with("Undo:"))
+                            .collect::<Vec<_>>()
+                            .join(" "),
                             undone: undo,
                         });
                         ps.error = None;
@@ -300,15 +303,12 @@ fn live_of(p: &afdisk::bench::Progress) -> bench::Live {
         .classes
         .iter()
         .zip(p.samples)
-        .map(|(c, s)| {
-            let mut sorted = s.clone();
-            sorted.sort_unstable();
-            bench::LiveClass {
-                name: c.name.clone(),
-                recent: s[s.len().saturating_sub(bench::SPARK)..].to_vec(),
-                samples: s.len(),
-                median_ns: sorted.get(sorted.len() / 2).copied(),
-            }
+        .map(|(c, s)| bench::LiveClass {
+            name: c.name.clone(),
+            recent: s[s.len().saturating_sub(bench::SPARK)..].to_vec(),
+            samples: s.len(),
+            // The same median the report and the CLI's progress line give.
+            median_ns: afdisk::bench::stats::summarize(s).map(|m| m.median_ns),
         })
         .collect();
     bench::Live {
@@ -354,8 +354,7 @@ fn spawn_bench(tx: mpsc::Sender<Msg>, r: bench::BenchRequest, opts: InspectOptio
                 let prepared = afdisk::bench::prepare(&o, &options)?;
                 afdisk::bench::run(&o, &prepared, &conf, &mut progress)
             })
-            .map(Box::new)
-            .map_err(|e| format!("{} ({})", e.problem, e.fix));
+            .map(Box::new);
         let _ = tx.send(Msg::BenchDone(res));
     });
 }

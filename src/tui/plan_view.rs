@@ -3,23 +3,17 @@
 //! a write, and the confirm dialog where the device name must be typed.
 
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Block, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
 use afdisk::plan::{Action, Layout as PlanLayout, Plan};
 use afdisk::units::human;
 
-use super::plan::{DialogKind, PlanState};
+use super::plan::PlanState;
 
-/// Styles the plan screen uses (from the main view's theme).
-pub struct Styles {
-    pub ok: Style,
-    pub bad: Style,
-    pub warn: Style,
-    pub title: Style,
-}
+pub use super::dialog::Styles;
 
 fn mark(plan: &Plan, number: u32) -> &'static str {
     match plan
@@ -145,84 +139,8 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
         status,
     );
     if let Some(d) = &ps.dialog {
-        draw_dialog(f, ps, d.kind, &d.input, area, st);
+        d.confirm.draw(f, area, st);
     }
-}
-
-fn draw_dialog(
-    f: &mut Frame,
-    ps: &PlanState,
-    kind: DialogKind,
-    input: &str,
-    area: Rect,
-    st: &Styles,
-) {
-    // A write that destroys filesystems lists them and wants "<name> DESTROY" (or the one label).
-    let losses: &[afdisk::plan::Loss] = match kind {
-        DialogKind::Apply => &ps.plan.destroys,
-        DialogKind::Undo => &[],
-    };
-    let w = area.width.min(72);
-    let extra = if losses.is_empty() {
-        0
-    } else {
-        losses.len() as u16 * 2 + 1
-    };
-    let h = (8 + extra).min(area.height);
-    let r = Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height.saturating_sub(h)) / 2,
-        width: w,
-        height: h,
-    };
-    f.render_widget(Clear, r);
-    let name = &ps.plan.device.name;
-    let what = match kind {
-        DialogKind::Apply => format!(
-            "Write {} sector(s) to {}. A backup of every sector it overwrites is saved first.",
-            ps.plan.writes.len(),
-            ps.plan.device.path
-        ),
-        DialogKind::Undo => format!(
-            "Put back the sectors of {} that the write changed, from the backup taken before it (refused if any \
-             changed since).",
-            ps.plan.device.path
-        ),
-    };
-    let mut lines = vec![Line::from(what), Line::from("")];
-    if !losses.is_empty() {
-        lines.push(Line::from(Span::styled("It DESTROYS the data of:", st.bad)));
-        lines.extend(losses.iter().map(|l| Line::from(format!("  {l}"))));
-    }
-    let answer = if losses.is_empty() {
-        name.clone()
-    } else {
-        format!("{name} DESTROY")
-    };
-    let label = afdisk::device::access::destroy_label(losses)
-        .map(|l| format!(" (or the label {l})"))
-        .unwrap_or_default();
-    lines.extend([
-        Line::from(vec![
-            Span::raw("Type "),
-            Span::styled(answer, st.title),
-            Span::raw(format!("{label} and press Enter (Esc cancels):")),
-        ]),
-        Line::from(Span::styled(
-            format!("> {input}_"),
-            Style::default().add_modifier(Modifier::BOLD),
-        )),
-    ]);
-    let title = match kind {
-        DialogKind::Apply => " Confirm write ",
-        DialogKind::Undo => " Confirm undo ",
-    };
-    f.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(Block::bordered().title(Line::from(title).style(st.bad))),
-        r,
-    );
 }
 
 #[cfg(test)]

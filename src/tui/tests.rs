@@ -62,7 +62,7 @@ fn disk_view() {
     let app = disk_app();
     let s = render(&app, 80, 24);
     assert!(s.contains("MISALIGNED +512"), "{s}");
-    assert!(s.contains("misaligned-start partition 2"), "{s}");
+    assert!(s.contains("[error] misaligned-start (partition 2)"), "{s}");
     insta::assert_snapshot!("disk_80x24", s);
     insta::assert_snapshot!("disk_160x48", render(&app, 160, 48));
 }
@@ -491,13 +491,13 @@ fn confirm_dialog_of_a_plan_that_destroys_data_lists_it_and_wants_destroy() {
     }];
     key(&mut app, KeyCode::Char('a'));
     let screen = render(&app, 100, 30);
-    assert!(screen.contains("It DESTROYS the data of:"), "{screen}");
+    assert!(screen.contains("and DESTROY the data of:"), "{screen}");
     assert!(
         screen.contains("partition 2 (8 MiB): ext4 UUID 0f3c2a9e-5d4b-4a61-9e0c-1b2c3d4e5f60"),
         "{screen}"
     );
     assert!(
-        screen.contains("Type fixture.img DESTROY and press Enter"),
+        screen.contains("Type \"fixture.img DESTROY\" and press Enter"),
         "{screen}"
     );
     typed(&mut app, "fixture.img");
@@ -537,10 +537,10 @@ fn bench_write_all_dialog_lists_the_filesystem_it_destroys() {
     key(&mut app, KeyCode::Char('w'));
     key(&mut app, KeyCode::Char('r'));
     let screen = render(&app, 100, 30);
-    assert!(screen.contains("It DESTROYS the data of:"), "{screen}");
+    assert!(screen.contains("and DESTROY the data of:"), "{screen}");
     assert!(screen.contains("partition 2 ("), "{screen}");
     assert!(screen.contains("): ext4"), "{screen}");
-    assert!(screen.contains("DESTROY and press Enter"), "{screen}");
+    assert!(screen.contains("DESTROY\" and press Enter"), "{screen}");
     let b = app.bench.as_mut().expect("bench");
     b.partition = Some(1);
     assert!(b.lost().is_empty());

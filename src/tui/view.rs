@@ -9,11 +9,12 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row, Table, TableState,
 use ratatui::Frame;
 
 use afdisk::finding::Severity;
-use afdisk::report::{PartitionReport, Report};
-use afdisk::table::PartKind;
+use afdisk::present::{Badge, ListStatus};
+use afdisk::report::Report;
 use afdisk::units::human;
 
 use super::app::{App, ListItem, Panel, Screen, KEYS};
+use super::dialog::Styles;
 use super::model::{self, SegKind};
 
 struct Theme {
@@ -51,6 +52,18 @@ impl Theme {
     }
 }
 
+impl Theme {
+    /// The styles the screens share.
+    fn styles(&self) -> Styles {
+        Styles {
+            ok: self.ok,
+            bad: self.bad,
+            warn: self.warn,
+            title: self.title,
+        }
+    }
+}
+
 pub fn draw(f: &mut Frame, app: &App) {
     let th = Theme::new(app.no_color);
     let area = f.area();
@@ -59,12 +72,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         return;
     }
     let [body, bar] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
-    let styles = super::plan_view::Styles {
-        ok: th.ok,
-        bad: th.bad,
-        warn: th.warn,
-        title: th.title,
-    };
+    let styles = th.styles();
     match app.screen {
         Screen::List => draw_list(f, app, body, &th),
         Screen::Disk => draw_disk(f, app, body, &th),
@@ -151,22 +159,6 @@ fn draw_help(f: &mut Frame, area: Rect, th: &Theme) {
     );
 }
 
-fn list_status(r: &Report) -> (String, bool) {
-    let mut s = if r.summary.misaligned > 0 {
-        format!("MISALIGNED {}", r.summary.misaligned)
-    } else if r.findings.iter().any(|f| f.severity == Severity::Error) {
-        "PROBLEM".to_string()
-    } else if r.table.is_none() {
-        "empty".to_string()
-    } else {
-        "aligned".to_string()
-    };
-    if r.summary.in_use {
-        s.push_str(", in use");
-    }
-    (s, r.summary.misaligned > 0)
-}
-
 fn draw_list(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     let l = &app.list;
     let progress = match (l.done, l.total) {
@@ -198,7 +190,7 @@ fn draw_list(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         .map(|it| match it {
             ListItem::Disk(r) => {
                 let d = &r.device;
-                let (status, bad) = list_status(r);
+                let status = ListStatus::of(r);
                 let mut cells = vec![d.name.clone()];
                 if wide {
                     cells.push(d.model.clone().unwrap_or_else(|| "-".into()));
@@ -212,9 +204,9 @@ fn draw_list(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
                         .map(|x| x.as_str().to_string())
                         .unwrap_or_else(|| "-".into()),
                     r.summary.partitions.to_string(),
-                    status,
+                    status.to_string(),
                 ]);
-                Row::new(cells).style(if bad { th.bad } else { Style::default() })
+                Row::new(cells).style(th.styles().of(status.tone()))
             }
             ListItem::Failed { name, error } => {
                 let mut cells = vec![name.clone()];
@@ -269,35 +261,6 @@ fn draw_list(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         };
         f.render_widget(Paragraph::new(e.as_str()).style(th.bad), r);
     }
-}
-
-fn badge(p: &PartitionReport) -> (String, bool) {
-    let a = &p.alignment;
-    if a.exempt.is_some() {
-        return (
-            format!(
-                "n/a {}",
-                if p.kind == PartKind::Extended {
-                    "extended"
-                } else {
-                    "BIOS boot"
-                }
-            ),
-            false,
-        );
-    }
-    if !a.physical {
-        return (format!("!! MISALIGNED +{}", a.offset_bytes), true);
-    }
-    let mut s = if a.mib {
-        "ok 1MiB".to_string()
-    } else {
-        "ok phys, !1MiB".to_string()
-    };
-    if !a.end_physical {
-        s.push_str(" end-off");
-    }
-    (s, false)
 }
 
 fn disk_title(r: &Report) -> Vec<Line<'static>> {
@@ -417,7 +380,7 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         .partitions
         .iter()
         .map(|p| {
-            let (b, bad) = badge(p);
+            let badge = Badge::of(p);
             let mut cells = vec![
                 p.number.to_string(),
                 p.start.to_string(),
@@ -429,8 +392,8 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
                 cells.push(p.name.clone().unwrap_or_default());
             }
             cells.push(p.filesystem.clone().unwrap_or_else(|| "-".into()));
-            cells.push(b);
-            Row::new(cells).style(if bad { th.bad } else { Style::default() })
+            cells.push(badge.short());
+            Row::new(cells).style(th.styles().of(badge.tone()))
         })
         .collect();
     let mut widths = vec![
@@ -484,19 +447,12 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     );
     let mut lines: Vec<Line> = Vec::new();
     for fd in ordered {
-        let (tag, st) = match fd.severity {
-            Severity::Error => ("[ERROR]", th.bad),
-            Severity::Warning => ("[WARN] ", th.warn),
-            Severity::Info => ("[info] ", Style::default()),
+        let st = match fd.severity {
+            Severity::Error => th.bad,
+            Severity::Warning => th.warn,
+            Severity::Info => Style::default(),
         };
-        let part = fd
-            .partition
-            .map(|n| format!(" partition {n}"))
-            .unwrap_or_default();
-        lines.push(Line::from(vec![
-            Span::styled(tag, st),
-            Span::styled(format!(" {}{}", fd.code, part), th.title),
-        ]));
+        lines.push(Line::from(Span::styled(fd.heading(), st)));
         lines.push(Line::from(fd.message.clone()));
     }
     if lines.is_empty() {
