@@ -8,7 +8,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use afdisk::report::Report;
 use afdisk::table::PartKind;
 
-use super::bench::{self as bench_screen, BenchRequest, BenchState};
+use super::job::Start;
+use super::page::{Page, Reply, OPENERS};
 use super::plan::{Outcome, PlanRequest, PlanState, PRESETS};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,7 +18,8 @@ pub enum Screen {
     Disk,
     Zoom,
     Plan,
-    Bench,
+    /// A job screen, by name (see `page::OPENERS`).
+    Page(&'static str),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,11 +60,11 @@ pub struct ZoomState {
 }
 
 /// Work the event loop must start in the background.
-#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
     OpenDisk(PathBuf),
     Plan(PlanRequest),
-    Bench(BenchRequest),
+    /// A job screen's job.
+    Start(Box<dyn Start>),
 }
 
 #[derive(Debug)]
@@ -73,8 +75,8 @@ pub struct App {
     pub zoom: ZoomState,
     /// The plan screen, once a plan was proposed.
     pub plan: Option<PlanState>,
-    /// The bench screen, once opened.
-    pub bench: Option<BenchState>,
+    /// The job screens opened so far (each keeps its state when left).
+    pub pages: Vec<Box<dyn Page>>,
     pub help: bool,
     /// "Loading /dev/sdb…" while background work runs.
     pub busy: Option<String>,
@@ -97,7 +99,7 @@ impl App {
                 block: 4096,
             },
             plan: None,
-            bench: None,
+            pages: Vec::new(),
             help: false,
             busy: None,
             error: None,
@@ -128,8 +130,8 @@ impl App {
             focus: Panel::Partitions,
             findings_scroll: 0,
         });
-        // A reload after a write keeps the plan (or bench) screen, which shows the result.
-        if self.screen != Screen::Plan && self.screen != Screen::Bench {
+        // A reload after a write keeps the plan (or job) screen, which shows the result.
+        if matches!(self.screen, Screen::List | Screen::Disk | Screen::Zoom) {
             self.screen = Screen::Disk;
         }
         self.busy = None;
@@ -157,12 +159,9 @@ impl App {
             self.quit = true;
             return None;
         }
-        if self.screen == Screen::Bench {
-            if let Some(b) = self.bench.as_mut().filter(|b| b.typing()) {
-                return match b.key(key.code) {
-                    bench_screen::Outcome::Start(r) => Some(Request::Bench(r)),
-                    _ => None,
-                };
+        if let Screen::Page(name) = self.screen {
+            if self.page(name).is_some_and(|p| p.typing()) {
+                return self.page_key(name, key.code);
             }
         }
         if self.screen == Screen::Plan {
@@ -196,19 +195,12 @@ impl App {
         match self.screen {
             Screen::List => self.key_list(key.code),
             Screen::Disk => self.key_disk(key.code),
-            Screen::Bench => match self.bench.as_mut().map(|b| b.key(key.code)) {
-                Some(bench_screen::Outcome::Back) | None => {
-                    self.screen = Screen::Disk;
-                    None
-                }
-                Some(bench_screen::Outcome::Start(r)) => Some(Request::Bench(r)),
-                Some(bench_screen::Outcome::None) => None,
-            },
+            Screen::Page(name) => self.page_key(name, key.code),
             Screen::Plan
                 if key.code == KeyCode::Char('b')
                     && self.plan.as_ref().is_some_and(|p| p.written.is_some()) =>
             {
-                self.open_bench();
+                self.open_page("bench");
                 None
             }
             Screen::Plan => match self.plan.as_mut().map(|p| p.key(key.code)) {
@@ -271,59 +263,68 @@ impl App {
         Some(self.start(PlanRequest::Make { path, preset }))
     }
 
-    /// Opens the bench screen on the disk on screen, for its selected partition (if it is one).
-    fn open_bench(&mut self) {
-        let Some(d) = self.disk.as_ref() else { return };
-        let part = d
-            .report
-            .partitions
-            .get(d.selected)
-            .filter(|p| p.kind != PartKind::Extended && p.size > 0)
-            .map(|p| p.number);
-        let keep = self
-            .bench
-            .as_ref()
-            .is_some_and(|b| b.path == d.report.device.path && !b.running());
-        if !keep {
-            let mut b = BenchState::new(
-                d.report.device.path.clone(),
-                d.report.device.name.clone(),
-                part,
-            );
-            b.described = d
-                .report
-                .device
-                .model
-                .clone()
-                .unwrap_or_else(|| d.report.device.transport.clone());
-            b.destroys = d
-                .report
-                .partitions
-                .iter()
-                .filter_map(|p| {
-                    let fs = p.filesystem.as_ref()?;
-                    Some((
-                        p.number,
-                        format!(
-                            "partition {} ({}): {fs}",
-                            p.number,
-                            afdisk::units::human(p.size_bytes)
-                        ),
-                    ))
-                })
-                .collect();
-            self.bench = Some(b);
+    /// The job screen `name`, if it was opened.
+    pub fn page(&self, name: &str) -> Option<&dyn Page> {
+        self.pages.iter().find(|p| p.name() == name).map(|p| &**p)
+    }
+
+    pub fn page_mut(&mut self, name: &str) -> Option<&mut Box<dyn Page>> {
+        self.pages.iter_mut().find(|p| p.name() == name)
+    }
+
+    /// The job screen `name`'s state, as its own type.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn page_as<T: 'static>(&mut self, name: &str) -> Option<&mut T> {
+        self.page_mut(name)
+            .and_then(|p| p.as_any_mut().downcast_mut::<T>())
+    }
+
+    /// Opens the job screen `name` on the disk on screen (its opener decides what of its old state it keeps).
+    fn open_page(&mut self, name: &'static str) {
+        let (Some(d), Some(o)) = (self.disk.as_ref(), OPENERS.iter().find(|o| o.name == name))
+        else {
+            return;
+        };
+        let prev = self
+            .pages
+            .iter()
+            .position(|p| p.name() == name)
+            .map(|i| self.pages.remove(i));
+        self.pages.push((o.open)(d, prev));
+        self.screen = Screen::Page(name);
+    }
+
+    /// A key for the job screen `name`, and what it asks for.
+    fn page_key(&mut self, name: &'static str, code: KeyCode) -> Option<Request> {
+        let reply = self.page_mut(name).map(|p| p.key(code));
+        self.reply(reply)
+    }
+
+    /// What a job screen's reply means for the app.
+    pub fn reply(&mut self, reply: Option<Reply>) -> Option<Request> {
+        match reply {
+            None | Some(Reply::Back) => {
+                self.screen = Screen::Disk;
+                None
+            }
+            Some(Reply::Start(job)) => Some(Request::Start(job)),
+            Some(Reply::ReloadDisk) => self
+                .disk
+                .as_ref()
+                .map(|d| Request::OpenDisk(d.report.device.path.clone())),
+            Some(Reply::None) => None,
         }
-        self.screen = Screen::Bench;
     }
 
     fn key_disk(&mut self, code: KeyCode) -> Option<Request> {
         if code == KeyCode::Char('p') {
             return self.propose();
         }
-        if code == KeyCode::Char('b') {
-            self.open_bench();
-            return None;
+        if let KeyCode::Char(c) = code {
+            if let Some(o) = OPENERS.iter().find(|o| o.key == c) {
+                self.open_page(o.name);
+                return None;
+            }
         }
         let has_list = self.has_list;
         let zoomable = self.zoomable();
@@ -429,7 +430,8 @@ impl App {
     }
 }
 
-/// Every key, for the help overlay and the key bar.
+/// Every key of the built-in screens, for the help overlay (the job screens' keys come from `page::OPENERS`,
+/// listed before the last three).
 pub const KEYS: &[(&str, &str)] = &[
     (
         "Up/Down, k/j",
@@ -454,10 +456,6 @@ pub const KEYS: &[(&str, &str)] = &[
         "plan: apply (type the device name) / undo the write",
     ),
     ("n", "plan: next preset (empty disk)"),
-    (
-        "b",
-        "disk or plan: benchmark (w write mode, o probe, r run, Esc/s stop a run)",
-    ),
     ("?", "this help"),
     ("Esc", "back (zoom/plan -> disk -> list)"),
     ("q, Ctrl-C", "quit"),

@@ -9,6 +9,7 @@ use crossterm::event::KeyCode;
 
 use afdisk::device::access::{destroy_label, Prompt};
 use afdisk::device::TargetKind;
+use afdisk::present::{written_lines, Verb};
 
 use super::dialog::{Answer, Confirm};
 use afdisk::plan::{Plan, PlanKind};
@@ -132,6 +133,26 @@ impl PlanState {
             kind,
             confirm: Confirm::new(title, prompt),
         }
+    }
+
+    /// A write or an undo succeeded: what it did, in the library's words (the undo is the u key here).
+    pub fn wrote(&mut self, o: &afdisk::apply::Outcome, undo: bool) {
+        let backup_file = match (&self.written, undo) {
+            (Some(w), true) => w.backup_file.clone(),
+            _ => o.backup_file.clone(),
+        };
+        let verb = if undo { Verb::Restored } else { Verb::Wrote };
+        let message = written_lines(o, verb)
+            .into_iter()
+            .filter(|l| !l.starts_with("Undo:"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        self.written = Some(Written {
+            backup_file,
+            message,
+            undone: undo,
+        });
+        self.error = None;
     }
 
     /// Whether keys go to the dialog's input (so `q` and `?` are letters, not commands).

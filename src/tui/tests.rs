@@ -228,16 +228,48 @@ fn fixture_image() -> (tempfile::TempDir, std::path::PathBuf) {
 /// Runs the background work of `r` and feeds its message back, as the event loop does.
 fn pump(app: &mut App, r: super::app::Request, dir: &Path) {
     let (tx, rx) = std::sync::mpsc::channel();
-    let opts = InspectOptions::default();
-    super::on_request(r, &tx, opts, dir);
+    let env = env(dir);
+    super::on_request(app, r, &tx, &env);
     let m = rx
         .recv_timeout(std::time::Duration::from_secs(20))
         .expect("background work answers");
-    super::on_msg(app, m, &tx, opts);
+    let mut code = 0;
+    super::dispatch(app, m, &tx, &env, &mut code);
     // A write also reloads the disk.
     if let Ok(m) = rx.recv_timeout(std::time::Duration::from_millis(2000)) {
-        super::on_msg(app, m, &tx, opts);
+        super::dispatch(app, m, &tx, &env, &mut code);
     }
+}
+
+fn env(dir: &Path) -> super::job::Env {
+    super::job::Env {
+        opts: InspectOptions::default(),
+        backup_dir: dir.to_path_buf(),
+    }
+}
+
+fn bench(app: &mut App) -> Option<&mut super::bench::BenchState> {
+    app.page_as::<super::bench::BenchState>("bench")
+}
+
+fn is_bench_done(m: &super::Msg) -> bool {
+    matches!(
+        m,
+        super::Msg::Job {
+            owner: "bench",
+            event: super::job::Event::Done(_)
+        }
+    )
+}
+
+fn is_bench_live(m: &super::Msg) -> bool {
+    matches!(
+        m,
+        super::Msg::Job {
+            owner: "bench",
+            event: super::job::Event::Detail(_)
+        }
+    )
 }
 
 fn typed(app: &mut App, text: &str) -> Option<super::app::Request> {
@@ -351,9 +383,9 @@ fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
     app.set_disk(r);
     app.disk.as_mut().expect("disk").selected = 1;
     key(&mut app, KeyCode::Char('b'));
-    assert_eq!(app.screen, Screen::Bench);
+    assert_eq!(app.screen, Screen::Page("bench"));
     {
-        let b = app.bench.as_mut().expect("bench");
+        let b = bench(&mut app).expect("bench");
         assert_eq!(b.partition, Some(2), "the selected (misaligned) partition");
         b.path = "fixture.img".into();
     }
@@ -362,7 +394,7 @@ fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
     key(&mut app, KeyCode::Char('w'));
     key(&mut app, KeyCode::Char('w'));
     assert_eq!(
-        app.bench.as_ref().map(|b| b.write),
+        bench(&mut app).map(|b| b.write),
         Some(afdisk::bench::WriteMode::All)
     );
     key(&mut app, KeyCode::Char('r'));
@@ -373,26 +405,23 @@ fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
     assert!(std::fs::read(&img).expect("read") == original);
     // A read-only run: live snapshots arrive, then the result.
     key(&mut app, KeyCode::Char('w'));
-    app.bench.as_mut().expect("bench").path = img.clone();
+    bench(&mut app).expect("bench").path = img.clone();
     let req = app.handle_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE));
     let (tx, rx) = std::sync::mpsc::channel();
-    super::on_request(
-        req.expect("r starts a run"),
-        &tx,
-        InspectOptions::default(),
-        dir.path(),
-    );
+    let env = env(dir.path());
+    let mut code = 0;
+    super::on_request(&mut app, req.expect("r starts a run"), &tx, &env);
     let mut lives = 0;
     loop {
         let m = rx
             .recv_timeout(std::time::Duration::from_secs(30))
             .expect("the run reports");
-        let done = matches!(m, super::Msg::BenchDone(_));
-        let live = matches!(m, super::Msg::BenchLive(_));
+        let done = is_bench_done(&m);
+        let live = is_bench_live(&m);
         if live {
             lives += 1;
         }
-        super::on_msg(&mut app, m, &tx, InspectOptions::default());
+        super::dispatch(&mut app, m, &tx, &env, &mut code);
         if live && lives == 1 {
             let s = render(&app, 80, 24);
             assert!(s.contains("running") && s.contains("read-4k"), "{s}");
@@ -402,7 +431,7 @@ fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
         }
     }
     assert!(lives > 0, "live progress was shown");
-    let b = app.bench.as_ref().expect("bench");
+    let b = bench(&mut app).expect("bench");
     let super::bench::Phase::Done(rep) = &b.phase else {
         panic!("run failed: {:?}", b.phase);
     };
@@ -420,27 +449,22 @@ fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
     key(&mut app, KeyCode::Esc);
     assert_eq!(
         app.screen,
-        Screen::Bench,
+        Screen::Page("bench"),
         "Esc stops the run, it does not leave"
     );
     let s = render(&app, 80, 24);
     assert!(s.contains("stopping after this round"), "{s}");
-    super::on_request(
-        req.expect("r runs again"),
-        &tx,
-        InspectOptions::default(),
-        dir.path(),
-    );
+    super::on_request(&mut app, req.expect("r runs again"), &tx, &env);
     // Esc while the run is live (pressed at once: waiting for its first report raced the run out of fresh
     // slots on a loaded machine, OutOfSlots instead of Cancelled).
     assert!(
-        app.bench.as_ref().is_some_and(|b| b.running()),
+        bench(&mut app).is_some_and(|b| b.running()),
         "the run is live"
     );
     key(&mut app, KeyCode::Esc);
     assert_eq!(
         app.screen,
-        Screen::Bench,
+        Screen::Page("bench"),
         "Esc stops the run, it does not leave"
     );
     let s = render(&app, 80, 24);
@@ -449,13 +473,13 @@ fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
         let m = rx
             .recv_timeout(std::time::Duration::from_secs(30))
             .expect("the run reports");
-        let done = matches!(m, super::Msg::BenchDone(_));
-        super::on_msg(&mut app, m, &tx, InspectOptions::default());
+        let done = is_bench_done(&m);
+        super::dispatch(&mut app, m, &tx, &env, &mut code);
         if done {
             break;
         }
     }
-    let b = app.bench.as_ref().expect("bench");
+    let b = bench(&mut app).expect("bench");
     let super::bench::Phase::Done(rep) = &b.phase else {
         panic!("run failed: {:?}", b.phase);
     };
@@ -541,7 +565,7 @@ fn bench_write_all_dialog_lists_the_filesystem_it_destroys() {
     assert!(screen.contains("partition 2 ("), "{screen}");
     assert!(screen.contains("): ext4"), "{screen}");
     assert!(screen.contains("DESTROY\" and press Enter"), "{screen}");
-    let b = app.bench.as_mut().expect("bench");
+    let b = bench(&mut app).expect("bench");
     b.partition = Some(1);
     assert!(b.lost().is_empty());
 }

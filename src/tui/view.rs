@@ -16,6 +16,7 @@ use afdisk::units::human;
 use super::app::{App, ListItem, Panel, Screen, KEYS};
 use super::dialog::Styles;
 use super::model::{self, SegKind};
+use super::page::{help_lines, key_bar, opener_bar};
 
 struct Theme {
     ok: Style,
@@ -81,9 +82,9 @@ pub fn draw(f: &mut Frame, app: &App) {
             Some(ps) => super::plan_view::draw(f, ps, body, &styles),
             None => f.render_widget(Paragraph::new("No plan."), body),
         },
-        Screen::Bench => match &app.bench {
-            Some(b) => super::bench_view::draw(f, b, body, &styles),
-            None => f.render_widget(Paragraph::new("No benchmark."), body),
+        Screen::Page(name) => match app.page(name) {
+            Some(p) => p.draw(f, body, &styles),
+            None => f.render_widget(Paragraph::new("Nothing here."), body),
         },
     }
     draw_keybar(f, app, bar);
@@ -100,17 +101,13 @@ fn draw_keybar(f: &mut Frame, app: &App, area: Rect) {
     } else {
         match app.screen {
             Screen::List => "Up/Dn move  Enter open  ? help  q quit".to_string(),
-            Screen::Disk => {
-                "Up/Dn move  Tab panel  z zoom  p plan  b bench  ? help  Esc back  q quit"
-                    .to_string()
-            }
-            Screen::Bench => match &app.bench {
-                Some(b) if b.typing() => {
-                    "type the device name  Enter confirm  Esc cancel".to_string()
-                }
-                Some(b) if b.stopping() => "stopping after this round…  q quit".to_string(),
-                Some(b) if b.running() => "benchmark running…  Esc/s stop  q quit".to_string(),
-                _ => "r run  w write mode  o probe  ? help  Esc back  q quit".to_string(),
+            Screen::Disk => format!(
+                "Up/Dn move  Tab panel  z zoom  p plan  {}  ? help  Esc back  q quit",
+                opener_bar()
+            ),
+            Screen::Page(name) => match app.page(name) {
+                Some(p) => p.status().unwrap_or_else(|| key_bar(&p.commands())),
+                None => String::new(),
             },
             Screen::Plan => match &app.plan {
                 Some(p) if p.typing() => {
@@ -133,7 +130,8 @@ fn draw_keybar(f: &mut Frame, app: &App, area: Rect) {
 
 fn draw_help(f: &mut Frame, area: Rect, th: &Theme) {
     let w = area.width.min(70);
-    let h = (KEYS.len() as u16 + 4).min(area.height);
+    let keys = help_lines(KEYS);
+    let h = (keys.len() as u16 + 4).min(area.height);
     let r = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height - h) / 2,
@@ -141,7 +139,7 @@ fn draw_help(f: &mut Frame, area: Rect, th: &Theme) {
         height: h,
     };
     f.render_widget(Clear, r);
-    let lines: Vec<Line> = KEYS
+    let lines: Vec<Line> = keys
         .iter()
         .map(|(k, d)| {
             Line::from(vec![
