@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
-use afdisk::plan::{Action, Layout as PlanLayout, Plan};
+use afdisk::plan::{Action, DiffKind, Layout as PlanLayout, Plan};
 use afdisk::units::human;
 
 use super::plan::PlanState;
@@ -67,6 +67,23 @@ fn layout_table<'a>(plan: &Plan, l: Option<&PlanLayout>, title: &'a str, st: &St
     .block(Block::bordered().title(Line::from(format!(" {title} ({label}) "))))
 }
 
+/// A diff line's style, by its kind: changes that fix something are good, blocked ones and losses bad, notes
+/// a warning.
+fn diff_style(k: DiffKind, st: &Styles) -> Style {
+    match k {
+        DiffKind::Change(a) | DiffKind::Reason(a) => match a {
+            Action::Create | Action::Move | Action::Resize if matches!(k, DiffKind::Change(_)) => {
+                st.ok
+            }
+            Action::Blocked | Action::Unfixable if matches!(k, DiffKind::Change(_)) => st.bad,
+            _ => Style::default(),
+        },
+        DiffKind::Destroys => st.bad,
+        DiffKind::Note => st.warn,
+        DiffKind::Title | DiffKind::Removed | DiffKind::Sectors => Style::default(),
+    }
+}
+
 pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
     let plan = &ps.plan;
     let n = plan
@@ -82,9 +99,9 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
         Constraint::Length(2),
     ])
     .areas(area);
-    let lines = plan.diff_lines();
+    let lines = plan.diff();
     f.render_widget(
-        Paragraph::new(lines.first().cloned().unwrap_or_default())
+        Paragraph::new(lines.first().map(|l| l.text.clone()).unwrap_or_default())
             .style(st.title)
             .wrap(Wrap { trim: true }),
         head,
@@ -97,18 +114,7 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
     let text: Vec<Line> = lines
         .iter()
         .skip(1)
-        .map(|l| {
-            let style = if l.starts_with('!') {
-                st.bad
-            } else if l.starts_with('~') || l.starts_with('+') {
-                st.ok
-            } else if l.starts_with("Note") {
-                st.warn
-            } else {
-                Style::default()
-            };
-            Line::from(Span::styled(l.clone(), style))
-        })
+        .map(|l| Line::from(Span::styled(l.text.clone(), diff_style(l.kind, st))))
         .collect();
     f.render_widget(
         Paragraph::new(text)
@@ -160,6 +166,27 @@ mod tests {
         let mut t = Terminal::new(TestBackend::new(120, 30)).expect("terminal");
         t.draw(|f| draw(f, ps, f.area(), &st)).expect("draw");
         t.backend().to_string()
+    }
+
+    /// The diff is styled by each line's kind, not by its first character: a loss (text "DESTROYS …") is
+    /// bad, a blocked change bad, its reason plain, a note a warning.
+    #[test]
+    fn diff_lines_are_styled_by_kind() {
+        use ratatui::style::Color;
+        let st = Styles {
+            ok: Style::default().fg(Color::Green),
+            bad: Style::default().fg(Color::Red),
+            warn: Style::default().fg(Color::Yellow),
+            title: Style::default(),
+        };
+        assert_eq!(diff_style(DiffKind::Destroys, &st), st.bad);
+        assert_eq!(diff_style(DiffKind::Change(Action::Blocked), &st), st.bad);
+        assert_eq!(
+            diff_style(DiffKind::Reason(Action::Blocked), &st),
+            Style::default()
+        );
+        assert_eq!(diff_style(DiffKind::Change(Action::Move), &st), st.ok);
+        assert_eq!(diff_style(DiffKind::Note, &st), st.warn);
     }
 
     #[test]
