@@ -10,7 +10,7 @@ use afdisk::table::PartKind;
 
 use super::job::Start;
 use super::page::{Page, Reply, OPENERS};
-use super::plan::{Outcome, PlanRequest, PlanState, PRESETS};
+use super::plan::{preset_index, preset_name, Outcome, PlanRequest, PlanState};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
@@ -259,7 +259,7 @@ impl App {
     fn propose(&mut self) -> Option<Request> {
         let d = self.disk.as_ref()?;
         let path = d.report.device.path.clone();
-        let preset = d.report.table.is_none().then(|| PRESETS[0].to_string());
+        let preset = d.report.table.is_none().then(|| preset_name(0).to_string());
         Some(self.start(PlanRequest::Make { path, preset }))
     }
 
@@ -377,10 +377,7 @@ impl App {
 
     /// A plan arrived from the background.
     pub fn set_plan(&mut self, path: PathBuf, plan: afdisk::plan::Plan) {
-        let preset = plan
-            .preset
-            .as_deref()
-            .and_then(|n| PRESETS.iter().position(|p| *p == n));
+        let preset = plan.preset.as_deref().and_then(preset_index);
         self.plan = Some(PlanState::new(path, plan, preset));
         self.screen = Screen::Plan;
         self.busy = None;

@@ -14,8 +14,18 @@ use afdisk::present::{written_lines, Verb};
 use super::dialog::{Answer, Confirm};
 use afdisk::plan::{Plan, PlanKind};
 
-/// Presets the plan screen cycles through for an empty disk.
-pub const PRESETS: &[&str] = &["data", "efi-root", "raid-member", "lvm", "zfs"];
+/// The presets the plan screen cycles through for an empty disk: the library's built-in ones, in its order.
+pub fn preset_name(i: usize) -> &'static str {
+    let all = afdisk::plan::preset::BUILTIN;
+    all.get(i % all.len().max(1)).map_or("data", |(n, _)| *n)
+}
+
+/// The index of the built-in preset `name`.
+pub fn preset_index(name: &str) -> Option<usize> {
+    afdisk::plan::preset::BUILTIN
+        .iter()
+        .position(|(n, _)| *n == name)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DialogKind {
@@ -42,7 +52,7 @@ pub struct Written {
 pub struct PlanState {
     pub path: PathBuf,
     pub plan: Plan,
-    /// Index into `PRESETS` for a fresh plan.
+    /// Index into the built-in presets for a fresh plan.
     pub preset: Option<usize>,
     pub scroll: u16,
     pub dialog: Option<Dialog>,
@@ -208,10 +218,10 @@ impl PlanState {
                 }
             },
             KeyCode::Char('n') if self.plan.kind == PlanKind::Fresh && self.written.is_none() => {
-                let next = self.preset.map_or(0, |i| (i + 1) % PRESETS.len());
+                let next = self.preset.map_or(0, |i| i + 1);
                 return Outcome::Request(PlanRequest::Make {
                     path: self.path.clone(),
-                    preset: Some(PRESETS[next].to_string()),
+                    preset: Some(preset_name(next).to_string()),
                 });
             }
             KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return Outcome::Back,
