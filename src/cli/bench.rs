@@ -143,13 +143,7 @@ pub fn progress_line(p: &Progress) -> String {
     s
 }
 
-fn dur(ns: f64) -> String {
-    if ns >= 1e6 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.1} µs", ns / 1e3)
-    }
-}
+use afdisk::present::latency as dur;
 
 fn verdict_word(v: Verdict) -> &'static str {
     match v {

@@ -10,15 +10,9 @@ use ratatui::Frame;
 use afdisk::bench::{BenchReport, WriteMode};
 
 use super::bench::{BenchState, Live, Phase};
-use super::plan_view::Styles;
+use super::dialog::Styles;
 
-fn us(ns: f64) -> String {
-    if ns >= 1e6 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.1} µs", ns / 1e3)
-    }
-}
+use afdisk::present::latency as us;
 
 fn mode_words(m: WriteMode) -> &'static str {
     match m {
