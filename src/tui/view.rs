@@ -13,7 +13,7 @@ use afdisk::present::{Badge, ListStatus};
 use afdisk::report::Report;
 use afdisk::units::human;
 
-use super::app::{App, ListItem, Panel, Screen, KEYS};
+use super::app::{App, DiskState, ListItem, Panel, Screen, KEYS};
 use super::dialog::Styles;
 use super::model::{self, SegKind};
 use super::page::{help_lines, key_bar, opener_bar};
@@ -182,47 +182,7 @@ fn draw_list(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         ]
     })
     .style(th.title);
-    let rows: Vec<Row> = l
-        .items
-        .iter()
-        .map(|it| match it {
-            ListItem::Disk(r) => {
-                let d = &r.device;
-                let status = ListStatus::of(r);
-                let mut cells = vec![d.name.clone()];
-                if wide {
-                    cells.push(d.model.clone().unwrap_or_else(|| "-".into()));
-                }
-                cells.extend([
-                    human(d.size_bytes),
-                    format!("{}/{}", d.logical_sector_size, d.physical_sector_size),
-                    d.transport.clone(),
-                    r.summary
-                        .label
-                        .map(|x| x.as_str().to_string())
-                        .unwrap_or_else(|| "-".into()),
-                    r.summary.partitions.to_string(),
-                    status.to_string(),
-                ]);
-                Row::new(cells).style(th.styles().of(status.tone()))
-            }
-            ListItem::Failed { name, error } => {
-                let mut cells = vec![name.clone()];
-                if wide {
-                    cells.push(String::new());
-                }
-                cells.extend([
-                    "".into(),
-                    "".into(),
-                    "".into(),
-                    "".into(),
-                    "".into(),
-                    format!("ERROR: {error}"),
-                ]);
-                Row::new(cells).style(th.warn)
-            }
-        })
-        .collect();
+    let rows: Vec<Row> = l.items.iter().map(|it| list_row(it, wide, th)).collect();
     let widths: Vec<Constraint> = if wide {
         [10, 24, 10, 10, 10, 6, 6, 30]
             .iter()
@@ -258,6 +218,47 @@ fn draw_list(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
             width: area.width.saturating_sub(2),
         };
         f.render_widget(Paragraph::new(e.as_str()).style(th.bad), r);
+    }
+}
+
+/// One row of the device list: the disk's cells and its status (styled by its tone), or why it failed.
+fn list_row<'a>(it: &ListItem, wide: bool, th: &Theme) -> Row<'a> {
+    match it {
+        ListItem::Disk(r) => {
+            let d = &r.device;
+            let status = ListStatus::of(r);
+            let mut cells = vec![d.name.clone()];
+            if wide {
+                cells.push(d.model.clone().unwrap_or_else(|| "-".into()));
+            }
+            cells.extend([
+                human(d.size_bytes),
+                format!("{}/{}", d.logical_sector_size, d.physical_sector_size),
+                d.transport.clone(),
+                r.summary
+                    .label
+                    .map(|x| x.as_str().to_string())
+                    .unwrap_or_else(|| "-".into()),
+                r.summary.partitions.to_string(),
+                status.to_string(),
+            ]);
+            Row::new(cells).style(th.styles().of(status.tone()))
+        }
+        ListItem::Failed { name, error } => {
+            let mut cells = vec![name.clone()];
+            if wide {
+                cells.push(String::new());
+            }
+            cells.extend([
+                "".into(),
+                "".into(),
+                "".into(),
+                "".into(),
+                "".into(),
+                format!("ERROR: {error}"),
+            ]);
+            Row::new(cells).style(th.warn)
+        }
     }
 }
 
@@ -368,6 +369,13 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     f.render_widget(Paragraph::new(disk_title(r)).style(th.title), title);
     draw_map(f, r, d.selected, map, th);
 
+    draw_partitions(f, d, parts, th);
+    draw_findings(f, d, findings, th);
+}
+
+/// The disk view's partition table, each row styled by its alignment badge's tone.
+fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
+    let r = &d.report;
     let wide = parts.width >= 110;
     let mut head = vec!["#", "START", "END", "SIZE", "TYPE"];
     if wide {
@@ -405,13 +413,6 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         widths.push(Constraint::Length(16));
     }
     widths.extend([Constraint::Length(7), Constraint::Min(14)]);
-    let focus_style = |p: Panel| {
-        if d.focus == p {
-            th.title
-        } else {
-            Style::default()
-        }
-    };
     let title_text = if r.partitions.is_empty() {
         " Partitions: none "
     } else {
@@ -420,7 +421,11 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     let table = Table::new(rows, widths)
         .header(Row::new(head).style(th.title))
         .block(
-            Block::bordered().title(Line::from(title_text).style(focus_style(Panel::Partitions))),
+            Block::bordered().title(Line::from(title_text).style(focus_style(
+                d,
+                Panel::Partitions,
+                th,
+            ))),
         )
         .row_highlight_style(th.sel)
         .highlight_symbol(">");
@@ -430,7 +435,11 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         Some(d.selected)
     });
     f.render_stateful_widget(table, parts, &mut st);
+}
 
+/// The disk view's findings: the selected partition's first, then the rest, styled by severity.
+fn draw_findings(f: &mut Frame, d: &DiskState, findings: Rect, th: &Theme) {
+    let r = &d.report;
     // Findings: the selected partition's first, then the rest.
     let sel_no = r.partitions.get(d.selected).map(|p| p.number);
     let mut ordered: Vec<_> = r
@@ -459,8 +468,11 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         ));
     }
     let fblock = Block::bordered().title(
-        Line::from(format!(" Findings ({}) ", r.findings.len()))
-            .style(focus_style(Panel::Findings)),
+        Line::from(format!(" Findings ({}) ", r.findings.len())).style(focus_style(
+            d,
+            Panel::Findings,
+            th,
+        )),
     );
     f.render_widget(
         Paragraph::new(Text::from(lines))
@@ -469,6 +481,126 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
             .scroll((d.findings_scroll, 0)),
         findings,
     );
+}
+
+/// A panel title's style: highlighted when the panel has the focus.
+fn focus_style(d: &DiskState, p: Panel, th: &Theme) -> Style {
+    if d.focus == p {
+        th.title
+    } else {
+        Style::default()
+    }
+}
+
+/// The zoom's verdict line: whether the boundary (start or end) costs read-modify-write.
+fn zoom_verdict(z: &model::Zoom, at_end: bool, bsz: &str, th: &Theme) -> Span<'static> {
+    if at_end {
+        if z.offset_bytes == 0 {
+            Span::styled("ok: the end is on a physical boundary.".to_string(), th.ok)
+        } else {
+            Span::styled(
+                format!(
+                    "!! the end is {} B into a physical sector (last one is shared)",
+                    z.offset_bytes
+                ),
+                th.bad,
+            )
+        }
+    } else if z.rmw == 0 {
+        Span::styled(
+            format!("ok: each {bsz} write fits whole physical sectors: no read-modify-write"),
+            th.ok,
+        )
+    } else {
+        Span::styled(
+            format!(
+                "!! each {bsz} write here costs {} read-modify-write cycles (+{} B)",
+                z.rmw, z.offset_bytes
+            ),
+            th.bad,
+        )
+    }
+}
+
+/// One row of the zoom: physical sectors, logical sectors (marked, inside, outside), and filesystem blocks
+/// (straddling ones marked), then a blank line.
+fn zoom_row(
+    row: &[model::Cell],
+    (z, start): (&model::Zoom, u64),
+    (ss, per_phys, cw): (u64, u64, u64),
+    align_off: u64,
+    th: &Theme,
+) -> Vec<Line<'static>> {
+    let Some(first) = row.first() else {
+        return Vec::new();
+    };
+    let mut phys = vec![Span::raw(format!("{:<11}", format!("LBA {}", first.lba)))];
+    let mut logical = vec![Span::raw(format!("{:<11}", "  sectors"))];
+    let mut blocks = vec![Span::raw(format!("{:<11}", "  fs blocks"))];
+    for group in row.chunks(per_phys as usize) {
+        let Some(g0) = group.first() else { continue };
+        let pidx = (g0.lba * ss).saturating_sub(align_off) / (per_phys * ss);
+        let width = (per_phys * cw) as usize;
+        let mut label = format!("|P{pidx}");
+        while label.len() < width {
+            label.push('-');
+        }
+        phys.push(Span::styled(
+            label.chars().take(width).collect::<String>(),
+            th.dim,
+        ));
+        for (k, c) in group.iter().enumerate() {
+            let sep = if k == 0 { "|" } else { " " };
+            let glyph = if c.marked {
+                ">"
+            } else if c.inside {
+                "#"
+            } else {
+                "."
+            };
+            let pad = " ".repeat(cw as usize - 2);
+            let st = if c.marked {
+                th.title.add_modifier(Modifier::REVERSED)
+            } else if c.inside {
+                th.ok
+            } else {
+                th.dim
+            };
+            logical.push(Span::styled(format!("{sep}{glyph}{pad}"), st));
+            let (bglyph, bst) = match c.block {
+                None => (" ".to_string(), Style::default()),
+                Some(b) => {
+                    let starts = c.lba == start + b * z.per_block;
+                    let ch = if c.straddles { '!' } else { '=' };
+                    let s = if starts {
+                        format!("[{}", b % 10)
+                    } else {
+                        format!("{ch}{ch}")
+                    };
+                    (
+                        s,
+                        if c.straddles {
+                            th.bad.add_modifier(Modifier::REVERSED)
+                        } else {
+                            th.ok
+                        },
+                    )
+                }
+            };
+            let mut t: String = bglyph.chars().take(2).collect();
+            if t.chars().count() < 2 {
+                t.push(' ');
+            }
+            t.push_str(&" ".repeat(cw as usize - 2));
+            blocks.push(Span::styled(t, bst));
+        }
+    }
+    vec![
+        Line::from(phys),
+        Line::from(logical),
+        Line::from(blocks),
+        Line::from(""),
+    ]
 }
 
 fn draw_zoom(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
@@ -502,32 +634,7 @@ fn draw_zoom(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     let which = if app.zoom.at_end { "end" } else { "start" };
     let mut lines: Vec<Line> = Vec::new();
     let bsz = human(z.per_block * ss);
-    let verdict = if app.zoom.at_end {
-        if z.offset_bytes == 0 {
-            Span::styled("ok: the end is on a physical boundary.".to_string(), th.ok)
-        } else {
-            Span::styled(
-                format!(
-                    "!! the end is {} B into a physical sector (last one is shared)",
-                    z.offset_bytes
-                ),
-                th.bad,
-            )
-        }
-    } else if z.rmw == 0 {
-        Span::styled(
-            format!("ok: each {bsz} write fits whole physical sectors: no read-modify-write"),
-            th.ok,
-        )
-    } else {
-        Span::styled(
-            format!(
-                "!! each {bsz} write here costs {} read-modify-write cycles (+{} B)",
-                z.rmw, z.offset_bytes
-            ),
-            th.bad,
-        )
-    };
+    let verdict = zoom_verdict(&z, app.zoom.at_end, &bsz, th);
     lines.push(Line::from(verdict));
     lines.push(Line::from(Span::styled(
         format!(
@@ -541,72 +648,13 @@ fn draw_zoom(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         th.dim,
     )));
     for row in z.cells.chunks((per_phys * phys_per_row) as usize) {
-        let Some(first) = row.first() else { continue };
-        let mut phys = vec![Span::raw(format!("{:<11}", format!("LBA {}", first.lba)))];
-        let mut logical = vec![Span::raw(format!("{:<11}", "  sectors"))];
-        let mut blocks = vec![Span::raw(format!("{:<11}", "  fs blocks"))];
-        for group in row.chunks(per_phys as usize) {
-            let Some(g0) = group.first() else { continue };
-            let pidx = (g0.lba * ss).saturating_sub(topo.alignment_offset) / (per_phys * ss);
-            let width = (per_phys * cw) as usize;
-            let mut label = format!("|P{pidx}");
-            while label.len() < width {
-                label.push('-');
-            }
-            phys.push(Span::styled(
-                label.chars().take(width).collect::<String>(),
-                th.dim,
-            ));
-            for (k, c) in group.iter().enumerate() {
-                let sep = if k == 0 { "|" } else { " " };
-                let glyph = if c.marked {
-                    ">"
-                } else if c.inside {
-                    "#"
-                } else {
-                    "."
-                };
-                let pad = " ".repeat(cw as usize - 2);
-                let st = if c.marked {
-                    th.title.add_modifier(Modifier::REVERSED)
-                } else if c.inside {
-                    th.ok
-                } else {
-                    th.dim
-                };
-                logical.push(Span::styled(format!("{sep}{glyph}{pad}"), st));
-                let (bglyph, bst) = match c.block {
-                    None => (" ".to_string(), Style::default()),
-                    Some(b) => {
-                        let starts = c.lba == p.start + b * z.per_block;
-                        let ch = if c.straddles { '!' } else { '=' };
-                        let s = if starts {
-                            format!("[{}", b % 10)
-                        } else {
-                            format!("{ch}{ch}")
-                        };
-                        (
-                            s,
-                            if c.straddles {
-                                th.bad.add_modifier(Modifier::REVERSED)
-                            } else {
-                                th.ok
-                            },
-                        )
-                    }
-                };
-                let mut t: String = bglyph.chars().take(2).collect();
-                if t.chars().count() < 2 {
-                    t.push(' ');
-                }
-                t.push_str(&" ".repeat(cw as usize - 2));
-                blocks.push(Span::styled(t, bst));
-            }
-        }
-        lines.push(Line::from(phys));
-        lines.push(Line::from(logical));
-        lines.push(Line::from(blocks));
-        lines.push(Line::from(""));
+        lines.extend(zoom_row(
+            row,
+            (&z, p.start),
+            (ss, per_phys, cw),
+            topo.alignment_offset,
+            th,
+        ));
     }
     lines.push(Line::from(Span::styled(
         "> first  # inside  . outside  |P physical  [n fs block  !! straddles (RMW)",
