@@ -166,6 +166,13 @@ pub fn inspect(r: &Report) -> String {
             let _ = writeln!(o, "Table: none");
         }
     }
+    inspect_partitions(&mut o, r);
+    inspect_findings(&mut o, r);
+    o
+}
+
+/// The partition table of `inspect`, each with its alignment badge (the long form).
+fn inspect_partitions(o: &mut String, r: &Report) {
     if !r.partitions.is_empty() {
         let _ = writeln!(o);
         let _ = writeln!(
@@ -189,6 +196,10 @@ pub fn inspect(r: &Report) -> String {
             );
         }
     }
+}
+
+/// The findings of `inspect`: heading, then the message wrapped and indented.
+fn inspect_findings(o: &mut String, r: &Report) {
     if !r.findings.is_empty() {
         let _ = writeln!(o, "\nFindings:");
         for f in &r.findings {
@@ -196,7 +207,6 @@ pub fn inspect(r: &Report) -> String {
             let _ = writeln!(o, "{}", wrap(&f.message, 76, "      "));
         }
     }
-    o
 }
 
 fn wrap(text: &str, width: usize, indent: &str) -> String {
