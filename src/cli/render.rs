@@ -373,3 +373,28 @@ pub fn check(results: &[CheckResult]) -> String {
     }
     o
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CLI's list says "empty" for a disk without a table, as the TUI's list does (they once differed:
+    /// the CLI said "aligned"); both take the text from the library's `ListStatus`.
+    #[test]
+    fn list_says_empty_for_a_disk_without_a_table() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let img = dir.path().join("empty.img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(64 << 20))
+            .expect("image");
+        let (_, r) = afdisk::report::inspect(&img, &afdisk::report::InspectOptions::default())
+            .expect("inspect");
+        let status = ListStatus::of(&r).to_string();
+        assert_eq!(status, "empty");
+        let text = list(&[ListEntry::Ok(Box::new(r))]);
+        assert!(
+            text.lines().nth(1).is_some_and(|l| l.ends_with("  empty")),
+            "{text}"
+        );
+    }
+}

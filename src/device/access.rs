@@ -483,6 +483,58 @@ mod tests {
         }
     }
 
+    /// One prompt for every front end: the operation on the device, each filesystem lost, and what to type
+    /// (the CLI prints these lines; the TUI's dialog shows the same lines).
+    #[test]
+    fn the_prompt_names_the_device_the_losses_and_the_answer() {
+        let i = info(TargetKind::Block, "sata", Some("S1"));
+        let plain = Prompt::new(&i, "write the partition table", &[]);
+        assert_eq!(
+            plain.lines(),
+            vec![
+                "This will write the partition table on /dev/sdz (sata).".to_string(),
+                "Type \"sdz\"".to_string()
+            ]
+        );
+        let loss = Loss {
+            partition: Some(1),
+            size_bytes: 64 << 20,
+            filesystem: crate::signature::FsInfo {
+                kind: "ext4".into(),
+                label: Some("home".into()),
+                uuid: None,
+                used_bytes: None,
+            },
+        };
+        let p = Prompt::new(&i, "write the partition table", &[loss]);
+        let lines = p.lines();
+        assert!(lines[0].ends_with("and DESTROY the data of:"), "{lines:?}");
+        assert!(
+            lines[1].starts_with("  partition 1 (64 MiB): ext4"),
+            "{lines:?}"
+        );
+        assert_eq!(
+            lines.last().map(String::as_str),
+            Some("Type \"sdz DESTROY\" or the label \"home\"")
+        );
+        // What the prompt asks for is what the check accepts.
+        let c = Confirmation::Typed(p.answer.clone());
+        assert!(check_destroy_confirmation(&i, &c, "x", std::slice::from_ref(&p_loss())).is_ok());
+    }
+
+    fn p_loss() -> Loss {
+        Loss {
+            partition: Some(1),
+            size_bytes: 64 << 20,
+            filesystem: crate::signature::FsInfo {
+                kind: "ext4".into(),
+                label: Some("home".into()),
+                uuid: None,
+                used_bytes: None,
+            },
+        }
+    }
+
     #[test]
     fn scripted_needs_the_serial_for_drives() {
         let i = info(TargetKind::Block, "sata", Some("WD-123"));

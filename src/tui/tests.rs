@@ -569,3 +569,19 @@ fn bench_write_all_dialog_lists_the_filesystem_it_destroys() {
     b.partition = Some(1);
     assert!(b.lost().is_empty());
 }
+
+/// A failed run on the bench screen says what kind of failure it was (it once read "Refused or failed" for
+/// every error, an I/O error after writes included): the error reaches the screen as a value, kind and all.
+#[test]
+fn bench_failure_shows_its_kind() {
+    let mut app = disk_app();
+    key(&mut app, KeyCode::Char('b'));
+    let b = bench(&mut app).expect("bench");
+    b.phase = super::bench::Phase::Failed(afdisk::Error::io(
+        "writing at sector 8 of fixture.img failed",
+        "check the device with dmesg",
+    ));
+    let s = render(&app, 80, 24);
+    assert!(s.contains("I/O failure: writing at sector 8"), "{s}");
+    assert!(!s.contains("Refused"), "{s}");
+}
