@@ -1,8 +1,13 @@
-//! The terminal UI front end (ratatui + crossterm), keyboard only: device list → disk view → sector zoom, and
-//! the plan screen (propose, confirm by typing the device name, write, undo).
-//! Probing disks happens on background threads that report through a channel, so the UI stays responsive
-//! while a disk spins up. ratatui's init installs a panic hook that restores the terminal; quit and Ctrl-C
-//! restore it too.
+//! The terminal UI front end (ratatui + crossterm), keyboard only: device list → disk view → sector zoom, the
+//! plan screen (propose, confirm by typing the device name, write, undo), and the job screens (`page`: the
+//! benchmark today).
+//!
+//! Structure: `app` holds the state and turns keys into state or requests; `view` (and `*_view`) draws it;
+//! all work on disks runs as jobs (`job`: progress, stop rule, outcome; `work`: the probe and the plan's jobs);
+//! a job screen is one module implementing `page::Page` plus its job, listed in `page::OPENERS`; confirmations
+//! use the one dialog (`dialog`). The event loop sleeps on one channel that carries both terminal events (read
+//! on their own thread) and job messages, so every result is drawn at once. ratatui's init installs a panic
+//! hook that restores the terminal; quit and Ctrl-C restore it too.
 
 mod app;
 mod bench;
@@ -170,7 +175,7 @@ fn plan_done(app: &mut App, d: work::PlanDone) -> Option<Request> {
     app.busy = None;
     match d {
         work::PlanDone::Made(path, Ok(p)) => app.set_plan(path, *p),
-        work::PlanDone::Made(_, Err(e)) => app.error = Some(format!("{} ({})", e.problem, e.fix)),
+        work::PlanDone::Made(_, Err(e)) => app.error = Some(afdisk::error::failure_text(&e)),
         work::PlanDone::Written { path, undo, result } => {
             if let Some(ps) = app.plan.as_mut() {
                 match result {
