@@ -496,17 +496,7 @@ mod tests {
                 "Type \"sdz\"".to_string()
             ]
         );
-        let loss = Loss {
-            partition: Some(1),
-            size_bytes: 64 << 20,
-            filesystem: crate::signature::FsInfo {
-                kind: "ext4".into(),
-                label: Some("home".into()),
-                uuid: None,
-                used_bytes: None,
-            },
-        };
-        let p = Prompt::new(&i, "write the partition table", &[loss]);
+        let p = Prompt::new(&i, "write the partition table", &[p_loss()]);
         let lines = p.lines();
         assert!(lines[0].ends_with("and DESTROY the data of:"), "{lines:?}");
         assert!(
@@ -519,7 +509,7 @@ mod tests {
         );
         // What the prompt asks for is what the check accepts.
         let c = Confirmation::Typed(p.answer.clone());
-        assert!(check_destroy_confirmation(&i, &c, "x", std::slice::from_ref(&p_loss())).is_ok());
+        assert!(check_destroy_confirmation(&i, &c, "x", &[p_loss()]).is_ok());
     }
 
     fn p_loss() -> Loss {
