@@ -9,7 +9,7 @@ use afdisk::report::Report;
 use afdisk::table::PartKind;
 
 use super::job::Start;
-use super::page::{Page, Reply, OPENERS};
+use super::page::{Command, Page, Reply, OPENERS};
 use super::plan::{preset_index, preset_name, Outcome, PlanRequest, PlanState};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -427,33 +427,108 @@ impl App {
     }
 }
 
-/// Every key of the built-in screens, for the help overlay (the job screens' keys come from `page::OPENERS`,
-/// listed before the last three).
-pub const KEYS: &[(&str, &str)] = &[
-    (
-        "Up/Down, k/j",
-        "move the selection (or scroll the findings)",
-    ),
-    ("Enter", "open the selected disk / zoom into the partition"),
-    ("Tab", "switch between the partition table and the findings"),
-    ("z", "sector zoom on the selected partition"),
-    (
-        "Left/Right, h/l",
-        "zoom: previous/next boundary (start, end)",
-    ),
-    ("e", "zoom: switch between the partition's start and end"),
-    ("n / p", "zoom: next / previous partition"),
-    ("+ / -", "zoom: double / halve the filesystem block size"),
-    (
-        "p",
-        "disk: propose a plan (realign, or a preset on an empty disk)",
-    ),
-    (
-        "a / u",
-        "plan: apply (type the device name) / undo the write",
-    ),
-    ("n", "plan: next preset (empty disk)"),
-    ("?", "this help"),
-    ("Esc", "back (zoom/plan -> disk -> list)"),
-    ("q, Ctrl-C", "quit"),
+const fn cmd(keys: &'static str, bar: &'static str, help: &'static str) -> Command {
+    Command { keys, bar, help }
+}
+
+const HELP: Command = cmd("?", "help", "this help");
+const QUIT: Command = cmd("q", "quit", "quit (also Ctrl-C)");
+
+/// The device list's commands: its key bar and its help.
+pub const LIST_KEYS: &[Command] = &[
+    cmd("Up/Dn", "move", "move the selection (also k/j, Home/End)"),
+    cmd("Enter", "open", "open the selected disk (also Right, l)"),
+    HELP,
+    QUIT,
 ];
+
+/// The disk view's commands, before and after the job screens' openers (`page::OPENERS`).
+pub const DISK_KEYS: (&[Command], &[Command]) = (
+    &[
+        cmd(
+            "Up/Dn",
+            "move",
+            "move the selection, or scroll the findings (also k/j)",
+        ),
+        cmd(
+            "Tab",
+            "panel",
+            "switch between the partition table and the findings",
+        ),
+        cmd(
+            "z",
+            "zoom",
+            "sector zoom on the selected partition (also Enter)",
+        ),
+        cmd(
+            "p",
+            "plan",
+            "propose a plan (realign, or a preset on an empty disk)",
+        ),
+    ],
+    &[HELP, cmd("Esc", "back", "back to the list"), QUIT],
+);
+
+/// The sector zoom's commands.
+pub const ZOOM_KEYS: &[Command] = &[
+    cmd(
+        "<-/->",
+        "boundary",
+        "previous / next boundary: start, end (also h/l)",
+    ),
+    cmd(
+        "e",
+        "start/end",
+        "switch between the partition's start and end",
+    ),
+    cmd(
+        "n/p",
+        "partition",
+        "next / previous partition (also Down/Up)",
+    ),
+    cmd("+/-", "block", "double / halve the filesystem block size"),
+    HELP,
+    cmd("Esc", "back", "back to the disk view"),
+    QUIT,
+];
+
+/// The plan screen's commands.
+pub const PLAN_KEYS: &[Command] = &[
+    cmd(
+        "a",
+        "apply",
+        "write the plan (type the device name; a backup is taken first)",
+    ),
+    cmd(
+        "u",
+        "undo",
+        "put back what the write changed, from its backup",
+    ),
+    cmd("n", "next preset", "the next built-in preset (empty disk)"),
+    cmd("Up/Dn", "scroll", "scroll the changes"),
+    HELP,
+    cmd(
+        "Esc",
+        "back",
+        "back to the disk view (b: benchmark the written disk)",
+    ),
+    QUIT,
+];
+
+impl App {
+    /// The commands of the screen on show: its key bar and its help come from this one list.
+    pub fn commands(&self) -> Vec<Command> {
+        match self.screen {
+            Screen::List => LIST_KEYS.to_vec(),
+            Screen::Disk => {
+                let mut v = DISK_KEYS.0.to_vec();
+                v.extend(OPENERS.iter().map(|o| o.command));
+                v.extend_from_slice(DISK_KEYS.1);
+                v
+            }
+            Screen::Zoom => ZOOM_KEYS.to_vec(),
+            Screen::Plan => PLAN_KEYS.to_vec(),
+            Screen::Page(name) => self.page(name).map(|p| p.commands()).unwrap_or_default(),
+        }
+    }
+}

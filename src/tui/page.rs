@@ -96,17 +96,3 @@ pub const OPENERS: &[Opener] = &[Opener {
     },
     open: super::bench::open,
 }];
-
-/// The help overlay's lines: the built-in keys, with every job screen's opener before the last three.
-pub fn help_lines(builtin: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
-    let cut = builtin.len().saturating_sub(3);
-    let mut v = builtin[..cut].to_vec();
-    v.extend(OPENERS.iter().map(|o| (o.command.keys, o.command.help)));
-    v.extend_from_slice(&builtin[cut..]);
-    v
-}
-
-/// The disk view's key-bar words for the job screens: "b bench".
-pub fn opener_bar() -> String {
-    key_bar(&OPENERS.iter().map(|o| o.command).collect::<Vec<_>>())
-}

@@ -13,10 +13,10 @@ use afdisk::present::{Badge, ListStatus};
 use afdisk::report::Report;
 use afdisk::units::human;
 
-use super::app::{App, DiskState, ListItem, Panel, Screen, KEYS};
+use super::app::{App, DiskState, ListItem, Panel, Screen};
 use super::dialog::Styles;
 use super::model::{self, SegKind};
-use super::page::{help_lines, key_bar, opener_bar};
+use super::page::key_bar;
 
 struct Theme {
     ok: Style,
@@ -89,7 +89,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     }
     draw_keybar(f, app, bar);
     if app.help {
-        draw_help(f, area, &th);
+        draw_help(f, app, area, &th);
     }
 }
 
@@ -99,28 +99,14 @@ fn draw_keybar(f: &mut Frame, app: &App, area: Rect) {
     } else if let (Some(e), Screen::Disk) = (&app.error, app.screen) {
         format!("error: {e}")
     } else {
-        match app.screen {
-            Screen::List => "Up/Dn move  Enter open  ? help  q quit".to_string(),
-            Screen::Disk => format!(
-                "Up/Dn move  Tab panel  z zoom  p plan  {}  ? help  Esc back  q quit",
-                opener_bar()
-            ),
-            Screen::Page(name) => match app.page(name) {
-                Some(p) => p.status().unwrap_or_else(|| key_bar(&p.commands())),
-                None => String::new(),
-            },
-            Screen::Plan => match &app.plan {
-                Some(p) if p.typing() => {
-                    "type the device name  Enter confirm  Esc cancel".to_string()
-                }
-                _ => "a apply  u undo  n next preset  Up/Dn scroll  ? help  Esc back  q quit"
-                    .to_string(),
-            },
-            Screen::Zoom => {
-                "<-/-> boundary  e start/end  n/p partition  +/- block  ? help  Esc back  q quit"
-                    .to_string()
+        let status = match app.screen {
+            Screen::Page(name) => app.page(name).and_then(|p| p.status()),
+            Screen::Plan if app.plan.as_ref().is_some_and(|p| p.typing()) => {
+                Some("type the device name  Enter confirm  Esc cancel".to_string())
             }
-        }
+            _ => None,
+        };
+        status.unwrap_or_else(|| key_bar(&app.commands()))
     };
     f.render_widget(
         Paragraph::new(Line::from(text).style(Style::default().add_modifier(Modifier::REVERSED))),
@@ -128,9 +114,9 @@ fn draw_keybar(f: &mut Frame, app: &App, area: Rect) {
     );
 }
 
-fn draw_help(f: &mut Frame, area: Rect, th: &Theme) {
+fn draw_help(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     let w = area.width.min(70);
-    let keys = help_lines(KEYS);
+    let keys = app.commands();
     let h = (keys.len() as u16 + 4).min(area.height);
     let r = Rect {
         x: area.x + (area.width - w) / 2,
@@ -141,10 +127,10 @@ fn draw_help(f: &mut Frame, area: Rect, th: &Theme) {
     f.render_widget(Clear, r);
     let lines: Vec<Line> = keys
         .iter()
-        .map(|(k, d)| {
+        .map(|c| {
             Line::from(vec![
-                Span::styled(format!("{k:<17}"), th.title),
-                Span::raw(*d),
+                Span::styled(format!("{:<12}", c.keys), th.title),
+                Span::raw(if c.help.is_empty() { c.bar } else { c.help }),
             ])
         })
         .collect();
