@@ -10,7 +10,7 @@ use afdisk::table::PartKind;
 
 use super::job::{Handle, Start};
 use super::page::{Command, Page, Reply, OPENERS};
-use super::plan::{preset_index, preset_name, Outcome, PlanRequest, PlanState};
+use super::plan::{preset_index, preset_name, PlanAction, PlanRequest, PlanState};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
@@ -180,7 +180,7 @@ impl App {
         if self.screen == Screen::Plan {
             if let Some(p) = self.plan.as_mut().filter(|p| p.typing()) {
                 return match p.key(key.code) {
-                    Outcome::Request(r) => Some(self.start(r)),
+                    PlanAction::Request(r) => Some(self.start(r)),
                     _ => None,
                 };
             }
@@ -217,12 +217,12 @@ impl App {
                 None
             }
             Screen::Plan => match self.plan.as_mut().map(|p| p.key(key.code)) {
-                Some(Outcome::Back) | None => {
+                Some(PlanAction::Back) | None => {
                     self.screen = Screen::Disk;
                     None
                 }
-                Some(Outcome::Request(r)) => Some(self.start(r)),
-                Some(Outcome::None) => None,
+                Some(PlanAction::Request(r)) => Some(self.start(r)),
+                Some(PlanAction::None) => None,
             },
             Screen::Zoom => {
                 self.key_zoom(key.code);

@@ -87,7 +87,7 @@ pub struct BenchRequest {
 }
 
 #[derive(Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub enum BenchAction {
     None,
     Back,
     Start(BenchRequest),
@@ -155,17 +155,17 @@ impl BenchState {
         }
     }
 
-    pub fn key(&mut self, code: KeyCode) -> Outcome {
+    pub fn key(&mut self, code: KeyCode) -> BenchAction {
         if let Phase::Confirm(c) = &mut self.phase {
             match c.key(code) {
                 Answer::Typing => {}
                 Answer::Cancelled => self.phase = Phase::Setup,
                 Answer::Submitted(typed) => {
                     self.phase = Phase::Running(Live::default());
-                    return Outcome::Start(self.request(Some(typed)));
+                    return BenchAction::Start(self.request(Some(typed)));
                 }
             }
-            return Outcome::None;
+            return BenchAction::None;
         }
         if self.running() {
             // Stop after the current round; the result covers what was measured.
@@ -177,7 +177,7 @@ impl BenchState {
                     None => self.stop.stop(),
                 }
             }
-            return Outcome::None;
+            return BenchAction::None;
         }
         match code {
             KeyCode::Char('w') => {
@@ -200,13 +200,13 @@ impl BenchState {
                     self.phase = Phase::Confirm(self.confirm());
                 } else {
                     self.phase = Phase::Running(Live::default());
-                    return Outcome::Start(self.request(None));
+                    return BenchAction::Start(self.request(None));
                 }
             }
-            KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return Outcome::Back,
+            KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return BenchAction::Back,
             _ => {}
         }
-        Outcome::None
+        BenchAction::None
     }
 }
 
@@ -400,9 +400,9 @@ impl Page for BenchState {
 
     fn key(&mut self, code: KeyCode) -> Reply {
         match BenchState::key(self, code) {
-            Outcome::None => Reply::None,
-            Outcome::Back => Reply::Back,
-            Outcome::Start(r) => Reply::Start(job::ready(BenchJob(r))),
+            BenchAction::None => Reply::None,
+            BenchAction::Back => Reply::Back,
+            BenchAction::Start(r) => Reply::Start(job::ready(BenchJob(r))),
         }
     }
 

@@ -87,7 +87,7 @@ pub fn failure_text(e: &afdisk::Error) -> String {
 
 /// What a key on the plan screen does.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub enum PlanAction {
     None,
     Back,
     Request(PlanRequest),
@@ -170,7 +170,7 @@ impl PlanState {
         self.dialog.is_some()
     }
 
-    pub fn key(&mut self, code: KeyCode) -> Outcome {
+    pub fn key(&mut self, code: KeyCode) -> PlanAction {
         if let Some(d) = self.dialog.as_mut() {
             match d.confirm.key(code) {
                 Answer::Typing => {}
@@ -179,7 +179,7 @@ impl PlanState {
                     let kind = d.kind;
                     self.dialog = None;
                     self.error = None;
-                    return Outcome::Request(match (kind, &self.written) {
+                    return PlanAction::Request(match (kind, &self.written) {
                         (DialogKind::Undo, Some(w)) => PlanRequest::Undo {
                             path: self.path.clone(),
                             backup: w.backup_file.clone(),
@@ -193,7 +193,7 @@ impl PlanState {
                     });
                 }
             }
-            return Outcome::None;
+            return PlanAction::None;
         }
         match code {
             KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
@@ -219,14 +219,14 @@ impl PlanState {
             },
             KeyCode::Char('n') if self.plan.kind == PlanKind::Fresh && self.written.is_none() => {
                 let next = self.preset.map_or(0, |i| i + 1);
-                return Outcome::Request(PlanRequest::Make {
+                return PlanAction::Request(PlanRequest::Make {
                     path: self.path.clone(),
                     preset: Some(preset_name(next).to_string()),
                 });
             }
-            KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return Outcome::Back,
+            KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return PlanAction::Back,
             _ => {}
         }
-        Outcome::None
+        PlanAction::None
     }
 }
