@@ -123,6 +123,28 @@ impl Error {
     }
 }
 
+impl ErrorKind {
+    /// The kind in words, as a front end heads a failure with it: a refusal wrote nothing; an I/O failure
+    /// may have written part (its text then carries the exact `afdisk restore` command).
+    pub fn label(self) -> &'static str {
+        match self {
+            ErrorKind::Refused => "Refused",
+            ErrorKind::Io => "I/O failure",
+            ErrorKind::Usage => "Not possible",
+        }
+    }
+}
+
+/// A failure in one line, the same in every front end that shows one on a screen: its kind, the problem and
+/// the fix.
+pub fn failure_text(e: &Error) -> String {
+    if e.fix.is_empty() {
+        format!("{}: {}", e.kind.label(), e.problem)
+    } else {
+        format!("{}: {} ({})", e.kind.label(), e.problem, e.fix)
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.problem)

@@ -30,6 +30,14 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// The finding's heading, the same in every front end: `[error] misaligned-start (partition 2)`.
+    pub fn heading(&self) -> String {
+        match self.partition {
+            Some(n) => format!("[{}] {} (partition {n})", self.severity.as_str(), self.code),
+            None => format!("[{}] {}", self.severity.as_str(), self.code),
+        }
+    }
+
     pub fn new(
         severity: Severity,
         code: &'static str,

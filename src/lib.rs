@@ -7,6 +7,7 @@
 //! - [`bench`](mod@bench): the alignment benchmark (schedule, timed direct I/O, statistics, verdicts, wording)
 //! - [`report`]: the inspect report and its findings
 //! - [`contract`]: the `--json` contracts and their generated JSON Schemas
+//! - [`present`]: the values front ends show (statuses, badges, outcomes), each with its one text
 //! - [`signature`]: what a partition holds
 //! - [`drive`]: the drive's own report (ATA IDENTIFY, SCSI READ CAPACITY(16), NVMe Identify)
 //! - [`reformat`]: switching a drive between 512e and 4Kn with a vendor tool, verified by asking the drive
@@ -20,6 +21,7 @@ pub mod drive;
 pub mod error;
 pub mod finding;
 pub mod plan;
+pub mod present;
 pub mod reformat;
 pub mod report;
 pub mod signature;

@@ -98,7 +98,10 @@ fn tui_in_tmux() {
     ]);
     let screen = tm.wait_for("Partitions");
     assert!(screen.contains("!! MISALIGNED +512"), "{screen}");
-    assert!(screen.contains("misaligned-start partition 1"), "{screen}");
+    assert!(
+        screen.contains("[error] misaligned-start (partition 1)"),
+        "{screen}"
+    );
     tm.keys(&["z"]);
     let screen = tm.wait_for("Sector zoom: partition 1 start");
     assert!(

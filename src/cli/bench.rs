@@ -143,13 +143,7 @@ pub fn progress_line(p: &Progress) -> String {
     s
 }
 
-fn dur(ns: f64) -> String {
-    if ns >= 1e6 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.1} µs", ns / 1e3)
-    }
-}
+use afdisk::present::latency as dur;
 
 fn verdict_word(v: Verdict) -> &'static str {
     match v {
@@ -183,6 +177,16 @@ pub fn render(r: &BenchReport) -> String {
         let _ = writeln!(o, "note: {n}");
     }
     let _ = writeln!(o);
+    render_classes(&mut o, r);
+    render_pairs(&mut o, r);
+    render_probe(&mut o, r);
+    render_sweep(&mut o, r);
+    render_footer(&mut o, r);
+    o
+}
+
+/// The per-class table: samples, median, p90, p99, IOPS.
+fn render_classes(o: &mut String, r: &BenchReport) {
     let _ = writeln!(
         o,
         "{:<22} {:>6} {:>10} {:>10} {:>10} {:>9}",
@@ -208,6 +212,10 @@ pub fn render(r: &BenchReport) -> String {
         }
     }
     let _ = writeln!(o);
+}
+
+/// The comparisons: ratio, 95% CI, delta and verdict of each pair.
+fn render_pairs(o: &mut String, r: &BenchReport) {
     let label = |p: &bench::analysis::PairResult| format!("{} vs {}", p.test, p.reference);
     let w = r
         .analysis
@@ -247,6 +255,10 @@ pub fn render(r: &BenchReport) -> String {
             p.subject
         );
     }
+}
+
+/// The physical-sector probe, when it ran.
+fn render_probe(o: &mut String, r: &BenchReport) {
     if let Some(probe) = &r.analysis.probe {
         let _ = writeln!(o);
         let _ = writeln!(o, "physical-sector probe (P bytes at P/2 vs at 0):");
@@ -271,6 +283,10 @@ pub fn render(r: &BenchReport) -> String {
                 ))
         );
     }
+}
+
+/// The offset sweep, when it ran.
+fn render_sweep(o: &mut String, r: &BenchReport) {
     if let Some(sweep) = &r.analysis.sweep {
         let _ = writeln!(o);
         let _ = writeln!(
@@ -297,6 +313,10 @@ pub fn render(r: &BenchReport) -> String {
             }
         }
     }
+}
+
+/// Warnings, verdicts, and how the run went (stop reason, rounds, noise guard).
+fn render_footer(o: &mut String, r: &BenchReport) {
     let _ = writeln!(o);
     for w in &r.warnings {
         let _ = writeln!(o, "!!! {w}");
@@ -322,5 +342,4 @@ pub fn render(r: &BenchReport) -> String {
         plural(r.rounds.saturating_sub(r.warmup_rounds), "round", "rounds"),
         r.warmup_rounds
     );
-    o
 }

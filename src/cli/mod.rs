@@ -1,4 +1,4 @@
-//! The command-line front end: `list`, `inspect`, `check`, and the writing commands (`plan`, `apply`, `backup`,
+//! The command-line front end (chosen by `main` when a subcommand is given): `list`, `inspect`, `check`, and the writing commands (`plan`, `apply`, `backup`,
 //! `restore`, in `write`). It calls the core library and renders its values as text or JSON; it holds no disk
 //! logic of its own. Exit codes: 0 ok, 1 check found misalignment, 2 error, 3 refused for safety, 4 bench
 //! inconclusive, 5 check found an error in a table (`render::check_exit`).
@@ -54,16 +54,49 @@ fn options(g: &GeometryArgs, a: &AnalysisArgs) -> InspectOptions {
     }
 }
 
-pub fn run() -> i32 {
-    let cli = Cli::parse();
-    match cli.command {
-        Some(Command::List { json: as_json }) => cmd_list(as_json, &cli.geometry),
-        Some(Command::Inspect {
+/// The command line, parsed (clap prints usage errors and exits 2 itself).
+pub fn parse() -> Cli {
+    Cli::parse()
+}
+
+/// The options the terminal UI (and its non-terminal fallback) inspects with.
+pub fn ui_options(cli: &Cli) -> InspectOptions {
+    options(
+        &cli.geometry,
+        &AnalysisArgs {
+            stripe: None,
+            block_size: 4096,
+        },
+    )
+}
+
+/// No terminal to show the UI on (a pipe or a script): print what the UI would show, as text.
+pub fn fallback(cli: &Cli) -> i32 {
+    match &cli.target {
+        Some(t) => match report::inspect(t, &ui_options(cli)) {
+            Ok((_, r)) => {
+                emit(&render::inspect(&r));
+                EXIT_OK
+            }
+            Err(e) => {
+                print_error(&e);
+                EXIT_ERROR
+            }
+        },
+        None => cmd_list(false, &cli.geometry),
+    }
+}
+
+/// Runs one subcommand and returns the exit status.
+pub fn run(cli: &Cli, command: Command) -> i32 {
+    match command {
+        Command::List { json: as_json } => cmd_list(as_json, &cli.geometry),
+        Command::Inspect {
             target,
             json: as_json,
             geometry,
             analysis,
-        }) => match report::inspect(&target, &options(&geometry, &analysis)) {
+        } => match report::inspect(&target, &options(&geometry, &analysis)) {
             Ok((_, r)) => {
                 emit(&if as_json {
                     json(&r)
@@ -77,35 +110,35 @@ pub fn run() -> i32 {
                 EXIT_ERROR
             }
         },
-        Some(Command::Check {
+        Command::Check {
             targets,
             json: as_json,
             strict,
             geometry,
             analysis,
-        }) => cmd_check(&targets, as_json, strict, &options(&geometry, &analysis)),
-        Some(Command::Plan(a)) => write::plan(&a),
-        Some(Command::Apply {
+        } => cmd_check(&targets, as_json, strict, &options(&geometry, &analysis)),
+        Command::Plan(a) => write::plan(&a),
+        Command::Apply {
             target,
             plan,
             confirm,
             json: as_json,
             geometry,
-        }) => write::apply(&target, &plan, &confirm, as_json, &geometry),
-        Some(Command::Backup {
+        } => write::apply(&target, &plan, &confirm, as_json, &geometry),
+        Command::Backup {
             target,
             output,
             json: as_json,
             geometry,
-        }) => write::backup(&target, &output, as_json, &geometry),
-        Some(Command::Restore {
+        } => write::backup(&target, &output, as_json, &geometry),
+        Command::Restore {
             target,
             backup,
             confirm,
             json: as_json,
             geometry,
-        }) => write::restore(&target, &backup, &confirm, as_json, &geometry),
-        Some(Command::SectorSize {
+        } => write::restore(&target, &backup, &confirm, as_json, &geometry),
+        Command::SectorSize {
             target,
             set,
             tool,
@@ -113,7 +146,7 @@ pub fn run() -> i32 {
             let_tool_decide,
             confirm,
             json: as_json,
-        }) => sector_size::cmd(&sector_size::SectorSizeArgs {
+        } => sector_size::cmd(&sector_size::SectorSizeArgs {
             target: &target,
             set: set.and_then(|s| s.parse().ok()),
             tool: tool.as_ref(),
@@ -122,7 +155,7 @@ pub fn run() -> i32 {
             confirm: &confirm,
             json: as_json,
         }),
-        Some(Command::Bench {
+        Command::Bench {
             target,
             partition,
             duration,
@@ -131,7 +164,7 @@ pub fn run() -> i32 {
             json: as_json,
             confirm,
             geometry,
-        }) => bench::cmd_bench(
+        } => bench::cmd_bench(
             &target,
             &bench::BenchArgs {
                 partition,
@@ -143,33 +176,6 @@ pub fn run() -> i32 {
                 overrides: geometry.overrides(),
             },
         ),
-        None => {
-            use std::io::IsTerminal;
-            let opts = options(
-                &cli.geometry,
-                &AnalysisArgs {
-                    stripe: None,
-                    block_size: 4096,
-                },
-            );
-            if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
-                return crate::tui::run(cli.target, opts);
-            }
-            // Not a terminal (a pipe or a script): print what the UI would show.
-            match cli.target {
-                Some(t) => match report::inspect(&t, &opts) {
-                    Ok((_, r)) => {
-                        emit(&render::inspect(&r));
-                        EXIT_OK
-                    }
-                    Err(e) => {
-                        print_error(&e);
-                        EXIT_ERROR
-                    }
-                },
-                None => cmd_list(false, &cli.geometry),
-            }
-        }
     }
 }
 

@@ -3,7 +3,8 @@
 use std::fmt::Write;
 
 use afdisk::contract::{ListDevice, ListFailed};
-use afdisk::report::{DiskStatus, Report};
+use afdisk::present::{Badge, ListStatus};
+use afdisk::report::Report;
 use afdisk::units::{human, plural};
 
 /// One line of `afdisk list`.
@@ -55,15 +56,10 @@ pub fn list(entries: &[ListEntry]) -> String {
         match e {
             ListEntry::Ok(r) => {
                 let d = &r.device;
-                let status = match r.status(false) {
-                    DiskStatus::Problem => "PROBLEM",
-                    DiskStatus::Misaligned => "MISALIGNED",
-                    DiskStatus::Aligned => "aligned",
-                };
-                let used = if d.in_use.is_empty() { "" } else { ", in use" };
+                let status = ListStatus::of(r);
                 let _ = writeln!(
                     o,
-                    "{:<10} {:<22} {:>9} {:>9} {:<9} {:<5} {:>5} {:>10}  {status}{used}",
+                    "{:<10} {:<22} {:>9} {:>9} {:<9} {:<5} {:>5} {:>10}  {status}",
                     d.name,
                     trunc(dash(&d.model), 22),
                     human(d.size_bytes),
@@ -142,6 +138,13 @@ pub fn inspect(r: &Report) -> String {
             let _ = writeln!(o, "Table: none");
         }
     }
+    inspect_partitions(&mut o, r);
+    inspect_findings(&mut o, r);
+    o
+}
+
+/// The partition table of `inspect`, each with its alignment badge (the long form).
+fn inspect_partitions(o: &mut String, r: &Report) {
     if !r.partitions.is_empty() {
         let _ = writeln!(o);
         let _ = writeln!(
@@ -150,31 +153,7 @@ pub fn inspect(r: &Report) -> String {
             "#", "START", "END", "SIZE", "TYPE", "NAME", "FS"
         );
         for p in &r.partitions {
-            let a = &p.alignment;
-            let align = if a.exempt.is_some() {
-                format!(
-                    "n/a ({})",
-                    if p.kind == afdisk::table::PartKind::Extended {
-                        "extended"
-                    } else {
-                        "BIOS boot"
-                    }
-                )
-            } else if !a.physical {
-                format!(
-                    "MISALIGNED +{} B, {} RMW per {} write",
-                    a.offset_bytes,
-                    a.rmw_per_block_write,
-                    human(a.block_size)
-                )
-            } else if !a.mib {
-                "physical ok, not 1 MiB".to_string()
-            } else {
-                format!(
-                    "ok (1 MiB){}",
-                    if a.end_physical { "" } else { ", end off" }
-                )
-            };
+            let align = Badge::of(p).long();
             let _ = writeln!(
                 o,
                 "{:>3} {:>12} {:>12} {:>9} {:<20} {:<12} {:<9} {}",
@@ -189,18 +168,17 @@ pub fn inspect(r: &Report) -> String {
             );
         }
     }
+}
+
+/// The findings of `inspect`: heading, then the message wrapped and indented.
+fn inspect_findings(o: &mut String, r: &Report) {
     if !r.findings.is_empty() {
         let _ = writeln!(o, "\nFindings:");
         for f in &r.findings {
-            let part = f
-                .partition
-                .map(|n| format!(" (partition {n})"))
-                .unwrap_or_default();
-            let _ = writeln!(o, "  [{}] {}{}", f.severity.as_str(), f.code, part);
+            let _ = writeln!(o, "  {}", f.heading());
             let _ = writeln!(o, "{}", wrap(&f.message, 76, "      "));
         }
     }
-    o
 }
 
 fn wrap(text: &str, width: usize, indent: &str) -> String {
@@ -307,4 +285,29 @@ pub fn check(results: &[CheckResult]) -> String {
         }
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CLI's list says "empty" for a disk without a table, as the TUI's list does (they once differed:
+    /// the CLI said "aligned"); both take the text from the library's `ListStatus`.
+    #[test]
+    fn list_says_empty_for_a_disk_without_a_table() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let img = dir.path().join("empty.img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(64 << 20))
+            .expect("image");
+        let (_, r) = afdisk::report::inspect(&img, &afdisk::report::InspectOptions::default())
+            .expect("inspect");
+        let status = ListStatus::of(&r).to_string();
+        assert_eq!(status, "empty");
+        let text = list(&[ListEntry::Ok(Box::new(r))]);
+        assert!(
+            text.lines().nth(1).is_some_and(|l| l.ends_with("  empty")),
+            "{text}"
+        );
+    }
 }

@@ -8,6 +8,7 @@ use afdisk::apply::{self, backup};
 use afdisk::device::{self, access, access::Confirmation};
 use afdisk::error::ErrorKind;
 use afdisk::plan::{self, Plan, Request};
+use afdisk::present::{written_lines, Verb};
 use afdisk::table::Label;
 use afdisk::Error;
 
@@ -106,8 +107,8 @@ pub(crate) fn confirmation(c: &ConfirmArgs, info: &device::DeviceInfo, what: &st
     confirmation_destroying(c, info, what, &[])
 }
 
-/// The confirmation of a write that destroys `losses` (none: the ordinary one): the prompt lists each
-/// filesystem lost and asks for `<name> DESTROY` (or the one label).
+/// The confirmation of a write that destroys `losses` (none: the ordinary one): `--yes` answers it from the
+/// flags, a terminal from what is typed after the library's [`access::Prompt`]; else it is absent.
 pub(crate) fn confirmation_destroying(
     c: &ConfirmArgs,
     info: &device::DeviceInfo,
@@ -120,43 +121,16 @@ pub(crate) fn confirmation_destroying(
             destroy_data: c.destroy_data,
         };
     }
-    if !losses.is_empty() && std::io::stdin().is_terminal() {
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(
-            err,
-            "This will {what} on {} ({}) and DESTROY the data of:",
-            info.path.display(),
-            info.model.as_deref().unwrap_or(&info.transport)
-        );
-        for l in losses {
-            let _ = writeln!(err, "  {l}");
-        }
-        let _ = write!(
-            err,
-            "Type \"{}\"{} to go on, anything else to stop: ",
-            access::destroy_answer(info),
-            access::destroy_label(losses)
-                .map(|l| format!(" or the label \"{l}\""))
-                .unwrap_or_default()
-        );
-        let _ = err.flush();
-        let mut line = String::new();
-        return match std::io::stdin().lock().read_line(&mut line) {
-            Ok(_) => Confirmation::Typed(line),
-            Err(_) => Confirmation::Absent,
-        };
-    }
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
         return Confirmation::Absent;
     }
+    let prompt = access::Prompt::new(info, what, losses);
     let mut err = std::io::stderr().lock();
     let _ = write!(
         err,
-        "This will {what} on {} ({}). Type the device name ({}) to go on, anything else to stop: ",
-        info.path.display(),
-        info.model.as_deref().unwrap_or(&info.transport),
-        info.name
+        "{} to go on, anything else to stop: ",
+        prompt.lines().join("\n")
     );
     let _ = err.flush();
     let mut line = String::new();
@@ -166,29 +140,12 @@ pub(crate) fn confirmation_destroying(
     }
 }
 
-fn outcome(o: &apply::WriteOutcome, as_json: bool, verb: &str) {
+fn outcome(o: &apply::WriteOutcome, as_json: bool, verb: Verb) {
     if as_json {
         emit(&json(&afdisk::contract::WriteJson::new(o)));
     } else {
-        let mut text = format!(
-            "{verb} {}: {} sector(s) in {} phase(s), read back and verified.\n",
-            o.device.display(),
-            o.sectors_written,
-            o.phases
-        );
-        if !o.outside_table_space.is_empty() {
-            text.push_str(&format!(
-                "Overwritten although not table space before: sector(s) {}\n",
-                plan::ranges(&o.outside_table_space)
-            ));
-        }
-        text.push_str(&format!(
-            "Backup of the previous sectors: {}\nKernel: {}; {}\nUndo: {}\n",
-            o.backup_file.display(),
-            o.reread.message,
-            o.kernel.message,
-            o.undo_command
-        ));
+        let mut text = written_lines(o, verb).join("\n");
+        text.push('\n');
         emit(&text);
     }
 }
@@ -214,7 +171,7 @@ pub fn apply(
     };
     match run() {
         Ok(o) => {
-            outcome(&o, as_json, "Wrote");
+            outcome(&o, as_json, Verb::Wrote);
             EXIT_OK
         }
         Err(e) => fail(&e),
@@ -274,7 +231,7 @@ pub fn restore(
     };
     match run() {
         Ok(o) => {
-            outcome(&o, as_json, "Restored");
+            outcome(&o, as_json, Verb::Restored);
             EXIT_OK
         }
         Err(e) => fail(&e),

@@ -40,6 +40,95 @@ pub fn typed_answers(info: &DeviceInfo) -> Vec<String> {
     v
 }
 
+/// What the user must confirm, asked the same way by every front end: what will be done on which device, the
+/// filesystems it destroys, and what must be typed. The CLI answers it from `--yes --confirm` or a terminal
+/// prompt, the TUI with its one dialog; both show [`Prompt::lines`] and add only how to answer (a prompt's
+/// `, anything else to stop:` or the dialog's Enter/Esc).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompt {
+    /// The operation ("write the partition table").
+    pub what: String,
+    /// The device as the user named it.
+    pub path: String,
+    /// What the device is (its model, else its transport).
+    pub described: String,
+    /// A further line of facts (how many sectors, the backup taken first), if any.
+    pub detail: Option<String>,
+    /// Each filesystem lost, described.
+    pub losses: Vec<String>,
+    /// What must be typed: the device name, or `<name> DESTROY` when data is lost.
+    pub answer: String,
+    /// The one label that also confirms destroying data.
+    pub label: Option<String>,
+}
+
+impl Prompt {
+    /// The prompt for `what` on `info`, destroying `losses` (none: the ordinary confirmation).
+    pub fn new(info: &DeviceInfo, what: &str, losses: &[Loss]) -> Self {
+        let described = info.model.clone().unwrap_or_else(|| info.transport.clone());
+        Prompt::named(
+            (&info.name, &info.path.display().to_string(), &described),
+            what,
+            losses.iter().map(|l| l.to_string()).collect(),
+            destroy_label(losses).map(String::from),
+        )
+    }
+
+    /// The prompt for `what` on the device `(name, path, described)`, destroying the filesystems `losses`
+    /// (described; none: the ordinary confirmation), of which the one `label` also confirms.
+    pub fn named(
+        (name, path, described): (&str, &str, &str),
+        what: &str,
+        losses: Vec<String>,
+        label: Option<String>,
+    ) -> Self {
+        Prompt {
+            what: what.to_string(),
+            path: path.to_string(),
+            described: described.to_string(),
+            detail: None,
+            answer: if losses.is_empty() {
+                name.to_string()
+            } else {
+                format!("{name} DESTROY")
+            },
+            losses,
+            label,
+        }
+    }
+
+    /// The prompt's text: the headline, the detail, the filesystems lost, and what to type.
+    pub fn lines(&self) -> Vec<String> {
+        let mut v = vec![if self.losses.is_empty() {
+            format!(
+                "This will {} on {} ({}).",
+                self.what, self.path, self.described
+            )
+        } else {
+            format!(
+                "This will {} on {} ({}) and DESTROY the data of:",
+                self.what, self.path, self.described
+            )
+        }];
+        v.extend(self.losses.iter().map(|l| format!("  {l}")));
+        v.extend(self.detail.clone());
+        v.push(self.ask());
+        v
+    }
+
+    /// `Type "sdb DESTROY" or the label "data"`.
+    pub fn ask(&self) -> String {
+        format!(
+            "Type \"{}\"{}",
+            self.answer,
+            self.label
+                .as_deref()
+                .map(|l| format!(" or the label \"{l}\""))
+                .unwrap_or_default()
+        )
+    }
+}
+
 /// Checks a confirmation against the device; `what` names the operation for the messages ("write the
 /// partition table").
 pub fn check_confirmation(info: &DeviceInfo, c: &Confirmation, what: &str) -> Result<()> {
@@ -391,6 +480,48 @@ mod tests {
             in_use: vec![],
             drive: None,
             drive_error: None,
+        }
+    }
+
+    /// One prompt for every front end: the operation on the device, each filesystem lost, and what to type
+    /// (the CLI prints these lines; the TUI's dialog shows the same lines).
+    #[test]
+    fn the_prompt_names_the_device_the_losses_and_the_answer() {
+        let i = info(TargetKind::Block, "sata", Some("S1"));
+        let plain = Prompt::new(&i, "write the partition table", &[]);
+        assert_eq!(
+            plain.lines(),
+            vec![
+                "This will write the partition table on /dev/sdz (sata).".to_string(),
+                "Type \"sdz\"".to_string()
+            ]
+        );
+        let p = Prompt::new(&i, "write the partition table", &[p_loss()]);
+        let lines = p.lines();
+        assert!(lines[0].ends_with("and DESTROY the data of:"), "{lines:?}");
+        assert!(
+            lines[1].starts_with("  partition 1 (64 MiB): ext4"),
+            "{lines:?}"
+        );
+        assert_eq!(
+            lines.last().map(String::as_str),
+            Some("Type \"sdz DESTROY\" or the label \"home\"")
+        );
+        // What the prompt asks for is what the check accepts.
+        let c = Confirmation::Typed(p.answer.clone());
+        assert!(check_destroy_confirmation(&i, &c, "x", &[p_loss()]).is_ok());
+    }
+
+    fn p_loss() -> Loss {
+        Loss {
+            partition: Some(1),
+            size_bytes: 64 << 20,
+            filesystem: crate::signature::FsInfo {
+                kind: "ext4".into(),
+                label: Some("home".into()),
+                uuid: None,
+                used_bytes: None,
+            },
         }
     }
 

@@ -523,29 +523,38 @@ impl Plan {
             .collect()
     }
 
-    /// The plan as a readable diff, one line each.
+    /// The plan as a readable diff, one line each (the text of [`Plan::diff`]).
     pub fn diff_lines(&self) -> Vec<String> {
+        self.diff().into_iter().map(|l| l.text).collect()
+    }
+
+    /// The plan as a diff of values: each line's kind (what a front end styles by) and its one text.
+    pub fn diff(&self) -> Vec<DiffLine> {
         let ss = self.device.logical_sector_size;
-        let mut out = Vec::new();
         let old_label = self
             .old
             .as_ref()
             .map(|o| o.table.label.as_str())
             .unwrap_or("none");
-        out.push(format!(
-            "{} plan for {} ({}, {}-byte sectors): table {} → {}, grain {} ({})",
-            match self.kind {
-                PlanKind::Fresh => "Fresh layout",
-                PlanKind::Realign => "Realign",
-            },
-            self.device.path,
-            human(self.device.size_bytes),
-            ss,
-            old_label,
-            self.new.table.label.as_str(),
-            human(self.grain.bytes),
-            self.grain.reason()
-        ));
+        let mut out: Vec<DiffLine> = Vec::new();
+        let mut push = |kind: DiffKind, text: String| out.push(DiffLine { kind, text });
+        push(
+            DiffKind::Title,
+            format!(
+                "{} plan for {} ({}, {}-byte sectors): table {} → {}, grain {} ({})",
+                match self.kind {
+                    PlanKind::Fresh => "Fresh layout",
+                    PlanKind::Realign => "Realign",
+                },
+                self.device.path,
+                human(self.device.size_bytes),
+                ss,
+                old_label,
+                self.new.table.label.as_str(),
+                human(self.grain.bytes),
+                self.grain.reason()
+            ),
+        );
         for c in &self.changes {
             // Rounded sizes that read the same although the sizes differ ("1.5 GiB → 1.5 GiB") hide the change:
             // then both sides show exact sectors.
@@ -583,8 +592,8 @@ impl Plan {
                 )),
                 _ => line.push_str(&format!(" {}", ext(c.old_start, c.old_size))),
             }
-            out.push(line);
-            out.push(format!("        {}", c.reason));
+            push(DiffKind::Change(c.action), line);
+            push(DiffKind::Reason(c.action), format!("        {}", c.reason));
         }
         if let Some(old) = &self.old {
             let new_nums: Vec<u32> = self.new.partitions.iter().map(|p| p.number).collect();
@@ -593,30 +602,56 @@ impl Plan {
                 .iter()
                 .filter(|p| !new_nums.contains(&p.number))
             {
-                out.push(format!(
-                    "- {:>3} removed   {}–{}",
-                    p.number,
-                    p.start,
-                    p.end()
-                ));
+                push(
+                    DiffKind::Removed,
+                    format!("- {:>3} removed   {}–{}", p.number, p.start, p.end()),
+                );
             }
         }
         let mut lbas: Vec<u64> = self.writes.iter().map(|w| w.lba).collect();
         lbas.sort_unstable();
-        out.push(format!(
-            "Sectors to write: {} ({}): {}",
-            lbas.len(),
-            human(lbas.len() as u64 * ss),
-            ranges(&lbas)
-        ));
+        push(
+            DiffKind::Sectors,
+            format!(
+                "Sectors to write: {} ({}): {}",
+                lbas.len(),
+                human(lbas.len() as u64 * ss),
+                ranges(&lbas)
+            ),
+        );
         for n in &self.notes {
-            out.push(format!("Note: {n}"));
+            push(DiffKind::Note, format!("Note: {n}"));
         }
         for l in &self.destroys {
-            out.push(format!("DESTROYS {l}"));
+            push(DiffKind::Destroys, format!("DESTROYS {l}"));
         }
         out
     }
+}
+
+/// The kind of a line of a plan's diff: what a front end styles it by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffKind {
+    /// The plan's headline.
+    Title,
+    /// A partition's change (`+` create, `~` move or resize, `!` blocked or unfixable, ` ` keep).
+    Change(Action),
+    /// The reason under a change.
+    Reason(Action),
+    /// A partition the new table no longer has.
+    Removed,
+    /// The sectors the plan writes.
+    Sectors,
+    Note,
+    /// A filesystem the plan destroys.
+    Destroys,
+}
+
+/// One line of a plan's diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffLine {
+    pub kind: DiffKind,
+    pub text: String,
 }
 
 /// How a partition's place changes, in words, for a plan's `reason`: the start only when it changes, the size

@@ -8,8 +8,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use afdisk::report::Report;
 use afdisk::table::PartKind;
 
-use super::bench::{self as bench_screen, BenchRequest, BenchState};
-use super::plan::{PlanAction, PlanRequest, PlanState, PRESETS};
+use super::job::{Handle, Start};
+use super::page::{Command, Page, Reply, OPENERS};
+use super::plan::{preset_index, preset_name, PlanAction, PlanRequest, PlanState};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
@@ -17,7 +18,8 @@ pub enum Screen {
     Disk,
     Zoom,
     Plan,
-    Bench,
+    /// A job screen, by name (see `page::OPENERS`).
+    Page(&'static str),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,11 +60,11 @@ pub struct ZoomState {
 }
 
 /// Work the event loop must start in the background.
-#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
     OpenDisk(PathBuf),
     Plan(PlanRequest),
-    Bench(BenchRequest),
+    /// A job screen's job.
+    Start(Box<dyn Start>),
 }
 
 #[derive(Debug)]
@@ -73,11 +75,14 @@ pub struct App {
     pub zoom: ZoomState,
     /// The plan screen, once a plan was proposed.
     pub plan: Option<PlanState>,
-    /// The bench screen, once opened.
-    pub bench: Option<BenchState>,
+    /// The job screens opened so far (each keeps its state when left).
+    pub pages: Vec<Box<dyn Page>>,
     pub help: bool,
     /// "Loading /dev/sdb…" while background work runs.
     pub busy: Option<String>,
+    /// A job that cannot be stopped (a table write): while it runs, q and Ctrl-C do not quit, so the process
+    /// never ends half way through a write.
+    pub holding: Option<Handle>,
     pub error: Option<String>,
     pub quit: bool,
     /// Whether Esc on the disk view goes back to the list.
@@ -97,14 +102,24 @@ impl App {
                 block: 4096,
             },
             plan: None,
-            bench: None,
+            pages: Vec::new(),
             help: false,
             busy: None,
+            holding: None,
             error: None,
             quit: false,
             has_list,
             no_color,
         }
+    }
+
+    /// Whether the screen has what its first complete frame shows: the disk, the whole list, or an error.
+    pub fn first_frame_ready(&self) -> bool {
+        self.error.is_some()
+            || match self.screen {
+                Screen::List => self.list.done,
+                _ => self.disk.is_some(),
+            }
     }
 
     pub fn set_disk(&mut self, report: Report) {
@@ -119,8 +134,8 @@ impl App {
             focus: Panel::Partitions,
             findings_scroll: 0,
         });
-        // A reload after a write keeps the plan (or bench) screen, which shows the result.
-        if self.screen != Screen::Plan && self.screen != Screen::Bench {
+        // A reload after a write keeps the plan (or job) screen, which shows the result.
+        if matches!(self.screen, Screen::List | Screen::Disk | Screen::Zoom) {
             self.screen = Screen::Disk;
         }
         self.busy = None;
@@ -144,16 +159,22 @@ impl App {
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> Option<Request> {
-        if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
+        let ctrl_c =
+            key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
+        if let Some(h) = &self.holding {
+            if ctrl_c || key.code == KeyCode::Char('q') {
+                // Quitting now would end the process in the middle of the write.
+                self.busy = Some(format!("{}  {}: wait for it", h.title, h.rule.words()));
+                return None;
+            }
+        }
+        if ctrl_c {
             self.quit = true;
             return None;
         }
-        if self.screen == Screen::Bench {
-            if let Some(b) = self.bench.as_mut().filter(|b| b.typing()) {
-                return match b.key(key.code) {
-                    bench_screen::BenchAction::Start(r) => Some(Request::Bench(r)),
-                    _ => None,
-                };
+        if let Screen::Page(name) = self.screen {
+            if self.page(name).is_some_and(|p| p.typing()) {
+                return self.page_key(name, key.code);
             }
         }
         if self.screen == Screen::Plan {
@@ -187,19 +208,12 @@ impl App {
         match self.screen {
             Screen::List => self.key_list(key.code),
             Screen::Disk => self.key_disk(key.code),
-            Screen::Bench => match self.bench.as_mut().map(|b| b.key(key.code)) {
-                Some(bench_screen::BenchAction::Back) | None => {
-                    self.screen = Screen::Disk;
-                    None
-                }
-                Some(bench_screen::BenchAction::Start(r)) => Some(Request::Bench(r)),
-                Some(bench_screen::BenchAction::None) => None,
-            },
+            Screen::Page(name) => self.page_key(name, key.code),
             Screen::Plan
                 if key.code == KeyCode::Char('b')
                     && self.plan.as_ref().is_some_and(|p| p.written.is_some()) =>
             {
-                self.open_bench();
+                self.open_page("bench");
                 None
             }
             Screen::Plan => match self.plan.as_mut().map(|p| p.key(key.code)) {
@@ -258,57 +272,72 @@ impl App {
     fn propose(&mut self) -> Option<Request> {
         let d = self.disk.as_ref()?;
         let path = d.report.device.path.clone();
-        let preset = d.report.table.is_none().then(|| PRESETS[0].to_string());
+        let preset = d.report.table.is_none().then(|| preset_name(0).to_string());
         Some(self.start(PlanRequest::Make { path, preset }))
     }
 
-    /// Opens the bench screen on the disk on screen, for its selected partition (if it is one).
-    fn open_bench(&mut self) {
-        let Some(d) = self.disk.as_ref() else { return };
-        let part = d
-            .report
-            .partitions
-            .get(d.selected)
-            .filter(|p| p.kind != PartKind::Extended && p.size > 0)
-            .map(|p| p.number);
-        let keep = self
-            .bench
-            .as_ref()
-            .is_some_and(|b| b.path == d.report.device.path && !b.running());
-        if !keep {
-            let mut b = BenchState::new(
-                d.report.device.path.clone(),
-                d.report.device.name.clone(),
-                part,
-            );
-            b.destroys = d
-                .report
-                .partitions
-                .iter()
-                .filter_map(|p| {
-                    let fs = p.filesystem.as_ref()?;
-                    Some((
-                        p.number,
-                        format!(
-                            "partition {} ({}): {fs}",
-                            p.number,
-                            afdisk::units::human(p.size_bytes)
-                        ),
-                    ))
-                })
-                .collect();
-            self.bench = Some(b);
+    /// The job screen `name`, if it was opened.
+    pub fn page(&self, name: &str) -> Option<&dyn Page> {
+        self.pages.iter().find(|p| p.name() == name).map(|p| &**p)
+    }
+
+    pub fn page_mut(&mut self, name: &str) -> Option<&mut Box<dyn Page>> {
+        self.pages.iter_mut().find(|p| p.name() == name)
+    }
+
+    /// The job screen `name`'s state, as its own type.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn page_as<T: 'static>(&mut self, name: &str) -> Option<&mut T> {
+        self.page_mut(name)
+            .and_then(|p| p.as_any_mut().downcast_mut::<T>())
+    }
+
+    /// Opens the job screen `name` on the disk on screen (its opener decides what of its old state it keeps).
+    fn open_page(&mut self, name: &'static str) {
+        let (Some(d), Some(o)) = (self.disk.as_ref(), OPENERS.iter().find(|o| o.name == name))
+        else {
+            return;
+        };
+        let prev = self
+            .pages
+            .iter()
+            .position(|p| p.name() == name)
+            .map(|i| self.pages.remove(i));
+        self.pages.push((o.open)(d, prev));
+        self.screen = Screen::Page(name);
+    }
+
+    /// A key for the job screen `name`, and what it asks for.
+    fn page_key(&mut self, name: &'static str, code: KeyCode) -> Option<Request> {
+        let reply = self.page_mut(name).map(|p| p.key(code));
+        self.reply(reply)
+    }
+
+    /// What a job screen's reply means for the app.
+    pub fn reply(&mut self, reply: Option<Reply>) -> Option<Request> {
+        match reply {
+            None | Some(Reply::Back) => {
+                self.screen = Screen::Disk;
+                None
+            }
+            Some(Reply::Start(job)) => Some(Request::Start(job)),
+            Some(Reply::ReloadDisk) => self
+                .disk
+                .as_ref()
+                .map(|d| Request::OpenDisk(d.report.device.path.clone())),
+            Some(Reply::None) => None,
         }
-        self.screen = Screen::Bench;
     }
 
     fn key_disk(&mut self, code: KeyCode) -> Option<Request> {
         if code == KeyCode::Char('p') {
             return self.propose();
         }
-        if code == KeyCode::Char('b') {
-            self.open_bench();
-            return None;
+        if let KeyCode::Char(c) = code {
+            if let Some(o) = OPENERS.iter().find(|o| o.key == c) {
+                self.open_page(o.name);
+                return None;
+            }
         }
         let has_list = self.has_list;
         let zoomable = self.zoomable();
@@ -361,10 +390,7 @@ impl App {
 
     /// A plan arrived from the background.
     pub fn set_plan(&mut self, path: PathBuf, plan: afdisk::plan::Plan) {
-        let preset = plan
-            .preset
-            .as_deref()
-            .and_then(|n| PRESETS.iter().position(|p| *p == n));
+        let preset = plan.preset.as_deref().and_then(preset_index);
         self.plan = Some(PlanState::new(path, plan, preset));
         self.screen = Screen::Plan;
         self.busy = None;
@@ -414,36 +440,108 @@ impl App {
     }
 }
 
-/// Every key, for the help overlay and the key bar.
-pub const KEYS: &[(&str, &str)] = &[
-    (
-        "Up/Down, k/j",
-        "move the selection (or scroll the findings)",
-    ),
-    ("Enter", "open the selected disk / zoom into the partition"),
-    ("Tab", "switch between the partition table and the findings"),
-    ("z", "sector zoom on the selected partition"),
-    (
-        "Left/Right, h/l",
-        "zoom: previous/next boundary (start, end)",
-    ),
-    ("e", "zoom: switch between the partition's start and end"),
-    ("n / p", "zoom: next / previous partition"),
-    ("+ / -", "zoom: double / halve the filesystem block size"),
-    (
-        "p",
-        "disk: propose a plan (realign, or a preset on an empty disk)",
-    ),
-    (
-        "a / u",
-        "plan: apply (type the device name) / undo the write",
-    ),
-    ("n", "plan: next preset (empty disk)"),
-    (
-        "b",
-        "disk or plan: benchmark (w write mode, o probe, r run, Esc/s stop a run)",
-    ),
-    ("?", "this help"),
-    ("Esc", "back (zoom/plan -> disk -> list)"),
-    ("q, Ctrl-C", "quit"),
+const fn cmd(keys: &'static str, bar: &'static str, help: &'static str) -> Command {
+    Command { keys, bar, help }
+}
+
+const HELP: Command = cmd("?", "help", "this help");
+const QUIT: Command = cmd("q", "quit", "quit (also Ctrl-C)");
+
+/// The device list's commands: its key bar and its help.
+pub const LIST_KEYS: &[Command] = &[
+    cmd("Up/Dn", "move", "move the selection (also k/j, Home/End)"),
+    cmd("Enter", "open", "open the selected disk (also Right, l)"),
+    HELP,
+    QUIT,
 ];
+
+/// The disk view's commands, before and after the job screens' openers (`page::OPENERS`).
+pub const DISK_KEYS: (&[Command], &[Command]) = (
+    &[
+        cmd(
+            "Up/Dn",
+            "move",
+            "move the selection, or scroll the findings (also k/j)",
+        ),
+        cmd(
+            "Tab",
+            "panel",
+            "switch between the partition table and the findings",
+        ),
+        cmd(
+            "z",
+            "zoom",
+            "sector zoom on the selected partition (also Enter)",
+        ),
+        cmd(
+            "p",
+            "plan",
+            "propose a plan (realign, or a preset on an empty disk)",
+        ),
+    ],
+    &[HELP, cmd("Esc", "back", "back to the list"), QUIT],
+);
+
+/// The sector zoom's commands.
+pub const ZOOM_KEYS: &[Command] = &[
+    cmd(
+        "<-/->",
+        "boundary",
+        "previous / next boundary: start, end (also h/l)",
+    ),
+    cmd(
+        "e",
+        "start/end",
+        "switch between the partition's start and end",
+    ),
+    cmd(
+        "n/p",
+        "partition",
+        "next / previous partition (also Down/Up)",
+    ),
+    cmd("+/-", "block", "double / halve the filesystem block size"),
+    HELP,
+    cmd("Esc", "back", "back to the disk view"),
+    QUIT,
+];
+
+/// The plan screen's commands.
+pub const PLAN_KEYS: &[Command] = &[
+    cmd(
+        "a",
+        "apply",
+        "write the plan (type the device name; a backup is taken first)",
+    ),
+    cmd(
+        "u",
+        "undo",
+        "put back what the write changed, from its backup",
+    ),
+    cmd("n", "next preset", "the next built-in preset (empty disk)"),
+    cmd("Up/Dn", "scroll", "scroll the changes"),
+    HELP,
+    cmd(
+        "Esc",
+        "back",
+        "back to the disk view (b: benchmark the written disk)",
+    ),
+    QUIT,
+];
+
+impl App {
+    /// The commands of the screen on show: its key bar and its help come from this one list.
+    pub fn commands(&self) -> Vec<Command> {
+        match self.screen {
+            Screen::List => LIST_KEYS.to_vec(),
+            Screen::Disk => {
+                let mut v = DISK_KEYS.0.to_vec();
+                v.extend(OPENERS.iter().map(|o| o.command));
+                v.extend_from_slice(DISK_KEYS.1);
+                v
+            }
+            Screen::Zoom => ZOOM_KEYS.to_vec(),
+            Screen::Plan => PLAN_KEYS.to_vec(),
+            Screen::Page(name) => self.page(name).map(|p| p.commands()).unwrap_or_default(),
+        }
+    }
+}

@@ -2,23 +2,17 @@
 //! sparklines with the median so far and the running verdict, and the final per-class table and verdicts.
 
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph, Row, Sparkline, Table, Wrap};
+use ratatui::widgets::{Paragraph, Row, Sparkline, Table, Wrap};
 use ratatui::Frame;
 
 use afdisk::bench::{BenchReport, WriteMode};
 
 use super::bench::{BenchState, Live, Phase};
-use super::plan_view::Styles;
+use super::dialog::Styles;
 
-fn us(ns: f64) -> String {
-    if ns >= 1e6 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.1} µs", ns / 1e3)
-    }
-}
+use afdisk::present::latency as us;
 
 fn mode_words(m: WriteMode) -> &'static str {
     match m {
@@ -73,15 +67,15 @@ pub fn draw(f: &mut Frame, b: &BenchState, area: Rect, st: &Styles) {
                 ),
             ];
             f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), body);
-            if let Phase::Confirm(input) = &b.phase {
-                draw_dialog(f, b, input, area, st);
+            if let Phase::Confirm(c) = &b.phase {
+                c.draw(f, area, st);
             }
         }
         Phase::Running(live) => draw_live(f, live, body, st),
         Phase::Done(r) => draw_done(f, r, body, st),
         Phase::Failed(e) => {
             f.render_widget(
-                Paragraph::new(format!("Refused or failed: {e}"))
+                Paragraph::new(afdisk::error::failure_text(e))
                     .style(st.bad)
                     .wrap(Wrap { trim: true }),
                 body,
@@ -197,52 +191,4 @@ fn draw_done(f: &mut Frame, r: &BenchReport, area: Rect, st: &Styles) {
         r.elapsed_secs, r.rounds
     )));
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), text);
-}
-
-fn draw_dialog(f: &mut Frame, b: &BenchState, input: &str, area: Rect, st: &Styles) {
-    let w = area.width.min(72);
-    let lost = b.lost();
-    let extra = if lost.is_empty() {
-        0
-    } else {
-        lost.len() as u16 + 1
-    };
-    let h = (7 + extra).min(area.height);
-    let r = Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + area.height.saturating_sub(h) / 2,
-        width: w,
-        height: h,
-    };
-    f.render_widget(Clear, r);
-    let mut lines = vec![Line::from(format!(
-        "--write all overwrites data anywhere on {}.",
-        b.path.display()
-    ))];
-    if !lost.is_empty() {
-        lines.push(Line::from(Span::styled("It DESTROYS the data of:", st.bad)));
-        lines.extend(lost.iter().map(|d| Line::from(format!("  {d}"))));
-    }
-    let answer = if lost.is_empty() {
-        b.name.clone()
-    } else {
-        format!("{} DESTROY", b.name)
-    };
-    lines.extend([
-        Line::from(vec![
-            Span::raw("Type "),
-            Span::styled(answer, st.title),
-            Span::raw(" and press Enter (Esc cancels):"),
-        ]),
-        Line::from(Span::styled(
-            format!("> {input}_"),
-            Style::default().add_modifier(Modifier::BOLD),
-        )),
-    ]);
-    f.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
-            Block::bordered().title(Line::from(" Confirm destructive benchmark ").style(st.bad)),
-        ),
-        r,
-    );
 }

@@ -7,11 +7,25 @@ use std::path::PathBuf;
 
 use crossterm::event::KeyCode;
 
-use afdisk::error::ErrorKind;
+use afdisk::device::access::{destroy_label, Prompt};
+use afdisk::device::TargetKind;
+use afdisk::present::{written_lines, Verb};
+
+use super::dialog::{Answer, Confirm};
 use afdisk::plan::{Plan, PlanKind};
 
-/// Presets the plan screen cycles through for an empty disk.
-pub const PRESETS: &[&str] = &["data", "efi-root", "raid-member", "lvm", "zfs"];
+/// The presets the plan screen cycles through for an empty disk: the library's built-in ones, in its order.
+pub fn preset_name(i: usize) -> &'static str {
+    let all = afdisk::plan::preset::BUILTIN;
+    all.get(i % all.len().max(1)).map_or("data", |(n, _)| *n)
+}
+
+/// The index of the built-in preset `name`.
+pub fn preset_index(name: &str) -> Option<usize> {
+    afdisk::plan::preset::BUILTIN
+        .iter()
+        .position(|(n, _)| *n == name)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DialogKind {
@@ -19,11 +33,11 @@ pub enum DialogKind {
     Undo,
 }
 
-/// The confirm dialog: what it confirms and what has been typed so far.
+/// The confirm dialog: what it confirms, and the dialog itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dialog {
     pub kind: DialogKind,
-    pub input: String,
+    pub confirm: Confirm,
 }
 
 /// What the last write did.
@@ -38,7 +52,7 @@ pub struct Written {
 pub struct PlanState {
     pub path: PathBuf,
     pub plan: Plan,
-    /// Index into `PRESETS` for a fresh plan.
+    /// Index into the built-in presets for a fresh plan.
     pub preset: Option<usize>,
     pub scroll: u16,
     pub dialog: Option<Dialog>,
@@ -66,16 +80,9 @@ pub enum PlanRequest {
     },
 }
 
-/// How a failed write or undo reads on the plan screen: what kind of failure it was (a refusal wrote
-/// nothing; an I/O failure may have written part, and its text then carries the exact `afdisk restore`
-/// command), the problem and the fix.
+/// How a failed write or undo reads on the plan screen (the library's one failure text).
 pub fn failure_text(e: &afdisk::Error) -> String {
-    let kind = match e.kind {
-        ErrorKind::Refused => "Refused",
-        ErrorKind::Io => "I/O failure",
-        ErrorKind::Usage => "Not possible",
-    };
-    format!("{kind}: {} ({})", e.problem, e.fix)
+    afdisk::error::failure_text(e)
 }
 
 /// What a key on the plan screen does.
@@ -99,6 +106,65 @@ impl PlanState {
         }
     }
 
+    /// The confirmation of an apply (which may destroy filesystems) or an undo, as the library words it.
+    fn dialog_for(&self, kind: DialogKind) -> Dialog {
+        let d = &self.plan.device;
+        let described = d.model.clone().unwrap_or_else(|| match d.kind {
+            TargetKind::Image => "image file".into(),
+            TargetKind::Block => "block device".into(),
+        });
+        let device = (d.name.as_str(), d.path.as_str(), described.as_str());
+        let (title, prompt) = match kind {
+            DialogKind::Apply => {
+                let mut p = Prompt::named(
+                    device,
+                    "write the partition table",
+                    self.plan.destroys.iter().map(|l| l.to_string()).collect(),
+                    destroy_label(&self.plan.destroys).map(String::from),
+                );
+                p.detail = Some(format!(
+                    "{} sector(s); a backup of every sector it overwrites is saved first.",
+                    self.plan.writes.len()
+                ));
+                (" Confirm write ", p)
+            }
+            DialogKind::Undo => (
+                " Confirm undo ",
+                Prompt::named(
+                    device,
+                    "put back the sectors the write changed, from the backup taken before it (refused if any \
+                     changed since)",
+                    Vec::new(),
+                    None,
+                ),
+            ),
+        };
+        Dialog {
+            kind,
+            confirm: Confirm::new(title, prompt),
+        }
+    }
+
+    /// A write or an undo succeeded: what it did, in the library's words (the undo is the u key here).
+    pub fn wrote(&mut self, o: &afdisk::apply::WriteOutcome, undo: bool) {
+        let backup_file = match (&self.written, undo) {
+            (Some(w), true) => w.backup_file.clone(),
+            _ => o.backup_file.clone(),
+        };
+        let verb = if undo { Verb::Restored } else { Verb::Wrote };
+        let message = written_lines(o, verb)
+            .into_iter()
+            .filter(|l| !l.starts_with("Undo:"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        self.written = Some(Written {
+            backup_file,
+            message,
+            undone: undo,
+        });
+        self.error = None;
+    }
+
     /// Whether keys go to the dialog's input (so `q` and `?` are letters, not commands).
     pub fn typing(&self) -> bool {
         self.dialog.is_some()
@@ -106,14 +172,10 @@ impl PlanState {
 
     pub fn key(&mut self, code: KeyCode) -> PlanAction {
         if let Some(d) = self.dialog.as_mut() {
-            match code {
-                KeyCode::Esc => self.dialog = None,
-                KeyCode::Backspace => {
-                    d.input.pop();
-                }
-                KeyCode::Char(c) if d.input.chars().count() < 128 => d.input.push(c),
-                KeyCode::Enter => {
-                    let typed = d.input.clone();
+            match d.confirm.key(code) {
+                Answer::Typing => {}
+                Answer::Cancelled => self.dialog = None,
+                Answer::Submitted(typed) => {
                     let kind = d.kind;
                     self.dialog = None;
                     self.error = None;
@@ -130,7 +192,6 @@ impl PlanState {
                         },
                     });
                 }
-                _ => {}
             }
             return PlanAction::None;
         }
@@ -146,29 +207,21 @@ impl PlanState {
                     self.error =
                         Some("this plan changes nothing: there is nothing to apply".into());
                 } else {
-                    self.dialog = Some(Dialog {
-                        kind: DialogKind::Apply,
-                        input: String::new(),
-                    });
+                    self.dialog = Some(self.dialog_for(DialogKind::Apply));
                 }
             }
             KeyCode::Char('u') => match &self.written {
-                Some(w) if !w.undone => {
-                    self.dialog = Some(Dialog {
-                        kind: DialogKind::Undo,
-                        input: String::new(),
-                    })
-                }
+                Some(w) if !w.undone => self.dialog = Some(self.dialog_for(DialogKind::Undo)),
                 _ => {
                     self.error =
                         Some("nothing to undo: no table was written from this screen".into())
                 }
             },
             KeyCode::Char('n') if self.plan.kind == PlanKind::Fresh && self.written.is_none() => {
-                let next = self.preset.map_or(0, |i| (i + 1) % PRESETS.len());
+                let next = self.preset.map_or(0, |i| i + 1);
                 return PlanAction::Request(PlanRequest::Make {
                     path: self.path.clone(),
-                    preset: Some(PRESETS[next].to_string()),
+                    preset: Some(preset_name(next).to_string()),
                 });
             }
             KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return PlanAction::Back,

@@ -3,23 +3,17 @@
 //! a write, and the confirm dialog where the device name must be typed.
 
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Block, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
-use afdisk::plan::{Action, Layout as PlanLayout, Plan};
+use afdisk::plan::{Action, DiffKind, Layout as PlanLayout, Plan};
 use afdisk::units::human;
 
-use super::plan::{DialogKind, PlanState};
+use super::plan::PlanState;
 
-/// Styles the plan screen uses (from the main view's theme).
-pub struct Styles {
-    pub ok: Style,
-    pub bad: Style,
-    pub warn: Style,
-    pub title: Style,
-}
+pub use super::dialog::Styles;
 
 fn mark(plan: &Plan, number: u32) -> &'static str {
     match plan
@@ -73,6 +67,23 @@ fn layout_table<'a>(plan: &Plan, l: Option<&PlanLayout>, title: &'a str, st: &St
     .block(Block::bordered().title(Line::from(format!(" {title} ({label}) "))))
 }
 
+/// A diff line's style, by its kind: changes that fix something are good, blocked ones and losses bad, notes
+/// a warning.
+fn diff_style(k: DiffKind, st: &Styles) -> Style {
+    match k {
+        DiffKind::Change(a) | DiffKind::Reason(a) => match a {
+            Action::Create | Action::Move | Action::Resize if matches!(k, DiffKind::Change(_)) => {
+                st.ok
+            }
+            Action::Blocked | Action::Unfixable if matches!(k, DiffKind::Change(_)) => st.bad,
+            _ => Style::default(),
+        },
+        DiffKind::Destroys => st.bad,
+        DiffKind::Note => st.warn,
+        DiffKind::Title | DiffKind::Removed | DiffKind::Sectors => Style::default(),
+    }
+}
+
 pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
     let plan = &ps.plan;
     let n = plan
@@ -88,9 +99,9 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
         Constraint::Length(2),
     ])
     .areas(area);
-    let lines = plan.diff_lines();
+    let lines = plan.diff();
     f.render_widget(
-        Paragraph::new(lines.first().cloned().unwrap_or_default())
+        Paragraph::new(lines.first().map(|l| l.text.clone()).unwrap_or_default())
             .style(st.title)
             .wrap(Wrap { trim: true }),
         head,
@@ -103,18 +114,7 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
     let text: Vec<Line> = lines
         .iter()
         .skip(1)
-        .map(|l| {
-            let style = if l.starts_with('!') {
-                st.bad
-            } else if l.starts_with('~') || l.starts_with('+') {
-                st.ok
-            } else if l.starts_with("Note") {
-                st.warn
-            } else {
-                Style::default()
-            };
-            Line::from(Span::styled(l.clone(), style))
-        })
+        .map(|l| Line::from(Span::styled(l.text.clone(), diff_style(l.kind, st))))
         .collect();
     f.render_widget(
         Paragraph::new(text)
@@ -145,84 +145,8 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
         status,
     );
     if let Some(d) = &ps.dialog {
-        draw_dialog(f, ps, d.kind, &d.input, area, st);
+        d.confirm.draw(f, area, st);
     }
-}
-
-fn draw_dialog(
-    f: &mut Frame,
-    ps: &PlanState,
-    kind: DialogKind,
-    input: &str,
-    area: Rect,
-    st: &Styles,
-) {
-    // A write that destroys filesystems lists them and wants "<name> DESTROY" (or the one label).
-    let losses: &[afdisk::plan::Loss] = match kind {
-        DialogKind::Apply => &ps.plan.destroys,
-        DialogKind::Undo => &[],
-    };
-    let w = area.width.min(72);
-    let extra = if losses.is_empty() {
-        0
-    } else {
-        losses.len() as u16 * 2 + 1
-    };
-    let h = (8 + extra).min(area.height);
-    let r = Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height.saturating_sub(h)) / 2,
-        width: w,
-        height: h,
-    };
-    f.render_widget(Clear, r);
-    let name = &ps.plan.device.name;
-    let what = match kind {
-        DialogKind::Apply => format!(
-            "Write {} sector(s) to {}. A backup of every sector it overwrites is saved first.",
-            ps.plan.writes.len(),
-            ps.plan.device.path
-        ),
-        DialogKind::Undo => format!(
-            "Put back the sectors of {} that the write changed, from the backup taken before it (refused if any \
-             changed since).",
-            ps.plan.device.path
-        ),
-    };
-    let mut lines = vec![Line::from(what), Line::from("")];
-    if !losses.is_empty() {
-        lines.push(Line::from(Span::styled("It DESTROYS the data of:", st.bad)));
-        lines.extend(losses.iter().map(|l| Line::from(format!("  {l}"))));
-    }
-    let answer = if losses.is_empty() {
-        name.clone()
-    } else {
-        format!("{name} DESTROY")
-    };
-    let label = afdisk::device::access::destroy_label(losses)
-        .map(|l| format!(" (or the label {l})"))
-        .unwrap_or_default();
-    lines.extend([
-        Line::from(vec![
-            Span::raw("Type "),
-            Span::styled(answer, st.title),
-            Span::raw(format!("{label} and press Enter (Esc cancels):")),
-        ]),
-        Line::from(Span::styled(
-            format!("> {input}_"),
-            Style::default().add_modifier(Modifier::BOLD),
-        )),
-    ]);
-    let title = match kind {
-        DialogKind::Apply => " Confirm write ",
-        DialogKind::Undo => " Confirm undo ",
-    };
-    f.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(Block::bordered().title(Line::from(title).style(st.bad))),
-        r,
-    );
 }
 
 #[cfg(test)]
@@ -242,6 +166,27 @@ mod tests {
         let mut t = Terminal::new(TestBackend::new(120, 30)).expect("terminal");
         t.draw(|f| draw(f, ps, f.area(), &st)).expect("draw");
         t.backend().to_string()
+    }
+
+    /// The diff is styled by each line's kind, not by its first character: a loss (text "DESTROYS …") is
+    /// bad, a blocked change bad, its reason plain, a note a warning.
+    #[test]
+    fn diff_lines_are_styled_by_kind() {
+        use ratatui::style::Color;
+        let st = Styles {
+            ok: Style::default().fg(Color::Green),
+            bad: Style::default().fg(Color::Red),
+            warn: Style::default().fg(Color::Yellow),
+            title: Style::default(),
+        };
+        assert_eq!(diff_style(DiffKind::Destroys, &st), st.bad);
+        assert_eq!(diff_style(DiffKind::Change(Action::Blocked), &st), st.bad);
+        assert_eq!(
+            diff_style(DiffKind::Reason(Action::Blocked), &st),
+            Style::default()
+        );
+        assert_eq!(diff_style(DiffKind::Change(Action::Move), &st), st.ok);
+        assert_eq!(diff_style(DiffKind::Note, &st), st.warn);
     }
 
     #[test]

@@ -62,7 +62,7 @@ fn disk_view() {
     let app = disk_app();
     let s = render(&app, 80, 24);
     assert!(s.contains("MISALIGNED +512"), "{s}");
-    assert!(s.contains("misaligned-start partition 2"), "{s}");
+    assert!(s.contains("[error] misaligned-start (partition 2)"), "{s}");
     insta::assert_snapshot!("disk_80x24", s);
     insta::assert_snapshot!("disk_160x48", render(&app, 160, 48));
 }
@@ -228,16 +228,48 @@ fn fixture_image() -> (tempfile::TempDir, std::path::PathBuf) {
 /// Runs the background work of `r` and feeds its message back, as the event loop does.
 fn pump(app: &mut App, r: super::app::Request, dir: &Path) {
     let (tx, rx) = std::sync::mpsc::channel();
-    let opts = InspectOptions::default();
-    super::on_request(r, &tx, opts, dir);
+    let env = env(dir);
+    super::on_request(app, r, &tx, &env);
     let m = rx
         .recv_timeout(std::time::Duration::from_secs(20))
         .expect("background work answers");
-    super::on_msg(app, m, &tx, opts);
+    let mut code = 0;
+    super::dispatch(app, m, &tx, &env, &mut code);
     // A write also reloads the disk.
     if let Ok(m) = rx.recv_timeout(std::time::Duration::from_millis(2000)) {
-        super::on_msg(app, m, &tx, opts);
+        super::dispatch(app, m, &tx, &env, &mut code);
     }
+}
+
+fn env(dir: &Path) -> super::job::Env {
+    super::job::Env {
+        opts: InspectOptions::default(),
+        backup_dir: dir.to_path_buf(),
+    }
+}
+
+fn bench(app: &mut App) -> Option<&mut super::bench::BenchState> {
+    app.page_as::<super::bench::BenchState>("bench")
+}
+
+fn is_bench_done(m: &super::Msg) -> bool {
+    matches!(
+        m,
+        super::Msg::Job {
+            owner: "bench",
+            event: super::job::Event::Done(_)
+        }
+    )
+}
+
+fn is_bench_live(m: &super::Msg) -> bool {
+    matches!(
+        m,
+        super::Msg::Job {
+            owner: "bench",
+            event: super::job::Event::Detail(_)
+        }
+    )
 }
 
 fn typed(app: &mut App, text: &str) -> Option<super::app::Request> {
@@ -351,9 +383,9 @@ fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
     app.set_disk(r);
     app.disk.as_mut().expect("disk").selected = 1;
     key(&mut app, KeyCode::Char('b'));
-    assert_eq!(app.screen, Screen::Bench);
+    assert_eq!(app.screen, Screen::Page("bench"));
     {
-        let b = app.bench.as_mut().expect("bench");
+        let b = bench(&mut app).expect("bench");
         assert_eq!(b.partition, Some(2), "the selected (misaligned) partition");
         b.path = "fixture.img".into();
     }
@@ -362,7 +394,7 @@ fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
     key(&mut app, KeyCode::Char('w'));
     key(&mut app, KeyCode::Char('w'));
     assert_eq!(
-        app.bench.as_ref().map(|b| b.write),
+        bench(&mut app).map(|b| b.write),
         Some(afdisk::bench::WriteMode::All)
     );
     key(&mut app, KeyCode::Char('r'));
@@ -373,26 +405,23 @@ fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
     assert!(std::fs::read(&img).expect("read") == original);
     // A read-only run: live snapshots arrive, then the result.
     key(&mut app, KeyCode::Char('w'));
-    app.bench.as_mut().expect("bench").path = img.clone();
+    bench(&mut app).expect("bench").path = img.clone();
     let req = app.handle_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE));
     let (tx, rx) = std::sync::mpsc::channel();
-    super::on_request(
-        req.expect("r starts a run"),
-        &tx,
-        InspectOptions::default(),
-        dir.path(),
-    );
+    let env = env(dir.path());
+    let mut code = 0;
+    super::on_request(&mut app, req.expect("r starts a run"), &tx, &env);
     let mut lives = 0;
     loop {
         let m = rx
             .recv_timeout(std::time::Duration::from_secs(30))
             .expect("the run reports");
-        let done = matches!(m, super::Msg::BenchDone(_));
-        let live = matches!(m, super::Msg::BenchLive(_));
+        let done = is_bench_done(&m);
+        let live = is_bench_live(&m);
         if live {
             lives += 1;
         }
-        super::on_msg(&mut app, m, &tx, InspectOptions::default());
+        super::dispatch(&mut app, m, &tx, &env, &mut code);
         if live && lives == 1 {
             let s = render(&app, 80, 24);
             assert!(s.contains("running") && s.contains("read-4k"), "{s}");
@@ -402,7 +431,7 @@ fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
         }
     }
     assert!(lives > 0, "live progress was shown");
-    let b = app.bench.as_ref().expect("bench");
+    let b = bench(&mut app).expect("bench");
     let super::bench::Phase::Done(rep) = &b.phase else {
         panic!("run failed: {:?}", b.phase);
     };
@@ -420,27 +449,22 @@ fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
     key(&mut app, KeyCode::Esc);
     assert_eq!(
         app.screen,
-        Screen::Bench,
+        Screen::Page("bench"),
         "Esc stops the run, it does not leave"
     );
     let s = render(&app, 80, 24);
     assert!(s.contains("stopping after this round"), "{s}");
-    super::on_request(
-        req.expect("r runs again"),
-        &tx,
-        InspectOptions::default(),
-        dir.path(),
-    );
+    super::on_request(&mut app, req.expect("r runs again"), &tx, &env);
     // Esc while the run is live (pressed at once: waiting for its first report raced the run out of fresh
     // slots on a loaded machine, OutOfSlots instead of Cancelled).
     assert!(
-        app.bench.as_ref().is_some_and(|b| b.running()),
+        bench(&mut app).is_some_and(|b| b.running()),
         "the run is live"
     );
     key(&mut app, KeyCode::Esc);
     assert_eq!(
         app.screen,
-        Screen::Bench,
+        Screen::Page("bench"),
         "Esc stops the run, it does not leave"
     );
     let s = render(&app, 80, 24);
@@ -449,13 +473,13 @@ fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
         let m = rx
             .recv_timeout(std::time::Duration::from_secs(30))
             .expect("the run reports");
-        let done = matches!(m, super::Msg::BenchDone(_));
-        super::on_msg(&mut app, m, &tx, InspectOptions::default());
+        let done = is_bench_done(&m);
+        super::dispatch(&mut app, m, &tx, &env, &mut code);
         if done {
             break;
         }
     }
-    let b = app.bench.as_ref().expect("bench");
+    let b = bench(&mut app).expect("bench");
     let super::bench::Phase::Done(rep) = &b.phase else {
         panic!("run failed: {:?}", b.phase);
     };
@@ -491,13 +515,13 @@ fn confirm_dialog_of_a_plan_that_destroys_data_lists_it_and_wants_destroy() {
     }];
     key(&mut app, KeyCode::Char('a'));
     let screen = render(&app, 100, 30);
-    assert!(screen.contains("It DESTROYS the data of:"), "{screen}");
+    assert!(screen.contains("and DESTROY the data of:"), "{screen}");
     assert!(
         screen.contains("partition 2 (8 MiB): ext4 UUID 0f3c2a9e-5d4b-4a61-9e0c-1b2c3d4e5f60"),
         "{screen}"
     );
     assert!(
-        screen.contains("Type fixture.img DESTROY and press Enter"),
+        screen.contains("Type \"fixture.img DESTROY\" and press Enter"),
         "{screen}"
     );
     typed(&mut app, "fixture.img");
@@ -537,11 +561,68 @@ fn bench_write_all_dialog_lists_the_filesystem_it_destroys() {
     key(&mut app, KeyCode::Char('w'));
     key(&mut app, KeyCode::Char('r'));
     let screen = render(&app, 100, 30);
-    assert!(screen.contains("It DESTROYS the data of:"), "{screen}");
+    assert!(screen.contains("and DESTROY the data of:"), "{screen}");
     assert!(screen.contains("partition 2 ("), "{screen}");
     assert!(screen.contains("): ext4"), "{screen}");
-    assert!(screen.contains("DESTROY and press Enter"), "{screen}");
-    let b = app.bench.as_mut().expect("bench");
+    assert!(screen.contains("DESTROY\" and press Enter"), "{screen}");
+    let b = bench(&mut app).expect("bench");
     b.partition = Some(1);
     assert!(b.lost().is_empty());
+}
+
+/// A failed run on the bench screen says what kind of failure it was (it once read "Refused or failed" for
+/// every error, an I/O error after writes included): the error reaches the screen as a value, kind and all.
+#[test]
+fn bench_failure_shows_its_kind() {
+    let mut app = disk_app();
+    key(&mut app, KeyCode::Char('b'));
+    let b = bench(&mut app).expect("bench");
+    b.phase = super::bench::Phase::Failed(afdisk::Error::io(
+        "writing at sector 8 of fixture.img failed",
+        "check the device with dmesg",
+    ));
+    let s = render(&app, 80, 24);
+    assert!(s.contains("I/O failure: writing at sector 8"), "{s}");
+    assert!(!s.contains("Refused"), "{s}");
+}
+
+/// A table write cannot be stopped, so q and Ctrl-C do not quit while it runs (quitting used to end the
+/// process in the middle of it); the key bar says why. Once it is done, q quits.
+#[test]
+fn q_does_not_quit_during_a_write() {
+    let (dir, img) = fixture_image();
+    let backups = dir.path().join("bk");
+    let mut app = App::new(false, true);
+    let (_, r) = report::inspect(&img, &InspectOptions::default()).expect("inspect");
+    app.set_disk(r);
+    let req = app.handle_key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE));
+    pump(&mut app, req.expect("p proposes a plan"), &backups);
+    key(&mut app, KeyCode::Char('a'));
+    typed(
+        &mut app,
+        img.file_name().and_then(|n| n.to_str()).expect("name"),
+    );
+    let req = app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let env = env(&backups);
+    super::on_request(&mut app, req.expect("enter submits"), &tx, &env);
+    key(&mut app, KeyCode::Char('q'));
+    app.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert!(!app.quit, "q and Ctrl-C wait for the write");
+    assert!(
+        app.busy
+            .as_deref()
+            .unwrap_or("")
+            .contains("cannot be stopped"),
+        "{:?}",
+        app.busy
+    );
+    let m = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the write answers");
+    let mut code = 0;
+    super::dispatch(&mut app, m, &tx, &env, &mut code);
+    assert!(app.plan.as_ref().is_some_and(|p| p.written.is_some()));
+    key(&mut app, KeyCode::Char('q'));
+    assert!(app.quit, "q quits once the write is done");
 }

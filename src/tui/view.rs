@@ -9,12 +9,14 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row, Table, TableState,
 use ratatui::Frame;
 
 use afdisk::finding::Severity;
-use afdisk::report::{PartitionReport, Report};
-use afdisk::table::PartKind;
+use afdisk::present::{Badge, ListStatus};
+use afdisk::report::Report;
 use afdisk::units::human;
 
-use super::app::{App, ListItem, Panel, Screen, KEYS};
+use super::app::{App, DiskState, ListItem, Panel, Screen};
+use super::dialog::Styles;
 use super::model::{self, SegKind};
+use super::page::key_bar;
 
 struct Theme {
     ok: Style,
@@ -51,6 +53,18 @@ impl Theme {
     }
 }
 
+impl Theme {
+    /// The styles the screens share.
+    fn styles(&self) -> Styles {
+        Styles {
+            ok: self.ok,
+            bad: self.bad,
+            warn: self.warn,
+            title: self.title,
+        }
+    }
+}
+
 pub fn draw(f: &mut Frame, app: &App) {
     let th = Theme::new(app.no_color);
     let area = f.area();
@@ -59,12 +73,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         return;
     }
     let [body, bar] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
-    let styles = super::plan_view::Styles {
-        ok: th.ok,
-        bad: th.bad,
-        warn: th.warn,
-        title: th.title,
-    };
+    let styles = th.styles();
     match app.screen {
         Screen::List => draw_list(f, app, body, &th),
         Screen::Disk => draw_disk(f, app, body, &th),
@@ -73,14 +82,14 @@ pub fn draw(f: &mut Frame, app: &App) {
             Some(ps) => super::plan_view::draw(f, ps, body, &styles),
             None => f.render_widget(Paragraph::new("No plan."), body),
         },
-        Screen::Bench => match &app.bench {
-            Some(b) => super::bench_view::draw(f, b, body, &styles),
-            None => f.render_widget(Paragraph::new("No benchmark."), body),
+        Screen::Page(name) => match app.page(name) {
+            Some(p) => p.draw(f, body, &styles),
+            None => f.render_widget(Paragraph::new("Nothing here."), body),
         },
     }
     draw_keybar(f, app, bar);
     if app.help {
-        draw_help(f, area, &th);
+        draw_help(f, app, area, &th);
     }
 }
 
@@ -90,32 +99,14 @@ fn draw_keybar(f: &mut Frame, app: &App, area: Rect) {
     } else if let (Some(e), Screen::Disk) = (&app.error, app.screen) {
         format!("error: {e}")
     } else {
-        match app.screen {
-            Screen::List => "Up/Dn move  Enter open  ? help  q quit".to_string(),
-            Screen::Disk => {
-                "Up/Dn move  Tab panel  z zoom  p plan  b bench  ? help  Esc back  q quit"
-                    .to_string()
+        let status = match app.screen {
+            Screen::Page(name) => app.page(name).and_then(|p| p.status()),
+            Screen::Plan if app.plan.as_ref().is_some_and(|p| p.typing()) => {
+                Some("type the device name  Enter confirm  Esc cancel".to_string())
             }
-            Screen::Bench => match &app.bench {
-                Some(b) if b.typing() => {
-                    "type the device name  Enter confirm  Esc cancel".to_string()
-                }
-                Some(b) if b.stopping() => "stopping after this round…  q quit".to_string(),
-                Some(b) if b.running() => "benchmark running…  Esc/s stop  q quit".to_string(),
-                _ => "r run  w write mode  o probe  ? help  Esc back  q quit".to_string(),
-            },
-            Screen::Plan => match &app.plan {
-                Some(p) if p.typing() => {
-                    "type the device name  Enter confirm  Esc cancel".to_string()
-                }
-                _ => "a apply  u undo  n next preset  Up/Dn scroll  ? help  Esc back  q quit"
-                    .to_string(),
-            },
-            Screen::Zoom => {
-                "<-/-> boundary  e start/end  n/p partition  +/- block  ? help  Esc back  q quit"
-                    .to_string()
-            }
-        }
+            _ => None,
+        };
+        status.unwrap_or_else(|| key_bar(&app.commands()))
     };
     f.render_widget(
         Paragraph::new(Line::from(text).style(Style::default().add_modifier(Modifier::REVERSED))),
@@ -123,9 +114,10 @@ fn draw_keybar(f: &mut Frame, app: &App, area: Rect) {
     );
 }
 
-fn draw_help(f: &mut Frame, area: Rect, th: &Theme) {
+fn draw_help(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     let w = area.width.min(70);
-    let h = (KEYS.len() as u16 + 4).min(area.height);
+    let keys = app.commands();
+    let h = (keys.len() as u16 + 4).min(area.height);
     let r = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height - h) / 2,
@@ -133,12 +125,12 @@ fn draw_help(f: &mut Frame, area: Rect, th: &Theme) {
         height: h,
     };
     f.render_widget(Clear, r);
-    let lines: Vec<Line> = KEYS
+    let lines: Vec<Line> = keys
         .iter()
-        .map(|(k, d)| {
+        .map(|c| {
             Line::from(vec![
-                Span::styled(format!("{k:<17}"), th.title),
-                Span::raw(*d),
+                Span::styled(format!("{:<12}", c.keys), th.title),
+                Span::raw(if c.help.is_empty() { c.bar } else { c.help }),
             ])
         })
         .collect();
@@ -149,22 +141,6 @@ fn draw_help(f: &mut Frame, area: Rect, th: &Theme) {
             .wrap(Wrap { trim: false }),
         r,
     );
-}
-
-fn list_status(r: &Report) -> (String, bool) {
-    let mut s = if r.summary.misaligned > 0 {
-        format!("MISALIGNED {}", r.summary.misaligned)
-    } else if r.findings.iter().any(|f| f.severity == Severity::Error) {
-        "PROBLEM".to_string()
-    } else if r.table.is_none() {
-        "empty".to_string()
-    } else {
-        "aligned".to_string()
-    };
-    if r.summary.in_use {
-        s.push_str(", in use");
-    }
-    (s, r.summary.misaligned > 0)
 }
 
 fn draw_list(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
@@ -192,47 +168,7 @@ fn draw_list(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         ]
     })
     .style(th.title);
-    let rows: Vec<Row> = l
-        .items
-        .iter()
-        .map(|it| match it {
-            ListItem::Disk(r) => {
-                let d = &r.device;
-                let (status, bad) = list_status(r);
-                let mut cells = vec![d.name.clone()];
-                if wide {
-                    cells.push(d.model.clone().unwrap_or_else(|| "-".into()));
-                }
-                cells.extend([
-                    human(d.size_bytes),
-                    format!("{}/{}", d.logical_sector_size, d.physical_sector_size),
-                    d.transport.clone(),
-                    r.summary
-                        .label
-                        .map(|x| x.as_str().to_string())
-                        .unwrap_or_else(|| "-".into()),
-                    r.summary.partitions.to_string(),
-                    status,
-                ]);
-                Row::new(cells).style(if bad { th.bad } else { Style::default() })
-            }
-            ListItem::Failed { name, error } => {
-                let mut cells = vec![name.clone()];
-                if wide {
-                    cells.push(String::new());
-                }
-                cells.extend([
-                    "".into(),
-                    "".into(),
-                    "".into(),
-                    "".into(),
-                    "".into(),
-                    format!("ERROR: {error}"),
-                ]);
-                Row::new(cells).style(th.warn)
-            }
-        })
-        .collect();
+    let rows: Vec<Row> = l.items.iter().map(|it| list_row(it, wide, th)).collect();
     let widths: Vec<Constraint> = if wide {
         [10, 24, 10, 10, 10, 6, 6, 30]
             .iter()
@@ -271,33 +207,45 @@ fn draw_list(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     }
 }
 
-fn badge(p: &PartitionReport) -> (String, bool) {
-    let a = &p.alignment;
-    if a.exempt.is_some() {
-        return (
-            format!(
-                "n/a {}",
-                if p.kind == PartKind::Extended {
-                    "extended"
-                } else {
-                    "BIOS boot"
-                }
-            ),
-            false,
-        );
+/// One row of the device list: the disk's cells and its status (styled by its tone), or why it failed.
+fn list_row<'a>(it: &ListItem, wide: bool, th: &Theme) -> Row<'a> {
+    match it {
+        ListItem::Disk(r) => {
+            let d = &r.device;
+            let status = ListStatus::of(r);
+            let mut cells = vec![d.name.clone()];
+            if wide {
+                cells.push(d.model.clone().unwrap_or_else(|| "-".into()));
+            }
+            cells.extend([
+                human(d.size_bytes),
+                format!("{}/{}", d.logical_sector_size, d.physical_sector_size),
+                d.transport.clone(),
+                r.summary
+                    .label
+                    .map(|x| x.as_str().to_string())
+                    .unwrap_or_else(|| "-".into()),
+                r.summary.partitions.to_string(),
+                status.to_string(),
+            ]);
+            Row::new(cells).style(th.styles().of(status.tone()))
+        }
+        ListItem::Failed { name, error } => {
+            let mut cells = vec![name.clone()];
+            if wide {
+                cells.push(String::new());
+            }
+            cells.extend([
+                "".into(),
+                "".into(),
+                "".into(),
+                "".into(),
+                "".into(),
+                format!("ERROR: {error}"),
+            ]);
+            Row::new(cells).style(th.warn)
+        }
     }
-    if !a.physical {
-        return (format!("!! MISALIGNED +{}", a.offset_bytes), true);
-    }
-    let mut s = if a.mib {
-        "ok 1MiB".to_string()
-    } else {
-        "ok phys, !1MiB".to_string()
-    };
-    if !a.end_physical {
-        s.push_str(" end-off");
-    }
-    (s, false)
 }
 
 fn disk_title(r: &Report) -> Vec<Line<'static>> {
@@ -407,6 +355,13 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     f.render_widget(Paragraph::new(disk_title(r)).style(th.title), title);
     draw_map(f, r, d.selected, map, th);
 
+    draw_partitions(f, d, parts, th);
+    draw_findings(f, d, findings, th);
+}
+
+/// The disk view's partition table, each row styled by its alignment badge's tone.
+fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
+    let r = &d.report;
     let wide = parts.width >= 110;
     let mut head = vec!["#", "START", "END", "SIZE", "TYPE"];
     if wide {
@@ -417,7 +372,7 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         .partitions
         .iter()
         .map(|p| {
-            let (b, bad) = badge(p);
+            let badge = Badge::of(p);
             let mut cells = vec![
                 p.number.to_string(),
                 p.start.to_string(),
@@ -429,8 +384,8 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
                 cells.push(p.name.clone().unwrap_or_default());
             }
             cells.push(p.filesystem.clone().unwrap_or_else(|| "-".into()));
-            cells.push(b);
-            Row::new(cells).style(if bad { th.bad } else { Style::default() })
+            cells.push(badge.short());
+            Row::new(cells).style(th.styles().of(badge.tone()))
         })
         .collect();
     let mut widths = vec![
@@ -444,13 +399,6 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         widths.push(Constraint::Length(16));
     }
     widths.extend([Constraint::Length(7), Constraint::Min(14)]);
-    let focus_style = |p: Panel| {
-        if d.focus == p {
-            th.title
-        } else {
-            Style::default()
-        }
-    };
     let title_text = if r.partitions.is_empty() {
         " Partitions: none "
     } else {
@@ -459,7 +407,11 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     let table = Table::new(rows, widths)
         .header(Row::new(head).style(th.title))
         .block(
-            Block::bordered().title(Line::from(title_text).style(focus_style(Panel::Partitions))),
+            Block::bordered().title(Line::from(title_text).style(focus_style(
+                d,
+                Panel::Partitions,
+                th,
+            ))),
         )
         .row_highlight_style(th.sel)
         .highlight_symbol(">");
@@ -469,7 +421,11 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         Some(d.selected)
     });
     f.render_stateful_widget(table, parts, &mut st);
+}
 
+/// The disk view's findings: the selected partition's first, then the rest, styled by severity.
+fn draw_findings(f: &mut Frame, d: &DiskState, findings: Rect, th: &Theme) {
+    let r = &d.report;
     // Findings: the selected partition's first, then the rest.
     let sel_no = r.partitions.get(d.selected).map(|p| p.number);
     let mut ordered: Vec<_> = r
@@ -484,19 +440,12 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     );
     let mut lines: Vec<Line> = Vec::new();
     for fd in ordered {
-        let (tag, st) = match fd.severity {
-            Severity::Error => ("[ERROR]", th.bad),
-            Severity::Warning => ("[WARN] ", th.warn),
-            Severity::Info => ("[info] ", Style::default()),
+        let st = match fd.severity {
+            Severity::Error => th.bad,
+            Severity::Warning => th.warn,
+            Severity::Info => Style::default(),
         };
-        let part = fd
-            .partition
-            .map(|n| format!(" partition {n}"))
-            .unwrap_or_default();
-        lines.push(Line::from(vec![
-            Span::styled(tag, st),
-            Span::styled(format!(" {}{}", fd.code, part), th.title),
-        ]));
+        lines.push(Line::from(Span::styled(fd.heading(), st)));
         lines.push(Line::from(fd.message.clone()));
     }
     if lines.is_empty() {
@@ -505,8 +454,11 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         ));
     }
     let fblock = Block::bordered().title(
-        Line::from(format!(" Findings ({}) ", r.findings.len()))
-            .style(focus_style(Panel::Findings)),
+        Line::from(format!(" Findings ({}) ", r.findings.len())).style(focus_style(
+            d,
+            Panel::Findings,
+            th,
+        )),
     );
     f.render_widget(
         Paragraph::new(Text::from(lines))
@@ -515,6 +467,126 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
             .scroll((d.findings_scroll, 0)),
         findings,
     );
+}
+
+/// A panel title's style: highlighted when the panel has the focus.
+fn focus_style(d: &DiskState, p: Panel, th: &Theme) -> Style {
+    if d.focus == p {
+        th.title
+    } else {
+        Style::default()
+    }
+}
+
+/// The zoom's verdict line: whether the boundary (start or end) costs read-modify-write.
+fn zoom_verdict(z: &model::Zoom, at_end: bool, bsz: &str, th: &Theme) -> Span<'static> {
+    if at_end {
+        if z.offset_bytes == 0 {
+            Span::styled("ok: the end is on a physical boundary.".to_string(), th.ok)
+        } else {
+            Span::styled(
+                format!(
+                    "!! the end is {} B into a physical sector (last one is shared)",
+                    z.offset_bytes
+                ),
+                th.bad,
+            )
+        }
+    } else if z.rmw == 0 {
+        Span::styled(
+            format!("ok: each {bsz} write fits whole physical sectors: no read-modify-write"),
+            th.ok,
+        )
+    } else {
+        Span::styled(
+            format!(
+                "!! each {bsz} write here costs {} read-modify-write cycles (+{} B)",
+                z.rmw, z.offset_bytes
+            ),
+            th.bad,
+        )
+    }
+}
+
+/// One row of the zoom: physical sectors, logical sectors (marked, inside, outside), and filesystem blocks
+/// (straddling ones marked), then a blank line.
+fn zoom_row(
+    row: &[model::Cell],
+    (z, start): (&model::Zoom, u64),
+    (ss, per_phys, cw): (u64, u64, u64),
+    align_off: u64,
+    th: &Theme,
+) -> Vec<Line<'static>> {
+    let Some(first) = row.first() else {
+        return Vec::new();
+    };
+    let mut phys = vec![Span::raw(format!("{:<11}", format!("LBA {}", first.lba)))];
+    let mut logical = vec![Span::raw(format!("{:<11}", "  sectors"))];
+    let mut blocks = vec![Span::raw(format!("{:<11}", "  fs blocks"))];
+    for group in row.chunks(per_phys as usize) {
+        let Some(g0) = group.first() else { continue };
+        let pidx = (g0.lba * ss).saturating_sub(align_off) / (per_phys * ss);
+        let width = (per_phys * cw) as usize;
+        let mut label = format!("|P{pidx}");
+        while label.len() < width {
+            label.push('-');
+        }
+        phys.push(Span::styled(
+            label.chars().take(width).collect::<String>(),
+            th.dim,
+        ));
+        for (k, c) in group.iter().enumerate() {
+            let sep = if k == 0 { "|" } else { " " };
+            let glyph = if c.marked {
+                ">"
+            } else if c.inside {
+                "#"
+            } else {
+                "."
+            };
+            let pad = " ".repeat(cw as usize - 2);
+            let st = if c.marked {
+                th.title.add_modifier(Modifier::REVERSED)
+            } else if c.inside {
+                th.ok
+            } else {
+                th.dim
+            };
+            logical.push(Span::styled(format!("{sep}{glyph}{pad}"), st));
+            let (bglyph, bst) = match c.block {
+                None => (" ".to_string(), Style::default()),
+                Some(b) => {
+                    let starts = c.lba == start + b * z.per_block;
+                    let ch = if c.straddles { '!' } else { '=' };
+                    let s = if starts {
+                        format!("[{}", b % 10)
+                    } else {
+                        format!("{ch}{ch}")
+                    };
+                    (
+                        s,
+                        if c.straddles {
+                            th.bad.add_modifier(Modifier::REVERSED)
+                        } else {
+                            th.ok
+                        },
+                    )
+                }
+            };
+            let mut t: String = bglyph.chars().take(2).collect();
+            if t.chars().count() < 2 {
+                t.push(' ');
+            }
+            t.push_str(&" ".repeat(cw as usize - 2));
+            blocks.push(Span::styled(t, bst));
+        }
+    }
+    vec![
+        Line::from(phys),
+        Line::from(logical),
+        Line::from(blocks),
+        Line::from(""),
+    ]
 }
 
 fn draw_zoom(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
@@ -548,32 +620,7 @@ fn draw_zoom(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     let which = if app.zoom.at_end { "end" } else { "start" };
     let mut lines: Vec<Line> = Vec::new();
     let bsz = human(z.per_block * ss);
-    let verdict = if app.zoom.at_end {
-        if z.offset_bytes == 0 {
-            Span::styled("ok: the end is on a physical boundary.".to_string(), th.ok)
-        } else {
-            Span::styled(
-                format!(
-                    "!! the end is {} B into a physical sector (last one is shared)",
-                    z.offset_bytes
-                ),
-                th.bad,
-            )
-        }
-    } else if z.rmw == 0 {
-        Span::styled(
-            format!("ok: each {bsz} write fits whole physical sectors: no read-modify-write"),
-            th.ok,
-        )
-    } else {
-        Span::styled(
-            format!(
-                "!! each {bsz} write here costs {} read-modify-write cycles (+{} B)",
-                z.rmw, z.offset_bytes
-            ),
-            th.bad,
-        )
-    };
+    let verdict = zoom_verdict(&z, app.zoom.at_end, &bsz, th);
     lines.push(Line::from(verdict));
     lines.push(Line::from(Span::styled(
         format!(
@@ -587,72 +634,13 @@ fn draw_zoom(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         th.dim,
     )));
     for row in z.cells.chunks((per_phys * phys_per_row) as usize) {
-        let Some(first) = row.first() else { continue };
-        let mut phys = vec![Span::raw(format!("{:<11}", format!("LBA {}", first.lba)))];
-        let mut logical = vec![Span::raw(format!("{:<11}", "  sectors"))];
-        let mut blocks = vec![Span::raw(format!("{:<11}", "  fs blocks"))];
-        for group in row.chunks(per_phys as usize) {
-            let Some(g0) = group.first() else { continue };
-            let pidx = (g0.lba * ss).saturating_sub(topo.alignment_offset) / (per_phys * ss);
-            let width = (per_phys * cw) as usize;
-            let mut label = format!("|P{pidx}");
-            while label.len() < width {
-                label.push('-');
-            }
-            phys.push(Span::styled(
-                label.chars().take(width).collect::<String>(),
-                th.dim,
-            ));
-            for (k, c) in group.iter().enumerate() {
-                let sep = if k == 0 { "|" } else { " " };
-                let glyph = if c.marked {
-                    ">"
-                } else if c.inside {
-                    "#"
-                } else {
-                    "."
-                };
-                let pad = " ".repeat(cw as usize - 2);
-                let st = if c.marked {
-                    th.title.add_modifier(Modifier::REVERSED)
-                } else if c.inside {
-                    th.ok
-                } else {
-                    th.dim
-                };
-                logical.push(Span::styled(format!("{sep}{glyph}{pad}"), st));
-                let (bglyph, bst) = match c.block {
-                    None => (" ".to_string(), Style::default()),
-                    Some(b) => {
-                        let starts = c.lba == p.start + b * z.per_block;
-                        let ch = if c.straddles { '!' } else { '=' };
-                        let s = if starts {
-                            format!("[{}", b % 10)
-                        } else {
-                            format!("{ch}{ch}")
-                        };
-                        (
-                            s,
-                            if c.straddles {
-                                th.bad.add_modifier(Modifier::REVERSED)
-                            } else {
-                                th.ok
-                            },
-                        )
-                    }
-                };
-                let mut t: String = bglyph.chars().take(2).collect();
-                if t.chars().count() < 2 {
-                    t.push(' ');
-                }
-                t.push_str(&" ".repeat(cw as usize - 2));
-                blocks.push(Span::styled(t, bst));
-            }
-        }
-        lines.push(Line::from(phys));
-        lines.push(Line::from(logical));
-        lines.push(Line::from(blocks));
-        lines.push(Line::from(""));
+        lines.extend(zoom_row(
+            row,
+            (&z, p.start),
+            (ss, per_phys, cw),
+            topo.alignment_offset,
+            th,
+        ));
     }
     lines.push(Line::from(Span::styled(
         "> first  # inside  . outside  |P physical  [n fs block  !! straddles (RMW)",

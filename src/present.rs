@@ -1,0 +1,252 @@
+//! Presentations: the values front ends show, each with the one text rendering every front end uses (the
+//! libfdisk way: `fdisk_partition_to_string` gives every front end the same cell text). The CLI prints the
+//! text; the TUI prints the same text and styles it by the value's kind, never by parsing the text.
+//!
+//! Terms:
+//! - a *list status* is the STATUS cell of a disk in a list (`afdisk list`, the TUI's device list);
+//! - a *badge* is the ALIGNMENT cell of a partition, in a long form (the CLI's `inspect`) and a short form (the
+//!   TUI's narrow column); both are rendered here;
+//! - a *written* value is what an apply or a restore did, in lines (the CLI prints them all, the TUI the first);
+//! - a *tone* is the kind a front end styles by: good, bad, warning or plain.
+
+use std::fmt;
+
+use crate::alignment::Exemption;
+use crate::apply::WriteOutcome;
+use crate::plan;
+use crate::report::{DiskStatus, PartitionReport, Report};
+use crate::units::human;
+
+/// How a value reads: what the TUI colours by (and the CLI ignores).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    Plain,
+    Good,
+    Warning,
+    Bad,
+}
+
+/// The STATUS cell of a disk in a list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListStatus {
+    /// The disk's status as `check` sees it (a table problem wins over misalignment).
+    pub status: DiskStatus,
+    /// How many partitions start off a physical boundary.
+    pub misaligned: usize,
+    /// The disk has no partition table.
+    pub empty: bool,
+    /// Something uses the disk (mounted, swap, holders).
+    pub in_use: bool,
+}
+
+impl ListStatus {
+    pub fn of(r: &Report) -> Self {
+        ListStatus {
+            status: r.status(false),
+            misaligned: r.summary.misaligned,
+            empty: r.table.is_none(),
+            in_use: r.summary.in_use,
+        }
+    }
+
+    pub fn tone(&self) -> Tone {
+        match self.status {
+            DiskStatus::Aligned => Tone::Plain,
+            DiskStatus::Misaligned | DiskStatus::Problem => Tone::Bad,
+        }
+    }
+}
+
+impl fmt::Display for ListStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.status {
+            DiskStatus::Problem => write!(f, "PROBLEM")?,
+            DiskStatus::Misaligned => write!(f, "MISALIGNED {}", self.misaligned)?,
+            DiskStatus::Aligned if self.empty => write!(f, "empty")?,
+            DiskStatus::Aligned => write!(f, "aligned")?,
+        }
+        if self.in_use {
+            write!(f, ", in use")?;
+        }
+        Ok(())
+    }
+}
+
+/// The ALIGNMENT cell of a partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Badge {
+    /// Alignment does not apply (an extended container, a BIOS boot partition).
+    Exempt(Exemption),
+    /// The start is off a physical boundary by `offset` bytes: `rmw` read-modify-write cycles per `block`
+    /// write.
+    Misaligned { offset: u64, rmw: u64, block: u64 },
+    /// On a physical boundary but not on 1 MiB.
+    NotMib { end_off: bool },
+    /// On 1 MiB (and so physical) boundaries.
+    Ok { end_off: bool },
+}
+
+impl Badge {
+    pub fn of(p: &PartitionReport) -> Self {
+        let a = &p.alignment;
+        match a.exempt {
+            Some(e) => Badge::Exempt(e),
+            None if !a.physical => Badge::Misaligned {
+                offset: a.offset_bytes,
+                rmw: a.rmw_per_block_write,
+                block: a.block_size,
+            },
+            None if !a.mib => Badge::NotMib {
+                end_off: !a.end_physical,
+            },
+            None => Badge::Ok {
+                end_off: !a.end_physical,
+            },
+        }
+    }
+
+    pub fn tone(&self) -> Tone {
+        match self {
+            Badge::Misaligned { .. } => Tone::Bad,
+            _ => Tone::Plain,
+        }
+    }
+
+    fn exempt_word(e: Exemption) -> &'static str {
+        match e {
+            Exemption::Extended => "extended",
+            Exemption::BiosBoot => "BIOS boot",
+        }
+    }
+
+    /// The full cell, as `afdisk inspect` prints it.
+    pub fn long(&self) -> String {
+        match *self {
+            Badge::Exempt(e) => format!("n/a ({})", Self::exempt_word(e)),
+            Badge::Misaligned { offset, rmw, block } => {
+                format!(
+                    "MISALIGNED +{offset} B, {rmw} RMW per {} write",
+                    human(block)
+                )
+            }
+            Badge::NotMib { end_off } => format!(
+                "physical ok, not 1 MiB{}",
+                if end_off { ", end off" } else { "" }
+            ),
+            Badge::Ok { end_off } => {
+                format!("ok (1 MiB){}", if end_off { ", end off" } else { "" })
+            }
+        }
+    }
+
+    /// The narrow cell (14 columns), as the TUI's partition table shows it.
+    pub fn short(&self) -> String {
+        match *self {
+            Badge::Exempt(e) => format!("n/a {}", Self::exempt_word(e)),
+            Badge::Misaligned { offset, .. } => format!("!! MISALIGNED +{offset}"),
+            Badge::NotMib { end_off } => {
+                format!("ok phys, !1MiB{}", if end_off { " end-off" } else { "" })
+            }
+            Badge::Ok { end_off } => format!("ok 1MiB{}", if end_off { " end-off" } else { "" }),
+        }
+    }
+}
+
+/// A latency for people: `812.4 µs`, `1.25 ms`.
+pub fn latency(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.1} µs", ns / 1e3)
+    }
+}
+
+/// What a write did: an apply (`Wrote`) or a restore or undo (`Restored`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Wrote,
+    Restored,
+}
+
+impl Verb {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Wrote => "Wrote",
+            Verb::Restored => "Restored",
+        }
+    }
+}
+
+/// The outcome of an apply or restore in lines: what was written and verified, sectors outside table space,
+/// the backup, the kernel's view, and the undo command.
+pub fn written_lines(o: &WriteOutcome, verb: Verb) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{} {}: {} sector(s) in {} phase(s), read back and verified.",
+        verb.as_str(),
+        o.device.display(),
+        o.sectors_written,
+        o.phases
+    )];
+    if !o.outside_table_space.is_empty() {
+        lines.push(format!(
+            "Overwritten although not table space before: sector(s) {}",
+            plan::ranges(&o.outside_table_space)
+        ));
+    }
+    lines.push(format!(
+        "Backup of the previous sectors: {}",
+        o.backup_file.display()
+    ));
+    lines.push(format!(
+        "Kernel: {}; {}",
+        o.reread.message, o.kernel.message
+    ));
+    lines.push(format!("Undo: {}", o.undo_command));
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_status_text_names_the_state_and_use() {
+        let s = ListStatus {
+            status: DiskStatus::Misaligned,
+            misaligned: 2,
+            empty: false,
+            in_use: true,
+        };
+        assert_eq!(s.to_string(), "MISALIGNED 2, in use");
+        assert_eq!(s.tone(), Tone::Bad);
+        let e = ListStatus {
+            status: DiskStatus::Aligned,
+            misaligned: 0,
+            empty: true,
+            in_use: false,
+        };
+        assert_eq!(e.to_string(), "empty");
+        let p = ListStatus {
+            status: DiskStatus::Problem,
+            misaligned: 1,
+            empty: false,
+            in_use: false,
+        };
+        assert_eq!(p.to_string(), "PROBLEM", "a table problem wins");
+    }
+
+    #[test]
+    fn badges_long_and_short() {
+        let m = Badge::Misaligned {
+            offset: 512,
+            rmw: 2,
+            block: 4096,
+        };
+        assert_eq!(m.long(), "MISALIGNED +512 B, 2 RMW per 4 KiB write");
+        assert_eq!(m.short(), "!! MISALIGNED +512");
+        assert_eq!(Badge::Ok { end_off: true }.long(), "ok (1 MiB), end off");
+        assert_eq!(Badge::Ok { end_off: true }.short(), "ok 1MiB end-off");
+        assert_eq!(Badge::Exempt(Exemption::Extended).long(), "n/a (extended)");
+        assert!(Badge::NotMib { end_off: false }.short().chars().count() <= 14);
+    }
+}

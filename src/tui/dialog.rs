@@ -1,0 +1,127 @@
+//! The TUI's one confirmation dialog: it shows the library's [`Prompt`] (what will be done on which device,
+//! the filesystems lost, what must be typed), takes the typed answer, and hands it back on Enter. Every screen
+//! that writes uses this component; the check of the answer is the library's. Also the styles screens share
+//! and the centred box of every overlay.
+
+use crossterm::event::KeyCode;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
+use ratatui::Frame;
+
+use afdisk::device::access::Prompt;
+use afdisk::present::Tone;
+
+/// Styles the screens use (from the main view's theme).
+pub struct Styles {
+    pub ok: Style,
+    pub bad: Style,
+    pub warn: Style,
+    pub title: Style,
+}
+
+impl Styles {
+    /// The style of a value's tone.
+    pub fn of(&self, t: Tone) -> Style {
+        match t {
+            Tone::Plain => Style::default(),
+            Tone::Good => self.ok,
+            Tone::Warning => self.warn,
+            Tone::Bad => self.bad,
+        }
+    }
+}
+
+/// A box of at most `w`×`h` cells, centred in `area`.
+pub fn centred(area: Rect, w: u16, h: u16) -> Rect {
+    let (w, h) = (w.min(area.width), h.min(area.height));
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+/// An open confirmation: the question and what has been typed so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confirm {
+    /// The box's title (" Confirm write ").
+    pub title: &'static str,
+    pub prompt: Prompt,
+    pub input: String,
+}
+
+/// What a key did to the dialog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Still typing.
+    Typing,
+    /// Esc: nothing is done.
+    Cancelled,
+    /// Enter: the typed text, for the library to check.
+    Submitted(String),
+}
+
+impl Confirm {
+    pub fn new(title: &'static str, prompt: Prompt) -> Self {
+        Confirm {
+            title,
+            prompt,
+            input: String::new(),
+        }
+    }
+
+    /// Every key is the dialog's while it is open (so `q` and `?` are letters, not commands).
+    pub fn key(&mut self, code: KeyCode) -> Answer {
+        match code {
+            KeyCode::Esc => return Answer::Cancelled,
+            KeyCode::Enter => return Answer::Submitted(self.input.clone()),
+            KeyCode::Backspace => {
+                self.input.pop();
+            }
+            KeyCode::Char(c) if self.input.chars().count() < 128 => self.input.push(c),
+            _ => {}
+        }
+        Answer::Typing
+    }
+
+    pub fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
+        let w = area.width.min(72);
+        let inner = usize::from(w.saturating_sub(2)).max(1);
+        let text = self.prompt.lines();
+        let (ask, facts) = text
+            .split_last()
+            .map_or((None, &text[..]), |(a, f)| (Some(a), f));
+        let mut lines: Vec<Line> = facts
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let bad = i == 0 && !self.prompt.losses.is_empty();
+                Line::from(Span::styled(
+                    l.clone(),
+                    if bad { st.bad } else { Style::default() },
+                ))
+            })
+            .collect();
+        lines.push(Line::from(vec![
+            Span::styled(ask.cloned().unwrap_or_default(), st.title),
+            Span::raw(" and press Enter (Esc cancels):"),
+        ]));
+        lines.push(Line::from(Span::styled(
+            format!("> {}_", self.input),
+            Style::default().add_modifier(Modifier::BOLD),
+        )));
+        // Wrapped height: each line takes ceil(len / inner) rows, plus the borders.
+        let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
+        let r = centred(area, w, u16::try_from(rows + 2).unwrap_or(u16::MAX));
+        f.render_widget(Clear, r);
+        f.render_widget(
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .block(Block::bordered().title(Line::from(self.title).style(st.bad))),
+            r,
+        );
+    }
+}

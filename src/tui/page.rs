@@ -1,0 +1,98 @@
+//! Job screens ("pages"): a screen that runs a job through the library (the benchmark today; the sector-size
+//! switch and the data move next) is one module that implements [`Page`] and one [`super::job::Job`], plus
+//! one line in [`OPENERS`] (the key that opens it from the disk view, and its help). The event loop, the key
+//! bar, the help and the message routing need no change: a page draws itself, answers its keys, names its
+//! commands, receives its job's messages by its name, and shows its confirmation with the one dialog.
+
+use std::any::Any;
+use std::fmt;
+
+use crossterm::event::KeyCode;
+use ratatui::layout::Rect;
+use ratatui::Frame;
+
+use super::app::DiskState;
+use super::dialog::Styles;
+use super::job::{Event, Handle, Start};
+
+/// One command of a screen: the keys, the key bar's word, and the help's line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Command {
+    pub keys: &'static str,
+    pub bar: &'static str,
+    pub help: &'static str,
+}
+
+/// The key bar of a list of commands: "r run  w write mode  …".
+pub fn key_bar(commands: &[Command]) -> String {
+    commands
+        .iter()
+        .filter(|c| !c.bar.is_empty())
+        .map(|c| format!("{} {}", c.keys, c.bar))
+        .collect::<Vec<_>>()
+        .join("  ")
+}
+
+/// What a key or a job message asks of the UI.
+pub enum Reply {
+    None,
+    /// Back to the disk view.
+    Back,
+    /// Start this job (its messages come back to the page).
+    Start(Box<dyn Start>),
+    /// Read the disk again (after a job that wrote to it, such as the sector-size switch or a data move).
+    #[allow(dead_code)]
+    ReloadDisk,
+}
+
+/// A job screen.
+pub trait Page {
+    /// Its name: the owner of its jobs' messages.
+    fn name(&self) -> &'static str;
+    /// Its commands in its current state (the key bar shows them; the help lists them).
+    fn commands(&self) -> Vec<Command>;
+    /// The key bar, when it says something else than the commands (a dialog, a running job).
+    fn status(&self) -> Option<String> {
+        None
+    }
+    /// Whether every key goes to its dialog (so `q` and `?` are letters).
+    fn typing(&self) -> bool;
+    fn draw(&self, f: &mut Frame, area: Rect, st: &Styles);
+    fn key(&mut self, code: KeyCode) -> Reply;
+    /// Its job started.
+    fn started(&mut self, h: Handle);
+    fn on_job(&mut self, ev: Event) -> Reply;
+    fn as_any(&self) -> &dyn Any;
+    #[cfg_attr(not(test), allow(dead_code))]
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+impl fmt::Debug for dyn Page {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Page({})", self.name())
+    }
+}
+
+/// A page's constructor: the disk on screen and the page's previous state (if it was open before).
+pub type OpenFn = fn(&DiskState, Option<Box<dyn Page>>) -> Box<dyn Page>;
+
+/// How a page is opened from the disk view: its key, its help line, and the constructor (given the disk on
+/// screen and the page's previous state, if it was open before).
+pub struct Opener {
+    pub name: &'static str,
+    pub key: char,
+    pub command: Command,
+    pub open: OpenFn,
+}
+
+/// Every job screen. Adding one: its module, its job, and a line here.
+pub const OPENERS: &[Opener] = &[Opener {
+    name: "bench",
+    key: 'b',
+    command: Command {
+        keys: "b",
+        bar: "bench",
+        help: "disk or plan: benchmark (w write mode, o probe, r run, Esc/s stop a run)",
+    },
+    open: super::bench::open,
+}];
