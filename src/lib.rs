@@ -8,6 +8,7 @@
 //! - [`report`]: the inspect report and its findings
 //! - [`signature`]: what a partition holds
 //! - [`drive`]: the drive's own report (ATA IDENTIFY, SCSI READ CAPACITY(16), NVMe Identify)
+//! - [`mover`]: power-cut-safe, resumable moves of partition data (journal, schedule, engine)
 
 pub mod alignment;
 pub mod apply;
@@ -16,6 +17,7 @@ pub mod device;
 pub mod drive;
 pub mod error;
 pub mod finding;
+pub mod mover;
 pub mod plan;
 pub mod report;
 pub mod signature;
