@@ -5,7 +5,9 @@
 //! - [`MemIo`]: a byte vector (pure tests).
 //! - [`CutIo`]: the **cut-point layer** over any of them: every write is held back until the next flush of
 //!   that device; after the `k`-th write (counted over every device sharing one [`Cut`]) every further write
-//!   fails and every write not yet flushed is dropped — the state a power cut leaves.
+//!   fails and every write not yet flushed is dropped — the state a power cut leaves. A **reordering** cut
+//!   ([`Cut::reordering`]) is harsher: of the writes not yet flushed, the oldest is dropped and the later ones
+//!   land (a disk may persist its cache in any order), which catches a missing barrier.
 
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -97,6 +99,7 @@ impl Io for MemIo {
 #[derive(Debug)]
 pub struct Cut {
     limit: u64,
+    reorder: bool,
     count: Mutex<u64>,
 }
 
@@ -104,6 +107,15 @@ impl Cut {
     pub fn new(limit: u64) -> Arc<Cut> {
         Arc::new(Cut {
             limit,
+            reorder: false,
+            count: Mutex::new(0),
+        })
+    }
+    /// A cut after which the oldest unflushed write of each device is lost and the later ones land.
+    pub fn reordering(limit: u64) -> Arc<Cut> {
+        Arc::new(Cut {
+            limit,
+            reorder: true,
             count: Mutex::new(0),
         })
     }
@@ -181,6 +193,19 @@ impl Io for CutIo<'_> {
             self.inner.write_at(o, &d)?;
         }
         self.inner.flush()
+    }
+}
+
+impl Drop for CutIo<'_> {
+    /// The moment of the power cut for a reordering cut: the later unflushed writes land.
+    fn drop(&mut self) {
+        if self.cut.reorder && self.cut.tripped() {
+            if let Ok(mut p) = self.pending.lock() {
+                for (o, d) in p.drain(..).skip(1) {
+                    let _ = self.inner.write_at(o, &d);
+                }
+            }
+        }
     }
 }
 

@@ -21,7 +21,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use super::{to_hex, Layout, PlanKind, SectorWrite};
 use crate::error::{Error, Result};
 use crate::table::source::ByteSource;
-use crate::table::{self, Label, PartKind};
+use crate::table::{self, Label, PartKind, Partition};
 
 /// A changed sector: (lba, old contents, new contents).
 pub type Changed = (u64, Vec<u8>, Vec<u8>);
@@ -310,6 +310,15 @@ fn gpt_realign(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
         };
         e.first_lba = p.start;
         e.last_lba = p.end();
+        // A type change (the data mover marks a moving partition, and restores its type after).
+        if !o.type_code.eq_ignore_ascii_case(&p.type_code) {
+            let guid = uuid::Uuid::parse_str(&p.type_code)
+                .map_err(|e| internal("GPT type", format!("{}: {e}", p.type_code)))?;
+            e.part_type_guid = gpt::partition_types::Type {
+                guid,
+                os: gpt::partition_types::OperatingSystem::None,
+            };
+        }
         write_entry(ov, &e, p.number, [&primary, &backup], lb)?;
     }
     write_headers(ov, &mut primary, &mut backup, lb)
@@ -471,7 +480,13 @@ fn mbr_rebuild_chain(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()>
             .ok_or_else(|| internal("EBR", format!("partition {} had no EBR", p.number)))?;
         let mut h = read_mbr_header(ov, was)?;
         let cur = h.get(1).cloned().ok_or_else(|| internal("EBR", "slot"))?;
-        let part = mbr_entry(cur.boot == 0x80, cur.sys, p.start, p.start - at, p.size)?;
+        let part = mbr_entry(
+            cur.boot == 0x80,
+            sys_of(p, cur.sys),
+            p.start,
+            p.start - at,
+            p.size,
+        )?;
         let link = match logicals.get(k + 1) {
             Some(n) => {
                 let next = n
@@ -511,6 +526,14 @@ fn mbr_rebuild_chain(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()>
     write_mbr_header(ov, 0, &h)
 }
 
+/// The type byte `p` asks for (`0x83`), else the one on disk.
+fn sys_of(p: &Partition, cur: u8) -> u8 {
+    p.type_code
+        .strip_prefix("0x")
+        .and_then(|h| u8::from_str_radix(h, 16).ok())
+        .unwrap_or(cur)
+}
+
 fn mbr_realign(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
     if chain_rebuilt(Some(old), new) {
         return mbr_rebuild_chain(ov, old, new);
@@ -540,7 +563,7 @@ fn mbr_realign(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
             .get(slot)
             .cloned()
             .ok_or_else(|| internal("MBR", "slot"))?;
-        let e = mbr_entry(cur.boot == 0x80, cur.sys, p.start, rel, p.size)?;
+        let e = mbr_entry(cur.boot == 0x80, sys_of(p, cur.sys), p.start, rel, p.size)?;
         if let Some(s) = h.get_mut(slot) {
             *s = e;
         }

@@ -1,0 +1,322 @@
+//! The data mover (issue 14) on peer-made disks: ext4 made by mkfs.ext4 (with files) inside tables made by
+//! sgdisk/sfdisk, moved by the core engine through the cut-point layer (every write after the k-th and every
+//! write not yet flushed is dropped), then resumed from the journal. After each: the moved filesystem is byte
+//! for byte the original, `e2fsck -fn` is clean, `sgdisk -v`/`sfdisk --verify` are clean, the partition starts
+//! on the 1 MiB grain with its original type.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use afdisk::device::{self, Overrides};
+use afdisk::mover::io::{Cut, CutIo, FileIo, Io, MemIo};
+use afdisk::mover::{self, engine, Control, Ended, Job, Journal, Record, Stage};
+use afdisk::plan::{self, Action, Plan, Request};
+use common::{run, run_stdin, Scratch};
+
+const MIB: u64 = 1 << 20;
+
+fn s(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// A directory of files with pseudo-random contents (seeded) totalling about `total` bytes, for
+/// `mkfs.ext4 -d`: the filesystem is mostly full, so a lost window cannot pass as zeros.
+fn files(sc: &Scratch, seed: u64, total: u64) -> PathBuf {
+    let d = sc.dir.path().join(format!("files{seed}"));
+    std::fs::create_dir_all(&d).expect("mkdir");
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+    let mut left = total;
+    let mut i = 0;
+    while left > 0 {
+        let len = (200_000 + (x % 900_000)).min(left) as usize;
+        let mut v = Vec::with_capacity(len + 8);
+        while v.len() < len {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        v.truncate(len);
+        std::fs::write(d.join(format!("f{i}.bin")), v).expect("write file");
+        left -= len as u64;
+        i += 1;
+    }
+    d
+}
+
+/// ext4 with `files` at byte `off`, `blocks` 1 KiB blocks, inside the image.
+fn mkfs_ext4(img: &Path, off: u64, kib: u64, files: &Path) {
+    let o = format!("offset={off}");
+    run(
+        "mkfs.ext4",
+        &[
+            "-q",
+            "-F",
+            "-b",
+            "1024",
+            "-E",
+            &o,
+            "-d",
+            &s(files),
+            &s(img),
+            &kib.to_string(),
+        ],
+    );
+}
+
+/// The plan `afdisk plan --realign` makes, with the blocked partitions turned into moves to `targets`
+/// (number, new start, new size in sectors): what the planner makes once moves are planned by default.
+fn move_plan(img: &Path, targets: &[(u32, u64, u64)]) -> Plan {
+    let opened = device::open(img, &Overrides::default()).expect("open");
+    let mut p = plan::make(
+        &opened,
+        &Request {
+            realign: true,
+            ..Default::default()
+        },
+    )
+    .expect("plan");
+    for &(n, st, sz) in targets {
+        let c = p
+            .changes
+            .iter_mut()
+            .find(|c| c.number == n)
+            .expect("change");
+        assert!(c.data_move.is_some(), "partition {n} needs a data move");
+        c.action = Action::Move;
+        c.new_start = Some(st);
+        c.new_size = Some(sz);
+        let q = p
+            .new
+            .partitions
+            .iter_mut()
+            .find(|q| q.number == n)
+            .expect("part");
+        q.start = st;
+        q.size = sz;
+    }
+    p
+}
+
+fn stop_never() -> AtomicBool {
+    AtomicBool::new(false)
+}
+
+/// Runs the job on `img` with a cut after `k` writes (over disk and journal); returns the journal's backing
+/// store and whether the cut happened.
+fn cut_run(img: &Path, job: &Job, k: u64) -> (MemIo, bool, u64) {
+    cut_run_with(img, job, Cut::new(k))
+}
+
+fn cut_run_with(img: &Path, job: &Job, cut: std::sync::Arc<Cut>) -> (MemIo, bool, u64) {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(img)
+        .expect("open img");
+    let size = f.metadata().expect("md").len();
+    let disk = FileIo { file: f, size };
+    let jmem = MemIo::default();
+    {
+        let cd = CutIo::new(&disk, cut.clone());
+        let cj = CutIo::new(&jmem, cut.clone());
+        let stop = stop_never();
+        let mut cb = |_: &mover::Progress| {};
+        let mut ctl = Control {
+            stop: &stop,
+            progress: &mut cb,
+        };
+        if let Ok(mut j) = Journal::create(&cj, job.clone()) {
+            let _ = engine::run(&cd, &mut j, Record::at(Stage::Started, 0, 0, 0), &mut ctl);
+        }
+    }
+    (jmem, cut.tripped(), cut.writes())
+}
+
+/// Resumes from the journal `jmem` (no cut). `None` when no journal record ever became durable.
+fn resume(img: &Path, jmem: &MemIo, cut_at: Option<u64>) -> Option<Ended> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(img)
+        .expect("open img");
+    let size = f.metadata().expect("md").len();
+    let disk = FileIo { file: f, size };
+    let stop = stop_never();
+    let mut cb = |_: &mover::Progress| {};
+    let mut ctl = Control {
+        stop: &stop,
+        progress: &mut cb,
+    };
+    if let Some(k) = cut_at {
+        // A second power cut during the resume.
+        let cut = Cut::new(k);
+        let cd = CutIo::new(&disk, cut.clone());
+        let cj = CutIo::new(jmem, cut.clone());
+        if let Ok((mut j, rec)) = Journal::open(&cj) {
+            let _ = engine::run(&cd, &mut j, rec, &mut ctl);
+        }
+    }
+    let (mut j, rec) = Journal::open(jmem).ok()?;
+    Some(engine::run(&disk, &mut j, rec, &mut ctl).expect("resume finishes the move"))
+}
+
+/// Everything that must hold after a move: bytes, fsck, peers' verdicts, the new entry.
+fn check_moved(img: &Path, original: &[u8], job: &Job, label: &str) {
+    let ss = job.sector_size;
+    for m in &job.moves {
+        let sch = m.schedule;
+        let now = common::peek(img, sch.dst, sch.len as usize);
+        let was = &original[sch.src as usize..(sch.src + sch.len) as usize];
+        assert!(
+            now == was,
+            "partition {} is not byte for byte the original",
+            m.number
+        );
+        let p = job
+            .new
+            .partitions
+            .iter()
+            .find(|p| p.number == m.number)
+            .expect("new part");
+        assert_eq!(p.start * ss % MIB, 0, "new start on the grain");
+        let c = mover::fsck::check(
+            img,
+            m.number,
+            p.start * ss,
+            p.size * ss,
+            m.content.as_deref(),
+        )
+        .expect("a checker");
+        assert!(c.clean, "{}: {}", c.checker, c.output);
+    }
+    let t = s(img);
+    if label == "gpt" {
+        let o = run("sgdisk", &["-v", &t]);
+        let txt = String::from_utf8_lossy(&o.stdout);
+        assert!(txt.contains("No problems found"), "sgdisk -v: {txt}");
+    }
+    let o = std::process::Command::new("sfdisk")
+        .args(["--verify", &t])
+        .output()
+        .expect("sfdisk");
+    assert!(
+        o.status.success(),
+        "sfdisk --verify: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let opened = device::open(img, &Overrides::default()).expect("open");
+    let scan = afdisk::table::scan(&opened.source(), ss);
+    let parts = scan.partitions;
+    for m in &job.moves {
+        let p = parts.iter().find(|p| p.number == m.number).expect("entry");
+        let want = job
+            .new
+            .partitions
+            .iter()
+            .find(|q| q.number == m.number)
+            .expect("new");
+        assert_eq!(
+            (p.start, p.size, &p.type_code),
+            (want.start, want.size, &want.type_code)
+        );
+        assert!(!mover::is_moving_type(&p.type_code));
+    }
+}
+
+/// The cut-point loop: the whole move once to count its writes, then a cut at each k in `ks` (all of them
+/// when `None`) followed by a resume (with a second cut at `k2(k)` when given).
+fn cut_points(
+    fixture: &Path,
+    plan: &Plan,
+    ks: Option<Vec<u64>>,
+    second: Option<&dyn Fn(u64) -> u64>,
+    reorder: bool,
+) -> usize {
+    let original = std::fs::read(fixture).expect("read fixture");
+    let src_fixture = device::open(fixture, &Overrides::default()).expect("open");
+    let job = mover::job_for(plan, &src_fixture.source()).expect("job");
+    drop(src_fixture);
+    let work = fixture.with_extension("work");
+    std::fs::copy(fixture, &work).expect("copy");
+    let (_, tripped, total) = cut_run(&work, &job, u64::MAX);
+    assert!(!tripped);
+    check_moved(&work, &original, &job, plan.new.table.label.as_str());
+    let ks = ks.unwrap_or_else(|| (0..total).collect());
+    for &k in &ks {
+        std::fs::copy(fixture, &work).expect("copy");
+        let cut = if reorder {
+            Cut::reordering(k)
+        } else {
+            Cut::new(k)
+        };
+        let (jmem, tripped, _) = cut_run_with(&work, &job, cut);
+        assert!(tripped, "cut {k} of {total}");
+        match resume(&work, &jmem, second.map(|f| f(k))) {
+            Some(_) => check_moved(&work, &original, &job, plan.new.table.label.as_str()),
+            None => assert!(
+                std::fs::read(&work).expect("read") == original,
+                "cut {k}: no journal, yet the disk changed"
+            ),
+        }
+    }
+    ks.len()
+}
+
+/// GPT by sgdisk, ext4 at 2049 (the 1-sector shift): journaled mode, cut at every write.
+#[test]
+fn cut_at_every_write_gpt_ext4_at_2049_toward_start() {
+    let sc = Scratch::new();
+    let img = sc.image("g.img", 48 * MIB);
+    run(
+        "sgdisk",
+        &["-a", "1", "-n", "1:2049:+20M", "-n", "2:0:+8M", &s(&img)],
+    );
+    mkfs_ext4(&img, 2049 * 512, 20 * 1024, &files(&sc, 1, 16 * MIB));
+    let p = move_plan(&img, &[(1, 2048, 20 * 2048)]);
+    let n = cut_points(&img, &p, None, None, false) + cut_points(&img, &p, None, None, true);
+    assert!(n > 10, "{n} cut points");
+}
+
+/// MBR by sfdisk with ext4 at 63 and a logical partition; moved toward the end to 2048 (shift mode, windows
+/// of 1985 sectors): cut at every write.
+#[test]
+fn cut_at_every_write_mbr_ext4_at_63_toward_end() {
+    let sc = Scratch::new();
+    let img = sc.image("m.img", 64 * MIB);
+    run_stdin(
+        "sfdisk",
+        &["-q", &s(&img)],
+        "label: dos\nstart=63, size=16384, type=83\nstart=40960, size=40960, type=5\nstart=43008, size=20480, type=83\n",
+    );
+    mkfs_ext4(&img, 63 * 512, 8192, &files(&sc, 2, 6 * MIB));
+    let p = move_plan(&img, &[(1, 2048, 16384)]);
+    let n = cut_points(&img, &p, None, None, false) + cut_points(&img, &p, None, None, true);
+    assert!(n > 10, "{n} cut points");
+}
+
+/// A larger ext4 (96 MiB, toward the end by 2047 sectors): cuts at seeded random writes, each resume cut
+/// again at a random later write, then resumed to the end.
+#[test]
+fn random_cuts_and_cut_resumes_on_a_larger_ext4() {
+    let sc = Scratch::new();
+    let img = sc.image("l.img", 160 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+96M", &s(&img)]);
+    // The filesystem leaves the partition's last MiB unused: it moves forward to 4096.
+    mkfs_ext4(&img, 2049 * 512, 95 * 1024, &files(&sc, 3, 80 * MIB));
+    let p = move_plan(&img, &[(1, 4096, 96 * 2048)]);
+    let mut x = 0x9E37_79B9u64;
+    let mut ks = Vec::new();
+    for _ in 0..12 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ks.push((x >> 33) % 120);
+    }
+    let second = |k: u64| 1 + (k * 7) % 23;
+    let n = cut_points(&img, &p, Some(ks.clone()), Some(&second), false)
+        + cut_points(&img, &p, Some(ks), Some(&second), true);
+    assert_eq!(n, 24);
+}
