@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use afdisk::device::{self, Overrides};
-use afdisk::mover::io::{Cut, CutIo, FileIo, Io, MemIo};
+use afdisk::mover::io::{Cut, CutIo, FileIo, MemIo};
 use afdisk::mover::{self, engine, Control, Ended, Job, Journal, Record, Stage};
 use afdisk::plan::{self, Action, Plan, Request};
 use common::{run, run_stdin, Scratch};
