@@ -320,3 +320,145 @@ fn random_cuts_and_cut_resumes_on_a_larger_ext4() {
         + cut_points(&img, &p, Some(ks), Some(&second), true);
     assert_eq!(n, 24);
 }
+
+/// Cuts the move of `job` on `img` after `k` writes with the journal as a file in `dir` (as an apply leaves
+/// it); returns the journal's path.
+fn cut_to_file(img: &Path, job: &Job, k: u64, dir: &Path) -> PathBuf {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(img)
+        .expect("open img");
+    let size = f.metadata().expect("md").len();
+    let disk = FileIo { file: f, size };
+    let jp = dir.join(format!("afdisk-test-{k}{}", mover::JOURNAL_SUFFIX));
+    let jf = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&jp)
+        .expect("journal");
+    let jio = FileIo {
+        file: jf,
+        size: u64::MAX,
+    };
+    let cut = Cut::new(k);
+    let cd = CutIo::new(&disk, cut.clone());
+    let cj = CutIo::new(&jio, cut.clone());
+    let stop = stop_never();
+    let mut cb = |_: &mover::Progress| {};
+    let mut ctl = Control {
+        stop: &stop,
+        progress: &mut cb,
+    };
+    let mut j = Journal::create(&cj, job.clone()).expect("journal made before the cut");
+    assert!(engine::run(&cd, &mut j, Record::at(Stage::Started, 0, 0, 0), &mut ctl).is_err());
+    jp
+}
+
+fn afdisk_env(args: &[&str], backup_dir: &Path) -> (i32, String, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_afdisk"))
+        .args(args)
+        .env("AFDISK_BACKUP_DIR", backup_dir)
+        .output()
+        .expect("run afdisk");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// `afdisk resume` finds the unfinished journal next to the backups and finishes the move; it refuses a
+/// rollback once data was written, refuses another disk, and a second resume finds nothing to do.
+#[test]
+fn afdisk_resume_finishes_an_interrupted_move() {
+    let sc = Scratch::new();
+    let img = sc.image("r.img", 48 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+20M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 19 * 1024, &files(&sc, 4, 14 * MIB));
+    let original = std::fs::read(&img).expect("read");
+    let p = move_plan(&img, &[(1, 4096, 20 * 2048)]);
+    let job = {
+        let o = device::open(&img, &Overrides::default()).expect("open");
+        mover::job_for(&p, &o.source()).expect("job")
+    };
+    let bdir = sc.dir.path().join("backups");
+    std::fs::create_dir(&bdir).expect("mkdir");
+    let jp = cut_to_file(&img, &job, 14, &bdir);
+    // inspect shows the interrupted move: the entry carries the moving type.
+    let o = device::open(&img, &Overrides::default()).expect("open");
+    let scan = afdisk::table::scan(&o.source(), 512);
+    assert!(
+        mover::is_moving_type(&scan.partitions[0].type_code),
+        "the disk is marked while moving"
+    );
+    drop(o);
+    let t = s(&img);
+    let (code, _, err) = afdisk_env(
+        &["resume", &t, "--rollback", "--yes", "--confirm", "r.img"],
+        &bdir,
+    );
+    assert_eq!(code, 3, "rollback after data was written is refused: {err}");
+    assert!(err.contains("not safe"), "{err}");
+    let other = sc.image("other.img", 48 * MIB);
+    let (code, _, err) = afdisk_env(
+        &[
+            "resume",
+            &s(&other),
+            "--journal",
+            &s(&jp),
+            "--yes",
+            "--confirm",
+            "other.img",
+        ],
+        &bdir,
+    );
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("not the disk this move journal is for"),
+        "{err}"
+    );
+    let (code, out, err) = afdisk_env(
+        &["resume", &t, "--yes", "--confirm", "r.img", "--json"],
+        &bdir,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let last = out.lines().filter(|l| l.contains("\"phase\"")).count();
+    assert!(last > 0, "JSON progress lines: {out}");
+    assert!(out.contains("\"status\": \"finished\""), "{out}");
+    check_moved(&img, &original, &job, "gpt");
+    let (code, _, err) = afdisk_env(&["resume", &t, "--yes", "--confirm", "r.img"], &bdir);
+    assert_eq!(code, 2, "nothing left to resume: {err}");
+    assert!(err.contains("no unfinished move journal"), "{err}");
+}
+
+/// A cut before any data was written rolls back to the old table, byte for byte.
+#[test]
+fn afdisk_resume_rollback_before_data_restores_the_old_table() {
+    let sc = Scratch::new();
+    let img = sc.image("b.img", 48 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+20M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 19 * 1024, &files(&sc, 5, 4 * MIB));
+    let original = std::fs::read(&img).expect("read");
+    let p = move_plan(&img, &[(1, 4096, 20 * 2048)]);
+    let job = {
+        let o = device::open(&img, &Overrides::default()).expect("open");
+        mover::job_for(&p, &o.source()).expect("job")
+    };
+    let bdir = sc.dir.path().join("backups");
+    std::fs::create_dir(&bdir).expect("mkdir");
+    // Journal header, first record, the marking table's phases (GPT: 3 flushes) and the copy's first record.
+    let marks = job.mark.len() as u64;
+    cut_to_file(&img, &job, 2 + marks + 1, &bdir);
+    let t = s(&img);
+    let (code, out, err) = afdisk_env(
+        &["resume", &t, "--rollback", "--yes", "--confirm", "b.img"],
+        &bdir,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        std::fs::read(&img).expect("read") == original,
+        "old table back, nothing else changed"
+    );
+}

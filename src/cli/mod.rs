@@ -1,10 +1,11 @@
 //! The command-line front end: `list`, `inspect`, `check`, and the writing commands (`plan`, `apply`, `backup`,
-//! `restore`, in `write`). It calls the core library and renders its values as text or JSON; it holds no disk
+//! `restore`, in `write`; `resume`, in `resume`). It calls the core library and renders its values as text or JSON; it holds no disk
 //! logic of its own. Exit codes: 0 ok, 1 check found misalignment, 2 error, 3 refused for safety.
 
 mod args;
 mod bench;
 mod render;
+mod resume;
 mod write;
 
 use std::io::Write;
@@ -103,6 +104,21 @@ pub fn run() -> i32 {
             json: as_json,
             geometry,
         }) => write::restore(&target, &backup, &confirm, as_json, &geometry),
+        Some(Command::Resume {
+            target,
+            journal,
+            rollback,
+            confirm,
+            json: as_json,
+            geometry,
+        }) => resume::resume(
+            &target,
+            journal.as_deref(),
+            rollback,
+            &confirm,
+            as_json,
+            &geometry,
+        ),
         Some(Command::Bench {
             target,
             partition,

@@ -130,7 +130,10 @@ pub fn write_sectors(dev: &dyn Io, ss: u64, sectors: &[Sector]) -> Result<()> {
                         "use `afdisk restore` with the apply's backup",
                     )
                 })?;
-            dev.write_at(s.lba * ss, &b)
+            // Aligned, for a device opened with O_DIRECT.
+            let mut a = AlignedBuf::new(b.len());
+            a.as_mut_slice().copy_from_slice(&b);
+            dev.write_at(s.lba * ss, a.as_slice())
                 .map_err(|e| dev_err("writing table sector", s.lba * ss, &e))?;
             i += 1;
         }
@@ -251,7 +254,9 @@ fn copy_move(
                     "the journal is damaged; restore the apply's backup and copy the data from a backup",
                 ));
             }
-            dev.write_at(d0, &r.data)
+            let b = &mut buf.as_mut_slice()[..r.data.len()];
+            b.copy_from_slice(&r.data);
+            dev.write_at(d0, b)
                 .map_err(|e| dev_err("writing", d0, &e))?;
             dev.flush().map_err(|e| dev_err("flushing", d0, &e))?;
             meter.done += r.data.len() as u64;
