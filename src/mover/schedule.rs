@@ -115,21 +115,35 @@ impl Schedule {
     }
 }
 
-/// 64-bit checksum of a window (a multiply-xorshift over 64-bit words, length folded in): a torn write (some
-/// sectors old, some new) changes it with overwhelming probability.
+/// 64-bit checksum of a window: four lanes of multiply-xorshift over 64-bit words (so they run in parallel),
+/// folded together with the length. A torn write (some sectors old, some new) changes it with overwhelming
+/// probability.
 pub fn checksum(data: &[u8]) -> u64 {
-    let mut h: u64 = 0x243F_6A88_85A3_08D3 ^ (data.len() as u64);
-    let mut it = data.chunks_exact(8);
-    for w in &mut it {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(w);
-        h = (h ^ u64::from_le_bytes(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        h ^= h >> 29;
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h = [
+        0x243F_6A88_85A3_08D3u64,
+        0x1319_8A2E_0370_7344,
+        0xA409_3822_299F_31D0,
+        0x082E_FA98_EC4E_6C89,
+    ];
+    let mut it = data.chunks_exact(32);
+    for blk in &mut it {
+        for (l, w) in h.iter_mut().zip(blk.chunks_exact(8)) {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(w);
+            *l = (*l ^ u64::from_le_bytes(b)).wrapping_mul(K);
+            *l ^= *l >> 29;
+        }
     }
+    let mut t = (data.len() as u64).wrapping_mul(K);
     for &x in it.remainder() {
-        h = (h ^ u64::from(x)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        t = (t ^ u64::from(x)).wrapping_mul(K);
     }
-    h ^ (h >> 32) ^ u64::from(crc32fast::hash(data))
+    for (i, l) in h.iter().enumerate() {
+        t = (t ^ l.rotate_left(i as u32 * 16)).wrapping_mul(K);
+        t ^= t >> 31;
+    }
+    t
 }
 
 #[cfg(test)]
