@@ -462,3 +462,41 @@ fn afdisk_resume_rollback_before_data_restores_the_old_table() {
         "old table back, nothing else changed"
     );
 }
+
+/// A 4Kn loop device (the test attaches it) with a GPT by sgdisk: XFS at LBA 257 (1 MiB + 4 KiB) and ext4 at
+/// LBA 131329; both move to the next 1 MiB boundary toward the end. One cut mid-copy, then resume;
+/// `xfs_repair -n` and `e2fsck -fn` clean, bytes equal, `sgdisk -v` clean.
+#[test]
+fn xfs_and_ext4_on_a_4kn_loop_device() {
+    let sc = Scratch::new();
+    let img = sc.image("k.img", 800 * MIB);
+    let Some(lo) = common::LoopDev::attach(&img, 4096) else { return };
+    // XFS 320 MiB in partition 1 (start 257, leaves its last MiB unused); ext4 in partition 2.
+    run("sgdisk", &["-a", "1", "-n", "1:257:+321M", "-n", "2:82689:+64M", &lo.path]);
+    {
+        let off = (257u64 * 4096).to_string();
+        let size = (320 * MIB).to_string();
+        let out = run("losetup", &["-f", "--show", "--sector-size", "4096", "-o", &off, "--sizelimit", &size, &s(&img)]);
+        let part = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let _g = common::LoopDev { path: part.clone() };
+        run("mkfs.xfs", &["-q", "-f", "-s", "size=4096", &part]);
+    }
+    mkfs_ext4(&img, 82689 * 4096, 63 * 1024, &files(&sc, 6, 40 * MIB));
+    let dev = Path::new(&lo.path);
+    let opened = device::open(dev, &Overrides::default()).expect("open loop");
+    assert_eq!(opened.info.logical_sector_size, 4096);
+    drop(opened);
+    let p = move_plan(dev, &[(1, 512, 321 * 256), (2, 82944, 64 * 256)]);
+    let job = {
+        let o = device::open(dev, &Overrides::default()).expect("open");
+        mover::job_for(&p, &o.source()).expect("job")
+    };
+    assert_eq!(job.moves.len(), 2);
+    assert_eq!(job.moves[0].content.as_deref(), Some("xfs"));
+    assert_eq!(job.moves[0].schedule.len, 320 * MIB, "XFS footprint from sb_dblocks");
+    let original = std::fs::read(&img).expect("read");
+    let (jmem, tripped, _) = cut_run(dev, &job, 150);
+    assert!(tripped);
+    assert!(resume(dev, &jmem, None).is_some());
+    check_moved(dev, &original, &job, "gpt");
+}
