@@ -470,13 +470,39 @@ fn afdisk_resume_rollback_before_data_restores_the_old_table() {
 fn xfs_and_ext4_on_a_4kn_loop_device() {
     let sc = Scratch::new();
     let img = sc.image("k.img", 800 * MIB);
-    let Some(lo) = common::LoopDev::attach(&img, 4096) else { return };
+    let Some(lo) = common::LoopDev::attach(&img, 4096) else {
+        return;
+    };
     // XFS 320 MiB in partition 1 (start 257, leaves its last MiB unused); ext4 in partition 2.
-    run("sgdisk", &["-a", "1", "-n", "1:257:+321M", "-n", "2:82689:+64M", &lo.path]);
+    run(
+        "sgdisk",
+        &[
+            "-a",
+            "1",
+            "-n",
+            "1:257:+321M",
+            "-n",
+            "2:82689:+64M",
+            &lo.path,
+        ],
+    );
     {
         let off = (257u64 * 4096).to_string();
         let size = (320 * MIB).to_string();
-        let out = run("losetup", &["-f", "--show", "--sector-size", "4096", "-o", &off, "--sizelimit", &size, &s(&img)]);
+        let out = run(
+            "losetup",
+            &[
+                "-f",
+                "--show",
+                "--sector-size",
+                "4096",
+                "-o",
+                &off,
+                "--sizelimit",
+                &size,
+                &s(&img),
+            ],
+        );
         let part = String::from_utf8_lossy(&out.stdout).trim().to_string();
         let _g = common::LoopDev { path: part.clone() };
         run("mkfs.xfs", &["-q", "-f", "-s", "size=4096", &part]);
@@ -493,10 +519,49 @@ fn xfs_and_ext4_on_a_4kn_loop_device() {
     };
     assert_eq!(job.moves.len(), 2);
     assert_eq!(job.moves[0].content.as_deref(), Some("xfs"));
-    assert_eq!(job.moves[0].schedule.len, 320 * MIB, "XFS footprint from sb_dblocks");
+    assert_eq!(
+        job.moves[0].schedule.len,
+        320 * MIB,
+        "XFS footprint from sb_dblocks"
+    );
     let original = std::fs::read(&img).expect("read");
     let (jmem, tripped, _) = cut_run(dev, &job, 150);
     assert!(tripped);
     assert!(resume(dev, &jmem, None).is_some());
     check_moved(dev, &original, &job, "gpt");
+}
+
+/// Footprints read from superblocks the peers wrote: ext4 (64bit), XFS, FAT32, FAT16, swap; each smaller than
+/// its image, so the size field (not the container) is what is read.
+#[test]
+fn footprints_from_peer_made_superblocks() {
+    let sc = Scratch::new();
+    let fp = |p: &Path| {
+        let o = device::open(p, &Overrides::default()).expect("open");
+        mover::fssize::used_bytes(&o.source(), 0, o.info.size_bytes)
+    };
+    let img = sc.image("e.img", 64 * MIB);
+    run(
+        "mkfs.ext4",
+        &["-q", "-F", "-O", "64bit", "-b", "4096", &s(&img), "40M"],
+    );
+    assert_eq!(fp(&img), Some((40 * MIB, "ext")));
+    let img = sc.image("x.img", 400 * MIB);
+    run("mkfs.xfs", &["-q", "-f", "-d", "size=330m", &s(&img)]);
+    assert_eq!(fp(&img), Some((330 * MIB, "xfs")));
+    let img = sc.image("f.img", 64 * MIB);
+    run("mkfs.vfat", &["-F", "32", &s(&img), "40960"]);
+    assert_eq!(fp(&img), Some((40 * MIB, "vfat")));
+    let img = sc.image("g.img", 64 * MIB);
+    run("mkfs.vfat", &["-F", "16", &s(&img), "16384"]);
+    assert_eq!(fp(&img), Some((16 * MIB, "vfat")));
+    let img = sc.image("s.img", 64 * MIB);
+    run("mkswap", &["-q", &s(&img), "32768"]);
+    assert_eq!(fp(&img), Some((32 * MIB, "swap")));
+    let img = sc.image("z.img", 8 * MIB);
+    assert_eq!(
+        fp(&img),
+        None,
+        "zeros: no filesystem, the whole partition is copied"
+    );
 }
