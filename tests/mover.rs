@@ -565,3 +565,55 @@ fn footprints_from_peer_made_superblocks() {
         "zeros: no filesystem, the whole partition is copied"
     );
 }
+
+/// The real process killed (SIGKILL) at seeded random moments while `afdisk resume` runs on a loop device the
+/// test attached, then resumed again, until a resume finishes: the result is the uninterrupted one.
+#[test]
+fn sigkill_during_resume_on_a_loop_device() {
+    let sc = Scratch::new();
+    let img = sc.image("q.img", 160 * MIB);
+    let Some(lo) = common::LoopDev::attach(&img, 512) else {
+        return;
+    };
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+100M", &lo.path]);
+    mkfs_ext4(&img, 2049 * 512, 99 * 1024, &files(&sc, 7, 80 * MIB));
+    let dev = Path::new(&lo.path);
+    let original = std::fs::read(&img).expect("read");
+    let p = move_plan(dev, &[(1, 4096, 100 * 2048)]);
+    let job = {
+        let o = device::open(dev, &Overrides::default()).expect("open");
+        mover::job_for(&p, &o.source()).expect("job")
+    };
+    let bdir = sc.dir.path().join("backups");
+    std::fs::create_dir(&bdir).expect("mkdir");
+    // Interrupted right after the first copy batch was committed.
+    cut_to_file(dev, &job, 2 + job.mark.len() as u64 + 3, &bdir);
+    let name = lo.base_name();
+    let mut x = 0x5EED_u64;
+    let mut kills = 0;
+    for _ in 0..6 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let ms = 50 + (x >> 33) % 700;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_afdisk"))
+            .args(["resume", &lo.path, "--yes", "--confirm", &name])
+            .env("AFDISK_BACKUP_DIR", &bdir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+        if child.try_wait().expect("wait").is_none() {
+            child.kill().expect("SIGKILL");
+            kills += 1;
+        }
+        let _ = child.wait();
+    }
+    let (code, out, err) = afdisk_env(&["resume", &lo.path, "--yes", "--confirm", &name], &bdir);
+    if kills == 6 {
+        assert_eq!(code, 0, "{out}{err}");
+    }
+    check_moved(dev, &original, &job, "gpt");
+    assert!(kills >= 3, "only {kills} kills landed mid-move");
+}
