@@ -602,3 +602,93 @@ pub fn never() -> &'static AtomicBool {
     static NEVER: AtomicBool = AtomicBool::new(false);
     &NEVER
 }
+
+/// The error finding `list`/`inspect`/the TUI show for a partition that carries the moving mark.
+pub fn interrupted_finding(number: u32) -> crate::finding::Finding {
+    crate::finding::Finding::new(
+        crate::finding::Severity::Error,
+        "interrupted-move",
+        Some(number),
+        format!(
+            "partition {number} is marked as moving: an afdisk data move was interrupted, so its data is partly at \
+             the old and partly at the new place; do not mount or write it. Finish the move with `afdisk resume \
+             TARGET` (its journal is next to the backups), which `apply` requires before anything else"
+        ),
+    )
+}
+
+/// What the confirmation of a plan with data moves names: "move the data of partition 1 (ext4, 20 MiB) and
+/// write the partition table"; `None` when the plan moves no data.
+pub fn confirmation_what(plan: &Plan) -> Option<String> {
+    let ss = plan.device.logical_sector_size;
+    let parts: Vec<String> = plan
+        .changes
+        .iter()
+        .filter(|c| c.action == Action::Move && c.data_move.is_some())
+        .map(|c| {
+            format!(
+                "partition {} ({}, {})",
+                c.number,
+                c.content.as_deref().unwrap_or("data"),
+                human(c.old_size.unwrap_or(0) * ss)
+            )
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "move the data of {} and write the partition table",
+            parts.join(", ")
+        )
+    })
+}
+
+/// The footprint of each partition that holds something (`contents`), for planning: bytes its filesystem uses.
+pub fn footprints(
+    src: &dyn ByteSource,
+    ss: u64,
+    parts: &[table::Partition],
+    contents: &std::collections::BTreeMap<u32, String>,
+) -> std::collections::BTreeMap<u32, u64> {
+    parts
+        .iter()
+        .filter(|p| contents.contains_key(&p.number))
+        .map(|p| {
+            let (n, _) = fssize::footprint(src, p.start * ss, p.size * ss);
+            (p.number, n.div_ceil(ss) * ss)
+        })
+        .collect()
+}
+
+/// Read rate (bytes/s) and flush time (s) of the device, from a short probe: up to 16 MiB read with
+/// `O_DIRECT` from `offset`, and one `fdatasync` (harmless on a read-only fd). `None` when the probe fails.
+pub fn probe(file: &std::fs::File, offset: u64, len: u64) -> Option<(f64, f64)> {
+    use std::os::unix::fs::FileExt;
+    let f = file.try_clone().ok()?;
+    let _ = nix::fcntl::fcntl(&f, nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_DIRECT));
+    let n = len.min(16 << 20) / 4096 * 4096;
+    let mut buf = io::AlignedBuf::new(1 << 20);
+    let t = std::time::Instant::now();
+    let mut done = 0u64;
+    let start = offset / 4096 * 4096;
+    while done < n {
+        let k = (n - done).min(1 << 20) as usize;
+        if f.read_exact_at(&mut buf.as_mut_slice()[..k], start + done).is_err() {
+            break;
+        }
+        done += k as u64;
+    }
+    let secs = t.elapsed().as_secs_f64();
+    let _ = nix::fcntl::fcntl(&f, nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()));
+    let t = std::time::Instant::now();
+    let _ = f.sync_data();
+    let flush = t.elapsed().as_secs_f64();
+    (done > 0 && secs > 0.0).then(|| (done as f64 / secs, flush))
+}
+
+/// Seconds a move of `len` bytes by `sch` should take at `rate` bytes/s with `flush` s per barrier: read,
+/// write and verify the bytes (journaled mode writes them twice), one barrier per window.
+pub fn estimate_seconds(sch: &Schedule, rate: f64, flush: f64) -> f64 {
+    let passes = if sch.mode == Mode::Journaled { 4.0 } else { 3.0 };
+    let barriers = sch.count() as f64 * if sch.mode == Mode::Journaled { 2.0 } else { 1.0 };
+    passes * sch.len as f64 / rate.max(1.0) + barriers * flush
+}
