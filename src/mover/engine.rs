@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use super::io::{AlignedBuf, Io};
 use super::journal::{Journal, Record, Sector, Stage};
-use super::schedule::{checksum, Mode};
+use super::schedule::{checksum, Mode, Schedule};
 use crate::error::{Error, Result};
 
 /// Bytes read ahead per batch (Shift and Disjoint modes).
@@ -177,6 +177,8 @@ pub fn run(dev: &dyn Io, j: &mut Journal, rec: Record, ctl: &mut Control) -> Res
             phase: Phase::Copying,
             partition: 0,
         };
+        // Moves copied before this run (a resume) are verified again too.
+        let mut to_verify: Vec<usize> = (0..rec.mv as usize).collect();
         for mv in rec.mv as usize..j.job.moves.len() {
             let r = if mv == rec.mv as usize {
                 rec.clone()
@@ -184,11 +186,15 @@ pub fn run(dev: &dyn Io, j: &mut Journal, rec: Record, ctl: &mut Control) -> Res
                 Record::at(Stage::Copying, mv as u32, 0, 0)
             };
             meter.partition = j.job.moves[mv].number;
-            if copy_move(dev, j, mv, &r, ctl, &mut meter)? == Ended::Stopped {
+            let (ended, verified) = copy_move(dev, j, mv, &r, ctl, &mut meter)?;
+            if ended == Ended::Stopped {
                 return Ok(Ended::Stopped);
             }
+            if !verified {
+                to_verify.push(mv);
+            }
         }
-        verify(dev, j, ctl)?;
+        verify(dev, j, &to_verify, ctl)?;
         rec = Record::at(Stage::Copied, 0, 0, 0);
         j.commit(rec.clone())?;
     }
@@ -232,7 +238,7 @@ fn copy_move(
     r: &Record,
     ctl: &mut Control,
     meter: &mut Meter,
-) -> Result<Ended> {
+) -> Result<(Ended, bool)> {
     let s = j.job.moves[mv].schedule;
     let n = s.count();
     let mut i = r.next.min(n);
@@ -265,7 +271,7 @@ fn copy_move(
         while i < n {
             if ctl.stop.load(Ordering::Relaxed) {
                 j.commit(Record::at(Stage::Copying, mv as u32, i, i))?;
-                return Ok(Ended::Stopped);
+                return Ok((Ended::Stopped, false));
             }
             let ((s0, _), (d0, _)) = s.ranges(i);
             let len = s.window(i).1 as usize;
@@ -311,52 +317,21 @@ fn copy_move(
             }
             i = r.batch_end;
         }
-        let per = (BATCH_BYTES / s.win).max(1);
-        while i < n {
-            if ctl.stop.load(Ordering::Relaxed) {
-                j.commit(Record::at(Stage::Copying, mv as u32, i, i))?;
-                return Ok(Ended::Stopped);
-            }
-            let e = n.min(i + per);
-            // Read the batch (all of its sources are intact), record its checksums, commit.
-            let mut offs = Vec::new();
-            let mut at = 0usize;
-            let mut sums = Vec::new();
-            for w in i..e {
-                let ((s0, _), _) = s.ranges(w);
-                let len = s.window(w).1 as usize;
-                let b = &mut buf.as_mut_slice()[at..at + len];
-                read_exact(dev, s0, b)?;
-                sums.push(checksum(b));
-                offs.push((at, len));
-                at += len;
-            }
-            j.put_sums(mv, i, &sums)?;
-            j.commit(Record::at(Stage::Copying, mv as u32, i, e))?;
-            let mut since = i;
-            for (k, w) in (i..e).enumerate() {
-                if s.needs_barrier(w, since) {
-                    dev.flush().map_err(|e| dev_err("flushing", 0, &e))?;
-                    since = w;
-                }
-                let (_, (d0, _)) = s.ranges(w);
-                let (o, len) = offs[k];
-                dev.write_at(d0, &buf.as_slice()[o..o + len])
-                    .map_err(|e| dev_err("writing", d0, &e))?;
-                meter.done += len as u64;
-                meter.report(ctl, j.commits);
-            }
-            dev.flush().map_err(|e| dev_err("flushing", 0, &e))?;
-            i = e;
+        // A fresh move (no open batch) is verified while it copies; a resumed one by the pass at the end.
+        let online = r.next == 0 && r.batch_end == 0;
+        if pipelined_batches(dev, j, mv, i, ctl, meter, online)? == Ended::Stopped {
+            return Ok((Ended::Stopped, false));
         }
+        j.commit(Record::at(Stage::Copying, mv as u32 + 1, 0, 0))?;
+        return Ok((Ended::TableWritten, online));
     }
     j.commit(Record::at(Stage::Copying, mv as u32 + 1, 0, 0))?;
-    Ok(Ended::TableWritten)
+    Ok((Ended::TableWritten, false))
 }
 
 /// Reads every destination window back and compares it with the source checksum taken while copying.
-fn verify(dev: &dyn Io, j: &Journal, ctl: &mut Control) -> Result<()> {
-    let total: u64 = j.job.moves.iter().map(|m| m.schedule.len).sum();
+fn verify(dev: &dyn Io, j: &Journal, moves: &[usize], ctl: &mut Control) -> Result<()> {
+    let total: u64 = moves.iter().map(|&m| j.job.moves[m].schedule.len).sum();
     let mut meter = Meter {
         t0: Instant::now(),
         done: 0,
@@ -364,7 +339,8 @@ fn verify(dev: &dyn Io, j: &Journal, ctl: &mut Control) -> Result<()> {
         phase: Phase::Verifying,
         partition: 0,
     };
-    for (mv, m) in j.job.moves.iter().enumerate() {
+    for &mv in moves {
+        let m = &j.job.moves[mv];
         let s = m.schedule;
         meter.partition = m.number;
         let n = s.count();
@@ -376,15 +352,7 @@ fn verify(dev: &dyn Io, j: &Journal, ctl: &mut Control) -> Result<()> {
             let b = &mut buf.as_mut_slice()[..len];
             read_exact(dev, d0, b)?;
             if checksum(b) != sums[w as usize] {
-                return Err(Error::io(
-                    format!(
-                        "verification failed: partition {} differs from its source at bytes {}–{} of its new place",
-                        m.number,
-                        s.window(w).0,
-                        s.window(w).0 + len as u64
-                    ),
-                    "the journal is kept; check the disk (dmesg) and run `afdisk resume TARGET`",
-                ));
+                return Err(mismatch(m.number, &s, w));
             }
             meter.done += len as u64;
             if w % 16 == 0 {
@@ -393,4 +361,166 @@ fn verify(dev: &dyn Io, j: &Journal, ctl: &mut Control) -> Result<()> {
         }
     }
     Ok(())
+}
+
+fn mismatch(number: u32, s: &Schedule, w: u64) -> Error {
+    let (off, len) = s.window(w);
+    Error::io(
+        format!(
+            "verification failed: partition {number} differs from its source at bytes {off}–{} of its new place",
+            off + len
+        ),
+        "the journal is kept; check the disk (dmesg) and run `afdisk resume TARGET`",
+    )
+}
+
+/// A batch of windows read ahead: `first..end`, their bytes (at `offs`) and checksums.
+struct Batch {
+    first: u64,
+    end: u64,
+    buf: AlignedBuf,
+    offs: Vec<(usize, usize)>,
+    sums: Vec<u64>,
+}
+
+fn read_batch(dev: &dyn Io, s: &Schedule, first: u64, end: u64) -> Result<Batch> {
+    let bytes: u64 = (first..end).map(|w| s.window(w).1).sum();
+    let mut buf = AlignedBuf::new(bytes as usize);
+    let mut offs = Vec::new();
+    let mut sums = Vec::new();
+    let mut at = 0usize;
+    for w in first..end {
+        let ((s0, _), _) = s.ranges(w);
+        let len = s.window(w).1 as usize;
+        let b = &mut buf.as_mut_slice()[at..at + len];
+        read_exact(dev, s0, b)?;
+        sums.push(checksum(b));
+        offs.push((at, len));
+        at += len;
+    }
+    Ok(Batch {
+        first,
+        end,
+        buf,
+        offs,
+        sums,
+    })
+}
+
+/// Shift and Disjoint modes from window `from`: a reader thread reads the next batch while this one is
+/// written (every source of a later batch is intact until that batch is written: the schedule's invariant),
+/// and with `online` a verifier thread reads each batch back once it is flushed (destinations never overlap,
+/// so a later write cannot change a verified window).
+fn pipelined_batches(
+    dev: &dyn Io,
+    j: &mut Journal,
+    mv: usize,
+    from: u64,
+    ctl: &mut Control,
+    meter: &mut Meter,
+    online: bool,
+) -> Result<Ended> {
+    let s = j.job.moves[mv].schedule;
+    let number = j.job.moves[mv].number;
+    let n = s.count();
+    let per = (BATCH_BYTES / s.win).max(1);
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch>>(1);
+        scope.spawn(move || {
+            let mut b = from;
+            while b < n {
+                let e = n.min(b + per);
+                let r = read_batch(dev, &s, b, e);
+                let failed = r.is_err();
+                if tx.send(r).is_err() || failed {
+                    break;
+                }
+                b = e;
+            }
+        });
+        let (vtx, vrx) = std::sync::mpsc::sync_channel::<(u64, Vec<u64>)>(4);
+        let verifier = scope.spawn(move || -> Result<()> {
+            let mut buf = AlignedBuf::new(s.win as usize);
+            for (first, sums) in vrx {
+                for (k, sum) in sums.iter().enumerate() {
+                    let w = first + k as u64;
+                    let (_, (d0, _)) = s.ranges(w);
+                    let b = &mut buf.as_mut_slice()[..s.window(w).1 as usize];
+                    read_exact(dev, d0, b)?;
+                    if checksum(b) != *sum {
+                        return Err(mismatch(number, &s, w));
+                    }
+                }
+            }
+            Ok(())
+        });
+        let mut outcome = Ok(Ended::TableWritten);
+        let mut i = from;
+        while i < n {
+            let batch = match rx.recv() {
+                Ok(Ok(b)) => b,
+                Ok(Err(e)) => {
+                    outcome = Err(e);
+                    break;
+                }
+                Err(_) => {
+                    outcome = Err(Error::io(
+                        "the read-ahead of the move stopped",
+                        "run `afdisk resume TARGET`",
+                    ));
+                    break;
+                }
+            };
+            if ctl.stop.load(Ordering::Relaxed) {
+                outcome = j
+                    .commit(Record::at(Stage::Copying, mv as u32, i, i))
+                    .map(|_| Ended::Stopped);
+                break;
+            }
+            let r = (|| -> Result<()> {
+                j.put_sums(mv, batch.first, &batch.sums)?;
+                j.commit(Record::at(
+                    Stage::Copying,
+                    mv as u32,
+                    batch.first,
+                    batch.end,
+                ))?;
+                let mut since = batch.first;
+                for (k, w) in (batch.first..batch.end).enumerate() {
+                    if s.needs_barrier(w, since) {
+                        dev.flush().map_err(|e| dev_err("flushing", 0, &e))?;
+                        since = w;
+                    }
+                    let (_, (d0, _)) = s.ranges(w);
+                    let (o, len) = batch.offs[k];
+                    dev.write_at(d0, &batch.buf.as_slice()[o..o + len])
+                        .map_err(|e| dev_err("writing", d0, &e))?;
+                    meter.done += len as u64;
+                    meter.report(ctl, j.commits);
+                }
+                dev.flush().map_err(|e| dev_err("flushing", 0, &e))
+            })();
+            if let Err(e) = r {
+                outcome = Err(e);
+                break;
+            }
+            if online && vtx.send((batch.first, batch.sums)).is_err() {
+                break;
+            }
+            i = batch.end;
+        }
+        drop(rx);
+        drop(vtx);
+        let v = verifier.join().unwrap_or_else(|_| {
+            Err(Error::io(
+                "the verifier thread failed",
+                "run `afdisk resume TARGET`",
+            ))
+        });
+        match (outcome, v) {
+            (Err(e), _) => Err(e),
+            (Ok(_), Err(e)) => Err(e),
+            (Ok(x), Ok(())) => Ok(x),
+        }
+    })
 }

@@ -664,7 +664,10 @@ pub fn footprints(
 pub fn probe(file: &std::fs::File, offset: u64, len: u64) -> Option<(f64, f64)> {
     use std::os::unix::fs::FileExt;
     let f = file.try_clone().ok()?;
-    let _ = nix::fcntl::fcntl(&f, nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_DIRECT));
+    let _ = nix::fcntl::fcntl(
+        &f,
+        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_DIRECT),
+    );
     let n = len.min(16 << 20) / 4096 * 4096;
     let mut buf = io::AlignedBuf::new(1 << 20);
     let t = std::time::Instant::now();
@@ -672,13 +675,18 @@ pub fn probe(file: &std::fs::File, offset: u64, len: u64) -> Option<(f64, f64)> 
     let start = offset / 4096 * 4096;
     while done < n {
         let k = (n - done).min(1 << 20) as usize;
-        if f.read_exact_at(&mut buf.as_mut_slice()[..k], start + done).is_err() {
+        if f.read_exact_at(&mut buf.as_mut_slice()[..k], start + done)
+            .is_err()
+        {
             break;
         }
         done += k as u64;
     }
     let secs = t.elapsed().as_secs_f64();
-    let _ = nix::fcntl::fcntl(&f, nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()));
+    let _ = nix::fcntl::fcntl(
+        &f,
+        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
+    );
     let t = std::time::Instant::now();
     let _ = f.sync_data();
     let flush = t.elapsed().as_secs_f64();
@@ -688,7 +696,16 @@ pub fn probe(file: &std::fs::File, offset: u64, len: u64) -> Option<(f64, f64)> 
 /// Seconds a move of `len` bytes by `sch` should take at `rate` bytes/s with `flush` s per barrier: read,
 /// write and verify the bytes (journaled mode writes them twice), one barrier per window.
 pub fn estimate_seconds(sch: &Schedule, rate: f64, flush: f64) -> f64 {
-    let passes = if sch.mode == Mode::Journaled { 4.0 } else { 3.0 };
-    let barriers = sch.count() as f64 * if sch.mode == Mode::Journaled { 2.0 } else { 1.0 };
+    let passes = if sch.mode == Mode::Journaled {
+        4.0
+    } else {
+        3.0
+    };
+    let barriers = sch.count() as f64
+        * if sch.mode == Mode::Journaled {
+            2.0
+        } else {
+            1.0
+        };
     passes * sch.len as f64 / rate.max(1.0) + barriers * flush
 }
