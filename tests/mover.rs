@@ -617,3 +617,147 @@ fn sigkill_during_resume_on_a_loop_device() {
     check_moved(dev, &original, &job, "gpt");
     assert!(kills >= 3, "only {kills} kills landed mid-move");
 }
+
+/// A device that silently damages one write (a byte flipped in the write that lands at `at`).
+struct Damaging<'a> {
+    inner: &'a dyn afdisk::mover::io::Io,
+    at: u64,
+}
+
+impl afdisk::mover::io::Io for Damaging<'_> {
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+    fn read_at(&self, off: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.inner.read_at(off, buf)
+    }
+    fn write_at(&self, off: u64, buf: &[u8]) -> std::io::Result<()> {
+        if off == self.at {
+            let mut b = buf.to_vec();
+            b[100] ^= 1;
+            return self.inner.write_at(off, &b);
+        }
+        self.inner.write_at(off, buf)
+    }
+    fn flush(&self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// A window damaged on its way to the disk is caught by the source checksums: the move stops with a
+/// verification error naming the partition, the new table is not written (the entry keeps its moving mark),
+/// and the journal stays for a resume.
+#[test]
+fn a_damaged_window_fails_verification_and_the_table_is_not_written() {
+    let sc = Scratch::new();
+    let img = sc.image("d.img", 48 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+20M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 19 * 1024, &files(&sc, 8, 12 * MIB));
+    let p = move_plan(&img, &[(1, 4096, 20 * 2048)]);
+    let job = {
+        let o = device::open(&img, &Overrides::default()).expect("open");
+        mover::job_for(&p, &o.source()).expect("job")
+    };
+    let sch = job.moves[0].schedule;
+    let (_, (d0, _)) = sch.ranges(3);
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&img)
+        .expect("open");
+    let size = f.metadata().expect("md").len();
+    let disk = FileIo { file: f, size };
+    let bad = Damaging {
+        inner: &disk,
+        at: d0,
+    };
+    let jmem = MemIo::default();
+    let stop = stop_never();
+    let mut cb = |_: &mover::Progress| {};
+    let mut ctl = Control {
+        stop: &stop,
+        progress: &mut cb,
+    };
+    let mut j = Journal::create(&jmem, job.clone()).expect("journal");
+    let e = engine::run(&bad, &mut j, Record::at(Stage::Started, 0, 0, 0), &mut ctl).unwrap_err();
+    assert!(
+        e.problem.contains("verification failed: partition 1"),
+        "{}",
+        e.problem
+    );
+    let o = device::open(&img, &Overrides::default()).expect("open");
+    let scan = afdisk::table::scan(&o.source(), 512);
+    assert!(
+        mover::is_moving_type(&scan.partitions[0].type_code),
+        "still marked"
+    );
+    assert_eq!(
+        scan.partitions[0].start, 2049,
+        "the new table was not written"
+    );
+    let (_, rec) = Journal::open(&jmem).expect("journal kept");
+    assert_eq!(rec.stage, Stage::Copying);
+}
+
+/// A stop request (Ctrl-C, Esc) ends the move at the next commit point with `Stopped`; the disk stays marked
+/// and a resume from the journal finishes it.
+#[test]
+fn a_stop_request_ends_at_a_commit_point_and_resumes() {
+    let sc = Scratch::new();
+    let img = sc.image("t.img", 160 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+100M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 99 * 1024, &files(&sc, 9, 60 * MIB));
+    let original = std::fs::read(&img).expect("read");
+    let p = move_plan(&img, &[(1, 4096, 100 * 2048)]);
+    let job = {
+        let o = device::open(&img, &Overrides::default()).expect("open");
+        mover::job_for(&p, &o.source()).expect("job")
+    };
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&img)
+        .expect("open");
+    let size = f.metadata().expect("md").len();
+    let disk = FileIo { file: f, size };
+    let jmem = MemIo::default();
+    let stop = AtomicBool::new(false);
+    let mut seen = Vec::new();
+    let mut cb = |pr: &mover::Progress| {
+        if pr.bytes_done > 0 {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        seen.push(pr.clone());
+    };
+    let mut ctl = Control {
+        stop: &stop,
+        progress: &mut cb,
+    };
+    let mut j = Journal::create(&jmem, job.clone()).expect("journal");
+    let ended =
+        engine::run(&disk, &mut j, Record::at(Stage::Started, 0, 0, 0), &mut ctl).expect("run");
+    assert_eq!(ended, Ended::Stopped);
+    let copying = seen
+        .iter()
+        .filter(|p| p.phase == mover::Phase::Copying)
+        .count();
+    assert!(copying > 0 && seen.iter().all(|p| p.bytes_done <= p.bytes_total));
+    let (_, rec) = Journal::open(&jmem).expect("journal");
+    assert_eq!(rec.stage, Stage::Copying);
+    assert!(
+        rec.next > 0 && rec.next == rec.batch_end,
+        "a commit point between batches: {rec:?}"
+    );
+    let never = stop_never();
+    let mut cb = |_: &mover::Progress| {};
+    let mut ctl = Control {
+        stop: &never,
+        progress: &mut cb,
+    };
+    let (mut j, rec) = Journal::open(&jmem).expect("journal");
+    assert_eq!(
+        engine::run(&disk, &mut j, rec, &mut ctl).expect("resume"),
+        Ended::TableWritten
+    );
+    check_moved(&img, &original, &job, "gpt");
+}
