@@ -709,3 +709,105 @@ pub fn estimate_seconds(sch: &Schedule, rate: f64, flush: f64) -> f64 {
         };
     passes * sch.len as f64 / rate.max(1.0) + barriers * flush
 }
+
+/// Fills the time estimate of every data move in `changes` from one short probe of the device (`file`), and
+/// returns the plan's note about the moves (none when nothing moves).
+pub fn estimate_moves(
+    file: &std::fs::File,
+    ss: u64,
+    changes: &mut [crate::plan::Change],
+) -> Vec<String> {
+    let moving: Vec<usize> = changes
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.action == Action::Move && c.data_move.is_some())
+        .map(|(i, _)| i)
+        .collect();
+    let Some(&first) = moving.first() else {
+        return Vec::new();
+    };
+    let from = changes[first]
+        .data_move
+        .as_ref()
+        .map_or(0, |d| d.from_offset_bytes);
+    let probe = probe(file, from, 16 << 20);
+    let mut total = 0.0;
+    for &i in &moving {
+        let c = &mut changes[i];
+        let Some(d) = c.data_move.as_mut() else {
+            continue;
+        };
+        let sch = Schedule::new(
+            d.from_offset_bytes,
+            d.to_offset_bytes,
+            d.copy_bytes.div_ceil(ss) * ss,
+            ss,
+            MAX_CHUNK,
+        );
+        if let Some((rate, flush)) = probe {
+            let secs = estimate_seconds(&sch, rate, flush);
+            d.estimate_ms = Some((secs * 1000.0) as u64);
+            total += secs;
+            c.reason.push_str(&format!("; about {secs:.0} s"));
+        }
+    }
+    vec![format!(
+        "{} partition(s) hold data that apply moves{}: it marks them as moving, copies (journal next to the \
+         backups; a stop or power cut resumes with `afdisk resume`), verifies the copy, then writes the new table",
+        moving.len(),
+        if probe.is_some() { format!(" (about {total:.0} s, from a short read probe)") } else { String::new() }
+    )]
+}
+
+/// Whether applying `plan` moves data.
+pub fn moves_data(plan: &Plan) -> bool {
+    plan.changes
+        .iter()
+        .any(|c| c.action == Action::Move && c.data_move.is_some())
+}
+
+/// Refuses any write to a disk with an unfinished move: a journal for it in `journal_dir`, or a table entry
+/// that carries the moving mark.
+pub fn refuse_if_unfinished(opened: &Opened, journal_dir: &Path) -> Result<()> {
+    let pending = pending_journals(journal_dir, opened);
+    let scan = table::scan(&opened.source(), opened.info.logical_sector_size);
+    let marked: Vec<u32> = scan
+        .partitions
+        .iter()
+        .filter(|p| is_moving_type(&p.type_code))
+        .map(|p| p.number)
+        .collect();
+    if pending.is_empty() && marked.is_empty() {
+        return Ok(());
+    }
+    let why = match pending.first() {
+        Some((p, st)) => format!(
+            "its move journal {} is at stage {}",
+            p.display(),
+            st.as_str()
+        ),
+        None => format!(
+            "partition(s) {} carry the moving mark",
+            marked
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    Err(Error::refused(
+        format!(
+            "{} has an unfinished data move ({why}); nothing was written",
+            opened.info.path.display()
+        ),
+        format!(
+            "finish it first: afdisk resume {}{}",
+            crate::device::shell_quote(opened.info.path.as_os_str()),
+            if pending.is_empty() {
+                " --journal FILE"
+            } else {
+                ""
+            }
+        ),
+    ))
+}
