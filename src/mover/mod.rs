@@ -48,7 +48,7 @@ pub const MOVING_GPT_TYPE: &str = "A4F0D15C-0000-4000-8000-4D4F56494E47";
 /// The MBR type byte of a partition whose data is being moved (0x7F, "reserved for individual use").
 pub const MOVING_MBR_TYPE: u8 = 0x7F;
 /// Largest window.
-pub const MAX_CHUNK: u64 = 8 << 20;
+pub const MAX_CHUNK: u64 = 32 << 20;
 /// File name suffix of a journal.
 pub const JOURNAL_SUFFIX: &str = ".move-journal";
 

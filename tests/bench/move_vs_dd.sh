@@ -49,20 +49,33 @@ fresh() { # $1 = label script for sfdisk (stdin), $2 = partition start sector
   sync
 }
 
-report() { printf '%-44s %s\n' "$1" "$(rate "$bytes" "$2")"; }
+report() {
+  if [ "$2" = nan ]; then printf '%-44s %s\n' "$1" "refused"; else printf '%-44s %s\n' "$1" "$(rate "$bytes" "$2")"; fi
+}
 
 run_afdisk() { # $1 = old start sector, $2 = new start
   local want got t0 t1 name
   want=$(sha $(($1 * 512)) "$bytes")
   name=$(basename "$loop")
   "$bin" plan "$loop" --realign -o "$work/plan.json" >"$work/plan.txt"
+  local planned
+  planned=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['changes'][0]['new_start'])" "$work/plan.json")
+  [ "$planned" = "$2" ] || { echo "afdisk planned start $planned, the benchmark expects $2" >&2; exit 1; }
   dropc; t0=$(now)
   "$bin" apply "$loop" --plan "$work/plan.json" --yes --confirm "$name" --json >"$work/apply.json"
   t1=$(now)
   got=$(sha $(($2 * 512)) "$bytes")
   [ "$want" = "$got" ] || { echo "afdisk: moved bytes differ ($want vs $got)" >&2; exit 1; }
   sfdisk --verify "$loop" >/dev/null
-  python3 -c "import sys; print(f'{sys.argv[1]} - {sys.argv[2]}')" "$t1" "$t0" | bc 2>/dev/null || python3 -c "print($t1 - $t0)"
+  python3 - "$work/apply.json" >&2 <<'PY'
+import json, sys
+t = open(sys.argv[1]).read()
+i = t.rfind("\n{\n")
+o = json.loads(t[i + 1:] if i >= 0 else t)
+m = o["moved"]
+print(f"    afdisk's own figure: {m['seconds']:.2f} s from marking to the new table, {m['bytes_per_sec']/1e6:.1f} MB/s; mode {m['moves'][0]['mode']}")
+PY
+  python3 -c "print($t1 - $t0)"
 }
 
 run_sfdisk() { # $1 = old start, $2 = new start, $3.. extra sfdisk options
@@ -70,7 +83,11 @@ run_sfdisk() { # $1 = old start, $2 = new start, $3.. extra sfdisk options
   a=$1; b=$2; shift 2
   want=$(sha $((a * 512)) "$bytes")
   dropc; t0=$(now)
-  echo "1 : start=$b" | sfdisk -q --no-reread --move-data "$@" -N 1 "$loop" >/dev/null 2>&1
+  if ! echo "$b,$secs" | sfdisk -q --no-reread --no-tell-kernel --move-data "$@" -N 1 "$loop" >"$work/sfdisk.log" 2>&1; then
+    echo "sfdisk refused the move: $(grep -v Re-reading "$work/sfdisk.log" | head -1)" >&2
+    echo nan
+    return
+  fi
   sync; t1=$(now)
   got=$(sha $((b * 512)) "$bytes")
   [ "$want" = "$got" ] || { echo "sfdisk: moved bytes differ" >&2; exit 1; }
@@ -100,10 +117,12 @@ echo "A. 63 -> 2048 (toward the end by 1985 sectors)"
 report "  afdisk apply (mark, copy, verify, table, fsck)" "$t_af"
 report "  dd direct, same bytes, non-overlapping" "$t_dd"
 report "  sfdisk --move-data" "$t_sf"
-python3 -c "a,d,s=$t_af,$t_dd,$t_sf; print(f'  afdisk/dd throughput {d/a:.2f}x, afdisk vs sfdisk {s/a:.2f}x faster')"
+python3 -c "a,d,s=$t_af,$t_dd,float('$t_sf'); print(f'  afdisk/dd throughput {d/a:.2f}x, afdisk vs sfdisk {s/a:.2f}x faster')"
 
+# Partition 2 right behind partition 1: the move cannot go forward, so it is the 1-sector shift.
 gpt="label: gpt
 start=2049, size=$secs, type=0FC63DAF-8483-4772-8E79-3D69D8477DE4
+start=$((2049 + secs)), size=2048, type=0FC63DAF-8483-4772-8E79-3D69D8477DE4
 "
 fresh "$gpt" 2049
 t_af=$(run_afdisk 2049 2048)
@@ -115,4 +134,4 @@ echo "B. 2049 -> 2048 (toward the start by 1 sector)"
 report "  afdisk apply (journaled windows)" "$t_af"
 report "  dd direct in place" "$t_dd"
 report "  sfdisk --move-data" "$t_sf"
-python3 -c "a,d,s=$t_af,$t_dd,$t_sf; print(f'  afdisk/dd throughput {d/a:.2f}x, afdisk vs sfdisk {s/a:.2f}x faster')"
+python3 -c "a,d,s=$t_af,$t_dd,float('$t_sf'); print(f'  afdisk/dd throughput {d/a:.2f}x, afdisk vs sfdisk {s/a:.2f}x faster')"
