@@ -251,6 +251,12 @@ pub struct DataMove {
     pub direction: String,
     pub from_offset_bytes: u64,
     pub to_offset_bytes: u64,
+    /// Bytes copied: what the filesystem uses (its superblock's size), else the whole partition.
+    #[serde(default)]
+    pub copy_bytes: u64,
+    /// Time the move should take, from a short read probe of the device (milliseconds).
+    #[serde(default)]
+    pub estimate_ms: Option<u64>,
 }
 
 /// One partition's change, in the table's sectors.
@@ -582,6 +588,8 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
             let opts = layout::RealignOptions {
                 strict: req.strict,
                 discard_data: req.discard_data.clone(),
+                move_data: true,
+                footprints: crate::mover::footprints(&src, ss, &old.partitions, &contents),
             };
             let (mut new, mut changes) = layout::realign(
                 &topo,
@@ -591,6 +599,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                 &contents,
                 &opts,
             )?;
+            notes.extend(crate::mover::estimate_moves(&opened.file, ss, &mut changes));
             if old.table.label == Label::Dos {
                 notes.extend(chain::make_crash_safe(
                     &old.partitions,
