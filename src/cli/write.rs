@@ -129,6 +129,12 @@ pub(crate) fn confirmation(c: &ConfirmArgs, info: &device::DeviceInfo, what: &st
 }
 
 fn outcome(o: &apply::Outcome, as_json: bool, verb: &str) {
+    if let (Some(m), false) = (&o.moved, as_json) {
+        super::resume::show(m, false);
+        if m.status != "finished" {
+            return;
+        }
+    }
     if as_json {
         emit(&json(o));
     } else {
@@ -149,7 +155,11 @@ fn outcome(o: &apply::Outcome, as_json: bool, verb: &str) {
             o.backup_file.display(),
             o.reread.message,
             o.kernel.message,
-            o.undo_command
+            if o.undo_command.is_empty() {
+                "none by a table restore: the data was moved (make a new plan to change the layout again)"
+            } else {
+                &o.undo_command
+            }
         ));
         emit(&text);
     }
@@ -170,12 +180,31 @@ pub fn apply(
             text.push('\n');
             let _ = std::io::stderr().write_all(text.as_bytes());
         }
-        let conf = confirmation(c, &opened.info, "write the partition table");
-        apply::apply(&opened, &p, &conf, &backup::backup_dir())
+        // A plan that moves data names the filesystems it moves; Ctrl-C stops it at a commit point.
+        let what = afdisk::mover::confirmation_what(&p);
+        let conf = confirmation(
+            c,
+            &opened.info,
+            what.as_deref().unwrap_or("write the partition table"),
+        );
+        let stop = match what {
+            Some(_) => super::resume::stop_on_ctrl_c(),
+            None => afdisk::mover::never(),
+        };
+        let mut cb = super::resume::presenter(as_json);
+        let mut ctl = afdisk::mover::Control {
+            stop,
+            progress: &mut cb,
+        };
+        apply::apply_with(&opened, &p, &conf, &backup::backup_dir(), &mut ctl)
     };
     match run() {
         Ok(o) => {
             outcome(&o, as_json, "Wrote");
+            // A move stopped at a commit point is not done: the disk must be resumed.
+            if o.moved.as_ref().is_some_and(|m| m.status != "finished") {
+                return EXIT_ERROR;
+            }
             EXIT_OK
         }
         Err(e) => fail(&e),

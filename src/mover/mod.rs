@@ -811,3 +811,20 @@ pub fn refuse_if_unfinished(opened: &Opened, journal_dir: &Path) -> Result<()> {
         ),
     ))
 }
+
+/// The reason an apply that moves data gives its backup.
+pub const BACKUP_REASON: &str = "before apply with data moves";
+
+/// Refuses to undo an apply that moved data: its backup holds the old table, which points at where the data
+/// no longer is; writing it back would leave the filesystems unreadable (their bytes are at the new starts).
+pub fn refuse_undo_of_move(b: &crate::apply::Backup) -> Result<()> {
+    if b.kind == crate::apply::BackupKind::Undo && b.reason == BACKUP_REASON {
+        return Err(Error::refused(
+            "this backup was taken before an apply that moved partition data: its old table points where the \
+             data no longer is, so restoring it would make those filesystems unreadable; nothing was written",
+            "the moved partitions are complete at their new starts; to change the layout again, make a new plan \
+             (`afdisk plan TARGET --realign`)",
+        ));
+    }
+    Ok(())
+}
