@@ -214,6 +214,9 @@ pub fn build(
         if p.size > 0 {
             findings.extend(alignment_findings(&pr, &topo, ss, opts));
         }
+        if crate::mover::is_moving_type(&p.type_code) {
+            findings.push(crate::mover::interrupted_finding(p.number));
+        }
         partitions.push(pr);
     }
     findings.extend(device_findings(&device, &topo));
