@@ -245,6 +245,12 @@ fn cut_points(
     assert!(!tripped);
     check_moved(&work, &original, &job, plan.new.table.label.as_str());
     let ks = ks.unwrap_or_else(|| (0..total).collect());
+    eprintln!(
+        "cut points: {} of {total} writes ({}), modes {:?}",
+        ks.len(),
+        if reorder { "reordering" } else { "plain" },
+        job.moves.iter().map(|m| m.schedule.mode).collect::<Vec<_>>()
+    );
     for &k in &ks {
         std::fs::copy(fixture, &work).expect("copy");
         let cut = if reorder {
@@ -280,8 +286,8 @@ fn cut_at_every_write_gpt_ext4_at_2049_toward_start() {
     assert!(n > 10, "{n} cut points");
 }
 
-/// MBR by sfdisk with ext4 at 63 and a logical partition; moved toward the end to 2048 (shift mode, windows
-/// of 1985 sectors): cut at every write.
+/// MBR by sfdisk with ext4 at 63 and a logical partition; moved toward the end to 2048 (1985 sectors: journaled
+/// windows): cut at every write.
 #[test]
 fn cut_at_every_write_mbr_ext4_at_63_toward_end() {
     let sc = Scratch::new();
@@ -760,4 +766,176 @@ fn a_stop_request_ends_at_a_commit_point_and_resumes() {
         Ended::TableWritten
     );
     check_moved(&img, &original, &job, "gpt");
+}
+
+/// The whole path through the CLI: `plan --realign` plans the move by default (forward to the next MiB when the
+/// filesystem leaves its tail free, with bytes, direction and an estimate), `apply` makes it and writes the
+/// table (bytes equal, fsck clean, peers clean); on a disk with an interrupted move `apply` is refused and
+/// `inspect` reports the interrupted move as an error.
+#[test]
+fn plan_and_apply_move_the_data_and_refuse_while_a_move_is_unfinished() {
+    let sc = Scratch::new();
+    let img = sc.image("a.img", 96 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+40M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 39 * 1024, &files(&sc, 10, 24 * MIB));
+    let original = std::fs::read(&img).expect("read");
+    let bdir = sc.dir.path().join("backups");
+    std::fs::create_dir(&bdir).expect("mkdir");
+    let t = s(&img);
+    let pf = sc.dir.path().join("p.json");
+    let (code, out, err) = afdisk_env(&["plan", &t, "--realign", "-o", &s(&pf), "--json"], &bdir);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let c = &v["changes"][0];
+    assert_eq!(c["action"], "move", "{c}");
+    assert_eq!(
+        c["new_start"], 4096,
+        "forward: the filesystem leaves its last MiB free"
+    );
+    assert_eq!(c["data_move"]["direction"], "toward-end");
+    assert_eq!(c["data_move"]["copy_bytes"], 39 * MIB);
+    assert!(c["data_move"]["estimate_ms"].is_u64(), "{c}");
+    let (code, out, _) = afdisk_env(&["plan", &t, "--realign"], &bdir);
+    assert_eq!(code, 0);
+    assert!(out.contains("holds ext4") && out.contains("moved"), "{out}");
+    let (code, out, err2) = afdisk_env(
+        &[
+            "apply",
+            &t,
+            "--plan",
+            &s(&pf),
+            "--yes",
+            "--confirm",
+            "a.img",
+        ],
+        &bdir,
+    );
+    assert_eq!(code, 0, "{out}{err}{err2}");
+    assert!(out.contains("Moved and verified"), "{out}");
+    assert!(out.contains("e2fsck -fn found no errors"), "{out}");
+    let now = std::fs::read(&img).expect("read");
+    let (from, to, n) = (2049 * 512, 4096 * 512, (39 * MIB) as usize);
+    assert!(
+        now[to..to + n] == original[from..from + n],
+        "moved byte for byte"
+    );
+    let o = run("sgdisk", &["-v", &t]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("No problems found"));
+    // The apply's backup cannot be restored over the moved data.
+    let backup = std::fs::read_dir(&bdir)
+        .expect("ls")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("the apply's backup");
+    let (code, _, err) = afdisk_env(
+        &["restore", &t, &s(&backup), "--yes", "--confirm", "a.img"],
+        &bdir,
+    );
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("moved partition data"), "{err}");
+    assert!(std::fs::read(&img).expect("read") == now, "nothing written");
+    // An interrupted move on a second disk: apply refused, inspect reports it.
+    let img2 = sc.image("b.img", 96 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+40M", &s(&img2)]);
+    mkfs_ext4(&img2, 2049 * 512, 39 * 1024, &files(&sc, 11, 8 * MIB));
+    let p2 = move_plan(&img2, &[]);
+    let job = {
+        let o = device::open(&img2, &Overrides::default()).expect("open");
+        mover::job_for(&p2, &o.source()).expect("job")
+    };
+    cut_to_file(&img2, &job, 12, &bdir);
+    let pf2 = sc.dir.path().join("p2.json");
+    std::fs::write(&pf2, serde_json::to_string(&p2).expect("json")).expect("write");
+    let t2 = s(&img2);
+    let (code, _, err) = afdisk_env(
+        &[
+            "apply",
+            &t2,
+            "--plan",
+            &s(&pf2),
+            "--yes",
+            "--confirm",
+            "b.img",
+        ],
+        &bdir,
+    );
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("unfinished data move") && err.contains("afdisk resume"),
+        "{err}"
+    );
+    let (_, out, _) = afdisk_env(&["inspect", &t2, "--json"], &bdir);
+    assert!(out.contains("\"interrupted-move\""), "{out}");
+    let (code, out, err) = afdisk_env(&["resume", &t2, "--yes", "--confirm", "b.img"], &bdir);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+mod placement {
+    use afdisk::alignment::{align_up, misalignment};
+    use afdisk::plan::layout::place_for_data;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+        /// A data move's place is aligned, inside the free space, holds the filesystem, and is the next
+        /// boundary toward the end whenever that one holds it.
+        #[test]
+        fn a_data_move_lands_aligned_inside_and_holding_the_filesystem(
+            start_s in 1u64..100_000, size_s in 1u64..200_000, used_pct in 1u64..=100,
+            lo_gap in 0u64..5000, hi_gap in 0u64..5000, strict: bool,
+        ) {
+            let (grain, ao) = (1u64 << 20, 0u64);
+            let (start, size) = (start_s * 512, size_s * 512);
+            let used = (size * used_pct / 100).max(512) / 512 * 512;
+            let lo = start.saturating_sub(lo_gap * 512);
+            let hi = start + size + hi_gap * 512;
+            match place_for_data(start, size, lo, hi, ao, grain, strict, used) {
+                Some((s, e)) => {
+                    prop_assert_eq!(misalignment(s, ao, grain), 0);
+                    prop_assert!(s >= lo && e <= hi && e - s >= used);
+                    let up = align_up(start, ao, grain);
+                    let up_fits = up < hi && {
+                        let mut e2 = (up + size).min(hi);
+                        if strict { e2 = e2 / grain * grain; }
+                        e2 > up && e2 - up >= used
+                    };
+                    if up_fits { prop_assert_eq!(s, up, "forward preferred"); }
+                }
+                None => {
+                    let up = align_up(start, ao, grain);
+                    prop_assert!(up >= hi || (up + size).min(hi) - up < used || strict);
+                }
+            }
+        }
+    }
+}
+
+/// Shift mode (a shift of 40 MiB ≥ 32 MiB over a 48 MiB filesystem: windows of 32 MiB, a barrier between
+/// overlapping ones) and Disjoint mode (32 MiB over 16 MiB): a cut at every write, plain and reordering.
+#[test]
+fn cut_at_every_write_shift_and_disjoint_modes() {
+    let sc = Scratch::new();
+    let img = sc.image("h.img", 128 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+48M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 48 * 1024, &files(&sc, 12, 36 * MIB));
+    let p = move_plan(&img, &[(1, 83968, 48 * 2048)]);
+    {
+        let o = device::open(&img, &Overrides::default()).expect("open");
+        let job = mover::job_for(&p, &o.source()).expect("job");
+        assert_eq!(job.moves[0].schedule.mode, mover::Mode::Shift);
+    }
+    let n = cut_points(&img, &p, None, None, false) + cut_points(&img, &p, None, None, true);
+    assert!(n > 10, "{n}");
+    let img = sc.image("i.img", 96 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+16M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 16 * 1024, &files(&sc, 13, 12 * MIB));
+    let p = move_plan(&img, &[(1, 67584, 16 * 2048)]);
+    {
+        let o = device::open(&img, &Overrides::default()).expect("open");
+        let job = mover::job_for(&p, &o.source()).expect("job");
+        assert_eq!(job.moves[0].schedule.mode, mover::Mode::Disjoint);
+    }
+    let n = cut_points(&img, &p, None, None, false) + cut_points(&img, &p, None, None, true);
+    assert!(n > 6, "{n}");
 }
