@@ -249,7 +249,10 @@ fn cut_points(
         "cut points: {} of {total} writes ({}), modes {:?}",
         ks.len(),
         if reorder { "reordering" } else { "plain" },
-        job.moves.iter().map(|m| m.schedule.mode).collect::<Vec<_>>()
+        job.moves
+            .iter()
+            .map(|m| m.schedule.mode)
+            .collect::<Vec<_>>()
     );
     for &k in &ks {
         std::fs::copy(fixture, &work).expect("copy");
@@ -938,4 +941,47 @@ fn cut_at_every_write_shift_and_disjoint_modes() {
     }
     let n = cut_points(&img, &p, None, None, false) + cut_points(&img, &p, None, None, true);
     assert!(n > 6, "{n}");
+}
+
+/// A filesystem with no aligned place that holds it (its neighbours touch it on both sides and it fills its
+/// partition) is not moved: the plan says why, and what would make room.
+#[test]
+fn a_filesystem_without_room_is_unfixable_and_says_why() {
+    let sc = Scratch::new();
+    let img = sc.image("u.img", 64 * MIB);
+    run(
+        "sgdisk",
+        &[
+            "-a",
+            "1",
+            "-n",
+            "1:34:2048",
+            "-n",
+            "2:2049:+16M",
+            "-n",
+            "3:0:+8M",
+            &s(&img),
+        ],
+    );
+    mkfs_ext4(&img, 2049 * 512, 16 * 1024, &files(&sc, 14, 2 * MIB));
+    let bdir = sc.dir.path().join("backups");
+    std::fs::create_dir(&bdir).expect("mkdir");
+    let (code, out, err) = afdisk_env(&["plan", &s(&img), "--realign", "--json"], &bdir);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let c = v["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .find(|c| c["number"] == 2)
+        .expect("p2")
+        .clone();
+    assert_eq!(c["action"], "unfixable", "{c}");
+    assert!(
+        c["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("holds the 16 MiB its filesystem uses"),
+        "{c}"
+    );
 }

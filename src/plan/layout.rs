@@ -338,10 +338,18 @@ pub fn realign(
         let Some((ns, ne)) = new else {
             changes.push(Change {
                 action: Action::Unfixable,
-                reason: format!(
-                    "no {}-aligned start fits in the free space around it (sectors {lo}–{hi}); it stays where it is",
-                    human(grain)
-                ),
+                reason: if holds_data {
+                    format!(
+                        "no {}-aligned start in the free space around it (sectors {lo}–{hi}) holds the {} its filesystem uses; it stays where it is (shrink the filesystem, or free space next to it)",
+                        human(grain),
+                        human(opts.footprints.get(&p.number).copied().unwrap_or(size_b))
+                    )
+                } else {
+                    format!(
+                        "no {}-aligned start fits in the free space around it (sectors {lo}–{hi}); it stays where it is",
+                        human(grain)
+                    )
+                },
                 ..keep(String::new())
             });
             continue;
