@@ -11,6 +11,7 @@
 //! - [`signature`]: what a partition holds
 //! - [`drive`]: the drive's own report (ATA IDENTIFY, SCSI READ CAPACITY(16), NVMe Identify)
 //! - [`reformat`]: switching a drive between 512e and 4Kn with a vendor tool, verified by asking the drive
+//! - [`mover`]: power-cut-safe, resumable moves of partition data (journal, schedule, engine)
 
 pub mod alignment;
 pub mod apply;
@@ -20,6 +21,7 @@ pub mod device;
 pub mod drive;
 pub mod error;
 pub mod finding;
+pub mod mover;
 pub mod plan;
 pub mod present;
 pub mod reformat;

@@ -201,7 +201,11 @@ pub fn written_lines(o: &WriteOutcome, verb: Verb) -> Vec<String> {
         "Kernel: {}; {}",
         o.reread.message, o.kernel.message
     ));
-    lines.push(format!("Undo: {}", o.undo_command));
+    lines.push(if o.undo_command.is_empty() {
+        "Undo: none by a table restore: the data was moved (make a new plan to change the layout again)".into()
+    } else {
+        format!("Undo: {}", o.undo_command)
+    });
     lines
 }
 

@@ -303,6 +303,9 @@ pub fn build(
             };
             findings.extend(alignment_findings(&pr, &topo, &fix, opts));
         }
+        if crate::mover::is_moving_type(&p.type_code) {
+            findings.push(crate::mover::interrupted_finding(p.number));
+        }
         partitions.push(pr);
     }
     findings.extend(device_findings(&device, &topo));

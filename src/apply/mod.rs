@@ -65,6 +65,8 @@ pub struct WriteOutcome {
     pub outside_table_space: Vec<u64>,
     /// The command that puts back what was there before.
     pub undo_command: String,
+    /// The data moves the apply made (`null` when it moved no data).
+    pub moved: Option<crate::mover::MoveOutcome>,
 }
 
 /// The exact, pasteable command that restores `backup` onto `device` (both shell-quoted, bytes kept).
@@ -337,6 +339,22 @@ pub fn apply(
     confirm: &Confirmation,
     backup_dir: &Path,
 ) -> Result<WriteOutcome> {
+    let mut quiet = |_: &crate::mover::Progress| {};
+    let mut ctl = crate::mover::Control {
+        stop: crate::mover::never(),
+        progress: &mut quiet,
+    };
+    apply_with(opened, plan, confirm, backup_dir, &mut ctl)
+}
+
+/// [`apply`], with progress and a stop request for a plan that moves data (see `crate::mover`).
+pub fn apply_with(
+    opened: &Opened,
+    plan: &Plan,
+    confirm: &Confirmation,
+    backup_dir: &Path,
+    ctl: &mut crate::mover::Control,
+) -> Result<WriteOutcome> {
     if plan.schema != SCHEMA {
         return Err(Error::usage(
             format!("plan schema {} is not {SCHEMA}", plan.schema),
@@ -344,6 +362,7 @@ pub fn apply(
         ));
     }
     same_device(&plan.device, opened, "plan")?;
+    crate::mover::refuse_if_unfinished(opened, backup_dir)?;
     if plan.is_noop() {
         return Err(Error::usage(
             format!(
@@ -371,6 +390,7 @@ pub fn apply(
         plan.old.as_ref(),
         &plan.new,
         plan.kind == crate::plan::PlanKind::Fresh,
+        &crate::plan::data_moves(&plan.changes),
     );
     losses.extend(
         plan.destroys
@@ -463,12 +483,49 @@ pub fn apply(
     // Backup first: every sector written (and the table sectors), with what will be written.
     let mut lbas: BTreeSet<u64> = backup::table_sectors(&src, ss);
     lbas.extend(sectors.iter().map(|s| s.0));
-    let b = backup::capture(&src, &plan.device, &lbas, "before apply")?;
+    let reason = if crate::mover::moves_data(plan) {
+        crate::mover::BACKUP_REASON
+    } else {
+        "before apply"
+    };
+    let b = backup::capture(&src, &plan.device, &lbas, reason)?;
     let b = backup::into_undo(b, &sectors);
     let backup_file = backup::save_in(&b, backup_dir)?;
     let cmd = restore_command(&opened.info.path, &backup_file);
-    let phases = write_phases(&file, Path::new(&opened.info.path), ss, &sectors)
-        .map_err(|e| with_restore(e, &backup_file, &cmd))?;
+    // A plan that moves data: the mover marks, copies, verifies and writes the new table (its errors say how
+    // to resume; restoring the old table would not move the data back).
+    let moved = if crate::mover::moves_data(plan) {
+        let m = crate::mover::start(opened, &file, plan, backup_dir, ctl)?;
+        if m.status != "finished" {
+            let now = current_layout(&src, ss);
+            return Ok(WriteOutcome {
+                device: opened.info.path.clone(),
+                backup_file,
+                sectors_written: 0,
+                phases: 0,
+                reread: Reread {
+                    method: "none".into(),
+                    message: "the move stopped at a commit point; the table is the marked one"
+                        .into(),
+                },
+                verified: false,
+                kernel: kernel::view(opened, now.as_ref()),
+                table: now,
+                outside_table_space: Vec::new(),
+                undo_command: m.resume_command.clone().unwrap_or_default(),
+                moved: Some(m),
+            });
+        }
+        Some(m)
+    } else {
+        None
+    };
+    let phases = if moved.is_some() {
+        sectors.iter().map(|s| s.1).max().unwrap_or(0)
+    } else {
+        write_phases(&file, Path::new(&opened.info.path), ss, &sectors)
+            .map_err(|e| with_restore(e, &backup_file, &cmd))?
+    };
     let rr = reread(opened, &file, plan.old.as_ref(), Some(&plan.new));
     let after = current_layout(&src, ss);
     let verified = after.as_ref().is_some_and(|a| a.same_table(&plan.new))
@@ -495,7 +552,9 @@ pub fn apply(
         table: after,
         kernel,
         outside_table_space: Vec::new(),
-        undo_command: cmd,
+        // Restoring the old table would not move the data back (see `mover::refuse_undo_of_move`).
+        undo_command: if moved.is_some() { String::new() } else { cmd },
+        moved,
     })
 }
 
@@ -544,6 +603,7 @@ pub struct RestorePreview {
 
 /// Checks `b` against `opened` (sector size, identity, size) before anything is opened for writing.
 fn check_backup_fits(opened: &Opened, b: &Backup) -> Result<()> {
+    crate::mover::refuse_undo_of_move(b)?;
     if b.sector_size != opened.info.logical_sector_size {
         return Err(Error::refused(
             format!(
@@ -819,6 +879,7 @@ pub fn restore(
         kernel,
         outside_table_space: pre.outside_table_space,
         undo_command: cmd,
+        moved: None,
     })
 }
 

@@ -129,6 +129,24 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Finish a data move that an apply started and something interrupted, from its journal
+    Resume {
+        /// The disk or image whose move was interrupted
+        target: PathBuf,
+        /// The move journal (default: the one unfinished journal for TARGET in $AFDISK_BACKUP_DIR)
+        #[arg(long, value_name = "FILE")]
+        journal: Option<PathBuf>,
+        /// Put the old table back instead (only before any data was written)
+        #[arg(long)]
+        rollback: bool,
+        #[command(flatten)]
+        confirm: ConfirmArgs,
+        /// Print progress as JSON lines and the outcome as JSON
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        geometry: GeometryArgs,
+    },
     /// Measure whether misaligned I/O pays a read-modify-write penalty: exit 0 none, 1 penalty, 2 error, 3 refused, 4 inconclusive
     Bench {
         /// Disk (/dev/sdb), partition (/dev/sdb1) or image file

@@ -1,11 +1,13 @@
-//! The command-line front end (chosen by `main` when a subcommand is given): `list`, `inspect`, `check`, and the writing commands (`plan`, `apply`, `backup`,
-//! `restore`, in `write`). It calls the core library and renders its values as text or JSON; it holds no disk
-//! logic of its own. Exit codes: 0 ok, 1 check found misalignment, 2 error, 3 refused for safety, 4 bench
-//! inconclusive, 5 check found an error in a table (`render::check_exit`).
+//! The command-line front end (chosen by `main` when a subcommand is given): `list`, `inspect`, `check`, and the
+//! writing commands (`plan`, `apply`, `backup`, `restore`, in `write`; `resume`, in `resume`; `sector-size`, in
+//! `sector_size`). It calls the core library and renders its values as text or JSON; it holds no disk logic of its
+//! own. Exit codes: 0 ok, 1 check found misalignment, 2 error, 3 refused for safety, 4 bench inconclusive, 5 check
+//! found an error in a table (`render::check_exit`).
 
 mod args;
 mod bench;
 mod render;
+mod resume;
 mod sector_size;
 mod write;
 
@@ -155,6 +157,21 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             confirm: &confirm,
             json: as_json,
         }),
+        Command::Resume {
+            target,
+            journal,
+            rollback,
+            confirm,
+            json: as_json,
+            geometry,
+        } => resume::resume(
+            &target,
+            journal.as_deref(),
+            rollback,
+            &confirm,
+            as_json,
+            &geometry,
+        ),
         Command::Bench {
             target,
             partition,

@@ -141,6 +141,12 @@ pub(crate) fn confirmation_destroying(
 }
 
 fn outcome(o: &apply::WriteOutcome, as_json: bool, verb: Verb) {
+    if let (Some(m), false) = (&o.moved, as_json) {
+        super::resume::show(m, false);
+        if m.status != "finished" {
+            return;
+        }
+    }
     if as_json {
         emit(&json(&afdisk::contract::WriteJson::new(o)));
     } else {
@@ -165,13 +171,32 @@ pub fn apply(
             text.push('\n');
             let _ = std::io::stderr().write_all(text.as_bytes());
         }
-        let conf =
-            confirmation_destroying(c, &opened.info, "write the partition table", &p.destroys);
-        apply::apply(&opened, &p, &conf, &backup::backup_dir())
+        // A plan that moves data names the filesystems it moves; Ctrl-C stops it at a commit point.
+        let what = afdisk::mover::confirmation_what(&p);
+        let conf = confirmation_destroying(
+            c,
+            &opened.info,
+            what.as_deref().unwrap_or("write the partition table"),
+            &p.destroys,
+        );
+        let stop = match what {
+            Some(_) => super::resume::stop_on_ctrl_c(),
+            None => afdisk::mover::never(),
+        };
+        let mut cb = super::resume::presenter(as_json);
+        let mut ctl = afdisk::mover::Control {
+            stop,
+            progress: &mut cb,
+        };
+        apply::apply_with(&opened, &p, &conf, &backup::backup_dir(), &mut ctl)
     };
     match run() {
         Ok(o) => {
             outcome(&o, as_json, Verb::Wrote);
+            // A move stopped at a commit point is not done: the disk must be resumed.
+            if o.moved.as_ref().is_some_and(|m| m.status != "finished") {
+                return EXIT_ERROR;
+            }
             EXIT_OK
         }
         Err(e) => fail(&e),

@@ -27,7 +27,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use super::{to_hex, Layout, PlanKind, SectorWrite};
 use crate::error::{Error, Result};
 use crate::table::source::ByteSource;
-use crate::table::{self, Label, PartKind};
+use crate::table::{self, Label, PartKind, Partition};
 
 /// What a GPT realignment's write of LBA 0 is called: only a hybrid MBR changes there.
 pub const HYBRID_WRITE: &str = "hybrid MBR (its entries move with their GPT partitions)";
@@ -351,6 +351,13 @@ fn gpt_realign(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
         }
         entry[32..40].copy_from_slice(&p.start.to_le_bytes());
         entry[40..48].copy_from_slice(&p.end().to_le_bytes());
+        // A type change (the data mover marks a moving partition, and restores its type after): the type GUID
+        // in the entry's mixed-endian form.
+        if !o.type_code.eq_ignore_ascii_case(&p.type_code) {
+            let guid = uuid::Uuid::parse_str(&p.type_code)
+                .map_err(|e| internal("GPT type", format!("{}: {e}", p.type_code)))?;
+            entry[..16].copy_from_slice(&guid.to_bytes_le());
+        }
         moved.push((o.clone(), p.clone()));
     }
     let crc = crc32fast::hash(&array);
@@ -590,7 +597,13 @@ fn mbr_rebuild_chain(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()>
             .ok_or_else(|| internal("EBR", format!("partition {} had no EBR", p.number)))?;
         let mut h = read_mbr_header(ov, was)?;
         let cur = h.get(1).cloned().ok_or_else(|| internal("EBR", "slot"))?;
-        let part = mbr_entry(cur.boot == 0x80, cur.sys, p.start, p.start - at, p.size)?;
+        let part = mbr_entry(
+            cur.boot == 0x80,
+            sys_of(p, cur.sys),
+            p.start,
+            p.start - at,
+            p.size,
+        )?;
         let link = match logicals.get(k + 1) {
             Some(n) => {
                 let next = n
@@ -630,6 +643,14 @@ fn mbr_rebuild_chain(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()>
     write_mbr_header(ov, 0, &h)
 }
 
+/// The type byte `p` asks for (`0x83`), else the one on disk.
+fn sys_of(p: &Partition, cur: u8) -> u8 {
+    p.type_code
+        .strip_prefix("0x")
+        .and_then(|h| u8::from_str_radix(h, 16).ok())
+        .unwrap_or(cur)
+}
+
 fn mbr_realign(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
     if chain_rebuilt(Some(old), new) {
         return mbr_rebuild_chain(ov, old, new);
@@ -659,7 +680,7 @@ fn mbr_realign(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
             .get(slot)
             .cloned()
             .ok_or_else(|| internal("MBR", "slot"))?;
-        let e = mbr_entry(cur.boot == 0x80, cur.sys, p.start, rel, p.size)?;
+        let e = mbr_entry(cur.boot == 0x80, sys_of(p, cur.sys), p.start, rel, p.size)?;
         if let Some(s) = h.get_mut(slot) {
             *s = e;
         }

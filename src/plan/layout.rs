@@ -256,6 +256,11 @@ pub struct RealignOptions {
     pub strict: bool,
     /// Partitions that may be moved although they hold data (the data is lost).
     pub discard_data: Vec<u32>,
+    /// Move the data of partitions that hold some (the data mover, `crate::mover`) instead of blocking them.
+    pub move_data: bool,
+    /// Bytes each partition's filesystem uses (from its superblock): a data move needs a new place that holds
+    /// them, and prefers the next boundary toward the end (a shift of almost a grain copies fastest).
+    pub footprints: BTreeMap<u32, u64>,
 }
 
 /// Realigns `parts` of `table`; `contents` maps partition numbers to the signature found in them.
@@ -321,14 +326,30 @@ pub fn realign(
         }
         let (lo, hi) = free_range(table, &new_parts, idx);
         let (lo_b, hi_b) = (lo * ss, (hi + 1) * ss);
-        let new = place(start_b, size_b, lo_b, hi_b, ao, grain, opts.strict);
+        let holds_data = opts.move_data
+            && contents.contains_key(&p.number)
+            && !opts.discard_data.contains(&p.number);
+        let new = if holds_data {
+            let used = opts.footprints.get(&p.number).copied().unwrap_or(size_b);
+            place_for_data(start_b, size_b, lo_b, hi_b, ao, grain, opts.strict, used)
+        } else {
+            place(start_b, size_b, lo_b, hi_b, ao, grain, opts.strict)
+        };
         let Some((ns, ne)) = new else {
             changes.push(Change {
                 action: Action::Unfixable,
-                reason: format!(
-                    "no {}-aligned start fits in the free space around it (sectors {lo}–{hi}); it stays where it is",
-                    human(grain)
-                ),
+                reason: if holds_data {
+                    format!(
+                        "no {}-aligned start in the free space around it (sectors {lo}–{hi}) holds the {} its filesystem uses; it stays where it is (shrink the filesystem, or free space next to it)",
+                        human(grain),
+                        human(opts.footprints.get(&p.number).copied().unwrap_or(size_b))
+                    )
+                } else {
+                    format!(
+                        "no {}-aligned start fits in the free space around it (sectors {lo}–{hi}); it stays where it is",
+                        human(grain)
+                    )
+                },
                 ..keep(String::new())
             });
             continue;
@@ -344,6 +365,45 @@ pub fn realign(
             } else {
                 (start_b - ns, "toward-start")
             };
+            if holds_data {
+                let copy = opts.footprints.get(&p.number).copied().unwrap_or(size_b);
+                let mode =
+                    crate::mover::Schedule::new(start_b, ns, copy, ss, crate::mover::MAX_CHUNK)
+                        .mode;
+                changes.push(Change {
+                    number: p.number,
+                    action: Action::Move,
+                    old_start: Some(p.start),
+                    old_size: Some(p.size),
+                    new_start: Some(new_start),
+                    new_size: Some(new_size),
+                    reason: format!(
+                        "start {} → {}: holds {fs}, whose {} are moved {} {} ({}; journaled, resumable)",
+                        p.start,
+                        new_start,
+                        human(copy),
+                        human(bytes),
+                        if ns > start_b { "toward the end" } else { "toward the start" },
+                        match mode {
+                            crate::mover::Mode::Shift => "copied in windows of the shift",
+                            crate::mover::Mode::Disjoint => "source and destination do not overlap",
+                            crate::mover::Mode::Journaled => "each window saved in the journal first",
+                        }
+                    ),
+                    content: Some(fs.clone()),
+                    data_move: Some(DataMove {
+                        bytes,
+                        direction: dir.into(),
+                        from_offset_bytes: start_b,
+                        to_offset_bytes: ns,
+                        copy_bytes: copy,
+                        estimate_ms: None,
+                    }),
+                });
+                new_parts[idx].start = new_start;
+                new_parts[idx].size = new_size;
+                continue;
+            }
             changes.push(Change {
                 number: p.number,
                 action: Action::Blocked,
@@ -367,6 +427,8 @@ pub fn realign(
                     direction: dir.into(),
                     from_offset_bytes: start_b,
                     to_offset_bytes: ns,
+                    copy_bytes: opts.footprints.get(&p.number).copied().unwrap_or(size_b),
+                    estimate_ms: None,
                 }),
             });
             continue;
@@ -474,6 +536,35 @@ pub fn place(
             e = align_down(e, ao, grain);
         }
         if e > s {
+            return Some((s, e));
+        }
+    }
+    None
+}
+
+/// Like [`place`] for a partition whose data moves: the next aligned start toward the end first (the shift is
+/// then almost a grain, which copies fastest), then the one toward the start; a place counts only when it
+/// holds the `used` bytes of the filesystem.
+#[allow(clippy::too_many_arguments)]
+pub fn place_for_data(
+    start: u64,
+    size: u64,
+    lo: u64,
+    hi: u64,
+    ao: u64,
+    grain: u64,
+    strict: bool,
+    used: u64,
+) -> Option<(u64, u64)> {
+    for s in [align_up(start, ao, grain), align_down(start, ao, grain)] {
+        if s < lo || s >= hi {
+            continue;
+        }
+        let mut e = s.saturating_add(size).min(hi);
+        if strict {
+            e = align_down(e, ao, grain);
+        }
+        if e > s && e - s >= used {
             return Some((s, e));
         }
     }
@@ -696,7 +787,7 @@ mod tests {
                 parts.push(part(i as u32 + 1, start, *size));
                 at = start + size;
             }
-            let opts = RealignOptions { strict, discard_data: Vec::new() };
+            let opts = RealignOptions { strict, discard_data: Vec::new(), ..Default::default() };
             let (l, changes) = realign(&t, MIB, &table, &parts, &BTreeMap::new(), &opts).unwrap();
             for c in changes.iter().filter(|c| c.action == Action::Move) {
                 let p = l.partitions.iter().find(|p| p.number == c.number).unwrap();

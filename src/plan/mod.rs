@@ -256,6 +256,12 @@ pub struct DataMove {
     pub direction: String,
     pub from_offset_bytes: u64,
     pub to_offset_bytes: u64,
+    /// Bytes copied: what the filesystem uses (its superblock's size), else the whole partition.
+    #[serde(default)]
+    pub copy_bytes: u64,
+    /// Time the move should take, from a short read probe of the device (milliseconds).
+    #[serde(default)]
+    pub estimate_ms: Option<u64>,
 }
 
 /// One partition's change, in the table's sectors.
@@ -343,15 +349,26 @@ impl std::fmt::Display for Loss {
     }
 }
 
+/// The partitions whose data a plan moves with them (a `move` with a data move).
+pub fn data_moves(changes: &[Change]) -> Vec<u32> {
+    changes
+        .iter()
+        .filter(|c| c.action == Action::Move && c.data_move.is_some())
+        .map(|c| c.number)
+        .collect()
+}
+
 /// What writing `new` over `old` destroys on `src`: every recognised filesystem (or other signature) of an
 /// old partition that the new table does not keep at the same start with at least the same size, and, with no
 /// old table, one on the whole disk. A fresh layout (`fresh`) keeps nothing: each old partition's filesystem is
-/// lost, even where a new partition happens to start at the same sector. Reads a superblock per such partition.
+/// lost, even where a new partition happens to start at the same sector. Partitions whose data the plan moves
+/// with them (`moved`, see `crate::mover`) lose nothing. Reads a superblock per such partition.
 pub fn losses(
     src: &dyn table::source::ByteSource,
     old: Option<&Layout>,
     new: &Layout,
     fresh: bool,
+    moved: &[u32],
 ) -> Vec<Loss> {
     let Some(old) = old else {
         return crate::signature::identify(src, 0, src.len())
@@ -368,6 +385,7 @@ pub fn losses(
     old.partitions
         .iter()
         .filter(|p| p.kind != table::PartKind::Extended)
+        .filter(|p| !moved.contains(&p.number))
         .filter(|p| {
             fresh
                 || !new.partitions.iter().any(|q| {
@@ -401,7 +419,7 @@ pub fn filesystems_on(
                 table: old.table.clone(),
                 partitions: Vec::new(),
             };
-            losses(src, Some(&old), &none, true)
+            losses(src, Some(&old), &none, true, &[])
         }
         None => losses(
             src,
@@ -419,6 +437,7 @@ pub fn filesystems_on(
                 partitions: Vec::new(),
             },
             true,
+            &[],
         ),
     };
     all.retain(|l| only.is_none() || l.partition.is_none() || l.partition == only);
@@ -849,6 +868,8 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
             let opts = layout::RealignOptions {
                 strict: req.strict,
                 discard_data: req.discard_data.clone(),
+                move_data: true,
+                footprints: crate::mover::footprints(&src, ss, &old.partitions, &contents),
             };
             let (mut new, mut changes) = layout::realign(
                 &topo,
@@ -858,6 +879,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                 &contents,
                 &opts,
             )?;
+            notes.extend(crate::mover::estimate_moves(&opened.file, ss, &mut changes));
             if old.table.label == Label::Dos {
                 notes.extend(chain::make_crash_safe(
                     &old.partitions,
@@ -933,7 +955,13 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
         }
     };
     let writes = encode::encode(&src, ss, old.as_ref(), &new, kind)?;
-    let destroys = losses(&src, old.as_ref(), &new, kind == PlanKind::Fresh);
+    let destroys = losses(
+        &src,
+        old.as_ref(),
+        &new,
+        kind == PlanKind::Fresh,
+        &data_moves(&changes),
+    );
     let mut device = device;
     device.add_table(old.as_ref().map(|l| &l.table));
     device.add_table(Some(&new.table));

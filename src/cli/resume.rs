@@ -1,0 +1,162 @@
+//! `afdisk resume TARGET`: finishes a data move an apply started and something interrupted (a kill, a power
+//! cut, Ctrl-C), from its journal; `--rollback` puts the old table back where no data was written yet. Shows
+//! the core's progress values (a progress line on a terminal, JSON lines with `--json`) and its outcome; a
+//! Ctrl-C asks the core to stop at the next commit point.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use afdisk::apply::backup;
+use afdisk::device;
+use afdisk::mover::{self, Control, MoveOutcome, Progress};
+use afdisk::units::human;
+use afdisk::Error;
+
+use super::args::{ConfirmArgs, GeometryArgs};
+use super::{emit, json, print_error, EXIT_ERROR, EXIT_OK, EXIT_REFUSED};
+
+/// Set by SIGINT: the move stops at its next commit point.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: nix::libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+/// Makes Ctrl-C a stop request instead of a kill (a kill is safe too, only less tidy).
+pub(crate) fn stop_on_ctrl_c() -> &'static AtomicBool {
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        nix::libc::signal(
+            nix::libc::SIGINT,
+            on_sigint as *const () as nix::libc::sighandler_t,
+        );
+    }
+    &STOP
+}
+
+/// The progress presenter: a line rewritten on a terminal (stderr), JSON lines with `--json`.
+pub(crate) fn presenter(as_json: bool) -> impl FnMut(&Progress) {
+    let tty = std::io::stderr().is_terminal();
+    let mut last = std::time::Instant::now() - std::time::Duration::from_secs(1);
+    move |p: &Progress| {
+        if as_json {
+            if let Ok(s) = serde_json::to_string(p) {
+                emit(&format!("{s}\n"));
+            }
+            return;
+        }
+        if !tty || last.elapsed().as_millis() < 200 {
+            return;
+        }
+        last = std::time::Instant::now();
+        let pct = if p.bytes_total > 0 {
+            100.0 * p.bytes_done as f64 / p.bytes_total as f64
+        } else {
+            0.0
+        };
+        let width = 30usize;
+        let fill = ((pct / 100.0) * width as f64) as usize;
+        let eta = p
+            .eta_seconds
+            .map(|s| format!("ETA {s:.0} s"))
+            .unwrap_or_default();
+        let mut e = std::io::stderr().lock();
+        let _ = write!(
+            e,
+            "\r{:<28} [{}{}] {:5.1}% {}/{} {}/s {eta}   ",
+            p.phase.as_str(),
+            "#".repeat(fill.min(width)),
+            " ".repeat(width - fill.min(width)),
+            pct,
+            human(p.bytes_done),
+            human(p.bytes_total),
+            human(p.rate_bytes_per_sec as u64),
+        );
+        let _ = e.flush();
+    }
+}
+
+/// Prints a move's outcome.
+pub(crate) fn show(o: &MoveOutcome, as_json: bool) {
+    if std::io::stderr().is_terminal() && !as_json {
+        eprintln!();
+    }
+    emit(&if as_json { json(o) } else { o.text() });
+}
+
+fn fail(e: &Error) -> i32 {
+    print_error(e);
+    if e.kind == afdisk::ErrorKind::Refused {
+        EXIT_REFUSED
+    } else {
+        EXIT_ERROR
+    }
+}
+
+/// The journal to resume: the one given, else the single unfinished one for this disk in the backup dir.
+fn find_journal(opened: &device::Opened, given: Option<&Path>) -> Result<PathBuf, Error> {
+    if let Some(p) = given {
+        return Ok(p.to_path_buf());
+    }
+    let dir = backup::backup_dir();
+    let found = mover::pending_journals(&dir, opened);
+    match found.as_slice() {
+        [] => Err(Error::usage(
+            format!(
+                "no unfinished move journal for {} in {}",
+                opened.info.path.display(),
+                dir.display()
+            ),
+            "give it with --journal FILE (the apply that started the move named it)",
+        )),
+        [(p, _)] => Ok(p.clone()),
+        many => Err(Error::usage(
+            format!(
+                "{} unfinished move journals for {} in {}: {}",
+                many.len(),
+                opened.info.path.display(),
+                dir.display(),
+                many.iter()
+                    .map(|(p, _)| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            "choose one with --journal FILE",
+        )),
+    }
+}
+
+pub fn resume(
+    target: &Path,
+    journal: Option<&Path>,
+    rollback: bool,
+    c: &ConfirmArgs,
+    as_json: bool,
+    g: &GeometryArgs,
+) -> i32 {
+    let r = (|| {
+        let opened = device::open(target, &g.overrides())?;
+        let jpath = find_journal(&opened, journal)?;
+        let what = if rollback {
+            "roll back the interrupted move"
+        } else {
+            "finish the interrupted move"
+        };
+        let conf = super::write::confirmation(c, &opened.info, what);
+        let stop = stop_on_ctrl_c();
+        let mut cb = presenter(as_json);
+        let mut ctl = Control {
+            stop,
+            progress: &mut cb,
+        };
+        mover::resume(&opened, &jpath, &conf, rollback, &mut ctl)
+    })();
+    match r {
+        Ok(o) => {
+            show(&o, as_json);
+            EXIT_OK
+        }
+        Err(e) => fail(&e),
+    }
+}

@@ -1,0 +1,526 @@
+//! The move engine over [`Io`]: marks the disk, copies every move by its [`Schedule`] with commit points in
+//! the journal, verifies the copies against the source checksums, and writes the new table. `run` starts from
+//! any record a journal holds, so a fresh move and a resume are the same code.
+//!
+//! Commit protocol (Shift and Disjoint modes): a **batch** of windows is read (every source of the batch is
+//! still intact), their checksums are written to the journal with a record `(next, batch_end)` and the journal
+//! is flushed; then the windows are written, with a device flush wherever [`Schedule::needs_barrier`] says a
+//! destination would overwrite the source of a window not yet durable, and a flush at the batch's end. A
+//! resume re-reads each window of the open batch: a destination that matches its checksum is done, any other
+//! window's source is still intact (it was only overwritten after its own copy was flushed) and is copied
+//! again. Journaled mode: a window's source bytes go into the record (flushed) before its destination is
+//! written; a resume writes them from the journal.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::io::{AlignedBuf, Io};
+use super::journal::{Journal, Record, Sector, Stage};
+use super::schedule::{checksum, Mode, Schedule};
+use crate::error::{Error, Result};
+
+/// Bytes read ahead per batch (Shift and Disjoint modes).
+pub const BATCH_BYTES: u64 = 32 << 20;
+
+/// What the engine is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    Marking,
+    Copying,
+    Verifying,
+    WritingTable,
+    Checking,
+    Done,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Marking => "marking the moving partitions",
+            Phase::Copying => "copying",
+            Phase::Verifying => "verifying",
+            Phase::WritingTable => "writing the new table",
+            Phase::Checking => "checking the filesystems",
+            Phase::Done => "done",
+        }
+    }
+}
+
+/// A progress report: front ends only present it.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Progress {
+    pub phase: Phase,
+    /// The partition being copied or verified.
+    pub partition: u32,
+    pub bytes_done: u64,
+    pub bytes_total: u64,
+    pub rate_bytes_per_sec: f64,
+    pub eta_seconds: Option<f64>,
+    /// Commit points (safe stop points) passed so far.
+    pub commit_points: u64,
+}
+
+/// How a run ended without an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ended {
+    /// The new table is written (stage table-written).
+    TableWritten,
+    /// A stop was requested; the journal holds a commit point to resume from.
+    Stopped,
+}
+
+/// The front end's side: a stop flag (checked at commit points) and a progress callback.
+pub struct Control<'a> {
+    pub stop: &'a AtomicBool,
+    pub progress: &'a mut dyn FnMut(&Progress),
+}
+
+struct Meter {
+    t0: Instant,
+    done: u64,
+    total: u64,
+    phase: Phase,
+    partition: u32,
+}
+
+impl Meter {
+    fn report(&self, ctl: &mut Control, commits: u64) {
+        let secs = self.t0.elapsed().as_secs_f64();
+        let rate = if secs > 0.0 {
+            self.done as f64 / secs
+        } else {
+            0.0
+        };
+        let eta = (rate > 0.0).then(|| self.total.saturating_sub(self.done) as f64 / rate);
+        (ctl.progress)(&Progress {
+            phase: self.phase,
+            partition: self.partition,
+            bytes_done: self.done,
+            bytes_total: self.total,
+            rate_bytes_per_sec: rate,
+            eta_seconds: eta,
+            commit_points: commits,
+        });
+    }
+}
+
+fn dev_err(what: &str, off: u64, e: &std::io::Error) -> Error {
+    Error::io(
+        format!("{what} at byte {off} of the disk failed: {e}. The move stopped; the journal and the disk hold every byte"),
+        "fix the cause (dmesg), then run `afdisk resume TARGET` to finish the move",
+    )
+}
+
+/// Writes table sectors phase by phase, flushing after each phase.
+pub fn write_sectors(dev: &dyn Io, ss: u64, sectors: &[Sector]) -> Result<()> {
+    let mut i = 0;
+    while i < sectors.len() {
+        let phase = sectors[i].phase;
+        while i < sectors.len() && sectors[i].phase == phase {
+            let s = &sectors[i];
+            let b = crate::plan::from_hex(&s.data)
+                .filter(|b| b.len() as u64 == ss)
+                .ok_or_else(|| {
+                    Error::refused(
+                        "the journal's table sector is damaged",
+                        "use `afdisk restore` with the apply's backup",
+                    )
+                })?;
+            // Aligned, for a device opened with O_DIRECT.
+            let mut a = AlignedBuf::new(b.len());
+            a.as_mut_slice().copy_from_slice(&b);
+            dev.write_at(s.lba * ss, a.as_slice())
+                .map_err(|e| dev_err("writing table sector", s.lba * ss, &e))?;
+            i += 1;
+        }
+        dev.flush().map_err(|e| dev_err("flushing", 0, &e))?;
+    }
+    Ok(())
+}
+
+/// Continues the move in `j` from record `rec` until the new table is written or a stop is requested.
+pub fn run(dev: &dyn Io, j: &mut Journal, rec: Record, ctl: &mut Control) -> Result<Ended> {
+    let ss = j.job.sector_size;
+    let mut rec = rec;
+    if rec.stage == Stage::Started {
+        (ctl.progress)(&Progress {
+            phase: Phase::Marking,
+            partition: 0,
+            bytes_done: 0,
+            bytes_total: 0,
+            rate_bytes_per_sec: 0.0,
+            eta_seconds: None,
+            commit_points: j.commits,
+        });
+        let mark = j.job.mark.clone();
+        write_sectors(dev, ss, &mark)?;
+        rec = Record::at(Stage::Copying, 0, 0, 0);
+        j.commit(rec.clone())?;
+    }
+    if rec.stage == Stage::Copying {
+        let total: u64 = j.job.moves.iter().map(|m| m.schedule.len).sum();
+        let before: u64 = j
+            .job
+            .moves
+            .iter()
+            .take(rec.mv as usize)
+            .map(|m| m.schedule.len)
+            .sum();
+        let mut meter = Meter {
+            t0: Instant::now(),
+            done: 0,
+            total: total - before,
+            phase: Phase::Copying,
+            partition: 0,
+        };
+        // Moves copied before this run (a resume) are verified again too.
+        let mut to_verify: Vec<usize> = (0..rec.mv as usize).collect();
+        for mv in rec.mv as usize..j.job.moves.len() {
+            let r = if mv == rec.mv as usize {
+                rec.clone()
+            } else {
+                Record::at(Stage::Copying, mv as u32, 0, 0)
+            };
+            meter.partition = j.job.moves[mv].number;
+            let (ended, verified) = copy_move(dev, j, mv, &r, ctl, &mut meter)?;
+            if ended == Ended::Stopped {
+                return Ok(Ended::Stopped);
+            }
+            if !verified {
+                to_verify.push(mv);
+            }
+        }
+        verify(dev, j, &to_verify, ctl)?;
+        rec = Record::at(Stage::Copied, 0, 0, 0);
+        j.commit(rec.clone())?;
+    }
+    if rec.stage == Stage::Copied {
+        (ctl.progress)(&Progress {
+            phase: Phase::WritingTable,
+            partition: 0,
+            bytes_done: 0,
+            bytes_total: 0,
+            rate_bytes_per_sec: 0.0,
+            eta_seconds: None,
+            commit_points: j.commits,
+        });
+        let finish = j.job.finish.clone();
+        write_sectors(dev, ss, &finish)?;
+        j.commit(Record::at(Stage::TableWritten, 0, 0, 0))?;
+        return Ok(Ended::TableWritten);
+    }
+    match rec.stage {
+        Stage::TableWritten | Stage::Done => Ok(Ended::TableWritten),
+        _ => Err(Error::refused(
+            format!(
+                "the journal's move was {}: there is nothing to resume",
+                rec.stage.as_str()
+            ),
+            "the disk holds its old table; make a new plan",
+        )),
+    }
+}
+
+fn read_exact(dev: &dyn Io, off: u64, buf: &mut [u8]) -> Result<()> {
+    dev.read_at(off, buf)
+        .map_err(|e| dev_err("reading", off, &e))
+}
+
+/// Copies move `mv` from record `r` (which is for this move). Returns `Stopped` at a commit point when asked.
+fn copy_move(
+    dev: &dyn Io,
+    j: &mut Journal,
+    mv: usize,
+    r: &Record,
+    ctl: &mut Control,
+    meter: &mut Meter,
+) -> Result<(Ended, bool)> {
+    let s = j.job.moves[mv].schedule;
+    let n = s.count();
+    let mut i = r.next.min(n);
+    for w in 0..i {
+        meter.done += s.window(w).1;
+    }
+    let mut buf = AlignedBuf::new(
+        s.win
+            .max(BATCH_BYTES.min(s.win * (BATCH_BYTES / s.win).max(1))) as usize,
+    );
+    if s.mode == Mode::Journaled {
+        if !r.data.is_empty() && i < n {
+            // Window `i`'s source is in the record: write it, then go on.
+            let ((_, _), (d0, _)) = s.ranges(i);
+            let want = j.sums(mv, i, 1)?;
+            if want.first() != Some(&checksum(&r.data)) {
+                return Err(Error::refused(
+                    "the journal's saved window does not match its recorded checksum",
+                    "the journal is damaged; restore the apply's backup and copy the data from a backup",
+                ));
+            }
+            let b = &mut buf.as_mut_slice()[..r.data.len()];
+            b.copy_from_slice(&r.data);
+            dev.write_at(d0, b)
+                .map_err(|e| dev_err("writing", d0, &e))?;
+            dev.flush().map_err(|e| dev_err("flushing", d0, &e))?;
+            meter.done += r.data.len() as u64;
+            i += 1;
+        }
+        while i < n {
+            if ctl.stop.load(Ordering::Relaxed) {
+                j.commit(Record::at(Stage::Copying, mv as u32, i, i))?;
+                return Ok((Ended::Stopped, false));
+            }
+            let ((s0, _), (d0, _)) = s.ranges(i);
+            let len = s.window(i).1 as usize;
+            let b = &mut buf.as_mut_slice()[..len];
+            read_exact(dev, s0, b)?;
+            let sum = checksum(b);
+            j.put_sums(mv, i, &[sum])?;
+            let mut rec = Record::at(Stage::Copying, mv as u32, i, i + 1);
+            rec.data = b.to_vec();
+            j.commit(rec)?;
+            dev.write_at(d0, b)
+                .map_err(|e| dev_err("writing", d0, &e))?;
+            dev.flush().map_err(|e| dev_err("flushing", d0, &e))?;
+            meter.done += len as u64;
+            meter.report(ctl, j.commits);
+            i += 1;
+        }
+    } else {
+        if r.batch_end > i && r.batch_end <= n {
+            // An open batch: finish the windows whose destination is not yet right.
+            let sums = j.sums(mv, i, r.batch_end - i)?;
+            for (k, w) in (i..r.batch_end).enumerate() {
+                let ((s0, _), (d0, _)) = s.ranges(w);
+                let len = s.window(w).1 as usize;
+                let b = &mut buf.as_mut_slice()[..len];
+                read_exact(dev, d0, b)?;
+                if checksum(b) != sums[k] {
+                    read_exact(dev, s0, b)?;
+                    if checksum(b) != sums[k] {
+                        return Err(Error::io(
+                            format!(
+                                "window {w} of partition {} matches neither at its destination nor at its source: the disk was changed outside afdisk during the move",
+                                j.job.moves[mv].number
+                            ),
+                            "restore the data from a backup",
+                        ));
+                    }
+                    dev.write_at(d0, b)
+                        .map_err(|e| dev_err("writing", d0, &e))?;
+                    dev.flush().map_err(|e| dev_err("flushing", d0, &e))?;
+                }
+                meter.done += len as u64;
+            }
+            i = r.batch_end;
+        }
+        // A fresh move (no open batch) is verified while it copies; a resumed one by the pass at the end.
+        let online = r.next == 0 && r.batch_end == 0;
+        if pipelined_batches(dev, j, mv, i, ctl, meter, online)? == Ended::Stopped {
+            return Ok((Ended::Stopped, false));
+        }
+        j.commit(Record::at(Stage::Copying, mv as u32 + 1, 0, 0))?;
+        return Ok((Ended::TableWritten, online));
+    }
+    j.commit(Record::at(Stage::Copying, mv as u32 + 1, 0, 0))?;
+    Ok((Ended::TableWritten, false))
+}
+
+/// Reads every destination window back and compares it with the source checksum taken while copying.
+fn verify(dev: &dyn Io, j: &Journal, moves: &[usize], ctl: &mut Control) -> Result<()> {
+    let total: u64 = moves.iter().map(|&m| j.job.moves[m].schedule.len).sum();
+    let mut meter = Meter {
+        t0: Instant::now(),
+        done: 0,
+        total,
+        phase: Phase::Verifying,
+        partition: 0,
+    };
+    for &mv in moves {
+        let m = &j.job.moves[mv];
+        let s = m.schedule;
+        meter.partition = m.number;
+        let n = s.count();
+        let sums = j.sums(mv, 0, n)?;
+        let mut buf = AlignedBuf::new(s.win as usize);
+        for w in 0..n {
+            let (_, (d0, _)) = s.ranges(w);
+            let len = s.window(w).1 as usize;
+            let b = &mut buf.as_mut_slice()[..len];
+            read_exact(dev, d0, b)?;
+            if checksum(b) != sums[w as usize] {
+                return Err(mismatch(m.number, &s, w));
+            }
+            meter.done += len as u64;
+            if w % 16 == 0 {
+                meter.report(ctl, j.commits);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn mismatch(number: u32, s: &Schedule, w: u64) -> Error {
+    let (off, len) = s.window(w);
+    Error::io(
+        format!(
+            "verification failed: partition {number} differs from its source at bytes {off}–{} of its new place",
+            off + len
+        ),
+        "the journal is kept; check the disk (dmesg) and run `afdisk resume TARGET`",
+    )
+}
+
+/// A batch of windows read ahead: `first..end`, their bytes (at `offs`) and checksums.
+struct Batch {
+    first: u64,
+    end: u64,
+    buf: AlignedBuf,
+    offs: Vec<(usize, usize)>,
+    sums: Vec<u64>,
+}
+
+fn read_batch(dev: &dyn Io, s: &Schedule, first: u64, end: u64) -> Result<Batch> {
+    let bytes: u64 = (first..end).map(|w| s.window(w).1).sum();
+    let mut buf = AlignedBuf::new(bytes as usize);
+    let mut offs = Vec::new();
+    let mut sums = Vec::new();
+    let mut at = 0usize;
+    for w in first..end {
+        let ((s0, _), _) = s.ranges(w);
+        let len = s.window(w).1 as usize;
+        let b = &mut buf.as_mut_slice()[at..at + len];
+        read_exact(dev, s0, b)?;
+        sums.push(checksum(b));
+        offs.push((at, len));
+        at += len;
+    }
+    Ok(Batch {
+        first,
+        end,
+        buf,
+        offs,
+        sums,
+    })
+}
+
+/// Shift and Disjoint modes from window `from`: a reader thread reads the next batch while this one is
+/// written (every source of a later batch is intact until that batch is written: the schedule's invariant),
+/// and with `online` a verifier thread reads each batch back once it is flushed (destinations never overlap,
+/// so a later write cannot change a verified window).
+fn pipelined_batches(
+    dev: &dyn Io,
+    j: &mut Journal,
+    mv: usize,
+    from: u64,
+    ctl: &mut Control,
+    meter: &mut Meter,
+    online: bool,
+) -> Result<Ended> {
+    let s = j.job.moves[mv].schedule;
+    let number = j.job.moves[mv].number;
+    let n = s.count();
+    let per = (BATCH_BYTES / s.win).max(1);
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch>>(1);
+        scope.spawn(move || {
+            let mut b = from;
+            while b < n {
+                let e = n.min(b + per);
+                let r = read_batch(dev, &s, b, e);
+                let failed = r.is_err();
+                if tx.send(r).is_err() || failed {
+                    break;
+                }
+                b = e;
+            }
+        });
+        let (vtx, vrx) = std::sync::mpsc::sync_channel::<(u64, Vec<u64>)>(4);
+        let verifier = scope.spawn(move || -> Result<()> {
+            let mut buf = AlignedBuf::new(s.win as usize);
+            for (first, sums) in vrx {
+                for (k, sum) in sums.iter().enumerate() {
+                    let w = first + k as u64;
+                    let (_, (d0, _)) = s.ranges(w);
+                    let b = &mut buf.as_mut_slice()[..s.window(w).1 as usize];
+                    read_exact(dev, d0, b)?;
+                    if checksum(b) != *sum {
+                        return Err(mismatch(number, &s, w));
+                    }
+                }
+            }
+            Ok(())
+        });
+        let mut outcome = Ok(Ended::TableWritten);
+        let mut i = from;
+        while i < n {
+            let batch = match rx.recv() {
+                Ok(Ok(b)) => b,
+                Ok(Err(e)) => {
+                    outcome = Err(e);
+                    break;
+                }
+                Err(_) => {
+                    outcome = Err(Error::io(
+                        "the read-ahead of the move stopped",
+                        "run `afdisk resume TARGET`",
+                    ));
+                    break;
+                }
+            };
+            if ctl.stop.load(Ordering::Relaxed) {
+                outcome = j
+                    .commit(Record::at(Stage::Copying, mv as u32, i, i))
+                    .map(|_| Ended::Stopped);
+                break;
+            }
+            let r = (|| -> Result<()> {
+                j.put_sums(mv, batch.first, &batch.sums)?;
+                j.commit(Record::at(
+                    Stage::Copying,
+                    mv as u32,
+                    batch.first,
+                    batch.end,
+                ))?;
+                let mut since = batch.first;
+                for (k, w) in (batch.first..batch.end).enumerate() {
+                    if s.needs_barrier(w, since) {
+                        dev.flush().map_err(|e| dev_err("flushing", 0, &e))?;
+                        since = w;
+                    }
+                    let (_, (d0, _)) = s.ranges(w);
+                    let (o, len) = batch.offs[k];
+                    dev.write_at(d0, &batch.buf.as_slice()[o..o + len])
+                        .map_err(|e| dev_err("writing", d0, &e))?;
+                    meter.done += len as u64;
+                    meter.report(ctl, j.commits);
+                }
+                dev.flush().map_err(|e| dev_err("flushing", 0, &e))
+            })();
+            if let Err(e) = r {
+                outcome = Err(e);
+                break;
+            }
+            if online && vtx.send((batch.first, batch.sums)).is_err() {
+                break;
+            }
+            i = batch.end;
+        }
+        drop(rx);
+        drop(vtx);
+        let v = verifier.join().unwrap_or_else(|_| {
+            Err(Error::io(
+                "the verifier thread failed",
+                "run `afdisk resume TARGET`",
+            ))
+        });
+        match (outcome, v) {
+            (Err(e), _) => Err(e),
+            (Ok(_), Err(e)) => Err(e),
+            (Ok(x), Ok(())) => Ok(x),
+        }
+    })
+}

@@ -1,0 +1,828 @@
+//! The data mover: shifts the contents of partitions that hold data to their new, aligned start, so that a
+//! realignment works on disks whose partitions hold filesystems — power-cut safe and resumable.
+//!
+//! Terms:
+//! - A **move** copies a partition's **footprint** (the bytes its filesystem uses, from the superblock, see
+//!   [`fssize`]; else the whole partition) from its old start to its new start; the **shift** is the distance.
+//! - The **schedule** ([`schedule`]) orders the copy in windows so that no source is overwritten before its
+//!   copy is durable; the **journal** ([`journal`]) lives off the disk and holds the commit records, the
+//!   source checksums and, for tiny shifts, the window being copied.
+//! - The disk is **marked** while a move is in progress: each moving partition's type becomes
+//!   [`MOVING_GPT_TYPE`] / [`MOVING_MBR_TYPE`] (the entry keeps its old start), so no OS auto-mounts a
+//!   half-moved filesystem and `inspect` reports an `interrupted-move` error; the new table (original types,
+//!   new starts) is written only after every copy is verified.
+//! - A **commit point** is a record flushed to the journal: a stop request ends at the next one, and a resume
+//!   ([`resume`]) continues from the newest. The [`engine`] is the same code for both.
+//!
+//! Order of an apply with moves: the apply's checks and backup (see `apply`) → journal created next to the
+//! backups and flushed → marking table (ordered phases, flushed) → copies → verification → new table → the
+//! filesystems checked read-only (e2fsck -fn, xfs_repair -n, fsck.fat -n) → journal retired (`.done`).
+
+pub mod engine;
+pub mod fsck;
+pub mod fssize;
+pub mod io;
+pub mod journal;
+pub mod schedule;
+
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use serde::Serialize;
+
+use crate::device::{access, Opened, TargetKind};
+use crate::error::{Error, Result};
+use crate::plan::encode::{self, Overlay};
+use crate::plan::{Action, Layout, Plan, PlanDevice, PlanKind};
+use crate::table::source::ByteSource;
+use crate::table::types::{gpt_type_name, mbr_type_name};
+use crate::table::{self, Label};
+use crate::units::human;
+pub use engine::{Control, Ended, Phase, Progress};
+pub use journal::{Job, Journal, MoveSpec, Record, Sector, Stage};
+pub use schedule::{Mode, Schedule};
+
+/// The GPT type of a partition whose data is being moved ("afdisk moving", private).
+pub const MOVING_GPT_TYPE: &str = "A4F0D15C-0000-4000-8000-4D4F56494E47";
+/// The MBR type byte of a partition whose data is being moved (0x7F, "reserved for individual use").
+pub const MOVING_MBR_TYPE: u8 = 0x7F;
+/// Largest window.
+pub const MAX_CHUNK: u64 = 32 << 20;
+/// File name suffix of a journal.
+pub const JOURNAL_SUFFIX: &str = ".move-journal";
+
+/// Whether a table entry's type marks an unfinished move.
+pub fn is_moving_type(type_code: &str) -> bool {
+    type_code.eq_ignore_ascii_case(MOVING_GPT_TYPE)
+        || type_code.eq_ignore_ascii_case(&format!("{MOVING_MBR_TYPE:#04x}"))
+}
+
+fn sectors_of(w: &[crate::plan::SectorWrite]) -> Vec<Sector> {
+    w.iter()
+        .map(|s| Sector {
+            lba: s.lba,
+            phase: s.phase,
+            data: s.data.clone(),
+        })
+        .collect()
+}
+
+/// The journal header for `plan` over the disk as it is now (`src`): the moves with their footprints and
+/// schedules, the marking table, what it replaces, and the new table encoded over the marked one.
+pub fn job_for(plan: &Plan, src: &dyn ByteSource) -> Result<Job> {
+    let ss = plan.device.logical_sector_size;
+    let old = plan.old.clone().ok_or_else(|| {
+        Error::usage(
+            "a data move needs the plan's old table",
+            "make a --realign plan",
+        )
+    })?;
+    let mut moves = Vec::new();
+    let mut marked = old.clone();
+    for c in plan
+        .changes
+        .iter()
+        .filter(|c| c.data_move.is_some() && c.action == Action::Move)
+    {
+        let (Some(os), Some(on), Some(ns), Some(nn)) =
+            (c.old_start, c.old_size, c.new_start, c.new_size)
+        else {
+            continue;
+        };
+        let (fp, _) = fssize::footprint(src, os * ss, on * ss);
+        let len = fp.div_ceil(ss) * ss;
+        if len > nn * ss {
+            return Err(Error::refused(
+                format!(
+                    "partition {}'s filesystem uses {} but its new place holds only {}: it cannot be moved there; nothing was written",
+                    c.number,
+                    human(len),
+                    human(nn * ss)
+                ),
+                "shrink the filesystem first (resize2fs), or free space after the partition, then plan again",
+            ));
+        }
+        moves.push(MoveSpec {
+            number: c.number,
+            content: c.content.clone(),
+            old_bytes: on * ss,
+            schedule: Schedule::new(os * ss, ns * ss, len, ss, MAX_CHUNK),
+        });
+        if let Some(p) = marked.partitions.iter_mut().find(|p| p.number == c.number) {
+            match old.table.label {
+                Label::Gpt => {
+                    p.type_code = MOVING_GPT_TYPE.into();
+                    p.type_name = gpt_type_name(MOVING_GPT_TYPE).into();
+                }
+                Label::Dos => {
+                    p.type_code = format!("{MOVING_MBR_TYPE:#04x}");
+                    p.type_name = mbr_type_name(MOVING_MBR_TYPE).into();
+                }
+            }
+        }
+    }
+    if moves.is_empty() {
+        return Err(Error::usage(
+            "the plan moves no data",
+            "apply it as a table edit",
+        ));
+    }
+    // Moves run in start order: each lands where no other partition is (the plan placed them so).
+    moves.sort_by_key(|m| m.schedule.src);
+    let mark = encode::encode(src, ss, Some(&old), &marked, PlanKind::Realign)?;
+    let mut ov = Overlay::new(src, ss);
+    let mut unmark = Vec::new();
+    for w in &mark {
+        let b = crate::plan::from_hex(&w.data).unwrap_or_default();
+        let before = src.read_vec(w.lba * ss, ss as usize).map_err(|e| {
+            Error::io(
+                format!("cannot read sector {}: {e}", w.lba),
+                "check the disk (dmesg)",
+            )
+        })?;
+        unmark.push(Sector {
+            lba: w.lba,
+            phase: u32::MAX - w.phase,
+            data: crate::plan::to_hex(&before),
+        });
+        ov.put(w.lba, b);
+    }
+    unmark.sort_by_key(|s| (s.phase, s.lba));
+    let finish = encode::encode(&ov, ss, Some(&marked), &plan.new, PlanKind::Realign)?;
+    Ok(Job {
+        version: 1,
+        id: uuid::Uuid::new_v4().simple().to_string(),
+        plan_seal: plan.seal.clone(),
+        device: plan.device.clone(),
+        sector_size: ss,
+        max_chunk: MAX_CHUNK,
+        moves,
+        mark: sectors_of(&mark),
+        unmark,
+        finish: sectors_of(&finish),
+        old,
+        marked,
+        new: plan.new.clone(),
+    })
+}
+
+/// One finished move, for the outcome.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Moved {
+    pub partition: u32,
+    pub content: Option<String>,
+    pub from_byte: u64,
+    pub to_byte: u64,
+    pub bytes: u64,
+    pub direction: &'static str,
+    pub mode: Mode,
+}
+
+/// What a move (or resume) did.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct MoveOutcome {
+    /// `finished`, or `stopped` at a commit point.
+    pub status: &'static str,
+    #[serde(serialize_with = "crate::device::lossy_path")]
+    pub device: PathBuf,
+    #[serde(serialize_with = "crate::device::lossy_path")]
+    pub journal: PathBuf,
+    pub moves: Vec<Moved>,
+    pub seconds: f64,
+    pub bytes_per_sec: f64,
+    pub checks: Vec<fsck::FsCheck>,
+    /// The command that continues a stopped move.
+    pub resume_command: Option<String>,
+}
+
+impl MoveOutcome {
+    /// The one text rendering.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for m in &self.moves {
+            out.push_str(&format!(
+                "Partition {} ({}): {} moved {} {} (byte {} → {}, {} mode)\n",
+                m.partition,
+                m.content.as_deref().unwrap_or("data"),
+                human(m.bytes),
+                m.direction,
+                human(m.from_byte.abs_diff(m.to_byte)),
+                m.from_byte,
+                m.to_byte,
+                match m.mode {
+                    Mode::Disjoint => "disjoint",
+                    Mode::Shift => "shift",
+                    Mode::Journaled => "journaled",
+                }
+            ));
+        }
+        if self.status == "stopped" {
+            out.push_str(&format!(
+                "Stopped at a commit point: the partitions are marked as moving and must not be used. Finish with: {}\n",
+                self.resume_command.as_deref().unwrap_or("afdisk resume TARGET")
+            ));
+        } else {
+            out.push_str(&format!(
+                "Moved and verified in {:.1} s ({}/s); the new table is written.\n",
+                self.seconds,
+                human(self.bytes_per_sec as u64)
+            ));
+            for c in &self.checks {
+                out.push_str(&format!(
+                    "Partition {}: {} {}\n",
+                    c.partition,
+                    c.checker,
+                    if c.clean {
+                        "found no errors".to_string()
+                    } else {
+                        format!("reported problems: {}", c.output.trim())
+                    }
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// The journal for the disk `dev`'s move: `dir/afdisk-NAME-ID.move-journal`.
+fn journal_path(dir: &Path, info_name: &str, id: &str) -> PathBuf {
+    let short: String = id.chars().take(8).collect();
+    dir.join(format!("afdisk-{info_name}-{short}{JOURNAL_SUFFIX}"))
+}
+
+/// Refuses a journal directory on the disk being moved (or one of its partitions).
+pub fn check_journal_place(dir: &Path, opened: &Opened) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::metadata(dir).map_err(|e| {
+        Error::from_file_io(
+            "use the journal directory",
+            dir,
+            &e,
+            "create it, or set AFDISK_BACKUP_DIR",
+        )
+    })?;
+    let same = match opened.info.kind {
+        // An image is a file: its journal cannot be inside it.
+        TargetKind::Image => false,
+        TargetKind::Block => {
+            let fsdev = md.dev();
+            let (maj, min) = (nix::sys::stat::major(fsdev), nix::sys::stat::minor(fsdev));
+            let sys = PathBuf::from(format!("/sys/dev/block/{maj}:{min}"));
+            let name = std::fs::canonicalize(&sys).ok();
+            name.is_some_and(|p| {
+                let n = |q: &Path| q.file_name().map(|s| s.to_string_lossy().into_owned());
+                n(&p).as_deref() == Some(opened.info.name.as_str())
+                    || p.parent().and_then(n).as_deref() == Some(opened.info.name.as_str())
+            })
+        }
+    };
+    if same {
+        return Err(Error::refused(
+            format!(
+                "the move journal would be in {}, on {} itself: a power cut could lose both; nothing was written",
+                dir.display(),
+                opened.info.path.display()
+            ),
+            "set AFDISK_BACKUP_DIR (or --journal-dir) to a directory on another disk",
+        ));
+    }
+    Ok(())
+}
+
+fn fsync_dir(dir: &Path) {
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Unfinished journals in `dir` made for `opened`: (path, stage).
+pub fn pending_journals(dir: &Path, opened: &Opened) -> Vec<(PathBuf, Stage)> {
+    let now = PlanDevice::from_info(&opened.info);
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if !p.to_string_lossy().ends_with(JOURNAL_SUFFIX) {
+            continue;
+        }
+        let Ok(f) = std::fs::File::open(&p) else {
+            continue;
+        };
+        let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+        let fio = io::FileIo { file: f, size };
+        if let Ok((j, rec)) = Journal::open(&fio) {
+            if j.job.device.mismatch(&now, "journal").is_none() && rec.stage < Stage::Done {
+                out.push((p, rec.stage));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Opens the device for the copy: `fd` (already exclusive and locked) with `O_DIRECT` set where the device
+/// takes it, so the copy bypasses the page cache and every flush is a real barrier.
+fn direct_io(file: &std::fs::File, size: u64) -> Result<io::FileIo> {
+    let f = file
+        .try_clone()
+        .map_err(|e| Error::io(format!("cannot duplicate the device fd: {e}"), "try again"))?;
+    let _ = nix::fcntl::fcntl(
+        &f,
+        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_DIRECT),
+    );
+    Ok(io::FileIo { file: f, size })
+}
+
+fn clear_direct(file: &std::fs::File) {
+    let _ = nix::fcntl::fcntl(
+        file,
+        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
+    );
+}
+
+fn outcome(
+    opened: &Opened,
+    journal: &Path,
+    job: &Job,
+    ended: Ended,
+    secs: f64,
+    checks: Vec<fsck::FsCheck>,
+) -> MoveOutcome {
+    let bytes: u64 = job.moves.iter().map(|m| m.schedule.len).sum();
+    MoveOutcome {
+        status: if ended == Ended::Stopped {
+            "stopped"
+        } else {
+            "finished"
+        },
+        device: opened.info.path.clone(),
+        journal: journal.to_path_buf(),
+        moves: job
+            .moves
+            .iter()
+            .map(|m| Moved {
+                partition: m.number,
+                content: m.content.clone(),
+                from_byte: m.schedule.src,
+                to_byte: m.schedule.dst,
+                bytes: m.schedule.len,
+                direction: if m.schedule.forward() {
+                    "toward the end by"
+                } else {
+                    "toward the start by"
+                },
+                mode: m.schedule.mode,
+            })
+            .collect(),
+        seconds: secs,
+        bytes_per_sec: if secs > 0.0 { bytes as f64 / secs } else { 0.0 },
+        checks,
+        resume_command: (ended == Ended::Stopped)
+            .then(|| resume_command(&opened.info.path, journal)),
+    }
+}
+
+/// The pasteable command that finishes the move.
+pub fn resume_command(device: &Path, journal: &Path) -> String {
+    format!(
+        "afdisk resume {} --journal {}",
+        crate::device::shell_quote(device.as_os_str()),
+        crate::device::shell_quote(journal.as_os_str())
+    )
+}
+
+/// Runs the engine on the exclusively opened `file` and finishes: checks and retires the journal.
+fn drive(
+    opened: &Opened,
+    file: &std::fs::File,
+    jpath: &Path,
+    jio: &io::FileIo,
+    rec: Record,
+    ctl: &mut Control,
+) -> Result<MoveOutcome> {
+    let t0 = std::time::Instant::now();
+    let (mut j, _) = Journal::open(jio)?;
+    let dev = direct_io(file, opened.info.size_bytes)?;
+    let r = engine::run(&dev, &mut j, rec, ctl);
+    clear_direct(file);
+    let ended = r.map_err(|mut e| {
+        e.fix = format!(
+            "{}; the move continues with: {}",
+            e.fix,
+            resume_command(&opened.info.path, jpath)
+        );
+        e
+    })?;
+    let secs = t0.elapsed().as_secs_f64();
+    let mut checks = Vec::new();
+    if ended == Ended::TableWritten {
+        let _ = crate::device::ioctl::flush_buffers(file);
+        let _ = crate::device::ioctl::reread_partitions(file);
+        (ctl.progress)(&Progress {
+            phase: Phase::Checking,
+            partition: 0,
+            bytes_done: 0,
+            bytes_total: 0,
+            rate_bytes_per_sec: 0.0,
+            eta_seconds: None,
+            commit_points: j.commits,
+        });
+        let ss = j.job.sector_size;
+        for m in &j.job.moves {
+            if let Some(p) = j.job.new.partitions.iter().find(|p| p.number == m.number) {
+                if let Some(c) = fsck::check(
+                    &opened.info.path,
+                    m.number,
+                    p.start * ss,
+                    p.size * ss,
+                    m.content.as_deref(),
+                ) {
+                    checks.push(c);
+                }
+            }
+        }
+        j.commit(Record::at(Stage::Done, 0, 0, 0))?;
+        let mut done = jpath.as_os_str().to_owned();
+        done.push(".done");
+        let _ = std::fs::rename(jpath, &done);
+        if let Some(d) = jpath.parent() {
+            fsync_dir(d);
+        }
+    }
+    Ok(outcome(opened, jpath, &j.job, ended, secs, checks))
+}
+
+/// Moves the data of `plan` on `file` (opened exclusively and locked by the apply, which has checked the
+/// plan, the confirmation and made the backup): creates the journal in `journal_dir` and runs the move.
+pub fn start(
+    opened: &Opened,
+    file: &std::fs::File,
+    plan: &Plan,
+    journal_dir: &Path,
+    ctl: &mut Control,
+) -> Result<MoveOutcome> {
+    check_journal_place(journal_dir, opened)?;
+    let src = table::source::FileSource {
+        file,
+        size: opened.info.size_bytes,
+    };
+    let job = job_for(plan, &src)?;
+    let jpath = journal_path(journal_dir, &opened.info.name, &job.id);
+    let jf = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .custom_flags(nix::libc::O_CLOEXEC)
+        .open(&jpath)
+        .map_err(|e| {
+            Error::from_file_io(
+                "create the move journal",
+                &jpath,
+                &e,
+                "create the directory, or set AFDISK_BACKUP_DIR",
+            )
+        })?;
+    let jio = io::FileIo {
+        file: jf,
+        size: u64::MAX,
+    };
+    Journal::create(&jio, job)?;
+    fsync_dir(journal_dir);
+    drive(
+        opened,
+        file,
+        &jpath,
+        &jio,
+        Record::at(Stage::Started, 0, 0, 0),
+        ctl,
+    )
+}
+
+/// Finishes the interrupted move recorded in `journal` on `opened`, after the confirmation; or, with
+/// `rollback`, puts the old table back where no data was written yet.
+pub fn resume(
+    opened: &Opened,
+    journal: &Path,
+    confirm: &access::Confirmation,
+    rollback: bool,
+    ctl: &mut Control,
+) -> Result<MoveOutcome> {
+    let jf = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(nix::libc::O_CLOEXEC)
+        .open(journal)
+        .map_err(|e| {
+            Error::from_file_io(
+                "open the move journal",
+                journal,
+                &e,
+                "give the journal the apply named (--journal FILE)",
+            )
+        })?;
+    let jio = io::FileIo {
+        file: jf,
+        size: u64::MAX,
+    };
+    let (j, rec) = Journal::open(&jio)?;
+    let now = PlanDevice::from_info(&opened.info);
+    if let Some(why) = j.job.device.mismatch(&now, "journal") {
+        return Err(Error::refused(
+            format!(
+                "{} is not the disk this move journal is for: {why}; nothing was written",
+                opened.info.path.display()
+            ),
+            format!("resume on {}", j.job.device.path),
+        ));
+    }
+    if rec.stage >= Stage::Done {
+        return Err(Error::usage(
+            format!(
+                "the move in {} is already {}",
+                journal.display(),
+                rec.stage.as_str()
+            ),
+            "nothing to resume",
+        ));
+    }
+    access::check_confirmation(&opened.info, confirm, "finish moving the partition data")?;
+    access::preflight(opened, "finish the move")?;
+    let file = access::open_exclusive(opened, 0)?;
+    let src = table::source::FileSource {
+        file: &file,
+        size: opened.info.size_bytes,
+    };
+    let ss = j.job.sector_size;
+    let here = Layout::from_scan(&table::scan(&src, ss));
+    if rec.stage == Stage::Copying && !here.as_ref().is_some_and(|l| l.same_table(&j.job.marked)) {
+        return Err(Error::refused(
+            format!(
+                "the table of {} is not the one the move left (its moving partitions marked): something changed it; nothing was written",
+                opened.info.path.display()
+            ),
+            "restore the apply's backup, or put the marked table back, before resuming",
+        ));
+    }
+    if rollback {
+        let no_data = rec.stage == Stage::Started
+            || (rec.stage == Stage::Copying && rec.mv == 0 && rec.next == 0 && rec.batch_end == 0);
+        if !no_data {
+            return Err(Error::refused(
+                "the move has written data already: rolling it back is not safe; nothing was written",
+                format!("finish it with: {}", resume_command(&opened.info.path, journal)),
+            ));
+        }
+        let dev = io::FileIo {
+            file: file
+                .try_clone()
+                .map_err(|e| Error::io(e.to_string(), "try again"))?,
+            size: opened.info.size_bytes,
+        };
+        let mut j = j;
+        engine::write_sectors(&dev, ss, &j.job.unmark.clone())?;
+        j.commit(Record::at(Stage::RolledBack, 0, 0, 0))?;
+        let mut done = journal.as_os_str().to_owned();
+        done.push(".rolled-back");
+        let _ = std::fs::rename(journal, &done);
+        let job = j.job.clone();
+        return Ok(MoveOutcome {
+            status: "rolled-back",
+            ..outcome(opened, journal, &job, Ended::Stopped, 0.0, Vec::new())
+        });
+    }
+    drop(j);
+    drive(opened, &file, journal, &jio, rec, ctl)
+}
+
+/// A stop flag that is never set (for callers without a way to stop).
+pub fn never() -> &'static AtomicBool {
+    static NEVER: AtomicBool = AtomicBool::new(false);
+    &NEVER
+}
+
+/// The error finding `list`/`inspect`/the TUI show for a partition that carries the moving mark.
+pub fn interrupted_finding(number: u32) -> crate::finding::Finding {
+    crate::finding::Finding::new(
+        crate::finding::Severity::Error,
+        "interrupted-move",
+        Some(number),
+        format!(
+            "partition {number} is marked as moving: an afdisk data move was interrupted, so its data is partly at \
+             the old and partly at the new place; do not mount or write it. Finish the move with `afdisk resume \
+             TARGET` (its journal is next to the backups), which `apply` requires before anything else"
+        ),
+    )
+}
+
+/// What the confirmation of a plan with data moves names: "move the data of partition 1 (ext4, 20 MiB) and
+/// write the partition table"; `None` when the plan moves no data.
+pub fn confirmation_what(plan: &Plan) -> Option<String> {
+    let ss = plan.device.logical_sector_size;
+    let parts: Vec<String> = plan
+        .changes
+        .iter()
+        .filter(|c| c.action == Action::Move && c.data_move.is_some())
+        .map(|c| {
+            format!(
+                "partition {} ({}, {})",
+                c.number,
+                c.content.as_deref().unwrap_or("data"),
+                human(c.old_size.unwrap_or(0) * ss)
+            )
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "move the data of {} and write the partition table",
+            parts.join(", ")
+        )
+    })
+}
+
+/// The footprint of each partition that holds something (`contents`), for planning: bytes its filesystem uses.
+pub fn footprints(
+    src: &dyn ByteSource,
+    ss: u64,
+    parts: &[table::Partition],
+    contents: &std::collections::BTreeMap<u32, String>,
+) -> std::collections::BTreeMap<u32, u64> {
+    parts
+        .iter()
+        .filter(|p| contents.contains_key(&p.number))
+        .map(|p| {
+            let (n, _) = fssize::footprint(src, p.start * ss, p.size * ss);
+            (p.number, n.div_ceil(ss) * ss)
+        })
+        .collect()
+}
+
+/// Read rate (bytes/s) and flush time (s) of the device, from a short probe: up to 16 MiB read with
+/// `O_DIRECT` from `offset`, and one `fdatasync` (harmless on a read-only fd). `None` when the probe fails.
+pub fn probe(file: &std::fs::File, offset: u64, len: u64) -> Option<(f64, f64)> {
+    use std::os::unix::fs::FileExt;
+    let f = file.try_clone().ok()?;
+    let _ = nix::fcntl::fcntl(
+        &f,
+        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_DIRECT),
+    );
+    let n = len.min(16 << 20) / 4096 * 4096;
+    let mut buf = io::AlignedBuf::new(1 << 20);
+    let t = std::time::Instant::now();
+    let mut done = 0u64;
+    let start = offset / 4096 * 4096;
+    while done < n {
+        let k = (n - done).min(1 << 20) as usize;
+        if f.read_exact_at(&mut buf.as_mut_slice()[..k], start + done)
+            .is_err()
+        {
+            break;
+        }
+        done += k as u64;
+    }
+    let secs = t.elapsed().as_secs_f64();
+    let _ = nix::fcntl::fcntl(
+        &f,
+        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
+    );
+    let t = std::time::Instant::now();
+    let _ = f.sync_data();
+    let flush = t.elapsed().as_secs_f64();
+    (done > 0 && secs > 0.0).then(|| (done as f64 / secs, flush))
+}
+
+/// Seconds a move of `len` bytes by `sch` should take at `rate` bytes/s with `flush` s per barrier: read,
+/// write and verify the bytes (journaled mode writes them twice), one barrier per window.
+pub fn estimate_seconds(sch: &Schedule, rate: f64, flush: f64) -> f64 {
+    let passes = if sch.mode == Mode::Journaled {
+        4.0
+    } else {
+        3.0
+    };
+    let barriers = sch.count() as f64
+        * if sch.mode == Mode::Journaled {
+            2.0
+        } else {
+            1.0
+        };
+    passes * sch.len as f64 / rate.max(1.0) + barriers * flush
+}
+
+/// Fills the time estimate of every data move in `changes` from one short probe of the device (`file`), and
+/// returns the plan's note about the moves (none when nothing moves).
+pub fn estimate_moves(
+    file: &std::fs::File,
+    ss: u64,
+    changes: &mut [crate::plan::Change],
+) -> Vec<String> {
+    let moving: Vec<usize> = changes
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.action == Action::Move && c.data_move.is_some())
+        .map(|(i, _)| i)
+        .collect();
+    let Some(&first) = moving.first() else {
+        return Vec::new();
+    };
+    let from = changes[first]
+        .data_move
+        .as_ref()
+        .map_or(0, |d| d.from_offset_bytes);
+    let probe = probe(file, from, 16 << 20);
+    let mut total = 0.0;
+    for &i in &moving {
+        let c = &mut changes[i];
+        let Some(d) = c.data_move.as_mut() else {
+            continue;
+        };
+        let sch = Schedule::new(
+            d.from_offset_bytes,
+            d.to_offset_bytes,
+            d.copy_bytes.div_ceil(ss) * ss,
+            ss,
+            MAX_CHUNK,
+        );
+        if let Some((rate, flush)) = probe {
+            let secs = estimate_seconds(&sch, rate, flush);
+            d.estimate_ms = Some((secs * 1000.0) as u64);
+            total += secs;
+            c.reason.push_str(&format!("; about {secs:.0} s"));
+        }
+    }
+    vec![format!(
+        "{} partition(s) hold data that apply moves{}: it marks them as moving, copies (journal next to the \
+         backups; a stop or power cut resumes with `afdisk resume`), verifies the copy, then writes the new table",
+        moving.len(),
+        if probe.is_some() { format!(" (about {total:.0} s, from a short read probe)") } else { String::new() }
+    )]
+}
+
+/// Whether applying `plan` moves data.
+pub fn moves_data(plan: &Plan) -> bool {
+    !crate::plan::data_moves(&plan.changes).is_empty()
+}
+
+/// Refuses any write to a disk with an unfinished move: a journal for it in `journal_dir`, or a table entry
+/// that carries the moving mark.
+pub fn refuse_if_unfinished(opened: &Opened, journal_dir: &Path) -> Result<()> {
+    let pending = pending_journals(journal_dir, opened);
+    let scan = table::scan(&opened.source(), opened.info.logical_sector_size);
+    let marked: Vec<u32> = scan
+        .partitions
+        .iter()
+        .filter(|p| is_moving_type(&p.type_code))
+        .map(|p| p.number)
+        .collect();
+    if pending.is_empty() && marked.is_empty() {
+        return Ok(());
+    }
+    let why = match pending.first() {
+        Some((p, st)) => format!(
+            "its move journal {} is at stage {}",
+            p.display(),
+            st.as_str()
+        ),
+        None => format!(
+            "partition(s) {} carry the moving mark",
+            marked
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    Err(Error::refused(
+        format!(
+            "{} has an unfinished data move ({why}); nothing was written",
+            opened.info.path.display()
+        ),
+        format!(
+            "finish it first: afdisk resume {}{}",
+            crate::device::shell_quote(opened.info.path.as_os_str()),
+            if pending.is_empty() {
+                " --journal FILE"
+            } else {
+                ""
+            }
+        ),
+    ))
+}
+
+/// The reason an apply that moves data gives its backup.
+pub const BACKUP_REASON: &str = "before apply with data moves";
+
+/// Refuses to undo an apply that moved data: its backup holds the old table, which points at where the data
+/// no longer is; writing it back would leave the filesystems unreadable (their bytes are at the new starts).
+pub fn refuse_undo_of_move(b: &crate::apply::Backup) -> Result<()> {
+    if b.kind == crate::apply::BackupKind::Undo && b.reason == BACKUP_REASON {
+        return Err(Error::refused(
+            "this backup was taken before an apply that moved partition data: its old table points where the \
+             data no longer is, so restoring it would make those filesystems unreadable; nothing was written",
+            "the moved partitions are complete at their new starts; to change the layout again, make a new plan \
+             (`afdisk plan TARGET --realign`)",
+        ));
+    }
+    Ok(())
+}

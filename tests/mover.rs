@@ -1,0 +1,990 @@
+//! The data mover (issue 14) on peer-made disks: ext4 made by mkfs.ext4 (with files) inside tables made by
+//! sgdisk/sfdisk, moved by the core engine through the cut-point layer (every write after the k-th and every
+//! write not yet flushed is dropped), then resumed from the journal. After each: the moved filesystem is byte
+//! for byte the original, `e2fsck -fn` is clean, `sgdisk -v`/`sfdisk --verify` are clean, the partition starts
+//! on the 1 MiB grain with its original type.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use afdisk::device::{self, Overrides};
+use afdisk::mover::io::{Cut, CutIo, FileIo, MemIo};
+use afdisk::mover::{self, engine, Control, Ended, Job, Journal, Record, Stage};
+use afdisk::plan::{self, Action, Plan, Request};
+use common::{run, run_stdin, Scratch};
+
+const MIB: u64 = 1 << 20;
+
+fn s(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// A directory of files with pseudo-random contents (seeded) totalling about `total` bytes, for
+/// `mkfs.ext4 -d`: the filesystem is mostly full, so a lost window cannot pass as zeros.
+fn files(sc: &Scratch, seed: u64, total: u64) -> PathBuf {
+    let d = sc.dir.path().join(format!("files{seed}"));
+    std::fs::create_dir_all(&d).expect("mkdir");
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+    let mut left = total;
+    let mut i = 0;
+    while left > 0 {
+        let len = (200_000 + (x % 900_000)).min(left) as usize;
+        let mut v = Vec::with_capacity(len + 8);
+        while v.len() < len {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        v.truncate(len);
+        std::fs::write(d.join(format!("f{i}.bin")), v).expect("write file");
+        left -= len as u64;
+        i += 1;
+    }
+    d
+}
+
+/// ext4 with `files` at byte `off`, `blocks` 1 KiB blocks, inside the image.
+fn mkfs_ext4(img: &Path, off: u64, kib: u64, files: &Path) {
+    let o = format!("offset={off}");
+    run(
+        "mkfs.ext4",
+        &[
+            "-q",
+            "-F",
+            "-b",
+            "1024",
+            "-E",
+            &o,
+            "-d",
+            &s(files),
+            &s(img),
+            &kib.to_string(),
+        ],
+    );
+}
+
+/// The plan `afdisk plan --realign` makes, with the blocked partitions turned into moves to `targets`
+/// (number, new start, new size in sectors): what the planner makes once moves are planned by default.
+fn move_plan(img: &Path, targets: &[(u32, u64, u64)]) -> Plan {
+    let opened = device::open(img, &Overrides::default()).expect("open");
+    let mut p = plan::make(
+        &opened,
+        &Request {
+            realign: true,
+            ..Default::default()
+        },
+    )
+    .expect("plan");
+    for &(n, st, sz) in targets {
+        let c = p
+            .changes
+            .iter_mut()
+            .find(|c| c.number == n)
+            .expect("change");
+        assert!(c.data_move.is_some(), "partition {n} needs a data move");
+        c.action = Action::Move;
+        c.new_start = Some(st);
+        c.new_size = Some(sz);
+        let q = p
+            .new
+            .partitions
+            .iter_mut()
+            .find(|q| q.number == n)
+            .expect("part");
+        q.start = st;
+        q.size = sz;
+    }
+    p
+}
+
+fn stop_never() -> AtomicBool {
+    AtomicBool::new(false)
+}
+
+/// Runs the job on `img` with a cut after `k` writes (over disk and journal); returns the journal's backing
+/// store and whether the cut happened.
+fn cut_run(img: &Path, job: &Job, k: u64) -> (MemIo, bool, u64) {
+    cut_run_with(img, job, Cut::new(k))
+}
+
+fn cut_run_with(img: &Path, job: &Job, cut: std::sync::Arc<Cut>) -> (MemIo, bool, u64) {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(img)
+        .expect("open img");
+    let size = f.metadata().expect("md").len();
+    let disk = FileIo { file: f, size };
+    let jmem = MemIo::default();
+    {
+        let cd = CutIo::new(&disk, cut.clone());
+        let cj = CutIo::new(&jmem, cut.clone());
+        let stop = stop_never();
+        let mut cb = |_: &mover::Progress| {};
+        let mut ctl = Control {
+            stop: &stop,
+            progress: &mut cb,
+        };
+        if let Ok(mut j) = Journal::create(&cj, job.clone()) {
+            let _ = engine::run(&cd, &mut j, Record::at(Stage::Started, 0, 0, 0), &mut ctl);
+        }
+    }
+    (jmem, cut.tripped(), cut.writes())
+}
+
+/// Resumes from the journal `jmem` (no cut). `None` when no journal record ever became durable.
+fn resume(img: &Path, jmem: &MemIo, cut_at: Option<u64>) -> Option<Ended> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(img)
+        .expect("open img");
+    let size = f.metadata().expect("md").len();
+    let disk = FileIo { file: f, size };
+    let stop = stop_never();
+    let mut cb = |_: &mover::Progress| {};
+    let mut ctl = Control {
+        stop: &stop,
+        progress: &mut cb,
+    };
+    if let Some(k) = cut_at {
+        // A second power cut during the resume.
+        let cut = Cut::new(k);
+        let cd = CutIo::new(&disk, cut.clone());
+        let cj = CutIo::new(jmem, cut.clone());
+        if let Ok((mut j, rec)) = Journal::open(&cj) {
+            let _ = engine::run(&cd, &mut j, rec, &mut ctl);
+        }
+    }
+    let (mut j, rec) = Journal::open(jmem).ok()?;
+    Some(engine::run(&disk, &mut j, rec, &mut ctl).expect("resume finishes the move"))
+}
+
+/// Everything that must hold after a move: bytes, fsck, peers' verdicts, the new entry.
+fn check_moved(img: &Path, original: &[u8], job: &Job, label: &str) {
+    let ss = job.sector_size;
+    for m in &job.moves {
+        let sch = m.schedule;
+        let now = common::peek(img, sch.dst, sch.len as usize);
+        let was = &original[sch.src as usize..(sch.src + sch.len) as usize];
+        assert!(
+            now == was,
+            "partition {} is not byte for byte the original",
+            m.number
+        );
+        let p = job
+            .new
+            .partitions
+            .iter()
+            .find(|p| p.number == m.number)
+            .expect("new part");
+        assert_eq!(p.start * ss % MIB, 0, "new start on the grain");
+        let c = mover::fsck::check(
+            img,
+            m.number,
+            p.start * ss,
+            p.size * ss,
+            m.content.as_deref(),
+        )
+        .expect("a checker");
+        assert!(c.clean, "{}: {}", c.checker, c.output);
+    }
+    let t = s(img);
+    if label == "gpt" {
+        let o = run("sgdisk", &["-v", &t]);
+        let txt = String::from_utf8_lossy(&o.stdout);
+        assert!(txt.contains("No problems found"), "sgdisk -v: {txt}");
+    }
+    let o = std::process::Command::new("sfdisk")
+        .args(["--verify", &t])
+        .output()
+        .expect("sfdisk");
+    assert!(
+        o.status.success(),
+        "sfdisk --verify: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let opened = device::open(img, &Overrides::default()).expect("open");
+    let scan = afdisk::table::scan(&opened.source(), ss);
+    let parts = scan.partitions;
+    for m in &job.moves {
+        let p = parts.iter().find(|p| p.number == m.number).expect("entry");
+        let want = job
+            .new
+            .partitions
+            .iter()
+            .find(|q| q.number == m.number)
+            .expect("new");
+        assert_eq!(
+            (p.start, p.size, &p.type_code),
+            (want.start, want.size, &want.type_code)
+        );
+        assert!(!mover::is_moving_type(&p.type_code));
+    }
+}
+
+/// The cut-point loop: the whole move once to count its writes, then a cut at each k in `ks` (all of them
+/// when `None`) followed by a resume (with a second cut at `k2(k)` when given).
+fn cut_points(
+    fixture: &Path,
+    plan: &Plan,
+    ks: Option<Vec<u64>>,
+    second: Option<&dyn Fn(u64) -> u64>,
+    reorder: bool,
+) -> usize {
+    let original = std::fs::read(fixture).expect("read fixture");
+    let src_fixture = device::open(fixture, &Overrides::default()).expect("open");
+    let job = mover::job_for(plan, &src_fixture.source()).expect("job");
+    drop(src_fixture);
+    let work = fixture.with_extension("work");
+    std::fs::copy(fixture, &work).expect("copy");
+    let (_, tripped, total) = cut_run(&work, &job, u64::MAX);
+    assert!(!tripped);
+    check_moved(&work, &original, &job, plan.new.table.label.as_str());
+    // Seeded random cut points are drawn from 0..total.
+    let ks: Vec<u64> = ks
+        .map(|v| v.iter().map(|k| k % total).collect())
+        .unwrap_or_else(|| (0..total).collect());
+    eprintln!(
+        "cut points: {} of {total} writes ({}), modes {:?}",
+        ks.len(),
+        if reorder { "reordering" } else { "plain" },
+        job.moves
+            .iter()
+            .map(|m| m.schedule.mode)
+            .collect::<Vec<_>>()
+    );
+    for &k in &ks {
+        std::fs::copy(fixture, &work).expect("copy");
+        let cut = if reorder {
+            Cut::reordering(k)
+        } else {
+            Cut::new(k)
+        };
+        let (jmem, tripped, _) = cut_run_with(&work, &job, cut);
+        assert!(tripped, "cut {k} of {total}");
+        match resume(&work, &jmem, second.map(|f| f(k))) {
+            Some(_) => check_moved(&work, &original, &job, plan.new.table.label.as_str()),
+            None => assert!(
+                std::fs::read(&work).expect("read") == original,
+                "cut {k}: no journal, yet the disk changed"
+            ),
+        }
+    }
+    ks.len()
+}
+
+/// GPT by sgdisk, ext4 at 2049 (the 1-sector shift): journaled mode, cut at every write.
+#[test]
+fn cut_at_every_write_gpt_ext4_at_2049_toward_start() {
+    let sc = Scratch::new();
+    let img = sc.image("g.img", 48 * MIB);
+    run(
+        "sgdisk",
+        &["-a", "1", "-n", "1:2049:+20M", "-n", "2:0:+8M", &s(&img)],
+    );
+    mkfs_ext4(&img, 2049 * 512, 20 * 1024, &files(&sc, 1, 16 * MIB));
+    let p = move_plan(&img, &[(1, 2048, 20 * 2048)]);
+    let n = cut_points(&img, &p, None, None, false) + cut_points(&img, &p, None, None, true);
+    assert!(n > 10, "{n} cut points");
+}
+
+/// MBR by sfdisk with ext4 at 63 and a logical partition; moved toward the end to 2048 (1985 sectors: journaled
+/// windows): cut at every write.
+#[test]
+fn cut_at_every_write_mbr_ext4_at_63_toward_end() {
+    let sc = Scratch::new();
+    let img = sc.image("m.img", 64 * MIB);
+    run_stdin(
+        "sfdisk",
+        &["-q", &s(&img)],
+        "label: dos\nstart=63, size=16384, type=83\nstart=40960, size=40960, type=5\nstart=43008, size=20480, type=83\n",
+    );
+    mkfs_ext4(&img, 63 * 512, 8192, &files(&sc, 2, 6 * MIB));
+    let p = move_plan(&img, &[(1, 2048, 16384)]);
+    let n = cut_points(&img, &p, None, None, false) + cut_points(&img, &p, None, None, true);
+    assert!(n > 10, "{n} cut points");
+}
+
+/// A larger ext4 (96 MiB, toward the end by 2047 sectors): cuts at seeded random writes, each resume cut
+/// again at a random later write, then resumed to the end.
+#[test]
+fn random_cuts_and_cut_resumes_on_a_larger_ext4() {
+    let sc = Scratch::new();
+    let img = sc.image("l.img", 160 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+96M", &s(&img)]);
+    // The filesystem leaves the partition's last MiB unused: it moves forward to 4096.
+    mkfs_ext4(&img, 2049 * 512, 95 * 1024, &files(&sc, 3, 80 * MIB));
+    let p = move_plan(&img, &[(1, 4096, 96 * 2048)]);
+    let mut x = 0x9E37_79B9u64;
+    let mut ks = Vec::new();
+    for _ in 0..12 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ks.push((x >> 33) % 120);
+    }
+    let second = |k: u64| 1 + (k * 7) % 23;
+    let n = cut_points(&img, &p, Some(ks.clone()), Some(&second), false)
+        + cut_points(&img, &p, Some(ks), Some(&second), true);
+    assert_eq!(n, 24);
+}
+
+/// Cuts the move of `job` on `img` after `k` writes with the journal as a file in `dir` (as an apply leaves
+/// it); returns the journal's path.
+fn cut_to_file(img: &Path, job: &Job, k: u64, dir: &Path) -> PathBuf {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(img)
+        .expect("open img");
+    let size = f.metadata().expect("md").len();
+    let disk = FileIo { file: f, size };
+    let jp = dir.join(format!("afdisk-test-{k}{}", mover::JOURNAL_SUFFIX));
+    let jf = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&jp)
+        .expect("journal");
+    let jio = FileIo {
+        file: jf,
+        size: u64::MAX,
+    };
+    let cut = Cut::new(k);
+    let cd = CutIo::new(&disk, cut.clone());
+    let cj = CutIo::new(&jio, cut.clone());
+    let stop = stop_never();
+    let mut cb = |_: &mover::Progress| {};
+    let mut ctl = Control {
+        stop: &stop,
+        progress: &mut cb,
+    };
+    let mut j = Journal::create(&cj, job.clone()).expect("journal made before the cut");
+    assert!(engine::run(&cd, &mut j, Record::at(Stage::Started, 0, 0, 0), &mut ctl).is_err());
+    jp
+}
+
+fn afdisk_env(args: &[&str], backup_dir: &Path) -> (i32, String, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_afdisk"))
+        .args(args)
+        .env("AFDISK_BACKUP_DIR", backup_dir)
+        .output()
+        .expect("run afdisk");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// `afdisk resume` finds the unfinished journal next to the backups and finishes the move; it refuses a
+/// rollback once data was written, refuses another disk, and a second resume finds nothing to do.
+#[test]
+fn afdisk_resume_finishes_an_interrupted_move() {
+    let sc = Scratch::new();
+    let img = sc.image("r.img", 48 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+20M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 19 * 1024, &files(&sc, 4, 14 * MIB));
+    let original = std::fs::read(&img).expect("read");
+    let p = move_plan(&img, &[(1, 4096, 20 * 2048)]);
+    let job = {
+        let o = device::open(&img, &Overrides::default()).expect("open");
+        mover::job_for(&p, &o.source()).expect("job")
+    };
+    let bdir = sc.dir.path().join("backups");
+    std::fs::create_dir(&bdir).expect("mkdir");
+    let jp = cut_to_file(&img, &job, 14, &bdir);
+    // inspect shows the interrupted move: the entry carries the moving type.
+    let o = device::open(&img, &Overrides::default()).expect("open");
+    let scan = afdisk::table::scan(&o.source(), 512);
+    assert!(
+        mover::is_moving_type(&scan.partitions[0].type_code),
+        "the disk is marked while moving"
+    );
+    drop(o);
+    let t = s(&img);
+    let (code, _, err) = afdisk_env(
+        &["resume", &t, "--rollback", "--yes", "--confirm", "r.img"],
+        &bdir,
+    );
+    assert_eq!(code, 3, "rollback after data was written is refused: {err}");
+    assert!(err.contains("not safe"), "{err}");
+    let other = sc.image("other.img", 48 * MIB);
+    let (code, _, err) = afdisk_env(
+        &[
+            "resume",
+            &s(&other),
+            "--journal",
+            &s(&jp),
+            "--yes",
+            "--confirm",
+            "other.img",
+        ],
+        &bdir,
+    );
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("not the disk this move journal is for"),
+        "{err}"
+    );
+    let (code, out, err) = afdisk_env(
+        &["resume", &t, "--yes", "--confirm", "r.img", "--json"],
+        &bdir,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let last = out.lines().filter(|l| l.contains("\"phase\"")).count();
+    assert!(last > 0, "JSON progress lines: {out}");
+    assert!(out.contains("\"status\": \"finished\""), "{out}");
+    check_moved(&img, &original, &job, "gpt");
+    let (code, _, err) = afdisk_env(&["resume", &t, "--yes", "--confirm", "r.img"], &bdir);
+    assert_eq!(code, 2, "nothing left to resume: {err}");
+    assert!(err.contains("no unfinished move journal"), "{err}");
+}
+
+/// A cut before any data was written rolls back to the old table, byte for byte.
+#[test]
+fn afdisk_resume_rollback_before_data_restores_the_old_table() {
+    let sc = Scratch::new();
+    let img = sc.image("b.img", 48 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+20M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 19 * 1024, &files(&sc, 5, 4 * MIB));
+    let original = std::fs::read(&img).expect("read");
+    let p = move_plan(&img, &[(1, 4096, 20 * 2048)]);
+    let job = {
+        let o = device::open(&img, &Overrides::default()).expect("open");
+        mover::job_for(&p, &o.source()).expect("job")
+    };
+    let bdir = sc.dir.path().join("backups");
+    std::fs::create_dir(&bdir).expect("mkdir");
+    // Journal header, first record, the marking table's phases (GPT: 3 flushes) and the copy's first record.
+    let marks = job.mark.len() as u64;
+    cut_to_file(&img, &job, 2 + marks + 1, &bdir);
+    let t = s(&img);
+    let (code, out, err) = afdisk_env(
+        &["resume", &t, "--rollback", "--yes", "--confirm", "b.img"],
+        &bdir,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        std::fs::read(&img).expect("read") == original,
+        "old table back, nothing else changed"
+    );
+}
+
+/// A 4Kn loop device (the test attaches it) with a GPT by sgdisk: XFS at LBA 257 (1 MiB + 4 KiB) and ext4 at
+/// LBA 131329; both move to the next 1 MiB boundary toward the end. One cut mid-copy, then resume;
+/// `xfs_repair -n` and `e2fsck -fn` clean, bytes equal, `sgdisk -v` clean.
+#[test]
+fn xfs_and_ext4_on_a_4kn_loop_device() {
+    let sc = Scratch::new();
+    let img = sc.image("k.img", 800 * MIB);
+    let Some(lo) = common::LoopDev::attach(&img, 4096) else {
+        return;
+    };
+    // XFS 320 MiB in partition 1 (start 257, leaves its last MiB unused); ext4 in partition 2.
+    run(
+        "sgdisk",
+        &[
+            "-a",
+            "1",
+            "-n",
+            "1:257:+321M",
+            "-n",
+            "2:82689:+64M",
+            &lo.path,
+        ],
+    );
+    {
+        let off = (257u64 * 4096).to_string();
+        let size = (320 * MIB).to_string();
+        let out = run(
+            "losetup",
+            &[
+                "-f",
+                "--show",
+                "--sector-size",
+                "4096",
+                "-o",
+                &off,
+                "--sizelimit",
+                &size,
+                &s(&img),
+            ],
+        );
+        let part = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let _g = common::LoopDev { path: part.clone() };
+        run("mkfs.xfs", &["-q", "-f", "-s", "size=4096", &part]);
+    }
+    mkfs_ext4(&img, 82689 * 4096, 63 * 1024, &files(&sc, 6, 40 * MIB));
+    let dev = Path::new(&lo.path);
+    let opened = device::open(dev, &Overrides::default()).expect("open loop");
+    assert_eq!(opened.info.logical_sector_size, 4096);
+    drop(opened);
+    let p = move_plan(dev, &[(1, 512, 321 * 256), (2, 82944, 64 * 256)]);
+    let job = {
+        let o = device::open(dev, &Overrides::default()).expect("open");
+        mover::job_for(&p, &o.source()).expect("job")
+    };
+    assert_eq!(job.moves.len(), 2);
+    assert_eq!(job.moves[0].content.as_deref(), Some("xfs"));
+    assert_eq!(
+        job.moves[0].schedule.len,
+        320 * MIB,
+        "XFS footprint from sb_dblocks"
+    );
+    let original = std::fs::read(&img).expect("read");
+    let (jmem, tripped, _) = cut_run(dev, &job, 20);
+    assert!(tripped);
+    assert!(resume(dev, &jmem, None).is_some());
+    check_moved(dev, &original, &job, "gpt");
+}
+
+/// Footprints read from superblocks the peers wrote: ext4 (64bit), XFS, FAT32, FAT16, swap; each smaller than
+/// its image, so the size field (not the container) is what is read.
+#[test]
+fn footprints_from_peer_made_superblocks() {
+    let sc = Scratch::new();
+    let fp = |p: &Path| {
+        let o = device::open(p, &Overrides::default()).expect("open");
+        mover::fssize::used_bytes(&o.source(), 0, o.info.size_bytes)
+    };
+    let img = sc.image("e.img", 64 * MIB);
+    run(
+        "mkfs.ext4",
+        &["-q", "-F", "-O", "64bit", "-b", "4096", &s(&img), "40M"],
+    );
+    assert_eq!(fp(&img), Some((40 * MIB, "ext")));
+    let img = sc.image("x.img", 400 * MIB);
+    run("mkfs.xfs", &["-q", "-f", "-d", "size=330m", &s(&img)]);
+    assert_eq!(fp(&img), Some((330 * MIB, "xfs")));
+    let img = sc.image("f.img", 64 * MIB);
+    run("mkfs.vfat", &["-F", "32", &s(&img), "40960"]);
+    assert_eq!(fp(&img), Some((40 * MIB, "vfat")));
+    let img = sc.image("g.img", 64 * MIB);
+    run("mkfs.vfat", &["-F", "16", &s(&img), "16384"]);
+    assert_eq!(fp(&img), Some((16 * MIB, "vfat")));
+    let img = sc.image("s.img", 64 * MIB);
+    run("mkswap", &["-q", &s(&img), "32768"]);
+    assert_eq!(fp(&img), Some((32 * MIB, "swap")));
+    let img = sc.image("z.img", 8 * MIB);
+    assert_eq!(
+        fp(&img),
+        None,
+        "zeros: no filesystem, the whole partition is copied"
+    );
+}
+
+/// The real process killed (SIGKILL) at seeded random moments while `afdisk resume` runs on a loop device the
+/// test attached, then resumed again, until a resume finishes: the result is the uninterrupted one.
+#[test]
+fn sigkill_during_resume_on_a_loop_device() {
+    let sc = Scratch::new();
+    let img = sc.image("q.img", 160 * MIB);
+    let Some(lo) = common::LoopDev::attach(&img, 512) else {
+        return;
+    };
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+100M", &lo.path]);
+    mkfs_ext4(&img, 2049 * 512, 99 * 1024, &files(&sc, 7, 80 * MIB));
+    let dev = Path::new(&lo.path);
+    let original = std::fs::read(&img).expect("read");
+    let p = move_plan(dev, &[(1, 4096, 100 * 2048)]);
+    let job = {
+        let o = device::open(dev, &Overrides::default()).expect("open");
+        mover::job_for(&p, &o.source()).expect("job")
+    };
+    let bdir = sc.dir.path().join("backups");
+    std::fs::create_dir(&bdir).expect("mkdir");
+    // Interrupted right after the first copy batch was committed.
+    cut_to_file(dev, &job, 2 + job.mark.len() as u64 + 3, &bdir);
+    let name = lo.base_name();
+    let mut x = 0x5EED_u64;
+    let mut kills = 0;
+    for _ in 0..6 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let ms = 50 + (x >> 33) % 700;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_afdisk"))
+            .args(["resume", &lo.path, "--yes", "--confirm", &name])
+            .env("AFDISK_BACKUP_DIR", &bdir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+        if child.try_wait().expect("wait").is_none() {
+            child.kill().expect("SIGKILL");
+            kills += 1;
+        }
+        let _ = child.wait();
+    }
+    let (code, out, err) = afdisk_env(&["resume", &lo.path, "--yes", "--confirm", &name], &bdir);
+    if kills == 6 {
+        assert_eq!(code, 0, "{out}{err}");
+    }
+    check_moved(dev, &original, &job, "gpt");
+    assert!(kills >= 3, "only {kills} kills landed mid-move");
+}
+
+/// A device that silently damages one write (a byte flipped in the write that lands at `at`).
+struct Damaging<'a> {
+    inner: &'a dyn afdisk::mover::io::Io,
+    at: u64,
+}
+
+impl afdisk::mover::io::Io for Damaging<'_> {
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+    fn read_at(&self, off: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.inner.read_at(off, buf)
+    }
+    fn write_at(&self, off: u64, buf: &[u8]) -> std::io::Result<()> {
+        if off == self.at {
+            let mut b = buf.to_vec();
+            b[100] ^= 1;
+            return self.inner.write_at(off, &b);
+        }
+        self.inner.write_at(off, buf)
+    }
+    fn flush(&self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// A window damaged on its way to the disk is caught by the source checksums: the move stops with a
+/// verification error naming the partition, the new table is not written (the entry keeps its moving mark),
+/// and the journal stays for a resume.
+#[test]
+fn a_damaged_window_fails_verification_and_the_table_is_not_written() {
+    let sc = Scratch::new();
+    let img = sc.image("d.img", 48 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+20M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 19 * 1024, &files(&sc, 8, 12 * MIB));
+    let p = move_plan(&img, &[(1, 4096, 20 * 2048)]);
+    let job = {
+        let o = device::open(&img, &Overrides::default()).expect("open");
+        mover::job_for(&p, &o.source()).expect("job")
+    };
+    let sch = job.moves[0].schedule;
+    let (_, (d0, _)) = sch.ranges(3);
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&img)
+        .expect("open");
+    let size = f.metadata().expect("md").len();
+    let disk = FileIo { file: f, size };
+    let bad = Damaging {
+        inner: &disk,
+        at: d0,
+    };
+    let jmem = MemIo::default();
+    let stop = stop_never();
+    let mut cb = |_: &mover::Progress| {};
+    let mut ctl = Control {
+        stop: &stop,
+        progress: &mut cb,
+    };
+    let mut j = Journal::create(&jmem, job.clone()).expect("journal");
+    let e = engine::run(&bad, &mut j, Record::at(Stage::Started, 0, 0, 0), &mut ctl).unwrap_err();
+    assert!(
+        e.problem.contains("verification failed: partition 1"),
+        "{}",
+        e.problem
+    );
+    let o = device::open(&img, &Overrides::default()).expect("open");
+    let scan = afdisk::table::scan(&o.source(), 512);
+    assert!(
+        mover::is_moving_type(&scan.partitions[0].type_code),
+        "still marked"
+    );
+    assert_eq!(
+        scan.partitions[0].start, 2049,
+        "the new table was not written"
+    );
+    let (_, rec) = Journal::open(&jmem).expect("journal kept");
+    assert_eq!(rec.stage, Stage::Copying);
+}
+
+/// A stop request (Ctrl-C, Esc) ends the move at the next commit point with `Stopped`; the disk stays marked
+/// and a resume from the journal finishes it.
+#[test]
+fn a_stop_request_ends_at_a_commit_point_and_resumes() {
+    let sc = Scratch::new();
+    let img = sc.image("t.img", 160 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+100M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 99 * 1024, &files(&sc, 9, 60 * MIB));
+    let original = std::fs::read(&img).expect("read");
+    let p = move_plan(&img, &[(1, 4096, 100 * 2048)]);
+    let job = {
+        let o = device::open(&img, &Overrides::default()).expect("open");
+        mover::job_for(&p, &o.source()).expect("job")
+    };
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&img)
+        .expect("open");
+    let size = f.metadata().expect("md").len();
+    let disk = FileIo { file: f, size };
+    let jmem = MemIo::default();
+    let stop = AtomicBool::new(false);
+    let mut seen = Vec::new();
+    let mut cb = |pr: &mover::Progress| {
+        if pr.bytes_done > 0 {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        seen.push(pr.clone());
+    };
+    let mut ctl = Control {
+        stop: &stop,
+        progress: &mut cb,
+    };
+    let mut j = Journal::create(&jmem, job.clone()).expect("journal");
+    let ended =
+        engine::run(&disk, &mut j, Record::at(Stage::Started, 0, 0, 0), &mut ctl).expect("run");
+    assert_eq!(ended, Ended::Stopped);
+    let copying = seen
+        .iter()
+        .filter(|p| p.phase == mover::Phase::Copying)
+        .count();
+    assert!(copying > 0 && seen.iter().all(|p| p.bytes_done <= p.bytes_total));
+    let (_, rec) = Journal::open(&jmem).expect("journal");
+    assert_eq!(rec.stage, Stage::Copying);
+    assert!(
+        rec.next > 0 && rec.next == rec.batch_end,
+        "a commit point between batches: {rec:?}"
+    );
+    let never = stop_never();
+    let mut cb = |_: &mover::Progress| {};
+    let mut ctl = Control {
+        stop: &never,
+        progress: &mut cb,
+    };
+    let (mut j, rec) = Journal::open(&jmem).expect("journal");
+    assert_eq!(
+        engine::run(&disk, &mut j, rec, &mut ctl).expect("resume"),
+        Ended::TableWritten
+    );
+    check_moved(&img, &original, &job, "gpt");
+}
+
+/// The whole path through the CLI: `plan --realign` plans the move by default (forward to the next MiB when the
+/// filesystem leaves its tail free, with bytes, direction and an estimate), `apply` makes it and writes the
+/// table (bytes equal, fsck clean, peers clean); on a disk with an interrupted move `apply` is refused and
+/// `inspect` reports the interrupted move as an error.
+#[test]
+fn plan_and_apply_move_the_data_and_refuse_while_a_move_is_unfinished() {
+    let sc = Scratch::new();
+    let img = sc.image("a.img", 96 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+40M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 39 * 1024, &files(&sc, 10, 24 * MIB));
+    let original = std::fs::read(&img).expect("read");
+    let bdir = sc.dir.path().join("backups");
+    std::fs::create_dir(&bdir).expect("mkdir");
+    let t = s(&img);
+    let pf = sc.dir.path().join("p.json");
+    let (code, out, err) = afdisk_env(&["plan", &t, "--realign", "-o", &s(&pf), "--json"], &bdir);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let c = &v["changes"][0];
+    assert_eq!(c["action"], "move", "{c}");
+    assert_eq!(
+        c["new_start"], 4096,
+        "forward: the filesystem leaves its last MiB free"
+    );
+    assert_eq!(c["data_move"]["direction"], "toward-end");
+    assert_eq!(c["data_move"]["copy_bytes"], 39 * MIB);
+    assert!(c["data_move"]["estimate_ms"].is_u64(), "{c}");
+    let (code, out, _) = afdisk_env(&["plan", &t, "--realign"], &bdir);
+    assert_eq!(code, 0);
+    assert!(out.contains("holds ext4") && out.contains("moved"), "{out}");
+    let (code, out, err2) = afdisk_env(
+        &[
+            "apply",
+            &t,
+            "--plan",
+            &s(&pf),
+            "--yes",
+            "--confirm",
+            "a.img",
+        ],
+        &bdir,
+    );
+    assert_eq!(code, 0, "{out}{err}{err2}");
+    assert!(out.contains("Moved and verified"), "{out}");
+    assert!(out.contains("e2fsck -fn found no errors"), "{out}");
+    let now = std::fs::read(&img).expect("read");
+    let (from, to, n) = (2049 * 512, 4096 * 512, (39 * MIB) as usize);
+    assert!(
+        now[to..to + n] == original[from..from + n],
+        "moved byte for byte"
+    );
+    let o = run("sgdisk", &["-v", &t]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("No problems found"));
+    // The apply's backup cannot be restored over the moved data.
+    let backup = std::fs::read_dir(&bdir)
+        .expect("ls")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("the apply's backup");
+    let (code, _, err) = afdisk_env(
+        &["restore", &t, &s(&backup), "--yes", "--confirm", "a.img"],
+        &bdir,
+    );
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("moved partition data"), "{err}");
+    assert!(std::fs::read(&img).expect("read") == now, "nothing written");
+    // An interrupted move on a second disk: apply refused, inspect reports it.
+    let img2 = sc.image("b.img", 96 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+40M", &s(&img2)]);
+    mkfs_ext4(&img2, 2049 * 512, 39 * 1024, &files(&sc, 11, 8 * MIB));
+    let p2 = move_plan(&img2, &[]);
+    let job = {
+        let o = device::open(&img2, &Overrides::default()).expect("open");
+        mover::job_for(&p2, &o.source()).expect("job")
+    };
+    cut_to_file(&img2, &job, 12, &bdir);
+    let pf2 = sc.dir.path().join("p2.json");
+    std::fs::write(&pf2, serde_json::to_string(&p2).expect("json")).expect("write");
+    let t2 = s(&img2);
+    let (code, _, err) = afdisk_env(
+        &[
+            "apply",
+            &t2,
+            "--plan",
+            &s(&pf2),
+            "--yes",
+            "--confirm",
+            "b.img",
+        ],
+        &bdir,
+    );
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("unfinished data move") && err.contains("afdisk resume"),
+        "{err}"
+    );
+    let (_, out, _) = afdisk_env(&["inspect", &t2, "--json"], &bdir);
+    assert!(out.contains("\"interrupted-move\""), "{out}");
+    let (code, out, err) = afdisk_env(&["resume", &t2, "--yes", "--confirm", "b.img"], &bdir);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+mod placement {
+    use afdisk::alignment::{align_up, misalignment};
+    use afdisk::plan::layout::place_for_data;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+        /// A data move's place is aligned, inside the free space, holds the filesystem, and is the next
+        /// boundary toward the end whenever that one holds it.
+        #[test]
+        fn a_data_move_lands_aligned_inside_and_holding_the_filesystem(
+            start_s in 1u64..100_000, size_s in 1u64..200_000, used_pct in 1u64..=100,
+            lo_gap in 0u64..5000, hi_gap in 0u64..5000, strict: bool,
+        ) {
+            let (grain, ao) = (1u64 << 20, 0u64);
+            let (start, size) = (start_s * 512, size_s * 512);
+            let used = (size * used_pct / 100).max(512) / 512 * 512;
+            let lo = start.saturating_sub(lo_gap * 512);
+            let hi = start + size + hi_gap * 512;
+            match place_for_data(start, size, lo, hi, ao, grain, strict, used) {
+                Some((s, e)) => {
+                    prop_assert_eq!(misalignment(s, ao, grain), 0);
+                    prop_assert!(s >= lo && e <= hi && e - s >= used);
+                    let up = align_up(start, ao, grain);
+                    let up_fits = up < hi && {
+                        let mut e2 = (up + size).min(hi);
+                        if strict { e2 = e2 / grain * grain; }
+                        e2 > up && e2 - up >= used
+                    };
+                    if up_fits { prop_assert_eq!(s, up, "forward preferred"); }
+                }
+                None => {
+                    let up = align_up(start, ao, grain);
+                    prop_assert!(up >= hi || (up + size).min(hi) - up < used || strict);
+                }
+            }
+        }
+    }
+}
+
+/// Shift mode (a shift of 40 MiB ≥ 32 MiB over a 48 MiB filesystem: windows of 32 MiB, a barrier between
+/// overlapping ones) and Disjoint mode (32 MiB over 16 MiB): a cut at every write, plain and reordering.
+#[test]
+fn cut_at_every_write_shift_and_disjoint_modes() {
+    let sc = Scratch::new();
+    let img = sc.image("h.img", 128 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+48M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 48 * 1024, &files(&sc, 12, 36 * MIB));
+    let p = move_plan(&img, &[(1, 83968, 48 * 2048)]);
+    {
+        let o = device::open(&img, &Overrides::default()).expect("open");
+        let job = mover::job_for(&p, &o.source()).expect("job");
+        assert_eq!(job.moves[0].schedule.mode, mover::Mode::Shift);
+    }
+    let n = cut_points(&img, &p, None, None, false) + cut_points(&img, &p, None, None, true);
+    assert!(n > 10, "{n}");
+    let img = sc.image("i.img", 96 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+16M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 16 * 1024, &files(&sc, 13, 12 * MIB));
+    let p = move_plan(&img, &[(1, 67584, 16 * 2048)]);
+    {
+        let o = device::open(&img, &Overrides::default()).expect("open");
+        let job = mover::job_for(&p, &o.source()).expect("job");
+        assert_eq!(job.moves[0].schedule.mode, mover::Mode::Disjoint);
+    }
+    let n = cut_points(&img, &p, None, None, false) + cut_points(&img, &p, None, None, true);
+    assert!(n > 6, "{n}");
+}
+
+/// A filesystem with no aligned place that holds it (its neighbours touch it on both sides and it fills its
+/// partition) is not moved: the plan says why, and what would make room.
+#[test]
+fn a_filesystem_without_room_is_unfixable_and_says_why() {
+    let sc = Scratch::new();
+    let img = sc.image("u.img", 64 * MIB);
+    run(
+        "sgdisk",
+        &[
+            "-a",
+            "1",
+            "-n",
+            "1:34:2048",
+            "-n",
+            "2:2049:+16M",
+            "-n",
+            "3:0:+8M",
+            &s(&img),
+        ],
+    );
+    mkfs_ext4(&img, 2049 * 512, 16 * 1024, &files(&sc, 14, 2 * MIB));
+    let bdir = sc.dir.path().join("backups");
+    std::fs::create_dir(&bdir).expect("mkdir");
+    let (code, out, err) = afdisk_env(&["plan", &s(&img), "--realign", "--json"], &bdir);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let c = v["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .find(|c| c["number"] == 2)
+        .expect("p2")
+        .clone();
+    assert_eq!(c["action"], "unfixable", "{c}");
+    assert!(
+        c["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("holds the 16 MiB its filesystem uses"),
+        "{c}"
+    );
+}
