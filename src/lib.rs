@@ -9,6 +9,7 @@
 //! - [`present`]: the values front ends show (statuses, badges, outcomes), each with its one text
 //! - [`signature`]: what a partition holds
 //! - [`drive`]: the drive's own report (ATA IDENTIFY, SCSI READ CAPACITY(16), NVMe Identify)
+//! - [`reformat`]: switching a drive between 512e and 4Kn with a vendor tool, verified by asking the drive
 
 pub mod alignment;
 pub mod apply;
@@ -19,6 +20,7 @@ pub mod error;
 pub mod finding;
 pub mod plan;
 pub mod present;
+pub mod reformat;
 pub mod report;
 pub mod signature;
 pub mod table;

@@ -246,3 +246,197 @@ fn lab_drives_report_their_own_sectors() {
         s.get("verify.4kn")
     );
 }
+
+/// The static openSeaChest_Format 3.4.0 built from upstream source (../shared/tools/openseachest beside the
+/// checkout, as CI has it), when present.
+fn openseachest() -> Option<PathBuf> {
+    let p = root().join("../shared/tools/openseachest/openSeaChest_Format");
+    p.is_file().then_some(p)
+}
+
+/// A `--json` run of `afdisk sector-size --set` (stdout only) and its exit status.
+fn switch_json(s: &HashMap<String, String>, name: &str) -> (Value, String) {
+    let text = s
+        .get(name)
+        .unwrap_or_else(|| panic!("section {name} missing"));
+    let rc = s
+        .get(&format!("{name}.rc"))
+        .map(|r| r.trim().to_string())
+        .unwrap_or_default();
+    let err = s
+        .get(&format!("{name}.stderr"))
+        .cloned()
+        .unwrap_or_default();
+    let v = serde_json::from_str(text).unwrap_or_else(|e| {
+        panic!("{name} (exit {rc}): invalid JSON ({e}):\n{text}\nstderr:\n{err}")
+    });
+    (v, rc)
+}
+
+fn argv_of(v: &Value) -> String {
+    v["plan"]["argv"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn lab_sector_size_switch() {
+    if std::env::var("AFDISK_TEST_NO_LAB").as_deref() == Ok("1") {
+        eprintln!("skipping the QEMU lab (AFDISK_TEST_NO_LAB=1)");
+        return;
+    }
+    let bin = static_binary();
+    let work = root().join("target/lab");
+    std::fs::create_dir_all(&work).expect("lab dir");
+    let out = work.join("sector-size.out");
+    let mut cmd = Command::new("bash");
+    cmd.arg(root().join("tests/lab/lab.sh"))
+        .arg("--binary")
+        .arg(&bin)
+        .arg("--script")
+        .arg(root().join("tests/lab/sector-size-guest.sh"))
+        .arg("--out")
+        .arg(&out)
+        .arg("--workdir")
+        .arg(&work)
+        .args(["--timeout", "600"]);
+    let osc = openseachest();
+    if let Some(p) = &osc {
+        cmd.arg("--file").arg(p);
+    }
+    let st = cmd.status().expect("run tests/lab/lab.sh");
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    assert!(st.success(), "lab.sh failed ({st}); output:\n{text}");
+    let s = sections(&text);
+    let sec = |n: &str| s.get(n).map(|x| x.trim().to_string()).unwrap_or_default();
+
+    // Status: both sizes from the drive (NVMe LBA formats), nvme-cli as the tool.
+    let st = json(&s, "status.nvme");
+    let sizes: Vec<u64> = st["supported"]
+        .as_array()
+        .expect("supported")
+        .iter()
+        .filter(|x| x["source"] == "drive")
+        .filter_map(|x| x["size"].as_u64())
+        .collect();
+    assert_eq!(sizes, vec![512, 4096], "{st}");
+    assert_eq!(st["tool"]["kind"], "nvme", "{st}");
+
+    // nvme-cli, 512 -> 4096 -> 512: re-probed, and the kernel agrees.
+    let (v, rc) = switch_json(&s, "nvme.to4096");
+    assert_eq!(rc, "0", "{v}");
+    assert_eq!(v["outcome"]["verdict"], "switched", "{v}");
+    assert_eq!(v["outcome"]["drive_now"], 4096);
+    assert_eq!(v["outcome"]["kernel_now"], 4096);
+    assert!(
+        argv_of(&v).ends_with("-n 1 --lbaf=4 --force"),
+        "{}",
+        argv_of(&v)
+    );
+    assert_eq!(sec("nvme.kernel4096"), "4096");
+    let st = json(&s, "nvme.status4096");
+    assert_eq!(st["current"][1]["size"], 4096, "{st}");
+    let (v, rc) = switch_json(&s, "nvme.to512");
+    assert_eq!(
+        (rc.as_str(), &v["outcome"]["verdict"]),
+        ("0", &Value::from("switched")),
+        "{v}"
+    );
+    assert!(argv_of(&v).contains("--lbaf=0"), "{}", argv_of(&v));
+    assert_eq!(sec("nvme.kernel512"), "512");
+
+    // The overhead of afdisk's whole run (preflight, tool, rescan, re-probe) against the bare command.
+    let secs = |n: &str| -> Vec<f64> {
+        sec(n)
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect()
+    };
+    let (bare, ours) = (secs("time.bare"), secs("time.afdisk"));
+    eprintln!(
+        "NVMe switch 512->4096, 4096->512: bare nvme format {bare:?} s, afdisk sector-size {ours:?} s ({})",
+        sec("time.breakdown")
+    );
+    assert_eq!((bare.len(), ours.len()), (2, 2), "timings missing");
+
+    // A mounted namespace is refused, nothing run.
+    assert_eq!(sec("mounted.mount.rc"), "0", "{}", sec("mounted.mount"));
+    assert_eq!(sec("mounted.set.rc"), "3", "{}", sec("mounted.set"));
+    assert!(
+        sec("mounted.set").contains("in use"),
+        "{}",
+        sec("mounted.set")
+    );
+    assert_eq!(sec("mounted.kernel"), "512");
+
+    // openSeaChest_Format, for real: NVMe both ways by format index; "not supported" (exit 4) on SATA and SCSI.
+    if osc.is_some() {
+        let (v, rc) = switch_json(&s, "osc.nvme.to4096");
+        assert_eq!(rc, "0", "{v}");
+        assert_eq!(v["outcome"]["verdict"], "switched", "{v}");
+        assert!(argv_of(&v).contains("--nvmFormat 4 "), "{}", argv_of(&v));
+        assert_eq!(sec("osc.nvme.kernel4096"), "4096");
+        let (v, rc) = switch_json(&s, "osc.nvme.to512");
+        assert_eq!(rc, "0", "{v}");
+        assert!(argv_of(&v).contains("--nvmFormat 0 "), "{}", argv_of(&v));
+        assert_eq!(sec("osc.nvme.kernel512"), "512");
+        for name in ["osc.sata", "osc.scsi4kn"] {
+            let (v, rc) = switch_json(&s, name);
+            assert_eq!(rc, "2", "{name}: {v}");
+            assert_eq!(v["outcome"]["verdict"], "not-switched", "{name}: {v}");
+            assert_eq!(v["outcome"]["exit"], 4, "{name}: {v}");
+            assert!(
+                v["outcome"]["tool"]["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.contains("not supported")),
+                "{name}: {v}"
+            );
+        }
+    } else {
+        eprintln!("openSeaChest_Format not found beside the checkout: its lab checks were skipped");
+    }
+
+    // The SATA disk says it has no SET SECTOR CONFIGURATION: a plain switch is refused, nothing run.
+    assert_eq!(sec("sata.refused.rc"), "3", "{}", sec("sata.refused"));
+    assert!(
+        sec("sata.refused").contains("does not list 4096"),
+        "{}",
+        sec("sata.refused")
+    );
+    // With --let-tool-decide, hdparm runs and fails (QEMU lacks the command), reported as such, nothing changed.
+    let (v, rc) = switch_json(&s, "hdparm.sata");
+    assert_eq!(rc, "2", "{v}");
+    assert_eq!(v["outcome"]["verdict"], "not-switched", "{v}");
+    assert!(v["plan"]["warnings"]
+        .as_array()
+        .is_some_and(|w| w.iter().any(|x| x["key"] == "hdparm-timeout")));
+    assert_eq!(sec("hdparm.kernel"), "512");
+
+    // sg_format on the SCSI 512e disk: 4096, and the 32768-byte physical sector QEMU then reports is shown.
+    let (v, rc) = switch_json(&s, "scsi.to4096");
+    assert_eq!(rc, "0", "{v}\n{}", sec("scsi.to4096.stderr"));
+    assert_eq!(v["outcome"]["verdict"], "switched", "{v}");
+    assert!(
+        argv_of(&v).contains("--format --ffmt=1 --size=4096"),
+        "{}",
+        argv_of(&v)
+    );
+    assert_eq!(sec("scsi.kernel"), "4096");
+    let st = json(&s, "scsi.status");
+    assert_eq!(st["physical_sector_size"], 32768, "{st}");
+
+    // The USB disk is refused.
+    assert!(
+        sec("usb.dev").starts_with("/dev/sd"),
+        "no USB disk: {}",
+        sec("usb.dev")
+    );
+    assert_eq!(sec("usb.set.rc"), "3", "{}", sec("usb.set"));
+    assert!(sec("usb.set").contains("USB"), "{}", sec("usb.set"));
+}

@@ -107,6 +107,28 @@ pub enum Command {
         #[command(flatten)]
         geometry: GeometryArgs,
     },
+    /// Show a drive's logical sector sizes; with --set, switch it between 512 and 4096 (erases it)
+    SectorSize {
+        /// The whole drive (/dev/sdX, /dev/nvmeXnY)
+        target: PathBuf,
+        /// Switch to this logical sector size (512 or 4096) with a vendor tool
+        #[arg(long, value_name = "BYTES", value_parser = ["512", "4096"])]
+        set: Option<String>,
+        /// The tool: openseachest, seachest, hdparm, sg_format, nvme, or a path to its binary
+        #[arg(long, value_name = "NAME|PATH")]
+        tool: Option<std::ffi::OsString>,
+        /// Use a tool version afdisk was not written against
+        #[arg(long)]
+        allow_unknown_tool_version: bool,
+        /// Run the tool although the drive does not list the size (SATA/SAS): its own check decides
+        #[arg(long)]
+        let_tool_decide: bool,
+        #[command(flatten)]
+        confirm: ConfirmArgs,
+        /// Print JSON (the status, or the plan and the outcome)
+        #[arg(long)]
+        json: bool,
+    },
     /// Measure whether misaligned I/O pays a read-modify-write penalty: exit 0 none, 1 penalty, 2 error, 3 refused, 4 inconclusive
     Bench {
         /// Disk (/dev/sdb), partition (/dev/sdb1) or image file

@@ -6,6 +6,7 @@
 mod args;
 mod bench;
 mod render;
+mod sector_size;
 mod write;
 
 use std::io::Write;
@@ -137,6 +138,23 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             json: as_json,
             geometry,
         } => write::restore(&target, &backup, &confirm, as_json, &geometry),
+        Command::SectorSize {
+            target,
+            set,
+            tool,
+            allow_unknown_tool_version,
+            let_tool_decide,
+            confirm,
+            json: as_json,
+        } => sector_size::cmd(&sector_size::SectorSizeArgs {
+            target: &target,
+            set: set.and_then(|s| s.parse().ok()),
+            tool: tool.as_ref(),
+            allow_unknown_tool_version,
+            let_tool_decide,
+            confirm: &confirm,
+            json: as_json,
+        }),
         Command::Bench {
             target,
             partition,

@@ -11,7 +11,7 @@
 //! saw the same IDENTIFY data.
 
 use super::{
-    bytes, clean_ascii, hex, misaligned_note, u8_at, DriveError, DriveReport, DriveSource,
+    bytes, clean_ascii, hex, le16, misaligned_note, u8_at, DriveError, DriveReport, DriveSource,
 };
 
 /// IDENTIFY DEVICE is 256 words.
@@ -263,6 +263,41 @@ pub fn decode_supported_capabilities(page: &[u8]) -> Option<bool> {
     Some(caps & (1 << 49) != 0)
 }
 
+/// The Sector Configuration log (ACS-4 §9.23): page 0 holds eight 16-byte
+/// descriptors.
+pub const LOG_SECTOR_CONFIGURATION: u8 = 0x2f;
+
+/// Decode page 0 of the Sector Configuration log: the valid descriptors
+/// (byte 0 bit 7), each with its DESCRIPTOR CHECK word (bytes 2-3) and
+/// logical sector size (bytes 4-7, in words per ACS-4). A size field that
+/// read as words would be absurd (over 64 KiB) but is a plausible byte count
+/// is taken as bytes, as hdparm does for drives that report bytes.
+pub fn decode_sector_configuration_log(page: &[u8]) -> Vec<crate::drive::SectorConfiguration> {
+    (0..8u8)
+        .filter_map(|i| {
+            let at = usize::from(i) * 16;
+            let flags = u8_at(page, at)?;
+            if flags & 0x80 == 0 {
+                return None;
+            }
+            let check_word = le16(page, at + 2)?;
+            let raw_size = u32::from_le_bytes(bytes(page, at + 4)?);
+            let words = u64::from(raw_size) * 2;
+            let size = if words > 65536 && (512..=65536).contains(&raw_size) {
+                u64::from(raw_size)
+            } else {
+                words
+            };
+            (size >= 512).then_some(crate::drive::SectorConfiguration {
+                index: i,
+                logical_sector_size: size,
+                raw_size,
+                check_word,
+            })
+        })
+        .collect()
+}
+
 /// CHECK POWER MODE's COUNT: the drive is already spinning (active or idle)
 /// so reading a log cannot spin it up. Standby (00h/01h) and unknown values
 /// are `false`.
@@ -365,6 +400,35 @@ pub(crate) mod tests {
             (102, (sectors >> 32) as u16),
             (103, (sectors >> 48) as u16),
         ]
+    }
+
+    #[test]
+    fn sector_configuration_descriptors() {
+        let mut p = vec![0u8; 512];
+        // 0: valid, 512 bytes (256 words), check 0x1234
+        p[0] = 0x80;
+        p[2..4].copy_from_slice(&0x1234u16.to_le_bytes());
+        p[4..8].copy_from_slice(&256u32.to_le_bytes());
+        // 1: valid, 4096 bytes (2048 words)
+        p[16] = 0x80;
+        p[18..20].copy_from_slice(&0xbeefu16.to_le_bytes());
+        p[20..24].copy_from_slice(&2048u32.to_le_bytes());
+        // 2: not valid
+        p[36..40].copy_from_slice(&2112u32.to_le_bytes());
+        let d = decode_sector_configuration_log(&p);
+        assert_eq!(d.len(), 2);
+        assert_eq!(
+            (d[0].index, d[0].logical_sector_size, d[0].check_word),
+            (0, 512, 0x1234)
+        );
+        assert_eq!(
+            (d[1].index, d[1].logical_sector_size, d[1].check_word),
+            (1, 4096, 0xbeef)
+        );
+        assert!(decode_sector_configuration_log(&p[..20]).len() == 1);
+        for b in buffers(&p, 512) {
+            let _ = decode_sector_configuration_log(&b);
+        }
     }
 
     #[test]

@@ -57,6 +57,53 @@ pub struct LbaFormat {
     pub in_use: bool,
 }
 
+/// One descriptor of the ATA Sector Configuration log (log 2Fh): a logical
+/// sector size SET SECTOR CONFIGURATION EXT can switch to, and the check word
+/// that command must carry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SectorConfiguration {
+    /// Descriptor index (0-7): the COUNT of SET SECTOR CONFIGURATION EXT.
+    pub index: u8,
+    /// Bytes per logical sector (the log gives words; see `raw_size`).
+    pub logical_sector_size: u64,
+    /// The size field as stored (words per ACS-4; some drives store bytes).
+    pub raw_size: u32,
+    /// DESCRIPTOR CHECK: the FEATURE of SET SECTOR CONFIGURATION EXT.
+    pub check_word: u16,
+}
+
+/// One entry of the SCSI Supported Block Lengths and Protection Types VPD
+/// page (B4h): a logical block length FORMAT UNIT can switch to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ScsiBlockLength {
+    pub length: u64,
+    /// Protection types (0-3) supported at this length (T0PS..T3PS).
+    pub protection_types: Vec<u8>,
+}
+
+/// NVMe facts a Format NVM needs: which namespace, the FLBAS byte, and the
+/// controller's Format NVM Attributes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NvmeFormatFacts {
+    /// The namespace id of the block device.
+    pub nsid: u32,
+    /// FLBAS as stored (bits 3:0 and 6:5 select the format; bit 4 = metadata at the end of the block).
+    pub flbas: u8,
+    /// Identify Controller FNA (byte 524); `None` when Identify Controller failed.
+    pub fna: Option<u8>,
+    /// OACS bit 1: Format NVM supported; `None` when Identify Controller failed.
+    pub format_supported: Option<bool>,
+    /// End-to-end protection type of the namespace now (DPS bits 2:0; 0 = none).
+    pub protection_type: u8,
+}
+
+impl NvmeFormatFacts {
+    /// FNA bit 0: a Format NVM applies to every namespace of the controller.
+    pub fn formats_all_namespaces(&self) -> bool {
+        self.fna.is_some_and(|f| f & 1 != 0)
+    }
+}
+
 /// What the drive says about itself. Serialized as `device.drive`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DriveReport {
@@ -66,8 +113,9 @@ pub struct DriveReport {
     /// Bytes from LBA 0 to the first physical-sector boundary, computed the
     /// way the kernel computes `alignment_offset` for the whole disk.
     pub alignment_offset: u64,
-    /// Sorted, deduplicated. ATA/SCSI: only the current size; NVMe: the data
-    /// sizes of the LBA formats that need no metadata, plus the current one.
+    /// Sorted, deduplicated: the current size, plus for ATA the Sector
+    /// Configuration log's sizes, for SCSI the VPD B4h lengths, for NVMe the
+    /// data sizes of the LBA formats that need no metadata.
     pub supported_logical_sizes: Vec<u64>,
     pub model: Option<String>,
     pub serial: Option<String>,
@@ -85,12 +133,21 @@ pub struct DriveReport {
     pub preferred_write_granularity: Option<u64>,
     /// NVMe only, bytes: (NPWA + 1) × logical, when NSFEAT bit 4 is set.
     pub preferred_write_alignment: Option<u64>,
+    /// ATA only: the Sector Configuration log's valid descriptors (read only
+    /// when SET SECTOR CONFIGURATION EXT is supported).
+    pub sector_configurations: Vec<SectorConfiguration>,
+    /// SCSI only: VPD page B4h, when the device has it.
+    pub scsi_block_lengths: Vec<ScsiBlockLength>,
+    /// SCSI only: protection type now (READ CAPACITY(16) PROT_EN/P_TYPE: 0 = none, 1-3).
+    pub protection_type: Option<u8>,
+    /// NVMe only.
+    pub nvme: Option<NvmeFormatFacts>,
     /// Plain words about odd or missing values.
     pub notes: Vec<String>,
 }
 
 impl DriveReport {
-    pub(crate) fn new(source: DriveSource, logical: u64, physical: u64) -> Self {
+    pub fn new(source: DriveSource, logical: u64, physical: u64) -> Self {
         DriveReport {
             source,
             logical_sector_size: logical,
@@ -106,6 +163,10 @@ impl DriveReport {
             set_sector_configuration: None,
             preferred_write_granularity: None,
             preferred_write_alignment: None,
+            sector_configurations: Vec::new(),
+            scsi_block_lengths: Vec::new(),
+            protection_type: None,
+            nvme: None,
             notes: Vec::new(),
         }
     }
@@ -399,11 +460,15 @@ mod tests {
             "set_sector_configuration",
             "preferred_write_granularity",
             "preferred_write_alignment",
+            "sector_configurations",
+            "scsi_block_lengths",
+            "protection_type",
+            "nvme",
             "notes",
         ] {
             assert!(v.get(key).is_some(), "missing {key}");
         }
-        assert_eq!(v.as_object().unwrap().len(), 15);
+        assert_eq!(v.as_object().unwrap().len(), 19);
         assert_eq!(v["lba_formats"][0]["relative_performance"], 2);
         let s = serde_json::to_value(DriveSource::ScsiReadCapacity16).unwrap();
         assert_eq!(s, "scsi-read-capacity-16");

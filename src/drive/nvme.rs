@@ -30,6 +30,10 @@ pub struct NvmeController {
     pub version: u32,
     /// Atomic Write Unit Power Fail (0-based, in logical blocks), bytes 528-529.
     pub awupf: u16,
+    /// Optional Admin Command Support, bytes 256-257 (bit 1: Format NVM).
+    pub oacs: u16,
+    /// Format NVM Attributes, byte 524 (bit 0: a format applies to all namespaces).
+    pub fna: u8,
 }
 
 pub fn decode_identify_controller(buf: &[u8]) -> Result<NvmeController, DriveError> {
@@ -44,6 +48,8 @@ pub fn decode_identify_controller(buf: &[u8]) -> Result<NvmeController, DriveErr
         firmware: s(64, 72),
         version: bytes(buf, 80).map(u32::from_le_bytes).unwrap_or(0),
         awupf,
+        oacs: le16(buf, 256).unwrap_or(0),
+        fna: u8_at(buf, 524).unwrap_or(0),
     })
 }
 
@@ -64,6 +70,8 @@ pub struct NvmeNamespace {
     /// Number of LBA formats (NLBAF + 1; NLBAF is 0-based).
     pub format_count: usize,
     pub flbas: u8,
+    /// End-to-end Data Protection Type Settings (byte 29; bits 2:0 = type).
+    pub dps: u8,
     pub nawupf: u16,
     pub nabo: u16,
     /// 0-based values, meaningful only when NSFEAT bit 4 is set.
@@ -127,6 +135,7 @@ pub fn decode_identify_namespace(buf: &[u8]) -> Result<NvmeNamespace, DriveError
         nsfeat: u8_at(buf, 24).ok_or_else(short)?,
         format_count,
         flbas: u8_at(buf, 26).ok_or_else(short)?,
+        dps: u8_at(buf, 29).ok_or_else(short)?,
         nawupf: w(36)?,
         nabo: w(42)?,
         npwg: w(64)?,
@@ -142,6 +151,21 @@ pub fn decode_identify_namespace(buf: &[u8]) -> Result<NvmeNamespace, DriveError
         return Err(malformed("all zero: the namespace is not active".into()));
     }
     Ok(ns)
+}
+
+/// What a Format NVM of namespace `nsid` needs to know (see [`NvmeFormatFacts`]).
+pub fn format_facts(
+    ctrl: Option<&NvmeController>,
+    ns: &NvmeNamespace,
+    nsid: u32,
+) -> crate::drive::NvmeFormatFacts {
+    crate::drive::NvmeFormatFacts {
+        nsid,
+        flbas: ns.flbas,
+        fna: ctrl.map(|c| c.fna),
+        format_supported: ctrl.map(|c| c.oacs & 0x2 != 0),
+        protection_type: ns.dps & 0x7,
+    }
 }
 
 /// Usable LBADS: 2^9 ..= 2^31 bytes.
@@ -367,6 +391,7 @@ pub(crate) mod ioctl {
         let ctrl = identify(fd, 1, 0, "NVMe Identify Controller")
             .and_then(|p| decode_identify_controller(&p.0));
         let mut r = report_from_identify(ctrl.as_ref().ok(), &ns)?;
+        r.nvme = Some(format_facts(ctrl.as_ref().ok(), &ns, nsid));
         if let Err(e) = ctrl {
             r.notes.push(format!("Identify Controller: {e}"));
         }
@@ -426,6 +451,26 @@ mod tests {
     fn report(ctrl: &[u8], ns: &[u8]) -> Result<DriveReport, DriveError> {
         let c = decode_identify_controller(ctrl)?;
         report_from_identify(Some(&c), &decode_identify_namespace(ns)?)
+    }
+
+    #[test]
+    fn format_facts_from_oacs_fna_and_dps() {
+        let mut c = controller(0);
+        c[256] = 0x06; // Format NVM + Firmware
+        c[524] = 0x05; // all namespaces, crypto erase
+        let ctrl = decode_identify_controller(&c).unwrap();
+        let mut n = namespace(1 << 20, 0x04, &qemu_formats());
+        n[29] = 0x01; // type 1
+        let ns = decode_identify_namespace(&n).unwrap();
+        let f = format_facts(Some(&ctrl), &ns, 3);
+        assert_eq!(f.nsid, 3);
+        assert_eq!(f.flbas, 0x04);
+        assert_eq!(f.format_supported, Some(true));
+        assert!(f.formats_all_namespaces());
+        assert_eq!(f.protection_type, 1);
+        let none = format_facts(None, &ns, 1);
+        assert_eq!(none.format_supported, None);
+        assert!(!none.formats_all_namespaces());
     }
 
     #[test]

@@ -101,6 +101,8 @@ pub struct ReadCapacity16 {
     pub lbppbe: u8,
     /// LOWEST ALIGNED LOGICAL BLOCK ADDRESS (14 bits).
     pub lowest_aligned_lba: u16,
+    /// Protection type now: 0 when PROT_EN is clear, else P_TYPE + 1 (byte 12).
+    pub protection_type: u8,
 }
 
 pub fn decode_read_capacity_16(buf: &[u8]) -> Result<ReadCapacity16, DriveError> {
@@ -115,6 +117,13 @@ pub fn decode_read_capacity_16(buf: &[u8]) -> Result<ReadCapacity16, DriveError>
         logical_block_length: be32(buf, 8).ok_or_else(short)?,
         lbppbe: u8_at(buf, 13).ok_or_else(short)? & 0x0f,
         lowest_aligned_lba: u16::from_be_bytes([hi & 0x3f, lo]),
+        protection_type: u8_at(buf, 12).map_or(0, |b| {
+            if b & 1 == 0 {
+                0
+            } else {
+                ((b >> 1) & 0x7) + 1
+            }
+        }),
     })
 }
 
@@ -139,6 +148,7 @@ pub fn report_from_read_capacity(rc: &ReadCapacity16, inquiry: Option<&Inquiry>)
     }
     let mut r = DriveReport::new(DriveSource::ScsiReadCapacity16, logical, physical);
     r.alignment_offset = alignment;
+    r.protection_type = Some(rc.protection_type);
     r.capacity_bytes = rc
         .last_lba
         .checked_add(1)
@@ -152,6 +162,25 @@ pub fn report_from_read_capacity(rc: &ReadCapacity16, inquiry: Option<&Inquiry>)
     }
     r.notes = notes;
     r
+}
+
+/// The Supported Block Lengths and Protection Types VPD page (B4h, SBC-4
+/// 6.6.8): 8-byte descriptors of a block length (bytes 0-3) and the
+/// protection types supported at it (byte 5: T3PS..T0PS in bits 3..0).
+pub fn decode_supported_block_lengths(buf: &[u8]) -> Vec<crate::drive::ScsiBlockLength> {
+    let Some(body) = vpd_body(buf, 0xb4) else {
+        return Vec::new();
+    };
+    body.chunks_exact(8)
+        .filter_map(|d| {
+            let length = u64::from(be32(d, 0)?);
+            let bits = u8_at(d, 5)?;
+            (length != 0).then(|| crate::drive::ScsiBlockLength {
+                length,
+                protection_types: (0..4u8).filter(|t| bits & (1 << t) != 0).collect(),
+            })
+        })
+        .collect()
 }
 
 /// VPD page header check: page code and the bytes it says follow.
@@ -365,6 +394,39 @@ mod tests {
     }
 
     #[test]
+    fn protection_type_from_byte_12() {
+        let mut b = rc16(100, 512, 3, 0);
+        assert_eq!(decode_read_capacity_16(&b).unwrap().protection_type, 0);
+        b[12] = 0x01; // PROT_EN, P_TYPE 0 = type 1
+        assert_eq!(decode_read_capacity_16(&b).unwrap().protection_type, 1);
+        b[12] = 0x05; // PROT_EN, P_TYPE 2 = type 3
+        let rc = decode_read_capacity_16(&b).unwrap();
+        assert_eq!(rc.protection_type, 3);
+        assert_eq!(
+            report_from_read_capacity(&rc, None).protection_type,
+            Some(3)
+        );
+        b[12] = 0x04; // P_TYPE without PROT_EN: none
+        assert_eq!(decode_read_capacity_16(&b).unwrap().protection_type, 0);
+    }
+
+    #[test]
+    fn supported_block_lengths_page() {
+        let mut p = vec![0u8, 0xb4, 0, 16];
+        p.extend_from_slice(&[0, 0, 2, 0, 0, 0x01, 0, 0]); // 512, type 0
+        p.extend_from_slice(&[0, 0, 0x10, 0, 0, 0x03, 0, 0]); // 4096, types 0 and 1
+        let l = decode_supported_block_lengths(&p);
+        assert_eq!(l.len(), 2);
+        assert_eq!(l[0].length, 512);
+        assert_eq!(l[0].protection_types, vec![0]);
+        assert_eq!(l[1].length, 4096);
+        assert_eq!(l[1].protection_types, vec![0, 1]);
+        assert!(decode_supported_block_lengths(&p[..3]).is_empty());
+        p[1] = 0xb0;
+        assert!(decode_supported_block_lengths(&p).is_empty());
+    }
+
+    #[test]
     fn vpd_pages() {
         let pages = [0x00, 0x00, 0x00, 0x03, 0x00, 0x80, 0x83];
         assert_eq!(decode_supported_vpd_pages(&pages), vec![0x00, 0x80, 0x83]);
@@ -443,6 +505,7 @@ mod tests {
                 }
                 let _ = decode_inquiry(&b);
                 let _ = decode_supported_vpd_pages(&b);
+                let _ = decode_supported_block_lengths(&b);
                 let _ = decode_unit_serial(&b);
                 let _ = decode_device_id_wwn(&b);
                 let _ = decode_sense(&b);

@@ -229,6 +229,20 @@ pub(super) fn scsi_report(fd: i32, inquiry: &Inquiry) -> Result<DriveReport, Dri
                     Err(e) => r.notes.push(format!("device identification not read: {e}")),
                 }
             }
+            if pages.contains(&0xb4) {
+                match vpd(0xb4, "INQUIRY VPD 0xB4") {
+                    Ok(p) => {
+                        r.scsi_block_lengths = scsi::decode_supported_block_lengths(&p);
+                        r.supported_logical_sizes
+                            .extend(r.scsi_block_lengths.iter().map(|l| l.length));
+                        r.supported_logical_sizes.sort_unstable();
+                        r.supported_logical_sizes.dedup();
+                    }
+                    Err(e) => r
+                        .notes
+                        .push(format!("supported block lengths (VPD B4h) not read: {e}")),
+                }
+            }
         }
         Err(e) => r.notes.push(format!("VPD pages not read: {e}")),
     }
@@ -270,6 +284,23 @@ pub(super) fn ata_report(fd: i32) -> Result<DriveReport, DriveError> {
                     r.set_sector_configuration = ata::decode_supported_capabilities(&d.data);
                     if r.set_sector_configuration.is_none() {
                         r.notes.push("the Supported Capabilities page of the IDENTIFY DEVICE data log is not valid; Sector Configuration support unknown".into());
+                    }
+                    if r.set_sector_configuration == Some(true) {
+                        let cdb = ata::read_log_ext_cdb(ata::LOG_SECTOR_CONFIGURATION, 0);
+                        match run(fd, &cdb, 512, "ATA READ LOG EXT 2Fh") {
+                            Ok(d) => {
+                                r.sector_configurations =
+                                    ata::decode_sector_configuration_log(&d.data);
+                                r.supported_logical_sizes.extend(
+                                    r.sector_configurations.iter().map(|c| c.logical_sector_size),
+                                );
+                                r.supported_logical_sizes.sort_unstable();
+                                r.supported_logical_sizes.dedup();
+                            }
+                            Err(e) => r.notes.push(format!(
+                                "the Sector Configuration log (2Fh) was not read: {e}"
+                            )),
+                        }
                     }
                 }
                 Err(e) => r.notes.push(format!(

@@ -41,8 +41,9 @@ readonly SER_SCSI4K=AFLAB-SCSI-4KN SER_NVME=AFLAB-NVME
 readonly REQUIRED_MODULES=(scsi_mod sd_mod sg libata libahci ahci
     virtio virtio_ring virtio_pci virtio_scsi nvme_core nvme)
 # crc*_generic: soft dependencies of crc-t10dif/crc64-rocksoft (sd_mod, nvme).
+# xhci_pci and usb_storage: the USB disk (sector-size refuses USB-attached drives).
 readonly OPTIONAL_MODULES=(crct10dif_generic crc64_rocksoft_generic
-    loop fat vfat msdos nls_cp437 nls_iso8859_1 nls_utf8)
+    loop fat vfat msdos nls_cp437 nls_iso8859_1 nls_utf8 xhci_pci usb_storage)
 
 # Vendor tools: "command:apt-package".  Copied with their ldd libraries.
 readonly REQUIRED_TOOLS=(nvme:nvme-cli hdparm:hdparm sg_readcap:sg3-utils
@@ -312,6 +313,7 @@ make_cpio "$OV" "$RUN/overlay.cpio"
 cat "$BASE_CPIO" "$RUN/overlay.cpio" > "$RUN/initrd.cpio"
 
 for d in sata512e scsi512e scsi4kn nvme; do truncate -s "$DISK_SIZE" "$RUN/$d.img"; done
+truncate -s 64M "$RUN/usb.img"
 
 qesc() { printf '%s' "${1//,/,,}"; }   # QEMU option strings escape ',' as ',,'
 drive() { printf 'if=none,id=%s,file=%s,format=raw,cache=unsafe' "$1" "$(qesc "$2")"; }
@@ -336,6 +338,10 @@ QEMU_ARGS=(
     -drive "$(drive dnvme "$RUN/nvme.img")"
     -device "nvme,id=nvme0,serial=$SER_NVME"
     -device "nvme-ns,bus=nvme0,drive=dnvme,nsid=1,logical_block_size=512,physical_block_size=512"
+    # USB mass storage on xHCI (not one of the four waited-for disks; find it by its /usb sysfs path)
+    -device qemu-xhci,id=xhci
+    -drive "$(drive dusb "$RUN/usb.img")"
+    -device "usb-storage,bus=xhci.0,drive=dusb,serial=AFLAB-USB"
 )
 
 note "booting guest (accel=$ACCEL, timeout ${TIMEOUT}s)"

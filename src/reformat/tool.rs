@@ -1,0 +1,402 @@
+//! The vendor tools that can switch a drive's logical sector size, and how afdisk finds them.
+//!
+//! Terms:
+//! - **tool kind**: one of openSeaChest_Format (also `openSeaChest_FormatUnit`), Seagate's closed-source
+//!   SeaChest_Format / SeaChest_Lite (same flags), `hdparm`, `sg_format` (sg3_utils) and `nvme` (nvme-cli).
+//! - **discovery**: the first executable file with one of the kind's binary names in the directories of a
+//!   `PATH` value (passed in, never read here, so tests can point it at fakes).
+//! - **choice**: what `--tool` says: a kind's name (`openseachest`, `seachest`, `hdparm`, `sg_format`, `nvme`)
+//!   or a path to a binary, whose kind is read from its file name.
+//! - **known version**: a version range this code was written against (flags, confirmation strings, output
+//!   lines); a tool outside it is refused unless the caller allows unknown versions.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// Which tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolKind {
+    /// openSeaChest_Format (open source, any vendor's drive).
+    OpenSeaChest,
+    /// SeaChest_Format / SeaChest_Lite (closed source, Seagate drives only; same flags).
+    SeaChest,
+    Hdparm,
+    SgFormat,
+    Nvme,
+}
+
+impl ToolKind {
+    pub const ALL: [ToolKind; 5] = [
+        ToolKind::OpenSeaChest,
+        ToolKind::SeaChest,
+        ToolKind::Hdparm,
+        ToolKind::SgFormat,
+        ToolKind::Nvme,
+    ];
+
+    /// The name `--tool` accepts.
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolKind::OpenSeaChest => "openseachest",
+            ToolKind::SeaChest => "seachest",
+            ToolKind::Hdparm => "hdparm",
+            ToolKind::SgFormat => "sg_format",
+            ToolKind::Nvme => "nvme",
+        }
+    }
+
+    /// Binary names looked for on PATH, preferred first.
+    pub fn binaries(self) -> &'static [&'static str] {
+        match self {
+            ToolKind::OpenSeaChest => &["openSeaChest_Format", "openSeaChest_FormatUnit"],
+            ToolKind::SeaChest => &["SeaChest_Format", "SeaChest_Lite"],
+            ToolKind::Hdparm => &["hdparm"],
+            ToolKind::SgFormat => &["sg_format"],
+            ToolKind::Nvme => &["nvme"],
+        }
+    }
+
+    /// The package that ships it, for the fix of a "no tool" refusal.
+    pub fn package(self) -> &'static str {
+        match self {
+            ToolKind::OpenSeaChest => {
+                "openseachest (or a build from github.com/Seagate/openSeaChest)"
+            }
+            ToolKind::SeaChest => "SeaChest from seagate.com (Seagate drives only)",
+            ToolKind::Hdparm => "hdparm",
+            ToolKind::SgFormat => "sg3-utils",
+            ToolKind::Nvme => "nvme-cli",
+        }
+    }
+
+    /// The argument that makes it print its version.
+    fn version_args(self) -> &'static [&'static str] {
+        match self {
+            ToolKind::OpenSeaChest | ToolKind::SeaChest => &["--version"],
+            ToolKind::Hdparm | ToolKind::SgFormat => &["-V"],
+            ToolKind::Nvme => &["version"],
+        }
+    }
+
+    /// The kind a binary's file name belongs to (`/opt/x/openSeaChest_Format` → OpenSeaChest).
+    pub fn of_file_name(name: &str) -> Option<ToolKind> {
+        let lower = name.to_ascii_lowercase();
+        if lower.starts_with("openseachest_format") {
+            Some(ToolKind::OpenSeaChest)
+        } else if lower.starts_with("seachest_format") || lower.starts_with("seachest_lite") {
+            Some(ToolKind::SeaChest)
+        } else if lower.starts_with("hdparm") {
+            Some(ToolKind::Hdparm)
+        } else if lower.starts_with("sg_format") {
+            Some(ToolKind::SgFormat)
+        } else if lower == "nvme" || lower.starts_with("nvme-cli") {
+            Some(ToolKind::Nvme)
+        } else {
+            None
+        }
+    }
+
+    /// The version range this code knows how to talk to, in words, and whether `v` is in it.
+    pub fn known(self, v: &Version) -> bool {
+        match self {
+            // Format 3.x: --setSectorSize, --nvmFormat, --confirm, exit codes 0-14 (recorded 3.3.2, built 3.4.0).
+            ToolKind::OpenSeaChest => v.major == 3,
+            // SeaChest_Format 3.x and SeaChest_Lite 1.x take the same flags.
+            ToolKind::SeaChest => v.major == 3 || v.major == 1,
+            // --set-sector-size with --please-destroy-my-drive since 9.57 (WD fixes in 9.61).
+            ToolKind::Hdparm => v.major == 9 && v.minor >= 57,
+            // --ffmt and --fmtpinfo with -Q: sg_format 1.3x and later (sg3_utils 1.45+).
+            ToolKind::SgFormat => v.major == 1 && v.minor >= 30,
+            // nvme-cli 2.x: --force (1.x used -f), exit codes 0/1.
+            ToolKind::Nvme => v.major == 2,
+        }
+    }
+
+    pub fn known_range(self) -> &'static str {
+        match self {
+            ToolKind::OpenSeaChest => "openSeaChest_Format 3.x",
+            ToolKind::SeaChest => "SeaChest_Format 3.x or SeaChest_Lite 1.x",
+            ToolKind::Hdparm => "hdparm 9.57 or later 9.x",
+            ToolKind::SgFormat => "sg_format 1.30 or later 1.x",
+            ToolKind::Nvme => "nvme-cli 2.x",
+        }
+    }
+}
+
+/// A dotted version (`3.3.2`, `9.65`, `2.3`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Version {
+    pub major: u32,
+    pub minor: u32,
+    pub patch: u32,
+    /// As printed.
+    pub text: String,
+}
+
+impl Version {
+    /// The first `N.N[.N]` in `s`.
+    pub fn find(s: &str) -> Option<Version> {
+        for (i, c) in s.char_indices() {
+            if !c.is_ascii_digit()
+                || (i > 0 && s[..i].ends_with(|p: char| p.is_ascii_digit() || p == '.'))
+            {
+                continue;
+            }
+            let rest = &s[i..];
+            let end = rest
+                .find(|ch: char| !(ch.is_ascii_digit() || ch == '.'))
+                .unwrap_or(rest.len());
+            let text = rest[..end].trim_end_matches('.');
+            let parts: Vec<&str> = text.split('.').collect();
+            if parts.len() < 2 {
+                continue;
+            }
+            let num = |k: usize| parts.get(k).and_then(|p| p.parse::<u32>().ok());
+            if let (Some(major), Some(minor)) = (num(0), num(1)) {
+                return Some(Version {
+                    major,
+                    minor,
+                    patch: num(2).unwrap_or(0),
+                    text: text.to_string(),
+                });
+            }
+        }
+        None
+    }
+}
+
+/// Reads the version out of a tool's version output.
+pub fn parse_version(kind: ToolKind, output: &str) -> Option<Version> {
+    let line_with = |key: &str| {
+        output
+            .lines()
+            .find(|l| l.contains(key))
+            .and_then(Version::find)
+    };
+    match kind {
+        ToolKind::OpenSeaChest | ToolKind::SeaChest => {
+            line_with("Utility Version:").or_else(|| line_with("Version:"))
+        }
+        ToolKind::Hdparm => line_with("hdparm"),
+        ToolKind::SgFormat => line_with("version"),
+        ToolKind::Nvme => line_with("nvme version").or_else(|| line_with("version")),
+    }
+}
+
+/// A tool found on this machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Tool {
+    pub kind: ToolKind,
+    #[serde(serialize_with = "crate::device::lossy_path")]
+    pub path: PathBuf,
+    /// `None` when the version output could not be read.
+    pub version: Option<Version>,
+    /// The version is in [`ToolKind::known`].
+    pub known_version: bool,
+}
+
+impl Tool {
+    /// Runs the version command of the binary at `path` (never through a shell).
+    pub fn at(kind: ToolKind, path: &Path) -> Tool {
+        let out = Command::new(path)
+            .args(kind.version_args())
+            .stdin(Stdio::null())
+            .output();
+        let version = out.ok().and_then(|o| {
+            let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
+            text.push('\n');
+            text.push_str(&String::from_utf8_lossy(&o.stderr));
+            parse_version(kind, &text)
+        });
+        let known_version = version.as_ref().is_some_and(|v| kind.known(v));
+        Tool {
+            kind,
+            path: path.to_path_buf(),
+            version,
+            known_version,
+        }
+    }
+
+    /// "openSeaChest_Format 3.3.2 (/usr/bin/openSeaChest_Format)"
+    pub fn describe(&self) -> String {
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.kind.name().to_string());
+        match &self.version {
+            Some(v) => format!("{name} {} ({})", v.text, self.path.display()),
+            None => format!("{name}, version unknown ({})", self.path.display()),
+        }
+    }
+}
+
+fn executable(p: &Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The first binary of `kind` in the directories of `path_var`.
+pub fn find_on_path(kind: ToolKind, path_var: &OsStr) -> Option<PathBuf> {
+    for name in kind.binaries() {
+        for dir in std::env::split_paths(path_var) {
+            let p = dir.join(name);
+            if executable(&p) {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// Every tool kind found on `path_var`, with its version.
+pub fn discover(path_var: &OsStr) -> Vec<Tool> {
+    ToolKind::ALL
+        .iter()
+        .filter_map(|&k| find_on_path(k, path_var).map(|p| Tool::at(k, &p)))
+        .collect()
+}
+
+/// What `--tool` asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// Let afdisk pick from what is on PATH.
+    Auto,
+    /// A kind, looked up on PATH.
+    Kind(ToolKind),
+    /// A binary at this path.
+    Path(PathBuf),
+}
+
+impl ToolChoice {
+    /// Reads a `--tool` value: a kind's name, else a path (anything with a `/`).
+    pub fn parse(v: &OsStr) -> Result<ToolChoice> {
+        if let Some(k) = v
+            .to_str()
+            .and_then(|s| ToolKind::ALL.iter().find(|k| k.name() == s))
+        {
+            return Ok(ToolChoice::Kind(*k));
+        }
+        use std::os::unix::ffi::OsStrExt;
+        if v.as_bytes().contains(&b'/') {
+            return Ok(ToolChoice::Path(PathBuf::from(v)));
+        }
+        Err(Error::usage(
+            format!("--tool {}: not a tool name or a path", v.to_string_lossy()),
+            "use one of openseachest, seachest, hdparm, sg_format, nvme, or a path to the tool's binary (e.g. ./openSeaChest_Format)",
+        ))
+    }
+
+    /// The tool this choice names, when it names one (`Auto` → `None`). Refuses a path that is not an
+    /// executable tool afdisk knows by its file name.
+    pub fn resolve(&self, path_var: &OsStr) -> Result<Option<Tool>> {
+        match self {
+            ToolChoice::Auto => Ok(None),
+            ToolChoice::Kind(k) => match find_on_path(*k, path_var) {
+                Some(p) => Ok(Some(Tool::at(*k, &p))),
+                None => Err(Error::refused(
+                    format!(
+                        "--tool {}: none of {} is on PATH; nothing was run",
+                        k.name(),
+                        k.binaries().join(", ")
+                    ),
+                    format!(
+                        "install {}, or pass --tool /path/to/the/binary",
+                        k.package()
+                    ),
+                )),
+            },
+            ToolChoice::Path(p) => {
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let Some(k) = ToolKind::of_file_name(&name) else {
+                    return Err(Error::usage(
+                        format!("--tool {}: afdisk does not know a tool by that file name", p.display()),
+                        "the binary must be named like openSeaChest_Format, SeaChest_Format, SeaChest_Lite, hdparm, sg_format or nvme",
+                    ));
+                };
+                if !executable(p) {
+                    return Err(Error::usage(
+                        format!("--tool {}: not an executable file", p.display()),
+                        "check the path and its execute permission (chmod +x)",
+                    ));
+                }
+                Ok(Some(Tool::at(k, p)))
+            }
+        }
+    }
+}
+
+/// `PATH` of this process, for discovery.
+pub fn process_path() -> OsString {
+    std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/sbin:/usr/bin:/sbin:/bin"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OSC: &str = include_str!("../../tests/fixtures/openseachest-3.3.2/format-version.txt");
+
+    #[test]
+    fn versions_from_real_outputs() {
+        let v = parse_version(ToolKind::OpenSeaChest, OSC).unwrap();
+        assert_eq!((v.major, v.minor, v.patch), (3, 3, 2));
+        assert!(ToolKind::OpenSeaChest.known(&v));
+        let h = parse_version(ToolKind::Hdparm, "\n hdparm v9.65\n").unwrap();
+        assert_eq!(h.text, "9.65");
+        assert!(ToolKind::Hdparm.known(&h));
+        let s = parse_version(ToolKind::SgFormat, "sg_format version: 1.62 20201223\n").unwrap();
+        assert_eq!((s.major, s.minor), (1, 62));
+        assert!(ToolKind::SgFormat.known(&s));
+        let n = parse_version(
+            ToolKind::Nvme,
+            "nvme version 2.3 (git 2.3)\nlibnvme version 1.3 (git 1.3)\n",
+        )
+        .unwrap();
+        assert_eq!(n.text, "2.3");
+        assert!(ToolKind::Nvme.known(&n));
+        let old = parse_version(ToolKind::Nvme, "nvme version 1.16\n").unwrap();
+        assert!(!ToolKind::Nvme.known(&old));
+        assert!(parse_version(ToolKind::Hdparm, "nothing here").is_none());
+    }
+
+    #[test]
+    fn version_find_skips_words_and_single_numbers() {
+        assert_eq!(
+            Version::find("x86_64 v10 build 3.4.0").unwrap().text,
+            "3.4.0"
+        );
+        assert!(Version::find("7").is_none());
+    }
+
+    #[test]
+    fn file_names_and_choices() {
+        assert_eq!(
+            ToolKind::of_file_name("openSeaChest_FormatUnit"),
+            Some(ToolKind::OpenSeaChest)
+        );
+        assert_eq!(
+            ToolKind::of_file_name("SeaChest_Lite_x86_64"),
+            Some(ToolKind::SeaChest)
+        );
+        assert_eq!(ToolKind::of_file_name("fdisk"), None);
+        assert_eq!(
+            ToolChoice::parse(OsStr::new("sg_format")).unwrap(),
+            ToolChoice::Kind(ToolKind::SgFormat)
+        );
+        assert_eq!(
+            ToolChoice::parse(OsStr::new("./x/hdparm")).unwrap(),
+            ToolChoice::Path("./x/hdparm".into())
+        );
+        assert!(ToolChoice::parse(OsStr::new("fdisk")).is_err());
+    }
+}
