@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use afdisk::report::Report;
 use afdisk::table::PartKind;
 
-use super::job::Start;
+use super::job::{Handle, Start};
 use super::page::{Command, Page, Reply, OPENERS};
 use super::plan::{preset_index, preset_name, Outcome, PlanRequest, PlanState};
 
@@ -80,6 +80,9 @@ pub struct App {
     pub help: bool,
     /// "Loading /dev/sdb…" while background work runs.
     pub busy: Option<String>,
+    /// A job that cannot be stopped (a table write): while it runs, q and Ctrl-C do not quit, so the process
+    /// never ends half way through a write.
+    pub holding: Option<Handle>,
     pub error: Option<String>,
     pub quit: bool,
     /// Whether Esc on the disk view goes back to the list.
@@ -102,6 +105,7 @@ impl App {
             pages: Vec::new(),
             help: false,
             busy: None,
+            holding: None,
             error: None,
             quit: false,
             has_list,
@@ -155,7 +159,16 @@ impl App {
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> Option<Request> {
-        if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
+        let ctrl_c =
+            key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
+        if let Some(h) = &self.holding {
+            if ctrl_c || key.code == KeyCode::Char('q') {
+                // Quitting now would end the process in the middle of the write.
+                self.busy = Some(format!("{}  {}: wait for it", h.title, h.rule.words()));
+                return None;
+            }
+        }
+        if ctrl_c {
             self.quit = true;
             return None;
         }

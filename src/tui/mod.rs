@@ -173,6 +173,7 @@ fn on_job(app: &mut App, owner: &'static str, event: job::Event) -> Option<Reque
 /// A plan was made, or written or undone: show it, and read the disk again after a write.
 fn plan_done(app: &mut App, d: work::PlanDone) -> Option<Request> {
     app.busy = None;
+    app.holding = None;
     match d {
         work::PlanDone::Made(path, Ok(p)) => app.set_plan(path, *p),
         work::PlanDone::Made(_, Err(e)) => app.error = Some(afdisk::error::failure_text(&e)),
@@ -198,7 +199,11 @@ fn on_request(app: &mut App, r: Request, tx: &mpsc::Sender<Msg>, env: &job::Env)
             job::spawn(work::ProbeDisk(p), env, tx.clone());
         }
         Request::Plan(r) => {
-            job::spawn(work::PlanJob(r), env, tx.clone());
+            let writes = !matches!(r, plan::PlanRequest::Make { .. });
+            let h = job::spawn(work::PlanJob(r), env, tx.clone());
+            if writes && matches!(h.rule, job::StopRule::Never(_)) {
+                app.holding = Some(h);
+            }
         }
         Request::Start(j) => {
             let h = j.start(env, tx.clone());

@@ -585,3 +585,44 @@ fn bench_failure_shows_its_kind() {
     assert!(s.contains("I/O failure: writing at sector 8"), "{s}");
     assert!(!s.contains("Refused"), "{s}");
 }
+
+/// A table write cannot be stopped, so q and Ctrl-C do not quit while it runs (quitting used to end the
+/// process in the middle of it); the key bar says why. Once it is done, q quits.
+#[test]
+fn q_does_not_quit_during_a_write() {
+    let (dir, img) = fixture_image();
+    let backups = dir.path().join("bk");
+    let mut app = App::new(false, true);
+    let (_, r) = report::inspect(&img, &InspectOptions::default()).expect("inspect");
+    app.set_disk(r);
+    let req = app.handle_key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE));
+    pump(&mut app, req.expect("p proposes a plan"), &backups);
+    key(&mut app, KeyCode::Char('a'));
+    typed(
+        &mut app,
+        img.file_name().and_then(|n| n.to_str()).expect("name"),
+    );
+    let req = app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let env = env(&backups);
+    super::on_request(&mut app, req.expect("enter submits"), &tx, &env);
+    key(&mut app, KeyCode::Char('q'));
+    app.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert!(!app.quit, "q and Ctrl-C wait for the write");
+    assert!(
+        app.busy
+            .as_deref()
+            .unwrap_or("")
+            .contains("cannot be stopped"),
+        "{:?}",
+        app.busy
+    );
+    let m = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the write answers");
+    let mut code = 0;
+    super::dispatch(&mut app, m, &tx, &env, &mut code);
+    assert!(app.plan.as_ref().is_some_and(|p| p.written.is_some()));
+    key(&mut app, KeyCode::Char('q'));
+    assert!(app.quit, "q quits once the write is done");
+}
