@@ -99,18 +99,20 @@ fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
             confirm: a.confirm.confirm.clone(),
         }
     } else if std::io::stdin().is_terminal() {
-        let token = ask(&format!(
-            "Type the {} ({}) to go on, anything else to stop: ",
-            c.token_kind, c.token
-        ))
-        .unwrap_or_default();
-        let word = if token.trim() == c.token {
-            ask(&format!(
-                "Everything on {} is lost. Type {} to switch it: ",
-                plan.device.display(),
-                c.word
-            ))
-            .unwrap_or_default()
+        // The core's prompts, one per step (the TUI's dialog shows the same lines).
+        let prompts = plan.prompts();
+        let step = |i: usize| {
+            prompts.get(i).map_or_else(String::new, |p| {
+                ask(&format!(
+                    "{} to go on, anything else to stop: ",
+                    p.lines().join("\n")
+                ))
+                .unwrap_or_default()
+            })
+        };
+        let token = step(0);
+        let word = if c.check_step(0, &token).is_ok() {
+            step(1)
         } else {
             String::new()
         };
@@ -120,12 +122,9 @@ fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
     };
     c.check(&answer)?;
     // The answer may have taken minutes: open and look again (in use? the same drive?) before anything runs.
-    drop(opened);
-    let opened = device::open(a.target, &Overrides::default())?;
-    reformat::recheck(&plan, &reformat::Target::gather(&opened), &opts)?;
     // Every sector the tool may overwrite first (openSeaChest zeroes LBA 0 and the last LBA): the table.
-    let backup = reformat::backup_table(&opened, &env)?;
     drop(opened);
+    let backup = reformat::prepare(a.target, &Overrides::default(), &plan, &opts, &env)?;
     let _ = writeln!(
         err,
         "Table backup: {}\nRunning; Ctrl-C is ignored until the tool ends: {}.",
