@@ -18,6 +18,7 @@ mod model;
 mod page;
 mod plan;
 mod plan_view;
+mod sector_size;
 mod view;
 mod work;
 
@@ -161,6 +162,11 @@ fn on_job(app: &mut App, owner: &'static str, event: job::Event) -> Option<Reque
                 .and_then(|d| plan_done(app, d))
         }
         (owner, event) => {
+            if matches!(event, E::Done(_)) && app.holding.as_ref().is_some_and(|h| h.owner == owner)
+            {
+                app.holding = None;
+                app.busy = None;
+            }
             let reply = app.page_mut(owner).map(|p| p.on_job(event));
             if let Some(r) = reply.filter(|r| !matches!(r, page::Reply::None)) {
                 return app.reply(Some(r));
@@ -208,7 +214,11 @@ fn on_request(app: &mut App, r: Request, tx: &mpsc::Sender<Msg>, env: &job::Env)
         Request::Start(j) => {
             let h = j.start(env, tx.clone());
             if let Some(p) = app.page_mut(h.owner) {
-                p.started(h);
+                p.started(h.clone());
+            }
+            // A job screen's job that cannot be stopped holds the UI too: q and Ctrl-C wait for it.
+            if matches!(h.rule, job::StopRule::Never(_)) {
+                app.holding = Some(h);
             }
         }
     }
