@@ -163,7 +163,7 @@ impl WizardState {
         matches!(self.phase, Phase::Running)
     }
 
-    fn plan(&self) -> Option<&SwitchPlan> {
+    pub fn plan(&self) -> Option<&SwitchPlan> {
         self.facts.as_ref().and_then(|f| f.plan.as_ref().ok())
     }
 
@@ -215,13 +215,16 @@ impl WizardState {
                     self.phase = c;
                 }
             }
-            (Phase::Done(o), KeyCode::Char('p')) => {
-                // A fresh aligned layout from the first preset, made and confirmed as any plan.
+            (Phase::Done(o), KeyCode::Char(c @ ('p' | 'c'))) => {
+                let carried = c == 'c';
                 let path = PathBuf::from(format!("/dev/{}", o.name_now));
-                let preset = Some(super::plan::preset_name(0).to_string());
-                return Reply::Start(job::ready(super::work::PlanJob(
-                    super::plan::PlanRequest::Make { path, preset },
-                )));
+                let plan = self.plan().filter(|p| !carried || !p.old_layout.is_empty());
+                if let Some(p) = plan {
+                    return Reply::Start(job::ready(NextPlanJob {
+                        path,
+                        request: next_plan(p, carried),
+                    }));
+                }
             }
             (Phase::Done(_), KeyCode::Char('b')) => return Reply::Open("bench"),
             (_, KeyCode::Esc | KeyCode::Left | KeyCode::Char('h')) => return Reply::Back,
@@ -369,6 +372,54 @@ impl Job for SwitchJob {
     }
 }
 
+/// The plan of a next step after a switch (the old table is meaningless: its LBAs count the old unit, so
+/// the plan replaces it): a fresh aligned layout from the first built-in preset, or, `carried`, the old
+/// layout in bytes as the core writes it ([`reformat::carried_over_preset`]). The plan screen shows it and
+/// the user confirms it as any plan.
+pub fn next_plan(plan: &SwitchPlan, carried: bool) -> afdisk::plan::Request {
+    let (preset, preset_text) = if carried {
+        (
+            format!("{}-carried-over", plan.name),
+            Some(reformat::carried_over_preset(plan)),
+        )
+    } else {
+        (super::plan::preset_name(0).to_string(), None)
+    };
+    afdisk::plan::Request {
+        preset: Some(preset),
+        preset_text,
+        table: (carried && plan.table.as_deref() == Some("dos"))
+            .then_some(afdisk::table::Label::Dos),
+        replace: true,
+        ..Default::default()
+    }
+}
+
+/// Makes a next step's plan for the plan screen (its messages go to the plan screen, which shows it).
+pub struct NextPlanJob {
+    pub path: PathBuf,
+    pub request: afdisk::plan::Request,
+}
+
+impl Job for NextPlanJob {
+    type Output = super::work::PlanDone;
+    fn owner(&self) -> &'static str {
+        "plan"
+    }
+    fn title(&self) -> String {
+        format!("Planning {}…", self.path.display())
+    }
+    fn stop_rule(&self) -> StopRule {
+        StopRule::AtSafePoints("when the plan is made (it only reads)")
+    }
+    fn run(self, env: &Env, _: &Ctx) -> Result<super::work::PlanDone, Error> {
+        let res = afdisk::device::open(&self.path, &env.opts.overrides)
+            .and_then(|o| afdisk::plan::make(&o, &self.request))
+            .map(Box::new);
+        Ok(super::work::PlanDone::Made(self.path, res))
+    }
+}
+
 /// While the tool runs, the signals a terminal sends (a hang-up when it closes, Ctrl-C, Ctrl-\, Ctrl-Z)
 /// do nothing to afdisk, so it never dies and leaves the tool writing into a closed pipe.
 struct HoldSignals(Vec<(i32, nix::libc::sighandler_t)>);
@@ -417,6 +468,11 @@ impl Page for WizardState {
                     "p",
                     "new layout",
                     "sector size: plan a fresh aligned layout from a preset",
+                ),
+                cmd(
+                    "c",
+                    "carry over",
+                    "sector size: plan the old layout in bytes on the new sectors",
                 ),
                 cmd("b", "bench", "sector size: the quick benchmark"),
             ],

@@ -428,8 +428,43 @@ fn a_switch_runs_live_ignores_esc_and_ctrl_c_and_shows_the_result() {
     assert!(s.contains("Switched: the drive now reports 4096"), "{s}");
     assert!(s.contains("Next steps"), "{s}");
     assert!(s.contains("p new layout"), "{s}");
-    assert!(s.contains("b bench"), "{s}");
+    assert!(s.contains("b bench") && s.contains("c carry over"), "{s}");
     insta::assert_snapshot!("sector_size_done_80x24", s);
     rig.key(KeyCode::Char('q'));
     assert!(rig.app.quit, "q quits once the tool has ended");
+}
+
+/// The result page's next steps make plans for the plan screen: `c` carries the old layout over in bytes
+/// (the planner makes it on the drive as it reads now, 4096-byte sectors: same partitions, names and sizes,
+/// 1 MiB-aligned), `p` a fresh layout from the first preset; both replace the meaningless old table.
+#[test]
+fn the_next_steps_plan_the_carried_over_layout_and_a_fresh_one() {
+    let rig = Rig::new();
+    let img = rig.dir.path().join("disk.img");
+    let mut rig = rig;
+    let plan = rig.wizard().plan().cloned().expect("the switch has a plan");
+    // The drive after the switch: the same bytes, read in 4096-byte sectors.
+    let after = afdisk::device::Overrides {
+        logical_sector_size: Some(4096),
+        ..Default::default()
+    };
+    let opened = afdisk::device::open(&img, &after).expect("open as 4Kn");
+    let carried = super::next_plan(&plan, true);
+    assert!(carried.replace);
+    let p = afdisk::plan::make(&opened, &carried).expect("the carried-over plan");
+    let parts: Vec<(Option<&str>, u64, u64)> = p
+        .new
+        .partitions
+        .iter()
+        .map(|x| (x.name.as_deref(), x.start * 4096, x.size * 4096))
+        .collect();
+    assert_eq!(parts.len(), 2, "{parts:?}");
+    for ((name, start, size), want) in parts.iter().zip(["data", "home"]) {
+        assert_eq!(*name, Some(want), "{parts:?}");
+        assert_eq!(*size, 16 << 20, "{parts:?}");
+        assert_eq!(start % (1 << 20), 0, "1 MiB-aligned: {parts:?}");
+    }
+    let fresh = super::next_plan(&plan, false);
+    assert!(fresh.preset_text.is_none() && fresh.replace);
+    assert!(afdisk::plan::make(&opened, &fresh).is_ok());
 }
