@@ -269,6 +269,39 @@ fn scsi_keeps_protection_and_checks_vpd() {
     assert!(plan(&target(d, "sdb"), &opts(4096)).is_err());
 }
 
+/// The two prompts every front end shows (the CLI's terminal prompt, the TUI's dialog): step 1 names the
+/// switch and everything lost and asks for the serial, step 2 asks for ERASE; what each asks for is what
+/// its step's check accepts, and nothing else is.
+#[test]
+fn the_prompts_ask_for_what_each_step_accepts() {
+    let p = plan(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
+    let c = &p.confirmation;
+    let prompts = p.prompts();
+    assert_eq!(prompts.len(), ConfirmationRequest::STEPS);
+    let first = prompts[0].lines();
+    assert!(first[0].contains("from 512 to 4096 bytes"), "{first:?}");
+    assert!(first[0].ends_with("and DESTROY the data of:"), "{first:?}");
+    for l in &p.lost {
+        assert!(first.contains(&format!("  {l}")), "{first:?}");
+    }
+    assert_eq!(first.last().map(String::as_str), Some("Type \"SER1\""));
+    assert_eq!(
+        prompts[1].lines().last().map(String::as_str),
+        Some("Type \"ERASE\"")
+    );
+    for (i, pr) in prompts.iter().enumerate() {
+        assert!(c.check_step(i, &format!("{}\n", pr.answer)).is_ok());
+        assert!(c.check_step(i, "sdz").is_err());
+    }
+    assert!(c.check_step(0, "ERASE").is_err());
+    assert!(c.check_step(1, "SER1").is_err());
+    let e = c.check_step(0, "SER2").unwrap_err();
+    assert!(
+        e.problem.contains("nothing was run") && e.fix.contains("SER1"),
+        "{e:?}"
+    );
+}
+
 #[test]
 fn confirmation_needs_serial_then_erase() {
     let p = plan(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
