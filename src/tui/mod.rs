@@ -112,11 +112,36 @@ pub fn run(target: Option<PathBuf>, opts: InspectOptions) -> i32 {
         }
     }
     ratatui::restore();
+    wait_for_held(&mut app, &rx);
     if let (Some(e), true) = (&app.error, app.disk.is_none() && !app.has_list) {
         eprintln!("afdisk: error: {e}");
         return 2;
     }
     code
+}
+
+/// Before the UI ends, waits for the job that holds it (one that cannot be stopped: a table write, a
+/// sector-size switch). q and Ctrl-C wait for it already; this covers the terminal going away (its input
+/// fails), which would otherwise end the process in the middle of the job, and the tool with it.
+fn wait_for_held(app: &mut App, rx: &mpsc::Receiver<Msg>) {
+    use std::io::Write;
+    let Some(title) = app.holding.as_ref().map(|h| h.title.clone()) else {
+        return;
+    };
+    let _ = writeln!(
+        std::io::stderr(),
+        "afdisk: waiting for {title} to end (it cannot be stopped)"
+    );
+    while let Some(owner) = app.holding.as_ref().map(|h| h.owner) {
+        match rx.recv() {
+            Ok(Msg::Job {
+                owner: o,
+                event: job::Event::Done(_),
+            }) if o == owner => app.holding = None,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
 }
 
 /// One message of the event loop: a key becomes state and perhaps background work; a job's message

@@ -468,3 +468,38 @@ fn the_next_steps_plan_the_carried_over_layout_and_a_fresh_one() {
     assert!(fresh.preset_text.is_none() && fresh.replace);
     assert!(afdisk::plan::make(&opened, &fresh).is_ok());
 }
+
+/// The terminal going away while the tool runs (its input fails) ends the event loop, but the UI waits for
+/// the switch to end before the process exits: exiting would close the tool's pipes in the middle of the
+/// change.
+#[test]
+fn a_lost_terminal_waits_for_the_switch_to_end() {
+    let mut rig = Rig::new();
+    rig.key(KeyCode::Char('s'));
+    rig.typed("SER1");
+    rig.typed("ERASE");
+    rig.pump_until(|w| w.live.percent.is_some());
+    let mut code = 0;
+    dispatch(&mut rig.app, Msg::InputFailed, &rig.tx, &rig.env, &mut code);
+    assert!(rig.app.quit && rig.app.holding.is_some());
+    let go = rig.dir.path().join("bin/go");
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        std::fs::write(go, "").expect("go");
+    });
+    let t = std::time::Instant::now();
+    crate::tui::wait_for_held(&mut rig.app, &rig.rx);
+    assert!(
+        t.elapsed() >= Duration::from_millis(250),
+        "it waited for the tool"
+    );
+    assert!(rig.app.holding.is_none());
+    let log = std::fs::read_dir(rig.dir.path().join("logs"))
+        .expect("logs")
+        .filter_map(|e| e.ok())
+        .find(|e| e.file_name().to_string_lossy().ends_with(".log"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .unwrap_or_default();
+    assert!(log.contains("# verdict: switched"), "{log}");
+    release.join().expect("release");
+}
