@@ -131,7 +131,7 @@ fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
         backup.display(),
         reformat::SAFE_STOP
     );
-    let previous = ignore_interrupts();
+    let held = reformat::IgnoreSignals::new();
     let mut prober = reformat::probe::SysProber::default();
     let result = reformat::run(&plan, &env, &mut prober, &mut |e: &Event| {
         let mut err = std::io::stderr().lock();
@@ -158,7 +158,7 @@ fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
             Event::Checking => {}
         }
     });
-    restore_interrupts(previous);
+    drop(held);
     let outcome = result?.with_table_backup(&backup);
     if a.json {
         emit(&json(&serde_json::json!({
@@ -173,25 +173,4 @@ fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
         Verdict::SwitchedKernelStale => EXIT_KERNEL_STALE,
         Verdict::NotSwitched | Verdict::Unknown => EXIT_ERROR,
     })
-}
-
-type Handlers = Vec<(i32, nix::libc::sighandler_t)>;
-
-/// Ctrl-C, Ctrl-\ and Ctrl-Z do nothing while the tool runs (the tool runs in its own process group, so the
-/// terminal's signals do not reach it either).
-fn ignore_interrupts() -> Handlers {
-    use nix::libc;
-    [libc::SIGINT, libc::SIGQUIT, libc::SIGTSTP, libc::SIGHUP]
-        .into_iter()
-        // SAFETY: installing SIG_IGN runs no handler code.
-        .map(|s| (s, unsafe { libc::signal(s, libc::SIG_IGN) }))
-        .filter(|(_, old)| *old != libc::SIG_ERR)
-        .collect()
-}
-
-fn restore_interrupts(h: Handlers) {
-    for (s, old) in h {
-        // SAFETY: restores the disposition that was installed before.
-        unsafe { nix::libc::signal(s, old) };
-    }
 }

@@ -1147,6 +1147,40 @@ impl Env {
     }
 }
 
+/// While a switch runs, the signals a terminal sends (Ctrl-C, Ctrl-\\, Ctrl-Z, and the hang-up when it
+/// closes) do nothing to afdisk, so it never dies and leaves the tool writing into closed pipes (the tool
+/// runs in its own process group, so they do not reach it either). Dropping it restores what was there.
+pub struct IgnoreSignals(Vec<(i32, nix::libc::sighandler_t)>);
+
+impl IgnoreSignals {
+    pub fn new() -> Self {
+        use nix::libc;
+        IgnoreSignals(
+            [libc::SIGINT, libc::SIGQUIT, libc::SIGTSTP, libc::SIGHUP]
+                .into_iter()
+                // SAFETY: installing SIG_IGN runs no handler code.
+                .map(|s| (s, unsafe { libc::signal(s, libc::SIG_IGN) }))
+                .filter(|(_, old)| *old != libc::SIG_ERR)
+                .collect(),
+        )
+    }
+}
+
+impl Default for IgnoreSignals {
+    fn default() -> Self {
+        IgnoreSignals::new()
+    }
+}
+
+impl Drop for IgnoreSignals {
+    fn drop(&mut self) {
+        for &(s, old) in &self.0 {
+            // SAFETY: restores the disposition that was installed before.
+            unsafe { nix::libc::signal(s, old) };
+        }
+    }
+}
+
 /// The switch lock, held while a switch runs (a `flock` on `env.lock_path`).
 pub struct SwitchLock(#[allow(dead_code)] std::fs::File);
 

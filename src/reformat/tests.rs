@@ -663,3 +663,26 @@ mod properties {
         }
     }
 }
+
+/// While a switch runs, the terminal's signals are ignored (a hang-up must not end afdisk and with it the
+/// tool's pipes); afterwards what was there before is back.
+#[test]
+fn ignore_signals_holds_the_terminals_signals_while_it_lives() {
+    use nix::libc;
+    fn disposition(s: i32) -> libc::sighandler_t {
+        // SAFETY: reads the disposition (no new action is installed); `old` is a valid out-pointer.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(s, std::ptr::null(), &mut old);
+            old.sa_sigaction
+        }
+    }
+    let before = disposition(libc::SIGTSTP);
+    {
+        let _held = IgnoreSignals::new();
+        for s in [libc::SIGINT, libc::SIGQUIT, libc::SIGTSTP, libc::SIGHUP] {
+            assert_eq!(disposition(s), libc::SIG_IGN, "signal {s}");
+        }
+    }
+    assert_eq!(disposition(libc::SIGTSTP), before);
+}

@@ -364,7 +364,7 @@ impl Job for SwitchJob {
         let senv = self.seams.switch_env();
         let backup = self.seams.prepare(&self.plan, &self.opts, env, &senv)?;
         let mut prober = self.seams.prober();
-        let _held = HoldSignals::new();
+        let _held = reformat::IgnoreSignals::new();
         let out = reformat::run(&self.plan, &senv, &mut *prober, &mut |e| {
             ctx.detail(e.clone());
         })?;
@@ -417,33 +417,6 @@ impl Job for NextPlanJob {
             .and_then(|o| afdisk::plan::make(&o, &self.request))
             .map(Box::new);
         Ok(super::work::PlanDone::Made(self.path, res))
-    }
-}
-
-/// While the tool runs, the signals a terminal sends (a hang-up when it closes, Ctrl-C, Ctrl-\, Ctrl-Z)
-/// do nothing to afdisk, so it never dies and leaves the tool writing into a closed pipe.
-struct HoldSignals(Vec<(i32, nix::libc::sighandler_t)>);
-
-impl HoldSignals {
-    fn new() -> Self {
-        use nix::libc;
-        HoldSignals(
-            [libc::SIGINT, libc::SIGQUIT, libc::SIGTSTP, libc::SIGHUP]
-                .into_iter()
-                // SAFETY: installing SIG_IGN runs no handler code.
-                .map(|s| (s, unsafe { libc::signal(s, libc::SIG_IGN) }))
-                .filter(|(_, old)| *old != libc::SIG_ERR)
-                .collect(),
-        )
-    }
-}
-
-impl Drop for HoldSignals {
-    fn drop(&mut self) {
-        for &(s, old) in &self.0 {
-            // SAFETY: restores the disposition that was installed before.
-            unsafe { nix::libc::signal(s, old) };
-        }
     }
 }
 
