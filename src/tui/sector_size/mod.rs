@@ -280,13 +280,13 @@ fn key_name(code: KeyCode) -> String {
     }
 }
 
-/// Opens the wizard on the disk on screen; a running switch's screen is kept as it is.
+/// Opens the wizard on the disk on screen, reading its facts afresh (they may have changed: a filesystem
+/// unmounted, a tool installed); a running switch, or the result of the last one on this disk, is kept.
 pub fn open(d: &DiskState, prev: Option<Box<dyn Page>>) -> Box<dyn Page> {
     if let Some(p) = prev {
-        let keep = p
-            .as_any()
-            .downcast_ref::<WizardState>()
-            .is_some_and(|w| w.running() || w.path == d.report.device.path);
+        let keep = p.as_any().downcast_ref::<WizardState>().is_some_and(|w| {
+            w.running() || (w.path == d.report.device.path && matches!(w.phase, Phase::Done(_)))
+        });
         if keep {
             return p;
         }
@@ -464,7 +464,10 @@ impl Page for WizardState {
         match &self.phase {
             Phase::Confirm(0, _) => Some("type the serial  Enter confirm  Esc cancel".into()),
             Phase::Confirm(..) => Some("type ERASE  Enter switch  Esc cancel".into()),
-            Phase::Loading => self.job.as_ref().map(Handle::status),
+            Phase::Loading => self
+                .job
+                .as_ref()
+                .map(|h| format!("{}  Esc back  q quit", h.title)),
             Phase::Running => Some(format!(
                 "switching{}  Esc, Ctrl-C and q are ignored until the tool ends",
                 self.live
