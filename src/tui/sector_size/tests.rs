@@ -212,6 +212,11 @@ struct Rig {
 impl Rig {
     /// The disk view of the image, with the wizard opened on it and its facts read.
     fn new() -> Rig {
+        Rig::with(|_| {})
+    }
+
+    /// As [`Rig::new`], the drive changed by `change` first.
+    fn with(change: impl FnOnce(&mut Target)) -> Rig {
         let dir = tempfile::tempdir().expect("tempdir");
         let img = image(dir.path());
         fake_tool(dir.path());
@@ -219,9 +224,11 @@ impl Rig {
         // The disk view reads the image (a reload after the switch reads it again, never a device).
         let (_, r) = report::inspect(&img, &InspectOptions::default()).expect("inspect");
         app.set_disk(r);
+        let mut t = target(&img);
+        change(&mut t);
         let seams = Arc::new(Script {
             dir: dir.path().to_path_buf(),
-            target: target(&img),
+            target: t,
         });
         let (tx, rx) = mpsc::channel();
         let env = Env {
@@ -502,4 +509,35 @@ fn a_lost_terminal_waits_for_the_switch_to_end() {
         .unwrap_or_default();
     assert!(log.contains("# verdict: switched"), "{log}");
     release.join().expect("release");
+}
+
+/// A drive the preflight refuses (another program holds it) shows the core's refusal on the first page; no
+/// switch is offered and `s` opens no dialog: nothing can run.
+#[test]
+fn a_refused_preflight_offers_no_switch() {
+    let mut rig = Rig::with(|t| {
+        t.busy = Some("another program holds it open exclusively (exclusive open: EBUSY)".into())
+    });
+    let s = rig.render();
+    assert!(s.contains("is busy"), "{s}");
+    assert!(s.contains("nothing was run"), "{s}");
+    assert!(!s.contains("s switch"), "{s}");
+    rig.key(KeyCode::Char('s'));
+    rig.key(KeyCode::Enter);
+    assert!(matches!(rig.wizard().phase, Phase::Overview));
+    assert!(!ran(rig.dir.path()));
+}
+
+/// Leaving the wizard and opening it again reads the drive afresh (a filesystem may have been unmounted).
+#[test]
+fn reopening_reads_the_drive_again() {
+    let mut rig = Rig::new();
+    rig.key(KeyCode::Esc);
+    assert_eq!(rig.app.screen, Screen::Disk);
+    // The request (reading the real image through the system's seams) is not run here.
+    let req = rig
+        .app
+        .handle_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::NONE));
+    assert!(matches!(req, Some(Request::Start(_))));
+    assert!(matches!(rig.wizard().phase, Phase::Loading));
 }
