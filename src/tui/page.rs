@@ -1,5 +1,5 @@
-//! Job screens ("pages"): a screen that runs a job through the library (the benchmark today; the sector-size
-//! switch and the data move next) is one module that implements [`Page`] and one [`super::job::Job`], plus
+//! Job screens ("pages"): a screen that runs a job through the library (the benchmark, the sector-size
+//! wizard; the data move next) is one module that implements [`Page`] and one [`super::job::Job`], plus
 //! one line in [`OPENERS`] (the key that opens it from the disk view, and its help). The event loop, the key
 //! bar, the help and the message routing need no change: a page draws itself, answers its keys, names its
 //! commands, receives its job's messages by its name, and shows its confirmation with the one dialog.

@@ -215,7 +215,7 @@ impl WizardState {
                     self.phase = c;
                 }
             }
-            (Phase::Done(o), KeyCode::Char(c @ ('p' | 'c'))) => {
+            (Phase::Done(o), KeyCode::Char(c @ ('p' | 'c'))) if !o.next_steps.is_empty() => {
                 let carried = c == 'c';
                 let path = PathBuf::from(format!("/dev/{}", o.name_now));
                 let plan = self.plan().filter(|p| !carried || !p.old_layout.is_empty());
@@ -226,7 +226,9 @@ impl WizardState {
                     }));
                 }
             }
-            (Phase::Done(_), KeyCode::Char('b')) => return Reply::Open("bench"),
+            (Phase::Done(o), KeyCode::Char('b')) if !o.next_steps.is_empty() => {
+                return Reply::Open("bench")
+            }
             (_, KeyCode::Esc | KeyCode::Left | KeyCode::Char('h')) => return Reply::Back,
             _ => {}
         }
@@ -436,7 +438,8 @@ impl Page for WizardState {
                 "switch",
                 "sector size: switch (type the serial, then ERASE; also Enter)",
             )],
-            Phase::Done(_) => vec![
+            // The next steps, when the core offers them (the drive switched).
+            Phase::Done(o) if !o.next_steps.is_empty() => vec![
                 cmd(
                     "p",
                     "new layout",
