@@ -215,7 +215,7 @@ impl WizardState {
                     self.phase = c;
                 }
             }
-            (Phase::Done(o), KeyCode::Char(c @ ('p' | 'c'))) if !o.next_steps.is_empty() => {
+            (Phase::Done(o), KeyCode::Char(c @ ('p' | 'c'))) if offers_next(o) => {
                 let carried = c == 'c';
                 let path = PathBuf::from(format!("/dev/{}", o.name_now));
                 let plan = self.plan().filter(|p| !carried || !p.old_layout.is_empty());
@@ -226,9 +226,7 @@ impl WizardState {
                     }));
                 }
             }
-            (Phase::Done(o), KeyCode::Char('b')) if !o.next_steps.is_empty() => {
-                return Reply::Open("bench")
-            }
+            (Phase::Done(o), KeyCode::Char('b')) if offers_next(o) => return Reply::Open("bench"),
             (_, KeyCode::Esc | KeyCode::Left | KeyCode::Char('h')) => return Reply::Back,
             _ => {}
         }
@@ -272,6 +270,13 @@ impl WizardState {
             E::Rescan { what } => self.live.lines.push(what),
         }
     }
+}
+
+/// Whether the result page offers the next steps as keys: when the core offers them and the kernel sees the
+/// new size too. While it still shows the old one, a plan or a benchmark would count the old unit: the page
+/// shows the core's advice (rescan, reboot) and its commands for later, and no keys.
+fn offers_next(o: &Outcome) -> bool {
+    o.verdict == reformat::Verdict::Switched && !o.next_steps.is_empty()
 }
 
 fn key_name(code: KeyCode) -> String {
@@ -438,8 +443,7 @@ impl Page for WizardState {
                 "switch",
                 "sector size: switch (type the serial, then ERASE; also Enter)",
             )],
-            // The next steps, when the core offers them (the drive switched).
-            Phase::Done(o) if !o.next_steps.is_empty() => vec![
+            Phase::Done(o) if offers_next(o) => vec![
                 cmd(
                     "p",
                     "new layout",

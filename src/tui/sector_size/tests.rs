@@ -134,6 +134,8 @@ impl Prober for Answers {
 struct Script {
     dir: PathBuf,
     target: Target,
+    /// What the kernel shows after the switch.
+    kernel_after: u64,
 }
 
 impl Seams for Script {
@@ -169,7 +171,7 @@ impl Seams for Script {
             name: "sdz".into(),
             drive_logical: 4096,
             drive_physical: 4096,
-            kernel_logical: Some(4096),
+            kernel_logical: Some(self.kernel_after),
         }))
     }
 }
@@ -236,9 +238,12 @@ impl Rig {
         app.set_disk(r);
         let mut t = target(&img);
         change(&mut t);
+        // A drive without a model: the kernel keeps showing 512 after the switch (see the stale test).
+        let kernel_after = if t.model.is_none() { 512 } else { 4096 };
         let seams = Arc::new(Script {
             dir: dir.path().to_path_buf(),
             target: t,
+            kernel_after,
         });
         let (tx, rx) = mpsc::channel();
         let env = Env {
@@ -559,4 +564,27 @@ fn reopening_reads_the_drive_again() {
         .handle_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::NONE));
     assert!(matches!(req, Some(Request::Start(_))));
     assert!(matches!(rig.wizard().phase, Phase::Loading));
+}
+
+/// When the drive switched but the kernel still shows the old size, the result page gives the core's advice
+/// and offers no plan or benchmark key: they would count the old unit.
+#[test]
+fn a_stale_kernel_offers_no_next_step_keys() {
+    let mut rig = Rig::with(|t| t.model = None);
+    rig.key(KeyCode::Char('s'));
+    rig.typed("SER1");
+    rig.typed("ERASE");
+    std::fs::write(rig.dir.path().join("bin/go"), "").expect("go");
+    rig.pump_until(|w| matches!(w.phase, Phase::Done(_)));
+    let s = rig.render();
+    assert!(
+        s.contains("Switched, but the kernel still shows 512"),
+        "{s}"
+    );
+    assert!(s.contains("Do: "), "{s}");
+    assert!(!s.contains("p new layout"), "{s}");
+    let before = rig.app.screen;
+    rig.key(KeyCode::Char('p'));
+    rig.key(KeyCode::Char('b'));
+    assert_eq!(rig.app.screen, before);
 }
