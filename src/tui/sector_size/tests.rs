@@ -177,7 +177,8 @@ impl Seams for Script {
 }
 
 /// A fake openSeaChest_Format: its version; else it records its argv, prints a progress line, waits for
-/// the file `go`, then says it succeeded.
+/// the file `go` (or for its directory to go away: a test that failed never leaves it behind), then says it
+/// succeeded.
 fn fake_tool(dir: &Path) {
     use std::os::unix::fs::PermissionsExt;
     let bin = dir.join("bin");
@@ -189,7 +190,7 @@ printf '%s\n' "$@" > "$d/argv.txt"
 echo "Set Sector Size to 4096"
 echo "Setting the drive sector size quickly."
 echo "Percent Complete: 42.00%"
-while [ ! -e "$d/go" ]; do sleep 0.05; done
+while [ ! -e "$d/go" ] && [ -d "$d" ]; do sleep 0.05; done
 echo "Successfully set sector size to 4096"
 exit 0
 "#;
