@@ -103,18 +103,20 @@ fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
             confirm: a.confirm.confirm.clone(),
         }
     } else if std::io::stdin().is_terminal() {
-        let token = ask(&format!(
-            "Type the {} ({}) to go on, anything else to stop: ",
-            c.token_kind, c.token
-        ))
-        .unwrap_or_default();
-        let word = if token.trim() == c.token {
-            ask(&format!(
-                "Everything on {} is lost. Type {} to switch it: ",
-                plan.device.display(),
-                c.word
-            ))
-            .unwrap_or_default()
+        // The core's prompts, one per step (the TUI's dialog shows the same lines).
+        let prompts = plan.prompts();
+        let step = |i: usize| {
+            prompts.get(i).map_or_else(String::new, |p| {
+                ask(&format!(
+                    "{} to go on, anything else to stop: ",
+                    p.lines().join("\n")
+                ))
+                .unwrap_or_default()
+            })
+        };
+        let token = step(0);
+        let word = if c.check_step(0, &token).is_ok() {
+            step(1)
         } else {
             String::new()
         };
@@ -124,19 +126,16 @@ fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
     };
     c.check(&answer)?;
     // The answer may have taken minutes: open and look again (in use? the same drive?) before anything runs.
-    drop(opened);
-    let opened = device::open(a.target, &Overrides::default())?;
-    reformat::recheck(&plan, &reformat::Target::gather(&opened), &opts)?;
     // Every sector the tool may overwrite first (openSeaChest zeroes LBA 0 and the last LBA): the table.
-    let backup = reformat::backup_table(&opened, &env)?;
     drop(opened);
+    let backup = reformat::prepare(a.target, &Overrides::default(), &plan, &opts, &env)?;
     let _ = writeln!(
         err,
         "Table backup: {}\nRunning; Ctrl-C is ignored until the tool ends: {}.",
         backup.display(),
         reformat::SAFE_STOP
     );
-    let previous = ignore_interrupts();
+    let held = reformat::IgnoreSignals::new();
     let mut prober = reformat::probe::SysProber::default();
     let result = reformat::run(&plan, &env, &mut prober, &mut |e: &Event| {
         let mut err = std::io::stderr().lock();
@@ -163,7 +162,7 @@ fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
             Event::Checking => {}
         }
     });
-    restore_interrupts(previous);
+    drop(held);
     let outcome = result?.with_table_backup(&backup);
     if a.json {
         emit(&json(&afdisk::contract::SectorSizeSwitchJson::new(
@@ -177,25 +176,4 @@ fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
         Verdict::SwitchedKernelStale => EXIT_KERNEL_STALE,
         Verdict::NotSwitched | Verdict::Unknown => EXIT_ERROR,
     })
-}
-
-type Handlers = Vec<(i32, nix::libc::sighandler_t)>;
-
-/// Ctrl-C, Ctrl-\ and Ctrl-Z do nothing while the tool runs (the tool runs in its own process group, so the
-/// terminal's signals do not reach it either).
-fn ignore_interrupts() -> Handlers {
-    use nix::libc;
-    [libc::SIGINT, libc::SIGQUIT, libc::SIGTSTP, libc::SIGHUP]
-        .into_iter()
-        // SAFETY: installing SIG_IGN runs no handler code.
-        .map(|s| (s, unsafe { libc::signal(s, libc::SIG_IGN) }))
-        .filter(|(_, old)| *old != libc::SIG_ERR)
-        .collect()
-}
-
-fn restore_interrupts(h: Handlers) {
-    for (s, old) in h {
-        // SAFETY: restores the disposition that was installed before.
-        unsafe { nix::libc::signal(s, old) };
-    }
 }

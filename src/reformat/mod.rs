@@ -672,29 +672,39 @@ pub enum Answer {
 }
 
 impl ConfirmationRequest {
+    /// The number of typed steps: the token, then the word.
+    pub const STEPS: usize = 2;
+
+    /// Checks what was typed at `step` (0: the token, 1: the word): `Ok` when it is what the step asks for;
+    /// a `Refused` error naming what was expected otherwise. Front ends ask step 1 only after step 0 passed.
+    pub fn check_step(&self, step: usize, typed: &str) -> Result<()> {
+        let nothing = "nothing was run";
+        let typed = typed.trim();
+        if step == 0 && typed != self.token {
+            Err(Error::refused(
+                format!(
+                    "{typed:?} is not the {} ({}): {nothing}",
+                    self.token_kind, self.token
+                ),
+                format!("type the {} exactly: {}", self.token_kind, self.token),
+            ))
+        } else if step != 0 && typed != self.word {
+            Err(Error::refused(
+                format!("{typed:?} is not {}: {nothing}", self.word),
+                format!("type {} (capitals) to confirm the erase", self.word),
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
     /// `Ok` when the answer confirms; a `Refused` error naming what was expected otherwise.
     pub fn check(&self, a: &Answer) -> Result<()> {
         let nothing = "nothing was run";
         match a {
             Answer::Typed { token, word } => {
-                if token.trim() != self.token {
-                    Err(Error::refused(
-                        format!(
-                            "{:?} is not the {} ({}): {nothing}",
-                            token.trim(),
-                            self.token_kind,
-                            self.token
-                        ),
-                        format!("type the {} exactly: {}", self.token_kind, self.token),
-                    ))
-                } else if word.trim() != self.word {
-                    Err(Error::refused(
-                        format!("{:?} is not {}: {nothing}", word.trim(), self.word),
-                        format!("type {} (capitals) to confirm the erase", self.word),
-                    ))
-                } else {
-                    Ok(())
-                }
+                self.check_step(0, token)?;
+                self.check_step(1, word)
             }
             Answer::Scripted { confirm: Some(c) } if *c == self.token => Ok(()),
             Answer::Scripted { confirm: Some(c) } => Err(Error::refused(
@@ -1010,7 +1020,79 @@ pub fn recheck(planned: &SwitchPlan, target: &Target, opts: &Options) -> Result<
     Ok(())
 }
 
+/// What is lost when the drive shows no table and no filesystem.
+pub const NOTHING_FOUND: &str = "(no partition table or filesystem found; any data on it is lost)";
+
+/// After the confirmation, just before the tool runs: opens `path` again and re-runs the preflight
+/// ([`recheck`]: a prompt can wait for minutes), then saves the table sectors ([`backup_table`]). Returns the
+/// backup's path; refuses, nothing run, when anything changed.
+pub fn prepare(
+    path: &Path,
+    overrides: &crate::device::Overrides,
+    planned: &SwitchPlan,
+    opts: &Options,
+    env: &Env,
+) -> Result<PathBuf> {
+    let opened = crate::device::open(path, overrides)?;
+    recheck(planned, &Target::gather(&opened), opts)?;
+    backup_table(&opened, env)
+}
+
 impl SwitchPlan {
+    /// The confirmation as the front ends ask it, one [`Prompt`] per step (the CLI's terminal prompt and
+    /// the TUI's one dialog show these lines): step 1 names the switch, the device and everything lost, and
+    /// asks for the token (the serial); step 2 asks for [`CONFIRM_WORD`]. [`ConfirmationRequest::check_step`]
+    /// checks each answer.
+    pub fn prompts(&self) -> Vec<access::Prompt> {
+        let c = &self.confirmation;
+        let what = format!(
+            "switch the logical sector size from {} to {} bytes",
+            self.from, self.to
+        );
+        let described = format!(
+            "{} drive{}",
+            self.bus.label(),
+            self.id
+                .serial
+                .as_deref()
+                .map(|s| format!(", serial {s}"))
+                .unwrap_or_default()
+        );
+        let path = self.device.display().to_string();
+        let lost = if self.lost.is_empty() {
+            vec![NOTHING_FOUND.to_string()]
+        } else {
+            self.lost.clone()
+        };
+        let step = |losses: Vec<String>, detail: String, answer: &str| access::Prompt {
+            what: what.clone(),
+            path: path.clone(),
+            described: described.clone(),
+            detail: Some(detail),
+            losses,
+            answer: answer.to_string(),
+            label: None,
+        };
+        vec![
+            step(
+                lost,
+                format!(
+                    "Step 1 of 2: type the {}; then {}.",
+                    c.token_kind, c.word
+                ),
+                &c.token,
+            ),
+            step(
+                Vec::new(),
+                format!(
+                    "Step 2 of 2: everything on the drive is lost, and once the tool runs it cannot be stopped. Type {} (capitals) to switch.",
+                    c.word
+                ),
+                c.word,
+            ),
+        ]
+    }
+
     pub fn render(&self) -> String {
         let mut o = format!(
             "Switch {} ({}) from {}-byte to {}-byte logical sectors\n",
@@ -1028,7 +1110,7 @@ impl SwitchPlan {
         o.push_str(&format!("Safe to stop: {}\n", self.safe_to_stop));
         o.push_str("Everything on the drive is lost:\n");
         if self.lost.is_empty() {
-            o.push_str("  (no partition table or filesystem found; any data on it is lost)\n");
+            o.push_str(&format!("  {NOTHING_FOUND}\n"));
         }
         for l in &self.lost {
             o.push_str(&format!("  - {l}\n"));
@@ -1062,6 +1144,40 @@ impl Env {
         Env {
             log_dir: crate::apply::backup::backup_dir(),
             lock_path: dir.join("afdisk-sector-size.lock"),
+        }
+    }
+}
+
+/// While a switch runs, the signals a terminal sends (Ctrl-C, Ctrl-\\, Ctrl-Z, and the hang-up when it
+/// closes) do nothing to afdisk, so it never dies and leaves the tool writing into closed pipes (the tool
+/// runs in its own process group, so they do not reach it either). Dropping it restores what was there.
+pub struct IgnoreSignals(Vec<(i32, nix::libc::sighandler_t)>);
+
+impl IgnoreSignals {
+    pub fn new() -> Self {
+        use nix::libc;
+        IgnoreSignals(
+            [libc::SIGINT, libc::SIGQUIT, libc::SIGTSTP, libc::SIGHUP]
+                .into_iter()
+                // SAFETY: installing SIG_IGN runs no handler code.
+                .map(|s| (s, unsafe { libc::signal(s, libc::SIG_IGN) }))
+                .filter(|(_, old)| *old != libc::SIG_ERR)
+                .collect(),
+        )
+    }
+}
+
+impl Default for IgnoreSignals {
+    fn default() -> Self {
+        IgnoreSignals::new()
+    }
+}
+
+impl Drop for IgnoreSignals {
+    fn drop(&mut self) {
+        for &(s, old) in &self.0 {
+            // SAFETY: restores the disposition that was installed before.
+            unsafe { nix::libc::signal(s, old) };
         }
     }
 }

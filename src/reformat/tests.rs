@@ -269,6 +269,39 @@ fn scsi_keeps_protection_and_checks_vpd() {
     assert!(plan(&target(d, "sdb"), &opts(4096)).is_err());
 }
 
+/// The two prompts every front end shows (the CLI's terminal prompt, the TUI's dialog): step 1 names the
+/// switch and everything lost and asks for the serial, step 2 asks for ERASE; what each asks for is what
+/// its step's check accepts, and nothing else is.
+#[test]
+fn the_prompts_ask_for_what_each_step_accepts() {
+    let p = plan(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
+    let c = &p.confirmation;
+    let prompts = p.prompts();
+    assert_eq!(prompts.len(), ConfirmationRequest::STEPS);
+    let first = prompts[0].lines();
+    assert!(first[0].contains("from 512 to 4096 bytes"), "{first:?}");
+    assert!(first[0].ends_with("and DESTROY the data of:"), "{first:?}");
+    for l in &p.lost {
+        assert!(first.contains(&format!("  {l}")), "{first:?}");
+    }
+    assert_eq!(first.last().map(String::as_str), Some("Type \"SER1\""));
+    assert_eq!(
+        prompts[1].lines().last().map(String::as_str),
+        Some("Type \"ERASE\"")
+    );
+    for (i, pr) in prompts.iter().enumerate() {
+        assert!(c.check_step(i, &format!("{}\n", pr.answer)).is_ok());
+        assert!(c.check_step(i, "sdz").is_err());
+    }
+    assert!(c.check_step(0, "ERASE").is_err());
+    assert!(c.check_step(1, "SER1").is_err());
+    let e = c.check_step(0, "SER2").unwrap_err();
+    assert!(
+        e.problem.contains("nothing was run") && e.fix.contains("SER1"),
+        "{e:?}"
+    );
+}
+
 #[test]
 fn confirmation_needs_serial_then_erase() {
     let p = plan(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
@@ -629,4 +662,27 @@ mod properties {
             prop_assert!(line.contains(&want), "{}", line);
         }
     }
+}
+
+/// While a switch runs, the terminal's signals are ignored (a hang-up must not end afdisk and with it the
+/// tool's pipes); afterwards what was there before is back.
+#[test]
+fn ignore_signals_holds_the_terminals_signals_while_it_lives() {
+    use nix::libc;
+    fn disposition(s: i32) -> libc::sighandler_t {
+        // SAFETY: reads the disposition (no new action is installed); `old` is a valid out-pointer.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(s, std::ptr::null(), &mut old);
+            old.sa_sigaction
+        }
+    }
+    let before = disposition(libc::SIGTSTP);
+    {
+        let _held = IgnoreSignals::new();
+        for s in [libc::SIGINT, libc::SIGQUIT, libc::SIGTSTP, libc::SIGHUP] {
+            assert_eq!(disposition(s), libc::SIG_IGN, "signal {s}");
+        }
+    }
+    assert_eq!(disposition(libc::SIGTSTP), before);
 }

@@ -326,6 +326,10 @@ impl App {
                 .as_ref()
                 .map(|d| Request::OpenDisk(d.report.device.path.clone())),
             Some(Reply::None) => None,
+            Some(Reply::Open(name)) => {
+                self.open_page(name);
+                None
+            }
         }
     }
 
@@ -336,7 +340,11 @@ impl App {
         if let KeyCode::Char(c) = code {
             if let Some(o) = OPENERS.iter().find(|o| o.key == c) {
                 self.open_page(o.name);
-                return None;
+                let first = self.page_mut(o.name).map(|p| p.opened());
+                return match first {
+                    Some(Reply::None) | None => None,
+                    r => self.reply(r),
+                };
             }
         }
         let has_list = self.has_list;

@@ -18,6 +18,7 @@ mod model;
 mod page;
 mod plan;
 mod plan_view;
+mod sector_size;
 mod view;
 mod work;
 
@@ -111,11 +112,36 @@ pub fn run(target: Option<PathBuf>, opts: InspectOptions) -> i32 {
         }
     }
     ratatui::restore();
+    wait_for_held(&mut app, &rx);
     if let (Some(e), true) = (&app.error, app.disk.is_none() && !app.has_list) {
         eprintln!("afdisk: error: {e}");
         return 2;
     }
     code
+}
+
+/// Before the UI ends, waits for the job that holds it (one that cannot be stopped: a table write, a
+/// sector-size switch). q and Ctrl-C wait for it already; this covers the terminal going away (its input
+/// fails), which would otherwise end the process in the middle of the job, and the tool with it.
+fn wait_for_held(app: &mut App, rx: &mpsc::Receiver<Msg>) {
+    use std::io::Write;
+    let Some(title) = app.holding.as_ref().map(|h| h.title.clone()) else {
+        return;
+    };
+    let _ = writeln!(
+        std::io::stderr(),
+        "afdisk: waiting for {title} to end (it cannot be stopped)"
+    );
+    while let Some(owner) = app.holding.as_ref().map(|h| h.owner) {
+        match rx.recv() {
+            Ok(Msg::Job {
+                owner: o,
+                event: job::Event::Done(_),
+            }) if o == owner => app.holding = None,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
 }
 
 /// One message of the event loop: a key becomes state and perhaps background work; a job's message
@@ -161,6 +187,11 @@ fn on_job(app: &mut App, owner: &'static str, event: job::Event) -> Option<Reque
                 .and_then(|d| plan_done(app, d))
         }
         (owner, event) => {
+            if matches!(event, E::Done(_)) && app.holding.as_ref().is_some_and(|h| h.owner == owner)
+            {
+                app.holding = None;
+                app.busy = None;
+            }
             let reply = app.page_mut(owner).map(|p| p.on_job(event));
             if let Some(r) = reply.filter(|r| !matches!(r, page::Reply::None)) {
                 return app.reply(Some(r));
@@ -208,7 +239,11 @@ fn on_request(app: &mut App, r: Request, tx: &mpsc::Sender<Msg>, env: &job::Env)
         Request::Start(j) => {
             let h = j.start(env, tx.clone());
             if let Some(p) = app.page_mut(h.owner) {
-                p.started(h);
+                p.started(h.clone());
+            }
+            // A job screen's job that cannot be stopped holds the UI too: q and Ctrl-C wait for it.
+            if matches!(h.rule, job::StopRule::Never(_)) {
+                app.holding = Some(h);
             }
         }
     }

@@ -1,5 +1,5 @@
-//! Job screens ("pages"): a screen that runs a job through the library (the benchmark today; the sector-size
-//! switch and the data move next) is one module that implements [`Page`] and one [`super::job::Job`], plus
+//! Job screens ("pages"): a screen that runs a job through the library (the benchmark, the sector-size
+//! wizard; the data move next) is one module that implements [`Page`] and one [`super::job::Job`], plus
 //! one line in [`OPENERS`] (the key that opens it from the disk view, and its help). The event loop, the key
 //! bar, the help and the message routing need no change: a page draws itself, answers its keys, names its
 //! commands, receives its job's messages by its name, and shows its confirmation with the one dialog.
@@ -41,8 +41,9 @@ pub enum Reply {
     /// Start this job (its messages come back to the page).
     Start(Box<dyn Start>),
     /// Read the disk again (after a job that wrote to it, such as the sector-size switch or a data move).
-    #[allow(dead_code)]
     ReloadDisk,
+    /// Open another job screen by its name (the sector-size wizard's next step: the benchmark).
+    Open(&'static str),
 }
 
 /// A job screen.
@@ -59,6 +60,10 @@ pub trait Page {
     fn typing(&self) -> bool;
     fn draw(&self, f: &mut Frame, area: Rect, st: &Styles);
     fn key(&mut self, code: KeyCode) -> Reply;
+    /// It was opened from the disk view: the job it starts with, if any.
+    fn opened(&mut self) -> Reply {
+        Reply::None
+    }
     /// Its job started.
     fn started(&mut self, h: Handle);
     fn on_job(&mut self, ev: Event) -> Reply;
@@ -86,13 +91,25 @@ pub struct Opener {
 }
 
 /// Every job screen. Adding one: its module, its job, and a line here.
-pub const OPENERS: &[Opener] = &[Opener {
-    name: "bench",
-    key: 'b',
-    command: Command {
-        keys: "b",
-        bar: "bench",
-        help: "disk or plan: benchmark (w write mode, o probe, r run, Esc/s stop a run)",
+pub const OPENERS: &[Opener] = &[
+    Opener {
+        name: "bench",
+        key: 'b',
+        command: Command {
+            keys: "b",
+            bar: "bench",
+            help: "disk or plan: benchmark (w write mode, o probe, r run, Esc/s stop a run)",
+        },
+        open: super::bench::open,
     },
-    open: super::bench::open,
-}];
+    Opener {
+        name: super::sector_size::NAME,
+        key: 's',
+        command: Command {
+            keys: "s",
+            bar: "4Kn",
+            help: "sector-size wizard: switch the drive between 512e and 4Kn (erases it)",
+        },
+        open: super::sector_size::open,
+    },
+];
