@@ -1,5 +1,5 @@
-//! Job screens ("pages"): a screen that runs a job through the library (the benchmark today; the sector-size
-//! switch and the data move next) is one module that implements [`Page`] and one [`super::job::Job`], plus
+//! Job screens ("pages"): a screen that runs a job through the library (the plan screen and the benchmark
+//! today; the sector-size switch and the data move next) is one module that implements [`Page`] and one [`super::job::Job`], plus
 //! one line in [`OPENERS`] (the key that opens it from the disk view, and its help). The event loop, the key
 //! bar, the help and the message routing need no change: a page draws itself, answers its keys, names its
 //! commands, receives its job's messages by its name, and shows its confirmation with the one dialog.
@@ -40,9 +40,14 @@ pub enum Reply {
     Back,
     /// Start this job (its messages come back to the page).
     Start(Box<dyn Start>),
-    /// Read the disk again (after a job that wrote to it, such as the sector-size switch or a data move).
-    #[allow(dead_code)]
+    /// Read the disk again (after a job that wrote to it: a table write, the sector-size switch, a data move).
     ReloadDisk,
+    /// Show this page: it has something to show now (the plan screen, once its plan is made).
+    Show,
+    /// Open another page (the plan screen's b: benchmark the disk just written).
+    Open(&'static str),
+    /// Its job failed before the page had anything to show: the app shows the error where it is.
+    Failed(String),
 }
 
 /// A job screen.
@@ -59,6 +64,10 @@ pub trait Page {
     fn typing(&self) -> bool;
     fn draw(&self, f: &mut Frame, area: Rect, st: &Styles);
     fn key(&mut self, code: KeyCode) -> Reply;
+    /// What opening it does first: show it (the default), or start its job and show it once it has a result.
+    fn opened(&mut self) -> Reply {
+        Reply::Show
+    }
     /// Its job started.
     fn started(&mut self, h: Handle);
     fn on_job(&mut self, ev: Event) -> Reply;
@@ -86,13 +95,25 @@ pub struct Opener {
 }
 
 /// Every job screen. Adding one: its module, its job, and a line here.
-pub const OPENERS: &[Opener] = &[Opener {
-    name: "bench",
-    key: 'b',
-    command: Command {
-        keys: "b",
-        bar: "bench",
-        help: "disk or plan: benchmark (w write mode, o probe, r run, Esc/s stop a run)",
+pub const OPENERS: &[Opener] = &[
+    Opener {
+        name: "plan",
+        key: 'p',
+        command: Command {
+            keys: "p",
+            bar: "plan",
+            help: "propose a plan (realign, or a preset on an empty disk)",
+        },
+        open: super::plan::open,
     },
-    open: super::bench::open,
-}];
+    Opener {
+        name: "bench",
+        key: 'b',
+        command: Command {
+            keys: "b",
+            bar: "bench",
+            help: "disk or plan: benchmark (w write mode, o probe, r run, Esc/s stop a run)",
+        },
+        open: super::bench::open,
+    },
+];
