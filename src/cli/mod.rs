@@ -169,7 +169,7 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             &bench::BenchArgs {
                 partition,
                 duration,
-                write: write.mode(),
+                write,
                 probe,
                 json: as_json,
                 confirm,

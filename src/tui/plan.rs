@@ -14,7 +14,7 @@ use ratatui::Frame;
 
 use afdisk::device::access::{destroy_label, Prompt};
 use afdisk::device::TargetKind;
-use afdisk::present::{written_lines, Verb};
+use afdisk::present::{written_lines, Choice, Verb};
 
 use super::app::DiskState;
 use super::dialog::{Answer, Confirm, Styles};
@@ -23,17 +23,10 @@ use super::page::{Command, Page, Reply};
 use super::work::{PlanDone, PlanJob};
 use afdisk::plan::{Plan, PlanKind};
 
-/// The presets the plan screen cycles through for an empty disk: the library's built-in ones, in its order.
-pub fn preset_name(i: usize) -> &'static str {
-    let all = afdisk::plan::preset::BUILTIN;
-    all.get(i % all.len().max(1)).map_or("data", |(n, _)| *n)
-}
-
-/// The index of the built-in preset `name`.
-pub fn preset_index(name: &str) -> Option<usize> {
-    afdisk::plan::preset::BUILTIN
-        .iter()
-        .position(|(n, _)| *n == name)
+/// The presets the plan screen steps through (n) for an empty disk: the library's choice, with `name` current.
+fn presets_at(name: &str) -> Option<Choice<&'static str>> {
+    let mut c = afdisk::present::presets();
+    c.select(name).then_some(c)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,8 +54,8 @@ pub struct Written {
 pub struct PlanState {
     pub path: PathBuf,
     pub plan: Plan,
-    /// Index into the built-in presets for a fresh plan.
-    pub preset: Option<usize>,
+    /// The built-in presets, the plan's current, for a fresh plan.
+    pub preset: Option<Choice<&'static str>>,
     pub scroll: u16,
     pub dialog: Option<Dialog>,
     pub written: Option<Written>,
@@ -103,7 +96,7 @@ pub enum PlanAction {
 }
 
 impl PlanState {
-    pub fn new(path: PathBuf, plan: Plan, preset: Option<usize>) -> Self {
+    pub fn new(path: PathBuf, plan: Plan, preset: Option<Choice<&'static str>>) -> Self {
         PlanState {
             path,
             plan,
@@ -227,10 +220,13 @@ impl PlanState {
                 }
             },
             KeyCode::Char('n') if self.plan.kind == PlanKind::Fresh && self.written.is_none() => {
-                let next = self.preset.map_or(0, |i| i + 1);
+                let mut next = self.preset.clone().unwrap_or_else(afdisk::present::presets);
+                if self.preset.is_some() {
+                    next.next();
+                }
                 return PlanAction::Request(PlanRequest::Make {
                     path: self.path.clone(),
-                    preset: Some(preset_name(next).to_string()),
+                    preset: next.value().map(String::from),
                 });
             }
             KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return PlanAction::Back,
@@ -280,7 +276,12 @@ pub struct PlanPage {
 /// Opens the plan screen on the disk on screen: it makes a fresh plan (the previous one is dropped, as the
 /// disk may have changed since).
 pub fn open(d: &DiskState, _prev: Option<Box<dyn Page>>) -> Box<dyn Page> {
-    let preset = d.report.table.is_none().then(|| preset_name(0).to_string());
+    let preset = d
+        .report
+        .table
+        .is_none()
+        .then(|| afdisk::present::presets().value().map(String::from))
+        .flatten();
     Box::new(PlanPage {
         path: d.report.device.path.clone(),
         preset,
@@ -302,7 +303,7 @@ impl PlanPage {
     fn done(&mut self, d: PlanDone) -> Reply {
         match d {
             PlanDone::Made(path, Ok(p)) => {
-                let preset = p.preset.as_deref().and_then(preset_index);
+                let preset = p.preset.as_deref().and_then(presets_at);
                 self.state = Some(PlanState::new(path, *p, preset));
                 Reply::Show
             }

@@ -402,7 +402,7 @@ fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
     key(&mut app, KeyCode::Char('w'));
     key(&mut app, KeyCode::Char('w'));
     assert_eq!(
-        bench(&mut app).map(|b| b.write),
+        bench(&mut app).map(|b| b.mode()),
         Some(afdisk::bench::WriteMode::All)
     );
     key(&mut app, KeyCode::Char('r'));
