@@ -61,7 +61,7 @@ pub fn draw(f: &mut Frame, b: &BenchState, area: Rect, st: &Styles) {
         Phase::Done(r) => draw_done(f, r, body, st),
         Phase::Failed(e) => {
             f.render_widget(
-                Paragraph::new(afdisk::error::failure_text(e))
+                Paragraph::new(super::failure_text(e))
                     .style(st.bad)
                     .wrap(Wrap { trim: true }),
                 body,

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event, KeyEventKind};
 
+use afdisk::error::Setting;
 use afdisk::report::{InspectOptions, Report};
 use app::{App, ListItem, Request};
 
@@ -44,6 +45,26 @@ pub(crate) enum Msg {
         owner: &'static str,
         event: job::Event,
     },
+}
+
+/// A setting the core names, as the TUI sets it: by its key on the screen that has one, else in words
+/// (never a command-line option: the screens have none).
+pub(crate) fn key_name(s: Setting, value: Option<&str>) -> String {
+    match (s, value) {
+        (Setting::WriteMode, Some(v)) => format!("write mode {v} (w)"),
+        (Setting::WriteMode, None) => "the write mode (w)".into(),
+        (Setting::Probe, _) => "the probe (o)".into(),
+        (Setting::Partition, Some(v)) => format!("partition {v} (selected in the disk view)"),
+        (Setting::Partition, None) => "a partition (selected in the disk view)".into(),
+        (Setting::Confirm, _) => "the device name typed in the dialog".into(),
+        (Setting::DestroyData, _) => "DESTROY typed in the dialog".into(),
+        (s, v) => s.neutral(v),
+    }
+}
+
+/// A failure in one line as the screens show it: kind, problem and fix, settings named by their keys.
+pub(crate) fn failure_text(e: &afdisk::Error) -> String {
+    afdisk::error::failure_text_in(e, &key_name)
 }
 
 /// Reads terminal events on their own thread, so the event loop sleeps on one channel for keys and jobs.
@@ -151,7 +172,8 @@ fn on_job(app: &mut App, owner: &'static str, event: job::Event) -> Option<Reque
             Some(Ok(r)) => app.set_disk(*r),
             Some(Err(e)) => {
                 app.busy = None;
-                app.error = Some(format!("{} ({})", e.problem, e.fix));
+                let (problem, fix) = e.render(&key_name);
+                app.error = Some(format!("{problem} ({fix})"));
             }
             None => {}
         },

@@ -82,9 +82,10 @@ pub enum PlanRequest {
     },
 }
 
-/// How a failed write or undo reads on the plan screen (the library's one failure text).
+/// How a failed write or undo reads on the plan screen (the library's one failure text, settings named as the
+/// TUI sets them).
 pub fn failure_text(e: &afdisk::Error) -> String {
-    afdisk::error::failure_text(e)
+    super::failure_text(e)
 }
 
 /// What a key on the plan screen does.
@@ -307,7 +308,7 @@ impl PlanPage {
                 self.state = Some(PlanState::new(path, *p, preset));
                 Reply::Show
             }
-            PlanDone::Made(_, Err(e)) => Reply::Failed(afdisk::error::failure_text(&e)),
+            PlanDone::Made(_, Err(e)) => Reply::Failed(failure_text(&e)),
             PlanDone::Written { undo, result, .. } => {
                 if let Some(ps) = self.state.as_mut() {
                     match result {
@@ -383,7 +384,7 @@ impl Page for PlanPage {
         self.job = None;
         match job::outcome::<PlanDone>(d) {
             Some(Ok(d)) => self.done(d),
-            Some(Err(e)) => Reply::Failed(afdisk::error::failure_text(&e)),
+            Some(Err(e)) => Reply::Failed(failure_text(&e)),
             None => Reply::None,
         }
     }

@@ -662,3 +662,35 @@ fn plan_page_shows_once_its_plan_is_made_and_planning_does_not_hold_q() {
     assert!(plan_of(&app).is_some());
     assert!(app.commands().iter().any(|c| c.keys == "a"));
 }
+
+/// A bench error names no command-line option on a screen that has none: "--write free … --partition" once
+/// reached the bench screen as it was; the TUI names the write mode by its key and the partition by the disk
+/// view it was selected in.
+#[test]
+fn bench_error_shows_no_option_text() {
+    let (dir, img) = fixture_image();
+    let mut app = App::new(false, true);
+    let (_, r) = report::inspect(&img, &InspectOptions::default()).expect("inspect");
+    app.set_disk(r);
+    app.disk.as_mut().expect("disk").selected = 1;
+    key(&mut app, KeyCode::Char('b'));
+    key(&mut app, KeyCode::Char('w'));
+    let req = app.handle_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let env = env(dir.path());
+    super::on_request(&mut app, req.expect("r runs"), &tx, &env);
+    let mut code = 0;
+    loop {
+        let m = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the run answers");
+        let done = is_bench_done(&m);
+        super::dispatch(&mut app, m, &tx, &env, &mut code);
+        if done {
+            break;
+        }
+    }
+    let s = render(&app, 120, 30);
+    assert!(s.contains("write mode free (w)"), "{s}");
+    assert!(!s.contains("--"), "{s}");
+}
