@@ -94,9 +94,46 @@ pub struct Worded {
     pub fix: Vec<Piece>,
 }
 
+const LIT_OPEN: char = '\u{E000}';
+const LIT_CLOSE: char = '\u{E001}';
+
+/// A value put into a worded error's template as it is (a path, a typed answer, a serial): braces in it are
+/// never read as settings.
+pub fn lit(value: impl fmt::Display) -> String {
+    format!("{LIT_OPEN}{value}{LIT_CLOSE}")
+}
+
 /// Splits a template into pieces: `{name}` and `{name=value}` are settings (names from [`Setting::ALL`]);
-/// anything else is text.
+/// anything else, and everything inside [`lit`], is text.
 fn pieces(template: &str) -> Vec<Piece> {
+    let mut out: Vec<Piece> = Vec::new();
+    let mut rest = template;
+    while !rest.is_empty() {
+        let (head, lit_text, tail) = match rest.split_once(LIT_OPEN) {
+            Some((h, t)) => match t.split_once(LIT_CLOSE) {
+                Some((l, t)) => (h, l, t),
+                None => (h, t, ""),
+            },
+            None => (rest, "", ""),
+        };
+        out.extend(template_pieces(head));
+        if !lit_text.is_empty() {
+            out.push(Piece::Text(lit_text.to_string()));
+        }
+        rest = tail;
+    }
+    // Adjacent texts read as one.
+    let mut merged: Vec<Piece> = Vec::new();
+    for p in out {
+        match (merged.last_mut(), p) {
+            (Some(Piece::Text(a)), Piece::Text(b)) => a.push_str(&b),
+            (_, p) => merged.push(p),
+        }
+    }
+    merged
+}
+
+fn template_pieces(template: &str) -> Vec<Piece> {
     let mut out = Vec::new();
     let mut text = String::new();
     let mut rest = template;
@@ -199,10 +236,20 @@ impl Error {
     /// The problem and the fix, each setting named by `name` (a front end's flag or key); an error that names
     /// no setting reads as it is.
     pub fn render(&self, name: &dyn Fn(Setting, Option<&str>) -> String) -> (String, String) {
-        match &self.worded {
-            Some(w) => (render_pieces(&w.problem, name), render_pieces(&w.fix, name)),
-            None => (self.problem.clone(), self.fix.clone()),
-        }
+        let Some(w) = &self.worded else {
+            return (self.problem.clone(), self.fix.clone());
+        };
+        // A caller that rewrote `problem` or `fix` after the error was made (apply adds the restore command)
+        // has the last word on that part.
+        let neutral = |s: Setting, v: Option<&str>| s.neutral(v);
+        let part = |pieces: &[Piece], field: &str| {
+            if render_pieces(pieces, &neutral) == field {
+                render_pieces(pieces, name)
+            } else {
+                field.to_string()
+            }
+        };
+        (part(&w.problem, &self.problem), part(&w.fix, &self.fix))
     }
 
     /// The settings this error names.
@@ -398,6 +445,18 @@ mod tests {
         assert_eq!(
             e.settings(),
             vec![Setting::WriteMode, Setting::Partition, Setting::WriteMode]
+        );
+        let l = Error::worded(ErrorKind::Usage, &format!("typed {}", lit("{yes}")), "");
+        assert_eq!(l.render(&flag).0, "typed {yes}");
+        assert_eq!(l.problem, "typed {yes}");
+        let mut changed = Error::worded(ErrorKind::Io, "{yes}", "{confirm}");
+        changed.fix = "restore it with: afdisk restore x".into();
+        assert_eq!(
+            changed.render(&flag),
+            (
+                "--yes".to_string(),
+                "restore it with: afdisk restore x".to_string()
+            )
         );
         let plain = Error::usage("a {b}", "c");
         assert_eq!(plain.render(&flag), ("a {b}".to_string(), "c".to_string()));
