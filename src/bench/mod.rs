@@ -30,7 +30,7 @@ use serde::Serialize;
 
 use crate::device::access::{self, Confirmation};
 use crate::device::{sysfs, DeviceInfo, Opened, TargetKind};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{lit, Error, ErrorKind, Result};
 use crate::table;
 use crate::units::{human, plural};
 pub use analysis::{Analysis, DriveVerdict, PartitionVerdict, Status};
@@ -197,7 +197,7 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
             let Some(t) = &scan.table else {
                 return Err(Error::worded(
                     ErrorKind::Usage,
-                    &format!("{{partition={n}}}: {} has no partition table", info.path.display()),
+                    &format!("{{partition={n}}}: {} has no partition table", lit(info.path.display())),
                     "run without {partition} to measure the whole disk; `afdisk inspect` shows what is on it",
                 ));
             };
@@ -212,7 +212,7 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
                     ErrorKind::Usage,
                     &format!(
                         "{{partition={n}}} does not exist on {} (partitions: {})",
-                        info.path.display(),
+                        lit(info.path.display()),
                         if have.is_empty() {
                             "none".to_string()
                         } else {
@@ -262,7 +262,7 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
                     &format!(
                         "{{write=free}}: {} has no partition table, so afdisk cannot tell which space is unused \
                          (a filesystem may cover the whole disk)",
-                        info.path.display()
+                        lit(info.path.display())
                     ),
                     "use {write=none} (reads only), or {write=all} if the disk holds nothing you need",
                 ));
@@ -299,7 +299,7 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
                 format!(
                     "{{write=free}}: {} has {} of usable unallocated space, but this run needs at least {} \
                      ({} classes × {MIN_ROUNDS} rounds, {} per round)",
-                    info.path.display(),
+                    lit(info.path.display()),
                     human(have),
                     human(need),
                     schedule.classes.len(),
@@ -319,14 +319,14 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
                 match &options.partition_node {
                     Some(node) => format!(
                         "benchmark the whole disk instead: afdisk bench {} (not its partition {})",
-                        crate::device::shell_quote(info.path.as_os_str()),
-                        node.display()
+                        lit(crate::device::shell_quote(info.path.as_os_str())),
+                        lit(node.display())
                     ),
                     None => "benchmark the whole disk instead (omit {partition})".to_string(),
                 },
             ),
             _ => (
-                format!("{} is too small to benchmark: {} usable, {} needed", info.path.display(), human(have), human(need)),
+                format!("{} is too small to benchmark: {} usable, {} needed", lit(info.path.display()), human(have), human(need)),
                 "use a larger disk or image".to_string(),
             ),
         };

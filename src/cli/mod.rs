@@ -293,4 +293,21 @@ mod tests {
             "{fix}"
         );
     }
+
+    /// The geometry overrides' errors: the core names the setting, the CLI its flag.
+    #[test]
+    fn override_errors_name_the_flag_only_in_the_cli() {
+        let e = afdisk::device::Overrides {
+            logical_sector_size: Some(4096),
+            physical_sector_size: Some(512),
+            ..Default::default()
+        }
+        .validate()
+        .expect_err("physical below logical");
+        assert!(!e.problem.contains("--"), "{}", e.problem);
+        assert_eq!(
+            error_text(&e).0,
+            "--physical-sector-size 512 is smaller than --logical-sector-size 4096"
+        );
+    }
 }
