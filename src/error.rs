@@ -1,4 +1,10 @@
 //! The one error type of the core: every error names the problem and what the user can do about it.
+//!
+//! Terms: a *setting* ([`Setting`]) is something the user chose (the partition, the write mode, the time
+//! cap…); the core never names how a front end sets it. An error whose fix needs a setting is *worded*: its
+//! text is kept as pieces (text and settings with their values), and each front end renders it with its own
+//! names ([`Error::render`]): the CLI says `--write free`, the TUI "write mode free (w)". `problem` and `fix`
+//! hold the neutral rendering ([`Setting::neutral`]) for anything that shows them as they are.
 
 use std::fmt;
 
@@ -13,12 +19,176 @@ pub enum ErrorKind {
     Refused,
 }
 
+/// Something the user chose, named by the core without saying how a front end sets it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    /// The partition to measure (bench).
+    Partition,
+    /// Where the benchmark may write: none, free, all.
+    WriteMode,
+    /// The physical-sector probe (bench).
+    Probe,
+    /// The benchmark's time cap, in seconds.
+    Duration,
+    /// The device name or serial that confirms a write.
+    Confirm,
+    /// Consent given in advance (scripts), without a terminal.
+    Yes,
+    /// Consent to destroying filesystems.
+    DestroyData,
+    /// The logical sector size override.
+    LogicalSectorSize,
+    /// The physical sector size override.
+    PhysicalSectorSize,
+    /// The alignment offset override.
+    AlignmentOffset,
+}
+
+impl Setting {
+    /// Its name in a worded error's template: `{write=free}`, `{partition}`.
+    pub const ALL: [(Setting, &'static str); 10] = [
+        (Setting::Partition, "partition"),
+        (Setting::WriteMode, "write"),
+        (Setting::Probe, "probe"),
+        (Setting::Duration, "duration"),
+        (Setting::Confirm, "confirm"),
+        (Setting::Yes, "yes"),
+        (Setting::DestroyData, "destroy-data"),
+        (Setting::LogicalSectorSize, "logical-sector-size"),
+        (Setting::PhysicalSectorSize, "physical-sector-size"),
+        (Setting::AlignmentOffset, "alignment-offset"),
+    ];
+
+    /// The setting in plain words, no front end's names: "write mode free", "partition 3", "the probe".
+    pub fn neutral(self, value: Option<&str>) -> String {
+        let (with, without) = match self {
+            Setting::Partition => ("partition", "a partition"),
+            Setting::WriteMode => ("write mode", "the write mode"),
+            Setting::Probe => ("probe", "the probe"),
+            Setting::Duration => ("time cap", "the time cap"),
+            Setting::Confirm => ("confirmation", "the confirmation"),
+            Setting::Yes => ("consent", "consent in advance"),
+            Setting::DestroyData => ("consent", "consent to destroying data"),
+            Setting::LogicalSectorSize => ("logical sector size", "the logical sector size"),
+            Setting::PhysicalSectorSize => ("physical sector size", "the physical sector size"),
+            Setting::AlignmentOffset => ("alignment offset", "the alignment offset"),
+        };
+        match value {
+            Some(v) => format!("{with} {v}"),
+            None => without.to_string(),
+        }
+    }
+}
+
+/// A piece of a worded error: text, or a setting (with the value it has or should have).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    Text(String),
+    Setting(Setting, Option<String>),
+}
+
+/// A worded error's problem and fix, as pieces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Worded {
+    pub problem: Vec<Piece>,
+    pub fix: Vec<Piece>,
+}
+
+const LIT_OPEN: char = '\u{E000}';
+const LIT_CLOSE: char = '\u{E001}';
+
+/// A value put into a worded error's template as it is (a path, a typed answer, a serial): braces in it are
+/// never read as settings.
+pub fn lit(value: impl fmt::Display) -> String {
+    format!("{LIT_OPEN}{value}{LIT_CLOSE}")
+}
+
+/// Splits a template into pieces: `{name}` and `{name=value}` are settings (names from [`Setting::ALL`]);
+/// anything else, and everything inside [`lit`], is text.
+fn pieces(template: &str) -> Vec<Piece> {
+    let mut out: Vec<Piece> = Vec::new();
+    let mut rest = template;
+    while !rest.is_empty() {
+        let (head, lit_text, tail) = match rest.split_once(LIT_OPEN) {
+            Some((h, t)) => match t.split_once(LIT_CLOSE) {
+                Some((l, t)) => (h, l, t),
+                None => (h, t, ""),
+            },
+            None => (rest, "", ""),
+        };
+        out.extend(template_pieces(head));
+        if !lit_text.is_empty() {
+            out.push(Piece::Text(lit_text.to_string()));
+        }
+        rest = tail;
+    }
+    // Adjacent texts read as one.
+    let mut merged: Vec<Piece> = Vec::new();
+    for p in out {
+        match (merged.last_mut(), p) {
+            (Some(Piece::Text(a)), Piece::Text(b)) => a.push_str(&b),
+            (_, p) => merged.push(p),
+        }
+    }
+    merged
+}
+
+fn template_pieces(template: &str) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut text = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let setting = after.find('}').and_then(|close| {
+            let inner = &after[..close];
+            let (name, value) = match inner.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (inner, None),
+            };
+            let s = Setting::ALL.iter().find(|(_, n)| *n == name)?.0;
+            Some((s, value, close))
+        });
+        match setting {
+            Some((s, value, close)) => {
+                text.push_str(&rest[..open]);
+                if !text.is_empty() {
+                    out.push(Piece::Text(std::mem::take(&mut text)));
+                }
+                out.push(Piece::Setting(s, value));
+                rest = &after[close + 1..];
+            }
+            None => {
+                text.push_str(&rest[..=open]);
+                rest = after;
+            }
+        }
+    }
+    text.push_str(rest);
+    if !text.is_empty() {
+        out.push(Piece::Text(text));
+    }
+    out
+}
+
+/// Renders pieces, naming each setting with `name`.
+fn render_pieces(pieces: &[Piece], name: &dyn Fn(Setting, Option<&str>) -> String) -> String {
+    pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Text(t) => t.clone(),
+            Piece::Setting(s, v) => name(*s, v.as_deref()),
+        })
+        .collect()
+}
+
 /// An error with a plain-words problem statement and a suggested fix.
 #[derive(Debug)]
 pub struct Error {
     pub kind: ErrorKind,
     pub problem: String,
     pub fix: String,
+    /// The problem and fix as pieces, when they name settings (each front end names them its way).
+    pub worded: Option<Box<Worded>>,
 }
 
 impl Error {
@@ -27,6 +197,7 @@ impl Error {
             kind: ErrorKind::Usage,
             problem: problem.into(),
             fix: fix.into(),
+            worded: None,
         }
     }
     pub fn io(problem: impl Into<String>, fix: impl Into<String>) -> Self {
@@ -34,6 +205,7 @@ impl Error {
             kind: ErrorKind::Io,
             problem: problem.into(),
             fix: fix.into(),
+            worded: None,
         }
     }
     pub fn refused(problem: impl Into<String>, fix: impl Into<String>) -> Self {
@@ -41,7 +213,58 @@ impl Error {
             kind: ErrorKind::Refused,
             problem: problem.into(),
             fix: fix.into(),
+            worded: None,
         }
+    }
+
+    /// A worded error: `problem` and `fix` are templates that name settings as `{write=free}` or
+    /// `{partition}` (see [`Setting::ALL`]), never a front end's option.
+    pub fn worded(kind: ErrorKind, problem: &str, fix: &str) -> Self {
+        let w = Worded {
+            problem: pieces(problem),
+            fix: pieces(fix),
+        };
+        let neutral = |s: Setting, v: Option<&str>| s.neutral(v);
+        Self {
+            kind,
+            problem: render_pieces(&w.problem, &neutral),
+            fix: render_pieces(&w.fix, &neutral),
+            worded: Some(Box::new(w)),
+        }
+    }
+
+    /// The problem and the fix, each setting named by `name` (a front end's flag or key); an error that names
+    /// no setting reads as it is.
+    pub fn render(&self, name: &dyn Fn(Setting, Option<&str>) -> String) -> (String, String) {
+        let Some(w) = &self.worded else {
+            return (self.problem.clone(), self.fix.clone());
+        };
+        // A caller that rewrote `problem` or `fix` after the error was made (apply adds the restore command)
+        // has the last word on that part.
+        let neutral = |s: Setting, v: Option<&str>| s.neutral(v);
+        let part = |pieces: &[Piece], field: &str| {
+            if render_pieces(pieces, &neutral) == field {
+                render_pieces(pieces, name)
+            } else {
+                field.to_string()
+            }
+        };
+        (part(&w.problem, &self.problem), part(&w.fix, &self.fix))
+    }
+
+    /// The settings this error names.
+    pub fn settings(&self) -> Vec<Setting> {
+        let Some(w) = &self.worded else {
+            return Vec::new();
+        };
+        w.problem
+            .iter()
+            .chain(&w.fix)
+            .filter_map(|p| match p {
+                Piece::Setting(s, _) => Some(*s),
+                Piece::Text(_) => None,
+            })
+            .collect()
     }
 
     /// An I/O error on `path`, with a fix that fits the errno (see [`device_fix`]).
@@ -138,10 +361,16 @@ impl ErrorKind {
 /// A failure in one line, the same in every front end that shows one on a screen: its kind, the problem and
 /// the fix.
 pub fn failure_text(e: &Error) -> String {
-    if e.fix.is_empty() {
-        format!("{}: {}", e.kind.label(), e.problem)
+    failure_text_in(e, &|s, v| s.neutral(v))
+}
+
+/// [`failure_text`] with each setting named by `name` (the TUI's keys).
+pub fn failure_text_in(e: &Error, name: &dyn Fn(Setting, Option<&str>) -> String) -> String {
+    let (problem, fix) = e.render(name);
+    if fix.is_empty() {
+        format!("{}: {problem}", e.kind.label())
     } else {
-        format!("{}: {} ({})", e.kind.label(), e.problem, e.fix)
+        format!("{}: {problem} ({fix})", e.kind.label())
     }
 }
 
@@ -187,6 +416,50 @@ mod tests {
         assert!(device_fix(Some(libc::ELOOP)).contains("symbolic link loop"));
         assert!(device_fix(Some(libc::ENXIO)).contains("socket"));
         assert!(device_fix(None).contains("check the target"));
+    }
+
+    /// A worded error keeps its settings as values: neutral words by default, a front end's names on demand;
+    /// a brace that is not a setting stays text.
+    #[test]
+    fn worded_errors_name_settings_per_front_end() {
+        let e = Error::worded(
+            ErrorKind::Usage,
+            "{write=free} cannot measure writes in {partition} {x}",
+            "use {write=none}",
+        );
+        assert_eq!(
+            e.problem,
+            "write mode free cannot measure writes in a partition {x}"
+        );
+        assert_eq!(e.fix, "use write mode none");
+        let flag = |s: Setting, v: Option<&str>| {
+            let n = Setting::ALL
+                .iter()
+                .find(|(x, _)| *x == s)
+                .map_or("?", |p| p.1);
+            v.map_or(format!("--{n}"), |v| format!("--{n} {v}"))
+        };
+        let (p, f) = e.render(&flag);
+        assert_eq!(p, "--write free cannot measure writes in --partition {x}");
+        assert_eq!(f, "use --write none");
+        assert_eq!(
+            e.settings(),
+            vec![Setting::WriteMode, Setting::Partition, Setting::WriteMode]
+        );
+        let l = Error::worded(ErrorKind::Usage, &format!("typed {}", lit("{yes}")), "");
+        assert_eq!(l.render(&flag).0, "typed {yes}");
+        assert_eq!(l.problem, "typed {yes}");
+        let mut changed = Error::worded(ErrorKind::Io, "{yes}", "{confirm}");
+        changed.fix = "restore it with: afdisk restore x".into();
+        assert_eq!(
+            changed.render(&flag),
+            (
+                "--yes".to_string(),
+                "restore it with: afdisk restore x".to_string()
+            )
+        );
+        let plain = Error::usage("a {b}", "c");
+        assert_eq!(plain.render(&flag), ("a {b}".to_string(), "c".to_string()));
     }
 
     #[test]

@@ -7,7 +7,11 @@
 //! - a *badge* is the ALIGNMENT cell of a partition, in a long form (the CLI's `inspect`) and a short form (the
 //!   TUI's narrow column); both are rendered here;
 //! - a *written* value is what an apply or a restore did, in lines (the CLI prints them all, the TUI the first);
-//! - a *tone* is the kind a front end styles by: good, bad, warning or plain.
+//! - a *tone* is the kind a front end styles by: good, bad, warning or plain;
+//! - a *choice* is what the library asks a front end to choose (like the confirmation `Prompt`): what is
+//!   chosen, its options with their descriptions, and the current one. The CLI answers it from a flag (whose
+//!   help lists the options from here), the TUI with one component that shows the current option and steps
+//!   through them. The built-in presets and the bench write mode are choices.
 
 use std::fmt;
 
@@ -252,5 +256,153 @@ mod tests {
         assert_eq!(Badge::Ok { end_off: true }.short(), "ok 1MiB end-off");
         assert_eq!(Badge::Exempt(Exemption::Extended).long(), "n/a (extended)");
         assert!(Badge::NotMib { end_off: false }.short().chars().count() <= 14);
+    }
+}
+
+/// One option of a [`Choice`]: the name a user types or sees, what it does, and its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opt<T> {
+    pub name: &'static str,
+    pub description: String,
+    pub value: T,
+}
+
+/// What the library asks a front end to choose: what is chosen, the options (in the library's order) and the
+/// current one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice<T> {
+    /// What is chosen ("preset", "write mode").
+    pub what: &'static str,
+    pub options: Vec<Opt<T>>,
+    /// Index of the current option.
+    pub current: usize,
+}
+
+impl<T: Clone + PartialEq> Choice<T> {
+    /// The current option.
+    pub fn option(&self) -> Option<&Opt<T>> {
+        self.options.get(self.current)
+    }
+
+    /// The current option's value.
+    pub fn value(&self) -> Option<T> {
+        self.option().map(|o| o.value.clone())
+    }
+
+    /// The next option, after the last the first (the TUI's key steps through them).
+    pub fn next(&mut self) {
+        self.current = (self.current + 1) % self.options.len().max(1);
+    }
+
+    /// Makes the option named `name` the current one; false when there is none of that name.
+    pub fn select(&mut self, name: &str) -> bool {
+        match self.options.iter().position(|o| o.name == name) {
+            Some(i) => {
+                self.current = i;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Makes the option whose value is `v` the current one; false when there is none.
+    pub fn select_value(&mut self, v: &T) -> bool {
+        match self.options.iter().position(|o| o.value == *v) {
+            Some(i) => {
+                self.current = i;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The options' names, comma separated ("data, efi-root, …").
+    pub fn names(&self) -> String {
+        self.options
+            .iter()
+            .map(|o| o.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The built-in presets (`plan::preset::BUILTIN`, in its order), each described by its own file; the first
+/// is current.
+pub fn presets() -> Choice<&'static str> {
+    let options = plan::preset::BUILTIN
+        .iter()
+        .map(|(name, text)| Opt {
+            name,
+            description: plan::preset::parse(name, text)
+                .map(|p| p.description)
+                .unwrap_or_default(),
+            value: *name,
+        })
+        .collect();
+    Choice {
+        what: "preset",
+        options,
+        current: 0,
+    }
+}
+
+/// Where the benchmark may write (none, free, all), with what each means; `current` is the current one.
+pub fn write_modes(current: crate::bench::WriteMode) -> Choice<crate::bench::WriteMode> {
+    use crate::bench::WriteMode as W;
+    let opt = |value: W, description: &str| Opt {
+        name: value.as_str(),
+        description: description.to_string(),
+        value,
+    };
+    let mut c = Choice {
+        what: "write mode",
+        options: vec![
+            opt(
+                W::None,
+                "reads only: safe on any disk, even in use (512e drives show little read penalty)",
+            ),
+            opt(
+                W::Free,
+                "writes only to unallocated space, outside every partition and table (exclusive open)",
+            ),
+            opt(
+                W::All,
+                "writes anywhere on the disk: DESTROYS DATA there (asks for the device name)",
+            ),
+        ],
+        current: 0,
+    };
+    c.select_value(&current);
+    c
+}
+
+#[cfg(test)]
+mod choice_tests {
+    use super::*;
+    use crate::bench::WriteMode;
+
+    /// The presets choice is the library's list, in its order, every option described by its file.
+    #[test]
+    fn presets_are_the_builtin_list_with_descriptions() {
+        let c = presets();
+        let names: Vec<_> = c.options.iter().map(|o| o.name).collect();
+        let builtin: Vec<_> = plan::preset::BUILTIN.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, builtin);
+        assert!(c.options.iter().all(|o| !o.description.is_empty()));
+        assert_eq!(c.value(), Some("data"));
+    }
+
+    #[test]
+    fn next_wraps_and_select_finds_by_name_or_value() {
+        let mut c = write_modes(WriteMode::Free);
+        assert_eq!(c.value(), Some(WriteMode::Free));
+        c.next();
+        assert_eq!(c.value(), Some(WriteMode::All));
+        c.next();
+        assert_eq!(c.value(), Some(WriteMode::None));
+        assert!(c.select("all"));
+        assert_eq!(c.value(), Some(WriteMode::All));
+        assert!(!c.select("some"));
+        assert_eq!(c.names(), "none, free, all");
     }
 }

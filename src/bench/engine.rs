@@ -101,15 +101,17 @@ fn timed(file: &File, buf: &mut AlignedBuf, io: &Io, path: &Path) -> Result<u64>
             ),
             "the target shrank or hit its end; check it with dmesg and `afdisk inspect`",
         )),
-        Err(e) if e.raw_os_error() == Some(nix::libc::EINVAL) => Err(Error::io(
-            format!(
-                "{} refused a direct {what} of {len} bytes at offset {} (EINVAL)",
-                path.display(),
+        Err(e) if e.raw_os_error() == Some(nix::libc::EINVAL) => Err(Error::worded(
+            crate::error::ErrorKind::Io,
+            &format!(
+                "{} refused a direct {} of {len} bytes at offset {} (EINVAL)",
+                crate::error::lit(path.display()),
+                crate::error::lit(what),
                 io.offset
             ),
             "its direct-I/O alignment is coarser than 512 bytes (a 4Kn device, or an image on a filesystem \
-             that needs aligned direct I/O); run on the block device itself, or with --logical-sector-size 4096 \
-             for a 4Kn image",
+             that needs aligned direct I/O); run on the block device itself, or with \
+             {logical-sector-size=4096} for a 4Kn image",
         )),
         Err(e) => Err(Error::from_io(what, path, &e)),
     }

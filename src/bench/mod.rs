@@ -30,7 +30,7 @@ use serde::Serialize;
 
 use crate::device::access::{self, Confirmation};
 use crate::device::{sysfs, DeviceInfo, Opened, TargetKind};
-use crate::error::{Error, Result};
+use crate::error::{lit, Error, ErrorKind, Result};
 use crate::table;
 use crate::units::{human, plural};
 pub use analysis::{Analysis, DriveVerdict, PartitionVerdict, Status};
@@ -108,34 +108,38 @@ impl BenchOptions {
     /// Checks the options on their own, before anything is opened.
     pub fn validate(&self) -> Result<()> {
         if !(1..=MAX_DURATION_SECS).contains(&self.duration_secs) {
-            return Err(Error::usage(
-                format!(
-                    "--duration {} is out of range: the time cap is 1 to {MAX_DURATION_SECS} seconds",
+            return Err(Error::worded(
+                ErrorKind::Usage,
+                &format!(
+                    "{{duration={}}} is out of range: the time cap is 1 to {MAX_DURATION_SECS} seconds",
                     self.duration_secs
                 ),
-                format!(
-                    "give --duration between 1 and {MAX_DURATION_SECS} (default {DEFAULT_DURATION_SECS}); the run \
+                &format!(
+                    "give {{duration}} between 1 and {MAX_DURATION_SECS} (default {DEFAULT_DURATION_SECS}); the run \
                      stops earlier once the verdict is decided"
                 ),
             ));
         }
         if self.probe && self.write == WriteMode::None {
-            return Err(Error::usage(
-                "--probe writes (it measures read-modify-write), but --write is none",
-                "add --write free (unallocated space only) or --write all (destroys data on the target)",
+            return Err(Error::worded(
+                ErrorKind::Usage,
+                "{probe} writes (it measures read-modify-write), but the write mode is {write=none}",
+                "choose {write=free} (unallocated space only) or {write=all} (destroys data on the target)",
             ));
         }
         if self.partition.is_some() && self.write == WriteMode::Free {
-            return Err(Error::usage(
-                "--write free writes only outside every partition, so it cannot measure writes in --partition",
-                "use --write none (reads in the partition, safe) or --write all (writes in the partition, \
+            return Err(Error::worded(
+                ErrorKind::Usage,
+                "{write=free} writes only outside every partition, so it cannot measure writes in {partition}",
+                "use {write=none} (reads in the partition, safe) or {write=all} (writes in the partition, \
                  destroys its data)",
             ));
         }
         if self.partition == Some(0) {
-            return Err(Error::usage(
-                "--partition 0 does not exist: partitions are numbered from 1",
-                "give the partition's number as `afdisk inspect` shows it, e.g. --partition 1",
+            return Err(Error::worded(
+                ErrorKind::Usage,
+                "{partition=0} does not exist: partitions are numbered from 1",
+                "give the partition's number as `afdisk inspect` shows it, e.g. {partition=1}",
             ));
         }
         Ok(())
@@ -191,9 +195,10 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
         None => None,
         Some(n) => {
             let Some(t) = &scan.table else {
-                return Err(Error::usage(
-                    format!("--partition {n}: {} has no partition table", info.path.display()),
-                    "run without --partition to measure the whole disk; `afdisk inspect` shows what is on it",
+                return Err(Error::worded(
+                    ErrorKind::Usage,
+                    &format!("{{partition={n}}}: {} has no partition table", lit(info.path.display())),
+                    "run without {partition} to measure the whole disk; `afdisk inspect` shows what is on it",
                 ));
             };
             let ss = t.sector_size;
@@ -203,10 +208,11 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
                     .iter()
                     .map(|p| p.number.to_string())
                     .collect();
-                return Err(Error::usage(
-                    format!(
-                        "--partition {n} does not exist on {} (partitions: {})",
-                        info.path.display(),
+                return Err(Error::worded(
+                    ErrorKind::Usage,
+                    &format!(
+                        "{{partition={n}}} does not exist on {} (partitions: {})",
+                        lit(info.path.display()),
                         if have.is_empty() {
                             "none".to_string()
                         } else {
@@ -251,13 +257,14 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
         }],
         (WriteMode::Free, None) => {
             let Some(t) = &scan.table else {
-                return Err(Error::refused(
-                    format!(
-                        "--write free: {} has no partition table, so afdisk cannot tell which space is unused \
+                return Err(Error::worded(
+                    ErrorKind::Refused,
+                    &format!(
+                        "{{write=free}}: {} has no partition table, so afdisk cannot tell which space is unused \
                          (a filesystem may cover the whole disk)",
-                        info.path.display()
+                        lit(info.path.display())
                     ),
-                    "use --write none (reads only), or --write all if the disk holds nothing you need",
+                    "use {write=none} (reads only), or {write=all} if the disk holds nothing you need",
                 ));
             };
             let ss = t.sector_size;
@@ -290,16 +297,16 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
         let (problem, fix) = match (options.write, partition) {
             (WriteMode::Free, _) => (
                 format!(
-                    "--write free: {} has {} of usable unallocated space, but this run needs at least {} \
+                    "{{write=free}}: {} has {} of usable unallocated space, but this run needs at least {} \
                      ({} classes × {MIN_ROUNDS} rounds, {} per round)",
-                    info.path.display(),
+                    lit(info.path.display()),
                     human(have),
                     human(need),
                     schedule.classes.len(),
                     human(schedule.bytes_per_round())
                 ),
-                "shrink or delete a partition to leave that much unallocated, drop --probe (fewer classes), or use \
-                 --write none"
+                "shrink or delete a partition to leave that much unallocated, drop {probe} (fewer classes), or use \
+                 {write=none}"
                     .to_string(),
             ),
             (_, Some(p)) => (
@@ -312,18 +319,18 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
                 match &options.partition_node {
                     Some(node) => format!(
                         "benchmark the whole disk instead: afdisk bench {} (not its partition {})",
-                        crate::device::shell_quote(info.path.as_os_str()),
-                        node.display()
+                        lit(crate::device::shell_quote(info.path.as_os_str())),
+                        lit(node.display())
                     ),
-                    None => "benchmark the whole disk instead (omit --partition)".to_string(),
+                    None => "benchmark the whole disk instead (omit {partition})".to_string(),
                 },
             ),
             _ => (
-                format!("{} is too small to benchmark: {} usable, {} needed", info.path.display(), human(have), human(need)),
+                format!("{} is too small to benchmark: {} usable, {} needed", lit(info.path.display()), human(have), human(need)),
                 "use a larger disk or image".to_string(),
             ),
         };
-        return Err(Error::usage(problem, fix));
+        return Err(Error::worded(ErrorKind::Usage, &problem, &fix));
     }
     if options.write == WriteMode::Free {
         notes.push(format!(
@@ -809,7 +816,8 @@ mod tests {
         let Err(e) = prepare(&opened, &given) else {
             panic!("a 64 KiB partition is too small to benchmark")
         };
-        assert!(e.fix.contains("omit --partition"), "{}", e.fix);
+        assert!(e.fix.contains("omit a partition"), "{}", e.fix);
+        assert!(flags(&e).1.contains("omit --partition"), "{}", flags(&e).1);
         let from_node = BenchOptions {
             partition_node: Some(PathBuf::from("/dev/sdz1")),
             ..given
@@ -817,12 +825,23 @@ mod tests {
         let Err(e) = prepare(&opened, &from_node) else {
             panic!("a 64 KiB partition is too small to benchmark")
         };
-        assert!(!e.fix.contains("--partition"), "{}", e.fix);
+        assert!(!flags(&e).1.contains("--partition"), "{}", e.fix);
         assert!(
             e.fix.contains(&format!("afdisk bench {}", img.display())),
             "{}",
             e.fix
         );
+    }
+
+    /// An error as a front end with flags named `--NAME [VALUE]` renders it.
+    fn flags(e: &Error) -> (String, String) {
+        e.render(&|s, v| {
+            let n = crate::error::Setting::ALL
+                .iter()
+                .find(|(x, _)| *x == s)
+                .map_or("?", |p| p.1);
+            v.map_or(format!("--{n}"), |v| format!("--{n} {v}"))
+        })
     }
 
     #[test]
@@ -836,7 +855,8 @@ mod tests {
             }
             .validate()
             .unwrap_err();
-            assert!(e.problem.contains("--duration"), "{}", e.problem);
+            assert!(flags(&e).0.contains("--duration"), "{}", e.problem);
+            assert!(!e.problem.contains("--"), "{}", e.problem);
             assert!(e.fix.contains("between 1 and 60"), "{}", e.fix);
         }
         let e = BenchOptions {
@@ -845,7 +865,7 @@ mod tests {
         }
         .validate()
         .unwrap_err();
-        assert!(e.fix.contains("--write free"), "{}", e.fix);
+        assert!(flags(&e).1.contains("--write free"), "{}", e.fix);
         let e = BenchOptions {
             partition: Some(1),
             write: WriteMode::Free,
@@ -853,7 +873,12 @@ mod tests {
         }
         .validate()
         .unwrap_err();
-        assert!(e.problem.contains("--write free"), "{}", e.problem);
+        assert!(flags(&e).0.contains("--write free"), "{}", e.problem);
+        assert!(
+            e.problem.contains("write mode free") && !e.problem.contains("--"),
+            "{}",
+            e.problem
+        );
         assert!(BenchOptions {
             partition: Some(0),
             ..ok

@@ -157,9 +157,9 @@ pub enum Command {
         /// Time cap in seconds (1-60); the run stops earlier once the verdict is decided
         #[arg(long, value_name = "SECS", default_value_t = afdisk::bench::DEFAULT_DURATION_SECS)]
         duration: u64,
-        /// Where writes may go: none (reads only), free (unallocated space), all (destroys data)
-        #[arg(long, value_enum, value_name = "MODE", default_value = "none")]
-        write: WriteArg,
+        /// Where writes may go (the library's write modes: none, free, all)
+        #[arg(long, value_name = "MODE", default_value = "none", value_parser = write_modes())]
+        write: afdisk::bench::WriteMode,
         /// Add the physical-sector probe (1 KiB..64 KiB) and the offset sweep (0..3584); needs writes
         #[arg(long)]
         probe: bool,
@@ -179,8 +179,8 @@ pub enum Command {
 pub struct PlanArgs {
     /// Block device or disk image
     pub target: PathBuf,
-    /// A built-in preset for a fresh layout (data, efi-root, raid-member, lvm, zfs)
-    #[arg(long, value_name = "NAME", conflicts_with = "preset_file")]
+    // The help lists the library's presets (`present::presets`), not a copy of them.
+    #[arg(long, value_name = "NAME", conflicts_with = "preset_file", help = preset_help(false), long_help = preset_help(true))]
     pub preset: Option<String>,
     /// A preset file of your own (TOML, see PRESET FILES in the man page)
     #[arg(long, value_name = "FILE")]
@@ -231,25 +231,39 @@ pub struct ConfirmArgs {
     pub destroy_data: bool,
 }
 
-/// `bench --write`: where the benchmark may write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum WriteArg {
-    /// Reads only; safe on a disk in use
-    None,
-    /// Only unallocated space outside every partition and table area
-    Free,
-    /// Anywhere on the target: destroys data; needs confirmation
-    All,
+/// `plan --preset`'s help, from the library's choice of presets: their names (with `long`, each with its
+/// description).
+fn preset_help(long: bool) -> String {
+    let c = afdisk::present::presets();
+    if !long {
+        return format!("A built-in preset for a fresh layout ({})", c.names());
+    }
+    let mut s = String::from("A built-in preset for a fresh layout:");
+    for o in &c.options {
+        s.push_str(&format!("\n  {:<12} {}", o.name, o.description));
+    }
+    s
 }
 
-impl WriteArg {
-    pub fn mode(self) -> afdisk::bench::WriteMode {
-        match self {
-            WriteArg::None => afdisk::bench::WriteMode::None,
-            WriteArg::Free => afdisk::bench::WriteMode::Free,
-            WriteArg::All => afdisk::bench::WriteMode::All,
+/// `bench --write`: the library's choice of write modes, each with its description, answered by the flag.
+fn write_modes() -> impl clap::builder::TypedValueParser<Value = afdisk::bench::WriteMode> {
+    use afdisk::bench::WriteMode;
+    use clap::builder::TypedValueParser as _;
+    let choice = afdisk::present::write_modes(WriteMode::None);
+    let values: Vec<_> = choice
+        .options
+        .iter()
+        .map(|o| clap::builder::PossibleValue::new(o.name).help(o.description.clone()))
+        .collect();
+    clap::builder::PossibleValuesParser::new(values).map(move |name: String| {
+        let mut c = choice.clone();
+        // The parser accepts only the choice's names; the safe mode is the fallback all the same.
+        if c.select(&name) {
+            c.value().unwrap_or(WriteMode::None)
+        } else {
+            WriteMode::None
         }
-    }
+    })
 }
 
 /// Geometry overrides, for image files and drives that misreport.
@@ -285,4 +299,45 @@ pub struct AnalysisArgs {
     /// Filesystem block size used to compute the read-modify-write cost
     #[arg(long, value_name = "SIZE", value_parser = size, default_value = "4096")]
     pub block_size: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::*;
+
+    fn long_help(sub: &str) -> String {
+        let mut c = Cli::command();
+        c.find_subcommand_mut(sub)
+            .expect("subcommand")
+            .render_long_help()
+            .to_string()
+    }
+
+    /// `--preset`'s help is the library's list: every built-in preset, with its file's description.
+    #[test]
+    fn preset_help_lists_the_library_presets() {
+        let help = long_help("plan");
+        for o in afdisk::present::presets().options {
+            assert!(help.contains(o.name), "{} missing: {help}", o.name);
+            assert!(help.contains(&o.description), "{help}");
+        }
+    }
+
+    /// `--write` answers the library's write-mode choice: its names parse to its values, others are refused.
+    #[test]
+    fn write_flag_answers_the_write_mode_choice() {
+        use afdisk::bench::WriteMode;
+        for o in afdisk::present::write_modes(WriteMode::None).options {
+            let cli = Cli::try_parse_from(["afdisk", "bench", "x.img", "--write", o.name])
+                .expect("a mode of the choice parses");
+            match cli.command {
+                Some(Command::Bench { write, .. }) => assert_eq!(write, o.value),
+                other => panic!("{other:?}"),
+            }
+            assert!(long_help("bench").contains(&o.description));
+        }
+        assert!(Cli::try_parse_from(["afdisk", "bench", "x.img", "--write", "some"]).is_err());
+    }
 }

@@ -15,6 +15,7 @@ use std::io::Write;
 
 use clap::Parser;
 
+use afdisk::error::Setting;
 use afdisk::report::{self, InspectOptions};
 use afdisk::Error;
 use args::{AnalysisArgs, Cli, Command, GeometryArgs};
@@ -25,11 +26,37 @@ pub const EXIT_ERROR: i32 = 2;
 /// A writing command refused for safety (in use, no confirmation, plan for another device, disk changed).
 pub const EXIT_REFUSED: i32 = 3;
 
+/// A setting the core names, as the CLI sets it: its flag, with the value when the error gives one.
+pub(crate) fn flag(s: Setting, value: Option<&str>) -> String {
+    let name = match s {
+        Setting::Partition => "--partition",
+        Setting::WriteMode => "--write",
+        Setting::Probe => "--probe",
+        Setting::Duration => "--duration",
+        Setting::Confirm => "--confirm",
+        Setting::Yes => "--yes",
+        Setting::DestroyData => "--destroy-data",
+        Setting::LogicalSectorSize => "--logical-sector-size",
+        Setting::PhysicalSectorSize => "--physical-sector-size",
+        Setting::AlignmentOffset => "--alignment-offset",
+    };
+    match value {
+        Some(v) => format!("{name} {v}"),
+        None => name.to_string(),
+    }
+}
+
+/// An error's problem and fix as the CLI says them (settings named by their flags).
+pub(crate) fn error_text(e: &Error) -> (String, String) {
+    e.render(&flag)
+}
+
 pub(crate) fn print_error(e: &Error) {
+    let (problem, fix) = error_text(e);
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "afdisk: error: {}", e.problem);
-    if !e.fix.is_empty() {
-        let _ = writeln!(err, "  fix: {}", e.fix);
+    let _ = writeln!(err, "afdisk: error: {problem}");
+    if !fix.is_empty() {
+        let _ = writeln!(err, "  fix: {fix}");
     }
 }
 
@@ -186,7 +213,7 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             &bench::BenchArgs {
                 partition,
                 duration,
-                write: write.mode(),
+                write,
                 probe,
                 json: as_json,
                 confirm,
@@ -209,7 +236,7 @@ fn cmd_list(as_json: bool, g: &GeometryArgs) -> i32 {
             Err(e) => render::ListEntry::Failed {
                 name,
                 path: path.display().to_string(),
-                error: e.problem,
+                error: error_text(&e).0,
             },
         })
         .collect();
@@ -256,4 +283,48 @@ fn cmd_check(
         render::check(&results)
     });
     render::check_exit(&results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CLI still names the flags in a bench error the core words with settings.
+    #[test]
+    fn cli_names_the_flags_of_a_bench_error() {
+        let e = afdisk::bench::BenchOptions {
+            partition: Some(2),
+            write: afdisk::bench::WriteMode::Free,
+            ..Default::default()
+        }
+        .validate()
+        .expect_err("free writes cannot go in a partition");
+        let (problem, fix) = error_text(&e);
+        assert!(
+            problem.starts_with("--write free writes only outside"),
+            "{problem}"
+        );
+        assert!(problem.ends_with("in --partition"), "{problem}");
+        assert!(
+            fix.contains("--write none") && fix.contains("--write all"),
+            "{fix}"
+        );
+    }
+
+    /// The geometry overrides' errors: the core names the setting, the CLI its flag.
+    #[test]
+    fn override_errors_name_the_flag_only_in_the_cli() {
+        let e = afdisk::device::Overrides {
+            logical_sector_size: Some(4096),
+            physical_sector_size: Some(512),
+            ..Default::default()
+        }
+        .validate()
+        .expect_err("physical below logical");
+        assert!(!e.problem.contains("--"), "{}", e.problem);
+        assert_eq!(
+            error_text(&e).0,
+            "--physical-sector-size 512 is smaller than --logical-sector-size 4096"
+        );
+    }
 }

@@ -10,7 +10,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use super::{usage, DeviceInfo, Opened, TargetKind, Use};
-use crate::error::{Error, Result};
+use crate::error::{lit, Error, ErrorKind, Result};
 use crate::plan::Loss;
 
 /// How the user confirmed a destructive operation.
@@ -148,12 +148,14 @@ pub fn check_confirmation(info: &DeviceInfo, c: &Confirmation, what: &str) -> Re
                 ))
             }
         }
-        Confirmation::Scripted { confirm: None, .. } => Err(Error::refused(
-            format!(
-                "--yes without --confirm: refusing to {what} on {}",
-                info.path.display()
+        Confirmation::Scripted { confirm: None, .. } => Err(Error::worded(
+            ErrorKind::Refused,
+            &format!(
+                "{{yes}} without {{confirm}}: refusing to {} on {}",
+                lit(what),
+                lit(info.path.display())
             ),
-            format!("add --confirm {token} (the {})", token_kind(info)),
+            &format!("add {{confirm={token}}} (the {})", token_kind(info)),
         )),
         Confirmation::Scripted {
             confirm: Some(s), ..
@@ -161,22 +163,30 @@ pub fn check_confirmation(info: &DeviceInfo, c: &Confirmation, what: &str) -> Re
             if *s == token {
                 Ok(())
             } else {
-                Err(Error::refused(
-                    format!(
-                        "--confirm {s} does not match {} of {} ({token}): nothing was written",
+                Err(Error::worded(
+                    ErrorKind::Refused,
+                    &format!(
+                        "{{confirm}} {} does not match {} of {} ({}): nothing was written",
+                        lit(s),
                         token_kind(info),
-                        info.path.display()
+                        lit(info.path.display()),
+                        lit(&token)
                     ),
-                    format!("check that you are pointing at the right disk; its token is {token}"),
+                    &format!(
+                        "check that you are pointing at the right disk; its token is {}",
+                        lit(&token)
+                    ),
                 ))
             }
         }
-        Confirmation::Absent => Err(Error::refused(
-            format!(
-                "no terminal to confirm on and no --yes: refusing to {what} on {}",
-                info.path.display()
+        Confirmation::Absent => Err(Error::worded(
+            ErrorKind::Refused,
+            &format!(
+                "no terminal to confirm on and no {{yes}}: refusing to {} on {}",
+                lit(what),
+                lit(info.path.display())
             ),
-            format!("run it interactively, or pass --yes --confirm {token} in scripts"),
+            &format!("run it interactively, or pass {{yes}} {{confirm={token}}} in scripts"),
         )),
     }
 }
@@ -245,26 +255,33 @@ pub fn check_destroy_confirmation(
             if *destroy_data {
                 Ok(())
             } else {
-                Err(Error::refused(
-                    format!(
-                        "this would {what} on {} and destroy the data of {list}; --yes --confirm does not say \
+                Err(Error::worded(
+                    ErrorKind::Refused,
+                    &format!(
+                        "this would {} on {} and destroy the data of {}; {{yes}} {{confirm}} does not say \
                          that: nothing was written",
-                        info.path.display()
+                        lit(what),
+                        lit(info.path.display()),
+                        lit(&list)
                     ),
-                    "add --destroy-data if that data is expendable (the backup apply takes holds the old table \
+                    "add {destroy-data} if that data is expendable (the backup apply takes holds the old table \
                      sectors, not the data)",
                 ))
             }
         }
-        Confirmation::Absent => Err(Error::refused(
-            format!(
-                "no terminal to confirm on and no --yes: refusing to {what} on {}, which destroys the data of \
-                 {list}",
-                info.path.display()
+        Confirmation::Absent => Err(Error::worded(
+            ErrorKind::Refused,
+            &format!(
+                "no terminal to confirm on and no {{yes}}: refusing to {} on {}, which destroys the data of \
+                 {}",
+                lit(what),
+                lit(info.path.display()),
+                lit(&list)
             ),
-            format!(
-                "run it interactively and type {answer}{or_label}, or pass --yes --confirm {} --destroy-data in \
+            &format!(
+                "run it interactively and type {}, or pass {{yes}} {{confirm={}}} {{destroy-data}} in \
                  scripts",
+                lit(format!("{answer}{or_label}")),
                 info.confirm_token()
             ),
         )),
@@ -661,7 +678,8 @@ mod tests {
             destroy_data,
         };
         let e = check_destroy_confirmation(&i, &scripted(false), "w", &two).unwrap_err();
-        assert!(e.fix.contains("--destroy-data"), "{}", e.fix);
+        assert!(flags(&e).1.contains("--destroy-data"), "{}", e.fix);
+        assert!(!e.fix.contains("--"), "the core names no flag: {}", e.fix);
         assert!(e.problem.contains("partition 2"), "{}", e.problem);
         assert!(check_destroy_confirmation(&i, &scripted(true), "w", &two).is_ok());
         let wrong = Confirmation::Scripted {
@@ -671,12 +689,23 @@ mod tests {
         assert!(check_destroy_confirmation(&i, &wrong, "w", &two).is_err());
         let e = check_destroy_confirmation(&i, &Confirmation::Absent, "w", &one).unwrap_err();
         assert!(
-            e.fix.contains("--yes --confirm WD-1 --destroy-data"),
+            flags(&e).1.contains("--yes --confirm WD-1 --destroy-data"),
             "{}",
             e.fix
         );
         // Nothing lost: the ordinary rule (the name alone).
         assert!(check_destroy_confirmation(&i, &typed("sdz"), "w", &[]).is_ok());
+    }
+
+    /// An error as a front end with flags named `--NAME [VALUE]` renders it.
+    fn flags(e: &Error) -> (String, String) {
+        e.render(&|s, v| {
+            let n = crate::error::Setting::ALL
+                .iter()
+                .find(|(x, _)| *x == s)
+                .map_or("?", |p| p.1);
+            v.map_or(format!("--{n}"), |v| format!("--{n} {v}"))
+        })
     }
 
     #[test]

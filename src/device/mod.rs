@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::alignment::Topology;
-use crate::error::{Error, Result};
+use crate::error::{lit, Error, ErrorKind, Result};
 use crate::table::source::FileSource;
 pub use usage::{Use, UseKind};
 
@@ -76,13 +76,14 @@ impl Overrides {
     /// Checks the overrides for consistency before anything is opened.
     pub fn validate(&self) -> Result<()> {
         for (name, v) in [
-            ("--logical-sector-size", self.logical_sector_size),
-            ("--physical-sector-size", self.physical_sector_size),
+            ("logical-sector-size", self.logical_sector_size),
+            ("physical-sector-size", self.physical_sector_size),
         ] {
             if let Some(v) = v {
                 if !(512..=65536).contains(&v) || !v.is_power_of_two() {
-                    return Err(Error::usage(
-                        format!("{name} {v} is not a valid sector size"),
+                    return Err(Error::worded(
+                        ErrorKind::Usage,
+                        &format!("{{{name}={v}}} is not a valid sector size"),
                         "give a power of two between 512 and 65536, e.g. 512 or 4096",
                     ));
                 }
@@ -90,8 +91,11 @@ impl Overrides {
         }
         if let (Some(l), Some(p)) = (self.logical_sector_size, self.physical_sector_size) {
             if p < l {
-                return Err(Error::usage(
-                    format!("--physical-sector-size {p} is smaller than --logical-sector-size {l}"),
+                return Err(Error::worded(
+                    ErrorKind::Usage,
+                    &format!(
+                        "{{physical-sector-size={p}}} is smaller than {{logical-sector-size={l}}}"
+                    ),
                     "the physical sector is never smaller than the logical one; 512e drives are 512/4096",
                 ));
             }
@@ -454,8 +458,12 @@ fn loop_file_id(file: &File, dir: &Path) -> Option<FileId> {
 /// A physical sector is never smaller than the logical one (an override may not claim otherwise).
 fn check_physical(pss: u64, lss: u64, path: &Path) -> Result<()> {
     if pss < lss {
-        return Err(Error::usage(
-            format!("--physical-sector-size {pss} is smaller than the logical sector size {lss} of {}", path.display()),
+        return Err(Error::worded(
+            ErrorKind::Usage,
+            &format!(
+                "{{physical-sector-size={pss}}} is smaller than the logical sector size {lss} of {}",
+                lit(path.display())
+            ),
             "the physical sector is never smaller than the logical one; give at least the logical size",
         ));
     }
@@ -464,8 +472,9 @@ fn check_physical(pss: u64, lss: u64, path: &Path) -> Result<()> {
 
 fn check_offset(ao: u64, pss: u64) -> Result<()> {
     if ao >= pss.max(1) && ao != 0 {
-        return Err(Error::usage(
-            format!("--alignment-offset {ao} is not smaller than the physical sector size {pss}"),
+        return Err(Error::worded(
+            ErrorKind::Usage,
+            &format!("{{alignment-offset={ao}}} is not smaller than the physical sector size {pss}"),
             "give the offset in bytes of the first aligned byte within a physical sector, e.g. 3584 for a drive whose LBA 63 is aligned",
         ));
     }

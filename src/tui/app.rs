@@ -1,5 +1,7 @@
-//! TUI state and key handling (the "update" half of the UI): screens, selection, zoom position, help overlay.
-//! Keys become state changes or requests for background work; nothing here touches the terminal or a disk.
+//! TUI state and key handling (the "update" half of the UI): the built-in views (device list, disk view,
+//! sector zoom), the pages (job screens such as the plan screen and the benchmark, see `page`), selection,
+//! zoom position, help overlay. Keys become state changes or requests for background work; nothing here
+//! touches the terminal or a disk.
 
 use std::path::PathBuf;
 
@@ -10,14 +12,12 @@ use afdisk::table::PartKind;
 
 use super::job::{Handle, Start};
 use super::page::{Command, Page, Reply, OPENERS};
-use super::plan::{preset_index, preset_name, PlanAction, PlanRequest, PlanState};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
     List,
     Disk,
     Zoom,
-    Plan,
     /// A job screen, by name (see `page::OPENERS`).
     Page(&'static str),
 }
@@ -62,7 +62,6 @@ pub struct ZoomState {
 /// Work the event loop must start in the background.
 pub enum Request {
     OpenDisk(PathBuf),
-    Plan(PlanRequest),
     /// A job screen's job.
     Start(Box<dyn Start>),
 }
@@ -73,13 +72,13 @@ pub struct App {
     pub list: ListState,
     pub disk: Option<DiskState>,
     pub zoom: ZoomState,
-    /// The plan screen, once a plan was proposed.
-    pub plan: Option<PlanState>,
     /// The job screens opened so far (each keeps its state when left).
     pub pages: Vec<Box<dyn Page>>,
     pub help: bool,
     /// "Loading /dev/sdb…" while background work runs.
     pub busy: Option<String>,
+    /// The page whose job `busy` describes (it is cleared when that job ends).
+    pub busy_for: Option<&'static str>,
     /// A job that cannot be stopped (a table write): while it runs, q and Ctrl-C do not quit, so the process
     /// never ends half way through a write.
     pub holding: Option<Handle>,
@@ -101,10 +100,10 @@ impl App {
                 at_end: false,
                 block: 4096,
             },
-            plan: None,
             pages: Vec::new(),
             help: false,
             busy: None,
+            busy_for: None,
             holding: None,
             error: None,
             quit: false,
@@ -134,7 +133,7 @@ impl App {
             focus: Panel::Partitions,
             findings_scroll: 0,
         });
-        // A reload after a write keeps the plan (or job) screen, which shows the result.
+        // A reload after a write keeps the job screen, which shows the result.
         if matches!(self.screen, Screen::List | Screen::Disk | Screen::Zoom) {
             self.screen = Screen::Disk;
         }
@@ -177,14 +176,6 @@ impl App {
                 return self.page_key(name, key.code);
             }
         }
-        if self.screen == Screen::Plan {
-            if let Some(p) = self.plan.as_mut().filter(|p| p.typing()) {
-                return match p.key(key.code) {
-                    PlanAction::Request(r) => Some(self.start(r)),
-                    _ => None,
-                };
-            }
-        }
         if self.help {
             if matches!(
                 key.code,
@@ -209,21 +200,6 @@ impl App {
             Screen::List => self.key_list(key.code),
             Screen::Disk => self.key_disk(key.code),
             Screen::Page(name) => self.page_key(name, key.code),
-            Screen::Plan
-                if key.code == KeyCode::Char('b')
-                    && self.plan.as_ref().is_some_and(|p| p.written.is_some()) =>
-            {
-                self.open_page("bench");
-                None
-            }
-            Screen::Plan => match self.plan.as_mut().map(|p| p.key(key.code)) {
-                Some(PlanAction::Back) | None => {
-                    self.screen = Screen::Disk;
-                    None
-                }
-                Some(PlanAction::Request(r)) => Some(self.start(r)),
-                Some(PlanAction::None) => None,
-            },
             Screen::Zoom => {
                 self.key_zoom(key.code);
                 None
@@ -255,27 +231,6 @@ impl App {
         None
     }
 
-    /// Marks background plan work as started and returns the request for the event loop.
-    fn start(&mut self, r: PlanRequest) -> Request {
-        self.error = None;
-        self.busy = Some(match &r {
-            PlanRequest::Make { path, .. } => format!("Planning {}…", path.display()),
-            PlanRequest::Apply { path, .. } => {
-                format!("Writing {} (backup first)…", path.display())
-            }
-            PlanRequest::Undo { path, .. } => format!("Restoring {}…", path.display()),
-        });
-        Request::Plan(r)
-    }
-
-    /// A plan for the disk on screen: realign its table, or the first preset for an empty disk.
-    fn propose(&mut self) -> Option<Request> {
-        let d = self.disk.as_ref()?;
-        let path = d.report.device.path.clone();
-        let preset = d.report.table.is_none().then(|| preset_name(0).to_string());
-        Some(self.start(PlanRequest::Make { path, preset }))
-    }
-
     /// The job screen `name`, if it was opened.
     pub fn page(&self, name: &str) -> Option<&dyn Page> {
         self.pages.iter().find(|p| p.name() == name).map(|p| &**p)
@@ -292,59 +247,62 @@ impl App {
             .and_then(|p| p.as_any_mut().downcast_mut::<T>())
     }
 
-    /// Opens the job screen `name` on the disk on screen (its opener decides what of its old state it keeps).
-    fn open_page(&mut self, name: &'static str) {
+    /// Opens the job screen `name` on the disk on screen (its opener decides what of its old state it keeps;
+    /// the page decides whether it shows at once or starts its job first).
+    fn open_page(&mut self, name: &'static str) -> Option<Request> {
         let (Some(d), Some(o)) = (self.disk.as_ref(), OPENERS.iter().find(|o| o.name == name))
         else {
-            return;
+            return None;
         };
         let prev = self
             .pages
             .iter()
             .position(|p| p.name() == name)
             .map(|i| self.pages.remove(i));
-        self.pages.push((o.open)(d, prev));
-        self.screen = Screen::Page(name);
+        let mut page = (o.open)(d, prev);
+        let reply = page.opened();
+        self.pages.push(page);
+        self.reply(name, Some(reply))
     }
 
     /// A key for the job screen `name`, and what it asks for.
     fn page_key(&mut self, name: &'static str, code: KeyCode) -> Option<Request> {
         let reply = self.page_mut(name).map(|p| p.key(code));
-        self.reply(reply)
+        self.reply(name, reply)
     }
 
-    /// What a job screen's reply means for the app.
-    pub fn reply(&mut self, reply: Option<Reply>) -> Option<Request> {
+    /// What the reply of the job screen `name` means for the app.
+    pub fn reply(&mut self, name: &'static str, reply: Option<Reply>) -> Option<Request> {
         match reply {
             None | Some(Reply::Back) => {
                 self.screen = Screen::Disk;
                 None
             }
-            Some(Reply::Start(job)) => Some(Request::Start(job)),
+            Some(Reply::Start(job)) => {
+                self.error = None;
+                Some(Request::Start(job))
+            }
             Some(Reply::ReloadDisk) => self
                 .disk
                 .as_ref()
                 .map(|d| Request::OpenDisk(d.report.device.path.clone())),
-            Some(Reply::None) => None,
-            Some(Reply::Open(name)) => {
-                self.open_page(name);
+            Some(Reply::Show) => {
+                self.screen = Screen::Page(name);
                 None
             }
+            Some(Reply::Open(other)) => self.open_page(other),
+            Some(Reply::Failed(e)) => {
+                self.error = Some(e);
+                None
+            }
+            Some(Reply::None) => None,
         }
     }
 
     fn key_disk(&mut self, code: KeyCode) -> Option<Request> {
-        if code == KeyCode::Char('p') {
-            return self.propose();
-        }
         if let KeyCode::Char(c) = code {
             if let Some(o) = OPENERS.iter().find(|o| o.key == c) {
-                self.open_page(o.name);
-                let first = self.page_mut(o.name).map(|p| p.opened());
-                return match first {
-                    Some(Reply::None) | None => None,
-                    r => self.reply(r),
-                };
+                return self.open_page(o.name);
             }
         }
         let has_list = self.has_list;
@@ -394,14 +352,6 @@ impl App {
             _ => {}
         }
         None
-    }
-
-    /// A plan arrived from the background.
-    pub fn set_plan(&mut self, path: PathBuf, plan: afdisk::plan::Plan) {
-        let preset = plan.preset.as_deref().and_then(preset_index);
-        self.plan = Some(PlanState::new(path, plan, preset));
-        self.screen = Screen::Plan;
-        self.busy = None;
     }
 
     fn key_zoom(&mut self, code: KeyCode) {
@@ -481,11 +431,6 @@ pub const DISK_KEYS: (&[Command], &[Command]) = (
             "zoom",
             "sector zoom on the selected partition (also Enter)",
         ),
-        cmd(
-            "p",
-            "plan",
-            "propose a plan (realign, or a preset on an empty disk)",
-        ),
     ],
     &[HELP, cmd("Esc", "back", "back to the list"), QUIT],
 );
@@ -513,29 +458,6 @@ pub const ZOOM_KEYS: &[Command] = &[
     QUIT,
 ];
 
-/// The plan screen's commands.
-pub const PLAN_KEYS: &[Command] = &[
-    cmd(
-        "a",
-        "apply",
-        "write the plan (type the device name; a backup is taken first)",
-    ),
-    cmd(
-        "u",
-        "undo",
-        "put back what the write changed, from its backup",
-    ),
-    cmd("n", "next preset", "the next built-in preset (empty disk)"),
-    cmd("Up/Dn", "scroll", "scroll the changes"),
-    HELP,
-    cmd(
-        "Esc",
-        "back",
-        "back to the disk view (b: benchmark the written disk)",
-    ),
-    QUIT,
-];
-
 impl App {
     /// The commands of the screen on show: its key bar and its help come from this one list.
     pub fn commands(&self) -> Vec<Command> {
@@ -548,7 +470,6 @@ impl App {
                 v
             }
             Screen::Zoom => ZOOM_KEYS.to_vec(),
-            Screen::Plan => PLAN_KEYS.to_vec(),
             Screen::Page(name) => self.page(name).map(|p| p.commands()).unwrap_or_default(),
         }
     }

@@ -12,6 +12,7 @@ use ratatui::Frame;
 
 use afdisk::bench::{BenchReport, WriteMode};
 use afdisk::device::access::Prompt;
+use afdisk::present::Choice;
 
 use super::app::DiskState;
 use super::dialog::{Answer, Confirm, Styles};
@@ -57,7 +58,8 @@ pub enum Phase {
 pub struct BenchState {
     pub path: PathBuf,
     pub partition: Option<u32>,
-    pub write: WriteMode,
+    /// Where the run may write: the library's choice (`present::write_modes`), stepped by w.
+    pub write: Choice<WriteMode>,
     pub probe: bool,
     pub phase: Phase,
     /// The device name the dialog asks for.
@@ -98,7 +100,7 @@ impl BenchState {
         BenchState {
             path,
             partition,
-            write: WriteMode::None,
+            write: afdisk::present::write_modes(WriteMode::None),
             probe: false,
             phase: Phase::Setup,
             name,
@@ -138,6 +140,11 @@ impl BenchState {
         matches!(self.phase, Phase::Running(_))
     }
 
+    /// The write mode chosen.
+    pub fn mode(&self) -> WriteMode {
+        self.write.value().unwrap_or(WriteMode::None)
+    }
+
     /// Whether the user asked the current run to stop.
     pub fn stopping(&self) -> bool {
         self.running() && self.stop.stopped()
@@ -148,7 +155,7 @@ impl BenchState {
         BenchRequest {
             path: self.path.clone(),
             partition: self.partition,
-            write: self.write,
+            write: self.mode(),
             probe: self.probe,
             typed,
             stop: self.stop.clone(),
@@ -181,22 +188,18 @@ impl BenchState {
         }
         match code {
             KeyCode::Char('w') => {
-                self.write = match self.write {
-                    WriteMode::None => WriteMode::Free,
-                    WriteMode::Free => WriteMode::All,
-                    WriteMode::All => WriteMode::None,
-                };
-                if self.write == WriteMode::None {
+                self.write.next();
+                if self.mode() == WriteMode::None {
                     self.probe = false;
                 }
                 self.phase = Phase::Setup;
             }
-            KeyCode::Char('o') if self.write != WriteMode::None => {
+            KeyCode::Char('o') if self.mode() != WriteMode::None => {
                 self.probe = !self.probe;
                 self.phase = Phase::Setup;
             }
             KeyCode::Char('r') | KeyCode::Enter => {
-                if self.write == WriteMode::All {
+                if self.mode() == WriteMode::All {
                     self.phase = Phase::Confirm(self.confirm());
                 } else {
                     self.phase = Phase::Running(Live::default());

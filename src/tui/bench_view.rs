@@ -10,23 +10,9 @@ use ratatui::Frame;
 use afdisk::bench::{BenchReport, WriteMode};
 
 use super::bench::{BenchState, Live, Phase};
-use super::dialog::Styles;
+use super::dialog::{choice_description, choice_line, Styles};
 
 use afdisk::present::latency as us;
-
-fn mode_words(m: WriteMode) -> &'static str {
-    match m {
-        WriteMode::None => {
-            "reads only: safe on any disk, even in use (512e drives show little read penalty)"
-        }
-        WriteMode::Free => {
-            "writes only to unallocated space, outside every partition and table (exclusive open)"
-        }
-        WriteMode::All => {
-            "writes anywhere on the disk: DESTROYS DATA there (asks for the device name)"
-        }
-    }
-}
 
 pub fn draw(f: &mut Frame, b: &BenchState, area: Rect, st: &Styles) {
     let [head, body] = Layout::vertical([Constraint::Length(3), Constraint::Min(1)]).areas(area);
@@ -39,13 +25,13 @@ pub fn draw(f: &mut Frame, b: &BenchState, area: Rect, st: &Styles) {
             st.title,
         )),
         Line::from(format!(
-            "write: {} (w)   probe: {} (o)",
-            b.write.as_str(),
+            "{}   probe: {} (o)",
+            choice_line("write", &b.write, 'w'),
             if b.probe { "on" } else { "off" }
         )),
         Line::from(Span::styled(
-            mode_words(b.write),
-            if b.write == WriteMode::All {
+            choice_description(&b.write),
+            if b.mode() == WriteMode::All {
                 st.bad
             } else {
                 Style::default()
@@ -75,7 +61,7 @@ pub fn draw(f: &mut Frame, b: &BenchState, area: Rect, st: &Styles) {
         Phase::Done(r) => draw_done(f, r, body, st),
         Phase::Failed(e) => {
             f.render_widget(
-                Paragraph::new(afdisk::error::failure_text(e))
+                Paragraph::new(super::failure_text(e))
                     .style(st.bad)
                     .wrap(Wrap { trim: true }),
                 body,

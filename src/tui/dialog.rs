@@ -1,7 +1,8 @@
 //! The TUI's one confirmation dialog: it shows the library's [`Prompt`] (what will be done on which device,
 //! the filesystems lost, what must be typed), takes the typed answer, and hands it back on Enter. Every screen
-//! that writes uses this component; the check of the answer is the library's. Also the styles screens share
-//! and the centred box of every overlay.
+//! that writes uses this component; the check of the answer is the library's. Also the one choice component
+//! (a library [`Choice`] on one line and its current option's description), the styles screens share and the
+//! centred box of every overlay.
 
 use crossterm::event::KeyCode;
 use ratatui::layout::Rect;
@@ -11,7 +12,21 @@ use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
 use afdisk::device::access::Prompt;
-use afdisk::present::Tone;
+use afdisk::present::{Choice, Tone};
+
+/// The one choice component's line: "LABEL: CURRENT (KEY)"; the screen's KEY steps the choice
+/// (`Choice::next`).
+pub fn choice_line<T: Clone + PartialEq>(label: &str, c: &Choice<T>, key: char) -> String {
+    let name = c.option().map_or("?", |o| o.name);
+    format!("{label}: {name} ({key})")
+}
+
+/// What the current option of a choice does, in the library's words.
+pub fn choice_description<T: Clone + PartialEq>(c: &Choice<T>) -> String {
+    c.option()
+        .map(|o| o.description.clone())
+        .unwrap_or_default()
+}
 
 /// Styles the screens use (from the main view's theme).
 pub struct Styles {

@@ -35,6 +35,8 @@ pub enum StopRule {
     Never(&'static str),
     /// It stops at its next safe point; the words name it ("after the current round").
     AtSafePoints(&'static str),
+    /// It writes nothing, so quitting at any moment only abandons it; the words say what it does ("planning").
+    Anytime(&'static str),
 }
 
 impl StopRule {
@@ -43,6 +45,7 @@ impl StopRule {
         match self {
             StopRule::Never(why) => format!("cannot be stopped: {why}"),
             StopRule::AtSafePoints(at) => format!("Esc/s stops {at}"),
+            StopRule::Anytime(what) => format!("{what} writes nothing"),
         }
     }
 }
@@ -182,7 +185,7 @@ impl Handle {
     pub fn request_stop(&self) -> bool {
         match self.rule {
             StopRule::Never(_) => false,
-            StopRule::AtSafePoints(_) => {
+            StopRule::AtSafePoints(_) | StopRule::Anytime(_) => {
                 self.stop.stop();
                 true
             }

@@ -1,6 +1,6 @@
-//! The terminal UI front end (ratatui + crossterm), keyboard only: device list → disk view → sector zoom, the
-//! plan screen (propose, confirm by typing the device name, write, undo), and the job screens (`page`: the
-//! benchmark today).
+//! The terminal UI front end (ratatui + crossterm), keyboard only: device list → disk view → sector zoom, and
+//! the job screens (`page`): the plan screen (propose, confirm by typing the device name, write, undo) and the
+//! benchmark.
 //!
 //! Structure: `app` holds the state and turns keys into state or requests; `view` (and `*_view`) draws it;
 //! all work on disks runs as jobs (`job`: progress, stop rule, outcome; `work`: the probe and the plan's jobs);
@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event, KeyEventKind};
 
+use afdisk::error::Setting;
 use afdisk::report::{InspectOptions, Report};
 use app::{App, ListItem, Request};
 
@@ -45,6 +46,26 @@ pub(crate) enum Msg {
         owner: &'static str,
         event: job::Event,
     },
+}
+
+/// A setting the core names, as the TUI sets it: by its key on the screen that has one, else in words
+/// (never a command-line option: the screens have none).
+pub(crate) fn key_name(s: Setting, value: Option<&str>) -> String {
+    match (s, value) {
+        (Setting::WriteMode, Some(v)) => format!("write mode {v} (w)"),
+        (Setting::WriteMode, None) => "the write mode (w)".into(),
+        (Setting::Probe, _) => "the probe (o)".into(),
+        (Setting::Partition, Some(v)) => format!("partition {v} (selected in the disk view)"),
+        (Setting::Partition, None) => "a partition (selected in the disk view)".into(),
+        (Setting::Confirm, _) => "the device name typed in the dialog".into(),
+        (Setting::DestroyData, _) => "DESTROY typed in the dialog".into(),
+        (s, v) => s.neutral(v),
+    }
+}
+
+/// A failure in one line as the screens show it: kind, problem and fix, settings named by their keys.
+pub(crate) fn failure_text(e: &afdisk::Error) -> String {
+    afdisk::error::failure_text_in(e, &key_name)
 }
 
 /// Reads terminal events on their own thread, so the event loop sleeps on one channel for keys and jobs.
@@ -177,50 +198,33 @@ fn on_job(app: &mut App, owner: &'static str, event: job::Event) -> Option<Reque
             Some(Ok(r)) => app.set_disk(*r),
             Some(Err(e)) => {
                 app.busy = None;
-                app.error = Some(format!("{} ({})", e.problem, e.fix));
+                let (problem, fix) = e.render(&key_name);
+                app.error = Some(format!("{problem} ({fix})"));
             }
             None => {}
         },
-        ("plan", E::Done(d)) => {
-            return job::outcome::<work::PlanDone>(d)?
-                .ok()
-                .and_then(|d| plan_done(app, d))
-        }
         (owner, event) => {
-            if matches!(event, E::Done(_)) && app.holding.as_ref().is_some_and(|h| h.owner == owner)
-            {
-                app.holding = None;
-                app.busy = None;
+            if matches!(event, E::Done(_)) {
+                job_ended(app, owner);
             }
             let reply = app.page_mut(owner).map(|p| p.on_job(event));
             if let Some(r) = reply.filter(|r| !matches!(r, page::Reply::None)) {
-                return app.reply(Some(r));
+                return app.reply(owner, Some(r));
             }
         }
     }
     None
 }
 
-/// A plan was made, or written or undone: show it, and read the disk again after a write.
-fn plan_done(app: &mut App, d: work::PlanDone) -> Option<Request> {
-    app.busy = None;
-    app.holding = None;
-    match d {
-        work::PlanDone::Made(path, Ok(p)) => app.set_plan(path, *p),
-        work::PlanDone::Made(_, Err(e)) => app.error = Some(afdisk::error::failure_text(&e)),
-        work::PlanDone::Written { path, undo, result } => {
-            if let Some(ps) = app.plan.as_mut() {
-                match result {
-                    Ok(o) => ps.wrote(&o, undo),
-                    Err(e) => ps.error = Some(plan::failure_text(&e)),
-                }
-            }
-            app.screen = app::Screen::Plan;
-            // Show the disk as it is now.
-            return Some(Request::OpenDisk(path));
-        }
+/// A page's job ended: the key bar no longer speaks of it, and q quits again.
+fn job_ended(app: &mut App, owner: &'static str) {
+    if app.holding.as_ref().is_some_and(|h| h.owner == owner) {
+        app.holding = None;
     }
-    None
+    if app.busy_for == Some(owner) {
+        app.busy = None;
+        app.busy_for = None;
+    }
 }
 
 /// Starts the background work a key asked for, as a job.
@@ -229,15 +233,18 @@ fn on_request(app: &mut App, r: Request, tx: &mpsc::Sender<Msg>, env: &job::Env)
         Request::OpenDisk(p) => {
             job::spawn(work::ProbeDisk(p), env, tx.clone());
         }
-        Request::Plan(r) => {
-            let writes = !matches!(r, plan::PlanRequest::Make { .. });
-            let h = job::spawn(work::PlanJob(r), env, tx.clone());
-            if writes && matches!(h.rule, job::StopRule::Never(_)) {
-                app.holding = Some(h);
-            }
-        }
         Request::Start(j) => {
             let h = j.start(env, tx.clone());
+            // A job that cannot be stopped holds q and Ctrl-C; its title (or that of a job whose page is not
+            // on screen yet) is the key bar until it ends.
+            let held = matches!(h.rule, job::StopRule::Never(_));
+            if held {
+                app.holding = Some(h.clone());
+            }
+            if held || app.screen != app::Screen::Page(h.owner) {
+                app.busy = Some(h.title.clone());
+                app.busy_for = Some(h.owner);
+            }
             if let Some(p) = app.page_mut(h.owner) {
                 p.started(h.clone());
             }

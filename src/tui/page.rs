@@ -1,5 +1,5 @@
-//! Job screens ("pages"): a screen that runs a job through the library (the benchmark, the sector-size
-//! wizard; the data move next) is one module that implements [`Page`] and one [`super::job::Job`], plus
+//! Job screens ("pages"): a screen that runs a job through the library (the plan screen, the benchmark and the
+//! sector-size wizard today; the data move next) is one module that implements [`Page`] and one [`super::job::Job`], plus
 //! one line in [`OPENERS`] (the key that opens it from the disk view, and its help). The event loop, the key
 //! bar, the help and the message routing need no change: a page draws itself, answers its keys, names its
 //! commands, receives its job's messages by its name, and shows its confirmation with the one dialog.
@@ -40,10 +40,14 @@ pub enum Reply {
     Back,
     /// Start this job (its messages come back to the page).
     Start(Box<dyn Start>),
-    /// Read the disk again (after a job that wrote to it, such as the sector-size switch or a data move).
+    /// Read the disk again (after a job that wrote to it: a table write, the sector-size switch, a data move).
     ReloadDisk,
-    /// Open another job screen by its name (the sector-size wizard's next step: the benchmark).
+    /// Show this page: it has something to show now (the plan screen, once its plan is made).
+    Show,
+    /// Open another page (the plan screen's b: benchmark the disk just written).
     Open(&'static str),
+    /// Its job failed before the page had anything to show: the app shows the error where it is.
+    Failed(String),
 }
 
 /// A job screen.
@@ -60,9 +64,9 @@ pub trait Page {
     fn typing(&self) -> bool;
     fn draw(&self, f: &mut Frame, area: Rect, st: &Styles);
     fn key(&mut self, code: KeyCode) -> Reply;
-    /// It was opened from the disk view: the job it starts with, if any.
+    /// What opening it does first: show it (the default), or start its job and show it once it has a result.
     fn opened(&mut self) -> Reply {
-        Reply::None
+        Reply::Show
     }
     /// Its job started.
     fn started(&mut self, h: Handle);
@@ -92,6 +96,16 @@ pub struct Opener {
 
 /// Every job screen. Adding one: its module, its job, and a line here.
 pub const OPENERS: &[Opener] = &[
+    Opener {
+        name: "plan",
+        key: 'p',
+        command: Command {
+            keys: "p",
+            bar: "plan",
+            help: "propose a plan (realign, or a preset on an empty disk)",
+        },
+        open: super::plan::open,
+    },
     Opener {
         name: "bench",
         key: 'b',

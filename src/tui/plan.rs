@@ -1,30 +1,32 @@
-//! The plan screen's state and keys: a plan proposed from the disk view (realign, or a preset for an empty
-//! disk), the confirm dialog where the device name must be typed, and undo (a restore of the backup just
-//! taken). Writing happens on a background thread through the library's `apply`/`restore`; nothing here
-//! touches a disk.
+//! The plan screen, a page (`page::Page`): a plan proposed from the disk view (realign, or a preset for an
+//! empty disk), the confirm dialog where the device name must be typed, and undo (a restore of the backup
+//! just taken). Its work (make, apply, undo) runs as its jobs (`work::PlanJob`) through the library's
+//! `plan::make`, `apply` and `restore`; nothing here touches a disk. The page is shown once its first plan is
+//! made; until then the disk view stays on screen with the job's title in the key bar.
 
+use std::any::Any;
 use std::path::PathBuf;
 
 use crossterm::event::KeyCode;
+use ratatui::layout::Rect;
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
 
 use afdisk::device::access::{destroy_label, Prompt};
 use afdisk::device::TargetKind;
-use afdisk::present::{written_lines, Verb};
+use afdisk::present::{written_lines, Choice, Verb};
 
-use super::dialog::{Answer, Confirm};
+use super::app::DiskState;
+use super::dialog::{Answer, Confirm, Styles};
+use super::job::{self, Event, Handle};
+use super::page::{Command, Page, Reply};
+use super::work::{PlanDone, PlanJob};
 use afdisk::plan::{Plan, PlanKind};
 
-/// The presets the plan screen cycles through for an empty disk: the library's built-in ones, in its order.
-pub fn preset_name(i: usize) -> &'static str {
-    let all = afdisk::plan::preset::BUILTIN;
-    all.get(i % all.len().max(1)).map_or("data", |(n, _)| *n)
-}
-
-/// The index of the built-in preset `name`.
-pub fn preset_index(name: &str) -> Option<usize> {
-    afdisk::plan::preset::BUILTIN
-        .iter()
-        .position(|(n, _)| *n == name)
+/// The presets the plan screen steps through (n) for an empty disk: the library's choice, with `name` current.
+fn presets_at(name: &str) -> Option<Choice<&'static str>> {
+    let mut c = afdisk::present::presets();
+    c.select(name).then_some(c)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,8 +54,8 @@ pub struct Written {
 pub struct PlanState {
     pub path: PathBuf,
     pub plan: Plan,
-    /// Index into the built-in presets for a fresh plan.
-    pub preset: Option<usize>,
+    /// The built-in presets, the plan's current, for a fresh plan.
+    pub preset: Option<Choice<&'static str>>,
     pub scroll: u16,
     pub dialog: Option<Dialog>,
     pub written: Option<Written>,
@@ -80,9 +82,10 @@ pub enum PlanRequest {
     },
 }
 
-/// How a failed write or undo reads on the plan screen (the library's one failure text).
+/// How a failed write or undo reads on the plan screen (the library's one failure text, settings named as the
+/// TUI sets them).
 pub fn failure_text(e: &afdisk::Error) -> String {
-    afdisk::error::failure_text(e)
+    super::failure_text(e)
 }
 
 /// What a key on the plan screen does.
@@ -94,7 +97,7 @@ pub enum PlanAction {
 }
 
 impl PlanState {
-    pub fn new(path: PathBuf, plan: Plan, preset: Option<usize>) -> Self {
+    pub fn new(path: PathBuf, plan: Plan, preset: Option<Choice<&'static str>>) -> Self {
         PlanState {
             path,
             plan,
@@ -218,15 +221,178 @@ impl PlanState {
                 }
             },
             KeyCode::Char('n') if self.plan.kind == PlanKind::Fresh && self.written.is_none() => {
-                let next = self.preset.map_or(0, |i| i + 1);
+                let mut next = self.preset.clone().unwrap_or_else(afdisk::present::presets);
+                if self.preset.is_some() {
+                    next.next();
+                }
                 return PlanAction::Request(PlanRequest::Make {
                     path: self.path.clone(),
-                    preset: Some(preset_name(next).to_string()),
+                    preset: next.value().map(String::from),
                 });
             }
             KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return PlanAction::Back,
             _ => {}
         }
         PlanAction::None
+    }
+}
+
+const fn cmd(keys: &'static str, bar: &'static str, help: &'static str) -> Command {
+    Command { keys, bar, help }
+}
+
+/// The plan screen's commands.
+pub const PLAN_KEYS: &[Command] = &[
+    cmd(
+        "a",
+        "apply",
+        "write the plan (type the device name; a backup is taken first)",
+    ),
+    cmd(
+        "u",
+        "undo",
+        "put back what the write changed, from its backup",
+    ),
+    cmd("n", "next preset", "the next built-in preset (empty disk)"),
+    cmd("Up/Dn", "scroll", "scroll the changes"),
+    cmd("?", "help", "this help"),
+    cmd(
+        "Esc",
+        "back",
+        "back to the disk view (b: benchmark the written disk)",
+    ),
+    cmd("q", "quit", "quit (also Ctrl-C)"),
+];
+
+/// The plan screen as a page: the disk it plans for, its plan once made, and its running job.
+#[derive(Debug)]
+pub struct PlanPage {
+    pub path: PathBuf,
+    /// A plan for the disk on screen: realign its table, or the first preset for an empty disk.
+    preset: Option<String>,
+    pub state: Option<PlanState>,
+    job: Option<Handle>,
+}
+
+/// Opens the plan screen on the disk on screen: it makes a fresh plan (the previous one is dropped, as the
+/// disk may have changed since).
+pub fn open(d: &DiskState, _prev: Option<Box<dyn Page>>) -> Box<dyn Page> {
+    let preset = d
+        .report
+        .table
+        .is_none()
+        .then(|| afdisk::present::presets().value().map(String::from))
+        .flatten();
+    Box::new(PlanPage {
+        path: d.report.device.path.clone(),
+        preset,
+        state: None,
+        job: None,
+    })
+}
+
+impl PlanPage {
+    /// A plan's job for the event loop.
+    fn start(&mut self, r: PlanRequest) -> Reply {
+        if let Some(ps) = self.state.as_mut() {
+            ps.error = None;
+        }
+        Reply::Start(job::ready(PlanJob(r)))
+    }
+
+    /// A plan was made, or written or undone: show it, and read the disk again after a write.
+    fn done(&mut self, d: PlanDone) -> Reply {
+        match d {
+            PlanDone::Made(path, Ok(p)) => {
+                let preset = p.preset.as_deref().and_then(presets_at);
+                self.state = Some(PlanState::new(path, *p, preset));
+                Reply::Show
+            }
+            PlanDone::Made(_, Err(e)) => Reply::Failed(failure_text(&e)),
+            PlanDone::Written { undo, result, .. } => {
+                if let Some(ps) = self.state.as_mut() {
+                    match result {
+                        Ok(o) => ps.wrote(&o, undo),
+                        Err(e) => ps.error = Some(failure_text(&e)),
+                    }
+                }
+                // Show the disk as it is now.
+                Reply::ReloadDisk
+            }
+        }
+    }
+}
+
+impl Page for PlanPage {
+    fn name(&self) -> &'static str {
+        "plan"
+    }
+
+    fn commands(&self) -> Vec<Command> {
+        PLAN_KEYS.to_vec()
+    }
+
+    fn status(&self) -> Option<String> {
+        if self.typing() {
+            Some("type the device name  Enter confirm  Esc cancel".to_string())
+        } else {
+            self.job.as_ref().map(|h| h.title.clone())
+        }
+    }
+
+    fn typing(&self) -> bool {
+        self.state.as_ref().is_some_and(|p| p.typing())
+    }
+
+    fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
+        match &self.state {
+            Some(ps) => super::plan_view::draw(f, ps, area, st),
+            None => f.render_widget(Paragraph::new("No plan."), area),
+        }
+    }
+
+    fn key(&mut self, code: KeyCode) -> Reply {
+        let Some(ps) = self.state.as_mut() else {
+            return Reply::Back;
+        };
+        if code == KeyCode::Char('b') && !ps.typing() && ps.written.is_some() {
+            return Reply::Open("bench");
+        }
+        match ps.key(code) {
+            PlanAction::None => Reply::None,
+            PlanAction::Back => Reply::Back,
+            PlanAction::Request(r) => self.start(r),
+        }
+    }
+
+    fn opened(&mut self) -> Reply {
+        let r = PlanRequest::Make {
+            path: self.path.clone(),
+            preset: self.preset.clone(),
+        };
+        self.start(r)
+    }
+
+    fn started(&mut self, h: Handle) {
+        self.job = Some(h);
+    }
+
+    fn on_job(&mut self, ev: Event) -> Reply {
+        let Event::Done(d) = ev else {
+            return Reply::None;
+        };
+        self.job = None;
+        match job::outcome::<PlanDone>(d) {
+            Some(Ok(d)) => self.done(d),
+            Some(Err(e)) => Reply::Failed(failure_text(&e)),
+            None => Reply::None,
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
     }
 }

@@ -202,7 +202,7 @@ mod tests {
             ..Default::default()
         };
         let plan = afdisk::plan::make(&o, &req).expect("plan");
-        let mut ps = PlanState::new(img.clone(), plan, Some(0));
+        let mut ps = PlanState::new(img.clone(), plan, Some(afdisk::present::presets()));
         let cmd = afdisk::apply::restore_command(
             std::path::Path::new("/dev/x"),
             std::path::Path::new("/b/x.json"),

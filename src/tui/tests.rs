@@ -248,6 +248,19 @@ fn env(dir: &Path) -> super::job::Env {
     }
 }
 
+/// The plan screen's state (its page's plan), once a plan was made.
+fn plan_of(app: &App) -> Option<&super::plan::PlanState> {
+    app.page("plan")?
+        .as_any()
+        .downcast_ref::<super::plan::PlanPage>()?
+        .state
+        .as_ref()
+}
+
+fn plan_mut(app: &mut App) -> Option<&mut super::plan::PlanState> {
+    app.page_as::<super::plan::PlanPage>("plan")?.state.as_mut()
+}
+
 fn bench(app: &mut App) -> Option<&mut super::bench::BenchState> {
     app.page_as::<super::bench::BenchState>("bench")
 }
@@ -290,9 +303,9 @@ fn plan_screen_apply_and_undo_through_the_confirm_dialog() {
     app.set_disk(r);
     let req = app.handle_key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE));
     pump(&mut app, req.expect("p proposes a plan"), &backups);
-    assert_eq!(app.screen, Screen::Plan);
+    assert_eq!(app.screen, Screen::Page("plan"));
     {
-        let ps = app.plan.as_mut().expect("plan");
+        let ps = plan_mut(&mut app).expect("plan");
         ps.plan.device.path = "fixture.img".into();
         // Stable GUIDs for the snapshot come from the fixture; the partition to move is 2.
         assert_eq!(ps.plan.changes[1].action, afdisk::plan::Action::Move);
@@ -310,7 +323,7 @@ fn plan_screen_apply_and_undo_through_the_confirm_dialog() {
     typed(&mut app, "wrong");
     let req = app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     pump(&mut app, req.expect("enter submits"), &backups);
-    let ps = app.plan.as_ref().expect("plan");
+    let ps = plan_of(&app).expect("plan");
     assert!(
         ps.error.as_deref().unwrap_or("").contains("does not name"),
         "{:?}",
@@ -322,20 +335,18 @@ fn plan_screen_apply_and_undo_through_the_confirm_dialog() {
     typed(&mut app, "fixture.img");
     let req = app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     pump(&mut app, req.expect("enter submits"), &backups);
-    let ps = app.plan.as_ref().expect("plan");
+    let ps = plan_of(&app).expect("plan");
     assert!(ps.error.is_none(), "{:?}", ps.error);
     assert!(ps.written.as_ref().is_some_and(|w| !w.undone));
     let d = app.disk.as_ref().expect("disk");
     assert_eq!(d.report.partitions[1].start, 2048);
-    assert_eq!(app.screen, Screen::Plan);
+    assert_eq!(app.screen, Screen::Page("plan"));
     // Undo restores the exact bytes.
     key(&mut app, KeyCode::Char('u'));
     typed(&mut app, "fixture.img");
     let req = app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     pump(&mut app, req.expect("enter submits"), &backups);
-    assert!(app
-        .plan
-        .as_ref()
+    assert!(plan_of(&app)
         .and_then(|p| p.written.as_ref())
         .is_some_and(|w| w.undone));
     assert!(
@@ -360,15 +371,12 @@ fn empty_disk_gets_a_preset_and_n_cycles_presets() {
     let req = app.handle_key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE));
     pump(&mut app, req.expect("plan"), dir.path());
     assert_eq!(
-        app.plan
-            .as_ref()
-            .and_then(|p| p.plan.preset.clone())
-            .as_deref(),
+        plan_of(&app).and_then(|p| p.plan.preset.clone()).as_deref(),
         Some("data")
     );
     let req = app.handle_key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE));
     pump(&mut app, req.expect("next preset"), dir.path());
-    let p = &app.plan.as_ref().expect("plan").plan;
+    let p = &plan_of(&app).expect("plan").plan;
     assert_eq!(p.preset.as_deref(), Some("efi-root"));
     assert_eq!(p.new.partitions[0].start, 2048);
 }
@@ -394,7 +402,7 @@ fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
     key(&mut app, KeyCode::Char('w'));
     key(&mut app, KeyCode::Char('w'));
     assert_eq!(
-        bench(&mut app).map(|b| b.write),
+        bench(&mut app).map(|b| b.mode()),
         Some(afdisk::bench::WriteMode::All)
     );
     key(&mut app, KeyCode::Char('r'));
@@ -503,7 +511,7 @@ fn confirm_dialog_of_a_plan_that_destroys_data_lists_it_and_wants_destroy() {
     app.set_disk(r);
     let req = app.handle_key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE));
     pump(&mut app, req.expect("p proposes a plan"), &backups);
-    app.plan.as_mut().expect("plan").plan.destroys = vec![afdisk::plan::Loss {
+    plan_mut(&mut app).expect("plan").plan.destroys = vec![afdisk::plan::Loss {
         partition: Some(2),
         size_bytes: 8 << 20,
         filesystem: afdisk::signature::FsInfo {
@@ -527,7 +535,7 @@ fn confirm_dialog_of_a_plan_that_destroys_data_lists_it_and_wants_destroy() {
     typed(&mut app, "fixture.img");
     let req = app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     pump(&mut app, req.expect("enter submits"), &backups);
-    let ps = app.plan.as_ref().expect("plan");
+    let ps = plan_of(&app).expect("plan");
     assert!(
         ps.error
             .as_deref()
@@ -541,7 +549,7 @@ fn confirm_dialog_of_a_plan_that_destroys_data_lists_it_and_wants_destroy() {
     typed(&mut app, "fixture.img DESTROY");
     let req = app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     pump(&mut app, req.expect("enter submits"), &backups);
-    let ps = app.plan.as_ref().expect("plan");
+    let ps = plan_of(&app).expect("plan");
     assert!(ps.error.is_none(), "{:?}", ps.error);
     assert!(ps.written.is_some());
 }
@@ -622,7 +630,67 @@ fn q_does_not_quit_during_a_write() {
         .expect("the write answers");
     let mut code = 0;
     super::dispatch(&mut app, m, &tx, &env, &mut code);
-    assert!(app.plan.as_ref().is_some_and(|p| p.written.is_some()));
+    assert!(plan_of(&app).is_some_and(|p| p.written.is_some()));
     key(&mut app, KeyCode::Char('q'));
     assert!(app.quit, "q quits once the write is done");
+}
+
+/// The plan screen is a page: p starts its job while the disk view stays on screen with the job's title in the
+/// key bar; planning writes nothing, so q is not held; the page shows once its plan arrives.
+#[test]
+fn plan_page_shows_once_its_plan_is_made_and_planning_does_not_hold_q() {
+    let (dir, img) = fixture_image();
+    let mut app = App::new(false, true);
+    let (_, r) = report::inspect(&img, &InspectOptions::default()).expect("inspect");
+    app.set_disk(r);
+    let req = app
+        .handle_key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE))
+        .expect("p proposes a plan");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let env = env(dir.path());
+    super::on_request(&mut app, req, &tx, &env);
+    assert_eq!(app.screen, Screen::Disk);
+    assert!(render(&app, 80, 24).contains("Planning"));
+    assert!(app.holding.is_none(), "planning writes nothing");
+    let m = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the plan arrives");
+    let mut code = 0;
+    super::dispatch(&mut app, m, &tx, &env, &mut code);
+    assert_eq!(app.screen, Screen::Page("plan"));
+    assert!(app.busy.is_none(), "{:?}", app.busy);
+    assert!(plan_of(&app).is_some());
+    assert!(app.commands().iter().any(|c| c.keys == "a"));
+}
+
+/// A bench error names no command-line option on a screen that has none: "--write free … --partition" once
+/// reached the bench screen as it was; the TUI names the write mode by its key and the partition by the disk
+/// view it was selected in.
+#[test]
+fn bench_error_shows_no_option_text() {
+    let (dir, img) = fixture_image();
+    let mut app = App::new(false, true);
+    let (_, r) = report::inspect(&img, &InspectOptions::default()).expect("inspect");
+    app.set_disk(r);
+    app.disk.as_mut().expect("disk").selected = 1;
+    key(&mut app, KeyCode::Char('b'));
+    key(&mut app, KeyCode::Char('w'));
+    let req = app.handle_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let env = env(dir.path());
+    super::on_request(&mut app, req.expect("r runs"), &tx, &env);
+    let mut code = 0;
+    loop {
+        let m = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the run answers");
+        let done = is_bench_done(&m);
+        super::dispatch(&mut app, m, &tx, &env, &mut code);
+        if done {
+            break;
+        }
+    }
+    let s = render(&app, 120, 30);
+    assert!(s.contains("write mode free (w)"), "{s}");
+    assert!(!s.contains("--"), "{s}");
 }

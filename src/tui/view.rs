@@ -78,10 +78,6 @@ pub fn draw(f: &mut Frame, app: &App) {
         Screen::List => draw_list(f, app, body, &th),
         Screen::Disk => draw_disk(f, app, body, &th),
         Screen::Zoom => draw_zoom(f, app, body, &th),
-        Screen::Plan => match &app.plan {
-            Some(ps) => super::plan_view::draw(f, ps, body, &styles),
-            None => f.render_widget(Paragraph::new("No plan."), body),
-        },
         Screen::Page(name) => match app.page(name) {
             Some(p) => p.draw(f, body, &styles),
             None => f.render_widget(Paragraph::new("Nothing here."), body),
@@ -101,9 +97,6 @@ fn draw_keybar(f: &mut Frame, app: &App, area: Rect) {
     } else {
         let status = match app.screen {
             Screen::Page(name) => app.page(name).and_then(|p| p.status()),
-            Screen::Plan if app.plan.as_ref().is_some_and(|p| p.typing()) => {
-                Some("type the device name  Enter confirm  Esc cancel".to_string())
-            }
             _ => None,
         };
         status.unwrap_or_else(|| key_bar(&app.commands()))

@@ -65,7 +65,7 @@ impl Job for ProbeList {
                 Ok((_, r)) => ListItem::Disk(Box::new(r)),
                 Err(e) => ListItem::Failed {
                     name,
-                    error: e.problem,
+                    error: e.render(&super::key_name).0,
                 },
             });
         }
@@ -77,7 +77,6 @@ impl Job for ProbeList {
 pub enum PlanDone {
     Made(PathBuf, Result<Box<afdisk::plan::Plan>, afdisk::Error>),
     Written {
-        path: PathBuf,
         undo: bool,
         result: Result<Box<afdisk::apply::WriteOutcome>, afdisk::Error>,
     },
@@ -101,7 +100,11 @@ impl Job for PlanJob {
         }
     }
     fn stop_rule(&self) -> StopRule {
-        StopRule::Never(WRITE_IS_ATOMIC)
+        match self.0 {
+            // Planning reads the disk and writes nothing: q may quit while it runs.
+            PlanRequest::Make { .. } => StopRule::Anytime("planning"),
+            _ => StopRule::Never(WRITE_IS_ATOMIC),
+        }
     }
     fn run(self, env: &Env, _: &Ctx) -> Result<PlanDone, afdisk::Error> {
         let overrides = &env.opts.overrides;
@@ -125,7 +128,6 @@ impl Job for PlanJob {
                     })
                     .map(Box::new);
                 PlanDone::Written {
-                    path,
                     undo: false,
                     result,
                 }
@@ -142,11 +144,7 @@ impl Job for PlanJob {
                         afdisk::apply::restore(&o, &b, &c, &env.backup_dir)
                     })
                     .map(Box::new);
-                PlanDone::Written {
-                    path,
-                    undo: true,
-                    result,
-                }
+                PlanDone::Written { undo: true, result }
             }
         })
     }

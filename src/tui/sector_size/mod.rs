@@ -390,7 +390,13 @@ pub fn next_plan(plan: &SwitchPlan, carried: bool) -> afdisk::plan::Request {
             Some(reformat::carried_over_preset(plan)),
         )
     } else {
-        (super::plan::preset_name(0).to_string(), None)
+        (
+            afdisk::present::presets()
+                .value()
+                .unwrap_or("data")
+                .to_string(),
+            None,
+        )
     };
     afdisk::plan::Request {
         preset: Some(preset),
@@ -553,7 +559,8 @@ impl WizardState {
                     }
                     Err(e) => self.phase = Phase::Failed(e),
                 }
-                return Reply::None;
+                // Opening starts this read; the wizard shows once it has the facts (or why it has none).
+                return Reply::Show;
             }
             Err(d) => d,
         };

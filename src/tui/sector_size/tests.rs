@@ -253,7 +253,6 @@ impl Rig {
         };
         app.pages
             .push(Box::new(WizardState::new("/dev/sdz".into(), seams)));
-        app.screen = Screen::Page(NAME);
         let mut rig = Rig {
             dir,
             app,
@@ -264,10 +263,15 @@ impl Rig {
         let first = rig.wizard().opened();
         let req = rig
             .app
-            .reply(Some(first))
+            .reply(NAME, Some(first))
             .expect("the wizard starts reading");
         rig.request(req);
         rig.pump_until(|w| matches!(w.phase, Phase::Overview));
+        assert_eq!(
+            rig.app.screen,
+            Screen::Page(NAME),
+            "the wizard shows once it has read the drive"
+        );
         rig
     }
 
@@ -343,11 +347,14 @@ fn the_wizard_opens_from_the_disk_view_by_its_key() {
     );
     app.handle_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
     let req = app.handle_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::NONE));
-    assert_eq!(app.screen, Screen::Page(NAME));
     assert!(
         matches!(req, Some(Request::Start(_))),
         "opening the wizard starts reading the drive"
     );
+    // Like the plan screen, the wizard shows once its job has something to show (the drive's facts): the disk
+    // view stays until then, and the wizard's page is open behind it.
+    assert_eq!(app.screen, Screen::Disk);
+    assert!(app.pages.iter().any(|p| p.name() == NAME));
 }
 
 /// The first page: what the drive supports, which tool, and, further down, everything lost (each partition
