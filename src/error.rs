@@ -42,11 +42,27 @@ pub enum Setting {
     PhysicalSectorSize,
     /// The alignment offset override.
     AlignmentOffset,
+    /// The partition table type of a fresh layout (gpt, dos).
+    Table,
+    /// The alignment grain of a plan.
+    Grain,
+    /// The RAID stripe a plan aligns to.
+    Stripe,
+    /// Partitions whose data a realignment may discard.
+    DiscardData,
+    /// Consent to replacing the existing table with a fresh layout.
+    Replace,
+    /// A built-in preset (a fresh layout).
+    Preset,
+    /// A preset file of the user's.
+    PresetFile,
+    /// Realigning the existing table.
+    Realign,
 }
 
 impl Setting {
     /// Its name in a worded error's template: `{write=free}`, `{partition}`.
-    pub const ALL: [(Setting, &'static str); 10] = [
+    pub const ALL: [(Setting, &'static str); 18] = [
         (Setting::Partition, "partition"),
         (Setting::WriteMode, "write"),
         (Setting::Probe, "probe"),
@@ -57,6 +73,14 @@ impl Setting {
         (Setting::LogicalSectorSize, "logical-sector-size"),
         (Setting::PhysicalSectorSize, "physical-sector-size"),
         (Setting::AlignmentOffset, "alignment-offset"),
+        (Setting::Table, "table"),
+        (Setting::Grain, "grain"),
+        (Setting::Stripe, "stripe"),
+        (Setting::DiscardData, "discard-data"),
+        (Setting::Replace, "replace"),
+        (Setting::Preset, "preset"),
+        (Setting::PresetFile, "preset-file"),
+        (Setting::Realign, "realign"),
     ];
 
     /// The setting in plain words, no front end's names: "write mode free", "partition 3", "the probe".
@@ -72,6 +96,17 @@ impl Setting {
             Setting::LogicalSectorSize => ("logical sector size", "the logical sector size"),
             Setting::PhysicalSectorSize => ("physical sector size", "the physical sector size"),
             Setting::AlignmentOffset => ("alignment offset", "the alignment offset"),
+            Setting::Table => ("table type", "the table type"),
+            Setting::Grain => ("grain", "the grain"),
+            Setting::Stripe => ("stripe", "the stripe"),
+            Setting::DiscardData => (
+                "discarding the data of partition",
+                "discarding a partition's data",
+            ),
+            Setting::Replace => ("replacing the table", "replacing the table"),
+            Setting::Preset => ("preset", "a preset"),
+            Setting::PresetFile => ("preset file", "a preset file"),
+            Setting::Realign => ("realigning", "a realignment"),
         };
         match value {
             Some(v) => format!("{with} {v}"),

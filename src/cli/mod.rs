@@ -39,6 +39,14 @@ pub(crate) fn flag(s: Setting, value: Option<&str>) -> String {
         Setting::LogicalSectorSize => "--logical-sector-size",
         Setting::PhysicalSectorSize => "--physical-sector-size",
         Setting::AlignmentOffset => "--alignment-offset",
+        Setting::Table => "--table",
+        Setting::Grain => "--grain",
+        Setting::Stripe => "--stripe",
+        Setting::DiscardData => "--discard-data",
+        Setting::Replace => "--replace",
+        Setting::Preset => "--preset",
+        Setting::PresetFile => "--preset-file",
+        Setting::Realign => "--realign",
     };
     match value {
         Some(v) => format!("{name} {v}"),
@@ -326,5 +334,17 @@ mod tests {
             error_text(&e).0,
             "--physical-sector-size 512 is smaller than --logical-sector-size 4096"
         );
+    }
+
+    /// A plan's errors: the core names settings (what a screen without flags can show), the CLI its flags.
+    #[test]
+    fn plan_errors_name_flags_only_in_the_cli() {
+        let e = afdisk::plan::preset::builtin("no-such-preset").expect_err("no such preset");
+        assert!(!e.fix.contains("--"), "the core names no flag: {}", e.fix);
+        assert!(e.fix.contains("(or preset file FILE)"), "{}", e.fix);
+        let (_, fix) = error_text(&e);
+        assert!(fix.contains("(or --preset-file FILE)"), "{fix}");
+        let tui = afdisk::error::failure_text_in(&e, &|s, v| s.neutral(v));
+        assert!(!tui.contains("--"), "{tui}");
     }
 }

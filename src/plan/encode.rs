@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
 use super::{to_hex, Layout, PlanKind, SectorWrite};
-use crate::error::{Error, Result};
+use crate::error::{lit, Error, ErrorKind, Result};
 use crate::table::source::ByteSource;
 use crate::table::{self, Label, PartKind, Partition};
 
@@ -275,10 +275,14 @@ fn gpt_fresh(ov: &mut Overlay, new: &Layout) -> Result<()> {
 }
 
 fn refuse_gpt(problem: String) -> Error {
-    Error::refused(
-        format!("{problem}; afdisk does not edit this table and nothing was written"),
+    Error::worded(
+        ErrorKind::Refused,
+        &format!(
+            "{}; afdisk does not edit this table and nothing was written",
+            lit(problem)
+        ),
         "check the table with `sgdisk -v` and repair it first (gdisk's recovery and experts' menus, `sgdisk -e`, or \
-         `afdisk restore`), or write a fresh layout with `afdisk plan --preset NAME --replace` if its partitions \
+         `afdisk restore`), or write a fresh layout from {preset=NAME} with {replace} if its partitions \
          are expendable",
     )
 }
@@ -499,9 +503,10 @@ fn mbr_entry(
 ) -> Result<mbrman::MBRPartitionEntry> {
     let to32 = |v: u64, what: &str| {
         u32::try_from(v).map_err(|_| {
-            Error::usage(
-                format!("{what} {v} does not fit in an MBR entry (32 bits)"),
-                "use --table gpt for disks over 2 TiB of 512-byte sectors",
+            Error::worded(
+                ErrorKind::Usage,
+                &format!("{} {v} does not fit in an MBR entry (32 bits)", lit(what)),
+                "use {table=gpt} for disks over 2 TiB of 512-byte sectors",
             )
         })
     };

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::preset::{resolve_type, Preset, Size};
 use super::{Action, Change, DataMove, Layout};
 use crate::alignment::{align_down, align_up, misalignment, Topology};
-use crate::error::{Error, Result};
+use crate::error::{lit, Error, ErrorKind, Result};
 use crate::table::types::{gpt_type_name, mbr_type_name, GPT_BIOS_BOOT};
 use crate::table::{Label, PartKind, Partition, Table};
 use crate::units::human;
@@ -37,13 +37,14 @@ pub fn usable_range(topo: &Topology, label: Label) -> Result<(u64, u64)> {
         }
         Label::Dos => {
             if total > 1u64 << 32 {
-                return Err(Error::usage(
-                    format!(
+                return Err(Error::worded(
+                    ErrorKind::Usage,
+                    &format!(
                         "a dos (MBR) table cannot describe this disk: it has {total} sectors of {ss} bytes ({}), \
                          and MBR counts sectors in 32 bits (at most 2 TiB with 512-byte sectors)",
                         human(topo.size_bytes)
                     ),
-                    "use --table gpt (the default); every current OS and firmware reads GPT",
+                    "use {table=gpt} (the default); every current OS and firmware reads GPT",
                 ));
             }
             if total < 2 {
@@ -73,23 +74,25 @@ pub fn fresh(
     let lo = align_up(first * ss, ao, grain);
     let hi = align_down((last + 1) * ss, ao, grain);
     if hi <= lo {
-        return Err(Error::usage(
-            format!(
+        return Err(Error::worded(
+            ErrorKind::Usage,
+            &format!(
                 "the disk ({}) has no room for an aligned partition",
                 human(topo.size_bytes)
             ),
-            "use a larger disk, or a smaller --grain",
+            "use a larger disk, or a smaller {grain}",
         ));
     }
     let avail = hi - lo;
     if label == Label::Dos && preset.partitions.len() > 4 {
-        return Err(Error::usage(
-            format!(
+        return Err(Error::worded(
+            ErrorKind::Usage,
+            &format!(
                 "preset '{}' has {} partitions; a dos table holds 4 primary partitions",
-                preset.name,
+                lit(&preset.name),
                 preset.partitions.len()
             ),
-            "use --table gpt (the default)",
+            "use {table=gpt} (the default)",
         ));
     }
     let round_up = |b: u64| b.div_ceil(grain).saturating_mul(grain);
@@ -136,13 +139,14 @@ pub fn fresh(
     };
     let mut used: Vec<u32> = preset.partitions.iter().filter_map(|p| p.number).collect();
     if let Some(n) = used.iter().find(|n| **n > max_slot) {
-        return Err(Error::usage(
-            format!(
+        return Err(Error::worded(
+            ErrorKind::Usage,
+            &format!(
                 "preset '{}' asks for partition number {n}; a {} table has slots 1–{max_slot}",
-                preset.name,
+                lit(&preset.name),
                 label.as_str()
             ),
-            "use --table gpt, or lower numbers in the preset",
+            "use {table=gpt}, or lower numbers in the preset",
         ));
     }
     let mut parts = Vec::new();
@@ -176,9 +180,10 @@ pub fn fresh(
             }
             Label::Dos => {
                 let m = mbr_type.ok_or_else(|| {
-                    Error::usage(
-                        format!("type '{}' has no MBR type byte", p.type_spec),
-                        "use --table gpt, or an MBR type such as 0x83",
+                    Error::worded(
+                        ErrorKind::Usage,
+                        &format!("type '{}' has no MBR type byte", lit(&p.type_spec)),
+                        "use {table=gpt}, or an MBR type such as 0x83",
                     )
                 })?;
                 (
@@ -276,8 +281,9 @@ pub fn realign(
     let ao = topo.alignment_offset;
     for n in &opts.discard_data {
         if !parts.iter().any(|p| p.number == *n) {
-            return Err(Error::usage(
-                format!("--discard-data {n}: there is no partition {n}"),
+            return Err(Error::worded(
+                ErrorKind::Usage,
+                &format!("{{discard-data={n}}}: there is no partition {n}"),
                 "give the number of an existing partition (see `afdisk inspect`)",
             ));
         }

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::device::{DeviceInfo, FileId, Opened, TargetKind};
-use crate::error::{Error, Result};
+use crate::error::{lit, Error, ErrorKind, Result};
 use crate::finding::Severity;
 use crate::signature::FsInfo;
 use crate::table::source::ByteSource;
@@ -817,15 +817,17 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
     let mut notes = Vec::new();
     let (kind, new, changes) = match (&req.preset, req.realign) {
         (Some(_), true) => {
-            return Err(Error::usage(
-                "--realign and --preset/--preset-file exclude each other",
-                "use --realign to fix an existing table, or a preset for a fresh layout",
+            return Err(Error::worded(
+                ErrorKind::Usage,
+                "{realign} and {preset} (or {preset-file}) exclude each other",
+                "choose {realign} to fix an existing table, or {preset} for a fresh layout",
             ))
         }
         (None, false) => {
-            return Err(Error::usage(
-                "nothing to plan: give --realign, --preset NAME or --preset-file FILE",
-                format!("built-in presets: {}", preset::builtin_names()),
+            return Err(Error::worded(
+                ErrorKind::Usage,
+                "nothing to plan: choose {realign}, {preset=NAME} or {preset-file=FILE}",
+                &format!("built-in presets: {}", lit(preset::builtin_names())),
             ))
         }
         (None, true) => {
@@ -836,9 +838,13 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                 ));
             }
             let Some(old) = old.as_ref() else {
-                return Err(Error::usage(
-                    format!("{} has no partition table to realign", info.path.display()),
-                    "make a fresh layout with --preset (e.g. --preset data)",
+                return Err(Error::worded(
+                    ErrorKind::Usage,
+                    &format!(
+                        "{} has no partition table to realign",
+                        lit(info.path.display())
+                    ),
+                    "make a fresh layout with {preset} (e.g. {preset=data})",
                 ));
             };
             if old.table.sector_size != ss {
@@ -851,9 +857,10 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                 ));
             }
             if req.table.is_some_and(|t| t != old.table.label) {
-                return Err(Error::usage(
-                    "--table cannot change the table type of a realignment",
-                    "leave --table out with --realign",
+                return Err(Error::worded(
+                    ErrorKind::Usage,
+                    "{table} cannot change the table type of a realignment",
+                    "leave {table} out with {realign}",
                 ));
             }
             let mut contents = BTreeMap::new();
@@ -895,38 +902,43 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                 None => preset::builtin(name)?,
             };
             if !req.discard_data.is_empty() {
-                return Err(Error::usage(
-                    "--discard-data only applies to --realign",
-                    "a fresh layout replaces the whole table; say so with --replace",
+                return Err(Error::worded(
+                    ErrorKind::Usage,
+                    "{discard-data} only applies to {realign}",
+                    "a fresh layout replaces the whole table; say so with {replace}",
                 ));
             }
             if let Some(o) = &old {
                 if !req.replace {
-                    return Err(Error::refused(
-                        format!(
-                            "{} already has a {} table with {} partition(s); a fresh layout would replace it",
-                            info.path.display(),
+                    return Err(Error::worded(
+                        ErrorKind::Refused,
+                        &format!(
+                            "{} already has a {} table with {}; a fresh layout would replace it",
+                            lit(info.path.display()),
                             o.table.label.as_str(),
-                            o.partitions.len()
+                            plural(o.partitions.len() as u64, "partition", "partitions")
                         ),
-                        "use --realign to fix alignment in place, or add --replace to discard the old table",
+                        "choose {realign} to fix alignment in place, or {replace} to discard the old table",
                     ));
                 }
             } else if !blocking.is_empty() && !req.replace {
-                return Err(Error::refused(
-                    format!("{} holds a damaged partition table", info.path.display()),
-                    "add --replace to write a fresh table over it (its partitions are lost), or repair it first",
+                return Err(Error::worded(
+                    ErrorKind::Refused,
+                    &format!("{} holds a damaged partition table", lit(info.path.display())),
+                    "choose {replace} to write a fresh table over it (its partitions are lost), or repair it first",
                 ));
             }
             let whole = crate::signature::probe(&src, 0, info.size_bytes);
             if let (Some(sig), None) = (whole, &old) {
                 if !req.replace {
-                    return Err(Error::refused(
-                        format!(
-                            "{} holds a {sig} filesystem on the whole disk (no partition table)",
-                            info.path.display()
+                    return Err(Error::worded(
+                        ErrorKind::Refused,
+                        &format!(
+                            "{} holds a {} filesystem on the whole disk (no partition table)",
+                            lit(info.path.display()),
+                            lit(sig)
                         ),
-                        "add --replace if its data is expendable",
+                        "choose {replace} if its data is expendable",
                     ));
                 }
             }

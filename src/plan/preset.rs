@@ -13,7 +13,7 @@
 
 use serde::Deserialize;
 
-use crate::error::{Error, Result};
+use crate::error::{lit, Error, ErrorKind, Result};
 
 /// Built-in presets: (name, TOML text).
 pub const BUILTIN: &[(&str, &str)] = &[
@@ -137,9 +137,13 @@ pub fn builtin_names() -> String {
 /// A built-in preset by name.
 pub fn builtin(name: &str) -> Result<Preset> {
     let (n, text) = BUILTIN.iter().find(|(n, _)| *n == name).ok_or_else(|| {
-        Error::usage(
-            format!("there is no preset named '{name}'"),
-            format!("choose one of: {} (or --preset-file FILE)", builtin_names()),
+        Error::worded(
+            ErrorKind::Usage,
+            &format!("there is no preset named '{}'", lit(name)),
+            &format!(
+                "choose one of: {} (or {{preset-file=FILE}})",
+                lit(builtin_names())
+            ),
         )
     })?;
     parse(n, text)
