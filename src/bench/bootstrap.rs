@@ -294,14 +294,7 @@ mod tests {
         );
     }
 
-    fn latencies() -> impl Strategy<Value = Vec<u64>> {
-        prop_oneof![
-            prop::collection::vec(any::<u64>(), 0..40),
-            prop::collection::vec(0u64..4, 0..40),
-            prop::collection::vec(Just(u64::MAX), 0..5),
-            prop::collection::vec(1_000u64..2_000_000, 0..200),
-        ]
-    }
+    use crate::bench::summary::tests::latencies;
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(128))]

@@ -179,7 +179,7 @@ fn log_sigma(samples: &[u64]) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::bench::random::{lognormal, Rng};
     use proptest::prelude::*;
@@ -252,7 +252,9 @@ mod tests {
         assert_eq!(warmup_len(&[1, 2, 3], usize::MAX, 0), 3);
     }
 
-    fn latencies() -> impl Strategy<Value = Vec<u64>> {
+    /// Latency samples for property tests of the statistics: empty, tiny, saturated and realistic ones (shared by
+    /// the summary, bootstrap and verdict tests).
+    pub(crate) fn latencies() -> impl Strategy<Value = Vec<u64>> {
         prop_oneof![
             prop::collection::vec(any::<u64>(), 0..40),
             prop::collection::vec(0u64..4, 0..40),
