@@ -323,6 +323,25 @@ fn link_tmpfile(f: &std::fs::File, to: &Path) -> std::io::Result<()> {
         )
     };
     if r == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() != Some(nix::libc::ENOENT) {
+        return Err(e);
+    }
+    // No /proc: link the fd itself (needs CAP_DAC_READ_SEARCH, which root has).
+    let empty = c"";
+    // SAFETY: a valid fd and two NUL-terminated paths that live across the call.
+    let r = unsafe {
+        nix::libc::linkat(
+            f.as_raw_fd(),
+            empty.as_ptr(),
+            nix::libc::AT_FDCWD,
+            to.as_ptr(),
+            nix::libc::AT_EMPTY_PATH,
+        )
+    };
+    if r == 0 {
         Ok(())
     } else {
         Err(std::io::Error::last_os_error())
