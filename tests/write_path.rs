@@ -1017,3 +1017,34 @@ fn an_old_schema_1_apply_backup_restores_as_a_table_backup() {
     assert_eq!(peek(&img, last * 512, 512), marker("partition 2 data "));
     assert_eq!(sfdisk_rows(&sfdisk_json(&t).expect("sfdisk")), before);
 }
+
+#[test]
+fn a_gpt_with_a_larger_entry_array_is_backed_up_and_restored_whole() {
+    let sc = Scratch::new();
+    let img = sc.image("big-array.img", 64 * MIB);
+    let t = s(&img);
+    // 512 entries: each array is 128 sectors, at 2–129 and before the backup header.
+    run(
+        "sgdisk",
+        &["-S", "512", "-n", "1:2048:+8M", "-n", "500:0:+8M", &t],
+    );
+    let before = std::fs::read(&img).expect("read");
+    let bk = sc.dir.path().join("t.json");
+    let r = afdisk(&["backup", &t, "-o", &s(&bk)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Both arrays wiped by another tool (partition data untouched).
+    run("sgdisk", &["-d", "500", &t]);
+    assert!(std::fs::read(&img).expect("read") != before);
+    let out = restore(&t, &s(&bk), "big-array.img", &sc.dir.path().join("bk"));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(std::fs::read(&img).expect("read") == before, "byte-exact");
+    let o = Command::new("sgdisk")
+        .args(["-v", &t])
+        .output()
+        .expect("sgdisk");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("No problems found"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}

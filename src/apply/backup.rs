@@ -132,6 +132,10 @@ pub fn table_sectors(src: &dyn ByteSource, ss: u64) -> BTreeSet<u64> {
             set.insert(p.start);
         }
     }
+    // Wherever the headers place the arrays (more than 128 entries, a backup array not right before the end).
+    if let Some((_, own)) = kind_sectors(src, ss) {
+        set.extend(own);
+    }
     set.retain(|l| *l < total);
     set
 }
