@@ -876,3 +876,83 @@ fn an_old_schema_1_apply_backup_restores_as_a_table_backup() {
     assert_eq!(peek(&img, last * 512, 512), marker("partition 2 data "));
     assert_eq!(sfdisk_rows(&sfdisk_json(&t).expect("sfdisk")), before);
 }
+
+#[test]
+fn a_gpt_with_a_larger_entry_array_is_backed_up_and_restored_whole() {
+    let sc = Scratch::new();
+    let img = sc.image("big-array.img", 64 * MIB);
+    let t = s(&img);
+    // 512 entries: each array is 128 sectors, at 2–129 and before the backup header.
+    run(
+        "sgdisk",
+        &["-S", "512", "-n", "1:2048:+8M", "-n", "500:0:+8M", &t],
+    );
+    let before = std::fs::read(&img).expect("read");
+    let bk = sc.dir.path().join("t.json");
+    let r = afdisk(&["backup", &t, "-o", &s(&bk)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Both arrays wiped by another tool (partition data untouched).
+    run("sgdisk", &["-d", "500", &t]);
+    assert!(std::fs::read(&img).expect("read") != before);
+    let out = restore(&t, &s(&bk), "big-array.img", &sc.dir.path().join("bk"));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(std::fs::read(&img).expect("read") == before, "byte-exact");
+    let o = Command::new("sgdisk")
+        .args(["-v", &t])
+        .output()
+        .expect("sgdisk");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("No problems found"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+#[test]
+fn four_kn_undo_is_byte_exact_and_touches_only_written_sectors() {
+    let sc = Scratch::new();
+    let img = sc.image("4k.img", 256 * MIB);
+    let Some(lo) = LoopDev::attach(&img, 4096) else {
+        return;
+    };
+    run(
+        "sgdisk",
+        &["-a", "1", "-n", "1:6:+16M", "-n", "2:20001:+16M", &lo.path],
+    );
+    let original = std::fs::read(&img).expect("read");
+    let pf = sc.dir.path().join("p.json");
+    let p = plan(&lo.path, &["--realign"], &pf);
+    let r = apply(&lo.path, &pf, &lo.base_name(), &sc.dir.path().join("bk"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // A marker in a 4096-byte sector of the gap that the apply did not write.
+    let written: Vec<u64> = p["writes"]
+        .as_array()
+        .expect("writes")
+        .iter()
+        .map(|w| w["lba"].as_u64().expect("lba"))
+        .collect();
+    assert!(!written.contains(&200));
+    let mark: Vec<u8> = b"gap ".iter().copied().cycle().take(4096).collect();
+    poke(&img, 200 * 4096, &mark);
+    let bfile = r.json()["backup_file"]
+        .as_str()
+        .expect("backup")
+        .to_string();
+    let out = restore(
+        &lo.path,
+        &bfile,
+        &lo.base_name(),
+        &sc.dir.path().join("bk2"),
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.json()["sectors_written"].as_u64(),
+        Some(written.len() as u64)
+    );
+    let mut want = original.clone();
+    want[200 * 4096..201 * 4096].copy_from_slice(&mark);
+    assert!(
+        std::fs::read(&img).expect("read") == want,
+        "byte-exact but for the marker"
+    );
+}

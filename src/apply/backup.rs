@@ -135,6 +135,10 @@ pub fn table_sectors(src: &dyn ByteSource, ss: u64) -> BTreeSet<u64> {
             set.insert(p.start);
         }
     }
+    // Wherever the headers place the arrays (more than 128 entries, a backup array not right before the end).
+    if let Some((_, own)) = kind_sectors(src, ss) {
+        set.extend(own);
+    }
     set.retain(|l| *l < total);
     set
 }
@@ -337,6 +341,25 @@ fn link_tmpfile(f: &std::fs::File, to: &Path) -> std::io::Result<()> {
             nix::libc::AT_FDCWD,
             to.as_ptr(),
             nix::libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() != Some(nix::libc::ENOENT) {
+        return Err(e);
+    }
+    // No /proc: link the fd itself (needs CAP_DAC_READ_SEARCH, which root has).
+    let empty = c"";
+    // SAFETY: a valid fd and two NUL-terminated paths that live across the call.
+    let r = unsafe {
+        nix::libc::linkat(
+            f.as_raw_fd(),
+            empty.as_ptr(),
+            nix::libc::AT_FDCWD,
+            to.as_ptr(),
+            nix::libc::AT_EMPTY_PATH,
         )
     };
     if r == 0 {
