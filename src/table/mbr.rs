@@ -154,25 +154,6 @@ struct Anomalies {
     capped: bool,
 }
 
-impl Anomalies {
-    fn any(&self) -> bool {
-        self.bad_ext_offset
-            || !self.bad_boot.is_empty()
-            || !self.no_signature.is_empty()
-            || !self.odd_slots.is_empty()
-            || !self.extras.is_empty()
-            || !self.type0_data.is_empty()
-            || !self.non_ext_link.is_empty()
-            || !self.zero_size_link.is_empty()
-            || !self.empty_linked.is_empty()
-            || self.loop_at.is_some()
-            || !self.backward.is_empty()
-            || !self.outside.is_empty()
-            || self.unreadable.is_some()
-            || self.capped
-    }
-}
-
 fn list(v: &[u64]) -> String {
     let mut s: Vec<String> = v.iter().take(6).map(|x| x.to_string()).collect();
     if v.len() > 6 {
@@ -404,7 +385,7 @@ fn entry_partition(number: u32, e: &Entry, kind: PartKind) -> Partition {
     }
 }
 
-const FIX: &str = "To make the chain standard, rewrite the table with sfdisk after checking its listing: \
+const FIX: &str = "afdisk plans no change to this table until the chain is standard. To make it standard, rewrite the table with sfdisk after checking its listing: \
                    `sfdisk --dump DEV > table.txt` (remove repeated or unwanted lines), then `sfdisk DEV < table.txt` \
                    (back up the first MiB and every EBR first, e.g. with `afdisk backup`).";
 
@@ -412,7 +393,7 @@ fn anomaly(message: String) -> Finding {
     Finding::new(Severity::Error, "ebr-chain-anomaly", None, message)
 }
 
-fn chain_findings(an: &Anomalies, ext: &Entry, listed: usize) -> Vec<Finding> {
+fn chain_findings(an: &Anomalies, ext: &Entry) -> Vec<Finding> {
     let mut f = Vec::new();
     if an.bad_ext_offset {
         f.push(anomaly(
@@ -547,17 +528,6 @@ fn chain_findings(an: &Anomalies, ext: &Entry, listed: usize) -> Vec<Finding> {
             list(&an.odd_slots)
         )));
     }
-    if an.any() {
-        f.push(Finding::new(
-            Severity::Info,
-            "ebr-chain-anomaly",
-            None,
-            format!(
-                "afdisk lists the {listed} logical partition(s) sfdisk lists, numbered as sfdisk numbers them; \
-                 it does not plan changes to this table until the chain is standard."
-            ),
-        ));
-    }
     f
 }
 
@@ -658,12 +628,10 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> DosRead {
     let chain = walk_chain(src, lss, &ext);
     let ext_start = u64::from(ext.start);
     let ext_end = ext_start + u64::from(ext.size);
-    let mut listed = 0usize;
     for (number, pte) in &chain.ptes {
         if pte.data_cleared {
             continue;
         }
-        listed += 1;
         let mut p = entry_partition(*number, &pte.data, PartKind::Logical);
         p.start = pte.abs_start();
         p.ebr_lba = Some(pte.ebr_lba);
@@ -683,7 +651,7 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> DosRead {
         }
         parts.push(p);
     }
-    findings.extend(chain_findings(&chain.anomalies, &ext, listed));
+    findings.extend(chain_findings(&chain.anomalies, &ext));
     for p in parts.iter().filter(|p| p.size == 0) {
         findings.push(Finding::new(
             Severity::Error,
