@@ -722,6 +722,50 @@ mod tests {
         img
     }
 
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+        /// Whatever the chain (links anywhere on a 256-sector disk: loops, backward, outside, past the end; any
+        /// types, flags and sizes), the reader reads LBA 0 and each distinct EBR sector once, stops by #60, and
+        /// numbers logicals uniquely from 5.
+        #[test]
+        fn any_chain_reads_each_ebr_once_and_stops_by_60(
+            ext in (0u32..300, 0u32..300, 0usize..4),
+            ebrs in proptest::collection::vec(
+                (0u32..260, any::<u8>(), prop_oneof![Just(0x05u8), Just(0x0f), Just(0x83), Just(0)], 0u32..3,
+                 0u32..4, any::<u8>(), 0u32..300, 0u32..4, any::<bool>()),
+                0..40),
+        ) {
+            let mut img = vec![0u8; 512 * 256];
+            let (ext_start, ext_size, ext_slot) = ext;
+            put(&mut img, 0, &[[0; 16]; 4][..ext_slot].iter().copied()
+                .chain([ent(0, 0x05, ext_start, ext_size)]).collect::<Vec<_>>(), true);
+            for (k, (link, flag, link_ty, link_size, data_start, data_ty, data_size, slot, sig)) in
+                ebrs.iter().enumerate()
+            {
+                let lba = (u64::from(ext_start) + 2 * k as u64) % 256;
+                let data = ent(*flag, *data_ty, *data_start, *data_size);
+                let link = ent(0, *link_ty, *link, *link_size);
+                let mut slots = [[0u8; 16]; 4];
+                slots[*slot as usize] = data;
+                slots[(*slot as usize + 1) % 4] = link;
+                put(&mut img, lba, &slots, *sig);
+            }
+            let src = Counting(&img, std::cell::Cell::new(0));
+            let lba0 = read_lba0(&src).expect("lba0");
+            src.1.set(0);
+            let (_, parts, _, sectors) = read(&src, 512, &lba0);
+            prop_assert!(src.1.get() <= 1 + sectors.len() + 1, "reads {} for {} EBRs", src.1.get(), sectors.len());
+            prop_assert!(sectors.len() <= MAX_PARTS - 4);
+            let mut numbers: Vec<u32> = parts.iter().map(|p| p.number).collect();
+            prop_assert!(numbers.iter().all(|n| *n <= MAX_PARTS as u32));
+            numbers.sort_unstable();
+            numbers.dedup();
+            prop_assert_eq!(numbers.len(), parts.len(), "unique numbers");
+        }
+    }
+
     #[test]
     fn eight_and_more_logicals_read_with_one_read_per_ebr() {
         for n in [8usize, 20, 56] {
