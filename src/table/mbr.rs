@@ -154,25 +154,6 @@ struct Anomalies {
     capped: bool,
 }
 
-impl Anomalies {
-    fn any(&self) -> bool {
-        self.bad_ext_offset
-            || !self.bad_boot.is_empty()
-            || !self.no_signature.is_empty()
-            || !self.odd_slots.is_empty()
-            || !self.extras.is_empty()
-            || !self.type0_data.is_empty()
-            || !self.non_ext_link.is_empty()
-            || !self.zero_size_link.is_empty()
-            || !self.empty_linked.is_empty()
-            || self.loop_at.is_some()
-            || !self.backward.is_empty()
-            || !self.outside.is_empty()
-            || self.unreadable.is_some()
-            || self.capped
-    }
-}
-
 fn list(v: &[u64]) -> String {
     let mut s: Vec<String> = v.iter().take(6).map(|x| x.to_string()).collect();
     if v.len() > 6 {
@@ -404,7 +385,7 @@ fn entry_partition(number: u32, e: &Entry, kind: PartKind) -> Partition {
     }
 }
 
-const FIX: &str = "To make the chain standard, rewrite the table with sfdisk after checking its listing: \
+const FIX: &str = "afdisk plans no change to this table until the chain is standard. To make it standard, rewrite the table with sfdisk after checking its listing: \
                    `sfdisk --dump DEV > table.txt` (remove repeated or unwanted lines), then `sfdisk DEV < table.txt` \
                    (back up the first MiB and every EBR first, e.g. with `afdisk backup`).";
 
@@ -412,7 +393,7 @@ fn anomaly(message: String) -> Finding {
     Finding::new(Severity::Error, "ebr-chain-anomaly", None, message)
 }
 
-fn chain_findings(an: &Anomalies, ext: &Entry, listed: usize) -> Vec<Finding> {
+fn chain_findings(an: &Anomalies, ext: &Entry) -> Vec<Finding> {
     let mut f = Vec::new();
     if an.bad_ext_offset {
         f.push(anomaly(
@@ -547,17 +528,6 @@ fn chain_findings(an: &Anomalies, ext: &Entry, listed: usize) -> Vec<Finding> {
             list(&an.odd_slots)
         )));
     }
-    if an.any() {
-        f.push(Finding::new(
-            Severity::Info,
-            "ebr-chain-anomaly",
-            None,
-            format!(
-                "afdisk lists the {listed} logical partition(s) sfdisk lists, numbered as sfdisk numbers them; \
-                 it does not plan changes to this table until the chain is standard."
-            ),
-        ));
-    }
     f
 }
 
@@ -658,12 +628,10 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> DosRead {
     let chain = walk_chain(src, lss, &ext);
     let ext_start = u64::from(ext.start);
     let ext_end = ext_start + u64::from(ext.size);
-    let mut listed = 0usize;
     for (number, pte) in &chain.ptes {
         if pte.data_cleared {
             continue;
         }
-        listed += 1;
         let mut p = entry_partition(*number, &pte.data, PartKind::Logical);
         p.start = pte.abs_start();
         p.ebr_lba = Some(pte.ebr_lba);
@@ -683,7 +651,7 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> DosRead {
         }
         parts.push(p);
     }
-    findings.extend(chain_findings(&chain.anomalies, &ext, listed));
+    findings.extend(chain_findings(&chain.anomalies, &ext));
     for p in parts.iter().filter(|p| p.size == 0) {
         findings.push(Finding::new(
             Severity::Error,
@@ -752,6 +720,50 @@ mod tests {
             put(&mut img, lba, &[ent(0, 0x83, 2, 90), link], true);
         }
         img
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+        /// Whatever the chain (links anywhere on a 256-sector disk: loops, backward, outside, past the end; any
+        /// types, flags and sizes), the reader reads LBA 0 and each distinct EBR sector once, stops by #60, and
+        /// numbers logicals uniquely from 5.
+        #[test]
+        fn any_chain_reads_each_ebr_once_and_stops_by_60(
+            ext in (0u32..300, 0u32..300, 0usize..4),
+            ebrs in proptest::collection::vec(
+                (0u32..260, any::<u8>(), prop_oneof![Just(0x05u8), Just(0x0f), Just(0x83), Just(0)], 0u32..3,
+                 0u32..4, any::<u8>(), 0u32..300, 0u32..4, any::<bool>()),
+                0..40),
+        ) {
+            let mut img = vec![0u8; 512 * 256];
+            let (ext_start, ext_size, ext_slot) = ext;
+            put(&mut img, 0, &[[0; 16]; 4][..ext_slot].iter().copied()
+                .chain([ent(0, 0x05, ext_start, ext_size)]).collect::<Vec<_>>(), true);
+            for (k, (link, flag, link_ty, link_size, data_start, data_ty, data_size, slot, sig)) in
+                ebrs.iter().enumerate()
+            {
+                let lba = (u64::from(ext_start) + 2 * k as u64) % 256;
+                let data = ent(*flag, *data_ty, *data_start, *data_size);
+                let link = ent(0, *link_ty, *link, *link_size);
+                let mut slots = [[0u8; 16]; 4];
+                slots[*slot as usize] = data;
+                slots[(*slot as usize + 1) % 4] = link;
+                put(&mut img, lba, &slots, *sig);
+            }
+            let src = Counting(&img, std::cell::Cell::new(0));
+            let lba0 = read_lba0(&src).expect("lba0");
+            src.1.set(0);
+            let (_, parts, _, sectors) = read(&src, 512, &lba0);
+            prop_assert!(src.1.get() <= 1 + sectors.len() + 1, "reads {} for {} EBRs", src.1.get(), sectors.len());
+            prop_assert!(sectors.len() <= MAX_PARTS - 4);
+            let mut numbers: Vec<u32> = parts.iter().map(|p| p.number).collect();
+            prop_assert!(numbers.iter().all(|n| *n <= MAX_PARTS as u32));
+            numbers.sort_unstable();
+            numbers.dedup();
+            prop_assert_eq!(numbers.len(), parts.len(), "unique numbers");
+        }
     }
 
     #[test]
