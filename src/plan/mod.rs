@@ -548,10 +548,10 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                 if !req.replace {
                     return Err(Error::refused(
                         format!(
-                            "{} already has a {} table with {} partition(s); a fresh layout would replace it",
+                            "{} already has a {} table with {}; a fresh layout would replace it",
                             info.path,
                             o.table.label.as_str(),
-                            o.partitions.len()
+                            plural(o.partitions.len() as u64, "partition", "partitions")
                         ),
                         "use --realign to fix alignment in place, or add --replace to discard the old table",
                     ));
