@@ -171,15 +171,16 @@ fn rmw_rig_reports_penalty_and_4096_physical() {
         "the rig reports 512-byte sectors"
     );
     assert_ran_every_class(&v);
-    // Never the wrong answer: the rig does read-modify-write, so "no penalty" (exit 0) is a bug.
+    // Never the wrong answer: the rig does read-modify-write, so "no penalty" is a bug. Exit 0 is allowed only
+    // for "a small penalty" (a slowdown whose interval stays above the no-penalty band, below the 1.2 cut).
+    let message = v["verdict"]["message"].as_str().unwrap_or("");
+    assert!(!message.contains("no penalty detected"), "{message}");
     assert!(
-        [1, 4].contains(&out.code),
+        [1, 4].contains(&out.code) || (out.code == 0 && message.contains("small penalty")),
         "exit {}: {}",
         out.code,
         v["verdict"]
     );
-    let message = v["verdict"]["message"].as_str().unwrap_or("");
-    assert!(!message.contains("no penalty detected"), "{message}");
     // A probe that names a size names 4096.
     let detected = &v["verdict"]["detected_physical_sector_size"];
     assert!(detected.is_null() || *detected == 4096, "{}", v["verdict"]);
@@ -223,16 +224,8 @@ fn tmpfs_rig_reports_no_penalty() {
         out.code,
         v["verdict"]
     );
-    if out.code == 0 {
-        assert!(
-            v["verdict"]["message"]
-                .as_str()
-                .unwrap_or("")
-                .contains("no penalty"),
-            "{}",
-            v["verdict"]
-        );
-    }
+    let message = v["verdict"]["message"].as_str().unwrap_or("");
+    assert!(!message.contains("does read-modify-write"), "{message}");
     drop(dev);
 }
 
@@ -278,9 +271,13 @@ fn partition_view_penalty_at_2049_and_none_at_2048() {
     eprintln!("2049 (exit {}): {}", out.code, v["partition"]);
     assert_eq!(v["partition"]["number"], 1);
     assert_eq!(v["partition"]["start_offset_bytes"], 2049 * 512);
-    // Penalty, or undecided under load; never "no penalty".
+    // Penalty, or undecided under load; never "no penalty". Exit 0 only for a small penalty: the interval's
+    // low end above 1 (a slowdown, too little to call read-modify-write).
+    let small = v["partition"]["ratio_ci"][0]
+        .as_f64()
+        .is_some_and(|lo| lo > 1.0);
     assert!(
-        [1, 4].contains(&out.code),
+        [1, 4].contains(&out.code) || (out.code == 0 && small),
         "exit {}: {}",
         out.code,
         v["partition"]

@@ -289,3 +289,19 @@ fn bench_write_all_refusal_reads_well() {
     assert_eq!(out.code, 3, "{}", out.stderr);
     assert!(!out.stderr.contains("on it on"), "{}", out.stderr);
 }
+
+#[test]
+fn counts_take_the_right_number() {
+    let s = Scratch::new();
+    let one = good_gpt(&s);
+    let out = afdisk(&["plan", &one, "--preset", "data"]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(out.stderr.contains("with 1 partition;"), "{}", out.stderr);
+    let out = afdisk(&["check", &one]);
+    assert!(
+        out.stdout.contains("(1 partition aligned)"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("partition(s)"), "{}", out.stdout);
+}
