@@ -11,7 +11,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{run, run_stdin, LoopDev, Scratch};
+use common::{LoopDev, Scratch};
 
 const MIB: u64 = 1 << 20;
 
@@ -135,42 +135,11 @@ fn normalise_replaces_what_changes() {
     );
 }
 
-/// A 64 MiB GPT image: partition 1 off 4 KiB (2049), partition 2 aligned and named.
-fn gpt_image(sc: &Scratch) -> std::path::PathBuf {
-    let img = sc.image("g.img", 64 * MIB);
-    run(
-        "sgdisk",
-        &[
-            "-a",
-            "1",
-            "-n",
-            "1:2049:+8M",
-            "-n",
-            "2:34816:+8M",
-            "-c",
-            "2:data",
-            &s(&img),
-        ],
-    );
-    img
-}
-
-/// A 64 MiB dos image: a primary at 63, an extended container with one logical partition.
-fn dos_image(sc: &Scratch) -> std::path::PathBuf {
-    let img = sc.image("d.img", 64 * MIB);
-    run_stdin(
-        "sfdisk",
-        &["-q", "--no-reread", "-w", "never", &s(&img)],
-        "label: dos\nstart=63, size=16384, type=83\nstart=20480, type=5\nstart=22528, size=8192, type=83\n",
-    );
-    img
-}
-
 #[test]
 fn inspect_text() {
     let sc = Scratch::new();
-    gpt_image(&sc);
-    dos_image(&sc);
+    common::gpt_image_2049(&sc);
+    common::dos_image_63_logical(&sc);
     let d = sc.dir.path();
     insta::assert_snapshot!("inspect_gpt", text(d, &["inspect", "g.img"]));
     insta::assert_snapshot!("inspect_dos", text(d, &["inspect", "d.img"]));
@@ -183,8 +152,8 @@ fn inspect_text() {
 #[test]
 fn check_text() {
     let sc = Scratch::new();
-    gpt_image(&sc);
-    dos_image(&sc);
+    common::gpt_image_2049(&sc);
+    common::dos_image_63_logical(&sc);
     let empty = sc.image("e.img", 64 * MIB);
     let _ = empty;
     let d = sc.dir.path();
@@ -198,7 +167,7 @@ fn check_text() {
 #[test]
 fn plan_apply_backup_restore_text() {
     let sc = Scratch::new();
-    gpt_image(&sc);
+    common::gpt_image_2049(&sc);
     sc.image("e.img", 64 * MIB);
     let d = sc.dir.path();
     insta::assert_snapshot!(
@@ -261,7 +230,7 @@ fn plan_apply_backup_restore_text() {
 #[test]
 fn list_text_on_a_fixture() {
     let sc = Scratch::new();
-    let img = gpt_image(&sc);
+    let img = common::gpt_image_2049(&sc);
     let Some(dev) = LoopDev::attach(&img, 512) else {
         return;
     };

@@ -14,7 +14,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{afdisk, run, run_stdin, Afdisk, LoopDev, Scratch};
+use common::{afdisk, run, Afdisk, LoopDev, Scratch};
 use serde_json::Value;
 
 const MIB: u64 = 1 << 20;
@@ -278,28 +278,9 @@ fn every_command_s_json_matches_its_schema() {
     let sc = Scratch::new();
     let backups = sc.dir.path().join("backups");
     // A GPT image with a misaligned partition, made by the peer.
-    let gpt = sc.image("g.img", 64 * MIB);
-    run(
-        "sgdisk",
-        &[
-            "-a",
-            "1",
-            "-n",
-            "1:2049:+8M",
-            "-n",
-            "2:34816:+8M",
-            "-c",
-            "2:data",
-            &s(&gpt),
-        ],
-    );
+    let gpt = common::gpt_image_2049(&sc);
     // A dos image with a logical partition.
-    let dos = sc.image("d.img", 64 * MIB);
-    run_stdin(
-        "sfdisk",
-        &["-q", "--no-reread", "-w", "never", &s(&dos)],
-        "label: dos\nstart=63, size=16384, type=83\nstart=20480, type=5\nstart=22528, size=8192, type=83\n",
-    );
+    let dos = common::dos_image_63_logical(&sc);
     let empty = sc.image("e.img", 64 * MIB);
 
     for img in [&gpt, &dos, &empty] {

@@ -432,3 +432,34 @@ pub fn peek(path: &Path, offset: u64, len: usize) -> Vec<u8> {
     f.read_exact_at(&mut b, offset).expect("peek");
     b
 }
+
+/// `g.img`, a 64 MiB GPT image made by sgdisk: partition 1 off 4 KiB (2049), partition 2 aligned and named.
+pub fn gpt_image_2049(sc: &Scratch) -> std::path::PathBuf {
+    let img = sc.image("g.img", 64 * MIB);
+    run(
+        "sgdisk",
+        &[
+            "-a",
+            "1",
+            "-n",
+            "1:2049:+8M",
+            "-n",
+            "2:34816:+8M",
+            "-c",
+            "2:data",
+            &s(&img),
+        ],
+    );
+    img
+}
+
+/// `d.img`, a 64 MiB dos image made by sfdisk: a primary at 63, an extended container with one logical partition.
+pub fn dos_image_63_logical(sc: &Scratch) -> std::path::PathBuf {
+    let img = sc.image("d.img", 64 * MIB);
+    run_stdin(
+        "sfdisk",
+        &["-q", "--no-reread", "-w", "never", &s(&img)],
+        "label: dos\nstart=63, size=16384, type=83\nstart=20480, type=5\nstart=22528, size=8192, type=83\n",
+    );
+    img
+}
