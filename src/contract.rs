@@ -146,6 +146,61 @@ impl CheckResult {
         }
     }
 
+    /// The result for partition `number` of the disk `r` reports on, as `check` gives it for a partition node:
+    /// that partition's alignment, and the table's problems that concern it or the whole table. An error when
+    /// the table has no such partition (the kernel's view is stale).
+    pub fn from_partition(
+        path: &str,
+        r: &Report,
+        number: u32,
+        strict: bool,
+    ) -> Result<Self, Error> {
+        let Some(p) = r.partitions.iter().find(|p| p.number == number) else {
+            return Err(Error::usage(
+                format!(
+                    "{path} is partition {number} of {}, but its partition table has no partition {number}",
+                    r.device.path.display()
+                ),
+                format!(
+                    "the kernel's view of the disk is stale: check the disk itself (afdisk check {}), or re-read \
+                     its table (partx -u {})",
+                    r.device.path.display(),
+                    r.device.path.display()
+                ),
+            ));
+        };
+        let misaligned: Vec<u32> = p
+            .is_misaligned(strict)
+            .then_some(number)
+            .into_iter()
+            .collect();
+        let problems: Vec<CheckProblem> = r
+            .problems()
+            .into_iter()
+            .filter(|f| f.partition.is_none() || f.partition == Some(number))
+            .map(|f| CheckProblem {
+                code: f.code,
+                partition: f.partition,
+                message: f.message.clone(),
+            })
+            .collect();
+        Ok(CheckResult {
+            path: path.to_string(),
+            status: if !problems.is_empty() {
+                "problem"
+            } else if !misaligned.is_empty() {
+                "misaligned"
+            } else {
+                "ok"
+            },
+            misaligned,
+            partition_count: 1,
+            problems,
+            error: None,
+            fix: None,
+        })
+    }
+
     pub fn failed(path: &str, e: &Error) -> Self {
         CheckResult {
             path: path.to_string(),

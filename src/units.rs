@@ -1,14 +1,18 @@
-//! Byte sizes: parsing what users type (`1MiB`, `4K`, `64KiB`, `512`) and printing sizes for people.
+//! Byte sizes: parsing what users type (`1MiB`, `4K`, `64KiB`, `512`, `2048s`) and printing sizes for people.
 //!
 //! Binary suffixes (`K`, `KiB`, `M`, `MiB`, …) are powers of 1024; SI suffixes (`kB`, `MB`, …) are powers of 1000,
 //! because `MB` vs `MiB` confusion is a classic source of misaligned partitions.
+//!
+//! Terms: a **sector count** is a size with the `s` suffix (`2048s`): a number of the device's *logical* sectors,
+//! as in sgdisk and parted, so `2048s` is 1 MiB on a 512-byte-sector disk and 8 MiB on a 4Kn disk. Its bytes are
+//! known only once the device is: [`SizeArg`] keeps it until then, and [`parse_size`] (for sizes read where no
+//! device is known, such as preset files) refuses it with a fix.
 
 use crate::error::Error;
 
 const UNITS: &[(&str, u64)] = &[
     ("", 1),
     ("B", 1),
-    ("S", 512),
     ("K", 1 << 10),
     ("KIB", 1 << 10),
     ("M", 1 << 20),
@@ -23,33 +27,115 @@ const UNITS: &[(&str, u64)] = &[
     ("TB", 1_000_000_000_000),
 ];
 
-/// Parses a byte size such as `4096`, `4K`, `1MiB`, `2GB` (decimal) or `8s` (512-byte sectors).
-pub fn parse_size(text: &str) -> Result<u64, Error> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (digits, suffix) = t.split_at(split);
-    let bad = || {
-        Error::usage(
-            format!("'{text}' is not a size"),
-            "give a number of bytes with an optional unit, e.g. 4096, 64KiB, 1MiB, 2GiB (K/M/G/T are powers of 1024; kB/MB/GB powers of 1000)",
-        )
-    };
-    if digits.is_empty() {
-        return Err(bad());
+/// A size as typed: a number of bytes, or a count of the device's logical sectors (`2048s`) that becomes bytes
+/// once the device is known ([`SizeArg::bytes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SizeArg {
+    /// What was typed, for messages.
+    pub text: String,
+    pub value: SizeValue,
+}
+
+/// The value of a [`SizeArg`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SizeValue {
+    Bytes(u64),
+    /// A number of logical sectors (the `s` suffix).
+    Sectors(u64),
+}
+
+impl SizeArg {
+    /// Parses any size: bytes with an optional unit, or a sector count (`8s`).
+    pub fn parse(text: &str) -> Result<SizeArg, Error> {
+        let (n, suffix) = split(text)?;
+        let value = if suffix.eq_ignore_ascii_case("s") {
+            SizeValue::Sectors(n)
+        } else {
+            SizeValue::Bytes(checked(text, n, multiplier(text, suffix)?)?)
+        };
+        Ok(SizeArg {
+            text: text.to_string(),
+            value,
+        })
     }
-    let n: u64 = digits.parse().map_err(|_| bad())?;
-    let upper = suffix.trim().to_ascii_uppercase();
-    let mult = UNITS
+
+    /// Whether the size counts sectors (and so needs the device's logical sector size).
+    pub fn is_sectors(&self) -> bool {
+        matches!(self.value, SizeValue::Sectors(_))
+    }
+
+    /// The size in bytes on a device whose logical sector is `logical_sector_size` bytes.
+    pub fn bytes(&self, logical_sector_size: u64) -> Result<u64, Error> {
+        match self.value {
+            SizeValue::Bytes(b) => Ok(b),
+            SizeValue::Sectors(n) => checked(&self.text, n, logical_sector_size),
+        }
+    }
+
+    /// The size in bytes where no device is known: a sector count is refused.
+    pub fn bytes_without_device(&self) -> Result<u64, Error> {
+        match self.value {
+            SizeValue::Bytes(b) => Ok(b),
+            SizeValue::Sectors(_) => Err(no_device(&self.text)),
+        }
+    }
+}
+
+/// The refusal of a sector count where no device says how big a sector is.
+fn no_device(text: &str) -> Error {
+    Error::usage(
+        format!(
+            "'{text}' counts logical sectors, but no device is known here to say how big a sector is"
+        ),
+        "give the size in bytes instead, e.g. 4096, 64KiB or 1MiB (the s suffix works where a disk is given: \
+         plan's --grain and --stripe, inspect's and check's --stripe and --block-size)",
+    )
+}
+
+fn bad(text: &str) -> Error {
+    Error::usage(
+        format!("'{text}' is not a size"),
+        "give a number of bytes with an optional unit, e.g. 4096, 64KiB, 1MiB, 2GiB (K/M/G/T are powers of 1024; \
+         kB/MB/GB powers of 1000), or a number of the disk's logical sectors, e.g. 2048s",
+    )
+}
+
+/// The number and the suffix (trimmed) of a size.
+fn split(text: &str) -> Result<(u64, &str), Error> {
+    let t = text.trim();
+    let at = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, suffix) = t.split_at(at);
+    if digits.is_empty() {
+        return Err(bad(text));
+    }
+    let n: u64 = digits.parse().map_err(|_| too_large(text))?;
+    Ok((n, suffix.trim()))
+}
+
+fn multiplier(text: &str, suffix: &str) -> Result<u64, Error> {
+    let upper = suffix.to_ascii_uppercase();
+    UNITS
         .iter()
         .find(|(s, _)| *s == upper)
         .map(|(_, m)| *m)
-        .ok_or_else(bad)?;
-    n.checked_mul(mult).ok_or_else(|| {
-        Error::usage(
-            format!("size '{text}' is too large"),
-            "give a size below 16 EiB",
-        )
-    })
+        .ok_or_else(|| bad(text))
+}
+
+fn too_large(text: &str) -> Error {
+    Error::usage(
+        format!("size '{text}' is too large"),
+        "give a size below 16 EiB",
+    )
+}
+
+fn checked(text: &str, n: u64, mult: u64) -> Result<u64, Error> {
+    n.checked_mul(mult).ok_or_else(|| too_large(text))
+}
+
+/// Parses a byte size such as `4096`, `4K`, `1MiB` or `2GB` (decimal) where no device is known: a sector count
+/// (`8s`) is refused with a fix. Where a device is known, parse a [`SizeArg`] and ask it for its bytes.
+pub fn parse_size(text: &str) -> Result<u64, Error> {
+    SizeArg::parse(text)?.bytes_without_device()
 }
 
 /// Formats a byte count for people: exact units when it divides evenly (`1 MiB`, `4 KiB`), otherwise one decimal.
@@ -87,11 +173,45 @@ mod tests {
         assert_eq!(parse_size("1MiB").ok(), Some(1 << 20));
         assert_eq!(parse_size("1mib").ok(), Some(1 << 20));
         assert_eq!(parse_size("2MB").ok(), Some(2_000_000));
-        assert_eq!(parse_size("8s").ok(), Some(4096));
         assert!(parse_size("").is_err());
         assert!(parse_size("MiB").is_err());
         assert!(parse_size("12 parsecs").is_err());
         assert!(parse_size("99999999999T").is_err());
+    }
+
+    /// `s` counts the device's logical sectors (as in sgdisk and parted): 8 sectors are 4 KiB on a 512-byte
+    /// disk and 32 KiB on a 4Kn one. It used to mean 512 bytes whatever the disk.
+    #[test]
+    fn sector_counts_take_the_device_sector_size() {
+        let a = SizeArg::parse("8s").expect("a sector count");
+        assert!(a.is_sectors());
+        assert_eq!(a.bytes(512).ok(), Some(4096));
+        assert_eq!(a.bytes(4096).ok(), Some(32768));
+        assert_eq!(
+            SizeArg::parse("2048S").and_then(|a| a.bytes(4096)).ok(),
+            Some(8 << 20)
+        );
+        assert_eq!(
+            SizeArg::parse("1MiB").and_then(|a| a.bytes(4096)).ok(),
+            Some(1 << 20)
+        );
+        assert!(SizeArg::parse(&format!("{}s", u64::MAX / 1024))
+            .and_then(|a| a.bytes(4096))
+            .is_err());
+    }
+
+    /// Where no device is known, a sector count is an error that names the fix (bytes).
+    #[test]
+    fn a_sector_count_without_a_device_is_refused_with_a_fix() {
+        let e = parse_size("8s").expect_err("no device");
+        assert!(
+            e.problem.contains("'8s' counts logical sectors"),
+            "{}",
+            e.problem
+        );
+        assert!(e.fix.contains("in bytes"), "{}", e.fix);
+        let e = SizeArg::parse("64s").and_then(|a| a.bytes_without_device());
+        assert!(e.is_err());
     }
 
     #[test]

@@ -3,12 +3,28 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 use afdisk::device::Overrides;
 
-fn size(s: &str) -> Result<u64, String> {
-    afdisk::units::parse_size(s).map_err(|e| format!("{} ({})", e.problem, e.fix))
+use afdisk::units::SizeArg;
+
+/// A size where a disk is given: bytes, or a count of its logical sectors (`2048s`), made bytes once it is open.
+fn size(s: &str) -> Result<SizeArg, String> {
+    SizeArg::parse(s).map_err(|e| format!("{} ({})", e.problem, e.fix))
+}
+
+/// A geometry override: bytes only, since a sector count would depend on the very geometry it sets.
+fn geometry_bytes(s: &str) -> Result<u64, String> {
+    let a = size(s)?;
+    if a.is_sectors() {
+        return Err(format!(
+            "the geometry options take bytes: '{s}' counts sectors, whose size is what they set (give bytes, \
+             e.g. 4096 or 4KiB)"
+        ));
+    }
+    a.bytes_without_device()
+        .map_err(|e| format!("{} ({})", e.problem, e.fix))
 }
 
 #[derive(Debug, Parser)]
@@ -51,8 +67,7 @@ pub enum Command {
     },
     /// Exit 0 when every partition starts on a physical boundary, 1 when one does not, 2 on errors
     Check {
-        /// One or more disks or images
-        #[arg(required = true)]
+        /// Disks, partitions (/dev/sdb1: that partition of its disk) or images; none: every disk `list` shows
         targets: Vec<PathBuf>,
         /// Print JSON (an array with one result per target)
         #[arg(long)]
@@ -172,6 +187,35 @@ pub enum Command {
         #[command(flatten)]
         geometry: GeometryArgs,
     },
+    /// Print the completion script for SHELL (bash, zsh or fish), generated from this command line
+    Completions {
+        /// The shell to complete in
+        #[arg(value_enum)]
+        shell: CompletionShell,
+    },
+}
+
+/// A shell `afdisk completions` writes a script for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+impl CompletionShell {
+    /// The completion script for this shell, generated from the command-line definition (so it cannot drift
+    /// from it; `assets/completions/` holds the committed copies, and a test compares them).
+    pub fn script(self) -> Vec<u8> {
+        let shell = match self {
+            CompletionShell::Bash => clap_complete::Shell::Bash,
+            CompletionShell::Zsh => clap_complete::Shell::Zsh,
+            CompletionShell::Fish => clap_complete::Shell::Fish,
+        };
+        let mut out = Vec::new();
+        clap_complete::generate(shell, &mut Cli::command(), "afdisk", &mut out);
+        out
+    }
 }
 
 /// What `afdisk plan` is asked for.
@@ -202,10 +246,10 @@ pub struct PlanArgs {
     pub table: Option<String>,
     /// Use this grain instead of max(1 MiB, optimal I/O, stripe)
     #[arg(long, value_name = "SIZE", value_parser = size)]
-    pub grain: Option<u64>,
+    pub grain: Option<SizeArg>,
     /// RAID stripe (chunk × data disks): the grain becomes a multiple of it
     #[arg(long, value_name = "SIZE", value_parser = size)]
-    pub stripe: Option<u64>,
+    pub stripe: Option<SizeArg>,
     /// Write the plan (JSON) to FILE, for `afdisk apply --plan FILE`
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -270,13 +314,13 @@ fn write_modes() -> impl clap::builder::TypedValueParser<Value = afdisk::bench::
 #[derive(Debug, Clone, Copy, Default, Args)]
 pub struct GeometryArgs {
     /// Logical sector size in bytes (images: inferred from the GPT, else 512)
-    #[arg(long, value_name = "BYTES", value_parser = size, global = true)]
+    #[arg(long, value_name = "BYTES", value_parser = geometry_bytes, global = true)]
     pub logical_sector_size: Option<u64>,
     /// Physical sector size in bytes (e.g. 4096 for a drive that reports 512)
-    #[arg(long, value_name = "BYTES", value_parser = size, global = true)]
+    #[arg(long, value_name = "BYTES", value_parser = geometry_bytes, global = true)]
     pub physical_sector_size: Option<u64>,
     /// Alignment offset in bytes (the byte offset of the first aligned physical sector)
-    #[arg(long, value_name = "BYTES", value_parser = size, global = true)]
+    #[arg(long, value_name = "BYTES", value_parser = geometry_bytes, global = true)]
     pub alignment_offset: Option<u64>,
 }
 
@@ -291,14 +335,14 @@ impl GeometryArgs {
 }
 
 /// Options of the alignment analysis.
-#[derive(Debug, Clone, Copy, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct AnalysisArgs {
     /// Also check starts against this boundary (a RAID stripe, e.g. 256KiB)
     #[arg(long, value_name = "SIZE", value_parser = size)]
-    pub stripe: Option<u64>,
+    pub stripe: Option<SizeArg>,
     /// Filesystem block size used to compute the read-modify-write cost
     #[arg(long, value_name = "SIZE", value_parser = size, default_value = "4096")]
-    pub block_size: u64,
+    pub block_size: SizeArg,
 }
 
 #[cfg(test)]

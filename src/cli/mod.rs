@@ -11,9 +11,10 @@ mod resume;
 mod sector_size;
 mod write;
 
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use afdisk::error::Setting;
 use afdisk::report::{self, InspectOptions};
@@ -82,29 +83,149 @@ pub(crate) fn json<T: serde::Serialize>(v: &T) -> String {
     }
 }
 
-fn options(g: &GeometryArgs, a: &AnalysisArgs) -> InspectOptions {
-    InspectOptions {
+/// The inspection options for `target`. A size given as a sector count (`--stripe 512s`) is in the target's
+/// logical sectors, so the target is opened first to learn their size (only then).
+fn options(
+    target: &std::path::Path,
+    g: &GeometryArgs,
+    a: &AnalysisArgs,
+) -> Result<InspectOptions, Error> {
+    let sectors = a
+        .stripe
+        .iter()
+        .chain([&a.block_size])
+        .any(|s| s.is_sectors());
+    let logical = if sectors {
+        afdisk::device::open(target, &g.overrides())?
+            .info
+            .logical_sector_size
+    } else {
+        512 // unused: every size is in bytes
+    };
+    Ok(InspectOptions {
         overrides: g.overrides(),
-        stripe: a.stripe,
-        block_size: a.block_size,
+        stripe: a.stripe.as_ref().map(|s| s.bytes(logical)).transpose()?,
+        block_size: a.block_size.bytes(logical)?,
         probe_signatures: true,
-    }
+    })
 }
 
-/// The command line, parsed (clap prints usage errors and exits 2 itself).
+/// The command line, parsed (clap prints usage errors and exits 2 itself). A first word that is neither a
+/// subcommand nor an existing file, but close to a subcommand, is refused first ([`mistyped_subcommand`]).
 pub fn parse() -> Cli {
-    Cli::parse()
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    if let Some(e) = mistyped_subcommand(&argv) {
+        print_error(&e);
+        std::process::exit(EXIT_ERROR);
+    }
+    Cli::parse_from(argv)
+}
+
+/// The first word of `argv` that is not an option (nor an option's value), if it comes before any `--`.
+fn first_word(argv: &[OsString]) -> Option<&OsStr> {
+    let cmd = Cli::command();
+    let takes_value = |long: &str| {
+        cmd.get_arguments()
+            .any(|a| a.get_long() == Some(long) && a.get_action().takes_values())
+    };
+    let mut it = argv.iter().skip(1);
+    while let Some(a) = it.next() {
+        let Some(t) = a.to_str() else {
+            return Some(a);
+        };
+        if t == "--" {
+            return None;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            if !long.contains('=') && takes_value(long) {
+                it.next();
+            }
+            continue;
+        }
+        if t.starts_with('-') && t.len() > 1 {
+            continue;
+        }
+        return Some(a);
+    }
+    None
+}
+
+/// Edit distance with transpositions (optimal string alignment): `inspct`→`inspect` 1, `chekc`→`check` 1.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, v) in d[0].iter_mut().enumerate() {
+        *v = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// The subcommand `word` is a likely typo of: within 1 edit for names of up to 4 letters, 2 for longer ones
+/// (case ignored), the closest one.
+fn near_subcommand(word: &str) -> Option<String> {
+    let w = word.to_lowercase();
+    let cmd = Cli::command();
+    let names = cmd
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .chain(std::iter::once("help".to_string()));
+    names
+        .filter_map(|n| {
+            let d = edit_distance(&w, &n);
+            let limit = if n.len() <= 4 { 1 } else { 2 };
+            (d <= limit).then_some((d, n))
+        })
+        .min()
+        .map(|(_, n)| n)
+}
+
+/// The CLI's answer to a mistyped subcommand. Without a subcommand the first word is a TARGET (a disk or image
+/// for the UI), so `afdisk inspct` would try to open a file named `inspct`: when no such file exists and the
+/// word is close to a subcommand, both readings are named and nothing runs. An existing file of that name
+/// (or a word after `--`, or one with a `/`) is still a target.
+fn mistyped_subcommand(argv: &[OsString]) -> Option<Error> {
+    let word = first_word(argv)?.to_str()?;
+    if word.contains('/') || Cli::command().find_subcommand(word).is_some() || word == "help" {
+        return None;
+    }
+    if std::fs::symlink_metadata(word).is_ok() {
+        return None;
+    }
+    let near = near_subcommand(word)?;
+    Some(Error::usage(
+        format!(
+            "'{word}' is not a subcommand (did you mean {near}?), and no disk or image file named '{word}' exists"
+        ),
+        format!(
+            "for the subcommand, write `afdisk {near} ...`; to open a disk or image as TARGET, give the path of an \
+             existing one (e.g. ./{word} or /dev/sdX)"
+        ),
+    ))
 }
 
 /// The options the terminal UI (and its non-terminal fallback) inspects with.
 pub fn ui_options(cli: &Cli) -> InspectOptions {
-    options(
-        &cli.geometry,
-        &AnalysisArgs {
-            stripe: None,
-            block_size: 4096,
-        },
-    )
+    InspectOptions {
+        overrides: cli.geometry.overrides(),
+        stripe: None,
+        block_size: 4096,
+        probe_signatures: true,
+    }
 }
 
 /// No terminal to show the UI on (a pipe or a script): print what the UI would show, as text.
@@ -133,27 +254,30 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             json: as_json,
             geometry,
             analysis,
-        } => match report::inspect(&target, &options(&geometry, &analysis)) {
-            Ok((_, r)) => {
-                emit(&if as_json {
-                    json(&r)
-                } else {
-                    render::inspect(&r)
-                });
-                EXIT_OK
+        } => {
+            match options(&target, &geometry, &analysis).and_then(|o| report::inspect(&target, &o))
+            {
+                Ok((_, r)) => {
+                    emit(&if as_json {
+                        json(&r)
+                    } else {
+                        render::inspect(&r)
+                    });
+                    EXIT_OK
+                }
+                Err(e) => {
+                    print_error(&e);
+                    EXIT_ERROR
+                }
             }
-            Err(e) => {
-                print_error(&e);
-                EXIT_ERROR
-            }
-        },
+        }
         Command::Check {
             targets,
             json: as_json,
             strict,
             geometry,
             analysis,
-        } => cmd_check(&targets, as_json, strict, &options(&geometry, &analysis)),
+        } => cmd_check(&targets, as_json, strict, &geometry, &analysis),
         Command::Plan(a) => write::plan(&a),
         Command::Apply {
             target,
@@ -228,6 +352,12 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
                 overrides: geometry.overrides(),
             },
         ),
+        Command::Completions { shell } => {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(&shell.script());
+            let _ = out.flush();
+            EXIT_OK
+        }
     }
 }
 
@@ -259,26 +389,41 @@ fn cmd_list(as_json: bool, g: &GeometryArgs) -> i32 {
     EXIT_OK
 }
 
+/// `check`: each target (a disk, an image, or a partition node, which checks that partition of its disk), or
+/// with none every disk `list` shows. The exit status is the worst of all ([`render::check_exit`]).
 fn cmd_check(
     targets: &[std::path::PathBuf],
     as_json: bool,
     strict: bool,
-    opts: &InspectOptions,
+    geometry: &GeometryArgs,
+    analysis: &AnalysisArgs,
 ) -> i32 {
+    let targets: Vec<std::path::PathBuf> = if targets.is_empty() {
+        afdisk::device::list::disks()
+            .into_iter()
+            .map(|(_, p)| p)
+            .collect()
+    } else {
+        targets.to_vec()
+    };
     let mut results = Vec::new();
-    for t in targets {
-        match report::inspect(t, opts) {
-            Ok((_, r)) => results.push(render::CheckResult::from_report(
-                &t.display().to_string(),
-                &r,
-                strict,
-            )),
+    for t in &targets {
+        let shown = t.display().to_string();
+        let (disk, partition) = afdisk::bench::resolve_target(t);
+        let result = options(&disk, geometry, analysis)
+            .and_then(|opts| report::inspect(&disk, &opts))
+            .and_then(|(_, r)| match partition {
+                None => Ok(render::CheckResult::from_report(&shown, &r, strict)),
+                Some(n) => render::CheckResult::from_partition(&shown, &r, n, strict),
+            });
+        match result {
+            Ok(c) => results.push(c),
             Err(e) => {
                 // With --json the error is in the array only (README's contract).
                 if !as_json {
                     print_error(&e);
                 }
-                results.push(render::CheckResult::failed(&t.display().to_string(), &e));
+                results.push(render::CheckResult::failed(&shown, &e));
             }
         }
     }

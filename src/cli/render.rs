@@ -69,6 +69,11 @@ pub fn list(entries: &[ListEntry]) -> String {
                     r.summary.partitions,
                     r.summary.misaligned,
                 );
+                // A loop device's backing file ends its line, quoted when it is not plain text.
+                if let Some(f) = &d.backing_file {
+                    o.pop();
+                    let _ = writeln!(o, "  file {}", afdisk::device::path_id(f));
+                }
             }
             ListEntry::Failed { name, error, .. } => {
                 let _ = writeln!(o, "{name:<10} cannot be read: {error}");

@@ -87,8 +87,9 @@ fn make_plan(a: &PlanArgs) -> Result<Plan, Error> {
             .table
             .as_deref()
             .map(|t| if t == "dos" { Label::Dos } else { Label::Gpt }),
-        grain: a.grain,
-        stripe: a.stripe,
+        // A sector count (`2048s`) is in the device's logical sectors.
+        grain: sized(&a.grain, &opened)?,
+        stripe: sized(&a.stripe, &opened)?,
         strict: a.strict,
         discard_data: a.discard_data.clone(),
         replace: a.replace,
@@ -100,6 +101,16 @@ fn make_plan(a: &PlanArgs) -> Result<Plan, Error> {
         ));
     }
     plan::make(&opened, &req)
+}
+
+/// A size option in bytes on the opened device (a sector count is in its logical sectors).
+fn sized(
+    a: &Option<afdisk::units::SizeArg>,
+    opened: &device::Opened,
+) -> Result<Option<u64>, Error> {
+    a.as_ref()
+        .map(|s| s.bytes(opened.info.logical_sector_size))
+        .transpose()
 }
 
 /// The confirmation: `--yes [--confirm T]`, else typed at the terminal, else absent.

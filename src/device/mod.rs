@@ -129,7 +129,11 @@ pub struct DeviceInfo {
     pub minimum_io_size: u64,
     pub optimal_io_size: u64,
     pub geometry_source: GeometrySource,
-    pub backing_file: Option<String>,
+    /// A loop device's backing file as the kernel names it, byte for byte (`None` otherwise). JSON shows it as
+    /// text (lossy only there).
+    #[serde(serialize_with = "lossy_path_opt")]
+    #[schemars(with = "Option<String>")]
+    pub backing_file: Option<PathBuf>,
     /// The file this target is: the image itself, or the loop device's backing file (`None` for drives).
     #[serde(skip)]
     pub file_id: Option<FileId>,
@@ -199,6 +203,17 @@ pub fn path_id(p: &Path) -> String {
 /// Serialises a path as text for the JSON contract (the only place a path becomes lossy).
 pub fn lossy_path<S: serde::Serializer>(p: &Path, s: S) -> std::result::Result<S::Ok, S::Error> {
     s.serialize_str(&p.to_string_lossy())
+}
+
+/// [`lossy_path`] for a path that may be absent (`null`).
+pub fn lossy_path_opt<S: serde::Serializer>(
+    p: &Option<PathBuf>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    match p {
+        Some(p) => lossy_path(p, s),
+        None => s.serialize_none(),
+    }
 }
 
 /// A path quoted for a POSIX shell, so that a printed command can be pasted: plain when it holds only safe

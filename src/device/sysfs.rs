@@ -11,6 +11,15 @@ pub fn attr(dir: &Path, name: &str) -> Option<String> {
     (!t.is_empty()).then(|| t.to_string())
 }
 
+/// Reads a sysfs attribute that holds a path (a loop device's `loop/backing_file`) as bytes, without its
+/// trailing newline: a path need not be UTF-8. `None` when absent or empty.
+pub fn attr_path(dir: &Path, name: &str) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let b = fs::read(dir.join(name)).ok()?;
+    let b = b.strip_suffix(b"\n").unwrap_or(&b);
+    (!b.is_empty()).then(|| PathBuf::from(std::ffi::OsStr::from_bytes(b)))
+}
+
 pub fn attr_u64(dir: &Path, name: &str) -> Option<u64> {
     attr(dir, name)?.parse().ok()
 }
@@ -40,7 +49,8 @@ pub struct Identity {
     pub rotational: bool,
     pub removable: bool,
     pub read_only: bool,
-    pub backing_file: Option<String>,
+    /// A loop device's backing file, byte for byte.
+    pub backing_file: Option<PathBuf>,
 }
 
 /// Classifies the transport from the kernel name and the canonical sysfs path.
@@ -94,7 +104,7 @@ pub fn identity(dir: &Path, name: &str) -> Identity {
         rotational: attr(dir, "queue/rotational").as_deref() == Some("1"),
         removable: attr(dir, "removable").as_deref() == Some("1"),
         read_only: attr(dir, "ro").as_deref() == Some("1"),
-        backing_file: attr(dir, "loop/backing_file"),
+        backing_file: attr_path(dir, "loop/backing_file"),
     }
 }
 
