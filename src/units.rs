@@ -214,6 +214,30 @@ mod tests {
         assert!(e.is_err());
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// `Ns` is N logical sectors on any device; a size with a byte unit is the same on every device and
+        /// without one.
+        #[test]
+        fn sector_counts_scale_and_byte_sizes_do_not(n in 0u64..(1 << 40), unit in 0usize..5, ss in proptest::sample::select(vec![512u64, 4096])) {
+            let a = SizeArg::parse(&format!("{n}s")).map_err(|e| proptest::test_runner::TestCaseError::fail(e.problem))?;
+            proptest::prop_assert_eq!(a.bytes(ss).ok(), Some(n * ss));
+            proptest::prop_assert!(a.bytes_without_device().is_err());
+            let (suffix, mult) = [("", 1u64), ("KiB", 1 << 10), ("M", 1 << 20), ("kB", 1000), ("GB", 1_000_000_000)][unit];
+            let b = SizeArg::parse(&format!("{n}{suffix}")).map_err(|e| proptest::test_runner::TestCaseError::fail(e.problem));
+            match n.checked_mul(mult) {
+                Some(v) => {
+                    let b = b?;
+                    proptest::prop_assert_eq!(b.bytes(ss).ok(), Some(v));
+                    proptest::prop_assert_eq!(b.bytes_without_device().ok(), Some(v));
+                    proptest::prop_assert_eq!(parse_size(&format!("{n}{suffix}")).ok(), Some(v));
+                }
+                None => proptest::prop_assert!(b.is_err()),
+            }
+        }
+    }
+
     #[test]
     fn formats_sizes() {
         assert_eq!(human(512), "512 B");

@@ -441,6 +441,81 @@ fn cmd_check(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn argv(words: &[&str]) -> Vec<OsString> {
+        words.iter().map(OsString::from).collect()
+    }
+
+    /// The word that could be a mistyped subcommand is the first one that is neither an option nor an option's
+    /// value; after `--` there is none (the user said TARGET).
+    #[test]
+    fn first_word_skips_options_and_their_values() {
+        let w = |words: &[&str]| first_word(&argv(words)).map(|w| w.to_string_lossy().into_owned());
+        assert_eq!(w(&["afdisk", "inspct", "x"]).as_deref(), Some("inspct"));
+        assert_eq!(
+            w(&["afdisk", "--logical-sector-size", "4096", "inspct"]).as_deref(),
+            Some("inspct")
+        );
+        assert_eq!(
+            w(&["afdisk", "--physical-sector-size=4096", "chekc"]).as_deref(),
+            Some("chekc")
+        );
+        assert_eq!(w(&["afdisk", "--", "inspct"]), None);
+        assert_eq!(w(&["afdisk", "--version"]), None);
+    }
+
+    /// Words far from every subcommand get no suggestion (a disk name is not a typo).
+    #[test]
+    fn far_words_are_not_typos() {
+        for w in ["sdb", "disk.img", "nvme0n1", "vda", "backup.json", "x"] {
+            assert_eq!(near_subcommand(w), None, "{w}");
+        }
+        assert_eq!(near_subcommand("INSPECT").as_deref(), Some("inspect"));
+        assert_eq!(
+            near_subcommand("sectorsize").as_deref(),
+            Some("sector-size")
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// The edit distance is 0 on equal words, symmetric, and at most the longer word's length.
+        #[test]
+        fn edit_distance_basics(a in "[a-z-]{0,9}", b in "[a-z-]{0,9}") {
+            prop_assert_eq!(edit_distance(&a, &a), 0);
+            prop_assert_eq!(edit_distance(&a, &b), edit_distance(&b, &a));
+            prop_assert!(edit_distance(&a, &b) <= a.len().max(b.len()));
+            prop_assert_eq!(edit_distance(&a, &b) == 0, a == b);
+        }
+
+        /// One typo (a letter dropped, changed or added, or two swapped) in a subcommand of five letters or
+        /// more is always answered with a subcommand at most as far from it as the one meant.
+        #[test]
+        fn one_typo_is_answered(which in 0usize..64, at in 0usize..16, op in 0u8..4, c in proptest::char::range('a', 'z')) {
+            let names: Vec<String> = Cli::command()
+                .get_subcommands()
+                .map(|s| s.get_name().to_string())
+                .filter(|n| n.len() >= 5)
+                .collect();
+            let meant = &names[which % names.len()];
+            let mut w: Vec<char> = meant.chars().collect();
+            let i = at % w.len();
+            match op {
+                0 => { w.remove(i); }
+                1 => w[i] = c,
+                2 => w.insert(i, c),
+                _ => { let j = (i + 1) % w.len(); w.swap(i, j); }
+            }
+            let typo: String = w.into_iter().collect();
+            prop_assume!(&typo != meant);
+            let got = near_subcommand(&typo);
+            prop_assert!(got.is_some(), "{} gets no suggestion", typo);
+            let got = got.unwrap_or_default();
+            prop_assert!(edit_distance(&typo, &got) <= edit_distance(&typo, meant), "{} -> {}", typo, got);
+        }
+    }
 
     /// The CLI still names the flags in a bench error the core words with settings.
     #[test]
