@@ -87,8 +87,8 @@ fn no_device(text: &str) -> Error {
         format!(
             "'{text}' counts logical sectors, but no device is known here to say how big a sector is"
         ),
-        "give the size in bytes instead, e.g. 4096, 64KiB or 1MiB (the s suffix works where a disk is given: \
-         plan's --grain and --stripe, inspect's and check's --stripe and --block-size)",
+        "give the size in bytes instead, e.g. 4096, 64KiB or 1MiB (a sector count is for sizes given with a \
+         disk, whose sectors it counts)",
     )
 }
 
