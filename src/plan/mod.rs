@@ -7,6 +7,7 @@
 //! sectors are pure (`grain`, `layout`, `encode`); `make` gathers the inputs from an opened device.
 
 pub mod chain;
+pub mod edit;
 pub mod encode;
 pub mod grain;
 pub mod layout;
