@@ -499,3 +499,115 @@ impl Page for PlanPage {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::app::{DiskState, Panel};
+
+    /// The plan screen of an empty 256 MiB image with its preset plan made.
+    fn page_with_plan(dir: &std::path::Path) -> Box<dyn Page> {
+        let img = dir.join("t.img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(256 << 20))
+            .expect("image");
+        let (_, report) = afdisk::report::inspect(&img, &Default::default()).expect("inspect");
+        let d = DiskState {
+            report,
+            selected: 0,
+            focus: Panel::Partitions,
+            findings_scroll: 0,
+        };
+        let mut page = open(&d, None);
+        let o = afdisk::device::open(&img, &Default::default()).expect("open");
+        let req = afdisk::plan::Request {
+            preset: Some("data".into()),
+            ..Default::default()
+        };
+        let plan = afdisk::plan::make(&o, &req).expect("plan");
+        let pp = page
+            .as_any_mut()
+            .downcast_mut::<PlanPage>()
+            .expect("plan page");
+        pp.state = Some(PlanState::new(img, plan, None));
+        page
+    }
+
+    fn pp(page: &mut Box<dyn Page>) -> &mut PlanPage {
+        page.as_any_mut()
+            .downcast_mut::<PlanPage>()
+            .expect("plan page")
+    }
+
+    /// e opens the editor on the plan's layout: its keys replace the plan's, a field takes every key, Esc
+    /// goes back to the plan and e returns to the same edits; Enter asks for the custom plan's job.
+    #[test]
+    fn e_opens_the_editor_and_enter_makes_its_plan() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut page = page_with_plan(dir.path());
+        assert!(matches!(page.key(KeyCode::Char('e')), Reply::None));
+        assert!(pp(&mut page).editing);
+        assert_eq!(page.commands(), EDIT_KEYS.to_vec());
+        let before = pp(&mut page)
+            .edit
+            .as_ref()
+            .expect("editor")
+            .editor
+            .layout
+            .clone();
+        assert_eq!(before, pp(&mut page).state.as_ref().expect("plan").plan.new);
+        page.key(KeyCode::Char('c'));
+        page.key(KeyCode::Char('n'));
+        assert!(page.typing());
+        assert!(page.status().is_some_and(|s| s.contains("Enter ok")));
+        for c in "q?".chars() {
+            page.key(KeyCode::Char(c));
+        }
+        page.key(KeyCode::Backspace);
+        page.key(KeyCode::Backspace);
+        for c in "+64M".chars() {
+            page.key(KeyCode::Char(c));
+        }
+        page.key(KeyCode::Enter);
+        assert!(!page.typing());
+        assert_eq!(
+            pp(&mut page)
+                .edit
+                .as_ref()
+                .expect("editor")
+                .editor
+                .layout
+                .partitions
+                .len(),
+            1
+        );
+        page.key(KeyCode::Esc);
+        assert!(!pp(&mut page).editing);
+        assert_eq!(page.commands(), PLAN_KEYS.to_vec());
+        page.key(KeyCode::Char('e'));
+        let es = pp(&mut page).edit.clone().expect("editor");
+        assert_eq!(es.editor.layout.partitions.len(), 1, "the edits are kept");
+        assert!(matches!(page.key(KeyCode::Enter), Reply::Start(_)));
+        assert!(pp(&mut page).from_edit);
+    }
+
+    /// A written plan is not edited: e says so and the editor stays closed.
+    #[test]
+    fn a_written_plan_is_not_edited() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut page = page_with_plan(dir.path());
+        pp(&mut page).state.as_mut().expect("plan").written = Some(Written {
+            backup_file: "/b".into(),
+            message: String::new(),
+            undone: false,
+        });
+        page.key(KeyCode::Char('e'));
+        let p = pp(&mut page);
+        assert!(!p.editing);
+        assert!(p
+            .state
+            .as_ref()
+            .and_then(|s| s.error.clone())
+            .is_some_and(|e| e.contains("already written")));
+    }
+}
