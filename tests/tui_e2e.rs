@@ -254,8 +254,13 @@ fn hand_edited_layout_is_written_aligned_and_read_back_by_the_peers() {
     tm.keys(&["a"]);
     tm.wait_for("Confirm write");
     tm.type_enter("hand.img");
+    // The whole outcome shows at 80x24: what was written, the backup and the undo key.
     let screen = tm.wait_for("Press u to undo");
     assert!(screen.contains("Wrote"), "{screen}");
+    assert!(
+        screen.contains("Backup of the previous sectors"),
+        "{screen}"
+    );
     tm.keys(&["q"]);
     assert_eq!(tm.exit_status(&status), "0", "afdisk exit status");
 

@@ -385,19 +385,24 @@ impl EditState {
     }
 }
 
-/// The one adapter to the custom plan: the edited `target` as a plan for the disk `opened`, aligned to
-/// `grain` bytes; `destroy_ok` names the partitions with data the edit gives up.
+/// The one adapter to the custom plan (`plan::custom`): the edited `target` as a plan for the disk `opened`,
+/// aligned to `grain` bytes as edited (no further snapping); `destroy_ok` names the partitions with data the
+/// edit gives up (the confirmation then asks for DESTROY).
 pub fn make_plan(
     opened: &afdisk::device::Opened,
     target: &Layout,
     grain: u64,
     destroy_ok: Vec<u32>,
 ) -> Result<Plan, afdisk::Error> {
-    let _ = (opened, target, grain, destroy_ok);
-    Err(afdisk::Error::usage(
-        "hand-edited plans need the custom plan (plan::custom), which this build does not have yet",
-        "use a proposal or a preset (Esc, then n)",
-    ))
+    let req = afdisk::plan::custom::CustomRequest {
+        origin: "hand edit".into(),
+        realign: false,
+        replace: false,
+        grain: Some(grain),
+        stripe: None,
+        destroy_ok,
+    };
+    afdisk::plan::custom::make(opened, target, &req)
 }
 
 #[cfg(test)]
