@@ -484,6 +484,151 @@ mod tests {
         assert_eq!(es.key(KeyCode::Enter), EditAction::MakePlan);
     }
 
+    fn peer(prog: &str, args: &[&str]) -> String {
+        let out = std::process::Command::new(prog)
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {prog}: {e}"));
+        assert!(
+            out.status.success(),
+            "{prog} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The realign plan of `img` (the plan screen's first plan for a disk with a table).
+    fn realign_plan(img: &std::path::Path) -> Plan {
+        let o = afdisk::device::open(img, &Default::default()).expect("open");
+        let req = afdisk::plan::Request {
+            realign: true,
+            ..Default::default()
+        };
+        afdisk::plan::make(&o, &req).expect("plan")
+    }
+
+    /// From the current table (made by sgdisk, an ext4 in partition 1): its data is not moved or shrunk by
+    /// the editor; deleting it makes a plan that names the loss (the confirmation then asks for DESTROY).
+    #[test]
+    fn a_partition_with_data_is_not_moved_and_its_deletion_is_a_named_loss() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let img = dir.path().join("d.img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(256 << 20))
+            .expect("image");
+        let t = img.to_str().expect("utf-8");
+        peer("sgdisk", &["-n", "1:2048:+64M", "-n", "2:0:+32M", t]);
+        let part = dir.path().join("p1.img");
+        std::fs::File::create(&part)
+            .and_then(|f| f.set_len(64 << 20))
+            .expect("part");
+        peer("mkfs.ext4", &["-q", "-F", part.to_str().expect("utf-8")]);
+        let fs = std::fs::read(&part).expect("read");
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&img)
+            .expect("open");
+        f.seek(SeekFrom::Start(2048 * 512)).expect("seek");
+        f.write_all(&fs[..1 << 20]).expect("write");
+        drop(f);
+        let mut es = EditState::from_plan(&realign_plan(&img)).expect("editor");
+        assert!(
+            es.editor.content.contains_key(&1),
+            "{:?}",
+            es.editor.content
+        );
+        es.key(KeyCode::Char('m'));
+        typed(&mut es, "100M");
+        let (m, bad) = es.message.clone().expect("message");
+        assert!(
+            bad && m.contains("holds ext4") && m.contains("realign"),
+            "{m}"
+        );
+        es.key(KeyCode::Char('r'));
+        typed(&mut es, "10M");
+        let (m, bad) = es.message.clone().expect("message");
+        assert!(bad && m.contains("would cut the filesystem"), "{m}");
+        // Partition 2 is empty: it moves.
+        es.key(KeyCode::Down);
+        es.key(KeyCode::Char('m'));
+        typed(&mut es, "+150M");
+        assert_eq!(es.editor.partition(2).map(|p| p.start), Some(150 * 2048));
+        // Up over the free region the move left, to partition 1.
+        es.key(KeyCode::Up);
+        es.key(KeyCode::Up);
+        es.key(KeyCode::Char('d'));
+        assert_eq!(es.destroy_ok(), vec![1]);
+        let o = afdisk::device::open(&img, &Default::default()).expect("open");
+        let plan = make_plan(&o, &es.editor.layout, es.editor.grain, es.destroy_ok())
+            .expect("custom plan");
+        assert_eq!(plan.kind, afdisk::plan::PlanKind::Custom);
+        assert_eq!(plan.destroys.len(), 1, "{:?}", plan.destroys);
+        assert_eq!(plan.destroys[0].partition, Some(1));
+    }
+
+    /// A dos table edited by hand: four primaries at most, the boot flag on `a`, a type byte; the plan is
+    /// written by the one apply path and sfdisk verifies it.
+    #[test]
+    fn a_dos_table_by_hand_is_applied_and_verified_by_sfdisk() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let img = dir.path().join("dos.img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(128 << 20))
+            .expect("image");
+        let t = img.to_str().expect("utf-8");
+        let o = std::process::Command::new("sfdisk")
+            .args(["-q", t])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin
+                    .take()
+                    .expect("stdin")
+                    .write_all(b"label: dos\nstart=63, size=20000, type=83\n")?;
+                c.wait()
+            })
+            .expect("sfdisk");
+        assert!(o.success());
+        let mut es = EditState::from_plan(&realign_plan(&img)).expect("editor");
+        es.key(KeyCode::Char('c'));
+        es.key(KeyCode::Char('n'));
+        typed(&mut es, "+32M");
+        es.key(KeyCode::Char('a'));
+        es.key(KeyCode::Char('t'));
+        typed(&mut es, "0x0c");
+        es.key(KeyCode::Down);
+        es.key(KeyCode::Char('n'));
+        typed(&mut es, "rest");
+        es.key(KeyCode::Char('N'));
+        typed(&mut es, "x");
+        let (m, bad) = es.message.clone().expect("message");
+        assert!(bad && m.contains("no partition names"), "{m}");
+        assert!(es.editor.problems().is_empty());
+        let opened = afdisk::device::open(&img, &Default::default()).expect("open");
+        let plan = make_plan(&opened, &es.editor.layout, es.editor.grain, es.destroy_ok())
+            .expect("custom plan");
+        let name = plan.device.name.clone();
+        afdisk::apply::apply(
+            &opened,
+            &plan,
+            &afdisk::device::access::Confirmation::Typed(name),
+            &dir.path().join("bk"),
+        )
+        .expect("apply");
+        drop(opened);
+        peer("sfdisk", &["--verify", t]);
+        let dump = peer("sfdisk", &["-d", t]);
+        let lines: Vec<&str> = dump.lines().filter(|l| l.contains("start=")).collect();
+        assert_eq!(lines.len(), 2, "{dump}");
+        assert!(
+            lines[0].contains("start=        2048, size=       65536, type=c, bootable"),
+            "{dump}"
+        );
+        assert!(lines[1].contains("type=83"), "{dump}");
+    }
+
     /// The editor's key bar fits 80 columns (the plan screen's too, with its e).
     #[test]
     fn key_bars_fit_80_columns() {
