@@ -233,6 +233,12 @@ impl Editor {
         self.up(s) == s
     }
 
+    /// Whether `p` starts on the grain and ends at grain - 1 (a partition carried over from the disk's table
+    /// may not; every partition the editor places does).
+    pub fn aligned(&self, p: &Partition) -> bool {
+        self.on_grain(p.start) && self.on_grain(p.start.saturating_add(p.size))
+    }
+
     /// The aligned usable range: sectors `lo..hi`.
     pub fn usable(&self) -> (u64, u64) {
         let t = &self.layout.table;

@@ -629,6 +629,37 @@ mod tests {
         assert!(lines[1].contains("type=83"), "{dump}");
     }
 
+    /// `o` starts from the table on the disk: a partition off the grain there is marked `!`; the proposal's
+    /// layout (e) has it on the grain, and a resize puts its end on the grain too.
+    #[test]
+    fn the_current_table_shows_what_is_off_the_grain() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let img = dir.path().join("m.img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(128 << 20))
+            .expect("image");
+        let t = img.to_str().expect("utf-8");
+        peer("sgdisk", &["-a", "1", "-n", "1:2049:+10M", t]);
+        let mut es = EditState::from_plan(&realign_plan(&img)).expect("editor");
+        assert!(
+            es.editor.problems().is_empty(),
+            "{:?}",
+            es.editor.problems()
+        );
+        assert!(screen(&es).contains("│  1 2048 "), "{}", screen(&es));
+        es.key(KeyCode::Char('o'));
+        let s = screen(&es);
+        assert!(s.contains("│! 1 2049 "), "{s}");
+        es.key(KeyCode::Char('m'));
+        typed(&mut es, "1M");
+        assert!(
+            es.editor.problems().is_empty(),
+            "{:?}",
+            es.editor.problems()
+        );
+        assert!(screen(&es).contains("│  1 2048 "));
+    }
+
     /// The editor's key bar fits 80 columns (the plan screen's too, with its e).
     #[test]
     fn key_bars_fit_80_columns() {

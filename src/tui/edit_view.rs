@@ -1,4 +1,5 @@
-//! Rendering of the hand editor: the working layout with its free regions (the selected row reversed), the
+//! Rendering of the hand editor: the working layout with its free regions (the selected row reversed; `!`
+//! marks a partition carried over from the disk that is off the grain), the
 //! last edit's words (what snapped, where and why, or the refusal), and the open input field.
 
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -42,8 +43,9 @@ pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles
                 let p = &e.layout.partitions[i];
                 let held = e.content.get(&p.number).map(String::as_str).unwrap_or("");
                 let name = p.name.clone().unwrap_or_default();
+                let aligned = e.aligned(p);
                 TRow::new(vec![
-                    format!("{:>3}", p.number),
+                    format!("{}{:>2}", if aligned { ' ' } else { '!' }, p.number),
                     p.start.to_string(),
                     p.end().to_string(),
                     human(p.size * ss),
@@ -55,6 +57,7 @@ pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles
                         .collect::<Vec<_>>()
                         .join(" "),
                 ])
+                .style(if aligned { Style::default() } else { st.bad })
             }
             Row::Free(r) => TRow::new(vec![
                 "  -".to_string(),
