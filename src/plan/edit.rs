@@ -1053,7 +1053,7 @@ mod tests {
     }
 
     fn op_strategy() -> impl Strategy<Value = (u8, usize, usize, u8)> {
-        (0u8..7, 0usize..8, 0usize..10, 0u8..6)
+        (0u8..8, 0usize..8, 0usize..10, 0u8..6)
     }
 
     const SIZES: &[&str] = &[
@@ -1090,6 +1090,7 @@ mod tests {
                     2 => Op::Delete { number },
                     3 => Op::Resize { number, size },
                     4 => Op::Move { number, to: format!("{}K", (pick as u64 * 3000 + 7) ) },
+                    6 => Op::SetName { number, name: ["", "root", "données", &"n".repeat(37)][pick % 4].into() },
                     5 => Op::SetType { number, type_spec: ["linux", "esp", "0x0c", "microsoft-basic-data"][pick % 4].into() },
                     _ => Op::ToggleAttribute { number, bit: [0u8, 1, 2, 60, 62, 63][bit as usize % 6] },
                 };
