@@ -145,3 +145,156 @@ fn tui_in_tmux() {
     let code = std::fs::read_to_string(&status_file).unwrap();
     assert_eq!(code.trim(), "0", "afdisk exit status");
 }
+
+impl Tmux {
+    /// Starts afdisk on `img` in a new 80x24 session (TERM=linux, no colour, backups in `backups`); its exit
+    /// status goes to the returned file.
+    fn start(
+        s: &Scratch,
+        img: &std::path::Path,
+        backups: &std::path::Path,
+        tag: &str,
+    ) -> (Tmux, std::path::PathBuf) {
+        let session = format!("afdisk-{tag}-{}", std::process::id());
+        let status_file = s.dir.path().join(format!("status-{tag}"));
+        let script = format!(
+            "TERM=linux NO_COLOR=1 AFDISK_BACKUP_DIR='{}' '{}' '{}'; echo $? > '{}'; sleep 30",
+            backups.display(),
+            env!("CARGO_BIN_EXE_afdisk"),
+            img.display(),
+            status_file.display()
+        );
+        let tm = Tmux {
+            session: session.clone(),
+        };
+        tm.cmd(&[
+            "new-session",
+            "-d",
+            "-s",
+            &session,
+            "-x",
+            "80",
+            "-y",
+            "24",
+            "sh",
+            "-c",
+            &script,
+        ]);
+        (tm, status_file)
+    }
+
+    /// Types `text` literally (no key names), then Enter.
+    fn type_enter(&self, text: &str) {
+        self.cmd(&["send-keys", "-t", &self.session, "-l", text]);
+        self.keys(&["Enter"]);
+    }
+
+    /// Waits for the program to end; its exit status.
+    fn exit_status(&self, status_file: &std::path::Path) -> String {
+        let t0 = Instant::now();
+        while !status_file.exists() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "afdisk did not quit; screen:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        std::fs::read_to_string(status_file)
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    }
+}
+
+/// Issue 15: on an empty image, three partitions made by hand in the plan screen's editor (`+100M`, `50%`,
+/// `rest`), one's type and one's name changed, applied with the typed confirmation; the peers read the table
+/// back clean, every start on the 1 MiB grain, names and types as typed.
+#[test]
+fn hand_edited_layout_is_written_aligned_and_read_back_by_the_peers() {
+    let s = Scratch::new();
+    let img = s.image("hand.img", 1 << 30);
+    let backups = s.dir.path().join("backups");
+    let (tm, status) = Tmux::start(&s, &img, &backups, "edit");
+    tm.wait_for("p plan");
+    tm.keys(&["p"]);
+    tm.wait_for("e edit");
+    tm.keys(&["e"]);
+    tm.wait_for("Edit by hand");
+    // From an empty table rather than the preset.
+    tm.keys(&["c"]);
+    tm.keys(&["n"]);
+    tm.wait_for("New partition");
+    tm.type_enter("+100M");
+    tm.wait_for("new partition 1");
+    tm.keys(&["Down"]);
+    tm.keys(&["n"]);
+    tm.wait_for("New partition");
+    tm.type_enter("50%");
+    tm.wait_for("new partition 2");
+    tm.keys(&["Down"]);
+    tm.keys(&["n"]);
+    tm.wait_for("New partition");
+    tm.type_enter("rest");
+    tm.wait_for("new partition 3");
+    tm.keys(&["t"]);
+    tm.wait_for("Type of partition 3");
+    tm.type_enter("linux-swap");
+    tm.wait_for("now of type Linux swap");
+    tm.keys(&["Up"]);
+    tm.keys(&["Up"]);
+    tm.keys(&["N"]);
+    tm.wait_for("Name of partition 1");
+    tm.type_enter("data one");
+    tm.wait_for("now named 'data one'");
+    tm.keys(&["Enter"]);
+    let screen = tm.wait_for("Press a to write");
+    assert!(screen.contains("a apply"), "{screen}");
+    tm.keys(&["a"]);
+    tm.wait_for("Confirm write");
+    tm.type_enter("hand.img");
+    // The whole outcome shows at 80x24: what was written, the backup and the undo key.
+    let screen = tm.wait_for("Press u to undo");
+    assert!(screen.contains("Wrote"), "{screen}");
+    assert!(
+        screen.contains("Backup of the previous sectors"),
+        "{screen}"
+    );
+    tm.keys(&["q"]);
+    assert_eq!(tm.exit_status(&status), "0", "afdisk exit status");
+
+    let t = img.to_str().expect("utf-8 path");
+    let v = run("sgdisk", &["-v", t]);
+    let out = String::from_utf8_lossy(&v.stdout);
+    assert!(out.contains("No problems found"), "sgdisk -v: {out}");
+    run("sfdisk", &["--verify", t]);
+    let dump = String::from_utf8_lossy(&run("sfdisk", &["-d", t]).stdout).into_owned();
+    let parts: Vec<&str> = dump.lines().filter(|l| l.contains("start=")).collect();
+    assert_eq!(parts.len(), 3, "{dump}");
+    let field = |l: &str, k: &str| -> u64 {
+        l.split(',')
+            .find_map(|f| f.find(k).map(|i| f[i + k.len()..].trim().to_string()))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {k} in {l}"))
+    };
+    let mut sizes = Vec::new();
+    for l in &parts {
+        let (start, size) = (field(l, "start="), field(l, "size="));
+        assert_eq!(start % 2048, 0, "start on the 1 MiB grain: {l}");
+        assert_eq!((start + size) % 2048, 0, "end at grain - 1: {l}");
+        sizes.push(size);
+    }
+    assert_eq!(sizes[0], 100 * 2048, "+100M: {dump}");
+    assert_eq!(sizes[1], sizes[2], "50% of the rest, then the rest: {dump}");
+    assert!(parts[0].contains("name=\"data one\""), "{dump}");
+    assert!(
+        parts[1].contains("type=0FC63DAF-8483-4772-8E79-3D69D8477DE4"),
+        "{dump}"
+    );
+    let i3 = String::from_utf8_lossy(&run("sgdisk", &["-i", "3", t]).stdout).into_owned();
+    assert!(
+        i3.contains("0657FD6D-A4AB-43C4-84E5-0933C84B4F4F (Linux swap)"),
+        "{i3}"
+    );
+}

@@ -149,7 +149,7 @@ pub fn job_for(plan: &Plan, src: &dyn ByteSource) -> Result<Job> {
         ov.put(w.lba, b);
     }
     unmark.sort_by_key(|s| (s.phase, s.lba));
-    let finish = encode::encode(&ov, ss, Some(&marked), &plan.new, PlanKind::Realign)?;
+    let finish = encode::encode(&ov, ss, Some(&marked), &plan.new, plan.kind)?;
     Ok(Job {
         version: 1,
         id: uuid::Uuid::new_v4().simple().to_string(),

@@ -494,7 +494,7 @@ fn chs(lba: u64) -> mbrman::CHS {
     }
 }
 
-fn mbr_entry(
+pub(super) fn mbr_entry(
     boot: bool,
     sys: u8,
     start_abs: u64,
@@ -520,7 +520,7 @@ fn mbr_entry(
     })
 }
 
-fn mbr_sys(p: &table::Partition) -> Result<u8> {
+pub(super) fn mbr_sys(p: &table::Partition) -> Result<u8> {
     let t = p.type_code.trim_start_matches("0x");
     u8::from_str_radix(t, 16).map_err(|e| internal("MBR type", e))
 }
@@ -532,7 +532,7 @@ fn read_mbr_header(ov: &mut Overlay, lba: u64) -> Result<mbrman::MBRHeader> {
         .map_err(|e| internal(&format!("MBR/EBR at sector {lba}"), e))
 }
 
-fn write_mbr_header(ov: &mut Overlay, lba: u64, h: &mbrman::MBRHeader) -> Result<()> {
+pub(super) fn write_mbr_header(ov: &mut Overlay, lba: u64, h: &mbrman::MBRHeader) -> Result<()> {
     let base = lba * ov.ss;
     let mut w = Window { ov, base };
     h.write_into(&mut w)
@@ -764,6 +764,7 @@ pub fn encode(
     match (kind, new.table.label) {
         (PlanKind::Fresh, Label::Gpt) => gpt_fresh(&mut ov, new)?,
         (PlanKind::Fresh, Label::Dos) => mbr_fresh(&mut ov, old, new)?,
+        (PlanKind::Custom, _) => super::custom::encode_into(&mut ov, ss, old, new)?,
         (PlanKind::Realign, label) => {
             let old = old.ok_or_else(|| internal("realign", "no old table"))?;
             if label == Label::Gpt {
@@ -788,15 +789,19 @@ pub fn encode(
         .map_err(|e| internal("reading the old sectors", e))?
         .into_iter()
         .map(|(lba, before, after)| {
-            let (phase, mut what) = classify(
-                new.table.label,
-                lba,
-                ss,
-                src.len(),
-                (new.table.first_usable, new.table.last_usable),
-                old_label,
-                new_chain,
-            );
+            let (phase, mut what) = if kind == PlanKind::Custom {
+                super::custom::classify(new, old, lba, src.len() / ss)
+            } else {
+                classify(
+                    new.table.label,
+                    lba,
+                    ss,
+                    src.len(),
+                    (new.table.first_usable, new.table.last_usable),
+                    old_label,
+                    new_chain,
+                )
+            };
             if kind == PlanKind::Realign && new.table.label == Label::Gpt && lba == 0 {
                 what = HYBRID_WRITE.into();
             }

@@ -7,6 +7,8 @@
 //! sectors are pure (`grain`, `layout`, `encode`); `make` gathers the inputs from an opened device.
 
 pub mod chain;
+pub mod custom;
+pub mod edit;
 pub mod encode;
 pub mod grain;
 pub mod layout;
@@ -230,6 +232,8 @@ impl Layout {
 pub enum PlanKind {
     Fresh,
     Realign,
+    /// A layout given partition by partition (an sfdisk script, hand edits): see `custom`.
+    Custom,
 }
 
 /// What the plan does to one partition.
@@ -246,6 +250,8 @@ pub enum Action {
     Blocked,
     /// Misaligned and no aligned start fits around it.
     Unfixable,
+    /// In the old table, not in the new one (a custom layout).
+    Delete,
 }
 
 /// The data move a blocked partition would need.
@@ -564,6 +570,7 @@ impl Plan {
                 match self.kind {
                     PlanKind::Fresh => "Fresh layout",
                     PlanKind::Realign => "Realign",
+                    PlanKind::Custom => "Custom layout",
                 },
                 self.device.path,
                 human(self.device.size_bytes),
@@ -596,6 +603,7 @@ impl Plan {
                 Action::Move | Action::Resize => "~",
                 Action::Keep => " ",
                 Action::Blocked | Action::Unfixable => "!",
+                Action::Delete => "-",
             };
             let mut line = format!(
                 "{sign} {:>3} {:<9}",
@@ -620,6 +628,12 @@ impl Plan {
                 .partitions
                 .iter()
                 .filter(|p| !new_nums.contains(&p.number))
+                .filter(|p| {
+                    !self
+                        .changes
+                        .iter()
+                        .any(|c| c.number == p.number && c.action == Action::Delete)
+                })
             {
                 push(
                     DiffKind::Removed,

@@ -140,3 +140,76 @@ impl Confirm {
         );
     }
 }
+
+/// The one typed-input field: a question, a hint of what may be typed, and the text typed so far (a size, a
+/// type, a name). Enter hands the text back for the library to check; Esc cancels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    /// The box's title (" New partition ").
+    pub title: String,
+    /// What to type ("Size of the new partition").
+    pub label: String,
+    /// What may be typed, in the library's terms ("+20G, 20GiB, 50% of the free region, rest").
+    pub hint: String,
+    pub input: String,
+}
+
+impl Input {
+    pub fn new(
+        title: impl Into<String>,
+        label: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Self {
+        Input {
+            title: title.into(),
+            label: label.into(),
+            hint: hint.into(),
+            input: String::new(),
+        }
+    }
+
+    /// The field, with `text` already typed (an edit of the current value).
+    pub fn with(mut self, text: &str) -> Self {
+        self.input = text.to_string();
+        self
+    }
+
+    /// Every key is the field's while it is open (so `q` and `?` are letters).
+    pub fn key(&mut self, code: KeyCode) -> Answer {
+        match code {
+            KeyCode::Esc => return Answer::Cancelled,
+            KeyCode::Enter => return Answer::Submitted(self.input.clone()),
+            KeyCode::Backspace => {
+                self.input.pop();
+            }
+            KeyCode::Char(c) if self.input.chars().count() < 128 => self.input.push(c),
+            _ => {}
+        }
+        Answer::Typing
+    }
+
+    pub fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
+        let w = area.width.min(72);
+        let inner = usize::from(w.saturating_sub(2)).max(1);
+        let lines = vec![
+            Line::from(vec![
+                Span::styled(self.label.clone(), st.title),
+                Span::raw(" (Enter ok, Esc cancel):"),
+            ]),
+            Line::from(Span::raw(self.hint.clone())),
+            Line::from(Span::styled(
+                format!("> {}_", self.input),
+                Style::default().add_modifier(Modifier::BOLD),
+            )),
+        ];
+        let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
+        let r = centred(area, w, u16::try_from(rows + 2).unwrap_or(u16::MAX));
+        f.render_widget(Clear, r);
+        f.render_widget(
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .block(Block::bordered().title(Line::from(self.title.clone()).style(st.title))),
+            r,
+        );
+    }
+}

@@ -13,6 +13,8 @@ mod app;
 mod bench;
 mod bench_view;
 mod dialog;
+mod edit;
+mod edit_view;
 mod job;
 mod model;
 mod page;

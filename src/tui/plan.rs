@@ -18,6 +18,7 @@ use afdisk::present::{written_lines, Choice, Verb};
 
 use super::app::DiskState;
 use super::dialog::{Answer, Confirm, Styles};
+use super::edit::{EditAction, EditState, EDIT_KEYS};
 use super::job::{self, Event, Handle};
 use super::page::{Command, Page, Reply};
 use super::work::{PlanDone, PlanJob};
@@ -79,6 +80,13 @@ pub enum PlanRequest {
         path: PathBuf,
         backup: PathBuf,
         typed: String,
+    },
+    /// A plan of a layout edited by hand (the editor's Enter), aligned to `grain` bytes.
+    Custom {
+        path: PathBuf,
+        target: Box<afdisk::plan::Layout>,
+        grain: u64,
+        destroy_ok: Vec<u32>,
     },
 }
 
@@ -254,6 +262,11 @@ pub const PLAN_KEYS: &[Command] = &[
         "put back what the write changed, from its backup",
     ),
     cmd("n", "next preset", "the next built-in preset (empty disk)"),
+    cmd(
+        "e",
+        "edit",
+        "edit the layout by hand (new, delete, resize, move, type, name, attributes)",
+    ),
     cmd("Up/Dn", "scroll", "scroll the changes"),
     cmd("?", "help", "this help"),
     cmd(
@@ -272,6 +285,12 @@ pub struct PlanPage {
     preset: Option<String>,
     pub state: Option<PlanState>,
     job: Option<Handle>,
+    /// The hand editor (`e`), kept while its plans are shown so that `e` returns to it.
+    pub edit: Option<EditState>,
+    /// Whether the editor is on screen.
+    pub editing: bool,
+    /// Whether the plan being made comes from the editor.
+    from_edit: bool,
 }
 
 /// Opens the plan screen on the disk on screen: it makes a fresh plan (the previous one is dropped, as the
@@ -288,10 +307,42 @@ pub fn open(d: &DiskState, _prev: Option<Box<dyn Page>>) -> Box<dyn Page> {
         preset,
         state: None,
         job: None,
+        edit: None,
+        editing: false,
+        from_edit: false,
     })
 }
 
 impl PlanPage {
+    /// A key while the editor is on screen.
+    fn edit_key(&mut self, code: KeyCode) -> Reply {
+        let Some(es) = self.edit.as_mut() else {
+            self.editing = false;
+            return Reply::None;
+        };
+        match es.key(code) {
+            EditAction::None => Reply::None,
+            EditAction::Back => {
+                self.editing = false;
+                Reply::None
+            }
+            EditAction::MakePlan => {
+                if self.job.is_some() {
+                    return Reply::None;
+                }
+                let r = PlanRequest::Custom {
+                    path: self.path.clone(),
+                    target: Box::new(es.editor.layout.clone()),
+                    grain: es.editor.grain,
+                    destroy_ok: es.destroy_ok(),
+                };
+                es.message = None;
+                self.from_edit = true;
+                self.start(r)
+            }
+        }
+    }
+
     /// A plan's job for the event loop.
     fn start(&mut self, r: PlanRequest) -> Reply {
         if let Some(ps) = self.state.as_mut() {
@@ -306,7 +357,18 @@ impl PlanPage {
             PlanDone::Made(path, Ok(p)) => {
                 let preset = p.preset.as_deref().and_then(presets_at);
                 self.state = Some(PlanState::new(path, *p, preset));
+                if !std::mem::take(&mut self.from_edit) {
+                    self.edit = None;
+                }
+                self.editing = false;
                 Reply::Show
+            }
+            PlanDone::Made(_, Err(e)) if self.editing => {
+                self.from_edit = false;
+                if let Some(es) = self.edit.as_mut() {
+                    es.message = Some((failure_text(&e), true));
+                }
+                Reply::None
             }
             PlanDone::Made(_, Err(e)) => Reply::Failed(failure_text(&e)),
             PlanDone::Written { undo, result, .. } => {
@@ -329,11 +391,19 @@ impl Page for PlanPage {
     }
 
     fn commands(&self) -> Vec<Command> {
-        PLAN_KEYS.to_vec()
+        if self.editing {
+            EDIT_KEYS.to_vec()
+        } else {
+            PLAN_KEYS.to_vec()
+        }
     }
 
     fn status(&self) -> Option<String> {
-        if self.typing() {
+        if self.editing && self.typing() {
+            Some("type the value  Enter ok  Esc cancel".to_string())
+        } else if self.editing {
+            self.job.as_ref().map(|h| h.title.clone())
+        } else if self.typing() {
             Some("type the device name  Enter confirm  Esc cancel".to_string())
         } else {
             self.job.as_ref().map(|h| h.title.clone())
@@ -341,10 +411,20 @@ impl Page for PlanPage {
     }
 
     fn typing(&self) -> bool {
+        if self.editing {
+            return self.edit.as_ref().is_some_and(|e| e.typing());
+        }
         self.state.as_ref().is_some_and(|p| p.typing())
     }
 
     fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
+        if let (true, Some(es)) = (self.editing, &self.edit) {
+            let device = self
+                .state
+                .as_ref()
+                .map_or(String::new(), |p| p.plan.device.name.clone());
+            return super::edit_view::draw(f, es, &device, area, st);
+        }
         match &self.state {
             Some(ps) => super::plan_view::draw(f, ps, area, st),
             None => f.render_widget(Paragraph::new("No plan."), area),
@@ -352,11 +432,34 @@ impl Page for PlanPage {
     }
 
     fn key(&mut self, code: KeyCode) -> Reply {
+        if self.editing {
+            return self.edit_key(code);
+        }
         let Some(ps) = self.state.as_mut() else {
             return Reply::Back;
         };
         if code == KeyCode::Char('b') && !ps.typing() && ps.written.is_some() {
             return Reply::Open("bench");
+        }
+        if code == KeyCode::Char('e') && !ps.typing() {
+            if ps.written.is_some() {
+                ps.error = Some(
+                    "this plan is already written; press u to undo it, or Esc and p to plan again"
+                        .into(),
+                );
+                return Reply::None;
+            }
+            if self.edit.is_none() {
+                match EditState::from_plan(&ps.plan) {
+                    Ok(es) => self.edit = Some(es),
+                    Err(e) => {
+                        ps.error = Some(failure_text(&e));
+                        return Reply::None;
+                    }
+                }
+            }
+            self.editing = true;
+            return Reply::None;
         }
         match ps.key(code) {
             PlanAction::None => Reply::None,
@@ -394,5 +497,117 @@ impl Page for PlanPage {
     }
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::app::{DiskState, Panel};
+
+    /// The plan screen of an empty 256 MiB image with its preset plan made.
+    fn page_with_plan(dir: &std::path::Path) -> Box<dyn Page> {
+        let img = dir.join("t.img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(256 << 20))
+            .expect("image");
+        let (_, report) = afdisk::report::inspect(&img, &Default::default()).expect("inspect");
+        let d = DiskState {
+            report,
+            selected: 0,
+            focus: Panel::Partitions,
+            findings_scroll: 0,
+        };
+        let mut page = open(&d, None);
+        let o = afdisk::device::open(&img, &Default::default()).expect("open");
+        let req = afdisk::plan::Request {
+            preset: Some("data".into()),
+            ..Default::default()
+        };
+        let plan = afdisk::plan::make(&o, &req).expect("plan");
+        let pp = page
+            .as_any_mut()
+            .downcast_mut::<PlanPage>()
+            .expect("plan page");
+        pp.state = Some(PlanState::new(img, plan, None));
+        page
+    }
+
+    fn pp(page: &mut Box<dyn Page>) -> &mut PlanPage {
+        page.as_any_mut()
+            .downcast_mut::<PlanPage>()
+            .expect("plan page")
+    }
+
+    /// e opens the editor on the plan's layout: its keys replace the plan's, a field takes every key, Esc
+    /// goes back to the plan and e returns to the same edits; Enter asks for the custom plan's job.
+    #[test]
+    fn e_opens_the_editor_and_enter_makes_its_plan() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut page = page_with_plan(dir.path());
+        assert!(matches!(page.key(KeyCode::Char('e')), Reply::None));
+        assert!(pp(&mut page).editing);
+        assert_eq!(page.commands(), EDIT_KEYS.to_vec());
+        let before = pp(&mut page)
+            .edit
+            .as_ref()
+            .expect("editor")
+            .editor
+            .layout
+            .clone();
+        assert_eq!(before, pp(&mut page).state.as_ref().expect("plan").plan.new);
+        page.key(KeyCode::Char('c'));
+        page.key(KeyCode::Char('n'));
+        assert!(page.typing());
+        assert!(page.status().is_some_and(|s| s.contains("Enter ok")));
+        for c in "q?".chars() {
+            page.key(KeyCode::Char(c));
+        }
+        page.key(KeyCode::Backspace);
+        page.key(KeyCode::Backspace);
+        for c in "+64M".chars() {
+            page.key(KeyCode::Char(c));
+        }
+        page.key(KeyCode::Enter);
+        assert!(!page.typing());
+        assert_eq!(
+            pp(&mut page)
+                .edit
+                .as_ref()
+                .expect("editor")
+                .editor
+                .layout
+                .partitions
+                .len(),
+            1
+        );
+        page.key(KeyCode::Esc);
+        assert!(!pp(&mut page).editing);
+        assert_eq!(page.commands(), PLAN_KEYS.to_vec());
+        page.key(KeyCode::Char('e'));
+        let es = pp(&mut page).edit.clone().expect("editor");
+        assert_eq!(es.editor.layout.partitions.len(), 1, "the edits are kept");
+        assert!(matches!(page.key(KeyCode::Enter), Reply::Start(_)));
+        assert!(pp(&mut page).from_edit);
+    }
+
+    /// A written plan is not edited: e says so and the editor stays closed.
+    #[test]
+    fn a_written_plan_is_not_edited() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut page = page_with_plan(dir.path());
+        pp(&mut page).state.as_mut().expect("plan").written = Some(Written {
+            backup_file: "/b".into(),
+            message: String::new(),
+            undone: false,
+        });
+        page.key(KeyCode::Char('e'));
+        let p = pp(&mut page);
+        assert!(!p.editing);
+        assert!(p
+            .state
+            .as_ref()
+            .and_then(|s| s.error.clone())
+            .is_some_and(|e| e.contains("already written")));
     }
 }

@@ -84,6 +84,46 @@ fn diff_style(k: DiffKind, st: &Styles) -> Style {
     }
 }
 
+/// How many rows `text` takes wrapped at word boundaries to `width` columns.
+fn wrapped_rows(text: &str, width: usize) -> usize {
+    let width = width.max(1);
+    let (mut rows, mut col) = (1, 0);
+    for w in text.split_whitespace() {
+        let len = w.chars().count();
+        let need = if col == 0 { len } else { col + 1 + len };
+        if need <= width {
+            col = need;
+        } else {
+            // On a new row (unless this row is still empty), long words taking several.
+            rows += usize::from(col > 0) + len.saturating_sub(1) / width;
+            col = (len - 1) % width + 1;
+        }
+    }
+    rows
+}
+
+/// The status line's text and style: the failure, what the write did, or what `a` would write.
+fn status_text(ps: &PlanState, st: &Styles) -> (String, Style) {
+    let plan = &ps.plan;
+    match (&ps.error, &ps.written) {
+        // The text says what kind of failure it was (see `plan::failure_text`).
+        (Some(e), _) => (e.clone(), st.bad),
+        (None, Some(w)) if w.undone => (format!("{} Undone.", w.message), st.ok),
+        (None, Some(w)) => (
+            format!("Press u to undo, b to benchmark the result. {}", w.message),
+            st.ok,
+        ),
+        (None, None) if plan.is_noop() => ("Nothing to write.".to_string(), st.warn),
+        (None, None) => (
+            format!(
+                "Press a to write {} sector(s); a backup is taken first.",
+                plan.writes.len()
+            ),
+            Style::default(),
+        ),
+    }
+}
+
 pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
     let plan = &ps.plan;
     let n = plan
@@ -92,11 +132,15 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
         .len()
         .max(plan.old.as_ref().map_or(1, |o| o.partitions.len())) as u16;
     let table_h = (n + 3).min(area.height.saturating_sub(6) / 2).max(4);
+    let (msg, style) = status_text(ps, st);
+    // The status gets the rows its text wraps to (the backup's path and the undo key after a write), 2 to 6.
+    let status_h =
+        u16::try_from(wrapped_rows(&msg, usize::from(area.width)).clamp(2, 6)).unwrap_or(2);
     let [head, tables, body, status] = Layout::vertical([
         Constraint::Length(2),
         Constraint::Length(table_h),
         Constraint::Min(2),
-        Constraint::Length(2),
+        Constraint::Length(status_h),
     ])
     .areas(area);
     let lines = plan.diff();
@@ -123,23 +167,6 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
             .block(Block::bordered().title(" Changes (Up/Dn scroll) ")),
         body,
     );
-    let (msg, style) = match (&ps.error, &ps.written) {
-        // The text says what kind of failure it was (see `plan::failure_text`).
-        (Some(e), _) => (e.clone(), st.bad),
-        (None, Some(w)) if w.undone => (format!("{} Undone.", w.message), st.ok),
-        (None, Some(w)) => (
-            format!("{} Press u to undo, b to benchmark the result.", w.message),
-            st.ok,
-        ),
-        (None, None) if plan.is_noop() => ("Nothing to write.".to_string(), st.warn),
-        (None, None) => (
-            format!(
-                "Press a to write {} sector(s); a backup is taken first.",
-                plan.writes.len()
-            ),
-            Style::default(),
-        ),
-    };
     f.render_widget(
         Paragraph::new(msg).style(style).wrap(Wrap { trim: true }),
         status,
@@ -187,6 +214,49 @@ mod tests {
         );
         assert_eq!(diff_style(DiffKind::Change(Action::Move), &st), st.ok);
         assert_eq!(diff_style(DiffKind::Note, &st), st.warn);
+    }
+
+    /// After a write at 80x24 the whole outcome shows: the undo key first, then what was written, the
+    /// backup's path and the kernel's note (the status used to be 2 rows and cut them off).
+    #[test]
+    fn a_long_write_outcome_shows_whole_at_80x24() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let img = dir.path().join("t.img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(64 << 20))
+            .expect("image");
+        let o = afdisk::device::open(&img, &Default::default()).expect("open");
+        let req = afdisk::plan::Request {
+            preset: Some("data".into()),
+            ..Default::default()
+        };
+        let plan = afdisk::plan::make(&o, &req).expect("plan");
+        let mut ps = PlanState::new(img, plan, None);
+        let message = String::from(
+            "Wrote /tmp/.tmp36iN1M/hand.img: 5 sector(s) in 4 phase(s), read back and verified. Backup of the \
+             previous sectors: /tmp/.tmp36iN1M/backups/hand.img-1795405022-before-apply.json Kernel: image file: \
+             no kernel partitions to update; the END"
+        );
+        ps.written = Some(super::super::plan::Written {
+            backup_file: "/b.json".into(),
+            message,
+            undone: false,
+        });
+        let st = Styles {
+            ok: Style::default(),
+            bad: Style::default(),
+            warn: Style::default(),
+            title: Style::default(),
+        };
+        let mut t = Terminal::new(TestBackend::new(80, 23)).expect("terminal");
+        t.draw(|f| draw(f, &ps, f.area(), &st)).expect("draw");
+        let text = t.backend().to_string();
+        assert!(text.contains("Press u to undo"), "{text}");
+        assert!(text.contains("before-apply.json"), "{text}");
+        assert!(text.contains("the END"), "{text}");
+        assert_eq!(wrapped_rows("aaa bbb", 3), 2);
+        assert_eq!(wrapped_rows("abcdefg", 3), 3);
+        assert_eq!(wrapped_rows("ab c", 4), 1);
     }
 
     #[test]

@@ -97,12 +97,13 @@ impl Job for PlanJob {
                 format!("Writing {} (backup first)…", path.display())
             }
             PlanRequest::Undo { path, .. } => format!("Restoring {}…", path.display()),
+            PlanRequest::Custom { path, .. } => format!("Planning {}…", path.display()),
         }
     }
     fn stop_rule(&self) -> StopRule {
         match self.0 {
             // Planning reads the disk and writes nothing: q may quit while it runs.
-            PlanRequest::Make { .. } => StopRule::Anytime("planning"),
+            PlanRequest::Make { .. } | PlanRequest::Custom { .. } => StopRule::Anytime("planning"),
             _ => StopRule::Never(WRITE_IS_ATOMIC),
         }
     }
@@ -117,6 +118,17 @@ impl Job for PlanJob {
                 };
                 let res = device::open(&path, overrides)
                     .and_then(|o| afdisk::plan::make(&o, &req))
+                    .map(Box::new);
+                PlanDone::Made(path, res)
+            }
+            PlanRequest::Custom {
+                path,
+                target,
+                grain,
+                destroy_ok,
+            } => {
+                let res = device::open(&path, overrides)
+                    .and_then(|o| super::edit::make_plan(&o, &target, grain, destroy_ok))
                     .map(Box::new);
                 PlanDone::Made(path, res)
             }

@@ -1,0 +1,1118 @@
+//! Editing a layout by hand, pure (no I/O): the operations a partition editor offers on a working [`Layout`]
+//! — new, delete, resize, move, type, name, attributes — aligned by construction.
+//!
+//! Terms: the *grain* is the boundary every start and every end + 1 falls on (bytes, with the device's
+//! *alignment offset*, as everywhere in afdisk); the *aligned usable range* is the table's usable sectors cut
+//! to the grain; a *free region* is a gap between partitions cut to the grain (a gap smaller than one grain is
+//! no region). Sizes are typed as the presets type them (`20GiB`, `+20G`, `50%` of the free region, `rest`;
+//! [`super::preset::parse_size`]); offsets as [`crate::units::parse_size`]. Whatever was typed is snapped to
+//! the grain, and each operation returns an [`Outcome`]: what it did, and every value that snapped, where to
+//! and why ([`Snap`], one text in its `Display`). An operation that cannot be done returns an error naming the
+//! problem and the fix, and leaves the layout as it was.
+//!
+//! What the editor does not do: move a partition that holds data (a table edit would leave the data behind;
+//! a realignment moves data through the data mover), shrink one that holds data, or change logical
+//! partitions of a dos table or their extended container. The layout becomes a plan through the custom plan
+//! (`plan::custom`), which encodes, previews and applies it like every plan.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use super::preset::{parse_size, resolve_type, Size};
+use super::Layout;
+use crate::alignment::{align_down, align_up};
+use crate::error::{Error, Result};
+use crate::table::types::{gpt_type_name, mbr_type_name};
+use crate::table::{Label, PartKind, Partition, Table};
+use crate::units::human;
+
+/// The GPT type GUID of Microsoft basic data (whose attribute bits 60, 62 and 63 mean something).
+pub const MS_BASIC_DATA: &str = "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7";
+
+/// The GPT attribute bits the editor toggles: (bit, name, only for Microsoft basic data).
+pub const GPT_ATTRIBUTES: &[(u8, &str, bool)] = &[
+    (0, "required (platform)", false),
+    (1, "no block I/O protocol", false),
+    (2, "legacy BIOS bootable", false),
+    (60, "read-only", true),
+    (62, "hidden", true),
+    (63, "no automount", true),
+];
+
+/// Longest GPT partition name, in UTF-16 code units.
+pub const GPT_NAME_UNITS: usize = 36;
+
+/// One edit of the working layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    /// A new partition at the start of the free region that holds sector `at`, of `size` (see the module
+    /// doc); `type_spec` defaults to `linux` (0x83 on dos), `uuid` is its GPT partition GUID.
+    New {
+        at: u64,
+        size: String,
+        type_spec: Option<String>,
+        name: Option<String>,
+        uuid: String,
+    },
+    Delete {
+        number: u32,
+    },
+    /// A new size, from the partition's start; `50%` and `rest` are of the room up to the next partition.
+    Resize {
+        number: u32,
+        size: String,
+    },
+    /// A new start (an offset from the disk's start, e.g. `1GiB`), keeping the size; only an empty partition.
+    Move {
+        number: u32,
+        to: String,
+    },
+    SetType {
+        number: u32,
+        type_spec: String,
+    },
+    SetName {
+        number: u32,
+        name: String,
+    },
+    /// GPT: toggle attribute `bit` (see [`GPT_ATTRIBUTES`]); dos: toggle the boot flag (`bit` is ignored).
+    ToggleAttribute {
+        number: u32,
+        bit: u8,
+    },
+}
+
+/// Which value snapped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edge {
+    Start,
+    Size,
+}
+
+/// A typed value that was moved onto the grain: from what to what (bytes), and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snap {
+    pub edge: Edge,
+    pub typed: u64,
+    pub snapped: u64,
+    pub why: String,
+}
+
+impl fmt::Display for Snap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.edge {
+            Edge::Start => "start",
+            Edge::Size => "size",
+        };
+        write!(
+            f,
+            "{what} {} snapped to {} ({})",
+            human(self.typed),
+            human(self.snapped),
+            self.why
+        )
+    }
+}
+
+/// What an operation did: the partition it touched, in words, and what snapped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub number: u32,
+    pub done: String,
+    pub snaps: Vec<Snap>,
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.done)?;
+        if self.snaps.is_empty() {
+            return Ok(());
+        }
+        let s: Vec<String> = self.snaps.iter().map(|s| s.to_string()).collect();
+        write!(f, "; {}", s.join("; "))
+    }
+}
+
+/// A free region of the working layout, aligned: sectors `start..end` (end exclusive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Region {
+    pub start: u64,
+    pub end: u64,
+}
+
+impl Region {
+    pub fn sectors(&self) -> u64 {
+        self.end - self.start
+    }
+}
+
+/// A layout being edited by hand, with the grain it is aligned to and what the partitions hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Editor {
+    pub layout: Layout,
+    /// The grain, bytes (a multiple of the sector size).
+    pub grain: u64,
+    /// The device's alignment offset, bytes.
+    pub alignment_offset: u64,
+    /// Partitions that hold data, by number: the signature found in them (these are not moved or shrunk).
+    pub content: BTreeMap<u32, String>,
+}
+
+fn no_partition(number: u32) -> Error {
+    Error::usage(
+        format!("there is no partition {number}"),
+        "select a partition of the list",
+    )
+}
+
+impl Editor {
+    /// An editor on `layout` aligned to `grain` bytes (with the alignment offset); `content` names the
+    /// partitions that hold data. The grain must be a whole number of sectors.
+    pub fn new(
+        layout: Layout,
+        grain: u64,
+        alignment_offset: u64,
+        content: BTreeMap<u32, String>,
+    ) -> Result<Editor> {
+        let ss = layout.table.sector_size.max(1);
+        if grain == 0 || !grain.is_multiple_of(ss) {
+            return Err(Error::usage(
+                format!("the grain ({grain} bytes) is not a whole number of {ss}-byte sectors"),
+                "choose a grain that is a multiple of the sector size, e.g. 1MiB",
+            ));
+        }
+        let e = Editor {
+            layout,
+            grain,
+            alignment_offset: alignment_offset % grain,
+            content,
+        };
+        let (lo, hi) = e.usable();
+        if hi <= lo {
+            return Err(Error::usage(
+                format!(
+                    "the usable space holds no whole grain of {}",
+                    human(e.grain)
+                ),
+                "use a larger disk, or a smaller grain",
+            ));
+        }
+        Ok(e)
+    }
+
+    /// An editor on an empty table like `table` (no partitions).
+    pub fn empty(table: Table, grain: u64, alignment_offset: u64) -> Result<Editor> {
+        Editor::new(
+            Layout {
+                table,
+                partitions: Vec::new(),
+            },
+            grain,
+            alignment_offset,
+            BTreeMap::new(),
+        )
+    }
+
+    fn ss(&self) -> u64 {
+        self.layout.table.sector_size.max(1)
+    }
+
+    /// The first sector on the grain at or after sector `s`.
+    fn up(&self, s: u64) -> u64 {
+        let ss = self.ss();
+        align_up(s.saturating_mul(ss), self.alignment_offset, self.grain) / ss
+    }
+
+    /// The last grain boundary at or before sector `s`.
+    fn down(&self, s: u64) -> u64 {
+        let ss = self.ss();
+        align_down(s.saturating_mul(ss), self.alignment_offset, self.grain) / ss
+    }
+
+    fn on_grain(&self, s: u64) -> bool {
+        self.up(s) == s
+    }
+
+    /// Whether `p` starts on the grain and ends at grain - 1 (a partition carried over from the disk's table
+    /// may not; every partition the editor places does).
+    pub fn aligned(&self, p: &Partition) -> bool {
+        self.on_grain(p.start) && self.on_grain(p.start.saturating_add(p.size))
+    }
+
+    /// The aligned usable range: sectors `lo..hi`.
+    pub fn usable(&self) -> (u64, u64) {
+        let t = &self.layout.table;
+        (
+            self.up(t.first_usable),
+            self.down(t.last_usable.saturating_add(1)),
+        )
+    }
+
+    /// Sectors taken, as `start..end` (end exclusive), sorted; logical partitions are inside their
+    /// extended container. `skip` leaves one partition out.
+    fn taken(&self, skip: Option<u32>) -> Vec<(u64, u64)> {
+        let mut v: Vec<(u64, u64)> = self
+            .layout
+            .partitions
+            .iter()
+            .filter(|p| Some(p.number) != skip && p.size > 0)
+            .map(|p| (p.start, p.start.saturating_add(p.size)))
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn regions_without(&self, skip: Option<u32>) -> Vec<Region> {
+        let (lo, hi) = self.usable();
+        let t = &self.layout.table;
+        let mut out = Vec::new();
+        let mut at = t.first_usable;
+        let mut push = |from: u64, to: u64| {
+            let s = self.up(from).max(lo);
+            let e = self.down(to).min(hi);
+            if e > s {
+                out.push(Region { start: s, end: e });
+            }
+        };
+        for (s, e) in self.taken(skip) {
+            if s > at {
+                push(at, s);
+            }
+            at = at.max(e);
+        }
+        push(at, t.last_usable.saturating_add(1));
+        out
+    }
+
+    /// The free regions, in disk order.
+    pub fn free(&self) -> Vec<Region> {
+        self.regions_without(None)
+    }
+
+    /// The free region that holds sector `at`.
+    pub fn region_at(&self, at: u64) -> Option<Region> {
+        self.free()
+            .into_iter()
+            .find(|r| r.start <= at && at < r.end)
+    }
+
+    pub fn partition(&self, number: u32) -> Option<&Partition> {
+        self.layout.partitions.iter().find(|p| p.number == number)
+    }
+
+    fn index(&self, number: u32) -> Result<usize> {
+        self.layout
+            .partitions
+            .iter()
+            .position(|p| p.number == number)
+            .ok_or_else(|| no_partition(number))
+    }
+
+    /// What is wrong with the layout as the editor keeps it: entries that overlap, leave the aligned usable
+    /// range, or start or end off the grain (logical partitions and their container are checked for overlap
+    /// only). Empty for every layout the operations make from a valid one.
+    pub fn problems(&self) -> Vec<String> {
+        let (lo, hi) = self.usable();
+        let mut out = Vec::new();
+        let ps = &self.layout.partitions;
+        for p in ps {
+            let end = p.start.saturating_add(p.size);
+            if matches!(p.kind, PartKind::Gpt | PartKind::Primary) {
+                if p.start < lo || end > hi || p.size == 0 {
+                    out.push(format!(
+                        "partition {} leaves the aligned usable range",
+                        p.number
+                    ));
+                }
+                if !self.on_grain(p.start) {
+                    out.push(format!("partition {} starts off the grain", p.number));
+                }
+                if !self.on_grain(end) {
+                    out.push(format!("partition {} ends off the grain", p.number));
+                }
+            }
+        }
+        for (i, a) in ps.iter().enumerate() {
+            for b in &ps[i + 1..] {
+                let nested = (a.kind == PartKind::Extended && b.kind == PartKind::Logical)
+                    || (b.kind == PartKind::Extended && a.kind == PartKind::Logical);
+                if !nested && a.start < b.start + b.size && b.start < a.start + a.size {
+                    out.push(format!("partitions {} and {} overlap", a.number, b.number));
+                }
+                if a.number == b.number {
+                    out.push(format!("two partitions are numbered {}", a.number));
+                }
+            }
+        }
+        out
+    }
+
+    /// Applies one operation; on an error nothing changed.
+    pub fn apply(&mut self, op: &Op) -> Result<Outcome> {
+        match op {
+            Op::New {
+                at,
+                size,
+                type_spec,
+                name,
+                uuid,
+            } => self.new_partition(*at, size, type_spec.as_deref(), name.as_deref(), uuid),
+            Op::Delete { number } => self.delete(*number),
+            Op::Resize { number, size } => self.resize(*number, size),
+            Op::Move { number, to } => self.move_to(*number, to),
+            Op::SetType { number, type_spec } => self.set_type(*number, type_spec),
+            Op::SetName { number, name } => self.set_name(*number, name),
+            Op::ToggleAttribute { number, bit } => self.toggle(*number, *bit),
+        }
+    }
+
+    /// The bytes a typed size gives in a room of `room` sectors from a start on the grain, on the grain.
+    fn sized(&self, text: &str, room: u64, snaps: &mut Vec<Snap>) -> Result<u64> {
+        let ss = self.ss();
+        let g = self.grain / ss;
+        let t = text.trim();
+        let t = t.strip_prefix('+').unwrap_or(t);
+        let sectors = match parse_size(t)? {
+            Size::Rest => room,
+            Size::Bytes(b) => {
+                let s = b.div_ceil(self.grain).saturating_mul(g);
+                if s.saturating_mul(ss) != b {
+                    {
+                        snaps.push(Snap {
+                            edge: Edge::Size,
+                            typed: b,
+                            snapped: s.saturating_mul(ss),
+                            why: format!(
+                                "rounded up to the {} grain, so that the end falls on it",
+                                human(self.grain)
+                            ),
+                        });
+                    }
+                }
+                if s > room {
+                    return Err(Error::usage(
+                        format!(
+                            "{} does not fit: there is room for {} here",
+                            human(s.saturating_mul(ss)),
+                            human(room * ss)
+                        ),
+                        "give a smaller size, a percentage, or rest",
+                    ));
+                }
+                s
+            }
+            Size::Percent(v) => {
+                let exact = room.saturating_mul(v) / 100;
+                let s = exact / g * g;
+                if s == 0 {
+                    return Err(Error::usage(
+                        format!(
+                            "{v}% of {} is less than one grain ({})",
+                            human(room * ss),
+                            human(self.grain)
+                        ),
+                        "give a larger percentage, a size, or rest",
+                    ));
+                }
+                if s != exact {
+                    {
+                        snaps.push(Snap {
+                            edge: Edge::Size,
+                            typed: exact.saturating_mul(ss),
+                            snapped: s.saturating_mul(ss),
+                            why: format!("{} rounded down to the {} grain", t, human(self.grain)),
+                        });
+                    }
+                }
+                s
+            }
+        };
+        Ok(sectors)
+    }
+
+    fn max_slot(&self) -> u32 {
+        match self.layout.table.label {
+            Label::Dos => 4,
+            Label::Gpt => self.layout.table.max_partitions.max(1),
+        }
+    }
+
+    fn new_partition(
+        &mut self,
+        at: u64,
+        size: &str,
+        type_spec: Option<&str>,
+        name: Option<&str>,
+        uuid: &str,
+    ) -> Result<Outcome> {
+        let ss = self.ss();
+        let label = self.layout.table.label;
+        let region = self.region_at(at).ok_or_else(|| {
+            Error::usage(
+                format!(
+                    "there is no free space of a whole grain ({}) there",
+                    human(self.grain)
+                ),
+                "select a free region of the list (or delete or shrink a partition first)",
+            )
+        })?;
+        let number = (1..=self.max_slot())
+            .find(|n| self.partition(*n).is_none())
+            .ok_or_else(|| {
+                Error::usage(
+                    format!(
+                        "the {} table has no free slot (it holds {} entries)",
+                        label.as_str(),
+                        self.max_slot()
+                    ),
+                    "delete a partition first",
+                )
+            })?;
+        let mut snaps = Vec::new();
+        let sectors = self.sized(size, region.sectors(), &mut snaps)?;
+        let (type_code, type_name) = self.type_of(type_spec.unwrap_or("linux"))?;
+        let name = match (label, name) {
+            (Label::Gpt, n) => Some(check_name(n.unwrap_or(""))?),
+            (Label::Dos, Some(n)) if !n.is_empty() => return Err(dos_has_no_names()),
+            (Label::Dos, _) => None,
+        };
+        let p = Partition {
+            number,
+            start: region.start,
+            size: sectors,
+            type_code,
+            type_name,
+            uuid: (label == Label::Gpt).then(|| uuid.to_uppercase()),
+            name,
+            kind: match label {
+                Label::Gpt => PartKind::Gpt,
+                Label::Dos => PartKind::Primary,
+            },
+            attributes: 0,
+            bootable: false,
+            ebr_lba: None,
+        };
+        let done = format!(
+            "new partition {number}: {} {} at {}",
+            human(sectors * ss),
+            p.type_name,
+            human(region.start * ss)
+        );
+        self.layout.partitions.push(p);
+        self.layout.partitions.sort_by_key(|p| p.number);
+        Ok(Outcome {
+            number,
+            done,
+            snaps,
+        })
+    }
+
+    fn editable(&self, number: u32) -> Result<usize> {
+        let i = self.index(number)?;
+        match self.layout.partitions[i].kind {
+            PartKind::Gpt | PartKind::Primary => Ok(i),
+            PartKind::Extended | PartKind::Logical => Err(Error::usage(
+                format!(
+                    "partition {number} is {} of the dos table: the editor places GPT and primary partitions only",
+                    if self.layout.partitions[i].kind == PartKind::Extended {
+                        "the extended container"
+                    } else {
+                        "a logical partition"
+                    }
+                ),
+                "edit the logical partitions with fdisk, or start from an empty table",
+            )),
+        }
+    }
+
+    fn delete(&mut self, number: u32) -> Result<Outcome> {
+        let i = self.index(number)?;
+        let p = &self.layout.partitions[i];
+        if p.kind == PartKind::Extended
+            && self
+                .layout
+                .partitions
+                .iter()
+                .any(|q| q.kind == PartKind::Logical)
+        {
+            return Err(Error::usage(
+                format!("partition {number} is the extended container of logical partitions"),
+                "delete the logical partitions first",
+            ));
+        }
+        let done = match self.content.get(&number) {
+            Some(c) => format!(
+                "deleted partition {number} (it holds {c}: the plan asks to confirm its loss)"
+            ),
+            None => format!("deleted partition {number}"),
+        };
+        self.layout.partitions.remove(i);
+        Ok(Outcome {
+            number,
+            done,
+            snaps: Vec::new(),
+        })
+    }
+
+    fn resize(&mut self, number: u32, size: &str) -> Result<Outcome> {
+        let i = self.editable(number)?;
+        let ss = self.ss();
+        let p = self.layout.partitions[i].clone();
+        let (_, hi) = self.usable();
+        let next = self
+            .taken(Some(number))
+            .into_iter()
+            .map(|(s, _)| s)
+            .filter(|s| *s >= p.start)
+            .min()
+            .unwrap_or(hi)
+            .min(hi);
+        let limit = self.down(next);
+        if limit <= p.start {
+            return Err(Error::usage(
+                format!("partition {number} has no room to grow to a grain boundary"),
+                "move or delete the partition after it",
+            ));
+        }
+        let mut snaps = Vec::new();
+        // Sizes count from the start; for a start off the grain the end still falls on it.
+        let off = p.start - self.down(p.start);
+        let room = limit - p.start + off;
+        let sectors = self.sized(size, room, &mut snaps)?;
+        let end = self
+            .up(p.start + sectors.saturating_sub(off).max(1))
+            .min(limit);
+        let new_size = end - p.start;
+        if new_size < p.size {
+            if let Some(c) = self.content.get(&number) {
+                return Err(Error::usage(
+                    format!(
+                        "partition {number} holds {c}: shrinking it from {} to {} would cut the filesystem",
+                        human(p.size * ss),
+                        human(new_size * ss)
+                    ),
+                    "shrink the filesystem first (e.g. resize2fs) and resize from the current table, or delete the partition",
+                ));
+            }
+        }
+        self.layout.partitions[i].size = new_size;
+        Ok(Outcome {
+            number,
+            done: format!(
+                "partition {number} resized from {} to {}",
+                human(p.size * ss),
+                human(new_size * ss)
+            ),
+            snaps,
+        })
+    }
+
+    fn move_to(&mut self, number: u32, to: &str) -> Result<Outcome> {
+        let i = self.editable(number)?;
+        let ss = self.ss();
+        if let Some(c) = self.content.get(&number) {
+            return Err(Error::usage(
+                format!(
+                    "partition {number} holds {c}: moving its entry would leave the data behind"
+                ),
+                "let the realign plan move it (its data mover copies the data), or delete and recreate it if the data is expendable",
+            ));
+        }
+        let t = to.trim();
+        let typed = crate::units::parse_size(t.strip_prefix('+').unwrap_or(t))?;
+        let p = self.layout.partitions[i].clone();
+        let start = self.up(typed / ss);
+        let mut snaps = Vec::new();
+        if start * ss != typed {
+            snaps.push(Snap {
+                edge: Edge::Start,
+                typed,
+                snapped: start * ss,
+                why: format!("the next {} boundary", human(self.grain)),
+            });
+        }
+        let g = self.grain / ss;
+        let size = p.size.div_ceil(g) * g;
+        if size != p.size {
+            snaps.push(Snap {
+                edge: Edge::Size,
+                typed: p.size * ss,
+                snapped: size * ss,
+                why: format!(
+                    "rounded up to the {} grain, so that the end falls on it",
+                    human(self.grain)
+                ),
+            });
+        }
+        let fits = self
+            .regions_without(Some(number))
+            .iter()
+            .any(|r| r.start <= start && start.saturating_add(size) <= r.end);
+        if !fits {
+            return Err(Error::usage(
+                format!(
+                    "partition {number} ({}) does not fit at {}: it would overlap another partition or leave the usable space",
+                    human(size * ss),
+                    human(start * ss)
+                ),
+                "give a start in a free region large enough (see the free rows of the list)",
+            ));
+        }
+        let part = &mut self.layout.partitions[i];
+        part.start = start;
+        part.size = size;
+        Ok(Outcome {
+            number,
+            done: format!(
+                "partition {number} moved from {} to {}",
+                human(p.start * ss),
+                human(start * ss)
+            ),
+            snaps,
+        })
+    }
+
+    /// The type code and name of a typed type for this table.
+    fn type_of(&self, spec: &str) -> Result<(String, String)> {
+        let (g, m) = resolve_type(spec)?;
+        match self.layout.table.label {
+            Label::Gpt => {
+                let g = g.ok_or_else(|| {
+                    Error::usage(
+                        format!(
+                            "type '{spec}' is an MBR type byte; a GPT needs a type GUID or alias"
+                        ),
+                        "type an alias such as linux, esp, linux-lvm, or a GPT type GUID",
+                    )
+                })?;
+                let n = gpt_type_name(&g).to_string();
+                Ok((g, n))
+            }
+            Label::Dos => {
+                let m = m.ok_or_else(|| {
+                    Error::usage(
+                        format!("type '{spec}' has no MBR type byte"),
+                        "type an MBR type such as 0x83, or an alias such as linux",
+                    )
+                })?;
+                Ok((format!("{m:#04x}"), mbr_type_name(m).to_string()))
+            }
+        }
+    }
+
+    fn set_type(&mut self, number: u32, spec: &str) -> Result<Outcome> {
+        let i = self.editable(number)?;
+        let (code, name) = self.type_of(spec)?;
+        let p = &mut self.layout.partitions[i];
+        p.type_code = code;
+        p.type_name = name.clone();
+        Ok(Outcome {
+            number,
+            done: format!("partition {number} is now of type {name} ({})", p.type_code),
+            snaps: Vec::new(),
+        })
+    }
+
+    fn set_name(&mut self, number: u32, name: &str) -> Result<Outcome> {
+        let i = self.index(number)?;
+        if self.layout.table.label == Label::Dos {
+            return Err(dos_has_no_names());
+        }
+        let n = check_name(name)?;
+        self.layout.partitions[i].name = Some(n);
+        Ok(Outcome {
+            number,
+            done: format!("partition {number} is now named '{name}'"),
+            snaps: Vec::new(),
+        })
+    }
+
+    fn toggle(&mut self, number: u32, bit: u8) -> Result<Outcome> {
+        let i = self.editable(number)?;
+        let p = &mut self.layout.partitions[i];
+        if self.layout.table.label == Label::Dos {
+            p.bootable = !p.bootable;
+            return Ok(Outcome {
+                number,
+                done: format!(
+                    "partition {number} is {} bootable",
+                    if p.bootable { "now" } else { "no longer" }
+                ),
+                snaps: Vec::new(),
+            });
+        }
+        let Some((_, what, ms_only)) = GPT_ATTRIBUTES.iter().find(|a| a.0 == bit) else {
+            return Err(Error::usage(
+                format!("attribute bit {bit} is not one the editor sets"),
+                "choose 0 (required), 1 (no block I/O), 2 (legacy BIOS bootable), or for Microsoft basic data 60 (read-only), 62 (hidden), 63 (no automount)",
+            ));
+        };
+        if *ms_only && p.type_code != MS_BASIC_DATA {
+            return Err(Error::usage(
+                format!(
+                    "attribute bit {bit} ({what}) means something only on Microsoft basic data partitions; partition {number} is {}",
+                    p.type_name
+                ),
+                "set the type to microsoft-basic-data first (t), or choose bit 0, 1 or 2",
+            ));
+        }
+        p.attributes ^= 1u64 << bit;
+        let on = p.attributes & (1u64 << bit) != 0;
+        Ok(Outcome {
+            number,
+            done: format!(
+                "partition {number}: attribute {bit} ({what}) {}",
+                if on { "set" } else { "cleared" }
+            ),
+            snaps: Vec::new(),
+        })
+    }
+}
+
+/// What an editor's input field asks for (its hint names what may be typed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// The size of a new partition, or a new size.
+    Size,
+    /// A new start.
+    Start,
+    Type,
+    Name,
+    Attribute,
+}
+
+impl Field {
+    /// What may be typed in this field, for a table of `label`.
+    pub fn hint(self, label: Label) -> String {
+        match (self, label) {
+            (Field::Size, _) => {
+                "a size (+20G, 20GiB, 512MiB), a percentage of the free room (50%), or rest; it is rounded to the grain".into()
+            }
+            (Field::Start, _) => {
+                "an offset from the disk's start (1GiB, 2048s); it moves up to the next grain boundary".into()
+            }
+            (Field::Type, Label::Gpt) => format!(
+                "an alias ({}) or a GPT type GUID",
+                super::preset::TYPES.iter().map(|t| t.0).collect::<Vec<_>>().join(", ")
+            ),
+            (Field::Type, Label::Dos) => format!(
+                "an MBR type byte (0x83, 0x0c, 0x07) or an alias ({})",
+                super::preset::TYPES
+                    .iter()
+                    .filter(|t| t.2.is_some())
+                    .map(|t| t.0)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            (Field::Name, _) => format!("at most {GPT_NAME_UNITS} characters (empty: no name)"),
+            (Field::Attribute, _) => format!(
+                "the bit to toggle: {}",
+                GPT_ATTRIBUTES
+                    .iter()
+                    .map(|(b, n, ms)| if *ms {
+                        format!("{b} {n} (Microsoft basic data)")
+                    } else {
+                        format!("{b} {n}")
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+}
+
+/// A GPT attribute bit as typed (see [`GPT_ATTRIBUTES`]).
+pub fn attribute_bit(text: &str) -> Result<u8> {
+    let t = text.trim();
+    t.parse::<u8>()
+        .ok()
+        .filter(|b| GPT_ATTRIBUTES.iter().any(|a| a.0 == *b))
+        .ok_or_else(|| {
+            Error::usage(
+                format!("'{t}' is not an attribute bit the editor sets"),
+                "type 0, 1, 2, or for Microsoft basic data 60, 62 or 63",
+            )
+        })
+}
+
+/// The attributes of `p` in a few words ("boot", "ro hidden"), for a list.
+pub fn flags(p: &Partition) -> String {
+    let mut v: Vec<&str> = Vec::new();
+    if p.bootable {
+        v.push("boot");
+    }
+    for (bit, word) in [
+        (0u8, "req"),
+        (1, "noblk"),
+        (2, "legacy-boot"),
+        (60, "ro"),
+        (62, "hidden"),
+        (63, "noauto"),
+    ] {
+        if p.attributes & (1u64 << bit) != 0 {
+            v.push(word);
+        }
+    }
+    v.join(" ")
+}
+
+fn dos_has_no_names() -> Error {
+    Error::usage(
+        "a dos (MBR) table has no partition names",
+        "leave the name empty, or use a GPT",
+    )
+}
+
+/// A GPT partition name as typed, if it fits the entry.
+fn check_name(name: &str) -> Result<String> {
+    if name.chars().any(char::is_control) {
+        return Err(Error::usage(
+            "a partition name cannot hold control characters",
+            "type letters, digits, spaces and punctuation",
+        ));
+    }
+    let units = name.encode_utf16().count();
+    if units > GPT_NAME_UNITS {
+        return Err(Error::usage(
+            format!("the name '{name}' is {units} UTF-16 units long; a GPT entry holds {GPT_NAME_UNITS}"),
+            format!("type a name of at most {GPT_NAME_UNITS} characters"),
+        ));
+    }
+    Ok(name.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const MIB: u64 = 1 << 20;
+
+    fn gpt(ss: u64, bytes: u64) -> Table {
+        let total = bytes / ss;
+        let arr = (128 * 128u64).div_ceil(ss);
+        Table {
+            label: Label::Gpt,
+            sector_size: ss,
+            id: "00000000-0000-0000-0000-000000000001".into(),
+            first_usable: 2 + arr,
+            last_usable: total - 2 - arr,
+            header_used: None,
+            max_partitions: 128,
+        }
+    }
+
+    fn dos(ss: u64, bytes: u64) -> Table {
+        Table {
+            label: Label::Dos,
+            sector_size: ss,
+            id: "0x12345678".into(),
+            first_usable: 1,
+            last_usable: bytes / ss - 1,
+            header_used: None,
+            max_partitions: 4,
+        }
+    }
+
+    fn new(at: u64, size: &str) -> Op {
+        Op::New {
+            at,
+            size: size.into(),
+            type_spec: None,
+            name: None,
+            uuid: "11111111-2222-3333-4444-555555555555".into(),
+        }
+    }
+
+    #[test]
+    fn three_partitions_by_hand_fill_the_disk_on_the_grain() {
+        let mut e = Editor::empty(gpt(512, 1000 * MIB), MIB, 0).unwrap();
+        let lo = e.free()[0].start;
+        assert_eq!(lo, 2048);
+        let o = e.apply(&new(lo, "+100M")).unwrap();
+        assert!(o.snaps.is_empty(), "{o}");
+        let r = e.free()[0];
+        let o = e.apply(&new(r.start, "50%")).unwrap();
+        assert_eq!(o.number, 2);
+        let r = e.free()[0];
+        e.apply(&new(r.start, "rest")).unwrap();
+        assert!(e.free().is_empty());
+        assert!(e.problems().is_empty(), "{:?}", e.problems());
+        let p = &e.layout.partitions;
+        assert_eq!((p[0].start, p[0].size), (2048, 100 * 2048));
+        assert_eq!(p[1].start, 2048 + 100 * 2048);
+        // The disk's last usable sector is not on the grain: the last partition ends at the last boundary.
+        assert_eq!((p[2].start + p[2].size) % 2048, 0);
+    }
+
+    #[test]
+    fn a_size_off_the_grain_snaps_and_says_so() {
+        let mut e = Editor::empty(gpt(4096, 512 * MIB), MIB, 0).unwrap();
+        let at = e.free()[0].start;
+        let o = e.apply(&new(at, "1500K")).unwrap();
+        assert_eq!(e.layout.partitions[0].size * 4096, 2 * MIB);
+        let text = o.to_string();
+        assert!(
+            text.contains("size 1.5 MiB snapped to 2 MiB (rounded up to the 1 MiB grain"),
+            "{text}"
+        );
+        let o = e
+            .apply(&Op::Move {
+                number: 1,
+                to: "10000K".into(),
+            })
+            .unwrap();
+        assert!(
+            o.to_string().contains("start 9.8 MiB snapped to 10 MiB"),
+            "{o}"
+        );
+        assert_eq!(e.layout.partitions[0].start * 4096, 10 * MIB);
+    }
+
+    #[test]
+    fn errors_name_the_problem_and_leave_the_layout() {
+        let mut e = Editor::empty(gpt(512, 100 * MIB), MIB, 0).unwrap();
+        let at = e.free()[0].start;
+        let before = e.clone();
+        let err = e.apply(&new(at, "1G")).unwrap_err();
+        assert!(err.problem.contains("does not fit"), "{}", err.problem);
+        assert!(err.fix.contains("rest"), "{}", err.fix);
+        assert_eq!(e, before);
+        let err = e.apply(&new(at, "lots")).unwrap_err();
+        assert!(
+            err.problem.contains("'lots' is not a size"),
+            "{}",
+            err.problem
+        );
+        e.apply(&new(at, "10M")).unwrap();
+        e.content.insert(1, "ext4".into());
+        let err = e
+            .apply(&Op::Move {
+                number: 1,
+                to: "50M".into(),
+            })
+            .unwrap_err();
+        assert!(err.problem.contains("holds ext4"), "{}", err.problem);
+        assert!(err.fix.contains("realign"), "{}", err.fix);
+        let err = e
+            .apply(&Op::Resize {
+                number: 1,
+                size: "5M".into(),
+            })
+            .unwrap_err();
+        assert!(
+            err.problem.contains("would cut the filesystem"),
+            "{}",
+            err.problem
+        );
+        let err = e
+            .apply(&Op::ToggleAttribute { number: 1, bit: 62 })
+            .unwrap_err();
+        assert!(err.fix.contains("microsoft-basic-data"), "{}", err.fix);
+        e.apply(&Op::SetType {
+            number: 1,
+            type_spec: "microsoft-basic-data".into(),
+        })
+        .unwrap();
+        e.apply(&Op::ToggleAttribute { number: 1, bit: 62 })
+            .unwrap();
+        assert_eq!(e.layout.partitions[0].attributes, 1 << 62);
+        let err = e
+            .apply(&Op::SetName {
+                number: 1,
+                name: "x".repeat(37),
+            })
+            .unwrap_err();
+        assert!(err.problem.contains("37 UTF-16 units"), "{}", err.problem);
+    }
+
+    #[test]
+    fn dos_has_four_slots_no_names_and_a_boot_flag() {
+        let mut e = Editor::empty(dos(512, 100 * MIB), MIB, 0).unwrap();
+        for _ in 0..4 {
+            let at = e.free()[0].start;
+            e.apply(&new(at, "10M")).unwrap();
+        }
+        let at = e.free()[0].start;
+        let err = e.apply(&new(at, "10M")).unwrap_err();
+        assert!(err.problem.contains("no free slot"), "{}", err.problem);
+        assert!(e
+            .apply(&Op::SetName {
+                number: 1,
+                name: "x".into()
+            })
+            .is_err());
+        e.apply(&Op::ToggleAttribute { number: 2, bit: 0 }).unwrap();
+        assert!(e.layout.partitions[1].bootable);
+        e.apply(&Op::SetType {
+            number: 2,
+            type_spec: "0x0c".into(),
+        })
+        .unwrap();
+        assert_eq!(e.layout.partitions[1].type_code, "0x0c");
+    }
+
+    fn op_strategy() -> impl Strategy<Value = (u8, usize, usize, u8)> {
+        (0u8..8, 0usize..8, 0usize..10, 0u8..6)
+    }
+
+    const SIZES: &[&str] = &[
+        "+1M", "1500K", "3M", "20MiB", "50%", "25%", "1%", "100%", "rest", "7s", "+64K", "200M",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// Any sequence of operations keeps the layout valid: no overlap, inside the aligned usable range,
+        /// every start on the grain and every end at grain - 1; a failed operation changes nothing.
+        #[test]
+        fn any_sequence_keeps_the_layout_valid(
+            ss in prop::sample::select(vec![512u64, 4096]),
+            mib in 8u64..200,
+            grain_k in prop::sample::select(vec![4u64, 64, 1024]),
+            ao_k in prop::sample::select(vec![0u64, 4, 64]),
+            is_dos in any::<bool>(),
+            ops in prop::collection::vec(op_strategy(), 1..40),
+        ) {
+            let bytes = mib * MIB + 3 * ss;
+            let table = if is_dos { dos(ss, bytes) } else { gpt(ss, bytes) };
+            let grain = (grain_k << 10).max(ss);
+            let ao = (ao_k << 10) / ss * ss;
+            let Ok(mut e) = Editor::empty(table, grain, ao) else { return Ok(()) };
+            for (kind, pick, size, bit) in ops {
+                let numbers: Vec<u32> = e.layout.partitions.iter().map(|p| p.number).collect();
+                let number = numbers.get(pick % numbers.len().max(1)).copied().unwrap_or(1);
+                let regions = e.free();
+                let at = regions.get(pick % regions.len().max(1)).map_or(0, |r| r.start);
+                let size = SIZES[size % SIZES.len()].to_string();
+                let op = match kind {
+                    0 | 1 => new(at, &size),
+                    2 => Op::Delete { number },
+                    3 => Op::Resize { number, size },
+                    4 => Op::Move { number, to: format!("{}K", (pick as u64 * 3000 + 7) ) },
+                    6 => Op::SetName { number, name: ["", "root", "données", &"n".repeat(37)][pick % 4].into() },
+                    5 => Op::SetType { number, type_spec: ["linux", "esp", "0x0c", "microsoft-basic-data"][pick % 4].into() },
+                    _ => Op::ToggleAttribute { number, bit: [0u8, 1, 2, 60, 62, 63][bit as usize % 6] },
+                };
+                let before = e.clone();
+                match e.apply(&op) {
+                    Ok(o) => {
+                        let p = e.problems();
+                        prop_assert!(p.is_empty(), "{:?} after {:?} ({})", p, op, o);
+                        for s in &o.snaps {
+                            prop_assert!(s.snapped % ss == 0);
+                        }
+                    }
+                    Err(err) => {
+                        prop_assert_eq!(&e, &before, "a failed {:?} changed the layout", op);
+                        prop_assert!(!err.problem.is_empty() && !err.fix.is_empty());
+                    }
+                }
+                for p in &e.layout.partitions {
+                    prop_assert!(crate::alignment::is_aligned(p.start * ss, e.alignment_offset, grain));
+                    prop_assert!(crate::alignment::is_aligned((p.end() + 1) * ss, e.alignment_offset, grain));
+                }
+            }
+        }
+    }
+}

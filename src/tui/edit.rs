@@ -1,0 +1,695 @@
+//! The hand editor of the plan screen: the layout of a plan (a proposal, a preset), an empty table or the
+//! current table, edited partition by partition through the library's editing model (`plan::edit`: every
+//! start and end on the grain, each edit's snaps in its words), with one typed field (`dialog::Input`) per
+//! value. Enter makes the edited layout a plan (`plan::custom` through [`make_plan`], the one adapter), which
+//! the plan screen previews and applies like every plan. Nothing here touches a disk.
+
+use std::collections::BTreeMap;
+
+use crossterm::event::KeyCode;
+
+use afdisk::plan::edit::{attribute_bit, Editor, Field, Op, Region};
+use afdisk::plan::{Action, Layout, Plan};
+use afdisk::table::{Label, Table};
+
+use super::dialog::{Answer, Input};
+use super::page::Command;
+
+/// One row of the editor's list: a partition (its index in the layout) or a free region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Row {
+    Part(usize),
+    Free(Region),
+}
+
+/// What the open field will change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    New(u64),
+    Resize(u32),
+    Move(u32),
+    Type(u32),
+    Name(u32),
+    Attribute(u32),
+}
+
+/// The editor on screen: the working layout, the selected row, the open field and the last edit's words.
+#[derive(Debug, Clone)]
+pub struct EditState {
+    pub editor: Editor,
+    pub selected: usize,
+    pub field: Option<(Target, Input)>,
+    /// The last edit's outcome (what snapped), or its refusal; `true` for a refusal.
+    pub message: Option<(String, bool)>,
+    /// The table of a fresh layout for this disk (`c` clears to it).
+    fresh_table: Table,
+    /// The table on the disk now (`o` starts from it).
+    current: Option<Layout>,
+}
+
+/// What a key in the editor asks of the plan screen.
+#[derive(Debug, PartialEq, Eq)]
+pub enum EditAction {
+    None,
+    /// Back to the plan.
+    Back,
+    /// Make the edited layout a plan.
+    MakePlan,
+}
+
+const fn cmd(keys: &'static str, bar: &'static str, help: &'static str) -> Command {
+    Command { keys, bar, help }
+}
+
+/// The editor's commands (n new, d delete, … — the plan screen's a/u/n do not apply here).
+pub const EDIT_KEYS: &[Command] = &[
+    cmd(
+        "n",
+        "new",
+        "new partition in the selected free region (or the next one)",
+    ),
+    cmd("d", "del", "delete the selected partition"),
+    cmd(
+        "r",
+        "resize",
+        "resize the selected partition (size, 50%, rest)",
+    ),
+    cmd("m", "move", "move the selected partition (empty ones only)"),
+    cmd("t", "type", "change the type (alias, GPT GUID, MBR byte)"),
+    cmd("N", "name", "change the name (GPT)"),
+    cmd(
+        "a",
+        "attr",
+        "toggle an attribute (GPT bits) or the boot flag (dos)",
+    ),
+    cmd("c", "", "clear: start again from an empty table"),
+    cmd("o", "", "start again from the table on the disk now"),
+    cmd("Up/Dn", "", "select a row"),
+    cmd(
+        "Enter",
+        "plan",
+        "make the plan of this layout (then a applies it)",
+    ),
+    cmd("?", "", "this help"),
+    cmd("Esc", "back", "back to the plan without making one"),
+    cmd("q", "", "quit (also Ctrl-C)"),
+];
+
+/// What the partitions of `plan`'s disk hold, by number (from the plan's changes).
+fn contents(plan: &Plan) -> BTreeMap<u32, String> {
+    plan.changes
+        .iter()
+        .filter(|c| c.action != Action::Create)
+        .filter_map(|c| c.content.clone().map(|s| (c.number, s)))
+        .collect()
+}
+
+impl EditState {
+    /// An editor on `plan`'s new layout, aligned to its grain.
+    pub fn from_plan(plan: &Plan) -> Result<EditState, afdisk::Error> {
+        let editor = Editor::new(
+            plan.new.clone(),
+            plan.grain.bytes,
+            plan.device.alignment_offset,
+            contents(plan),
+        )?;
+        let fresh_table = plan.new.table.clone();
+        Ok(EditState {
+            editor,
+            selected: 0,
+            field: None,
+            message: None,
+            fresh_table,
+            current: plan.old.clone(),
+        })
+    }
+
+    pub fn typing(&self) -> bool {
+        self.field.is_some()
+    }
+
+    pub fn label(&self) -> Label {
+        self.editor.layout.table.label
+    }
+
+    /// The list's rows: partitions and free regions, in disk order.
+    pub fn rows(&self) -> Vec<Row> {
+        let mut v: Vec<(u64, Row)> = self
+            .editor
+            .layout
+            .partitions
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.start, Row::Part(i)))
+            .collect();
+        v.extend(
+            self.editor
+                .free()
+                .into_iter()
+                .map(|r| (r.start, Row::Free(r))),
+        );
+        v.sort_by_key(|(s, r)| (*s, matches!(r, Row::Free(_))));
+        v.into_iter().map(|(_, r)| r).collect()
+    }
+
+    fn selected_row(&self) -> Option<Row> {
+        self.rows().get(self.selected).copied()
+    }
+
+    fn selected_number(&self) -> Option<u32> {
+        match self.selected_row() {
+            Some(Row::Part(i)) => self.editor.layout.partitions.get(i).map(|p| p.number),
+            _ => None,
+        }
+    }
+
+    /// The free region `n` creates in: the selected one, else the next one after the selection, else the first.
+    fn region_for_new(&self) -> Option<Region> {
+        let rows = self.rows();
+        if let Some(Row::Free(r)) = rows.get(self.selected) {
+            return Some(*r);
+        }
+        rows.iter()
+            .skip(self.selected)
+            .chain(rows.iter())
+            .find_map(|r| match r {
+                Row::Free(r) => Some(*r),
+                _ => None,
+            })
+    }
+
+    fn open(&mut self, t: Target, title: &str, label: &str, field: Field, text: &str) {
+        let input = Input::new(format!(" {title} "), label, field.hint(self.label())).with(text);
+        self.field = Some((t, input));
+    }
+
+    fn refuse(&mut self, e: &afdisk::Error) {
+        self.message = Some((super::failure_text(e), true));
+    }
+
+    fn no_selection(&mut self) {
+        self.message = Some((
+            "select a partition first (Up/Dn); n makes one in a free region".into(),
+            true,
+        ));
+    }
+
+    /// Applies an edit; the selection follows the partition it touched.
+    fn apply(&mut self, op: Op) {
+        match self.editor.apply(&op) {
+            Ok(o) => {
+                self.message = Some((o.to_string(), false));
+                let rows = self.rows();
+                let n = o.number;
+                let at = rows.iter().position(|r| {
+                    matches!(r, Row::Part(i) if self.editor.layout.partitions.get(*i).is_some_and(|p| p.number == n))
+                });
+                self.selected = at.unwrap_or(self.selected.min(rows.len().saturating_sub(1)));
+            }
+            Err(e) => self.refuse(&e),
+        }
+    }
+
+    /// A field's typed text, submitted.
+    fn submit(&mut self, t: Target, text: String) {
+        let op = match t {
+            Target::New(at) => Op::New {
+                at,
+                size: text,
+                type_spec: None,
+                name: None,
+                uuid: uuid::Uuid::new_v4().to_string(),
+            },
+            Target::Resize(number) => Op::Resize { number, size: text },
+            Target::Move(number) => Op::Move { number, to: text },
+            Target::Type(number) => Op::SetType {
+                number,
+                type_spec: text,
+            },
+            Target::Name(number) => Op::SetName { number, name: text },
+            Target::Attribute(number) => match attribute_bit(&text) {
+                Ok(bit) => Op::ToggleAttribute { number, bit },
+                Err(e) => return self.refuse(&e),
+            },
+        };
+        self.apply(op);
+    }
+
+    /// Starts again from `layout` (an empty table, or the table on the disk).
+    fn restart(&mut self, layout: Layout) {
+        match Editor::new(
+            layout,
+            self.editor.grain,
+            self.editor.alignment_offset,
+            self.editor.content.clone(),
+        ) {
+            Ok(e) => {
+                self.editor = e;
+                self.selected = 0;
+                self.message = None;
+            }
+            Err(e) => self.refuse(&e),
+        }
+    }
+
+    pub fn key(&mut self, code: KeyCode) -> EditAction {
+        if let Some((t, input)) = self.field.as_mut() {
+            match input.key(code) {
+                Answer::Typing => {}
+                Answer::Cancelled => self.field = None,
+                Answer::Submitted(text) => {
+                    let t = *t;
+                    self.field = None;
+                    self.submit(t, text);
+                }
+            }
+            return EditAction::None;
+        }
+        let rows = self.rows().len();
+        let number = self.selected_number();
+        let ss = self.editor.layout.table.sector_size.max(1);
+        let part = number.and_then(|n| self.editor.partition(n)).cloned();
+        match (code, number) {
+            (KeyCode::Up | KeyCode::Char('k'), _) => {
+                self.selected = self.selected.saturating_sub(1)
+            }
+            (KeyCode::Down | KeyCode::Char('j'), _) => {
+                self.selected = (self.selected + 1).min(rows.saturating_sub(1))
+            }
+            (KeyCode::Char('n'), _) => match self.region_for_new() {
+                Some(r) => self.open(
+                    Target::New(r.start),
+                    "New partition",
+                    &format!(
+                        "Size in the free region of {} at {}",
+                        afdisk::units::human(r.sectors() * ss),
+                        afdisk::units::human(r.start * ss)
+                    ),
+                    Field::Size,
+                    "",
+                ),
+                None => self.message = Some((
+                    "there is no free region of a whole grain: delete or shrink a partition first"
+                        .into(),
+                    true,
+                )),
+            },
+            (KeyCode::Char('d'), Some(n)) => self.apply(Op::Delete { number: n }),
+            (KeyCode::Char('r'), Some(n)) => self.open(
+                Target::Resize(n),
+                "Resize",
+                &format!("New size of partition {n}"),
+                Field::Size,
+                "",
+            ),
+            (KeyCode::Char('m'), Some(n)) => self.open(
+                Target::Move(n),
+                "Move",
+                &format!("New start of partition {n}"),
+                Field::Start,
+                "",
+            ),
+            (KeyCode::Char('t'), Some(n)) => self.open(
+                Target::Type(n),
+                "Type",
+                &format!("Type of partition {n}"),
+                Field::Type,
+                "",
+            ),
+            (KeyCode::Char('N'), Some(n)) => {
+                let name = part.and_then(|p| p.name).unwrap_or_default();
+                self.open(
+                    Target::Name(n),
+                    "Name",
+                    &format!("Name of partition {n}"),
+                    Field::Name,
+                    &name,
+                )
+            }
+            (KeyCode::Char('a'), Some(n)) => {
+                if self.label() == Label::Dos {
+                    self.apply(Op::ToggleAttribute { number: n, bit: 0 });
+                } else {
+                    self.open(
+                        Target::Attribute(n),
+                        "Attributes",
+                        &format!("Attribute of partition {n}"),
+                        Field::Attribute,
+                        "",
+                    )
+                }
+            }
+            (KeyCode::Char('d' | 'r' | 'm' | 't' | 'N' | 'a'), None) => self.no_selection(),
+            (KeyCode::Char('c'), _) => {
+                let table = self.fresh_table.clone();
+                self.restart(Layout {
+                    table,
+                    partitions: Vec::new(),
+                });
+            }
+            (KeyCode::Char('o'), _) => match self.current.clone() {
+                Some(l) => self.restart(l),
+                None => {
+                    self.message = Some((
+                        "the disk has no partition table now: c starts from an empty one".into(),
+                        true,
+                    ))
+                }
+            },
+            (KeyCode::Enter | KeyCode::Char('p'), _) => return EditAction::MakePlan,
+            (KeyCode::Esc | KeyCode::Left | KeyCode::Char('h'), _) => return EditAction::Back,
+            _ => {}
+        }
+        EditAction::None
+    }
+
+    /// The partitions of the disk now that hold data and are not kept as they are by the edited layout:
+    /// the plan may destroy them (its confirmation then asks for DESTROY).
+    pub fn destroy_ok(&self) -> Vec<u32> {
+        let Some(cur) = &self.current else {
+            return Vec::new();
+        };
+        cur.partitions
+            .iter()
+            .filter(|p| self.editor.content.contains_key(&p.number))
+            .filter(|p| {
+                !self
+                    .editor
+                    .layout
+                    .partitions
+                    .iter()
+                    .any(|q| q.number == p.number && q.start == p.start && q.size >= p.size)
+            })
+            .map(|p| p.number)
+            .collect()
+    }
+}
+
+/// The one adapter to the custom plan (`plan::custom`): the edited `target` as a plan for the disk `opened`,
+/// aligned to `grain` bytes as edited (no further snapping); `destroy_ok` names the partitions with data the
+/// edit gives up (the confirmation then asks for DESTROY).
+pub fn make_plan(
+    opened: &afdisk::device::Opened,
+    target: &Layout,
+    grain: u64,
+    destroy_ok: Vec<u32>,
+) -> Result<Plan, afdisk::Error> {
+    let req = afdisk::plan::custom::CustomRequest {
+        origin: "hand edit".into(),
+        realign: false,
+        replace: false,
+        grain: Some(grain),
+        stripe: None,
+        destroy_ok,
+    };
+    afdisk::plan::custom::make(opened, target, &req)
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::backend::TestBackend;
+    use ratatui::style::Style;
+    use ratatui::Terminal;
+
+    use super::*;
+    use crate::tui::dialog::Styles;
+
+    fn plain() -> Styles {
+        Styles {
+            ok: Style::default(),
+            bad: Style::default(),
+            warn: Style::default(),
+            title: Style::default(),
+        }
+    }
+
+    fn screen(es: &EditState) -> String {
+        let mut t = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+        t.draw(|f| super::super::edit_view::draw(f, es, "fixture.img", f.area(), &plain()))
+            .expect("draw");
+        t.backend().to_string()
+    }
+
+    /// A preset plan for an empty 1 GiB image (512-byte sectors).
+    fn preset_plan() -> Plan {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let img = dir.path().join("t.img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(1 << 30))
+            .expect("image");
+        let o = afdisk::device::open(&img, &Default::default()).expect("open");
+        let req = afdisk::plan::Request {
+            preset: Some("data".into()),
+            ..Default::default()
+        };
+        afdisk::plan::make(&o, &req).expect("plan")
+    }
+
+    fn typed(es: &mut EditState, keys: &str) {
+        for c in keys.chars() {
+            es.key(KeyCode::Char(c));
+        }
+        es.key(KeyCode::Enter);
+    }
+
+    #[test]
+    fn three_partitions_typed_by_hand_with_a_type_and_a_name() {
+        let mut es = EditState::from_plan(&preset_plan()).expect("editor");
+        es.key(KeyCode::Char('c'));
+        assert!(es.editor.layout.partitions.is_empty());
+        es.key(KeyCode::Char('n'));
+        assert!(es.typing());
+        insta::assert_snapshot!("edit_new_dialog_80x24", screen(&es));
+        typed(&mut es, "+100M");
+        es.key(KeyCode::Down);
+        es.key(KeyCode::Char('n'));
+        typed(&mut es, "50%");
+        es.key(KeyCode::Down);
+        es.key(KeyCode::Char('n'));
+        typed(&mut es, "rest");
+        assert_eq!(es.editor.layout.partitions.len(), 3, "{:?}", es.message);
+        assert!(es.editor.problems().is_empty());
+        // The selection follows the new partition 3; its type and partition 1's name.
+        es.key(KeyCode::Char('t'));
+        insta::assert_snapshot!("edit_type_dialog_80x24", screen(&es));
+        typed(&mut es, "linux-swap");
+        es.key(KeyCode::Up);
+        es.key(KeyCode::Up);
+        es.key(KeyCode::Char('N'));
+        typed(&mut es, "boot me");
+        let p = &es.editor.layout.partitions;
+        assert_eq!(p[2].type_name, "Linux swap");
+        assert_eq!(p[0].name.as_deref(), Some("boot me"));
+        insta::assert_snapshot!("edit_80x24", screen(&es));
+        assert_eq!(es.key(KeyCode::Enter), EditAction::MakePlan);
+    }
+
+    fn peer(prog: &str, args: &[&str]) -> String {
+        let out = std::process::Command::new(prog)
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {prog}: {e}"));
+        assert!(
+            out.status.success(),
+            "{prog} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The realign plan of `img` (the plan screen's first plan for a disk with a table).
+    fn realign_plan(img: &std::path::Path) -> Plan {
+        let o = afdisk::device::open(img, &Default::default()).expect("open");
+        let req = afdisk::plan::Request {
+            realign: true,
+            ..Default::default()
+        };
+        afdisk::plan::make(&o, &req).expect("plan")
+    }
+
+    /// From the current table (made by sgdisk, an ext4 in partition 1): its data is not moved or shrunk by
+    /// the editor; deleting it makes a plan that names the loss (the confirmation then asks for DESTROY).
+    #[test]
+    fn a_partition_with_data_is_not_moved_and_its_deletion_is_a_named_loss() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let img = dir.path().join("d.img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(256 << 20))
+            .expect("image");
+        let t = img.to_str().expect("utf-8");
+        peer("sgdisk", &["-n", "1:2048:+64M", "-n", "2:0:+32M", t]);
+        let part = dir.path().join("p1.img");
+        std::fs::File::create(&part)
+            .and_then(|f| f.set_len(64 << 20))
+            .expect("part");
+        peer("mkfs.ext4", &["-q", "-F", part.to_str().expect("utf-8")]);
+        let fs = std::fs::read(&part).expect("read");
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&img)
+            .expect("open");
+        f.seek(SeekFrom::Start(2048 * 512)).expect("seek");
+        f.write_all(&fs[..1 << 20]).expect("write");
+        drop(f);
+        let mut es = EditState::from_plan(&realign_plan(&img)).expect("editor");
+        assert!(
+            es.editor.content.contains_key(&1),
+            "{:?}",
+            es.editor.content
+        );
+        es.key(KeyCode::Char('m'));
+        typed(&mut es, "100M");
+        let (m, bad) = es.message.clone().expect("message");
+        assert!(
+            bad && m.contains("holds ext4") && m.contains("realign"),
+            "{m}"
+        );
+        es.key(KeyCode::Char('r'));
+        typed(&mut es, "10M");
+        let (m, bad) = es.message.clone().expect("message");
+        assert!(bad && m.contains("would cut the filesystem"), "{m}");
+        // Partition 2 is empty: it moves.
+        es.key(KeyCode::Down);
+        es.key(KeyCode::Char('m'));
+        typed(&mut es, "+150M");
+        assert_eq!(es.editor.partition(2).map(|p| p.start), Some(150 * 2048));
+        // Up over the free region the move left, to partition 1.
+        es.key(KeyCode::Up);
+        es.key(KeyCode::Up);
+        es.key(KeyCode::Char('d'));
+        assert_eq!(es.destroy_ok(), vec![1]);
+        let o = afdisk::device::open(&img, &Default::default()).expect("open");
+        let plan = make_plan(&o, &es.editor.layout, es.editor.grain, es.destroy_ok())
+            .expect("custom plan");
+        assert_eq!(plan.kind, afdisk::plan::PlanKind::Custom);
+        assert_eq!(plan.destroys.len(), 1, "{:?}", plan.destroys);
+        assert_eq!(plan.destroys[0].partition, Some(1));
+    }
+
+    /// A dos table edited by hand: four primaries at most, the boot flag on `a`, a type byte; the plan is
+    /// written by the one apply path and sfdisk verifies it.
+    #[test]
+    fn a_dos_table_by_hand_is_applied_and_verified_by_sfdisk() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let img = dir.path().join("dos.img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(128 << 20))
+            .expect("image");
+        let t = img.to_str().expect("utf-8");
+        let o = std::process::Command::new("sfdisk")
+            .args(["-q", t])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin
+                    .take()
+                    .expect("stdin")
+                    .write_all(b"label: dos\nstart=63, size=20000, type=83\n")?;
+                c.wait()
+            })
+            .expect("sfdisk");
+        assert!(o.success());
+        let mut es = EditState::from_plan(&realign_plan(&img)).expect("editor");
+        es.key(KeyCode::Char('c'));
+        es.key(KeyCode::Char('n'));
+        typed(&mut es, "+32M");
+        es.key(KeyCode::Char('a'));
+        es.key(KeyCode::Char('t'));
+        typed(&mut es, "0x0c");
+        es.key(KeyCode::Down);
+        es.key(KeyCode::Char('n'));
+        typed(&mut es, "rest");
+        es.key(KeyCode::Char('N'));
+        typed(&mut es, "x");
+        let (m, bad) = es.message.clone().expect("message");
+        assert!(bad && m.contains("no partition names"), "{m}");
+        assert!(es.editor.problems().is_empty());
+        let opened = afdisk::device::open(&img, &Default::default()).expect("open");
+        let plan = make_plan(&opened, &es.editor.layout, es.editor.grain, es.destroy_ok())
+            .expect("custom plan");
+        let name = plan.device.name.clone();
+        afdisk::apply::apply(
+            &opened,
+            &plan,
+            &afdisk::device::access::Confirmation::Typed(name),
+            &dir.path().join("bk"),
+        )
+        .expect("apply");
+        drop(opened);
+        peer("sfdisk", &["--verify", t]);
+        let dump = peer("sfdisk", &["-d", t]);
+        let lines: Vec<&str> = dump.lines().filter(|l| l.contains("start=")).collect();
+        assert_eq!(lines.len(), 2, "{dump}");
+        assert!(
+            lines[0].contains("start=        2048, size=       65536, type=c, bootable"),
+            "{dump}"
+        );
+        assert!(lines[1].contains("type=83"), "{dump}");
+    }
+
+    /// `o` starts from the table on the disk: a partition off the grain there is marked `!`; the proposal's
+    /// layout (e) has it on the grain, and a resize puts its end on the grain too.
+    #[test]
+    fn the_current_table_shows_what_is_off_the_grain() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let img = dir.path().join("m.img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(128 << 20))
+            .expect("image");
+        let t = img.to_str().expect("utf-8");
+        peer("sgdisk", &["-a", "1", "-n", "1:2049:+10M", t]);
+        let mut es = EditState::from_plan(&realign_plan(&img)).expect("editor");
+        assert!(
+            es.editor.problems().is_empty(),
+            "{:?}",
+            es.editor.problems()
+        );
+        assert!(screen(&es).contains("│  1 2048 "), "{}", screen(&es));
+        es.key(KeyCode::Char('o'));
+        let s = screen(&es);
+        assert!(s.contains("│! 1 2049 "), "{s}");
+        es.key(KeyCode::Char('m'));
+        typed(&mut es, "1M");
+        assert!(
+            es.editor.problems().is_empty(),
+            "{:?}",
+            es.editor.problems()
+        );
+        assert!(screen(&es).contains("│  1 2048 "));
+    }
+
+    /// The editor's key bar fits 80 columns (the plan screen's too, with its e).
+    #[test]
+    fn key_bars_fit_80_columns() {
+        let bar = crate::tui::page::key_bar(EDIT_KEYS);
+        assert!(bar.chars().count() <= 80, "{bar}");
+        let bar = crate::tui::page::key_bar(crate::tui::plan::PLAN_KEYS);
+        assert!(bar.chars().count() <= 80, "{bar}");
+    }
+
+    #[test]
+    fn a_snap_and_a_refusal_are_shown_in_the_core_words() {
+        let mut es = EditState::from_plan(&preset_plan()).expect("editor");
+        es.key(KeyCode::Char('c'));
+        es.key(KeyCode::Char('n'));
+        typed(&mut es, "1500K");
+        let s = screen(&es);
+        assert!(s.contains("size 1.5 MiB snapped to 2 MiB"), "{s}");
+        insta::assert_snapshot!("edit_snapped_80x24", s);
+        es.key(KeyCode::Char('r'));
+        typed(&mut es, "5T");
+        let (m, bad) = es.message.clone().expect("message");
+        assert!(bad && m.contains("does not fit"), "{m}");
+        es.key(KeyCode::Char('a'));
+        insta::assert_snapshot!("edit_attribute_dialog_80x24", screen(&es));
+        typed(&mut es, "2");
+        assert_eq!(es.editor.layout.partitions[0].attributes, 1 << 2);
+        // Esc in a field cancels it; Esc in the list goes back to the plan.
+        es.key(KeyCode::Char('m'));
+        assert_eq!(es.key(KeyCode::Esc), EditAction::None);
+        assert!(!es.typing());
+        assert_eq!(es.key(KeyCode::Esc), EditAction::Back);
+    }
+}

@@ -1,0 +1,105 @@
+//! Rendering of the hand editor: the working layout with its free regions (the selected row reversed; `!`
+//! marks a partition carried over from the disk that is off the grain), the
+//! last edit's words (what snapped, where and why, or the refusal), and the open input field.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Paragraph, Row as TRow, Table, TableState, Wrap};
+use ratatui::Frame;
+
+use afdisk::plan::edit::flags;
+use afdisk::units::human;
+
+use super::dialog::Styles;
+use super::edit::{EditState, Row};
+
+pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles) {
+    let e = &es.editor;
+    let t = &e.layout.table;
+    let ss = t.sector_size.max(1);
+    let [head, list, msg] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Min(4),
+        Constraint::Length(3),
+    ])
+    .areas(area);
+    f.render_widget(
+        Paragraph::new(format!(
+            "Edit by hand: {device} ({}, {}-byte sectors), every start and end on the {} grain",
+            t.label.as_str(),
+            ss,
+            human(e.grain)
+        ))
+        .style(st.title)
+        .wrap(Wrap { trim: true }),
+        head,
+    );
+    let rows: Vec<TRow> = es
+        .rows()
+        .into_iter()
+        .map(|r| match r {
+            Row::Part(i) => {
+                let p = &e.layout.partitions[i];
+                let held = e.content.get(&p.number).map(String::as_str).unwrap_or("");
+                let name = p.name.clone().unwrap_or_default();
+                let aligned = e.aligned(p);
+                TRow::new(vec![
+                    format!("{}{:>2}", if aligned { ' ' } else { '!' }, p.number),
+                    p.start.to_string(),
+                    p.end().to_string(),
+                    human(p.size * ss),
+                    p.type_name.clone(),
+                    [name.as_str(), flags(p).as_str(), held]
+                        .iter()
+                        .filter(|s| !s.is_empty())
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ])
+                .style(if aligned { Style::default() } else { st.bad })
+            }
+            Row::Free(r) => TRow::new(vec![
+                "  -".to_string(),
+                r.start.to_string(),
+                (r.end - 1).to_string(),
+                human(r.sectors() * ss),
+                "free".to_string(),
+                String::new(),
+            ])
+            .style(st.warn),
+        })
+        .collect();
+    let table = Table::new(
+        rows,
+        [
+            Constraint::Length(3),
+            Constraint::Length(10),
+            Constraint::Length(10),
+            Constraint::Length(10),
+            Constraint::Length(20),
+            Constraint::Min(8),
+        ],
+    )
+    .header(TRow::new(vec!["  #", "start", "end", "size", "type", "name, flags"]).style(st.title))
+    .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
+    .block(Block::bordered().title(Line::from(" Layout (Up/Dn select) ")));
+    let mut state = TableState::default().with_selected(Some(es.selected));
+    f.render_stateful_widget(table, list, &mut state);
+    let (text, style) = match &es.message {
+        Some((m, true)) => (m.clone(), st.bad),
+        Some((m, false)) => (m.clone(), st.ok),
+        None => (
+            "n makes a partition in the selected free region; Enter makes the plan of this layout."
+                .into(),
+            Style::default(),
+        ),
+    };
+    f.render_widget(
+        Paragraph::new(text).style(style).wrap(Wrap { trim: true }),
+        msg,
+    );
+    if let Some((_, input)) = &es.field {
+        input.draw(f, area, st);
+    }
+}
