@@ -689,7 +689,7 @@ pub fn changes(
                     o.number
                 ),
                 &format!(
-                    "keep partition {} where it is, or allow its data to be lost with {{discard-data={}}}",
+                    "keep partition {} where it is, or accept the loss: {{discard-data={}}}",
                     o.number, o.number
                 ),
             ));
@@ -839,7 +839,7 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
         {
             let fix = match l.partition {
                 Some(n) => format!(
-                    "keep partition {n} as it is in the layout, or allow its data to be lost with {{discard-data={n}}}"
+                    "keep partition {n} as it is in the layout, or accept the loss: {{discard-data={n}}}"
                 ),
                 None => "choose {replace} if its data is expendable".to_string(),
             };
