@@ -8,6 +8,7 @@
 
 pub mod gpt;
 pub mod mbr;
+pub mod sfdisk;
 pub mod source;
 pub mod types;
 
