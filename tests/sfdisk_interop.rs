@@ -337,3 +337,268 @@ fn realign_snaps_a_peer_made_misaligned_layout() {
     apply_plan(&img, &plan, &sc.path("bk"), false);
     peers_verify(&img);
 }
+
+// ---- sfdisk scripts both ways: `afdisk dump` and `afdisk plan --from-sfdisk`, against sfdisk itself ----
+
+/// A small deterministic generator (no extra crates).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n.max(1)
+    }
+}
+
+/// Makes a peer-written table on `target` (sector size `ss`, `total` sectors) from `seed`: a GPT by sgdisk
+/// (types, names with quotes, backslashes and non-ASCII, attribute bits, gaps in numbers, sometimes a
+/// 64-entry array) or a dos table by sfdisk (primaries, an extended partition with logical partitions, boot
+/// flags, a disk identifier). Positions are in 4 KiB units, sometimes one sector off the grain.
+fn peer_table(target: &str, ss: u64, total: u64, seed: u64, aligned: bool) -> &'static str {
+    let mut r = Lcg(seed);
+    let k = 4096 / ss;
+    let mib = (1 << 20) / ss;
+    if r.next(2) == 0 {
+        let mut args: Vec<String> = vec!["-a1".into()];
+        if r.next(4) == 0 {
+            args.push("-S64".into());
+        }
+        let mut at = mib + r.next(3) * mib;
+        let mut num = 0;
+        for _ in 0..1 + r.next(6) {
+            num += 1 + r.next(3) as u32;
+            let odd = if r.next(4) == 0 && !aligned { 1 } else { 0 };
+            let start = at + odd;
+            let size = (1 + r.next(8)) * mib / 2 + r.next(64) * k;
+            if start + size + 64 >= total {
+                break;
+            }
+            let ty = [
+                "8300", "8200", "ef00", "8302", "8e00", "fd00", "0700", "ef02",
+            ][r.next(8) as usize];
+            args.push(format!("-n{num}:{start}:{}", start + size - 1));
+            args.push(format!("-t{num}:{ty}"));
+            let name = [
+                "",
+                "root",
+                "a b",
+                "q\"uote",
+                "ünïcode",
+                "back\\slash",
+                "x=1, y",
+            ][r.next(7) as usize];
+            if !name.is_empty() {
+                args.push(format!("-c{num}:{name}"));
+            }
+            for bit in [0u32, 1, 2, 10, 48, 60] {
+                if r.next(5) == 0 {
+                    args.push(format!("-A{num}:set:{bit}"));
+                }
+            }
+            at = start + size + r.next(3) * mib;
+        }
+        args.push(target.to_string());
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run("sgdisk", &a);
+        assert!(
+            out.status.success(),
+            "sgdisk {a:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        "gpt"
+    } else {
+        let mut script = format!("label: dos\nlabel-id: 0x{:08x}\n", 1 + r.next(0xffff_fff0));
+        let mut at = mib;
+        let prim = 1 + r.next(3);
+        for _ in 0..prim {
+            let odd = if r.next(4) == 0 && !aligned { 1 } else { 0 };
+            let size = (1 + r.next(6)) * mib / 2;
+            let ty = ["83", "82", "7", "c", "8e", "fd", "b"][r.next(7) as usize];
+            let boot = if r.next(4) == 0 { ", bootable" } else { "" };
+            script.push_str(&format!(
+                "start={}, size={size}, type={ty}{boot}\n",
+                at + odd
+            ));
+            at += odd + size + r.next(2) * mib;
+        }
+        let logicals = r.next(4);
+        if logicals > 0 {
+            let ext_start = at;
+            let ext_size = (total - 1 - ext_start).min(logicals * 4 * mib + 4 * mib);
+            script.push_str(&format!("start={ext_start}, size={ext_size}, type=5\n"));
+            let mut l = ext_start;
+            for _ in 0..logicals {
+                let start = l + mib + if r.next(4) == 0 && !aligned { 1 } else { 0 };
+                let size = (1 + r.next(4)) * mib / 2;
+                let ty = ["83", "82", "7"][r.next(3) as usize];
+                script.push_str(&format!("start={start}, size={size}, type={ty}\n"));
+                l = start + size;
+            }
+        }
+        sfdisk_script(target, &script);
+        "dos"
+    }
+}
+
+/// `sfdisk -d` with the device path replaced by `X`, so that dumps of two twins compare.
+fn sfdisk_dump(target: &str) -> String {
+    let out = run("sfdisk", &["-d", target]);
+    assert!(out.status.success(), "sfdisk -d {target}");
+    String::from_utf8_lossy(&out.stdout).replace(target, "X")
+}
+
+fn blank(sc: &Scratch, name: &str) -> std::path::PathBuf {
+    sc.image(name, 64 * MIB)
+}
+
+#[test]
+fn dump_equals_sfdisk_d_on_peer_made_tables() {
+    let sc = Scratch::new();
+    let mut cases = (0, 0);
+    for seed in 0..60u64 {
+        let img = blank(&sc, &format!("t{seed}.img"));
+        let t = s(&img);
+        let label = peer_table(&t, 512, 64 * MIB / 512, seed, false);
+        let ours = common::afdisk(&["dump", &t]);
+        assert_eq!(ours.code, 0, "{}", ours.stderr);
+        let theirs = run("sfdisk", &["-d", &t]);
+        assert_eq!(
+            ours.stdout,
+            String::from_utf8_lossy(&theirs.stdout),
+            "seed {seed} ({label})"
+        );
+        if label == "gpt" {
+            cases.0 += 1
+        } else {
+            cases.1 += 1
+        }
+    }
+    // 4Kn loop devices (the partition names get a `p`).
+    for seed in 100..106u64 {
+        let img = blank(&sc, &format!("k{seed}.img"));
+        let Some(dev) = common::LoopDev::attach(&img, 4096) else {
+            return;
+        };
+        let label = peer_table(&dev.path, 4096, 64 * MIB / 4096, seed, false);
+        let ours = common::afdisk(&["dump", &dev.path]);
+        let theirs = run("sfdisk", &["-d", &dev.path]);
+        assert_eq!(
+            ours.stdout,
+            String::from_utf8_lossy(&theirs.stdout),
+            "4Kn seed {seed} ({label})"
+        );
+    }
+    eprintln!(
+        "dump = sfdisk -d on {} GPT and {} dos images, 6 4Kn loop devices",
+        cases.0, cases.1
+    );
+    assert!(cases.0 >= 10 && cases.1 >= 10, "{cases:?}");
+}
+
+/// `sfdisk -d` of a peer table → `afdisk plan --from-sfdisk` on a blank twin → apply: the twin's `sfdisk -d`
+/// equals what `sfdisk TWIN < script` gives on another blank twin (names, types, GUIDs, attributes, ids).
+#[test]
+fn from_sfdisk_round_trips_like_sfdisk() {
+    let sc = Scratch::new();
+    for seed in 200..224u64 {
+        let src = blank(&sc, &format!("s{seed}.img"));
+        peer_table(&s(&src), 512, 64 * MIB / 512, seed, false);
+        let script = sc.path(format!("s{seed}.sfdisk"));
+        std::fs::write(&script, run("sfdisk", &["-d", &s(&src)]).stdout).expect("write");
+        let by_sfdisk = blank(&sc, &format!("b{seed}.img"));
+        let text = std::fs::read_to_string(&script).expect("read");
+        sfdisk_script(&s(&by_sfdisk), &text);
+        let ours = blank(&sc, &format!("a{seed}.img"));
+        let pf = sc.path(format!("p{seed}.json"));
+        common::plan(&s(&ours), &["--from-sfdisk", &s(&script)], &pf);
+        let r = common::apply(&s(&ours), &pf, &format!("a{seed}.img"), &sc.path("bk"));
+        assert_eq!(r.code, 0, "seed {seed}: {}{}", r.stdout, r.stderr);
+        assert_eq!(
+            sfdisk_dump(&s(&ours)),
+            sfdisk_dump(&s(&by_sfdisk)),
+            "seed {seed}"
+        );
+        peers_verify(&ours);
+    }
+}
+
+/// A dump made on 512-byte sectors, applied to a 4Kn loop device: the same byte offsets as sfdisk gives on a
+/// 4Kn twin, and the plan says it converted.
+#[test]
+fn a_512_dump_applies_to_a_4kn_device() {
+    let sc = Scratch::new();
+    for seed in [3u64, 8, 301, 302] {
+        let src = blank(&sc, "src.img");
+        peer_table(&s(&src), 512, 64 * MIB / 512, seed, true);
+        let script = sc.path("d.sfdisk");
+        std::fs::write(&script, run("sfdisk", &["-d", &s(&src)]).stdout).expect("write");
+        let a = blank(&sc, "a4k.img");
+        let b = blank(&sc, "b4k.img");
+        let (Some(da), Some(db)) = (
+            common::LoopDev::attach(&a, 4096),
+            common::LoopDev::attach(&b, 4096),
+        ) else {
+            return;
+        };
+        let text = std::fs::read_to_string(&script).expect("read");
+        sfdisk_script(&db.path, &text);
+        let pf = sc.path("p.json");
+        let p = common::plan(&da.path, &["--from-sfdisk", &s(&script)], &pf);
+        let notes = p["notes"].to_string();
+        assert!(notes.contains("converted through bytes"), "{notes}");
+        let r = common::apply(&da.path, &pf, &da.base_name(), &sc.path("bk"));
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        // The usable range is this device's own (sfdisk derives another first-lba from a converted
+        // script's; both are valid): every other line is equal.
+        let no_first = |d: String| {
+            d.lines()
+                .filter(|l| !l.starts_with("first-lba:"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(
+            no_first(sfdisk_dump(&da.path)),
+            no_first(sfdisk_dump(&db.path)),
+            "seed {seed}"
+        );
+        peers_verify(Path::new(&da.path));
+        std::fs::remove_file(&src).expect("rm");
+    }
+}
+
+#[test]
+fn bad_scripts_are_refused_with_the_line_and_nothing_is_written() {
+    let sc = Scratch::new();
+    let img = blank(&sc, "x.img");
+    let t = s(&img);
+    sfdisk_script(&t, "label: gpt\nstart=2048, size=4096\n");
+    let before = std::fs::read(&img).expect("read");
+    for (text, want) in [
+        (
+            "label: gpt\nstart=2048, size=100, tpye=L\n",
+            "line 2: unknown key 'tpye'",
+        ),
+        (
+            "label: gpt\n\n# c\nstart=2048, size=4096\nstart=4000, size=4096\n",
+            "overlap",
+        ),
+        (
+            "label: dos\nstart=2048, size=100, type=zz\n",
+            "line 2: type=zz",
+        ),
+        (
+            "label: gpt\nstart=99999999999, size=100\n",
+            "outside the usable area",
+        ),
+    ] {
+        let f = sc.path("bad.sfdisk");
+        std::fs::write(&f, text).expect("write");
+        let r = common::afdisk(&["plan", &t, "--from-sfdisk", &s(&f)]);
+        assert_eq!(r.code, 2, "{want}: {}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(want), "{want}: {}", r.stderr);
+    }
+    assert_eq!(std::fs::read(&img).expect("read"), before);
+}

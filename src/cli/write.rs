@@ -60,6 +60,9 @@ pub fn plan(a: &PlanArgs) -> i32 {
 
 fn make_plan(a: &PlanArgs) -> Result<Plan, Error> {
     let opened = device::open(&a.target, &a.geometry.overrides())?;
+    if let Some(script) = &a.from_sfdisk {
+        return super::dump::plan_from_sfdisk(&opened, script, a);
+    }
     let (preset, preset_text) = match (&a.preset, &a.preset_file) {
         (_, Some(f)) => {
             let text = std::fs::read_to_string(f).map_err(|e| {

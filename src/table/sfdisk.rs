@@ -18,7 +18,8 @@
 //! device path with the number appended (with a `p` when the path ends in a digit), T a GPT type GUID or the MBR
 //! type in lower-case hex without a prefix, N the name with every byte outside printable ASCII, `"` and `\` as
 //! `\xNN`, and A the attribute names sfdisk knows (`RequiredPartition`, `NoBlockIOProtocol`,
-//! `LegacyBIOSBootable`, `GUID:48` … `GUID:63`; other bits are not printed by sfdisk either).
+//! `LegacyBIOSBootable`, then the type-specific bits 48–63 as `GUID:48,60`; other bits are not named, so a
+//! partition with only those prints `attrs=""`, as sfdisk does).
 
 use super::types::{gpt_type_name, mbr_is_extended, mbr_type_name};
 use super::{Label, PartKind, Partition, Table};
@@ -46,7 +47,8 @@ fn quote_name(name: &str) -> String {
     out
 }
 
-/// GPT attribute bits as sfdisk names them; `None` when it prints nothing.
+/// GPT attribute bits as sfdisk names them; `None` when none is set (bits sfdisk has no name for leave the
+/// list empty: `attrs=""`).
 fn attrs_string(bits: u64) -> Option<String> {
     let mut words = Vec::new();
     for (bit, name) in [
@@ -58,12 +60,14 @@ fn attrs_string(bits: u64) -> Option<String> {
             words.push(name.to_string());
         }
     }
-    for bit in 48..64 {
-        if bits & (1u64 << bit) != 0 {
-            words.push(format!("GUID:{bit}"));
-        }
+    let guid: Vec<String> = (48..64)
+        .filter(|b| bits & (1u64 << b) != 0)
+        .map(|b: u32| b.to_string())
+        .collect();
+    if !guid.is_empty() {
+        words.push(format!("GUID:{}", guid.join(",")));
     }
-    (!words.is_empty()).then(|| words.join(" "))
+    (bits != 0).then(|| words.join(" "))
 }
 
 /// The table as `sfdisk -d DEVICE` prints it (`device` as the user named it).
@@ -906,7 +910,16 @@ mod tests {
             attrs_string((1 << 0) | (1 << 1) | (1 << 10) | (1 << 48)).as_deref(),
             Some("RequiredPartition NoBlockIOProtocol GUID:48")
         );
-        assert_eq!(attrs_string(1 << 10), None);
+        assert_eq!(
+            attrs_string((1 << 48) | (1 << 60)).as_deref(),
+            Some("GUID:48,60")
+        );
+        assert_eq!(
+            parse_attrs("f", 1, "GUID:48,60 RequiredPartition").unwrap(),
+            (1 << 48) | (1 << 60) | 1
+        );
+        assert_eq!(attrs_string(1 << 10).as_deref(), Some(""));
+        assert_eq!(attrs_string(0), None);
         assert_eq!(part_name("/dev/loop0", 3), "/dev/loop0p3");
         assert_eq!(part_name("disk.img", 3), "disk.img3");
         let n = "a\\b\ttab ü\"";
