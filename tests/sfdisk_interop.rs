@@ -602,3 +602,185 @@ fn bad_scripts_are_refused_with_the_line_and_nothing_is_written() {
     }
     assert_eq!(std::fs::read(&img).expect("read"), before);
 }
+
+// ---- restore of `sgdisk --backup` files, against `sgdisk --load-backup` ----
+
+/// `sgdisk -p` without its first line (which names the disk).
+fn sgdisk_p(target: &str) -> String {
+    let out = run("sgdisk", &["-p", target]);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .skip(1)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A GPT made by sgdisk from `seed` (seeds that make a dos table are skipped by the caller).
+fn gpt_seeds(n: usize) -> Vec<u64> {
+    (400..)
+        .filter(|seed| {
+            // peer_table's first draw decides the label.
+            let mut r = Lcg(*seed);
+            r.next(2) == 0
+        })
+        .take(n)
+        .collect()
+}
+
+#[test]
+fn sgdisk_backup_restores_like_sgdisk_load_backup() {
+    let sc = Scratch::new();
+    for (i, seed) in gpt_seeds(8).into_iter().enumerate() {
+        let src = blank(&sc, &format!("g{seed}.img"));
+        assert_eq!(
+            peer_table(&s(&src), 512, 64 * MIB / 512, seed, false),
+            "gpt"
+        );
+        let bak = sc.path(format!("g{seed}.sgdisk"));
+        let out = run("sgdisk", &[&format!("--backup={}", s(&bak)), &s(&src)]);
+        assert!(out.status.success());
+        // The same size, and a larger disk (every other seed); ours over an unrelated dos table on half of them.
+        let size = if i % 2 == 0 { 64 * MIB } else { 128 * MIB };
+        let ours = sc.image(&format!("o{seed}.img"), size);
+        let theirs = sc.image(&format!("t{seed}.img"), size);
+        // (sgdisk --load-backup itself fails over a dos table: its twin stays blank.)
+        if i % 4 < 2 {
+            sfdisk_script(&s(&ours), "label: dos\nstart=2048, size=4096, type=83\n");
+        }
+        let r = common::restore(&s(&ours), &s(&bak), &format!("o{seed}.img"), &sc.path("bk"));
+        assert_eq!(r.code, 0, "seed {seed}: {}{}", r.stdout, r.stderr);
+        let out = run(
+            "sgdisk",
+            &[&format!("--load-backup={}", s(&bak)), &s(&theirs)],
+        );
+        assert!(out.status.success());
+        assert_eq!(sgdisk_p(&s(&ours)), sgdisk_p(&s(&theirs)), "seed {seed}");
+        assert_eq!(
+            sfdisk_dump(&s(&ours)).replace(&format!("o{seed}"), "Y"),
+            sfdisk_dump(&s(&theirs)).replace(&format!("t{seed}"), "Y"),
+            "seed {seed}"
+        );
+        peers_verify(&ours);
+        // The restore itself is undoable: its backup file is named.
+        assert!(r.json()["backup_file"].as_str().is_some());
+    }
+}
+
+#[test]
+fn sgdisk_backup_of_a_4kn_disk_restores_onto_a_4kn_disk() {
+    let sc = Scratch::new();
+    let (a, b, c) = (
+        blank(&sc, "a.img"),
+        blank(&sc, "b.img"),
+        blank(&sc, "c.img"),
+    );
+    let (Some(la), Some(lb), Some(lc)) = (
+        common::LoopDev::attach(&a, 4096),
+        common::LoopDev::attach(&b, 4096),
+        common::LoopDev::attach(&c, 4096),
+    ) else {
+        return;
+    };
+    let out = run(
+        "sgdisk",
+        &[
+            "-n1:256:+8M",
+            "-c1:esp",
+            "-t1:ef00",
+            "-n4:0:+16M",
+            "-c4:data",
+            "-A4:set:60",
+            &la.path,
+        ],
+    );
+    assert!(out.status.success());
+    let bak = sc.path("4k.sgdisk");
+    assert!(run("sgdisk", &[&format!("--backup={}", s(&bak)), &la.path])
+        .status
+        .success());
+    let r = common::restore(&lb.path, &s(&bak), &lb.base_name(), &sc.path("bk"));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        run("sgdisk", &[&format!("--load-backup={}", s(&bak)), &lc.path])
+            .status
+            .success()
+    );
+    assert_eq!(sgdisk_p(&lb.path), sgdisk_p(&lc.path));
+    assert_eq!(sfdisk_dump(&lb.path), sfdisk_dump(&lc.path));
+    peers_verify(Path::new(&lb.path));
+}
+
+#[test]
+fn sgdisk_backups_that_do_not_fit_or_are_damaged_are_refused() {
+    let sc = Scratch::new();
+    let src = blank(&sc, "src.img");
+    let out = run("sgdisk", &["-n1:2048:+8M", "-n2:0:+40M", &s(&src)]);
+    assert!(out.status.success());
+    let bak = sc.path("src.sgdisk");
+    assert!(run("sgdisk", &[&format!("--backup={}", s(&bak)), &s(&src)])
+        .status
+        .success());
+    // A smaller disk.
+    let small = sc.image("small.img", 32 * MIB);
+    let before = std::fs::read(&small).expect("read");
+    let r = common::restore(&s(&small), &s(&bak), "small.img", &sc.path("bk"));
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("is for a disk of 131072 sectors"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read(&small).expect("read"), before);
+    // Both headers damaged (the array CRC fails for both).
+    let mut bytes = std::fs::read(&bak).expect("read");
+    bytes[1536 + 40] ^= 1;
+    let bad = sc.path("bad.sgdisk");
+    std::fs::write(&bad, &bytes).expect("write");
+    let same = blank(&sc, "same.img");
+    let r = common::restore(&s(&same), &s(&bad), "same.img", &sc.path("bk"));
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("partition array CRC mismatch"),
+        "{}",
+        r.stderr
+    );
+    // Only the main header damaged: the backup header is used, and the plan says so.
+    let mut bytes = std::fs::read(&bak).expect("read");
+    bytes[512 + 40] ^= 1;
+    std::fs::write(&bad, &bytes).expect("write");
+    let r = common::restore(&s(&same), &s(&bad), "same.img", &sc.path("bk"));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    peers_verify(&same);
+    // A filesystem in the way needs the DESTROY consent.
+    let fsdisk = blank(&sc, "fs.img");
+    sfdisk_script(&s(&fsdisk), "label: gpt\nstart=4096, size=8192\n");
+    mkfs_ext4(&fsdisk, 4096 * 512, 4096);
+    let before = std::fs::read(&fsdisk).expect("read");
+    let r = common::restore(&s(&fsdisk), &s(&bak), "fs.img", &sc.path("bk"));
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        std::fs::read(&fsdisk).expect("read"),
+        before,
+        "nothing written"
+    );
+    let r = common::afdisk_in(
+        &[
+            "restore",
+            &s(&fsdisk),
+            &s(&bak),
+            "--yes",
+            "--confirm",
+            "fs.img",
+            "--destroy-data",
+        ],
+        &sc.path("bk"),
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    peers_verify(&fsdisk);
+    // A 512-byte backup on a 4Kn device of the same bytes: refused (its geometry is 8 times too large).
+    let k = blank(&sc, "k.img");
+    if let Some(lk) = common::LoopDev::attach(&k, 4096) {
+        let r = common::restore(&lk.path, &s(&bak), &lk.base_name(), &sc.path("bk"));
+        assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    }
+}

@@ -892,6 +892,42 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
     .sealed())
 }
 
+/// The plan that restores an `sgdisk --backup` file (`table::sgdisk_backup`) onto `opened`: its table as a
+/// custom layout over whatever the disk holds: no data is moved, and every loss is listed and confirmed with
+/// DESTROY at apply.
+pub fn from_sgdisk_backup(
+    opened: &Opened,
+    backup: &table::sgdisk_backup::SgdiskBackup,
+    file: &str,
+) -> Result<Plan> {
+    let ss = opened.info.logical_sector_size;
+    let total = opened.info.size_bytes / ss.max(1);
+    let (table, notes) = backup.table(ss, total, file)?;
+    // A restore writes the saved table as it is: no data follows a partition to its saved place (what is
+    // lost is listed, and apply asks for the DESTROY consent).
+    let destroy_ok = table::scan(&opened.source(), ss)
+        .partitions
+        .iter()
+        .map(|p| p.number)
+        .collect();
+    let req = CustomRequest {
+        origin: format!("sgdisk backup {file}"),
+        replace: true,
+        destroy_ok,
+        ..Default::default()
+    };
+    let target = Layout {
+        table,
+        partitions: backup.partitions.clone(),
+    };
+    let mut plan = make(opened, &target, &req)?;
+    // The backup's own misalignment is what it was: not a finding of the restore.
+    plan.notes.retain(|n| !n.contains("past a"));
+    plan.notes
+        .splice(1.min(plan.notes.len())..1.min(plan.notes.len()), notes);
+    Ok(plan.sealed())
+}
+
 /// The sectors of `layout`'s dos EBRs.
 fn ebrs(layout: &Layout) -> BTreeSet<u64> {
     layout.partitions.iter().filter_map(|p| p.ebr_lba).collect()
