@@ -101,10 +101,10 @@ pub enum Command {
         #[command(flatten)]
         geometry: GeometryArgs,
     },
-    /// Write a backup (from `afdisk backup` or an apply) back onto the same disk
+    /// Write a backup (from `afdisk backup` or an apply) back onto the same disk, or an `sgdisk --backup` file
     Restore {
         target: PathBuf,
-        /// The backup file
+        /// The backup file (afdisk's, or one written by `sgdisk --backup`)
         backup: PathBuf,
         #[command(flatten)]
         confirm: ConfirmArgs,
