@@ -784,3 +784,38 @@ fn sgdisk_backups_that_do_not_fit_or_are_damaged_are_refused() {
         assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
     }
 }
+
+/// A script whose usable range ends far before the disk does (made for a 64 MiB disk, written to a 1 TiB
+/// sparse image) writes only table sectors: the gap between its last-lba and the disk's end is not swept.
+#[test]
+fn a_small_usable_range_on_a_large_disk_writes_only_table_sectors() {
+    let sc = Scratch::new();
+    let img = sc.image("big.img", 1 << 40);
+    let script = sc.path("small.sfdisk");
+    std::fs::write(
+        &script,
+        "label: gpt\nfirst-lba: 34\nlast-lba: 131038\n\nstart=2048, size=16384, type=L\n",
+    )
+    .expect("write");
+    let pf = sc.path("p.json");
+    let r = common::afdisk_within(
+        &[
+            "plan",
+            &s(&img),
+            "--from-sfdisk",
+            &s(&script),
+            "-o",
+            &s(&pf),
+        ],
+        &sc.path("bk"),
+        std::time::Duration::from_secs(60),
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let p = common::read_json(&pf);
+    let writes = p["writes"].as_array().expect("writes").len();
+    assert!(writes <= 2 * 34, "{writes} sectors written");
+    assert_eq!(p["new"]["table"]["last_usable"].as_u64(), Some(131038));
+    let r = common::apply(&s(&img), &pf, "big.img", &sc.path("bk"));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    peers_verify(&img);
+}

@@ -27,8 +27,9 @@
 //! types, GUIDs and names.
 //!
 //! Encoding ([`encode_into`], called by `encode::encode` for `PlanKind::Custom`): the whole table is written
-//! anew, as `sfdisk` does. GPT: both headers and arrays (the target's entry count), the protective MBR, and the
-//! sectors before the first / after the last usable LBA zeroed. dos: the MBR (its boot code kept), one EBR per
+//! anew, as `sfdisk` does. GPT: both headers and arrays (the target's entry count) and the protective MBR; the
+//! headers and arrays of an old GPT (wherever its headers put them) zeroed, never a sweep of the gap between a
+//! usable range and the disk's end. dos: the MBR (its boot code kept), one EBR per
 //! logical partition, and the old table's sectors that the new one no longer uses (a replaced GPT, old EBRs)
 //! zeroed. Write order: GPT as a fresh GPT (backup side, primary array, primary header, LBA 0); dos: EBRs
 //! (and the old primary GPT header), then LBA 0, then the zeroed leftovers.
@@ -963,16 +964,25 @@ pub(super) fn encode_into(
     };
     if let Some(o) = old {
         if o.table.label == Label::Gpt {
+            // Each readable copy's header and array (bounded by its entry count, never a sweep of the disk).
+            let mut lbas = vec![1, total.saturating_sub(1)];
             if let Ok(p) = table::gpt::read_copy(ov, ss, 1) {
-                let arr = (u64::from(p.header.num_entries) * 128).div_ceil(ss);
-                let alt = p.header.alt_lba;
-                if alt < total {
-                    zero(ov, alt.saturating_sub(arr), alt);
-                }
+                lbas.push(p.header.alt_lba);
             }
-            zero(ov, 1, o.table.first_usable.saturating_sub(1).max(1));
-            if o.table.last_usable + 1 < total {
-                zero(ov, o.table.last_usable + 1, total - 1);
+            let copies: Vec<(u64, u64, u64)> = lbas
+                .into_iter()
+                .filter_map(|at| table::gpt::read_copy(ov, ss, at).ok())
+                .map(|c| {
+                    let arr = (u64::from(c.header.num_entries) * 128).div_ceil(ss);
+                    (c.header.my_lba, c.header.entries_lba, arr.max(1))
+                })
+                .collect();
+            zero(ov, 1, 1);
+            for (my, from, arr) in copies {
+                if from.saturating_add(arr) <= total && my < total {
+                    zero(ov, from, from + arr - 1);
+                    zero(ov, my, my);
+                }
             }
         }
         let keep = ebrs(new);
@@ -988,8 +998,10 @@ pub(super) fn encode_into(
             if first < 2 + arr || last + 2 + arr > total {
                 return Err(internal("GPT", "usable range outside the disk".into()));
             }
-            ov.zero(0, first - 1);
-            ov.zero(last + 1, total - 1);
+            // The new table's own sectors (headers and arrays) are written below; the sectors around them that
+            // a fresh GPT zeroes (its first and last 1 + array sectors) are zeroed here.
+            ov.zero(0, 1 + arr);
+            ov.zero(total - 1 - arr, total - 1);
             let mut array = vec![0u8; (arr * ss) as usize];
             for p in &new.partitions {
                 let at = (p.number as usize - 1) * 128;
