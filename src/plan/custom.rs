@@ -1417,6 +1417,65 @@ mod tests {
         assert!(e.problem.contains("32 bits"), "{}", e.problem);
     }
 
+    #[test]
+    fn data_follows_a_move_only_where_it_can() {
+        let old = target(
+            Label::Gpt,
+            512,
+            vec![entry(1, 2048, 8192, LINUX), entry(2, 10240, 8192, LINUX)],
+        );
+        let mut old = old;
+        old.table.first_usable = 34;
+        old.table.last_usable = 100_000;
+        let contents = BTreeMap::from([(1u32, "ext4".to_string()), (2, "xfs".to_string())]);
+        let used = BTreeMap::from([(1u32, 4096 * 512), (2, 8192 * 512)]);
+        // 1 moves to free space: a data move of its footprint.
+        let mut new = old.clone();
+        new.partitions[0].start = 40960;
+        let ch = changes(Some(&old), &new, &contents, &used, &[], &BTreeMap::new()).unwrap();
+        let dm = ch[0].data_move.as_ref().unwrap();
+        assert_eq!((ch[0].action, dm.copy_bytes), (Action::Move, 4096 * 512));
+        assert_eq!(
+            (dm.from_offset_bytes, dm.to_offset_bytes),
+            (2048 * 512, 40960 * 512)
+        );
+        // 1 moves onto 2, which holds data: refused, naming both.
+        new.partitions[0].start = 12288;
+        new.partitions[1].start = 60000;
+        let e = changes(Some(&old), &new, &contents, &used, &[], &BTreeMap::new()).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Refused);
+        assert!(e.problem.contains("overlaps partition 2"), "{}", e.problem);
+        // ... allowed when 2's data may go: 1 moves with its data, 2 is discarded.
+        let ch = changes(Some(&old), &new, &contents, &used, &[2], &BTreeMap::new()).unwrap();
+        assert!(ch[0].data_move.is_some() && ch[1].data_move.is_none());
+        assert!(ch[1].reason.contains("discarded"), "{}", ch[1].reason);
+        // A new place smaller than the filesystem: refused.
+        let mut small = old.clone();
+        small.partitions[0].start = 40960;
+        small.partitions[0].size = 1024;
+        let e = changes(Some(&old), &small, &contents, &used, &[], &BTreeMap::new()).unwrap_err();
+        assert!(e.problem.contains("new place holds"), "{}", e.problem);
+        // Same place, new type: keep, with the edit named.
+        let mut retyped = old.clone();
+        retyped.partitions[1].type_code = "E6D6D379-F507-44C2-A23C-238F2A3DF928".into();
+        retyped.partitions[1].type_name = "Linux LVM".into();
+        let ch = changes(
+            Some(&old),
+            &retyped,
+            &contents,
+            &used,
+            &[],
+            &BTreeMap::new(),
+        )
+        .unwrap();
+        assert_eq!(ch[1].action, Action::Keep);
+        assert!(
+            ch[1].reason.contains("entry edited: type"),
+            "{}",
+            ch[1].reason
+        );
+    }
+
     const GPT_TYPES: [&str; 4] = [
         "x",
         "00000000-0000-0000-0000-000000000000",
