@@ -82,6 +82,13 @@ pub enum Command {
     },
     /// Propose a 1 MiB-aligned layout: a fresh one from a preset, or the realignment of the existing table
     Plan(PlanArgs),
+    /// Print the partition table as `sfdisk -d` does (a script that `sfdisk` or `plan --from-sfdisk` reads)
+    Dump {
+        /// Block device or disk image
+        target: PathBuf,
+        #[command(flatten)]
+        geometry: GeometryArgs,
+    },
     /// Write a plan made by `afdisk plan`, after a backup and a typed confirmation
     Apply {
         /// The disk or image the plan was made for
@@ -109,10 +116,10 @@ pub enum Command {
         #[command(flatten)]
         geometry: GeometryArgs,
     },
-    /// Write a backup (from `afdisk backup` or an apply) back onto the same disk
+    /// Write a backup (from `afdisk backup` or an apply) back onto the same disk, or an `sgdisk --backup` file
     Restore {
         target: PathBuf,
-        /// The backup file
+        /// The backup file (afdisk's, or one written by `sgdisk --backup`)
         backup: PathBuf,
         #[command(flatten)]
         confirm: ConfirmArgs,
@@ -230,8 +237,12 @@ pub struct PlanArgs {
     #[arg(long, value_name = "FILE")]
     pub preset_file: Option<PathBuf>,
     /// Realign the existing table: move misaligned empty partitions to the nearest aligned start
+    /// (with --from-sfdisk: snap the script's starts forward and ends down to the grain)
     #[arg(long)]
     pub realign: bool,
+    /// The new layout from an sfdisk script (`sfdisk -d` output or one written by hand)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["preset", "preset_file", "table", "strict"])]
+    pub from_sfdisk: Option<PathBuf>,
     /// With --realign, also align partition ends
     #[arg(long)]
     pub strict: bool,

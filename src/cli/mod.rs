@@ -6,6 +6,7 @@
 
 mod args;
 mod bench;
+mod dump;
 mod render;
 mod resume;
 mod sector_size;
@@ -279,6 +280,7 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             analysis,
         } => cmd_check(&targets, as_json, strict, &geometry, &analysis),
         Command::Plan(a) => write::plan(&a),
+        Command::Dump { target, geometry } => dump::dump(&target, &geometry),
         Command::Apply {
             target,
             plan,

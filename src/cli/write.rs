@@ -60,6 +60,9 @@ pub fn plan(a: &PlanArgs) -> i32 {
 
 fn make_plan(a: &PlanArgs) -> Result<Plan, Error> {
     let opened = device::open(&a.target, &a.geometry.overrides())?;
+    if let Some(script) = &a.from_sfdisk {
+        return super::dump::plan_from_sfdisk(&opened, script, a);
+    }
     let (preset, preset_text) = match (&a.preset, &a.preset_file) {
         (_, Some(f)) => {
             let text = std::fs::read_to_string(f).map_err(|e| {
@@ -248,6 +251,9 @@ pub fn restore(
     as_json: bool,
     g: &GeometryArgs,
 ) -> i32 {
+    if let Some(bytes) = sgdisk_backup_bytes(file) {
+        return restore_sgdisk(target, file, &bytes, c, as_json, g);
+    }
     let run = || -> Result<apply::WriteOutcome, Error> {
         let b = backup::load(file)?;
         let opened = device::open(target, &g.overrides())?;
@@ -264,6 +270,52 @@ pub fn restore(
             &format!("restore the table sectors saved in {}", file.display()),
         );
         apply::restore(&opened, &b, &conf, &backup::backup_dir())
+    };
+    match run() {
+        Ok(o) => {
+            outcome(&o, as_json, Verb::Restored);
+            EXIT_OK
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+/// The bytes of `file` when it is a (bounded, regular) sgdisk backup; `None` sends it to afdisk's own reader.
+fn sgdisk_backup_bytes(file: &Path) -> Option<Vec<u8>> {
+    let md = std::fs::metadata(file).ok()?;
+    if !md.is_file() || md.len() > 1 << 20 {
+        return None;
+    }
+    let bytes = std::fs::read(file).ok()?;
+    afdisk::table::sgdisk_backup::looks_like(&bytes).then_some(bytes)
+}
+
+/// `restore` of an `sgdisk --backup` file: its table as a custom plan, applied as `apply` applies one.
+fn restore_sgdisk(
+    target: &Path,
+    file: &Path,
+    bytes: &[u8],
+    c: &ConfirmArgs,
+    as_json: bool,
+    g: &GeometryArgs,
+) -> i32 {
+    let run = || -> Result<apply::WriteOutcome, Error> {
+        let name = file.to_string_lossy();
+        let b = afdisk::table::sgdisk_backup::parse(bytes, &name)?;
+        let opened = device::open(target, &g.overrides())?;
+        let p = plan::custom::from_sgdisk_backup(&opened, &b, &name)?;
+        if !c.yes && std::io::stdin().is_terminal() {
+            let mut text = p.diff_lines().join("\n");
+            text.push('\n');
+            let _ = std::io::stderr().write_all(text.as_bytes());
+        }
+        let conf = confirmation_destroying(
+            c,
+            &opened.info,
+            &format!("restore the GPT saved by sgdisk in {}", file.display()),
+            &p.destroys,
+        );
+        apply::apply(&opened, &p, &conf, &backup::backup_dir())
     };
     match run() {
         Ok(o) => {

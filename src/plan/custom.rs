@@ -27,8 +27,9 @@
 //! types, GUIDs and names.
 //!
 //! Encoding ([`encode_into`], called by `encode::encode` for `PlanKind::Custom`): the whole table is written
-//! anew, as `sfdisk` does. GPT: both headers and arrays (the target's entry count), the protective MBR, and the
-//! sectors before the first / after the last usable LBA zeroed. dos: the MBR (its boot code kept), one EBR per
+//! anew, as `sfdisk` does. GPT: both headers and arrays (the target's entry count) and the protective MBR; the
+//! headers and arrays of an old GPT (wherever its headers put them) zeroed, never a sweep of the gap between a
+//! usable range and the disk's end. dos: the MBR (its boot code kept), one EBR per
 //! logical partition, and the old table's sectors that the new one no longer uses (a replaced GPT, old EBRs)
 //! zeroed. Write order: GPT as a fresh GPT (backup side, primary array, primary header, LBA 0); dos: EBRs
 //! (and the old primary GPT header), then LBA 0, then the zeroed leftovers.
@@ -689,7 +690,7 @@ pub fn changes(
                     o.number
                 ),
                 &format!(
-                    "keep partition {} where it is, or allow its data to be lost with {{discard-data={}}}",
+                    "keep partition {} where it is, or accept the loss: {{discard-data={}}}",
                     o.number, o.number
                 ),
             ));
@@ -839,7 +840,7 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
         {
             let fix = match l.partition {
                 Some(n) => format!(
-                    "keep partition {n} as it is in the layout, or allow its data to be lost with {{discard-data={n}}}"
+                    "keep partition {n} as it is in the layout, or accept the loss: {{discard-data={n}}}"
                 ),
                 None => "choose {replace} if its data is expendable".to_string(),
             };
@@ -892,6 +893,42 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
     .sealed())
 }
 
+/// The plan that restores an `sgdisk --backup` file (`table::sgdisk_backup`) onto `opened`: its table as a
+/// custom layout over whatever the disk holds: no data is moved, and every loss is listed and confirmed with
+/// DESTROY at apply.
+pub fn from_sgdisk_backup(
+    opened: &Opened,
+    backup: &table::sgdisk_backup::SgdiskBackup,
+    file: &str,
+) -> Result<Plan> {
+    let ss = opened.info.logical_sector_size;
+    let total = opened.info.size_bytes / ss.max(1);
+    let (table, notes) = backup.table(ss, total, file)?;
+    // A restore writes the saved table as it is: no data follows a partition to its saved place (what is
+    // lost is listed, and apply asks for the DESTROY consent).
+    let destroy_ok = table::scan(&opened.source(), ss)
+        .partitions
+        .iter()
+        .map(|p| p.number)
+        .collect();
+    let req = CustomRequest {
+        origin: format!("sgdisk backup {file}"),
+        replace: true,
+        destroy_ok,
+        ..Default::default()
+    };
+    let target = Layout {
+        table,
+        partitions: backup.partitions.clone(),
+    };
+    let mut plan = make(opened, &target, &req)?;
+    // The backup's own misalignment is what it was: not a finding of the restore.
+    plan.notes.retain(|n| !n.contains("past a"));
+    plan.notes
+        .splice(1.min(plan.notes.len())..1.min(plan.notes.len()), notes);
+    Ok(plan.sealed())
+}
+
 /// The sectors of `layout`'s dos EBRs.
 fn ebrs(layout: &Layout) -> BTreeSet<u64> {
     layout.partitions.iter().filter_map(|p| p.ebr_lba).collect()
@@ -927,16 +964,25 @@ pub(super) fn encode_into(
     };
     if let Some(o) = old {
         if o.table.label == Label::Gpt {
+            // Each readable copy's header and array (bounded by its entry count, never a sweep of the disk).
+            let mut lbas = vec![1, total.saturating_sub(1)];
             if let Ok(p) = table::gpt::read_copy(ov, ss, 1) {
-                let arr = (u64::from(p.header.num_entries) * 128).div_ceil(ss);
-                let alt = p.header.alt_lba;
-                if alt < total {
-                    zero(ov, alt.saturating_sub(arr), alt);
-                }
+                lbas.push(p.header.alt_lba);
             }
-            zero(ov, 1, o.table.first_usable.saturating_sub(1).max(1));
-            if o.table.last_usable + 1 < total {
-                zero(ov, o.table.last_usable + 1, total - 1);
+            let copies: Vec<(u64, u64, u64)> = lbas
+                .into_iter()
+                .filter_map(|at| table::gpt::read_copy(ov, ss, at).ok())
+                .map(|c| {
+                    let arr = (u64::from(c.header.num_entries) * 128).div_ceil(ss);
+                    (c.header.my_lba, c.header.entries_lba, arr.max(1))
+                })
+                .collect();
+            zero(ov, 1, 1);
+            for (my, from, arr) in copies {
+                if from.saturating_add(arr) <= total && my < total {
+                    zero(ov, from, from + arr - 1);
+                    zero(ov, my, my);
+                }
             }
         }
         let keep = ebrs(new);
@@ -952,8 +998,10 @@ pub(super) fn encode_into(
             if first < 2 + arr || last + 2 + arr > total {
                 return Err(internal("GPT", "usable range outside the disk".into()));
             }
-            ov.zero(0, first - 1);
-            ov.zero(last + 1, total - 1);
+            // The new table's own sectors (headers and arrays) are written below; the sectors around them that
+            // a fresh GPT zeroes (its first and last 1 + array sectors) are zeroed here.
+            ov.zero(0, 1 + arr);
+            ov.zero(total - 1 - arr, total - 1);
             let mut array = vec![0u8; (arr * ss) as usize];
             for p in &new.partitions {
                 let at = (p.number as usize - 1) * 128;
@@ -1367,6 +1415,65 @@ mod tests {
         let t = target(Label::Dos, ss, vec![entry(1, 2048, 100, "83")]);
         let e = prepare(&t, None, (1 << 32) + 5, ss, 0, 1 << 20, false, &mut guids()).unwrap_err();
         assert!(e.problem.contains("32 bits"), "{}", e.problem);
+    }
+
+    #[test]
+    fn data_follows_a_move_only_where_it_can() {
+        let old = target(
+            Label::Gpt,
+            512,
+            vec![entry(1, 2048, 8192, LINUX), entry(2, 10240, 8192, LINUX)],
+        );
+        let mut old = old;
+        old.table.first_usable = 34;
+        old.table.last_usable = 100_000;
+        let contents = BTreeMap::from([(1u32, "ext4".to_string()), (2, "xfs".to_string())]);
+        let used = BTreeMap::from([(1u32, 4096 * 512), (2, 8192 * 512)]);
+        // 1 moves to free space: a data move of its footprint.
+        let mut new = old.clone();
+        new.partitions[0].start = 40960;
+        let ch = changes(Some(&old), &new, &contents, &used, &[], &BTreeMap::new()).unwrap();
+        let dm = ch[0].data_move.as_ref().unwrap();
+        assert_eq!((ch[0].action, dm.copy_bytes), (Action::Move, 4096 * 512));
+        assert_eq!(
+            (dm.from_offset_bytes, dm.to_offset_bytes),
+            (2048 * 512, 40960 * 512)
+        );
+        // 1 moves onto 2, which holds data: refused, naming both.
+        new.partitions[0].start = 12288;
+        new.partitions[1].start = 60000;
+        let e = changes(Some(&old), &new, &contents, &used, &[], &BTreeMap::new()).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Refused);
+        assert!(e.problem.contains("overlaps partition 2"), "{}", e.problem);
+        // ... allowed when 2's data may go: 1 moves with its data, 2 is discarded.
+        let ch = changes(Some(&old), &new, &contents, &used, &[2], &BTreeMap::new()).unwrap();
+        assert!(ch[0].data_move.is_some() && ch[1].data_move.is_none());
+        assert!(ch[1].reason.contains("discarded"), "{}", ch[1].reason);
+        // A new place smaller than the filesystem: refused.
+        let mut small = old.clone();
+        small.partitions[0].start = 40960;
+        small.partitions[0].size = 1024;
+        let e = changes(Some(&old), &small, &contents, &used, &[], &BTreeMap::new()).unwrap_err();
+        assert!(e.problem.contains("new place holds"), "{}", e.problem);
+        // Same place, new type: keep, with the edit named.
+        let mut retyped = old.clone();
+        retyped.partitions[1].type_code = "E6D6D379-F507-44C2-A23C-238F2A3DF928".into();
+        retyped.partitions[1].type_name = "Linux LVM".into();
+        let ch = changes(
+            Some(&old),
+            &retyped,
+            &contents,
+            &used,
+            &[],
+            &BTreeMap::new(),
+        )
+        .unwrap();
+        assert_eq!(ch[1].action, Action::Keep);
+        assert!(
+            ch[1].reason.contains("entry edited: type"),
+            "{}",
+            ch[1].reason
+        );
     }
 
     const GPT_TYPES: [&str; 4] = [

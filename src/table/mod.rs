@@ -8,6 +8,8 @@
 
 pub mod gpt;
 pub mod mbr;
+pub mod sfdisk;
+pub mod sgdisk_backup;
 pub mod source;
 pub mod types;
 

@@ -1,0 +1,88 @@
+//! `afdisk dump` (the table as `sfdisk -d` prints it) and `afdisk plan --from-sfdisk` (a custom layout from an
+//! sfdisk script). The formats are the core's (`table::sfdisk`), the plan is `plan::custom`'s.
+
+use std::path::Path;
+
+use afdisk::device::{self, Opened};
+use afdisk::error::Result;
+use afdisk::plan::custom::{self, CustomRequest};
+use afdisk::plan::{Layout, Plan};
+use afdisk::table::{self, sfdisk};
+use afdisk::Error;
+
+use super::args::{GeometryArgs, PlanArgs};
+use super::{emit, print_error, EXIT_ERROR, EXIT_OK};
+
+pub fn dump(target: &Path, g: &GeometryArgs) -> i32 {
+    match dump_text(target, g) {
+        Ok(t) => {
+            emit(&t);
+            EXIT_OK
+        }
+        Err(e) => {
+            print_error(&e);
+            EXIT_ERROR
+        }
+    }
+}
+
+fn dump_text(target: &Path, g: &GeometryArgs) -> Result<String> {
+    let opened = device::open(target, &g.overrides())?;
+    let ss = opened.info.logical_sector_size;
+    let scan = table::scan(&opened.source(), ss);
+    let Some(t) = &scan.table else {
+        return Err(Error::usage(
+            format!(
+                "{} does not contain a partition table afdisk reads",
+                target.display()
+            ),
+            "see `afdisk inspect` for what it holds",
+        ));
+    };
+    Ok(sfdisk::dump(t, &scan.partitions, &target.to_string_lossy()))
+}
+
+/// The plan that writes the layout of the sfdisk script `script` onto `opened`.
+pub fn plan_from_sfdisk(opened: &Opened, script: &Path, a: &PlanArgs) -> Result<Plan> {
+    let text = std::fs::read(script).map_err(|e| {
+        Error::from_file_io(
+            "read the sfdisk script",
+            script,
+            &e,
+            "check the path (a script is what `sfdisk -d` or `afdisk dump` prints)",
+        )
+    })?;
+    let text = String::from_utf8(text).map_err(|_| {
+        Error::usage(
+            format!("{} is not a text file", script.display()),
+            "give an sfdisk script (what `sfdisk -d` prints)",
+        )
+    })?;
+    let name = script.to_string_lossy().into_owned();
+    let sc = sfdisk::parse(&text, &name)?;
+    let info = &opened.info;
+    let ss = info.logical_sector_size;
+    let scan = table::scan(&opened.source(), ss);
+    let grain = afdisk::plan::grain::choose(&info.topology(), a.grain, a.stripe)?;
+    let (table, partitions, notes) = sc.to_table(&sfdisk::Target {
+        sector_size: ss,
+        total: info.size_bytes / ss.max(1),
+        grain: grain.bytes,
+        current_label: scan.table.as_ref().map(|t| t.label),
+        round: a.realign,
+    })?;
+    let req = CustomRequest {
+        origin: format!("sfdisk script {name}"),
+        realign: a.realign,
+        replace: a.replace,
+        grain: a.grain,
+        stripe: a.stripe,
+        destroy_ok: a.discard_data.clone(),
+    };
+    let mut plan = custom::make(opened, &Layout { table, partitions }, &req)?;
+    if !notes.is_empty() {
+        plan.notes.splice(1..1, notes);
+        plan = plan.sealed();
+    }
+    Ok(plan)
+}
