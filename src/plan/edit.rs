@@ -5,7 +5,8 @@
 //! *alignment offset*, as everywhere in afdisk); the *aligned usable range* is the table's usable sectors cut
 //! to the grain; a *free region* is a gap between partitions cut to the grain (a gap smaller than one grain is
 //! no region). Sizes are typed as the presets type them (`20GiB`, `+20G`, `50%` of the free region, `rest`;
-//! [`super::preset::parse_size`]); offsets as [`crate::units::parse_size`]. Whatever was typed is snapped to
+//! [`super::preset::parse_size`]); offsets as [`crate::units::SizeArg`]; in both a sector count (`2048s`) counts
+//! the disk's logical sectors. Whatever was typed is snapped to
 //! the grain, and each operation returns an [`Outcome`]: what it did, and every value that snapped, where to
 //! and why ([`Snap`], one text in its `Display`). An operation that cannot be done returns an error naming the
 //! problem and the fix, and leaves the layout as it was.
@@ -24,7 +25,26 @@ use crate::alignment::{align_down, align_up};
 use crate::error::{Error, Result};
 use crate::table::types::{gpt_type_name, mbr_type_name};
 use crate::table::{Label, PartKind, Partition, Table};
-use crate::units::human;
+use crate::units::{human, SizeArg};
+
+/// A size typed in the editor, which knows the disk: as the presets read it, except that a sector count
+/// (`2048s`) counts this disk's logical sectors of `ss` bytes (as in the CLI), not refused as where no disk
+/// is known.
+fn size_on_disk(text: &str, ss: u64) -> Result<Size> {
+    match SizeArg::parse(text) {
+        Ok(a) if a.is_sectors() => {
+            let b = a.bytes(ss)?;
+            if b == 0 {
+                return Err(Error::usage(
+                    format!("size '{text}' is zero"),
+                    "give a size such as 512MiB, a percentage, or rest",
+                ));
+            }
+            Ok(Size::Bytes(b))
+        }
+        _ => parse_size(text),
+    }
+}
 
 /// The GPT type GUID of Microsoft basic data (whose attribute bits 60, 62 and 63 mean something).
 pub const MS_BASIC_DATA: &str = "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7";
@@ -372,7 +392,7 @@ impl Editor {
         let g = self.grain / ss;
         let t = text.trim();
         let t = t.strip_prefix('+').unwrap_or(t);
-        let sectors = match parse_size(t)? {
+        let sectors = match size_on_disk(t, ss)? {
             Size::Rest => room,
             Size::Bytes(b) => {
                 let s = b.div_ceil(self.grain).saturating_mul(g);
@@ -619,7 +639,7 @@ impl Editor {
             ));
         }
         let t = to.trim();
-        let typed = crate::units::parse_size(t.strip_prefix('+').unwrap_or(t))?;
+        let typed = SizeArg::parse(t.strip_prefix('+').unwrap_or(t))?.bytes(ss)?;
         let p = self.layout.partitions[i].clone();
         let start = self.up(typed / ss);
         let mut snaps = Vec::new();

@@ -1,0 +1,175 @@
+//! Adversarial tests of the hand editor's pure model (`plan::edit`): odd sizes and offsets as a sysadmin types
+//! them (`2048s` on 4Kn, `1s`, `+0`, `101%`, `rest` twice, huge numbers), names over 36 UTF-16 units or with NUL,
+//! tiny disks, full tables, and what a deleted partition's data means to the partition that takes its number.
+
+use afdisk::plan::edit::{Editor, Op};
+use afdisk::table::{Label, Table};
+
+const MIB: u64 = 1 << 20;
+
+fn gpt(ss: u64, bytes: u64) -> Table {
+    let total = bytes / ss;
+    let arr = (128 * 128u64).div_ceil(ss);
+    Table {
+        label: Label::Gpt,
+        sector_size: ss,
+        id: "00000000-0000-0000-0000-000000000001".into(),
+        first_usable: 2 + arr,
+        last_usable: total - 2 - arr,
+        header_used: None,
+        max_partitions: 128,
+    }
+}
+
+fn dos(ss: u64, bytes: u64) -> Table {
+    Table {
+        label: Label::Dos,
+        sector_size: ss,
+        id: "0x12345678".into(),
+        first_usable: 1,
+        last_usable: bytes / ss - 1,
+        header_used: None,
+        max_partitions: 4,
+    }
+}
+
+fn new(at: u64, size: &str) -> Op {
+    Op::New {
+        at,
+        size: size.into(),
+        type_spec: None,
+        name: None,
+        uuid: "11111111-2222-3333-4444-555555555555".into(),
+    }
+}
+
+fn first_free(e: &Editor) -> u64 {
+    e.free().first().map(|r| r.start).expect("a free region")
+}
+
+/// The editor knows the disk, so `s` counts its logical sectors, as the Start field's hint (`2048s`) and the
+/// CLI's sizes promise: `256s` is 1 MiB on 4Kn, `2048s` as a start is 8 MiB there. It used to refuse every
+/// sector count ("no device is known here").
+#[test]
+fn sector_counts_in_the_editor_count_the_disks_logical_sectors() {
+    let mut e = Editor::empty(gpt(4096, 256 * MIB), MIB, 0).expect("editor");
+    let at = first_free(&e);
+    let o = e.apply(&new(at, "256s")).expect("256s is 1 MiB on 4Kn");
+    assert!(o.snaps.is_empty(), "{o}");
+    assert_eq!(e.layout.partitions[0].size * 4096, MIB);
+    let o = e
+        .apply(&Op::Move {
+            number: 1,
+            to: "2048s".into(),
+        })
+        .expect("2048s is 8 MiB on 4Kn");
+    assert!(o.snaps.is_empty(), "{o}");
+    assert_eq!(e.layout.partitions[0].start, 2048);
+    // `1s` on 4Kn is 4 KiB: rounded up to the grain, and said so.
+    let o = e
+        .apply(&Op::Resize {
+            number: 1,
+            size: "+1s".into(),
+        })
+        .expect("1s");
+    assert!(o.to_string().contains("size 4 KiB snapped to 1 MiB"), "{o}");
+    // On 512e the same count is 8 times smaller.
+    let mut e = Editor::empty(gpt(512, 256 * MIB), MIB, 0).expect("editor");
+    let at = first_free(&e);
+    e.apply(&new(at, "4096s")).expect("4096s");
+    assert_eq!(e.layout.partitions[0].size * 512, 2 * MIB);
+    // A sector count too large for 64 bits is a clear refusal, and nothing changes.
+    let before = e.clone();
+    let err = e
+        .apply(&Op::Resize {
+            number: 1,
+            size: format!("{}s", u64::MAX / 2),
+        })
+        .expect_err("too large");
+    assert!(err.problem.contains("too large"), "{}", err.problem);
+    assert_eq!(e, before);
+}
+
+/// Odd sizes are refused with a named problem and leave the layout as it was.
+#[test]
+fn odd_sizes_are_refused_and_change_nothing() {
+    let mut e = Editor::empty(gpt(512, 64 * MIB), MIB, 0).expect("editor");
+    let at = first_free(&e);
+    for (typed, says) in [
+        ("+0", "zero"),
+        ("0s", "zero"),
+        ("101%", "between 1% and 100%"),
+        ("0%", "between 1% and 100%"),
+        ("-5M", "not a size"),
+        ("99999999999999999999", "too large"),
+        ("", "not a size"),
+    ] {
+        let before = e.clone();
+        let err = e.apply(&new(at, typed)).expect_err(typed);
+        assert!(
+            err.problem.contains(says),
+            "{typed}: {} (fix: {})",
+            err.problem,
+            err.fix
+        );
+        assert!(!err.fix.is_empty());
+        assert_eq!(e, before, "{typed} changed the layout");
+    }
+    // rest, then rest again: the second finds no free region.
+    e.apply(&new(at, "rest")).expect("rest");
+    assert!(e.free().is_empty());
+    let before = e.clone();
+    let err = e.apply(&new(at, "rest")).expect_err("no room left");
+    assert!(err.problem.contains("no free space"), "{}", err.problem);
+    assert_eq!(e, before);
+}
+
+/// Names: 36 UTF-16 units fit, 37 do not (a character outside the BMP counts 2), NUL and other controls are
+/// refused; on dos there are no names.
+#[test]
+fn names_are_measured_in_utf16_units_and_controls_are_refused() {
+    let mut e = Editor::empty(gpt(512, 64 * MIB), MIB, 0).expect("editor");
+    let at = first_free(&e);
+    e.apply(&new(at, "10M")).expect("new");
+    let name = |n: &str| Op::SetName {
+        number: 1,
+        name: n.into(),
+    };
+    e.apply(&name(&"é".repeat(36))).expect("36 units");
+    let err = e
+        .apply(&name(&format!("{}😀", "x".repeat(35))))
+        .expect_err("35 + 2 units");
+    assert!(err.problem.contains("37 UTF-16 units"), "{}", err.problem);
+    for bad in ["a\0b", "tab\there", "\u{7f}"] {
+        let err = e.apply(&name(bad)).expect_err(bad);
+        assert!(err.problem.contains("control"), "{}", err.problem);
+    }
+    assert_eq!(
+        e.layout.partitions[0].name.as_deref(),
+        Some("é".repeat(36).as_str())
+    );
+}
+
+/// A disk smaller than one grain has no room: the editor says so instead of offering an empty list.
+#[test]
+fn a_disk_smaller_than_the_grain_is_refused() {
+    let err = Editor::empty(gpt(512, MIB), 4 * MIB, 0).expect_err("tiny");
+    assert!(err.problem.contains("no whole grain"), "{}", err.problem);
+    let err = Editor::empty(dos(4096, 3 * MIB / 2), 2 * MIB, 0).expect_err("tiny dos");
+    assert!(err.problem.contains("no whole grain"), "{}", err.problem);
+}
+
+/// A full table: 128 GPT entries, then a 129th is refused; on dos the 5th primary.
+#[test]
+fn full_tables_refuse_one_more() {
+    let mut e = Editor::empty(gpt(4096, 200 * MIB), MIB, 0).expect("editor");
+    for _ in 0..128 {
+        let at = first_free(&e);
+        e.apply(&new(at, "1M")).expect("room for 128");
+    }
+    assert_eq!(e.layout.partitions.len(), 128);
+    let at = first_free(&e);
+    let err = e.apply(&new(at, "1M")).expect_err("129th");
+    assert!(err.problem.contains("no free slot"), "{}", err.problem);
+    assert!(e.problems().is_empty(), "{:?}", e.problems());
+}
