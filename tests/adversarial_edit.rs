@@ -2,8 +2,11 @@
 //! them (`2048s` on 4Kn, `1s`, `+0`, `101%`, `rest` twice, huge numbers), names over 36 UTF-16 units or with NUL,
 //! tiny disks, full tables, and what a deleted partition's data means to the partition that takes its number.
 
+use std::collections::BTreeMap;
+
 use afdisk::plan::edit::{Editor, Op};
-use afdisk::table::{Label, Table};
+use afdisk::plan::Layout;
+use afdisk::table::{Label, PartKind, Partition, Table};
 
 const MIB: u64 = 1 << 20;
 
@@ -172,4 +175,60 @@ fn full_tables_refuse_one_more() {
     let err = e.apply(&new(at, "1M")).expect_err("129th");
     assert!(err.problem.contains("no free slot"), "{}", err.problem);
     assert!(e.problems().is_empty(), "{:?}", e.problems());
+}
+
+fn with_data() -> Editor {
+    let table = gpt(512, 64 * MIB);
+    let p = Partition {
+        number: 1,
+        start: 2048,
+        size: 20 * 2048,
+        type_code: "0FC63DAF-8483-4772-8E79-3D69D8477DE4".into(),
+        type_name: "Linux filesystem".into(),
+        uuid: Some("11111111-2222-3333-4444-555555555555".into()),
+        name: None,
+        kind: PartKind::Gpt,
+        attributes: 0,
+        bootable: false,
+        ebr_lba: None,
+    };
+    let content = BTreeMap::from([(1, "ext4".to_string())]);
+    Editor::new(
+        Layout {
+            table,
+            partitions: vec![p],
+        },
+        MIB,
+        0,
+        content,
+    )
+    .expect("editor")
+}
+
+/// A partition that holds data is deleted; a new partition that takes its number holds nothing, so it may be
+/// moved and sized freely (the deletion itself is the loss the plan asks to confirm). It used to inherit the
+/// old partition's "holds ext4" by number and be refused a move as if its data would be left behind.
+#[test]
+fn a_new_partition_does_not_inherit_a_deleted_ones_data() {
+    let mut e = with_data();
+    let o = e.apply(&Op::Delete { number: 1 }).expect("delete");
+    assert!(o.done.contains("holds ext4"), "{o}");
+    let at = first_free(&e);
+    let o = e.apply(&new(at, "10M")).expect("new");
+    assert_eq!(o.number, 1);
+    assert!(
+        !e.content.contains_key(&1),
+        "the new partition 1 is said to hold {:?}",
+        e.content.get(&1)
+    );
+    e.apply(&Op::Move {
+        number: 1,
+        to: "30M".into(),
+    })
+    .expect("an empty new partition moves");
+    e.apply(&Op::Resize {
+        number: 1,
+        size: "5M".into(),
+    })
+    .expect("and shrinks");
 }

@@ -174,7 +174,8 @@ pub struct Editor {
     pub grain: u64,
     /// The device's alignment offset, bytes.
     pub alignment_offset: u64,
-    /// Partitions that hold data, by number: the signature found in them (these are not moved or shrunk).
+    /// Partitions that hold data, by number: the signature found in them (these are not moved or shrunk). A
+    /// deleted partition's entry goes with it.
     pub content: BTreeMap<u32, String>,
 }
 
@@ -567,6 +568,8 @@ impl Editor {
             None => format!("deleted partition {number}"),
         };
         self.layout.partitions.remove(i);
+        // Its data goes with it: a partition that takes its number later holds nothing.
+        self.content.remove(&number);
         Ok(Outcome {
             number,
             done,
