@@ -224,7 +224,7 @@ pub struct PlanArgs {
     /// Block device or disk image
     pub target: PathBuf,
     // The help lists the library's presets (`present::presets`), not a copy of them.
-    #[arg(long, value_name = "NAME", conflicts_with = "preset_file", help = preset_help(false), long_help = preset_help(true))]
+    #[arg(long, value_name = "NAME", conflicts_with = "preset_file", value_parser = PresetNames, hide_possible_values = true, help = preset_help(false), long_help = preset_help(true))]
     pub preset: Option<String>,
     /// A preset file of your own (TOML, see PRESET FILES in the man page)
     #[arg(long, value_name = "FILE")]
@@ -287,6 +287,35 @@ fn preset_help(long: bool) -> String {
         s.push_str(&format!("\n  {:<12} {}", o.name, o.description));
     }
     s
+}
+
+/// `plan --preset`'s values: any text (the library refuses an unknown preset, naming the known ones), with the
+/// library's presets as the possible values, which the shell completions offer.
+#[derive(Debug, Clone, Copy)]
+struct PresetNames;
+
+impl clap::builder::TypedValueParser for PresetNames {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            afdisk::present::presets()
+                .options
+                .into_iter()
+                .map(|o| clap::builder::PossibleValue::new(o.name).help(o.description)),
+        ))
+    }
 }
 
 /// `bench --write`: the library's choice of write modes, each with its description, answered by the flag.
