@@ -323,3 +323,28 @@ fn list_shows_the_backing_file_of_a_loop_device() {
     assert!(quoted.starts_with("$'"), "{quoted}");
     assert!(line.ends_with(&format!("  file {quoted}")), "{line}");
 }
+
+// --- odd analysis sizes -------------------------------------------------------------------------------------
+
+/// `--stripe 0` and `--block-size 0` (also `0s`) are refused by `inspect` and `check` with the flag and a fix,
+/// as `plan --stripe 0` is; `inspect` used to ignore a zero stripe and take a zero block size without a word.
+#[test]
+fn a_zero_stripe_or_block_size_is_refused() {
+    let sc = Scratch::new();
+    let img = two_partitions(&sc);
+    for cmd in ["inspect", "check"] {
+        for (flag, value) in [("--stripe", "0"), ("--block-size", "0"), ("--stripe", "0s")] {
+            let r = afdisk_at(sc.dir.path(), &[cmd, flag, value, &s(&img)]);
+            assert_eq!(r.code, 2, "{cmd} {flag} {value}: {}{}", r.stdout, r.stderr);
+            assert!(r.stdout.is_empty(), "{}", r.stdout);
+            assert!(
+                r.stderr.contains(flag) && r.stderr.contains("is zero"),
+                "{cmd} {flag} {value}: {}",
+                r.stderr
+            );
+        }
+    }
+    // A real stripe still works.
+    let r = afdisk_at(sc.dir.path(), &["check", "--stripe", "64KiB", &s(&img)]);
+    assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+}

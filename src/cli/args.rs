@@ -14,6 +14,20 @@ fn size(s: &str) -> Result<SizeArg, String> {
     SizeArg::parse(s).map_err(|e| format!("{} ({})", e.problem, e.fix))
 }
 
+/// A size that must not be zero (`--stripe`, `--block-size` of the analysis: a zero boundary means nothing).
+fn nonzero_size(s: &str) -> Result<SizeArg, String> {
+    let a = size(s)?;
+    if matches!(
+        a.value,
+        afdisk::units::SizeValue::Bytes(0) | afdisk::units::SizeValue::Sectors(0)
+    ) {
+        return Err(format!(
+            "'{s}' is zero (give a size such as 4096, 64KiB or 1MiB, or leave the option out)"
+        ));
+    }
+    Ok(a)
+}
+
 /// A geometry override: bytes only, since a sector count would depend on the very geometry it sets.
 fn geometry_bytes(s: &str) -> Result<u64, String> {
     let a = size(s)?;
@@ -367,10 +381,10 @@ impl GeometryArgs {
 #[derive(Debug, Clone, Args)]
 pub struct AnalysisArgs {
     /// Also check starts against this boundary (a RAID stripe, e.g. 256KiB)
-    #[arg(long, value_name = "SIZE", value_parser = size)]
+    #[arg(long, value_name = "SIZE", value_parser = nonzero_size)]
     pub stripe: Option<SizeArg>,
     /// Filesystem block size used to compute the read-modify-write cost
-    #[arg(long, value_name = "SIZE", value_parser = size, default_value = "4096")]
+    #[arg(long, value_name = "SIZE", value_parser = nonzero_size, default_value = "4096")]
     pub block_size: SizeArg,
 }
 
