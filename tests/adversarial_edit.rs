@@ -2,13 +2,16 @@
 //! them (`2048s` on 4Kn, `1s`, `+0`, `101%`, `rest` twice, huge numbers), names over 36 UTF-16 units or with NUL,
 //! tiny disks, full tables, and what a deleted partition's data means to the partition that takes its number.
 
+mod common;
+
 use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::{run, s, LoopDev, Scratch, MIB};
 
 use afdisk::plan::edit::{Editor, Op};
 use afdisk::plan::Layout;
 use afdisk::table::{Label, PartKind, Partition, Table};
-
-const MIB: u64 = 1 << 20;
 
 fn gpt(ss: u64, bytes: u64) -> Table {
     let total = bytes / ss;
@@ -42,7 +45,7 @@ fn new(at: u64, size: &str) -> Op {
         size: size.into(),
         type_spec: None,
         name: None,
-        uuid: "11111111-2222-3333-4444-555555555555".into(),
+        uuid: uuid::Uuid::new_v4().to_string(),
     }
 }
 
@@ -231,4 +234,136 @@ fn a_new_partition_does_not_inherit_a_deleted_ones_data() {
         size: "5M".into(),
     })
     .expect("and shrinks");
+}
+
+// --- hand-made layouts through the custom plan, written and read back by the peers ------------------------------
+
+/// An editor on the disk at `target` (its table as the first plan makes it, the grain it chooses), emptied.
+fn editor_on(target: &Path) -> Editor {
+    let o = afdisk::device::open(target, &Default::default()).expect("open");
+    // As the plan screen: a realignment for a disk with a table, else a preset.
+    let req = afdisk::plan::Request {
+        preset: Some("data".into()),
+        ..Default::default()
+    };
+    let plan = afdisk::plan::make(&o, &req)
+        .or_else(|_| {
+            let realign = afdisk::plan::Request {
+                realign: true,
+                ..Default::default()
+            };
+            afdisk::plan::make(&o, &realign)
+        })
+        .expect("plan");
+    let mut layout = plan.new.clone();
+    layout.partitions.clear();
+    Editor::new(
+        layout,
+        plan.grain.bytes,
+        plan.device.alignment_offset,
+        BTreeMap::new(),
+    )
+    .expect("editor")
+}
+
+/// Makes the edited layout a custom plan (as the TUI's adapter does) and applies it with the typed name.
+fn write(target: &Path, e: &Editor, backups: &Path) -> afdisk::plan::Plan {
+    let o = afdisk::device::open(target, &Default::default()).expect("open");
+    let req = afdisk::plan::custom::CustomRequest {
+        origin: "hand edit".into(),
+        realign: false,
+        replace: false,
+        grain: Some(e.grain),
+        stripe: None,
+        destroy_ok: Vec::new(),
+    };
+    let plan = afdisk::plan::custom::make(&o, &e.layout, &req).expect("custom plan");
+    let name = plan.device.name.clone();
+    afdisk::apply::apply(
+        &o,
+        &plan,
+        &afdisk::device::access::Confirmation::Typed(name),
+        backups,
+    )
+    .expect("apply");
+    plan
+}
+
+/// On a 4Kn loop device: a full GPT by hand (128 partitions, sized in the disk's sectors), the first named
+/// with 36 UTF-16 units that include characters outside the BMP; written through the custom plan, it passes
+/// `sgdisk -v` and sgdisk reads every partition and the name back.
+#[test]
+fn a_full_gpt_on_4kn_by_hand_passes_the_peers() {
+    let sc = Scratch::new();
+    let img = sc.image("k.img", 256 * MIB);
+    let Some(lo) = LoopDev::attach(&img, 4096) else {
+        return;
+    };
+    let dev = Path::new(&lo.path);
+    let mut e = editor_on(dev);
+    assert_eq!(e.layout.table.sector_size, 4096);
+    for _ in 0..128 {
+        let at = first_free(&e);
+        e.apply(&new(at, "256s")).expect("1 MiB in 4Kn sectors");
+    }
+    let name = format!("{}😀é", "n".repeat(33));
+    assert_eq!(name.encode_utf16().count(), 36);
+    e.apply(&Op::SetName {
+        number: 1,
+        name: name.clone(),
+    })
+    .expect("name");
+    assert!(e.problems().is_empty(), "{:?}", e.problems());
+    write(dev, &e, &sc.path("bk"));
+    let v = run("sgdisk", &["-v", &lo.path]);
+    let out = String::from_utf8_lossy(&v.stdout);
+    assert!(out.contains("No problems found"), "{out}");
+    let p = String::from_utf8_lossy(&run("sgdisk", &["-p", &lo.path]).stdout).into_owned();
+    assert_eq!(
+        p.lines()
+            .filter(|l| l.trim_start().starts_with(char::is_numeric))
+            .count(),
+        128,
+        "{p}"
+    );
+    // The name as sgdisk writes names, UTF-16LE with surrogate pairs, in entry 1 (LBA 2, bytes 56..128).
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(&img).expect("image");
+    let mut entry = [0u8; 128];
+    f.seek(SeekFrom::Start(2 * 4096)).expect("seek");
+    f.read_exact(&mut entry).expect("read entry 1");
+    let units: Vec<u16> = entry[56..]
+        .chunks(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .take_while(|u| *u != 0)
+        .collect();
+    assert_eq!(String::from_utf16(&units).ok(), Some(name.clone()));
+}
+
+/// A dos image by hand: four primaries (the last `rest`), then everything deleted and one `rest` partition:
+/// sfdisk verifies what was written, and the one partition ends on the grain.
+#[test]
+fn dos_delete_all_then_rest_passes_sfdisk() {
+    let sc = Scratch::new();
+    let img = sc.image("d.img", 64 * MIB);
+    common::run_stdin("sfdisk", &["-q", &s(&img)], "label: dos\n");
+    let mut e = editor_on(&img);
+    assert_eq!(e.layout.table.label, Label::Dos);
+    for size in ["1s", "10M", "50%", "rest"] {
+        let at = first_free(&e);
+        e.apply(&new(at, size)).expect(size);
+    }
+    assert!(e.free().is_empty());
+    for n in 1..=4 {
+        e.apply(&Op::Delete { number: n }).expect("delete");
+    }
+    let at = first_free(&e);
+    e.apply(&new(at, "rest")).expect("rest");
+    write(&img, &e, &sc.path("bk"));
+    run("sfdisk", &["--verify", &s(&img)]);
+    let dump = String::from_utf8_lossy(&run("sfdisk", &["-d", &s(&img)]).stdout).into_owned();
+    let lines: Vec<&str> = dump.lines().filter(|l| l.contains("start=")).collect();
+    assert_eq!(lines.len(), 1, "{dump}");
+    let p = &e.layout.partitions[0];
+    assert_eq!((p.start + p.size) % 2048, 0, "{dump}");
 }
