@@ -156,6 +156,27 @@ fn names_are_measured_in_utf16_units_and_controls_are_refused() {
     );
 }
 
+/// 19 emoji are 19 characters but 38 UTF-16 units: the refusal says why (such characters take two units) and
+/// the Name field's hint counts units too; both used to say "at most 36 characters", which 19 characters are.
+#[test]
+fn a_name_of_few_wide_characters_is_refused_with_the_right_count() {
+    let mut e = Editor::empty(gpt(512, 64 * MIB), MIB, 0).expect("editor");
+    let at = first_free(&e);
+    e.apply(&new(at, "10M")).expect("new");
+    let err = e
+        .apply(&Op::SetName {
+            number: 1,
+            name: "😀".repeat(19),
+        })
+        .expect_err("38 units");
+    assert!(err.problem.contains("38 UTF-16 units"), "{}", err.problem);
+    assert!(!err.fix.contains("36 characters"), "{}", err.fix);
+    assert!(err.fix.contains("two"), "{}", err.fix);
+    let hint = afdisk::plan::edit::Field::Name.hint(Label::Gpt);
+    assert!(!hint.contains("36 characters"), "{hint}");
+    assert!(hint.contains("two"), "{hint}");
+}
+
 /// A disk smaller than one grain has no room: the editor says so instead of offering an empty list.
 #[test]
 fn a_disk_smaller_than_the_grain_is_refused() {

@@ -827,7 +827,9 @@ impl Field {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            (Field::Name, _) => format!("at most {GPT_NAME_UNITS} characters (empty: no name)"),
+            (Field::Name, _) => format!(
+                "at most {GPT_NAME_UNITS} UTF-16 units: one per character, two for an emoji (empty: no name)"
+            ),
             (Field::Attribute, _) => format!(
                 "the bit to toggle: {}",
                 GPT_ATTRIBUTES
@@ -898,7 +900,10 @@ fn check_name(name: &str) -> Result<String> {
     if units > GPT_NAME_UNITS {
         return Err(Error::usage(
             format!("the name '{name}' is {units} UTF-16 units long; a GPT entry holds {GPT_NAME_UNITS}"),
-            format!("type a name of at most {GPT_NAME_UNITS} characters"),
+            format!(
+                "type a shorter name: at most {GPT_NAME_UNITS} UTF-16 units, where most characters take one and \
+                 those outside the Basic Multilingual Plane (emoji, some CJK) take two"
+            ),
         ));
     }
     Ok(name.to_string())
