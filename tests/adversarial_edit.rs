@@ -388,3 +388,88 @@ fn dos_delete_all_then_rest_passes_sfdisk() {
     let p = &e.layout.partitions[0];
     assert_eq!((p.start + p.size) % 2048, 0, "{dump}");
 }
+
+/// A dos table on a 3 TiB (sparse) image: MBR entries hold 32-bit sectors, so `rest` may not run past 2 TiB.
+#[test]
+fn dos_rest_on_a_disk_over_2tib_stays_within_32_bit_sectors() {
+    let sc = Scratch::new();
+    let img = sc.image("big.img", 3 << 40);
+    common::run_stdin("sfdisk", &["-q", &s(&img)], "label: dos\n");
+    let mut e = editor_on(&img);
+    let at = first_free(&e);
+    match e.apply(&new(at, "rest")) {
+        Ok(_) => {
+            let p = &e.layout.partitions[0];
+            assert!(
+                p.start + p.size <= 1 << 32,
+                "the editor made a dos partition ending at sector {}",
+                p.start + p.size
+            );
+        }
+        Err(err) => assert!(!err.fix.is_empty()),
+    }
+}
+
+/// The current dos table with an extended container and two logical partitions (made by sfdisk): deleting a
+/// logical partition by hand either makes a plan whose table sfdisk verifies, or is refused with a fix.
+#[test]
+fn deleting_a_logical_partition_by_hand_is_written_right_or_refused() {
+    let sc = Scratch::new();
+    let img = sc.image("l.img", 128 * MIB);
+    common::run_stdin(
+        "sfdisk",
+        &["-q", &s(&img)],
+        "label: dos\n2048,16384,83\n18432,,5\n,16384,83\n,16384,83\n",
+    );
+    let o = afdisk::device::open(&img, &Default::default()).expect("open");
+    let req = afdisk::plan::Request {
+        realign: true,
+        ..Default::default()
+    };
+    let plan = afdisk::plan::make(&o, &req).expect("plan");
+    drop(o);
+    let mut e = Editor::new(
+        plan.old.clone().expect("a table"),
+        plan.grain.bytes,
+        plan.device.alignment_offset,
+        BTreeMap::new(),
+    )
+    .expect("editor");
+    assert_eq!(e.layout.partitions.len(), 4, "{:?}", e.layout.partitions);
+    match e.apply(&Op::Delete { number: 5 }) {
+        Err(err) => {
+            assert!(!err.fix.is_empty());
+            return;
+        }
+        Ok(o) => eprintln!("{o}"),
+    }
+    let o = afdisk::device::open(&img, &Default::default()).expect("open");
+    let req = afdisk::plan::custom::CustomRequest {
+        origin: "hand edit".into(),
+        realign: false,
+        replace: false,
+        grain: Some(e.grain),
+        stripe: None,
+        destroy_ok: Vec::new(),
+    };
+    let plan = match afdisk::plan::custom::make(&o, &e.layout, &req) {
+        Ok(p) => p,
+        Err(err) => {
+            assert!(!err.fix.is_empty(), "{}", err.problem);
+            return;
+        }
+    };
+    let name = plan.device.name.clone();
+    afdisk::apply::apply(
+        &o,
+        &plan,
+        &afdisk::device::access::Confirmation::Typed(name),
+        &sc.path("bk"),
+    )
+    .expect("apply");
+    drop(o);
+    run("sfdisk", &["--verify", &s(&img)]);
+    let dump = String::from_utf8_lossy(&run("sfdisk", &["-d", &s(&img)]).stdout).into_owned();
+    let lines: Vec<&str> = dump.lines().filter(|l| l.contains("start=")).collect();
+    assert_eq!(lines.len(), 3, "{dump}");
+}
