@@ -473,3 +473,47 @@ fn deleting_a_logical_partition_by_hand_is_written_right_or_refused() {
     let lines: Vec<&str> = dump.lines().filter(|l| l.contains("start=")).collect();
     assert_eq!(lines.len(), 3, "{dump}");
 }
+
+/// A partition carried over from the disk off the grain (made by sgdisk at sector 34), kept as it is while
+/// another partition is added by hand: the plan keeps it (the editor does not snap what it did not place).
+#[test]
+fn an_off_grain_partition_kept_as_it_is_does_not_stop_the_plan() {
+    let sc = Scratch::new();
+    let img = sc.image("o.img", 64 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:34:+4M", &s(&img)]);
+    let o = afdisk::device::open(&img, &Default::default()).expect("open");
+    let plan = afdisk::plan::make(
+        &o,
+        &afdisk::plan::Request {
+            realign: true,
+            ..Default::default()
+        },
+    )
+    .expect("plan");
+    let mut e = Editor::new(
+        plan.old.clone().expect("a table"),
+        plan.grain.bytes,
+        plan.device.alignment_offset,
+        BTreeMap::new(),
+    )
+    .expect("editor");
+    assert!(!e.aligned(&e.layout.partitions[0]));
+    let at = first_free(&e);
+    e.apply(&new(at, "8M")).expect("new");
+    let req = afdisk::plan::custom::CustomRequest {
+        origin: "hand edit".into(),
+        realign: false,
+        replace: false,
+        grain: Some(e.grain),
+        stripe: None,
+        destroy_ok: Vec::new(),
+    };
+    let p = afdisk::plan::custom::make(&o, &e.layout, &req);
+    match p {
+        Ok(p) => {
+            let one = p.new.partitions.iter().find(|q| q.number == 1).expect("1");
+            assert_eq!(one.start, 34);
+        }
+        Err(err) => panic!("{} / {}", err.problem, err.fix),
+    }
+}

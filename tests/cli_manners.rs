@@ -348,3 +348,43 @@ fn a_zero_stripe_or_block_size_is_refused() {
     let r = afdisk_at(sc.dir.path(), &["check", "--stripe", "64KiB", &s(&img)]);
     assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
 }
+
+/// A GPT with a gap in its entries (1 and 3; slot 2 empty, as after a deletion): the kernel names the nodes
+/// p1 and p3, and `check /dev/loopNp3` checks entry 3, not the second partition in disk order.
+#[test]
+fn check_of_a_partition_node_after_a_gap_checks_that_entry() {
+    let sc = Scratch::new();
+    let img = sc.image("gap.img", 64 * MIB);
+    run(
+        "sgdisk",
+        &["-a", "1", "-n", "1:2048:+8M", "-n", "3:40001:+8M", &s(&img)],
+    );
+    let Some(lo) = LoopDev::attach_with(&img, &["-P"]).map(PartLoop) else {
+        return;
+    };
+    let dev = lo.0.path.clone();
+    let _ = Command::new("partx").args(["-a", &dev]).status();
+    let p3 = format!("{dev}p3");
+    if !Path::new(&p3).exists() {
+        eprintln!("skipping: no partition nodes for {dev} even after partx -a");
+        return;
+    }
+    assert!(!Path::new(&format!("{dev}p2")).exists());
+    let r = afdisk_at(
+        sc.dir.path(),
+        &["check", &p3, "--json", "--physical-sector-size", "4096"],
+    );
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let t = &r.json()["targets"][0];
+    assert_eq!(t["misaligned"], serde_json::json!([3]), "{t}");
+    let r = afdisk_at(
+        sc.dir.path(),
+        &[
+            "check",
+            &format!("{dev}p1"),
+            "--physical-sector-size",
+            "4096",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+}
