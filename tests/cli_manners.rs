@@ -96,6 +96,27 @@ fn an_existing_file_named_like_a_typo_is_still_a_target() {
     assert!(!r.stderr.contains("did you mean"), "{}", r.stderr);
 }
 
+/// The ways to say "this is a path": `./lst`, a word after `--`, and a word with a `/` get no suggestion (the
+/// plain "cannot open" of a TARGET); `--opt=value` before a typo is skipped like `--opt value`.
+#[test]
+fn a_path_is_never_taken_for_a_typo() {
+    let sc = Scratch::new();
+    for args in [
+        &["./lst"][..],
+        &["--", "inspct"],
+        &["sub/lst"],
+        &["--", "lst"],
+    ] {
+        let r = afdisk_at(sc.dir.path(), args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(!r.stderr.contains("did you mean"), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("cannot open"), "{args:?}: {}", r.stderr);
+    }
+    let r = afdisk_at(sc.dir.path(), &["--logical-sector-size=4096", "lst"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("did you mean list?"), "{}", r.stderr);
+}
+
 // --- (2) check on partitions and on every disk -----------------------------------------------------------
 
 /// `check /dev/loopNp2` checks partition 2 of its disk (with the geometry options), `check /dev/loopNp1`
