@@ -679,6 +679,28 @@ mod tests {
         }
     }
 
+    /// The classic grow: partition 1 (an ext4) deleted and made again at the same start, larger. Its data
+    /// stays where it was, so the plan keeps it without asking for DESTROY.
+    #[test]
+    fn delete_and_recreate_larger_at_the_same_start_keeps_the_data() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let img = image_with_ext4(&dir);
+        let mut es = EditState::from_plan(&realign_plan(&img)).expect("editor");
+        es.key(KeyCode::Char('d'));
+        assert!(es.editor.partition(1).is_none());
+        es.key(KeyCode::Char('n'));
+        typed(&mut es, "64M");
+        let p = es.editor.partition(1).cloned().expect("new 1");
+        assert_eq!((p.start, p.size), (2048, 64 * 2048));
+        assert_eq!(es.destroy_ok(), Vec::<u32>::new());
+        let o = afdisk::device::open(&img, &Default::default()).expect("open");
+        let plan = make_plan(&o, &es.editor.layout, es.editor.grain, es.destroy_ok());
+        match plan {
+            Ok(plan) => assert!(plan.destroys.is_empty(), "{:?}", plan.destroys),
+            Err(e) => panic!("{} / {}", e.problem, e.fix),
+        }
+    }
+
     /// A dos table edited by hand: four primaries at most, the boot flag on `a`, a type byte; the plan is
     /// written by the one apply path and sfdisk verifies it.
     #[test]
