@@ -186,6 +186,22 @@ fn a_disk_smaller_than_the_grain_is_refused() {
     assert!(err.problem.contains("no whole grain"), "{}", err.problem);
 }
 
+/// An alignment offset that is not a whole number of sectors (512 bytes on 4Kn, as `--alignment-offset 512`
+/// gives it) cannot be honoured by any start: the editor refuses it with a fix. It used to accept it and place
+/// partitions on MiB boundaries 512 bytes off the boundaries it claimed, with no problem reported.
+#[test]
+fn an_alignment_offset_off_the_sectors_is_refused() {
+    let err = Editor::empty(gpt(4096, 64 * MIB), MIB, 512).expect_err("512 on 4Kn");
+    assert!(err.problem.contains("alignment offset"), "{}", err.problem);
+    assert!(err.problem.contains("4096-byte sectors"), "{}", err.problem);
+    assert!(!err.fix.is_empty());
+    // A whole number of sectors is fine (3584 on 512e: 7 sectors).
+    let mut e = Editor::empty(gpt(512, 64 * MIB), MIB, 3584).expect("7 sectors");
+    let at = first_free(&e);
+    e.apply(&new(at, "8M")).expect("new");
+    assert_eq!((e.layout.partitions[0].start * 512) % MIB, 3584);
+}
+
 /// A full table: 128 GPT entries, then a 129th is refused; on dos the 5th primary.
 #[test]
 fn full_tables_refuse_one_more() {

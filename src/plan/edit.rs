@@ -188,7 +188,7 @@ fn no_partition(number: u32) -> Error {
 
 impl Editor {
     /// An editor on `layout` aligned to `grain` bytes (with the alignment offset); `content` names the
-    /// partitions that hold data. The grain must be a whole number of sectors.
+    /// partitions that hold data. The grain and the alignment offset must be whole numbers of sectors.
     pub fn new(
         layout: Layout,
         grain: u64,
@@ -200,6 +200,14 @@ impl Editor {
             return Err(Error::usage(
                 format!("the grain ({grain} bytes) is not a whole number of {ss}-byte sectors"),
                 "choose a grain that is a multiple of the sector size, e.g. 1MiB",
+            ));
+        }
+        if !alignment_offset.is_multiple_of(ss) {
+            return Err(Error::usage(
+                format!(
+                    "the alignment offset ({alignment_offset} bytes) is not a whole number of {ss}-byte sectors: no partition can start on it"
+                ),
+                "give an alignment offset that is a multiple of the logical sector size (usually 0)",
             ));
         }
         let e = Editor {
