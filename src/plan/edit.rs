@@ -744,6 +744,14 @@ impl Editor {
         })
     }
 
+    /// Whether this table names partitions (GPT); a dos table's refusal otherwise, in the core's words.
+    pub fn names_allowed(&self) -> Result<()> {
+        match self.layout.table.label {
+            Label::Gpt => Ok(()),
+            Label::Dos => Err(dos_has_no_names()),
+        }
+    }
+
     fn set_name(&mut self, number: u32, name: &str) -> Result<Outcome> {
         let i = self.index(number)?;
         if self.layout.table.label == Label::Dos {

@@ -323,6 +323,10 @@ impl EditState {
                 "",
             ),
             (KeyCode::Char('N'), Some(n)) => {
+                if let Err(e) = self.editor.names_allowed() {
+                    self.refuse(&e);
+                    return EditAction::None;
+                }
                 let name = part.and_then(|p| p.name).unwrap_or_default();
                 self.open(
                     Target::Name(n),
@@ -735,8 +739,9 @@ mod tests {
         es.key(KeyCode::Down);
         es.key(KeyCode::Char('n'));
         typed(&mut es, "rest");
+        // N on dos is refused at once (it used to open a Name field only to refuse what was typed).
         es.key(KeyCode::Char('N'));
-        typed(&mut es, "x");
+        assert!(!es.typing(), "N opened a field on a dos table");
         let (m, bad) = es.message.clone().expect("message");
         assert!(bad && m.contains("no partition names"), "{m}");
         assert!(es.editor.problems().is_empty());
