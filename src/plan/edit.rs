@@ -638,9 +638,10 @@ impl Editor {
         })
     }
 
-    fn move_to(&mut self, number: u32, to: &str) -> Result<Outcome> {
-        let i = self.editable(number)?;
-        let ss = self.ss();
+    /// Whether partition `number` may be moved (an empty GPT or primary partition), else why not: what a
+    /// front end asks before it asks for the new start.
+    pub fn movable(&self, number: u32) -> Result<()> {
+        self.editable(number)?;
         if let Some(c) = self.content.get(&number) {
             return Err(Error::usage(
                 format!(
@@ -649,6 +650,13 @@ impl Editor {
                 "let the realign plan move it (its data mover copies the data), or delete and recreate it if the data is expendable",
             ));
         }
+        Ok(())
+    }
+
+    fn move_to(&mut self, number: u32, to: &str) -> Result<Outcome> {
+        self.movable(number)?;
+        let i = self.editable(number)?;
+        let ss = self.ss();
         let t = to.trim();
         let typed = SizeArg::parse(t.strip_prefix('+').unwrap_or(t))?.bytes(ss)?;
         let p = self.layout.partitions[i].clone();

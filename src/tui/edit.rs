@@ -308,13 +308,16 @@ impl EditState {
                 Field::Size,
                 "",
             ),
-            (KeyCode::Char('m'), Some(n)) => self.open(
-                Target::Move(n),
-                "Move",
-                &format!("New start of partition {n}"),
-                Field::Start,
-                "",
-            ),
+            (KeyCode::Char('m'), Some(n)) => match self.editor.movable(n) {
+                Err(e) => self.refuse(&e),
+                Ok(()) => self.open(
+                    Target::Move(n),
+                    "Move",
+                    &format!("New start of partition {n}"),
+                    Field::Start,
+                    "",
+                ),
+            },
             (KeyCode::Char('t'), Some(n)) => self.open(
                 Target::Type(n),
                 "Type",
@@ -556,8 +559,12 @@ mod tests {
             "{:?}",
             es.editor.content
         );
+        // m is refused at once: no field asks for a start that cannot be used.
         es.key(KeyCode::Char('m'));
-        typed(&mut es, "100M");
+        assert!(
+            !es.typing(),
+            "m opened a field for a partition holding data"
+        );
         let (m, bad) = es.message.clone().expect("message");
         assert!(
             bad && m.contains("holds ext4") && m.contains("realign"),
@@ -614,7 +621,7 @@ mod tests {
             // Back to the disk's table (o): partition 1 holds ext4 again.
             es.key(KeyCode::Char('o'));
             es.key(KeyCode::Char('m'));
-            typed(&mut es, "150M");
+            assert!(!es.typing());
             let (m, bad) = es.message.clone().expect("message");
             assert!(bad && m.contains("holds ext4"), "{clear}: {m}");
         }
