@@ -130,6 +130,45 @@ fn odd_sizes_are_refused_and_change_nothing() {
     assert_eq!(e, before);
 }
 
+/// The largest numbers that parse (16 EiB - 1 bytes, a sector count just under it) as a size, a new size and a
+/// start: refused without a panic, and nothing changes.
+#[test]
+fn the_largest_numbers_are_refused_without_overflow() {
+    for ss in [512u64, 4096] {
+        let mut e = Editor::empty(gpt(ss, 64 * MIB), MIB, 0).expect("editor");
+        let at = first_free(&e);
+        e.apply(&new(at, "8M")).expect("new");
+        let max = u64::MAX.to_string();
+        let sectors = format!("{}s", u64::MAX / ss);
+        for typed in [
+            max.as_str(),
+            sectors.as_str(),
+            "16383P",
+            "+18446744073709551615",
+        ] {
+            let before = e.clone();
+            assert!(e.apply(&new(at, typed)).is_err(), "{typed}");
+            assert!(
+                e.apply(&Op::Resize {
+                    number: 1,
+                    size: typed.into()
+                })
+                .is_err(),
+                "{typed}"
+            );
+            assert!(
+                e.apply(&Op::Move {
+                    number: 1,
+                    to: typed.into()
+                })
+                .is_err(),
+                "{typed}"
+            );
+            assert_eq!(e, before);
+        }
+    }
+}
+
 /// Names: 36 UTF-16 units fit, 37 do not (a character outside the BMP counts 2), NUL and other controls are
 /// refused; on dos there are no names.
 #[test]
