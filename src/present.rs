@@ -21,6 +21,14 @@ use crate::plan;
 use crate::report::{DiskStatus, PartitionReport, Report};
 use crate::units::human;
 
+/// A loop device's backing file as every front end names it next to the device (`file /srv/disk.img`, the
+/// path as [`crate::device::path_id`] tells paths apart); `None` for every other device.
+pub fn backing_file(d: &crate::device::DeviceInfo) -> Option<String> {
+    d.backing_file
+        .as_deref()
+        .map(|f| format!("file {}", crate::device::path_id(f)))
+}
+
 /// How a value reads: what the TUI colours by (and the CLI ignores).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tone {

@@ -96,6 +96,27 @@ fn an_existing_file_named_like_a_typo_is_still_a_target() {
     assert!(!r.stderr.contains("did you mean"), "{}", r.stderr);
 }
 
+/// The ways to say "this is a path": `./lst`, a word after `--`, and a word with a `/` get no suggestion (the
+/// plain "cannot open" of a TARGET); `--opt=value` before a typo is skipped like `--opt value`.
+#[test]
+fn a_path_is_never_taken_for_a_typo() {
+    let sc = Scratch::new();
+    for args in [
+        &["./lst"][..],
+        &["--", "inspct"],
+        &["sub/lst"],
+        &["--", "lst"],
+    ] {
+        let r = afdisk_at(sc.dir.path(), args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(!r.stderr.contains("did you mean"), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("cannot open"), "{args:?}: {}", r.stderr);
+    }
+    let r = afdisk_at(sc.dir.path(), &["--logical-sector-size=4096", "lst"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("did you mean list?"), "{}", r.stderr);
+}
+
 // --- (2) check on partitions and on every disk -----------------------------------------------------------
 
 /// `check /dev/loopNp2` checks partition 2 of its disk (with the geometry options), `check /dev/loopNp1`
@@ -322,4 +343,69 @@ fn list_shows_the_backing_file_of_a_loop_device() {
     let quoted = afdisk::device::shell_quote(img.as_os_str());
     assert!(quoted.starts_with("$'"), "{quoted}");
     assert!(line.ends_with(&format!("  file {quoted}")), "{line}");
+}
+
+// --- odd analysis sizes -------------------------------------------------------------------------------------
+
+/// `--stripe 0` and `--block-size 0` (also `0s`) are refused by `inspect` and `check` with the flag and a fix,
+/// as `plan --stripe 0` is; `inspect` used to ignore a zero stripe and take a zero block size without a word.
+#[test]
+fn a_zero_stripe_or_block_size_is_refused() {
+    let sc = Scratch::new();
+    let img = two_partitions(&sc);
+    for cmd in ["inspect", "check"] {
+        for (flag, value) in [("--stripe", "0"), ("--block-size", "0"), ("--stripe", "0s")] {
+            let r = afdisk_at(sc.dir.path(), &[cmd, flag, value, &s(&img)]);
+            assert_eq!(r.code, 2, "{cmd} {flag} {value}: {}{}", r.stdout, r.stderr);
+            assert!(r.stdout.is_empty(), "{}", r.stdout);
+            assert!(
+                r.stderr.contains(flag) && r.stderr.contains("is zero"),
+                "{cmd} {flag} {value}: {}",
+                r.stderr
+            );
+        }
+    }
+    // A real stripe still works.
+    let r = afdisk_at(sc.dir.path(), &["check", "--stripe", "64KiB", &s(&img)]);
+    assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+}
+
+/// A GPT with a gap in its entries (1 and 3; slot 2 empty, as after a deletion): the kernel names the nodes
+/// p1 and p3, and `check /dev/loopNp3` checks entry 3, not the second partition in disk order.
+#[test]
+fn check_of_a_partition_node_after_a_gap_checks_that_entry() {
+    let sc = Scratch::new();
+    let img = sc.image("gap.img", 64 * MIB);
+    run(
+        "sgdisk",
+        &["-a", "1", "-n", "1:2048:+8M", "-n", "3:40001:+8M", &s(&img)],
+    );
+    let Some(lo) = LoopDev::attach_with(&img, &["-P"]).map(PartLoop) else {
+        return;
+    };
+    let dev = lo.0.path.clone();
+    let _ = Command::new("partx").args(["-a", &dev]).status();
+    let p3 = format!("{dev}p3");
+    if !Path::new(&p3).exists() {
+        eprintln!("skipping: no partition nodes for {dev} even after partx -a");
+        return;
+    }
+    assert!(!Path::new(&format!("{dev}p2")).exists());
+    let r = afdisk_at(
+        sc.dir.path(),
+        &["check", &p3, "--json", "--physical-sector-size", "4096"],
+    );
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let t = &r.json()["targets"][0];
+    assert_eq!(t["misaligned"], serde_json::json!([3]), "{t}");
+    let r = afdisk_at(
+        sc.dir.path(),
+        &[
+            "check",
+            &format!("{dev}p1"),
+            "--physical-sector-size",
+            "4096",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
 }

@@ -120,10 +120,10 @@ fn each_script_loads_in_its_shell_and_names_every_subcommand() {
 
 /// bash, with the script sourced, completes `afdisk ` to every subcommand (and `afdisk completions ` to the
 /// three shells).
-#[test]
-fn bash_completes_the_subcommands() {
+/// What bash, with the committed script sourced, offers for the word `cword` of `words` (bash syntax).
+fn bash_complete(words: &str, cword: usize) -> Vec<String> {
     let path = asset("afdisk.bash");
-    let complete = |words: &str, cword: usize| {
+    {
         let prog = format!(
             "source \"$1\"; COMP_WORDS=({words}); COMP_CWORD={cword}; COMP_LINE=\"${{COMP_WORDS[*]}}\"; \
              COMP_POINT=${{#COMP_LINE}}; _afdisk afdisk \"${{COMP_WORDS[$COMP_CWORD]}}\" \
@@ -143,7 +143,12 @@ fn bash_completes_the_subcommands() {
             .lines()
             .map(str::to_string)
             .collect::<Vec<_>>()
-    };
+    }
+}
+
+#[test]
+fn bash_completes_the_subcommands() {
+    let complete = bash_complete;
     let offered = complete("afdisk \"\"", 1);
     for n in subcommands() {
         assert!(offered.contains(&n), "bash does not offer {n}: {offered:?}");
@@ -151,6 +156,40 @@ fn bash_completes_the_subcommands() {
     let shells = complete("afdisk completions \"\"", 2);
     for s in ["bash", "zsh", "fish"] {
         assert!(shells.contains(&s.to_string()), "{shells:?}");
+    }
+}
+
+/// bash completes the values of options that take a name from a list: `plan --preset ` offers the library's
+/// presets (it offered the files of the current directory), `plan --table ` gpt and dos, `bench --write ` the
+/// write modes.
+#[test]
+fn bash_completes_option_values_from_their_lists() {
+    let presets = bash_complete("afdisk plan --preset \"\"", 3);
+    let names: Vec<&str> = afdisk::present::presets()
+        .options
+        .iter()
+        .map(|o| o.name)
+        .collect();
+    assert!(!names.is_empty());
+    for n in &names {
+        assert!(
+            presets.contains(&n.to_string()),
+            "plan --preset does not offer {n}: {presets:?}"
+        );
+    }
+    assert_eq!(presets.len(), names.len(), "{presets:?}");
+    assert_eq!(
+        bash_complete("afdisk plan --preset \"d\"", 3),
+        names
+            .iter()
+            .filter(|n| n.starts_with('d'))
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(bash_complete("afdisk plan --table \"\"", 3), ["gpt", "dos"]);
+    let modes = bash_complete("afdisk bench --write \"\"", 3);
+    for m in ["none", "free", "all"] {
+        assert!(modes.contains(&m.to_string()), "{modes:?}");
     }
 }
 

@@ -540,7 +540,7 @@ _afdisk() {
             fi
             case "${prev}" in
                 --preset)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "data efi-root raid-member lvm zfs" -- "${cur}"))
                     return 0
                     ;;
                 --preset-file)

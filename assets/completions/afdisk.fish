@@ -61,7 +61,11 @@ complete -c afdisk -n "__fish_afdisk_using_subcommand check" -l block-size -d 'F
 complete -c afdisk -n "__fish_afdisk_using_subcommand check" -l json -d 'Print JSON (an array with one result per target)'
 complete -c afdisk -n "__fish_afdisk_using_subcommand check" -l strict -d 'Also fail on starts off 1 MiB and on ends off a physical boundary'
 complete -c afdisk -n "__fish_afdisk_using_subcommand check" -s h -l help -d 'Print help'
-complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l preset -d 'A built-in preset for a fresh layout (data, efi-root, raid-member, lvm, zfs)' -r
+complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l preset -d 'A built-in preset for a fresh layout (data, efi-root, raid-member, lvm, zfs)' -r -f -a "data\t'one data partition over the whole disk'
+efi-root\t'EFI system partition (512 MiB) and a Linux root over the rest'
+raid-member\t'one Linux RAID partition over the whole disk (md member)'
+lvm\t'one LVM physical volume over the whole disk'
+zfs\t'ZFS data partition and the 8 MiB reserved partition 9, as zpool makes them'"
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l preset-file -d 'A preset file of your own (TOML, see PRESET FILES in the man page)' -r -F
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l discard-data -d 'With --realign, move partition N although it holds data (its data is lost); repeatable' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l table -d 'Table type of a fresh layout' -r -f -a "gpt\t''

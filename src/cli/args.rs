@@ -14,6 +14,20 @@ fn size(s: &str) -> Result<SizeArg, String> {
     SizeArg::parse(s).map_err(|e| format!("{} ({})", e.problem, e.fix))
 }
 
+/// A size that must not be zero (`--stripe`, `--block-size` of the analysis: a zero boundary means nothing).
+fn nonzero_size(s: &str) -> Result<SizeArg, String> {
+    let a = size(s)?;
+    if matches!(
+        a.value,
+        afdisk::units::SizeValue::Bytes(0) | afdisk::units::SizeValue::Sectors(0)
+    ) {
+        return Err(format!(
+            "'{s}' is zero (give a size such as 4096, 64KiB or 1MiB, or leave the option out)"
+        ));
+    }
+    Ok(a)
+}
+
 /// A geometry override: bytes only, since a sector count would depend on the very geometry it sets.
 fn geometry_bytes(s: &str) -> Result<u64, String> {
     let a = size(s)?;
@@ -231,7 +245,7 @@ pub struct PlanArgs {
     /// Block device or disk image
     pub target: PathBuf,
     // The help lists the library's presets (`present::presets`), not a copy of them.
-    #[arg(long, value_name = "NAME", conflicts_with = "preset_file", help = preset_help(false), long_help = preset_help(true))]
+    #[arg(long, value_name = "NAME", conflicts_with = "preset_file", value_parser = PresetNames, hide_possible_values = true, help = preset_help(false), long_help = preset_help(true))]
     pub preset: Option<String>,
     /// A preset file of your own (TOML, see PRESET FILES in the man page)
     #[arg(long, value_name = "FILE")]
@@ -300,6 +314,35 @@ fn preset_help(long: bool) -> String {
     s
 }
 
+/// `plan --preset`'s values: any text (the library refuses an unknown preset, naming the known ones), with the
+/// library's presets as the possible values, which the shell completions offer.
+#[derive(Debug, Clone, Copy)]
+struct PresetNames;
+
+impl clap::builder::TypedValueParser for PresetNames {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            afdisk::present::presets()
+                .options
+                .into_iter()
+                .map(|o| clap::builder::PossibleValue::new(o.name).help(o.description)),
+        ))
+    }
+}
+
 /// `bench --write`: the library's choice of write modes, each with its description, answered by the flag.
 fn write_modes() -> impl clap::builder::TypedValueParser<Value = afdisk::bench::WriteMode> {
     use afdisk::bench::WriteMode;
@@ -349,10 +392,10 @@ impl GeometryArgs {
 #[derive(Debug, Clone, Args)]
 pub struct AnalysisArgs {
     /// Also check starts against this boundary (a RAID stripe, e.g. 256KiB)
-    #[arg(long, value_name = "SIZE", value_parser = size)]
+    #[arg(long, value_name = "SIZE", value_parser = nonzero_size)]
     pub stripe: Option<SizeArg>,
     /// Filesystem block size used to compute the read-modify-write cost
-    #[arg(long, value_name = "SIZE", value_parser = size, default_value = "4096")]
+    #[arg(long, value_name = "SIZE", value_parser = nonzero_size, default_value = "4096")]
     pub block_size: SizeArg,
 }
 

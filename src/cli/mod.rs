@@ -278,7 +278,13 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             strict,
             geometry,
             analysis,
-        } => cmd_check(&targets, as_json, strict, &geometry, &analysis),
+        } => cmd_check(
+            &targets,
+            as_json,
+            strict,
+            (&geometry, &analysis),
+            disk_paths,
+        ),
         Command::Plan(a) => write::plan(&a),
         Command::Dump { target, geometry } => dump::dump(&target, &geometry),
         Command::Apply {
@@ -391,23 +397,47 @@ fn cmd_list(as_json: bool, g: &GeometryArgs) -> i32 {
     EXIT_OK
 }
 
+/// The /dev paths of the machine's disks (those `list` shows).
+fn disk_paths() -> Vec<std::path::PathBuf> {
+    afdisk::device::list::disks()
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect()
+}
+
+/// `check` without a TARGET on a machine whose kernel lists no disk: nothing was checked, which is not a pass.
+fn no_disks_to_check() -> Error {
+    Error::usage(
+        "no TARGET was given and this machine has no disk to check (the kernel lists none in /sys/block)",
+        "give the disk, partition or image file to check as TARGET, e.g. `afdisk check disk.img`",
+    )
+}
+
 /// `check`: each target (a disk, an image, or a partition node, which checks that partition of its disk), or
-/// with none every disk `list` shows. The exit status is the worst of all ([`render::check_exit`]).
+/// with none every disk `disks` gives (those `list` shows; none is an error, exit 2). The exit status is the
+/// worst of all ([`render::check_exit`]).
 fn cmd_check(
     targets: &[std::path::PathBuf],
     as_json: bool,
     strict: bool,
-    geometry: &GeometryArgs,
-    analysis: &AnalysisArgs,
+    (geometry, analysis): (&GeometryArgs, &AnalysisArgs),
+    disks: impl FnOnce() -> Vec<std::path::PathBuf>,
 ) -> i32 {
     let targets: Vec<std::path::PathBuf> = if targets.is_empty() {
-        afdisk::device::list::disks()
-            .into_iter()
-            .map(|(_, p)| p)
-            .collect()
+        disks()
     } else {
         targets.to_vec()
     };
+    if targets.is_empty() {
+        print_error(&no_disks_to_check());
+        if as_json {
+            emit(&json(&afdisk::contract::CheckJson {
+                schema: afdisk::contract::CHECK_SCHEMA,
+                targets: Vec::new(),
+            }));
+        }
+        return EXIT_ERROR;
+    }
     let mut results = Vec::new();
     for t in &targets {
         let shown = t.display().to_string();
@@ -520,6 +550,26 @@ mod tests {
     }
 
     /// The CLI still names the flags in a bench error the core words with settings.
+    /// `check` with no TARGET on a machine with no disk says so and exits 2 (an error: nothing was checked).
+    /// It used to print nothing and exit 0, as if every disk had passed.
+    #[test]
+    fn check_without_targets_on_a_machine_without_disks_is_an_error() {
+        let cli = Cli::parse_from(["afdisk", "check"]);
+        let Some(Command::Check {
+            geometry, analysis, ..
+        }) = cli.command
+        else {
+            panic!("not check: {:?}", cli.command);
+        };
+        for as_json in [false, true] {
+            let code = cmd_check(&[], as_json, false, (&geometry, &analysis), Vec::new);
+            assert_eq!(code, EXIT_ERROR, "json {as_json}");
+        }
+        let e = no_disks_to_check();
+        assert!(e.problem.contains("no disk to check"), "{}", e.problem);
+        assert!(e.fix.contains("TARGET"), "{}", e.fix);
+    }
+
     #[test]
     fn cli_names_the_flags_of_a_bench_error() {
         let e = afdisk::bench::BenchOptions {

@@ -70,9 +70,9 @@ pub fn list(entries: &[ListEntry]) -> String {
                     r.summary.misaligned,
                 );
                 // A loop device's backing file ends its line, quoted when it is not plain text.
-                if let Some(f) = &d.backing_file {
+                if let Some(f) = afdisk::present::backing_file(d) {
                     o.pop();
-                    let _ = writeln!(o, "  file {}", afdisk::device::path_id(f));
+                    let _ = writeln!(o, "  {f}");
                 }
             }
             ListEntry::Failed { name, error, .. } => {

@@ -5,7 +5,8 @@
 //! *alignment offset*, as everywhere in afdisk); the *aligned usable range* is the table's usable sectors cut
 //! to the grain; a *free region* is a gap between partitions cut to the grain (a gap smaller than one grain is
 //! no region). Sizes are typed as the presets type them (`20GiB`, `+20G`, `50%` of the free region, `rest`;
-//! [`super::preset::parse_size`]); offsets as [`crate::units::parse_size`]. Whatever was typed is snapped to
+//! [`super::preset::parse_size`]); offsets as [`crate::units::SizeArg`]; in both a sector count (`2048s`) counts
+//! the disk's logical sectors. Whatever was typed is snapped to
 //! the grain, and each operation returns an [`Outcome`]: what it did, and every value that snapped, where to
 //! and why ([`Snap`], one text in its `Display`). An operation that cannot be done returns an error naming the
 //! problem and the fix, and leaves the layout as it was.
@@ -24,7 +25,26 @@ use crate::alignment::{align_down, align_up};
 use crate::error::{Error, Result};
 use crate::table::types::{gpt_type_name, mbr_type_name};
 use crate::table::{Label, PartKind, Partition, Table};
-use crate::units::human;
+use crate::units::{human, SizeArg};
+
+/// A size typed in the editor, which knows the disk: as the presets read it, except that a sector count
+/// (`2048s`) counts this disk's logical sectors of `ss` bytes (as in the CLI), not refused as where no disk
+/// is known.
+fn size_on_disk(text: &str, ss: u64) -> Result<Size> {
+    match SizeArg::parse(text) {
+        Ok(a) if a.is_sectors() => {
+            let b = a.bytes(ss)?;
+            if b == 0 {
+                return Err(Error::usage(
+                    format!("size '{text}' is zero"),
+                    "give a size such as 512MiB, a percentage, or rest",
+                ));
+            }
+            Ok(Size::Bytes(b))
+        }
+        _ => parse_size(text),
+    }
+}
 
 /// The GPT type GUID of Microsoft basic data (whose attribute bits 60, 62 and 63 mean something).
 pub const MS_BASIC_DATA: &str = "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7";
@@ -154,7 +174,8 @@ pub struct Editor {
     pub grain: u64,
     /// The device's alignment offset, bytes.
     pub alignment_offset: u64,
-    /// Partitions that hold data, by number: the signature found in them (these are not moved or shrunk).
+    /// Partitions that hold data, by number: the signature found in them (these are not moved or shrunk). A
+    /// deleted partition's entry goes with it.
     pub content: BTreeMap<u32, String>,
 }
 
@@ -167,7 +188,7 @@ fn no_partition(number: u32) -> Error {
 
 impl Editor {
     /// An editor on `layout` aligned to `grain` bytes (with the alignment offset); `content` names the
-    /// partitions that hold data. The grain must be a whole number of sectors.
+    /// partitions that hold data. The grain and the alignment offset must be whole numbers of sectors.
     pub fn new(
         layout: Layout,
         grain: u64,
@@ -179,6 +200,14 @@ impl Editor {
             return Err(Error::usage(
                 format!("the grain ({grain} bytes) is not a whole number of {ss}-byte sectors"),
                 "choose a grain that is a multiple of the sector size, e.g. 1MiB",
+            ));
+        }
+        if !alignment_offset.is_multiple_of(ss) {
+            return Err(Error::usage(
+                format!(
+                    "the alignment offset ({alignment_offset} bytes) is not a whole number of {ss}-byte sectors: no partition can start on it"
+                ),
+                "give an alignment offset that is a multiple of the logical sector size (usually 0)",
             ));
         }
         let e = Editor {
@@ -372,7 +401,7 @@ impl Editor {
         let g = self.grain / ss;
         let t = text.trim();
         let t = t.strip_prefix('+').unwrap_or(t);
-        let sectors = match parse_size(t)? {
+        let sectors = match size_on_disk(t, ss)? {
             Size::Rest => room,
             Size::Bytes(b) => {
                 let s = b.div_ceil(self.grain).saturating_mul(g);
@@ -547,6 +576,8 @@ impl Editor {
             None => format!("deleted partition {number}"),
         };
         self.layout.partitions.remove(i);
+        // Its data goes with it: a partition that takes its number later holds nothing.
+        self.content.remove(&number);
         Ok(Outcome {
             number,
             done,
@@ -607,9 +638,10 @@ impl Editor {
         })
     }
 
-    fn move_to(&mut self, number: u32, to: &str) -> Result<Outcome> {
-        let i = self.editable(number)?;
-        let ss = self.ss();
+    /// Whether partition `number` may be moved (an empty GPT or primary partition), else why not: what a
+    /// front end asks before it asks for the new start.
+    pub fn movable(&self, number: u32) -> Result<()> {
+        self.editable(number)?;
         if let Some(c) = self.content.get(&number) {
             return Err(Error::usage(
                 format!(
@@ -618,8 +650,15 @@ impl Editor {
                 "let the realign plan move it (its data mover copies the data), or delete and recreate it if the data is expendable",
             ));
         }
+        Ok(())
+    }
+
+    fn move_to(&mut self, number: u32, to: &str) -> Result<Outcome> {
+        self.movable(number)?;
+        let i = self.editable(number)?;
+        let ss = self.ss();
         let t = to.trim();
-        let typed = crate::units::parse_size(t.strip_prefix('+').unwrap_or(t))?;
+        let typed = SizeArg::parse(t.strip_prefix('+').unwrap_or(t))?.bytes(ss)?;
         let p = self.layout.partitions[i].clone();
         let start = self.up(typed / ss);
         let mut snaps = Vec::new();
@@ -713,6 +752,14 @@ impl Editor {
         })
     }
 
+    /// Whether this table names partitions (GPT); a dos table's refusal otherwise, in the core's words.
+    pub fn names_allowed(&self) -> Result<()> {
+        match self.layout.table.label {
+            Label::Gpt => Ok(()),
+            Label::Dos => Err(dos_has_no_names()),
+        }
+    }
+
     fn set_name(&mut self, number: u32, name: &str) -> Result<Outcome> {
         let i = self.index(number)?;
         if self.layout.table.label == Label::Dos {
@@ -804,7 +851,9 @@ impl Field {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            (Field::Name, _) => format!("at most {GPT_NAME_UNITS} characters (empty: no name)"),
+            (Field::Name, _) => format!(
+                "at most {GPT_NAME_UNITS} UTF-16 units: one per character, two for an emoji (empty: no name)"
+            ),
             (Field::Attribute, _) => format!(
                 "the bit to toggle: {}",
                 GPT_ATTRIBUTES
@@ -875,7 +924,10 @@ fn check_name(name: &str) -> Result<String> {
     if units > GPT_NAME_UNITS {
         return Err(Error::usage(
             format!("the name '{name}' is {units} UTF-16 units long; a GPT entry holds {GPT_NAME_UNITS}"),
-            format!("type a name of at most {GPT_NAME_UNITS} characters"),
+            format!(
+                "type a shorter name: at most {GPT_NAME_UNITS} UTF-16 units, where most characters take one and \
+                 those outside the Basic Multilingual Plane (emoji, some CJK) take two"
+            ),
         ));
     }
     Ok(name.to_string())

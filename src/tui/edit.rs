@@ -45,6 +45,9 @@ pub struct EditState {
     fresh_table: Table,
     /// The table on the disk now (`o` starts from it).
     current: Option<Layout>,
+    /// What the partitions on the disk now hold, by number (the editor's own map loses a partition's entry
+    /// when it is deleted; a loss is judged against this one).
+    held: BTreeMap<u32, String>,
 }
 
 /// What a key in the editor asks of the plan screen.
@@ -95,11 +98,12 @@ pub const EDIT_KEYS: &[Command] = &[
     cmd("q", "", "quit (also Ctrl-C)"),
 ];
 
-/// What the partitions of `plan`'s disk hold, by number (from the plan's changes).
-fn contents(plan: &Plan) -> BTreeMap<u32, String> {
+/// What the partitions of `plan`'s disk hold, by number (from the plan's changes), for the changes `which`
+/// takes (a partition the plan creates holds nothing, even under the number of one it deletes).
+fn contents_of(plan: &Plan, which: impl Fn(Action) -> bool) -> BTreeMap<u32, String> {
     plan.changes
         .iter()
-        .filter(|c| c.action != Action::Create)
+        .filter(|c| c.action != Action::Create && which(c.action))
         .filter_map(|c| c.content.clone().map(|s| (c.number, s)))
         .collect()
 }
@@ -107,11 +111,12 @@ fn contents(plan: &Plan) -> BTreeMap<u32, String> {
 impl EditState {
     /// An editor on `plan`'s new layout, aligned to its grain.
     pub fn from_plan(plan: &Plan) -> Result<EditState, afdisk::Error> {
+        let held = contents_of(plan, |_| true);
         let editor = Editor::new(
             plan.new.clone(),
             plan.grain.bytes,
             plan.device.alignment_offset,
-            contents(plan),
+            contents_of(plan, |a| a != Action::Delete),
         )?;
         let fresh_table = plan.new.table.clone();
         Ok(EditState {
@@ -121,6 +126,7 @@ impl EditState {
             message: None,
             fresh_table,
             current: plan.old.clone(),
+            held,
         })
     }
 
@@ -236,12 +242,12 @@ impl EditState {
     }
 
     /// Starts again from `layout` (an empty table, or the table on the disk).
-    fn restart(&mut self, layout: Layout) {
+    fn restart(&mut self, layout: Layout, content: BTreeMap<u32, String>) {
         match Editor::new(
             layout,
             self.editor.grain,
             self.editor.alignment_offset,
-            self.editor.content.clone(),
+            content,
         ) {
             Ok(e) => {
                 self.editor = e;
@@ -302,13 +308,16 @@ impl EditState {
                 Field::Size,
                 "",
             ),
-            (KeyCode::Char('m'), Some(n)) => self.open(
-                Target::Move(n),
-                "Move",
-                &format!("New start of partition {n}"),
-                Field::Start,
-                "",
-            ),
+            (KeyCode::Char('m'), Some(n)) => match self.editor.movable(n) {
+                Err(e) => self.refuse(&e),
+                Ok(()) => self.open(
+                    Target::Move(n),
+                    "Move",
+                    &format!("New start of partition {n}"),
+                    Field::Start,
+                    "",
+                ),
+            },
             (KeyCode::Char('t'), Some(n)) => self.open(
                 Target::Type(n),
                 "Type",
@@ -317,6 +326,10 @@ impl EditState {
                 "",
             ),
             (KeyCode::Char('N'), Some(n)) => {
+                if let Err(e) = self.editor.names_allowed() {
+                    self.refuse(&e);
+                    return EditAction::None;
+                }
                 let name = part.and_then(|p| p.name).unwrap_or_default();
                 self.open(
                     Target::Name(n),
@@ -342,13 +355,16 @@ impl EditState {
             (KeyCode::Char('d' | 'r' | 'm' | 't' | 'N' | 'a'), None) => self.no_selection(),
             (KeyCode::Char('c'), _) => {
                 let table = self.fresh_table.clone();
-                self.restart(Layout {
-                    table,
-                    partitions: Vec::new(),
-                });
+                self.restart(
+                    Layout {
+                        table,
+                        partitions: Vec::new(),
+                    },
+                    BTreeMap::new(),
+                );
             }
             (KeyCode::Char('o'), _) => match self.current.clone() {
-                Some(l) => self.restart(l),
+                Some(l) => self.restart(l, self.held.clone()),
                 None => {
                     self.message = Some((
                         "the disk has no partition table now: c starts from an empty one".into(),
@@ -371,7 +387,7 @@ impl EditState {
         };
         cur.partitions
             .iter()
-            .filter(|p| self.editor.content.contains_key(&p.number))
+            .filter(|p| self.held.contains_key(&p.number))
             .filter(|p| {
                 !self
                     .editor
@@ -509,9 +525,8 @@ mod tests {
 
     /// From the current table (made by sgdisk, an ext4 in partition 1): its data is not moved or shrunk by
     /// the editor; deleting it makes a plan that names the loss (the confirmation then asks for DESTROY).
-    #[test]
-    fn a_partition_with_data_is_not_moved_and_its_deletion_is_a_named_loss() {
-        let dir = tempfile::tempdir().expect("tempdir");
+    /// A 256 MiB image with partitions 1 (64 MiB at 1 MiB, an ext4 in it) and 2 (32 MiB), made by sgdisk.
+    fn image_with_ext4(dir: &tempfile::TempDir) -> std::path::PathBuf {
         let img = dir.path().join("d.img");
         std::fs::File::create(&img)
             .and_then(|f| f.set_len(256 << 20))
@@ -531,15 +546,25 @@ mod tests {
             .expect("open");
         f.seek(SeekFrom::Start(2048 * 512)).expect("seek");
         f.write_all(&fs[..1 << 20]).expect("write");
-        drop(f);
+        img
+    }
+
+    #[test]
+    fn a_partition_with_data_is_not_moved_and_its_deletion_is_a_named_loss() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let img = image_with_ext4(&dir);
         let mut es = EditState::from_plan(&realign_plan(&img)).expect("editor");
         assert!(
             es.editor.content.contains_key(&1),
             "{:?}",
             es.editor.content
         );
+        // m is refused at once: no field asks for a start that cannot be used.
         es.key(KeyCode::Char('m'));
-        typed(&mut es, "100M");
+        assert!(
+            !es.typing(),
+            "m opened a field for a partition holding data"
+        );
         let (m, bad) = es.message.clone().expect("message");
         assert!(
             bad && m.contains("holds ext4") && m.contains("realign"),
@@ -565,6 +590,126 @@ mod tests {
         assert_eq!(plan.kind, afdisk::plan::PlanKind::Custom);
         assert_eq!(plan.destroys.len(), 1, "{:?}", plan.destroys);
         assert_eq!(plan.destroys[0].partition, Some(1));
+    }
+
+    /// Cleared (c) or deleted (d), a partition's data is not inherited by the new partition that takes its
+    /// number: the new partition 1 moves and shrinks freely and shows no filesystem, while the loss of the old
+    /// one is still named. It used to be refused a move as "holds ext4".
+    #[test]
+    fn a_new_partition_under_an_old_number_holds_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let img = image_with_ext4(&dir);
+        let plan = realign_plan(&img);
+        for clear in ['c', 'd'] {
+            let mut es = EditState::from_plan(&plan).expect("editor");
+            es.key(KeyCode::Char(clear));
+            if clear == 'd' {
+                es.key(KeyCode::Down);
+                es.key(KeyCode::Char('d'));
+                es.key(KeyCode::Up);
+            }
+            es.key(KeyCode::Char('n'));
+            typed(&mut es, "16M");
+            assert_eq!(es.editor.partition(1).map(|p| p.size), Some(16 * 2048));
+            assert!(!screen(&es).contains("ext4"), "{clear}: {}", screen(&es));
+            es.key(KeyCode::Char('m'));
+            typed(&mut es, "100M");
+            let (m, bad) = es.message.clone().expect("message");
+            assert!(!bad, "{clear}: {m}");
+            assert_eq!(es.editor.partition(1).map(|p| p.start), Some(100 * 2048));
+            assert_eq!(es.destroy_ok(), vec![1], "{clear}");
+            // Back to the disk's table (o): partition 1 holds ext4 again.
+            es.key(KeyCode::Char('o'));
+            es.key(KeyCode::Char('m'));
+            assert!(!es.typing());
+            let (m, bad) = es.message.clone().expect("message");
+            assert!(bad && m.contains("holds ext4"), "{clear}: {m}");
+        }
+    }
+
+    const KEYS: &[KeyCode] = &[
+        KeyCode::Char('n'),
+        KeyCode::Char('d'),
+        KeyCode::Char('r'),
+        KeyCode::Char('m'),
+        KeyCode::Char('t'),
+        KeyCode::Char('N'),
+        KeyCode::Char('a'),
+        KeyCode::Char('c'),
+        KeyCode::Char('o'),
+        KeyCode::Up,
+        KeyCode::Down,
+        KeyCode::Enter,
+        KeyCode::Esc,
+        KeyCode::Backspace,
+        KeyCode::Char('1'),
+        KeyCode::Char('0'),
+        KeyCode::Char('M'),
+        KeyCode::Char('%'),
+        KeyCode::Char('s'),
+        KeyCode::Char('+'),
+        KeyCode::Char('😀'),
+        KeyCode::Char('\0'),
+        KeyCode::Char('e'),
+        KeyCode::Char('6'),
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        /// Keys in any order, on an empty disk and on one with an ext4 in partition 1 — fields opened and left
+        /// with Esc, Enter on half-typed values, c and o between edits, NUL and emoji typed — never panic (also
+        /// drawn at 80x24 and at a tiny 20x6), keep the selection on a row and the layout valid, and never let
+        /// the ext4 be shrunk or moved while partition 1 is the disk's.
+        #[test]
+        fn any_key_sequence_keeps_the_editor_sane(with_data in proptest::bool::ANY, keys in proptest::collection::vec(0usize..KEYS.len(), 1..80)) {
+            static PLANS: std::sync::OnceLock<(Plan, Plan)> = std::sync::OnceLock::new();
+            let (empty, data) = PLANS.get_or_init(|| {
+                let dir = tempfile::tempdir().expect("tempdir");
+                (preset_plan(), realign_plan(&image_with_ext4(&dir)))
+            });
+            let plan = if with_data { data } else { empty };
+            let mut es = EditState::from_plan(plan).expect("editor");
+            for k in keys {
+                let _ = es.key(KEYS[k]);
+                let rows = es.rows().len();
+                proptest::prop_assert!(es.selected < rows.max(1), "selected {} of {} rows", es.selected, rows);
+                proptest::prop_assert!(es.editor.problems().is_empty(), "{:?}", es.editor.problems());
+                if with_data {
+                    let old = &data.old.as_ref().expect("a table").partitions[0];
+                    if es.editor.content.contains_key(&1) {
+                        let p = es.editor.partition(1).expect("partition 1 holds the ext4");
+                        proptest::prop_assert!(p.start == old.start && p.size >= old.size, "{p:?}");
+                    }
+                }
+            }
+            let _ = screen(&es);
+            let mut t = Terminal::new(TestBackend::new(20, 6)).expect("terminal");
+            t.draw(|f| super::super::edit_view::draw(f, &es, "fixture.img", f.area(), &plain()))
+                .expect("draw");
+        }
+    }
+
+    /// The classic grow: partition 1 (an ext4) deleted and made again at the same start, larger. Its data
+    /// stays where it was, so the plan keeps it without asking for DESTROY.
+    #[test]
+    fn delete_and_recreate_larger_at_the_same_start_keeps_the_data() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let img = image_with_ext4(&dir);
+        let mut es = EditState::from_plan(&realign_plan(&img)).expect("editor");
+        es.key(KeyCode::Char('d'));
+        assert!(es.editor.partition(1).is_none());
+        es.key(KeyCode::Char('n'));
+        typed(&mut es, "64M");
+        let p = es.editor.partition(1).cloned().expect("new 1");
+        assert_eq!((p.start, p.size), (2048, 64 * 2048));
+        assert_eq!(es.destroy_ok(), Vec::<u32>::new());
+        let o = afdisk::device::open(&img, &Default::default()).expect("open");
+        let plan = make_plan(&o, &es.editor.layout, es.editor.grain, es.destroy_ok());
+        match plan {
+            Ok(plan) => assert!(plan.destroys.is_empty(), "{:?}", plan.destroys),
+            Err(e) => panic!("{} / {}", e.problem, e.fix),
+        }
     }
 
     /// A dos table edited by hand: four primaries at most, the boot flag on `a`, a type byte; the plan is
@@ -601,8 +746,9 @@ mod tests {
         es.key(KeyCode::Down);
         es.key(KeyCode::Char('n'));
         typed(&mut es, "rest");
+        // N on dos is refused at once (it used to open a Name field only to refuse what was typed).
         es.key(KeyCode::Char('N'));
-        typed(&mut es, "x");
+        assert!(!es.typing(), "N opened a field on a dos table");
         let (m, bad) = es.message.clone().expect("message");
         assert!(bad && m.contains("no partition names"), "{m}");
         assert!(es.editor.problems().is_empty());

@@ -694,3 +694,29 @@ fn bench_error_shows_no_option_text() {
     assert!(s.contains("write mode free (w)"), "{s}");
     assert!(!s.contains("--"), "{s}");
 }
+
+/// A loop device is named with its backing file, as `afdisk list` names it (the same core text): at the end
+/// of its row in the device list, and under the path in the disk view's title (where a drive shows its
+/// model). The TUI used to show only `loop0`.
+#[test]
+fn a_loop_device_shows_its_backing_file() {
+    let mut r = fixture();
+    r.device.path = "/dev/loop7".into();
+    r.device.name = "loop7".into();
+    r.device.backing_file = Some("/srv/img/a b.img".into());
+    let shown = afdisk::present::backing_file(&r.device).expect("a loop device's file");
+    assert_eq!(shown, "file /srv/img/a b.img");
+    let mut list = App::new(true, true);
+    list.list.items.push(ListItem::Disk(Box::new(r.clone())));
+    list.list.done = true;
+    for (w, h) in [(140, 24), (160, 48)] {
+        let s = render(&list, w, h);
+        assert!(s.contains(&shown), "{w}x{h}: {s}");
+    }
+    let mut app = App::new(false, true);
+    app.set_disk(r);
+    for (w, h) in [(80, 24), (160, 48)] {
+        let s = render(&app, w, h);
+        assert!(s.contains(&shown), "{w}x{h}: {s}");
+    }
+}

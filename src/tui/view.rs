@@ -163,10 +163,12 @@ fn draw_list(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     .style(th.title);
     let rows: Vec<Row> = l.items.iter().map(|it| list_row(it, wide, th)).collect();
     let widths: Vec<Constraint> = if wide {
-        [10, 24, 10, 10, 10, 6, 6, 30]
+        let mut w: Vec<Constraint> = [10, 24, 10, 10, 10, 6, 6]
             .iter()
             .map(|&w| Constraint::Length(w))
-            .collect()
+            .collect();
+        w.push(Constraint::Min(30));
+        w
     } else {
         vec![
             Constraint::Length(10),
@@ -219,7 +221,11 @@ fn list_row<'a>(it: &ListItem, wide: bool, th: &Theme) -> Row<'a> {
                     .map(|x| x.as_str().to_string())
                     .unwrap_or_else(|| "-".into()),
                 r.summary.partitions.to_string(),
-                status.to_string(),
+                // A loop device's backing file ends its row, as in `afdisk list`.
+                match afdisk::present::backing_file(d) {
+                    Some(f) => format!("{status}  {f}"),
+                    None => status.to_string(),
+                },
             ]);
             Row::new(cells).style(th.styles().of(status.tone()))
         }
@@ -274,9 +280,13 @@ fn disk_title(r: &Report) -> Vec<Line<'static>> {
         ),
         None => "drive cannot be asked".into(),
     };
+    // A loop device has no model: its backing file names it (as in `afdisk list`).
     let l2 = format!(
         " {}  serial {}  align offset {}  {}",
-        d.model.as_deref().unwrap_or("-"),
+        d.model
+            .clone()
+            .or_else(|| afdisk::present::backing_file(d))
+            .unwrap_or_else(|| "-".into()),
         d.serial.as_deref().unwrap_or("-"),
         d.alignment_offset,
         drive
