@@ -202,25 +202,55 @@ pub struct Tool {
     pub known_version: bool,
 }
 
-impl Tool {
-    /// Runs the version command of the binary at `path` (never through a shell).
-    pub fn at(kind: ToolKind, path: &Path) -> Tool {
-        let out = Command::new(path)
-            .args(kind.version_args())
-            .stdin(Stdio::null())
-            .output();
-        let version = out.ok().and_then(|o| {
+/// A version query that has been started and not yet read (see [`Tool::start`]): the caller does other work
+/// (opening the drive, reading its table) while the tool's process starts and prints its version.
+#[derive(Debug)]
+pub struct PendingTool {
+    kind: ToolKind,
+    path: PathBuf,
+    child: Option<std::process::Child>,
+}
+
+impl PendingTool {
+    /// Waits for the version output and reads it.
+    pub fn finish(self) -> Tool {
+        let out = self.child.and_then(|c| c.wait_with_output().ok());
+        let version = out.and_then(|o| {
             let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
             text.push('\n');
             text.push_str(&String::from_utf8_lossy(&o.stderr));
-            parse_version(kind, &text)
+            parse_version(self.kind, &text)
         });
-        let known_version = version.as_ref().is_some_and(|v| kind.known(v));
+        let known_version = version.as_ref().is_some_and(|v| self.kind.known(v));
         Tool {
-            kind,
-            path: path.to_path_buf(),
+            kind: self.kind,
+            path: self.path,
             version,
             known_version,
+        }
+    }
+}
+
+impl Tool {
+    /// Runs the version command of the binary at `path` (never through a shell).
+    pub fn at(kind: ToolKind, path: &Path) -> Tool {
+        Tool::start(kind, path).finish()
+    }
+
+    /// Starts the version command of the binary at `path` (never through a shell) without waiting for it;
+    /// [`PendingTool::finish`] reads the answer. A binary that cannot be started reads as "version unknown".
+    pub fn start(kind: ToolKind, path: &Path) -> PendingTool {
+        let child = Command::new(path)
+            .args(kind.version_args())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .ok();
+        PendingTool {
+            kind,
+            path: path.to_path_buf(),
+            child,
         }
     }
 
@@ -255,11 +285,19 @@ pub fn find_on_path(kind: ToolKind, path_var: &OsStr) -> Option<PathBuf> {
     None
 }
 
-/// Every tool kind found on `path_var`, with its version.
+/// Every tool kind found on `path_var`, with its version (the version queries run side by side).
 pub fn discover(path_var: &OsStr) -> Vec<Tool> {
+    discover_start(path_var)
+        .into_iter()
+        .map(PendingTool::finish)
+        .collect()
+}
+
+/// [`discover`], started: every version query is running when this returns.
+pub fn discover_start(path_var: &OsStr) -> Vec<PendingTool> {
     ToolKind::ALL
         .iter()
-        .filter_map(|&k| find_on_path(k, path_var).map(|p| Tool::at(k, &p)))
+        .filter_map(|&k| find_on_path(k, path_var).map(|p| Tool::start(k, &p)))
         .collect()
 }
 
@@ -296,10 +334,15 @@ impl ToolChoice {
     /// The tool this choice names, when it names one (`Auto` → `None`). Refuses a path that is not an
     /// executable tool afdisk knows by its file name.
     pub fn resolve(&self, path_var: &OsStr) -> Result<Option<Tool>> {
+        Ok(self.begin(path_var)?.map(PendingTool::finish))
+    }
+
+    /// [`ToolChoice::resolve`], started: the same refusals at once, the version query left running.
+    pub fn begin(&self, path_var: &OsStr) -> Result<Option<PendingTool>> {
         match self {
             ToolChoice::Auto => Ok(None),
             ToolChoice::Kind(k) => match find_on_path(*k, path_var) {
-                Some(p) => Ok(Some(Tool::at(*k, &p))),
+                Some(p) => Ok(Some(Tool::start(*k, &p))),
                 None => Err(Error::refused(
                     format!(
                         "--tool {}: none of {} is on PATH; nothing was run",
@@ -329,7 +372,7 @@ impl ToolChoice {
                         "check the path and its execute permission (chmod +x)",
                     ));
                 }
-                Ok(Some(Tool::at(k, p)))
+                Ok(Some(Tool::start(k, p)))
             }
         }
     }
