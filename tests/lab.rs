@@ -363,7 +363,7 @@ fn lab_drives_report_their_own_sectors() {
     assert_eq!(applied["verified"], true, "{applied}");
     eprintln!(
         "lab realign: afdisk's own checks after the move: {}",
-        applied["checks"]
+        applied["moved"]["checks"]
     );
     eprintln!(
         "lab realign: {REALIGN_SIZE} sectors of ext4 moved 63 -> 2048 on the SCSI 512e disk in {} s (apply, whole run)",
