@@ -4,6 +4,7 @@
 //!
 //! Needs qemu-system-x86, linux-image-amd64 and busybox-static (.ci/run installs them). The static binary is
 //! taken from $AFDISK_STATIC_BIN, or built here. AFDISK_TEST_NO_LAB=1 skips (for quick local runs only).
+//! AFDISK_LAB_BEFORE_BIN=DIR/afdisk-before: an earlier static afdisk timed beside this one in the sector-size run.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -449,6 +450,10 @@ fn lab_sector_size_switch() {
     if let Some(p) = &osc {
         cmd.arg("--file").arg(p);
     }
+    // An earlier afdisk binary to time beside this one (its file name must be afdisk-before).
+    if let Some(p) = std::env::var_os("AFDISK_LAB_BEFORE_BIN") {
+        cmd.arg("--file").arg(p);
+    }
     let st = cmd.status().expect("run tests/lab/lab.sh");
     let text = std::fs::read_to_string(&out).unwrap_or_default();
     assert!(st.success(), "lab.sh failed ({st}); output:\n{text}");
@@ -520,6 +525,13 @@ fn lab_sector_size_switch() {
             "issue 13 overhead, NVMe {dir}: bare nvme format median {bm:.2} s ({bl:.2}-{bh:.2}), afdisk sector-size median {am:.2} s ({al:.2}-{ah:.2}): ratio {:.2} (goal <= 1.2); runs: bare {b:?}, afdisk {a:?}",
             am / bm.max(0.01)
         );
+    }
+    for dir in ["to4096", "to512"] {
+        let o = secs(&format!("time.rep.before.{dir}"));
+        if !o.is_empty() {
+            let (m, l, h) = stats(&o);
+            eprintln!("  the earlier afdisk (afdisk-before), {dir}: median {m:.2} s ({l:.2}-{h:.2}); runs {o:?}");
+        }
     }
     for t in ["time.trace.to4096", "time.trace.to512", "time.trace.status"] {
         eprintln!("{t}:\n{}", sec(t));

@@ -9,6 +9,10 @@
 //!   or a path to a binary, whose kind is read from its file name.
 //! - **known version**: a version range this code was written against (flags, confirmation strings, output
 //!   lines); a tool outside it is refused unless the caller allows unknown versions.
+//! - **version query**: the tool run with its version argument. It is started without waiting
+//!   ([`Tool::start`]), so it runs while the caller reads the drive, and its answer is kept for the rest of
+//!   the process per binary identity (path, device, inode, size, mtime, ctime: a rewritten binary is asked
+//!   again).
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::PermissionsExt;
@@ -209,18 +213,52 @@ pub struct PendingTool {
     kind: ToolKind,
     path: PathBuf,
     child: Option<std::process::Child>,
+    /// The binary's identity, when it could be read (the key of the version cache).
+    key: Option<BinaryKey>,
+    /// A version output this process already read from the same binary.
+    cached: Option<String>,
 }
+
+/// What identifies one binary file: path, device, inode, size, modification and change times. Any rewrite,
+/// replacement or `touch` changes it.
+type BinaryKey = (PathBuf, u64, u64, u64, i64, i64, i64, i64);
+
+fn binary_key(path: &Path) -> Option<BinaryKey> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((
+        path.to_path_buf(),
+        m.dev(),
+        m.ino(),
+        m.size(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    ))
+}
+
+/// Version outputs read in this process, by binary (the TUI shows the status, then plans a switch: one
+/// version query per binary, not one per screen). Only outputs with a version in them are kept.
+static VERSIONS: std::sync::Mutex<Vec<(BinaryKey, String)>> = std::sync::Mutex::new(Vec::new());
 
 impl PendingTool {
     /// Waits for the version output and reads it.
     pub fn finish(self) -> Tool {
-        let out = self.child.and_then(|c| c.wait_with_output().ok());
-        let version = out.and_then(|o| {
+        let text = self.cached.or_else(|| {
+            let o = self.child.and_then(|c| c.wait_with_output().ok())?;
             let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
             text.push('\n');
             text.push_str(&String::from_utf8_lossy(&o.stderr));
-            parse_version(self.kind, &text)
+            if let (Some(k), Some(_)) = (&self.key, parse_version(self.kind, &text)) {
+                if let Ok(mut v) = VERSIONS.lock() {
+                    v.retain(|(x, _)| x.0 != k.0);
+                    v.push((k.clone(), text.clone()));
+                }
+            }
+            Some(text)
         });
+        let version = text.and_then(|t| parse_version(self.kind, &t));
         let known_version = version.as_ref().is_some_and(|v| self.kind.known(v));
         Tool {
             kind: self.kind,
@@ -240,6 +278,20 @@ impl Tool {
     /// Starts the version command of the binary at `path` (never through a shell) without waiting for it;
     /// [`PendingTool::finish`] reads the answer. A binary that cannot be started reads as "version unknown".
     pub fn start(kind: ToolKind, path: &Path) -> PendingTool {
+        let key = binary_key(path);
+        let cached = key.as_ref().and_then(|k| {
+            let v = VERSIONS.lock().ok()?;
+            v.iter().find(|(x, _)| x == k).map(|(_, t)| t.clone())
+        });
+        if cached.is_some() {
+            return PendingTool {
+                kind,
+                path: path.to_path_buf(),
+                child: None,
+                key,
+                cached,
+            };
+        }
         let child = Command::new(path)
             .args(kind.version_args())
             .stdin(Stdio::null())
@@ -251,6 +303,8 @@ impl Tool {
             kind,
             path: path.to_path_buf(),
             child,
+            key,
+            cached: None,
         }
     }
 
@@ -388,6 +442,52 @@ mod tests {
     use super::*;
 
     const OSC: &str = include_str!("../../tests/fixtures/openseachest-3.3.2/format-version.txt");
+
+    /// The version of one binary is asked once per process; a rewritten binary is asked again.
+    #[test]
+    fn version_query_is_cached_by_binary_identity() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("nvme");
+        let count = dir.path().join("count");
+        let script = |v: &str| {
+            format!(
+                "#!/bin/sh\necho x >> '{}'\necho 'nvme version {v} (git {v})'\n",
+                count.display()
+            )
+        };
+        std::fs::write(&bin, script("2.3")).unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let runs = || {
+            std::fs::read_to_string(&count)
+                .map(|t| t.lines().count())
+                .unwrap_or(0)
+        };
+        // A concurrent fork of another test may hold the script's write descriptor for a moment (ETXTBSY: the
+        // spawn fails, nothing runs, nothing is cached): ask until it answers.
+        let ask = || {
+            let mut t = Tool::at(ToolKind::Nvme, &bin);
+            for _ in 0..100 {
+                if t.version.is_some() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                t = Tool::at(ToolKind::Nvme, &bin);
+            }
+            t
+        };
+        let a = ask();
+        let b = Tool::at(ToolKind::Nvme, &bin);
+        assert_eq!(a.version.as_ref().map(|v| v.text.as_str()), Some("2.3"));
+        assert_eq!(b.version, a.version);
+        assert_eq!(runs(), 1, "the second query must come from the cache");
+        // Rewritten (new size and times): asked again.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&bin, script("2.10")).unwrap();
+        let c = ask();
+        assert_eq!(c.version.as_ref().map(|v| v.text.as_str()), Some("2.10"));
+        assert_eq!(runs(), 2);
+    }
 
     #[test]
     fn versions_from_real_outputs() {

@@ -46,7 +46,8 @@ echo "$(secs "$t0" "$t1") $(secs "$t2" "$t3")"
 
 # Repetitions for the overhead figure (issue 13): bare and afdisk interleaved, both directions, each timed the
 # same way (the command alone, output to a file). time.rep.KIND.DIR: one wall time per repetition.
-bt4= ; bt5= ; at4= ; at5= ; bad=
+[ -f /lab/files/afdisk-before ] && chmod 0755 /lab/files/afdisk-before
+bt4= ; bt5= ; at4= ; at5= ; ot4= ; ot5= ; bad=
 for i in 1 2 3 4 5; do
     t0=$(up); nvme format "$LAB_NVME" -n 1 --lbaf=4 --force >/tmp/r.out 2>&1 || bad="$bad bare4:$i"; t1=$(up)
     bt4="$bt4 $(secs "$t0" "$t1")"
@@ -56,7 +57,18 @@ for i in 1 2 3 4 5; do
     at4="$at4 $(secs "$t0" "$t1")"
     t0=$(up); /bin/afdisk sector-size "$LAB_NVME" --set 512 --tool nvme --yes --confirm AFLAB-NVME --json >/tmp/r.out 2>&1 || bad="$bad afdisk512:$i"; t1=$(up)
     at5="$at5 $(secs "$t0" "$t1")"
+    # An earlier afdisk passed with --file (afdisk-before), timed the same way: the change in the same run.
+    if [ -x /lab/files/afdisk-before ]; then
+        t0=$(up); /lab/files/afdisk-before sector-size "$LAB_NVME" --set 4096 --tool nvme --yes --confirm AFLAB-NVME --json >/tmp/r.out 2>&1 || bad="$bad before4:$i"; t1=$(up)
+        ot4="$ot4 $(secs "$t0" "$t1")"
+        t0=$(up); /lab/files/afdisk-before sector-size "$LAB_NVME" --set 512 --tool nvme --yes --confirm AFLAB-NVME --json >/tmp/r.out 2>&1 || bad="$bad before512:$i"; t1=$(up)
+        ot5="$ot5 $(secs "$t0" "$t1")"
+    fi
 done
+if [ -x /lab/files/afdisk-before ]; then
+    lab_section time.rep.before.to4096; echo $ot4
+    lab_section time.rep.before.to512; echo $ot5
+fi
 lab_section time.rep.bare.to4096; echo $bt4
 lab_section time.rep.bare.to512; echo $bt5
 lab_section time.rep.afdisk.to4096; echo $at4
