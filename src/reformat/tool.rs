@@ -12,7 +12,8 @@
 //! - **version query**: the tool run with its version argument. It is started without waiting
 //!   ([`Tool::start`]), so it runs while the caller reads the drive, and its answer is kept for the rest of
 //!   the process per binary identity (path, device, inode, size, mtime, ctime: a rewritten binary is asked
-//!   again).
+//!   again), and across processes in `/run/afdisk` (emptied at boot; used only when that directory is this
+//!   user's alone; `AFDISK_VERSION_CACHE=off` turns it off).
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::PermissionsExt;
@@ -242,6 +243,71 @@ fn binary_key(path: &Path) -> Option<BinaryKey> {
 /// version query per binary, not one per screen). Only outputs with a version in them are kept.
 static VERSIONS: std::sync::Mutex<Vec<(BinaryKey, String)>> = std::sync::Mutex::new(Vec::new());
 
+/// Where version answers outlive the process: `/run/afdisk` (a tmpfs on Linux systems, emptied at every
+/// boot), when it is a real directory of this user with no access for anyone else; `None` otherwise (then
+/// every process asks again). `AFDISK_VERSION_CACHE=off` turns it off.
+fn shared_cache_dir() -> Option<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    if std::env::var_os("AFDISK_VERSION_CACHE").is_some_and(|v| v == "off") {
+        return None;
+    }
+    let dir = PathBuf::from("/run/afdisk");
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+    let m = std::fs::symlink_metadata(&dir).ok()?;
+    // SAFETY: geteuid has no arguments and cannot fail.
+    let euid = unsafe { nix::libc::geteuid() };
+    (m.is_dir() && m.uid() == euid && m.mode() & 0o077 == 0).then_some(dir)
+}
+
+/// The key as one line (the path as hex bytes), and the cache file's name for it.
+fn key_line(k: &BinaryKey) -> (String, String) {
+    use std::os::unix::ffi::OsStrExt;
+    let hex: String =
+        k.0.as_os_str()
+            .as_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+    let line = format!(
+        "afdisk-tool-version 1 {hex} {} {} {} {}.{} {}.{}",
+        k.1, k.2, k.3, k.4, k.5, k.6, k.7
+    );
+    let name = format!(
+        "tool-version-{:08x}-{}-{}",
+        crc32fast::hash(line.as_bytes()),
+        k.1,
+        k.2
+    );
+    (line, name)
+}
+
+/// The version output saved in `dir` for exactly this binary (the whole key must match, not only the name).
+fn shared_read(dir: &Path, k: &BinaryKey) -> Option<String> {
+    let (line, name) = key_line(k);
+    let text = std::fs::read_to_string(dir.join(name)).ok()?;
+    let (first, rest) = text.split_once('\n')?;
+    (first == line).then(|| rest.to_string())
+}
+
+/// Saves `output` for this binary in `dir` (a new file renamed into place: a reader sees all or nothing).
+fn shared_write(dir: &Path, k: &BinaryKey, output: &str) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let (line, name) = key_line(k);
+    let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut f| {
+            use std::io::Write;
+            write!(f, "{line}\n{output}")
+        });
+    if written.is_err() || std::fs::rename(&tmp, dir.join(name)).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
 impl PendingTool {
     /// Waits for the version output and reads it.
     pub fn finish(self) -> Tool {
@@ -254,6 +320,9 @@ impl PendingTool {
                 if let Ok(mut v) = VERSIONS.lock() {
                     v.retain(|(x, _)| x.0 != k.0);
                     v.push((k.clone(), text.clone()));
+                }
+                if let Some(dir) = shared_cache_dir() {
+                    shared_write(&dir, k, &text);
                 }
             }
             Some(text)
@@ -280,8 +349,12 @@ impl Tool {
     pub fn start(kind: ToolKind, path: &Path) -> PendingTool {
         let key = binary_key(path);
         let cached = key.as_ref().and_then(|k| {
-            let v = VERSIONS.lock().ok()?;
-            v.iter().find(|(x, _)| x == k).map(|(_, t)| t.clone())
+            let mine = VERSIONS
+                .lock()
+                .ok()
+                .and_then(|v| v.iter().find(|(x, _)| x == k).map(|(_, t)| t.clone()));
+            mine.or_else(|| shared_read(&shared_cache_dir()?, k))
+                .filter(|t| parse_version(kind, t).is_some())
         });
         if cached.is_some() {
             return PendingTool {
@@ -487,6 +560,36 @@ mod tests {
         let c = ask();
         assert_eq!(c.version.as_ref().map(|v| v.text.as_str()), Some("2.10"));
         assert_eq!(runs(), 2);
+    }
+
+    /// The answer kept across processes is found only for exactly the same binary.
+    #[test]
+    fn shared_version_cache_needs_the_whole_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("nvme");
+        std::fs::write(&bin, "x").unwrap();
+        let k = binary_key(&bin).unwrap();
+        assert_eq!(shared_read(dir.path(), &k), None);
+        shared_write(dir.path(), &k, "nvme version 2.3\n");
+        assert_eq!(
+            shared_read(dir.path(), &k).as_deref(),
+            Some("nvme version 2.3\n")
+        );
+        // Another size or time (a rewrite), or another path: not found.
+        let mut other = k.clone();
+        other.3 += 1;
+        assert_eq!(shared_read(dir.path(), &other), None);
+        let mut moved = k.clone();
+        moved.0 = dir.path().join("nvme2");
+        assert_eq!(shared_read(dir.path(), &moved), None);
+        // A file under the right name with another key line is ignored.
+        let (_, name) = key_line(&other);
+        std::fs::write(
+            dir.path().join(name),
+            "afdisk-tool-version 1 00\nnvme version 9.9\n",
+        )
+        .unwrap();
+        assert_eq!(shared_read(dir.path(), &other), None);
     }
 
     #[test]
