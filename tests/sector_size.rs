@@ -612,3 +612,14 @@ fn nix_is_root() -> bool {
         })
         .unwrap_or(false)
 }
+
+/// The table backup before a switch hex-encodes whole sectors (issue 13: `plan::to_hex` no longer formats each
+/// byte): the same lowercase pairs as before, and `from_hex` reads them back.
+#[test]
+fn sector_hex_is_unchanged_and_round_trips() {
+    let all: Vec<u8> = (0..=255u8).collect();
+    let old: String = all.iter().map(|x| format!("{x:02x}")).collect();
+    assert_eq!(afdisk::plan::to_hex(&all), old);
+    assert_eq!(afdisk::plan::from_hex(&old), Some(all));
+    assert_eq!(afdisk::plan::to_hex(&[]), "");
+}
