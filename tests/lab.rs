@@ -4,6 +4,7 @@
 //!
 //! Needs qemu-system-x86, linux-image-amd64 and busybox-static (.ci/run installs them). The static binary is
 //! taken from $AFDISK_STATIC_BIN, or built here. AFDISK_TEST_NO_LAB=1 skips (for quick local runs only).
+//! AFDISK_LAB_BEFORE_BIN=DIR/afdisk-before: an earlier static afdisk timed beside this one in the sector-size run.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -73,6 +74,94 @@ fn json(s: &HashMap<String, String>, name: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("{name}: invalid JSON ({e}):\n{text}"))
 }
 
+fn run_ok(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Where the realign image's ext4 starts and how long it is (512-byte sectors): an XP-era start at 63.
+const REALIGN_START: u64 = 63;
+const REALIGN_SIZE: u64 = 100_000;
+
+/// The SCSI 512e disk's image for issue 14's lab realign, made by the peers on the host: a 256 MiB disk with an
+/// MBR (sfdisk) whose partition 1 starts at sector 63 and holds an ext4 (mkfs.ext4 -d) with files of known
+/// checksums. Returns the image and the `sha256sum -c` file for the files.
+fn realign_image(dir: &Path) -> (PathBuf, PathBuf) {
+    let _ = std::fs::remove_dir_all(dir);
+    let files = dir.join("root");
+    std::fs::create_dir_all(files.join("sub")).expect("realign dir");
+    // Deterministic, incompressible-looking contents (xorshift), sizes not multiples of a block.
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for (name, len) in [
+        ("a.bin", 300_001usize),
+        ("b.bin", 1_234_567),
+        ("sub/c.bin", 4_097),
+    ] {
+        let mut v = Vec::with_capacity(len);
+        while v.len() < len {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        v.truncate(len);
+        std::fs::write(files.join(name), v).expect("write a file");
+    }
+    std::fs::write(files.join("sub/hello.txt"), "moved, not lost\n").expect("write a file");
+    let sums = run_ok(
+        Command::new("sha256sum")
+            .args(["a.bin", "b.bin", "sub/c.bin", "sub/hello.txt"])
+            .current_dir(&files),
+    );
+    let sums_path = dir.join("realign.sums");
+    std::fs::write(&sums_path, sums).expect("write sums");
+    let fs = dir.join("p1.img");
+    let f = std::fs::File::create(&fs).expect("p1 image");
+    f.set_len(REALIGN_SIZE * 512).expect("size p1");
+    drop(f);
+    run_ok(
+        Command::new("mkfs.ext4")
+            .args(["-q", "-F", "-d"])
+            .arg(&files)
+            .arg(&fs),
+    );
+    let img = dir.join("scsi512e.img");
+    let f = std::fs::File::create(&img).expect("disk image");
+    f.set_len(256 << 20).expect("size disk");
+    drop(f);
+    let mut sf = Command::new("sfdisk");
+    sf.arg("-q").arg(&img).stdin(std::process::Stdio::piped());
+    let mut child = sf.spawn().expect("run sfdisk");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("sfdisk stdin");
+        write!(
+            stdin,
+            "label: dos\nstart={REALIGN_START}, size={REALIGN_SIZE}, type=83\n"
+        )
+        .expect("feed sfdisk");
+    }
+    assert!(child.wait().expect("sfdisk").success(), "sfdisk failed");
+    run_ok(
+        Command::new("dd")
+            .arg(format!("if={}", fs.display()))
+            .arg(format!("of={}", img.display()))
+            .args([
+                "bs=512",
+                &format!("seek={REALIGN_START}"),
+                "conv=notrunc,sparse",
+                "status=none",
+            ]),
+    );
+    (img, sums_path)
+}
+
 #[test]
 fn lab_drives_report_their_own_sectors() {
     if std::env::var("AFDISK_TEST_NO_LAB").as_deref() == Ok("1") {
@@ -83,6 +172,7 @@ fn lab_drives_report_their_own_sectors() {
     let work = root().join("target/lab");
     std::fs::create_dir_all(&work).expect("lab dir");
     let out = work.join("afdisk.out");
+    let (image, sums) = realign_image(&work.join("realign"));
     let t0 = std::time::Instant::now();
     let st = Command::new("bash")
         .arg(root().join("tests/lab/lab.sh"))
@@ -94,6 +184,14 @@ fn lab_drives_report_their_own_sectors() {
         .arg(&out)
         .arg("--workdir")
         .arg(&work)
+        .arg("--image")
+        .arg({
+            let mut a = std::ffi::OsString::from("scsi512e=");
+            a.push(&image);
+            a
+        })
+        .arg("--file")
+        .arg(&sums)
         .status()
         .expect("run tests/lab/lab.sh");
     eprintln!("lab run: {:.1} s", t0.elapsed().as_secs_f64());
@@ -245,6 +343,48 @@ fn lab_drives_report_their_own_sectors() {
         "sfdisk --verify: {:?}",
         s.get("verify.4kn")
     );
+
+    // Issue 14's realign with a data move on the SCSI 512e drive: ext4 at 63 moved to 2048, its files intact.
+    let sec = |n: &str| s.get(n).map(|x| x.trim().to_string()).unwrap_or_default();
+    let plan = json(&s, "realign.plan");
+    assert_eq!(plan["new"]["partitions"][0]["start"], 2048, "{plan}");
+    assert_eq!(
+        sec("realign.apply.rc"),
+        "0",
+        "{}\n{}",
+        sec("realign.apply"),
+        sec("realign.apply.stderr")
+    );
+    // Progress lines (one JSON object each) come first; the report is the last object.
+    let applied: Value = serde_json::Deserializer::from_str(&sec("realign.apply"))
+        .into_iter::<Value>()
+        .filter_map(Result::ok)
+        .last()
+        .unwrap_or_else(|| panic!("realign.apply: no JSON: {}", sec("realign.apply")));
+    assert_eq!(applied["verified"], true, "{applied}");
+    eprintln!(
+        "lab realign: afdisk's own checks after the move: {}",
+        applied["moved"]["checks"]
+    );
+    eprintln!(
+        "lab realign: {REALIGN_SIZE} sectors of ext4 moved 63 -> 2048 on the SCSI 512e disk in {} s (apply, whole run)",
+        sec("realign.seconds")
+    );
+    assert_eq!(kernel("realign.kernel"), vec![2048, REALIGN_SIZE]);
+    assert_eq!(sec("realign.verify.rc"), "0", "{}", sec("realign.verify"));
+    if s.contains_key("realign.fsck") {
+        assert_eq!(sec("realign.fsck.rc"), "0", "{}", sec("realign.fsck"));
+    } else {
+        eprintln!("lab realign: no e2fsck in the guest");
+    }
+    assert_eq!(sec("realign.mount.rc"), "0", "{}", sec("realign.mount"));
+    assert_eq!(sec("realign.sums.rc"), "0", "{}", sec("realign.sums"));
+    assert_eq!(
+        sec("realign.sums").matches(": OK").count(),
+        4,
+        "{}",
+        sec("realign.sums")
+    );
 }
 
 /// The static openSeaChest_Format 3.4.0 built from upstream source (../shared/tools/openseachest beside the
@@ -310,6 +450,10 @@ fn lab_sector_size_switch() {
     if let Some(p) = &osc {
         cmd.arg("--file").arg(p);
     }
+    // An earlier afdisk binary to time beside this one (its file name must be afdisk-before).
+    if let Some(p) = std::env::var_os("AFDISK_LAB_BEFORE_BIN") {
+        cmd.arg("--file").arg(p);
+    }
     let st = cmd.status().expect("run tests/lab/lab.sh");
     let text = std::fs::read_to_string(&out).unwrap_or_default();
     assert!(st.success(), "lab.sh failed ({st}); output:\n{text}");
@@ -364,6 +508,34 @@ fn lab_sector_size_switch() {
         sec("time.breakdown")
     );
     assert_eq!((bare.len(), ours.len()), (2, 2), "timings missing");
+    // Issue 13's figure: five interleaved repetitions of each, both directions; median and spread, reported.
+    assert_eq!(sec("time.rep.failed"), "", "a timed repetition failed");
+    assert_eq!(sec("time.rep.kernel"), "512");
+    let stats = |v: &[f64]| -> (f64, f64, f64) {
+        let mut w = v.to_vec();
+        w.sort_by(f64::total_cmp);
+        (w[w.len() / 2], w[0], w[w.len() - 1])
+    };
+    for dir in ["to4096", "to512"] {
+        let b = secs(&format!("time.rep.bare.{dir}"));
+        let a = secs(&format!("time.rep.afdisk.{dir}"));
+        assert_eq!((b.len(), a.len()), (5, 5), "repetitions missing ({dir})");
+        let ((bm, bl, bh), (am, al, ah)) = (stats(&b), stats(&a));
+        eprintln!(
+            "issue 13 overhead, NVMe {dir}: bare nvme format median {bm:.2} s ({bl:.2}-{bh:.2}), afdisk sector-size median {am:.2} s ({al:.2}-{ah:.2}): ratio {:.2} (goal <= 1.2); runs: bare {b:?}, afdisk {a:?}",
+            am / bm.max(0.01)
+        );
+    }
+    for dir in ["to4096", "to512"] {
+        let o = secs(&format!("time.rep.before.{dir}"));
+        if !o.is_empty() {
+            let (m, l, h) = stats(&o);
+            eprintln!("  the earlier afdisk (afdisk-before), {dir}: median {m:.2} s ({l:.2}-{h:.2}); runs {o:?}");
+        }
+    }
+    for t in ["time.trace.to4096", "time.trace.to512", "time.trace.status"] {
+        eprintln!("{t}:\n{}", sec(t));
+    }
 
     // A mounted namespace is refused, nothing run.
     assert_eq!(sec("mounted.mount.rc"), "0", "{}", sec("mounted.mount"));

@@ -359,8 +359,11 @@ fn nvme_exit_1_after_a_format_that_worked_is_switched() {
     let (o, events) = switch(&fake, &nvme(0), 4096, &mut drive);
     assert_eq!(o.verdict, Verdict::Switched);
     assert_eq!(o.exit, Some(1));
-    assert_eq!(drive.rescans, vec!["nvme0n1".to_string()]);
-    assert!(events.iter().any(|e| matches!(e, Event::Rescan { .. })));
+    // The kernel already shows the drive's new size: no rescan (issue 13: nothing redundant), and it says so.
+    assert!(drive.rescans.is_empty(), "{:?}", drive.rescans);
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::Rescan { what } if what.contains("no rescan needed"))));
     let argv = fake.argv().expect("ran");
     assert_eq!(argv.join(" "), "format /dev/nvme0n1 -n 1 --lbaf=2 --force");
     // Next steps: a fresh layout, the old one carried over (a preset file next to the log), the benchmark.
@@ -379,13 +382,12 @@ fn nvme_exit_1_after_a_format_that_worked_is_switched() {
 fn nvme_exit_0_and_recorded_success_but_kernel_stale() {
     let (out, rc) = recorded(NVME, "nvme format /dev/nvme0n1 --lbaf=4 --force");
     let fake = Fake::new("nvme", "nvme version 2.3 (git 2.3)\n", &out, rc);
-    let (o, _) = switch(
-        &fake,
-        &nvme(2),
-        512,
-        &mut Drive::reports("nvme0n1", 512, 4096),
-    );
+    let mut drive = Drive::reports("nvme0n1", 512, 4096);
+    let (o, _) = switch(&fake, &nvme(2), 512, &mut drive);
     assert_eq!(o.verdict, Verdict::SwitchedKernelStale);
+    // The kernel disagrees with the drive: one rescan, then the drive is asked again.
+    assert_eq!(drive.rescans, vec!["nvme0n1".to_string()]);
+    assert!(drive.probes >= 2, "{}", drive.probes);
     assert!(
         o.advice
             .iter()
@@ -609,4 +611,15 @@ fn nix_is_root() -> bool {
                 .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
         })
         .unwrap_or(false)
+}
+
+/// The table backup before a switch hex-encodes whole sectors (issue 13: `plan::to_hex` no longer formats each
+/// byte): the same lowercase pairs as before, and `from_hex` reads them back.
+#[test]
+fn sector_hex_is_unchanged_and_round_trips() {
+    let all: Vec<u8> = (0..=255u8).collect();
+    let old: String = all.iter().map(|x| format!("{x:02x}")).collect();
+    assert_eq!(afdisk::plan::to_hex(&all), old);
+    assert_eq!(afdisk::plan::from_hex(&old), Some(all));
+    assert_eq!(afdisk::plan::to_hex(&[]), "");
 }

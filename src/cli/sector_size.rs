@@ -10,7 +10,7 @@ use std::path::Path;
 
 use afdisk::device::{self, Overrides};
 use afdisk::error::ErrorKind;
-use afdisk::reformat::{self, tool, Answer, Event, Verdict};
+use afdisk::reformat::{self, timing, tool, Answer, Event, Verdict};
 use afdisk::Error;
 
 use super::args::ConfirmArgs;
@@ -57,19 +57,26 @@ pub fn cmd(a: &SectorSizeArgs<'_>) -> i32 {
 }
 
 fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
-    let opened = device::open(a.target, &Overrides::default())?;
-    let target = reformat::Target::gather(&opened);
+    timing::mark("main");
+    // The version queries start first and run while the drive is opened and read (each is a process start).
     let path_var = tool::process_path();
     let chosen = match a.tool {
-        Some(t) => tool::ToolChoice::parse(t)?.resolve(&path_var)?,
+        Some(t) => tool::ToolChoice::parse(t)?.begin(&path_var)?,
         None => None,
     };
-    // A switch with --tool needs no other tool (each version query is a process start).
+    // A switch with --tool needs no other tool.
     let found = if a.set.is_some() && chosen.is_some() {
         Vec::new()
     } else {
-        tool::discover(&path_var)
+        tool::discover_start(&path_var)
     };
+    timing::mark("tool version queries started");
+    let opened = device::open(a.target, &Overrides::default())?;
+    timing::mark("open (sysfs, drive query)");
+    let target = reformat::Target::gather(&opened);
+    let chosen = chosen.map(tool::PendingTool::finish);
+    let found: Vec<tool::Tool> = found.into_iter().map(tool::PendingTool::finish).collect();
+    timing::mark("tool versions read");
     let Some(to) = a.set else {
         let picked = target
             .bus()
@@ -83,6 +90,7 @@ fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
         } else {
             s.render()
         });
+        timing::mark("status shown");
         return Ok(EXIT_OK);
     };
     let env = reformat::Env::from_process();
@@ -95,6 +103,7 @@ fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
         switch_running: reformat::switch_running(&env),
     };
     let plan = reformat::plan(&target, &opts)?;
+    timing::mark("plan");
     let mut err = std::io::stderr();
     let _ = write!(err, "{}", plan.render());
     let c = &plan.confirmation;
@@ -125,10 +134,20 @@ fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
         Answer::Absent
     };
     c.check(&answer)?;
-    // The answer may have taken minutes: open and look again (in use? the same drive?) before anything runs.
+    timing::mark("confirmation");
+    // A typed answer may have taken minutes: open and look again (in use? the same drive?) before anything
+    // runs. A scripted one (--yes) came at once: the drive and its table were read a moment ago, so only what
+    // can change in a moment (mounts, swaps, holders, an exclusive open) is read again.
     // Every sector the tool may overwrite first (openSeaChest zeroes LBA 0 and the last LBA): the table.
-    drop(opened);
-    let backup = reformat::prepare(a.target, &Overrides::default(), &plan, &opts, &env)?;
+    let backup = if a.confirm.yes {
+        let b = reformat::prepare_opened(&opened, &target, &plan, &opts, &env);
+        drop(opened);
+        b?
+    } else {
+        drop(opened);
+        reformat::prepare(a.target, &Overrides::default(), &plan, &opts, &env)?
+    };
+    timing::mark("prepare (reopen, recheck, table backup)");
     let _ = writeln!(
         err,
         "Table backup: {}\nRunning; Ctrl-C is ignored until the tool ends: {}.",
@@ -171,6 +190,7 @@ fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
     } else {
         emit(&outcome.render());
     }
+    timing::mark("outcome shown");
     Ok(match outcome.verdict {
         Verdict::Switched => EXIT_OK,
         Verdict::SwitchedKernelStale => EXIT_KERNEL_STALE,

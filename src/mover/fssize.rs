@@ -6,7 +6,9 @@
 //! - XFS (big-endian): `sb_blocksize` u32 @4, `sb_dblocks` u64 @8; bytes = dblocks × blocksize.
 //! - btrfs: superblock at 64 KiB, magic `_BHRfS_M` @0x40, dev_item.total_bytes u64 @0xD1.
 //! - FAT: bytes/sector u16 @0x0B, total16 u16 @0x13, total32 u32 @0x20 (when total16 is 0).
-//! - NTFS: bytes/sector u16 @0x0B, sectors s64 @0x28; plus one sector (the backup boot sector).
+//! - NTFS: bytes/sector u16 @0x0B, sectors s64 @0x28; plus one sector (the backup boot sector mkntfs writes
+//!   after the volume). When the partition's last sector holds a boot sector (the backup ntfsfix and Windows
+//!   look for at the end; ntfsresize leaves it there when it shrinks only the volume): the whole partition.
 //! - swap: "SWAPSPACE2" at the end of the first page, last_page u32 @1028 (either endianness).
 //! - LVM2 PV: "LABELONE" in sectors 0–3, pv_header at the label's offset: device_size u64 after the uuid.
 //!
@@ -101,7 +103,16 @@ pub fn used_bytes(src: &dyn ByteSource, base: u64, size: u64) -> Option<(u64, &'
     if head.get(3..11) == Some(b"NTFS    ") {
         let bps = le16(&head, 0x0B);
         let n = le64(&head, 0x28);
-        return Some(((n + 1).checked_mul(bps)?, "ntfs"));
+        let volume = (n + 1).checked_mul(bps)?;
+        // The backup boot sector at the partition's end is where ntfsfix (and Windows) look for it; ntfsresize
+        // leaves it there when it shrinks the volume but not the partition. Then the footprint runs to the end.
+        if bps > 0 && volume < size && size >= bps {
+            let last = src.read_vec(base + size - bps, 11).ok()?;
+            if last.get(3..11) == Some(b"NTFS    ") {
+                return Some((size, "ntfs (backup boot sector at the partition's end)"));
+            }
+        }
+        return Some((volume, "ntfs"));
     }
     // FAT: a boot sector with 55AA, a sane sector size and a FAT name or media byte.
     if head.get(510..512) == Some(&[0x55, 0xAA]) {

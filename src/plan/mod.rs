@@ -780,9 +780,12 @@ pub fn ranges(lbas: &[u64]) -> String {
 }
 
 pub fn to_hex(b: &[u8]) -> String {
+    // Two digits from a table: no formatting per byte (a backup encodes whole sectors).
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(b.len() * 2);
-    for x in b {
-        s.push_str(&format!("{x:02x}"));
+    for &x in b {
+        s.push(char::from(HEX[usize::from(x >> 4)]));
+        s.push(char::from(HEX[usize::from(x & 0x0f)]));
     }
     s
 }

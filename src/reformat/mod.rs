@@ -21,6 +21,7 @@
 
 pub mod backend;
 pub mod probe;
+pub mod timing;
 pub mod tool;
 
 use std::ffi::OsString;
@@ -145,6 +146,7 @@ impl Target {
         let ss = info.logical_sector_size;
         let src = opened.source();
         let scan = crate::table::scan(&src, ss);
+        timing::mark("gather: table scan");
         let mut lost = Vec::new();
         let mut old_layout = Vec::new();
         for p in &scan.partitions {
@@ -176,6 +178,7 @@ impl Target {
                 name: p.name.clone().filter(|n| !n.is_empty()),
             });
         }
+        timing::mark("gather: partition signatures");
         if scan.table.is_none() {
             if let Some(s) = crate::signature::probe(&src, 0, info.size_bytes) {
                 lost.push(format!("a {s} filesystem on the whole disk"));
@@ -190,6 +193,11 @@ impl Target {
                 "the {t} partition table (its LBAs are counted in {ss}-byte sectors and mean nothing afterwards)"
             ));
         }
+        timing::mark("gather: whole-disk signature");
+        let uses = access::current_uses(opened);
+        timing::mark("gather: in-use checks (mountinfo, swaps, holders)");
+        let busy = exclusive_probe(opened);
+        timing::mark("gather: exclusive-open probe");
         Target {
             path: info.path.clone(),
             name: info.name.clone(),
@@ -201,8 +209,8 @@ impl Target {
             kernel_physical: info.physical_sector_size,
             drive: info.drive.clone(),
             drive_error: info.drive_error.clone(),
-            uses: access::current_uses(opened),
-            busy: exclusive_probe(opened),
+            uses,
+            busy,
             read_only: info.read_only,
             is_image: info.kind == TargetKind::Image,
             lost,
@@ -1034,8 +1042,34 @@ pub fn prepare(
     env: &Env,
 ) -> Result<PathBuf> {
     let opened = crate::device::open(path, overrides)?;
+    timing::mark("prepare: reopen (sysfs, drive query)");
     recheck(planned, &Target::gather(&opened), opts)?;
-    backup_table(&opened, env)
+    timing::mark("prepare: recheck");
+    let b = backup_table(&opened, env);
+    timing::mark("prepare: table backup");
+    b
+}
+
+/// [`prepare`] without reopening: for an answer that came at once (`--yes`), `opened` and `target` are the
+/// preflight's, read a moment ago. What can change in a moment is read again — the drive's users (mounts,
+/// swaps, holders) and an exclusive open — and the preflight re-run on them ([`recheck`]); then the table
+/// sectors are saved. Refuses, nothing run, when anything changed.
+pub fn prepare_opened(
+    opened: &Opened,
+    target: &Target,
+    planned: &SwitchPlan,
+    opts: &Options,
+    env: &Env,
+) -> Result<PathBuf> {
+    let mut fresh = target.clone();
+    fresh.uses = access::current_uses(opened);
+    fresh.busy = exclusive_probe(opened);
+    timing::mark("prepare: in-use checks again");
+    recheck(planned, &fresh, opts)?;
+    timing::mark("prepare: recheck");
+    let b = backup_table(opened, env);
+    timing::mark("prepare: table backup");
+    b
 }
 
 impl SwitchPlan {
@@ -1435,8 +1469,8 @@ pub fn unknown_advice(bus: Bus) -> Vec<String> {
 }
 
 /// Runs a confirmed switch: takes the switch lock, starts the tool (its own process group, stdin closed, no
-/// timeout, never killed), logs and streams its output, then rescans and asks the drive again through
-/// `prober`. `Err` only when nothing was run (another switch holds the lock, the log cannot be created, the
+/// timeout, never killed), logs and streams its output, then asks the drive and the kernel again through
+/// `prober` (rescanning first only when the kernel does not show the size the drive reports). `Err` only when nothing was run (another switch holds the lock, the log cannot be created, the
 /// tool cannot be started).
 pub fn run(
     plan: &SwitchPlan,
@@ -1477,6 +1511,7 @@ pub fn run(
     let (Some(bin), Some(args)) = (plan.argv.first(), plan.argv.get(1..)) else {
         return Err(Error::usage("empty command", "this is a bug in afdisk"));
     };
+    timing::mark("run: lock, log");
     let start = Instant::now();
     let mut child = {
         use std::os::unix::process::CommandExt;
@@ -1527,16 +1562,35 @@ pub fn run(
     let seconds = start.elapsed().as_secs_f64();
     let _ = writeln!(log, "# exit {:?} after {seconds:.2} s", exit);
     on(&Event::ToolEnded { exit, seconds });
+    timing::mark("run: the tool (spawn to exit)");
 
     let report = backend::read_claim(plan.tool.kind, plan.bus, &output, exit);
     on(&Event::Checking);
-    // Find the drive (it may have a new name), rescan that node, then ask the drive and the kernel.
+    // Find the drive (it may have a new name) and ask it and the kernel. A rescan only when the kernel does
+    // not show the size the drive now reports (nvme-cli's format already makes the kernel look again); then the
+    // drive is found and asked afresh, and the kernel gets a moment to catch up.
     let name = prober.locate(&plan.id).unwrap_or_else(|| plan.name.clone());
-    let rescan = prober.rescan(&plan.id, &name);
+    timing::mark("run: locate");
+    let mut probed = prober.probe_at(&plan.id, &name);
+    timing::mark("run: re-probe");
+    let rescan = match &probed {
+        Ok(p) if p.kernel_logical == Some(p.drive_logical) => {
+            vec![format!(
+                "no rescan needed: the kernel already shows the drive's {}-byte sectors on /dev/{}",
+                p.drive_logical, p.name
+            )]
+        }
+        _ => {
+            let r = prober.rescan(&plan.id, &name);
+            timing::mark("run: rescan");
+            probed = prober.probe(&plan.id);
+            timing::mark("run: re-probe after the rescan");
+            r
+        }
+    };
     for r in &rescan {
         on(&Event::Rescan { what: r.clone() });
     }
-    let probed = prober.probe(&plan.id);
     let mut outcome = judge(plan, report, exit, probed, rescan);
     outcome.seconds = seconds;
     outcome.log = Some(log_path);

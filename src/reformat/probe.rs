@@ -6,7 +6,10 @@
 //! - **probe**: a fresh IDENTIFY DEVICE / READ CAPACITY(16) / Identify Namespace, plus the kernel's logical
 //!   block size of the node found.
 //! - **rescan**: `/sys/block/X/device/rescan` (SCSI and SATA disks: READ CAPACITY again) or
-//!   `/sys/block/X/device/rescan_controller` (NVMe: namespaces again).
+//!   `/sys/block/X/device/rescan_controller` (NVMe: namespaces again). Only asked for when the kernel's size
+//!   differs from the drive's after the tool (nvme-cli's format already makes the kernel look again).
+//! - **settle**: after a rescan, the kernel's size is read again at short intervals ([`SETTLE_STEP`], up to
+//!   [`SETTLE_WAIT`]) until it matches the drive's, instead of one fixed sleep.
 //!
 //! [`Prober`] is the seam that makes the verdict testable without hardware: [`SysProber`] does the real I/O,
 //! tests pass a scripted one.
@@ -49,7 +52,18 @@ pub trait Prober {
     }
     /// Trigger the kernel's rescan of the drive now named `name`; returns what was done, in words.
     fn rescan(&mut self, id: &DriveId, name: &str) -> Vec<String>;
+    /// A probe of the drive just found at `name` by [`Prober::locate`]: the drive's own answer must still
+    /// carry the id's serial or WWN (by default: a full [`Prober::probe`]).
+    fn probe_at(&mut self, id: &DriveId, name: &str) -> Result<Probed, String> {
+        let _ = name;
+        self.probe(id)
+    }
 }
+
+/// How long a probe after a rescan waits for the kernel to show the size the drive reports (see [`SysProber`]).
+pub const SETTLE_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+/// How often the kernel's size is read again meanwhile.
+pub const SETTLE_STEP: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// The real prober: sysfs and the drive's own commands.
 #[derive(Debug, Clone)]
@@ -70,6 +84,29 @@ impl Default for SysProber {
 }
 
 impl SysProber {
+    /// The kernel's logical block size of `name` beside the drive's answer. With `settle` (after a rescan),
+    /// while the drive reports another size than the kernel (an NVMe rescan runs in the kernel's background),
+    /// the kernel is asked again every [`SETTLE_STEP`] for up to [`SETTLE_WAIT`]; the drive is not asked again.
+    fn probed(&self, name: &str, report: &crate::drive::DriveReport, settle: bool) -> Probed {
+        let dir = self.sys_block.join(name);
+        let kernel = || sysfs::attr_u64(&dir, "queue/logical_block_size");
+        let mut kernel_logical = kernel();
+        let start = std::time::Instant::now();
+        while settle
+            && kernel_logical.is_some_and(|k| k != report.logical_sector_size)
+            && start.elapsed() < SETTLE_WAIT
+        {
+            std::thread::sleep(SETTLE_STEP);
+            kernel_logical = kernel();
+        }
+        Probed {
+            name: name.to_string(),
+            drive_logical: report.logical_sector_size,
+            drive_physical: report.physical_sector_size,
+            kernel_logical,
+        }
+    }
+
     /// The kernel name of the disk with this serial or WWN (the old name first, when it still matches).
     pub fn find(&self, id: &DriveId) -> Option<String> {
         let matches = |name: &str| {
@@ -100,6 +137,25 @@ impl Prober for SysProber {
         self.find(id)
     }
 
+    fn probe_at(&mut self, id: &DriveId, name: &str) -> Result<Probed, String> {
+        // One drive query at the name just located, its identity taken from the drive's own answer (no second
+        // walk of sysfs); anything else — a name that no longer answers, another drive — takes the full path.
+        let same = |a: &Option<String>, b: &Option<String>| matches!((a, b), (Some(a), Some(b)) if a.trim() == b.trim());
+        let node = self.dev.join(name);
+        let quick = open_nonblocking(&node)
+            .ok()
+            .and_then(|f| crate::drive::query(&f, name).ok().flatten())
+            .filter(|r| {
+                (id.serial.is_none() && id.wwn.is_none())
+                    || same(&r.serial, &id.serial)
+                    || same(&r.wwn, &id.wwn)
+            });
+        match quick {
+            Some(report) => Ok(self.probed(name, &report, false)),
+            None => self.probe(id),
+        }
+    }
+
     fn probe(&mut self, id: &DriveId) -> Result<Probed, String> {
         let who = id
             .serial
@@ -118,14 +174,7 @@ impl Prober for SysProber {
         let report = crate::drive::query(&file, &name)
             .map_err(|e| format!("{} does not answer: {e}", node.display()))?
             .ok_or_else(|| format!("{} cannot be asked about its sectors", node.display()))?;
-        let kernel_logical =
-            sysfs::attr_u64(&self.sys_block.join(&name), "queue/logical_block_size");
-        Ok(Probed {
-            name,
-            drive_logical: report.logical_sector_size,
-            drive_physical: report.physical_sector_size,
-            kernel_logical,
-        })
+        Ok(self.probed(&name, &report, true))
     }
 
     fn rescan(&mut self, id: &DriveId, name: &str) -> Vec<String> {

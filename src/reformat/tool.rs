@@ -9,6 +9,11 @@
 //!   or a path to a binary, whose kind is read from its file name.
 //! - **known version**: a version range this code was written against (flags, confirmation strings, output
 //!   lines); a tool outside it is refused unless the caller allows unknown versions.
+//! - **version query**: the tool run with its version argument. It is started without waiting
+//!   ([`Tool::start`]), so it runs while the caller reads the drive, and its answer is kept for the rest of
+//!   the process per binary identity (path, device, inode, size, mtime, ctime: a rewritten binary is asked
+//!   again), and across processes in `/run/afdisk` (emptied at boot; used only when that directory is this
+//!   user's alone; `AFDISK_VERSION_CACHE=off` turns it off).
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::PermissionsExt;
@@ -202,25 +207,177 @@ pub struct Tool {
     pub known_version: bool,
 }
 
-impl Tool {
-    /// Runs the version command of the binary at `path` (never through a shell).
-    pub fn at(kind: ToolKind, path: &Path) -> Tool {
-        let out = Command::new(path)
-            .args(kind.version_args())
-            .stdin(Stdio::null())
-            .output();
-        let version = out.ok().and_then(|o| {
+/// A version query that has been started and not yet read (see [`Tool::start`]): the caller does other work
+/// (opening the drive, reading its table) while the tool's process starts and prints its version.
+#[derive(Debug)]
+pub struct PendingTool {
+    kind: ToolKind,
+    path: PathBuf,
+    child: Option<std::process::Child>,
+    /// The binary's identity, when it could be read (the key of the version cache).
+    key: Option<BinaryKey>,
+    /// A version output this process already read from the same binary.
+    cached: Option<String>,
+}
+
+/// What identifies one binary file: path, device, inode, size, modification and change times. Any rewrite,
+/// replacement or `touch` changes it.
+type BinaryKey = (PathBuf, u64, u64, u64, i64, i64, i64, i64);
+
+fn binary_key(path: &Path) -> Option<BinaryKey> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((
+        path.to_path_buf(),
+        m.dev(),
+        m.ino(),
+        m.size(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    ))
+}
+
+/// Version outputs read in this process, by binary (the TUI shows the status, then plans a switch: one
+/// version query per binary, not one per screen). Only outputs with a version in them are kept.
+static VERSIONS: std::sync::Mutex<Vec<(BinaryKey, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// Where version answers outlive the process: `/run/afdisk` (a tmpfs on Linux systems, emptied at every
+/// boot), when it is a real directory of this user with no access for anyone else; `None` otherwise (then
+/// every process asks again). `AFDISK_VERSION_CACHE=off` turns it off.
+fn shared_cache_dir() -> Option<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    if std::env::var_os("AFDISK_VERSION_CACHE").is_some_and(|v| v == "off") {
+        return None;
+    }
+    let dir = PathBuf::from("/run/afdisk");
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+    let m = std::fs::symlink_metadata(&dir).ok()?;
+    // SAFETY: geteuid has no arguments and cannot fail.
+    let euid = unsafe { nix::libc::geteuid() };
+    (m.is_dir() && m.uid() == euid && m.mode() & 0o077 == 0).then_some(dir)
+}
+
+/// The key as one line (the path as hex bytes), and the cache file's name for it.
+fn key_line(k: &BinaryKey) -> (String, String) {
+    use std::os::unix::ffi::OsStrExt;
+    let hex: String =
+        k.0.as_os_str()
+            .as_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+    let line = format!(
+        "afdisk-tool-version 1 {hex} {} {} {} {}.{} {}.{}",
+        k.1, k.2, k.3, k.4, k.5, k.6, k.7
+    );
+    let name = format!(
+        "tool-version-{:08x}-{}-{}",
+        crc32fast::hash(line.as_bytes()),
+        k.1,
+        k.2
+    );
+    (line, name)
+}
+
+/// The version output saved in `dir` for exactly this binary (the whole key must match, not only the name).
+fn shared_read(dir: &Path, k: &BinaryKey) -> Option<String> {
+    let (line, name) = key_line(k);
+    let text = std::fs::read_to_string(dir.join(name)).ok()?;
+    let (first, rest) = text.split_once('\n')?;
+    (first == line).then(|| rest.to_string())
+}
+
+/// Saves `output` for this binary in `dir` (a new file renamed into place: a reader sees all or nothing).
+fn shared_write(dir: &Path, k: &BinaryKey, output: &str) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let (line, name) = key_line(k);
+    let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut f| {
+            use std::io::Write;
+            write!(f, "{line}\n{output}")
+        });
+    if written.is_err() || std::fs::rename(&tmp, dir.join(name)).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+impl PendingTool {
+    /// Waits for the version output and reads it.
+    pub fn finish(self) -> Tool {
+        let text = self.cached.or_else(|| {
+            let o = self.child.and_then(|c| c.wait_with_output().ok())?;
             let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
             text.push('\n');
             text.push_str(&String::from_utf8_lossy(&o.stderr));
-            parse_version(kind, &text)
+            if let (Some(k), Some(_)) = (&self.key, parse_version(self.kind, &text)) {
+                if let Ok(mut v) = VERSIONS.lock() {
+                    v.retain(|(x, _)| x.0 != k.0);
+                    v.push((k.clone(), text.clone()));
+                }
+                if let Some(dir) = shared_cache_dir() {
+                    shared_write(&dir, k, &text);
+                }
+            }
+            Some(text)
         });
-        let known_version = version.as_ref().is_some_and(|v| kind.known(v));
+        let version = text.and_then(|t| parse_version(self.kind, &t));
+        let known_version = version.as_ref().is_some_and(|v| self.kind.known(v));
         Tool {
-            kind,
-            path: path.to_path_buf(),
+            kind: self.kind,
+            path: self.path,
             version,
             known_version,
+        }
+    }
+}
+
+impl Tool {
+    /// Runs the version command of the binary at `path` (never through a shell).
+    pub fn at(kind: ToolKind, path: &Path) -> Tool {
+        Tool::start(kind, path).finish()
+    }
+
+    /// Starts the version command of the binary at `path` (never through a shell) without waiting for it;
+    /// [`PendingTool::finish`] reads the answer. A binary that cannot be started reads as "version unknown".
+    pub fn start(kind: ToolKind, path: &Path) -> PendingTool {
+        let key = binary_key(path);
+        let cached = key.as_ref().and_then(|k| {
+            let mine = VERSIONS
+                .lock()
+                .ok()
+                .and_then(|v| v.iter().find(|(x, _)| x == k).map(|(_, t)| t.clone()));
+            mine.or_else(|| shared_read(&shared_cache_dir()?, k))
+                .filter(|t| parse_version(kind, t).is_some())
+        });
+        if cached.is_some() {
+            return PendingTool {
+                kind,
+                path: path.to_path_buf(),
+                child: None,
+                key,
+                cached,
+            };
+        }
+        let child = Command::new(path)
+            .args(kind.version_args())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .ok();
+        PendingTool {
+            kind,
+            path: path.to_path_buf(),
+            child,
+            key,
+            cached: None,
         }
     }
 
@@ -255,11 +412,19 @@ pub fn find_on_path(kind: ToolKind, path_var: &OsStr) -> Option<PathBuf> {
     None
 }
 
-/// Every tool kind found on `path_var`, with its version.
+/// Every tool kind found on `path_var`, with its version (the version queries run side by side).
 pub fn discover(path_var: &OsStr) -> Vec<Tool> {
+    discover_start(path_var)
+        .into_iter()
+        .map(PendingTool::finish)
+        .collect()
+}
+
+/// [`discover`], started: every version query is running when this returns.
+pub fn discover_start(path_var: &OsStr) -> Vec<PendingTool> {
     ToolKind::ALL
         .iter()
-        .filter_map(|&k| find_on_path(k, path_var).map(|p| Tool::at(k, &p)))
+        .filter_map(|&k| find_on_path(k, path_var).map(|p| Tool::start(k, &p)))
         .collect()
 }
 
@@ -296,10 +461,15 @@ impl ToolChoice {
     /// The tool this choice names, when it names one (`Auto` → `None`). Refuses a path that is not an
     /// executable tool afdisk knows by its file name.
     pub fn resolve(&self, path_var: &OsStr) -> Result<Option<Tool>> {
+        Ok(self.begin(path_var)?.map(PendingTool::finish))
+    }
+
+    /// [`ToolChoice::resolve`], started: the same refusals at once, the version query left running.
+    pub fn begin(&self, path_var: &OsStr) -> Result<Option<PendingTool>> {
         match self {
             ToolChoice::Auto => Ok(None),
             ToolChoice::Kind(k) => match find_on_path(*k, path_var) {
-                Some(p) => Ok(Some(Tool::at(*k, &p))),
+                Some(p) => Ok(Some(Tool::start(*k, &p))),
                 None => Err(Error::refused(
                     format!(
                         "--tool {}: none of {} is on PATH; nothing was run",
@@ -329,7 +499,7 @@ impl ToolChoice {
                         "check the path and its execute permission (chmod +x)",
                     ));
                 }
-                Ok(Some(Tool::at(k, p)))
+                Ok(Some(Tool::start(k, p)))
             }
         }
     }
@@ -345,6 +515,82 @@ mod tests {
     use super::*;
 
     const OSC: &str = include_str!("../../tests/fixtures/openseachest-3.3.2/format-version.txt");
+
+    /// The version of one binary is asked once per process; a rewritten binary is asked again.
+    #[test]
+    fn version_query_is_cached_by_binary_identity() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("nvme");
+        let count = dir.path().join("count");
+        let script = |v: &str| {
+            format!(
+                "#!/bin/sh\necho x >> '{}'\necho 'nvme version {v} (git {v})'\n",
+                count.display()
+            )
+        };
+        std::fs::write(&bin, script("2.3")).unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let runs = || {
+            std::fs::read_to_string(&count)
+                .map(|t| t.lines().count())
+                .unwrap_or(0)
+        };
+        // A concurrent fork of another test may hold the script's write descriptor for a moment (ETXTBSY: the
+        // spawn fails, nothing runs, nothing is cached): ask until it answers.
+        let ask = || {
+            let mut t = Tool::at(ToolKind::Nvme, &bin);
+            for _ in 0..100 {
+                if t.version.is_some() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                t = Tool::at(ToolKind::Nvme, &bin);
+            }
+            t
+        };
+        let a = ask();
+        let b = Tool::at(ToolKind::Nvme, &bin);
+        assert_eq!(a.version.as_ref().map(|v| v.text.as_str()), Some("2.3"));
+        assert_eq!(b.version, a.version);
+        assert_eq!(runs(), 1, "the second query must come from the cache");
+        // Rewritten (new size and times): asked again.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&bin, script("2.10")).unwrap();
+        let c = ask();
+        assert_eq!(c.version.as_ref().map(|v| v.text.as_str()), Some("2.10"));
+        assert_eq!(runs(), 2);
+    }
+
+    /// The answer kept across processes is found only for exactly the same binary.
+    #[test]
+    fn shared_version_cache_needs_the_whole_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("nvme");
+        std::fs::write(&bin, "x").unwrap();
+        let k = binary_key(&bin).unwrap();
+        assert_eq!(shared_read(dir.path(), &k), None);
+        shared_write(dir.path(), &k, "nvme version 2.3\n");
+        assert_eq!(
+            shared_read(dir.path(), &k).as_deref(),
+            Some("nvme version 2.3\n")
+        );
+        // Another size or time (a rewrite), or another path: not found.
+        let mut other = k.clone();
+        other.3 += 1;
+        assert_eq!(shared_read(dir.path(), &other), None);
+        let mut moved = k.clone();
+        moved.0 = dir.path().join("nvme2");
+        assert_eq!(shared_read(dir.path(), &moved), None);
+        // A file under the right name with another key line is ignored.
+        let (_, name) = key_line(&other);
+        std::fs::write(
+            dir.path().join(name),
+            "afdisk-tool-version 1 00\nnvme version 9.9\n",
+        )
+        .unwrap();
+        assert_eq!(shared_read(dir.path(), &other), None);
+    }
 
     #[test]
     fn versions_from_real_outputs() {

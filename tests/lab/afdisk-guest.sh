@@ -1,6 +1,7 @@
 # Guest script of the lab test (tests/lab.rs): runs the static afdisk against the emulated drives.
 # Sections: map, inspect.<serial>, list, part.sata, inspect.sata-part, check.sata-part, plan/apply/restore on the SATA
-# drive (apply.sata-held: BLKPG fallback), plan/apply on the 4Kn SCSI drive, tui
+# drive (apply.sata-held: BLKPG fallback), plan/apply on the 4Kn SCSI drive, realign.* (the data move on the SCSI
+# 512e drive, when the host passed its image and /lab/files/realign.sums), tui
 . /lab/lib.sh
 lab_section map
 lab_disk_map
@@ -39,6 +40,36 @@ lab_run apply.4kn /bin/afdisk apply "$LAB_SCSI_4KN" --plan /tmp/f.json --yes --c
 lab_section kernel.4kn
 for p in /sys/block/$k4/${k4}[0-9]*; do echo "${p##*/} $(cat "$p/start") $(cat "$p/size")"; done
 lab_run verify.4kn sfdisk --verify "$LAB_SCSI_4KN"
+# Issue 14's realign with a data move on the SCSI 512e drive: the host made its MBR (sfdisk) with ext4 at sector
+# 63 holding files whose checksums are in realign.sums. Plan, apply (confirmed by the serial), then the moved ext4
+# must mount with the same files, pass e2fsck -fn, and the table sfdisk --verify.
+if [ -f /lab/files/realign.sums ]; then
+    r=${LAB_SCSI_512E#/dev/}
+    export AFDISK_BACKUP_DIR=/tmp/bk-realign
+    lab_run realign.before sfdisk -d "$LAB_SCSI_512E"
+    lab_run realign.plan /bin/afdisk plan "$LAB_SCSI_512E" --realign -o /tmp/rp.json --json
+    t0=$(cut -d' ' -f1 /proc/uptime)
+    afj_rc=0
+    lab_section realign.apply
+    /bin/afdisk apply "$LAB_SCSI_512E" --plan /tmp/rp.json --yes --confirm AFLAB-SCSI-512E --json 2>/tmp/ra.err || afj_rc=$?
+    lab_section realign.apply.rc; echo "$afj_rc"
+    lab_section realign.apply.stderr; cat /tmp/ra.err
+    t1=$(cut -d' ' -f1 /proc/uptime)
+    lab_section realign.seconds; awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", b - a }'
+    lab_section realign.kernel; cat "/sys/block/$r/${r}1/start" "/sys/block/$r/${r}1/size"
+    lab_run realign.verify sfdisk --verify "$LAB_SCSI_512E"
+    lab_run realign.after sfdisk -d "$LAB_SCSI_512E"
+    if command -v e2fsck >/dev/null; then
+        lab_run realign.fsck e2fsck -fn "/dev/${r}1"
+    fi
+    mkdir -p /mnt/r
+    lab_run realign.mount mount -t ext4 -o ro "/dev/${r}1" /mnt/r
+    lab_section realign.sums
+    (cd /mnt/r && sha256sum -c /lab/files/realign.sums 2>&1)
+    lab_section realign.sums.rc; (cd /mnt/r && sha256sum -c /lab/files/realign.sums >/dev/null 2>&1); echo $?
+    umount /mnt/r 2>/dev/null
+    export AFDISK_BACKUP_DIR=/tmp/bk
+fi
 # The TUI on the 512e drive, through a pty: open the disk view, zoom into partition 1, quit.
 (sleep 4; printf z; sleep 3; printf q) | SHELL=/bin/sh TERM=linux NO_COLOR=1 \
     script -q -c "stty cols 80 rows 24; /bin/afdisk $LAB_SATA_512E" /dev/null > /tmp/tui.out 2>&1

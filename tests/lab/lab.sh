@@ -4,7 +4,8 @@
 #
 #   tests/lab/lab.sh --binary PATH --script GUEST_SCRIPT --out OUTPUT_FILE
 #                    [--workdir DIR] [--timeout SECS] [--disk-size SIZE]
-#                    [--file PATH]... [--kernel VMLINUZ] [--keep] [--verbose]
+#                    [--file PATH]... [--image DISK=IMAGE]... [--kernel VMLINUZ]
+#                    [--keep] [--verbose]
 #   tests/lab/lab.sh --prepare [--workdir DIR] [--kernel VMLINUZ]
 #
 # Exit status: 0 guest script exited 0 | 1 guest script exited non-zero
@@ -43,13 +44,14 @@ readonly REQUIRED_MODULES=(scsi_mod sd_mod sg libata libahci ahci
 # crc*_generic: soft dependencies of crc-t10dif/crc64-rocksoft (sd_mod, nvme).
 # xhci_pci and usb_storage: the USB disk (sector-size refuses USB-attached drives).
 readonly OPTIONAL_MODULES=(crct10dif_generic crc64_rocksoft_generic
-    loop fat vfat msdos nls_cp437 nls_iso8859_1 nls_utf8 xhci_pci usb_storage)
+    loop fat vfat msdos nls_cp437 nls_iso8859_1 nls_utf8 xhci_pci usb_storage
+    crc32c_generic ext4)
 
 # Vendor tools: "command:apt-package".  Copied with their ldd libraries.
 readonly REQUIRED_TOOLS=(nvme:nvme-cli hdparm:hdparm sg_readcap:sg3-utils
     sg_inq:sg3-utils sg_format:sg3-utils sfdisk:fdisk script:bsdutils)
 readonly OPTIONAL_TOOLS=(sg_vpd sg_sat_identify sg_turs fdisk lsblk blkid
-    blockdev partx wipefs)
+    blockdev partx wipefs e2fsck)
 
 usage() {
     sed -n '2,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
@@ -75,6 +77,7 @@ elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 BINARY= SCRIPT= OUT= WORKDIR= KERNEL= TIMEOUT=300 DISK_SIZE=256M
 KEEP=0 VERBOSE=0 PREPARE=0
 EXTRA_FILES=()
+declare -A IMAGES=()
 need_arg() { [[ $# -ge 2 ]] || die_code "$EX_USAGE" "option $1 needs an argument"; }
 while [[ $# -gt 0 ]]; do
     case $1 in
@@ -86,6 +89,12 @@ while [[ $# -gt 0 ]]; do
         --timeout) need_arg "$@"; TIMEOUT=$2; shift 2 ;;
         --disk-size) need_arg "$@"; DISK_SIZE=$2; shift 2 ;;
         --file) need_arg "$@"; EXTRA_FILES+=("$2"); shift 2 ;;
+        --image) need_arg "$@"
+            case ${2%%=*} in sata512e|scsi512e|scsi4kn|nvme) ;;
+                *) die_code "$EX_USAGE" "--image '$2': the disk must be one of sata512e, scsi512e, scsi4kn, nvme (--image scsi512e=FILE)" ;;
+            esac
+            [[ $2 == *=?* ]] || die_code "$EX_USAGE" "--image '$2': give DISK=IMAGE (e.g. --image scsi512e=disk.img)"
+            IMAGES[${2%%=*}]=${2#*=}; shift 2 ;;
         --keep) KEEP=1; shift ;;
         --verbose) VERBOSE=1; shift ;;
         --prepare) PREPARE=1; shift ;;
@@ -99,6 +108,9 @@ if ((!PREPARE)); then
     [[ -f $SCRIPT && -r $SCRIPT ]] || die_code "$EX_USAGE" "--script '$SCRIPT' is not a readable file"
     for f in ${EXTRA_FILES[@]+"${EXTRA_FILES[@]}"}; do
         [[ -f $f && -r $f ]] || die_code "$EX_USAGE" "--file '$f' is not a readable file"
+    done
+    for d in "${!IMAGES[@]}"; do
+        [[ -f ${IMAGES[$d]} && -r ${IMAGES[$d]} ]] || die_code "$EX_USAGE" "--image $d='${IMAGES[$d]}' is not a readable file"
     done
 fi
 [[ $TIMEOUT =~ ^[0-9]+$ ]] && ((TIMEOUT >= 60)) || die_code "$EX_USAGE" "--timeout must be an integer >= 60"
@@ -312,7 +324,11 @@ make_cpio "$OV" "$RUN/overlay.cpio"
 # The kernel unpacks concatenated newc archives in order (later files win).
 cat "$BASE_CPIO" "$RUN/overlay.cpio" > "$RUN/initrd.cpio"
 
-for d in sata512e scsi512e scsi4kn nvme; do truncate -s "$DISK_SIZE" "$RUN/$d.img"; done
+# A disk given with --image starts as a (sparse) copy of that image; the others start empty.
+for d in sata512e scsi512e scsi4kn nvme; do
+    if [[ -n ${IMAGES[$d]:-} ]]; then cp --sparse=always "${IMAGES[$d]}" "$RUN/$d.img"
+    else truncate -s "$DISK_SIZE" "$RUN/$d.img"; fi
+done
 truncate -s 64M "$RUN/usb.img"
 
 qesc() { printf '%s' "${1//,/,,}"; }   # QEMU option strings escape ',' as ',,'
