@@ -156,6 +156,9 @@ pub fn run(dev: &dyn Io, j: &mut Journal, rec: Record, ctl: &mut Control) -> Res
             eta_seconds: None,
             commit_points: j.commits,
         });
+        // The sources' signatures first: from the first write on, no probe recognises the filesystem.
+        let hide = j.job.hide.clone();
+        write_sectors(dev, ss, &hide)?;
         let mark = j.job.mark.clone();
         write_sectors(dev, ss, &mark)?;
         rec = Record::at(Stage::Copying, 0, 0, 0);
@@ -210,6 +213,9 @@ pub fn run(dev: &dyn Io, j: &mut Journal, rec: Record, ctl: &mut Control) -> Res
         });
         let finish = j.job.finish.clone();
         write_sectors(dev, ss, &finish)?;
+        // The last step: the filesystems' signatures, at their new places.
+        let reveal = j.job.reveal.clone();
+        write_sectors(dev, ss, &reveal)?;
         j.commit(Record::at(Stage::TableWritten, 0, 0, 0))?;
         return Ok(Ended::TableWritten);
     }

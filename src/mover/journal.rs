@@ -61,6 +61,15 @@ pub struct Job {
     pub unmark: Vec<Sector>,
     /// The new table, encoded over the marked one, in phase order.
     pub finish: Vec<Sector>,
+    /// The sources' sectors with their signature bytes masked ([`super::hide`]): written before anything else.
+    #[serde(default)]
+    pub hide: Vec<Sector>,
+    /// Those sectors as they were, at the sources (a rollback writes them back).
+    #[serde(default)]
+    pub unhide: Vec<Sector>,
+    /// Those sectors as they were, at the destinations: written as the last step, after the new table.
+    #[serde(default)]
+    pub reveal: Vec<Sector>,
     pub old: Layout,
     pub marked: Layout,
     pub new: Layout,
