@@ -307,32 +307,26 @@ fn cut_points(
     second: Option<&dyn Fn(u64) -> u64>,
     reorder: bool,
 ) -> usize {
-    let (n, exposed) = cut_points_with(fixture, plan, ks, second, reorder, false);
+    let (n, exposed) = cut_points_with(fixture, plan, ks, second, reorder, &|_| {});
     assert_eq!(exposed, 0, "a half-moved filesystem was recognisable");
     n
 }
 
-/// [`cut_points`]; with `unmasked` the job's signature masking is left out (a control for the blkid check):
-/// returns the cut points run and how many half-moved partitions blkid recognised.
+/// [`cut_points`] with the job changed by `edit` first (e.g. its signature masking left out, a control for the
+/// blkid check): returns the cut points run and how many half-moved partitions blkid recognised.
 fn cut_points_with(
     fixture: &Path,
     plan: &Plan,
     ks: Option<Vec<u64>>,
     second: Option<&dyn Fn(u64) -> u64>,
     reorder: bool,
-    unmasked: bool,
+    edit: &dyn Fn(&mut Job),
 ) -> (usize, usize) {
     let original = std::fs::read(fixture).expect("read fixture");
     let src_fixture = device::open(fixture, &Overrides::default()).expect("open");
     let mut job = mover::job_for(plan, &src_fixture.source()).expect("job");
     drop(src_fixture);
-    if unmasked {
-        job.hide.clear();
-        job.unhide.clear();
-        job.reveal.clear();
-    } else {
-        assert!(!job.hide.is_empty(), "the job masks the signatures");
-    }
+    edit(&mut job);
     let ss = job.sector_size;
     let sigs: Vec<Option<String>> = job
         .moves
@@ -441,8 +435,58 @@ fn without_masking_blkid_recognises_a_half_moved_filesystem() {
     run("sgdisk", &["-a", "1", "-n", "1:2049:+41M", &s(&img)]);
     mkfs_ext4(&img, 2049 * 512, 40 * 1024, &files(&sc, 6, 24 * MIB));
     let p = move_plan(&img, &[(1, 4096, 41 * 2048)]);
-    let (_, exposed) = cut_points_with(&img, &p, None, None, false, true);
+    let unmasked = |j: &mut Job| {
+        j.hide.clear();
+        j.unhide.clear();
+        j.reveal.clear();
+    };
+    let (_, exposed) = cut_points_with(&img, &p, None, None, false, &unmasked);
     assert!(exposed > 0, "the control finds the half-moved ext4");
+}
+
+/// The job with journaled windows of `chunk` bytes (the move's schedule and the journal's slots).
+fn small_windows(chunk: u64) -> impl Fn(&mut Job) {
+    move |j: &mut Job| {
+        j.max_chunk = chunk;
+        for m in &mut j.moves {
+            let s = m.schedule;
+            m.schedule = mover::Schedule::new(s.src, s.dst, s.len, j.sector_size, chunk);
+            assert_eq!(m.schedule.mode, mover::Mode::Journaled);
+        }
+    }
+}
+
+/// Journaled mode over many windows (the pipeline: a window's record committed while the previous window's
+/// destination is written, the next source read ahead, each destination read back): a cut at every write,
+/// plain and reordering, toward the start (2049 → 2048, 1 MiB windows) and toward the end (63 → 2048,
+/// 512 KiB windows).
+#[test]
+fn cut_at_every_write_journaled_in_small_windows() {
+    let sc = Scratch::new();
+    let img = sc.image("j.img", 48 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+20M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 12 * 1024, &files(&sc, 7, 10 * MIB));
+    let p = move_plan(&img, &[(1, 2048, 20 * 2048)]);
+    let mut n = 0;
+    for reorder in [false, true] {
+        let (k, exposed) = cut_points_with(&img, &p, None, None, reorder, &small_windows(MIB));
+        assert_eq!(exposed, 0);
+        n += k;
+    }
+    let img = sc.image("k.img", 32 * MIB);
+    run_stdin(
+        "sfdisk",
+        &["-q", &s(&img)],
+        "label: dos\nstart=63, size=16384, type=83\n",
+    );
+    mkfs_ext4(&img, 63 * 512, 8192, &files(&sc, 8, 6 * MIB));
+    let p = move_plan(&img, &[(1, 2048, 16384)]);
+    for reorder in [false, true] {
+        let (k, exposed) = cut_points_with(&img, &p, None, None, reorder, &small_windows(MIB / 2));
+        assert_eq!(exposed, 0);
+        n += k;
+    }
+    assert!(n > 200, "{n} cut points");
 }
 
 /// A larger ext4 (96 MiB, toward the end by 2047 sectors): cuts at seeded random writes, each resume cut

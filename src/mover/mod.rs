@@ -435,8 +435,17 @@ fn drive(
     let t0 = std::time::Instant::now();
     let (mut j, _) = Journal::open(jio)?;
     let dev = direct_io(file, opened.info.size_bytes)?;
+    let trace = std::env::var_os("AFDISK_MOVE_TRACE").is_some_and(|v| v == "1");
+    engine::trace::reset();
     let r = engine::run(&dev, &mut j, rec, ctl);
     clear_direct(file);
+    if trace {
+        eprintln!(
+            "afdisk move trace: {:.2} s until the new table; {}",
+            t0.elapsed().as_secs_f64(),
+            engine::trace::text()
+        );
+    }
     let ended = r.map_err(|mut e| {
         e.fix = format!(
             "{}; the move continues with: {}",
@@ -472,6 +481,12 @@ fn drive(
                     checks.push(c);
                 }
             }
+        }
+        if trace {
+            eprintln!(
+                "afdisk move trace: filesystem checks {:.2} s",
+                t0.elapsed().as_secs_f64() - secs
+            );
         }
         j.commit(Record::at(Stage::Done, 0, 0, 0))?;
         let mut done = jpath.as_os_str().to_owned();
