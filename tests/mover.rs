@@ -226,8 +226,80 @@ fn check_moved(img: &Path, original: &[u8], job: &Job, label: &str) {
     }
 }
 
+/// What `blkid -p` finds in `[off, off+size)` of `img` ("TYPE=… UUID=…"), `None` when nothing.
+fn probe(img: &Path, off: u64, size: u64) -> Option<String> {
+    let o = std::process::Command::new("blkid")
+        .args(["-p", "-o", "export", "-O", &off.to_string(), "-S"])
+        .arg(size.to_string())
+        .arg(img)
+        .output()
+        .expect("blkid");
+    let txt = String::from_utf8_lossy(&o.stdout);
+    let v: Vec<&str> = txt
+        .lines()
+        .filter(|l| l.starts_with("TYPE=") || l.starts_with("UUID=") || l.starts_with("PTTYPE="))
+        .collect();
+    (o.status.success() && !v.is_empty()).then(|| v.join(" "))
+}
+
+/// Whether `now` equals `was` except inside the masked sectors (offsets relative to the start).
+fn same_but_masked(now: &[u8], was: &[u8], ss: u64, masked: &[u64]) -> bool {
+    now.len() == was.len()
+        && now
+            .chunks(ss as usize)
+            .zip(was.chunks(ss as usize))
+            .enumerate()
+            .all(|(i, (a, b))| a == b || masked.contains(&(i as u64 * ss)))
+}
+
+/// After a cut: for each move whose data is neither intact at its old place nor complete at its new place
+/// (signature sectors aside: the move masks them), whether blkid finds a filesystem signature in its old or
+/// new region. The number of such half-moved partitions blkid still recognises.
+fn exposed_while_half_moved(img: &Path, original: &[u8], job: &Job) -> usize {
+    let ss = job.sector_size;
+    let mut exposed = 0;
+    for m in &job.moves {
+        let sch = m.schedule;
+        let was = &original[sch.src as usize..(sch.src + sch.len) as usize];
+        let masked = mover::hide::sector_offsets(sch.len, ss);
+        let old_intact = same_but_masked(
+            &common::peek(img, sch.src, sch.len as usize),
+            was,
+            ss,
+            &masked,
+        );
+        let new_done = same_but_masked(
+            &common::peek(img, sch.dst, sch.len as usize),
+            was,
+            ss,
+            &masked,
+        );
+        if old_intact || new_done {
+            continue;
+        }
+        let new_bytes = job
+            .new
+            .partitions
+            .iter()
+            .find(|p| p.number == m.number)
+            .map_or(sch.len, |p| p.size * ss);
+        for (at, size) in [(sch.src, m.old_bytes), (sch.dst, new_bytes)] {
+            if let Some(found) = probe(img, at, size) {
+                eprintln!(
+                    "partition {} half-moved, yet blkid finds at byte {at}: {found}",
+                    m.number
+                );
+                exposed += 1;
+            }
+        }
+    }
+    exposed
+}
+
 /// The cut-point loop: the whole move once to count its writes, then a cut at each k in `ks` (all of them
-/// when `None`) followed by a resume (with a second cut at `k2(k)` when given).
+/// when `None`) followed by a resume (with a second cut at `k2(k)` when given). At every cut, blkid finds no
+/// filesystem in a half-moved partition (old or new region); after each resume it finds the original one at
+/// the new place.
 fn cut_points(
     fixture: &Path,
     plan: &Plan,
@@ -235,15 +307,55 @@ fn cut_points(
     second: Option<&dyn Fn(u64) -> u64>,
     reorder: bool,
 ) -> usize {
+    let (n, exposed) = cut_points_with(fixture, plan, ks, second, reorder, &|_| {});
+    assert_eq!(exposed, 0, "a half-moved filesystem was recognisable");
+    n
+}
+
+/// [`cut_points`] with the job changed by `edit` first (e.g. its signature masking left out, a control for the
+/// blkid check): returns the cut points run and how many half-moved partitions blkid recognised.
+fn cut_points_with(
+    fixture: &Path,
+    plan: &Plan,
+    ks: Option<Vec<u64>>,
+    second: Option<&dyn Fn(u64) -> u64>,
+    reorder: bool,
+    edit: &dyn Fn(&mut Job),
+) -> (usize, usize) {
     let original = std::fs::read(fixture).expect("read fixture");
     let src_fixture = device::open(fixture, &Overrides::default()).expect("open");
-    let job = mover::job_for(plan, &src_fixture.source()).expect("job");
+    let mut job = mover::job_for(plan, &src_fixture.source()).expect("job");
     drop(src_fixture);
+    edit(&mut job);
+    let ss = job.sector_size;
+    let sigs: Vec<Option<String>> = job
+        .moves
+        .iter()
+        .map(|m| probe(fixture, m.schedule.src, m.old_bytes))
+        .collect();
+    let check_found = |img: &Path, when: &str| {
+        for (m, sig) in job.moves.iter().zip(&sigs) {
+            let p = job
+                .new
+                .partitions
+                .iter()
+                .find(|p| p.number == m.number)
+                .expect("new");
+            assert_eq!(
+                &probe(img, m.schedule.dst, p.size * ss),
+                sig,
+                "{when}: blkid finds the original filesystem at partition {}'s new place",
+                m.number
+            );
+        }
+    };
     let work = fixture.with_extension("work");
     std::fs::copy(fixture, &work).expect("copy");
     let (_, tripped, total) = cut_run(&work, &job, u64::MAX);
     assert!(!tripped);
     check_moved(&work, &original, &job, plan.new.table.label.as_str());
+    check_found(&work, "after the move");
+    let mut exposed = 0;
     // Seeded random cut points are drawn from 0..total.
     let ks: Vec<u64> = ks
         .map(|v| v.iter().map(|k| k % total).collect())
@@ -266,15 +378,19 @@ fn cut_points(
         };
         let (jmem, tripped, _) = cut_run_with(&work, &job, cut);
         assert!(tripped, "cut {k} of {total}");
+        exposed += exposed_while_half_moved(&work, &original, &job);
         match resume(&work, &jmem, second.map(|f| f(k))) {
-            Some(_) => check_moved(&work, &original, &job, plan.new.table.label.as_str()),
+            Some(_) => {
+                check_moved(&work, &original, &job, plan.new.table.label.as_str());
+                check_found(&work, &format!("cut {k}, resumed"));
+            }
             None => assert!(
                 std::fs::read(&work).expect("read") == original,
                 "cut {k}: no journal, yet the disk changed"
             ),
         }
     }
-    ks.len()
+    (ks.len(), exposed)
 }
 
 /// GPT by sgdisk, ext4 at 2049 (the 1-sector shift): journaled mode, cut at every write.
@@ -307,6 +423,70 @@ fn cut_at_every_write_mbr_ext4_at_63_toward_end() {
     let p = move_plan(&img, &[(1, 2048, 16384)]);
     let n = cut_points(&img, &p, None, None, false) + cut_points(&img, &p, None, None, true);
     assert!(n > 10, "{n} cut points");
+}
+
+/// The blkid check of the cut-point runs sees a half-moved filesystem: with the signature masking left out of
+/// the job (as the mover was before it hid them), blkid recognises the ext4 at its old place at cut points in
+/// the middle of the copy (two journaled windows, the far end first).
+#[test]
+fn without_masking_blkid_recognises_a_half_moved_filesystem() {
+    let sc = Scratch::new();
+    let img = sc.image("c.img", 96 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+41M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 40 * 1024, &files(&sc, 6, 24 * MIB));
+    let p = move_plan(&img, &[(1, 4096, 41 * 2048)]);
+    let unmasked = |j: &mut Job| {
+        j.hide.clear();
+        j.unhide.clear();
+        j.reveal.clear();
+    };
+    let (_, exposed) = cut_points_with(&img, &p, None, None, false, &unmasked);
+    assert!(exposed > 0, "the control finds the half-moved ext4");
+}
+
+/// The job with journaled windows of `chunk` bytes (the move's schedule and the journal's slots).
+fn small_windows(chunk: u64) -> impl Fn(&mut Job) {
+    move |j: &mut Job| {
+        j.max_chunk = chunk;
+        for m in &mut j.moves {
+            let s = m.schedule;
+            m.schedule = mover::Schedule::new(s.src, s.dst, s.len, j.sector_size, chunk);
+            assert_eq!(m.schedule.mode, mover::Mode::Journaled);
+        }
+    }
+}
+
+/// Journaled mode over many windows (the pipeline: a window's record committed while the previous window's
+/// destination is written, the next source read ahead, each destination read back): a cut at every write,
+/// plain and reordering, toward the start (2049 → 2048, 1 MiB windows) and toward the end (63 → 2048,
+/// 512 KiB windows).
+#[test]
+fn cut_at_every_write_journaled_in_small_windows() {
+    let sc = Scratch::new();
+    let img = sc.image("j.img", 48 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+20M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 12 * 1024, &files(&sc, 7, 10 * MIB));
+    let p = move_plan(&img, &[(1, 2048, 20 * 2048)]);
+    let mut n = 0;
+    for reorder in [false, true] {
+        let (k, exposed) = cut_points_with(&img, &p, None, None, reorder, &small_windows(MIB));
+        assert_eq!(exposed, 0);
+        n += k;
+    }
+    let img = sc.image("k.img", 32 * MIB);
+    run_stdin(
+        "sfdisk",
+        &["-q", &s(&img)],
+        "label: dos\nstart=63, size=16384, type=83\n",
+    );
+    mkfs_ext4(&img, 63 * 512, 8192, &files(&sc, 8, 6 * MIB));
+    let p = move_plan(&img, &[(1, 2048, 16384)]);
+    for reorder in [false, true] {
+        let (k, exposed) = cut_points_with(&img, &p, None, None, reorder, &small_windows(MIB / 2));
+        assert_eq!(exposed, 0);
+        n += k;
+    }
+    assert!(n > 200, "{n} cut points");
 }
 
 /// A larger ext4 (96 MiB, toward the end by 2047 sectors): cuts at seeded random writes, each resume cut
@@ -397,7 +577,7 @@ fn afdisk_resume_finishes_an_interrupted_move() {
     };
     let bdir = sc.dir.path().join("backups");
     std::fs::create_dir(&bdir).expect("mkdir");
-    let jp = cut_to_file(&img, &job, 14, &bdir);
+    let jp = cut_to_file(&img, &job, 14 + job.hide.len() as u64, &bdir);
     // inspect shows the interrupted move: the entry carries the moving type.
     let o = device::open(&img, &Overrides::default()).expect("open");
     let scan = afdisk::table::scan(&o.source(), 512);
@@ -460,8 +640,9 @@ fn afdisk_resume_rollback_before_data_restores_the_old_table() {
     };
     let bdir = sc.dir.path().join("backups");
     std::fs::create_dir(&bdir).expect("mkdir");
-    // Journal header, first record, the marking table's phases (GPT: 3 flushes) and the copy's first record.
-    let marks = job.mark.len() as u64;
+    // Journal header, first record, the masked signature sectors, the marking table's phases (GPT: 3 flushes)
+    // and the copy's first record: the rollback puts back the table and the signatures.
+    let marks = job.mark.len() as u64 + job.hide.len() as u64;
     cut_to_file(&img, &job, 2 + marks + 1, &bdir);
     let t = s(&img);
     let (code, out, err) = afdisk_env(
@@ -850,7 +1031,7 @@ fn plan_and_apply_move_the_data_and_refuse_while_a_move_is_unfinished() {
         let o = device::open(&img2, &Overrides::default()).expect("open");
         mover::job_for(&p2, &o.source()).expect("job")
     };
-    cut_to_file(&img2, &job, 12, &bdir);
+    cut_to_file(&img2, &job, 12 + job.hide.len() as u64, &bdir);
     let pf2 = sc.dir.path().join("p2.json");
     std::fs::write(&pf2, serde_json::to_string(&p2).expect("json")).expect("write");
     let t2 = s(&img2);

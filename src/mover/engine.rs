@@ -24,6 +24,63 @@ use crate::error::{Error, Result};
 /// Bytes read ahead per batch (Shift and Disjoint modes).
 pub const BATCH_BYTES: u64 = 32 << 20;
 
+/// A timing trace of the copy (set `AFDISK_MOVE_TRACE=1`: `apply`/`resume` print it on stderr): the time spent
+/// in each kind of I/O, summed over the threads that do it (so the sum exceeds the wall time when they overlap).
+pub mod trace {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Instant;
+
+    pub const READ: usize = 0;
+    pub const WRITE: usize = 1;
+    pub const FLUSH: usize = 2;
+    pub const JOURNAL: usize = 3;
+    pub const VERIFY: usize = 4;
+    pub const NAMES: [&str; 5] = [
+        "read",
+        "write",
+        "device flush",
+        "journal commit",
+        "verify read-back",
+    ];
+    static NANOS: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
+
+    pub fn add(kind: usize, since: Instant) {
+        if let Some(a) = NANOS.get(kind) {
+            a.fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        }
+    }
+    pub fn reset() {
+        for a in &NANOS {
+            a.store(0, Ordering::Relaxed);
+        }
+    }
+    /// "read 1.23 s, write …" for the trace line.
+    pub fn text() -> String {
+        NAMES
+            .iter()
+            .zip(&NANOS)
+            .map(|(n, a)| format!("{n} {:.2} s", a.load(Ordering::Relaxed) as f64 / 1e9))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn write_dev(dev: &dyn Io, off: u64, b: &[u8]) -> Result<()> {
+    let t0 = Instant::now();
+    let r = dev
+        .write_at(off, b)
+        .map_err(|e| dev_err("writing", off, &e));
+    trace::add(trace::WRITE, t0);
+    r
+}
+
+fn flush_dev(dev: &dyn Io) -> Result<()> {
+    let t0 = Instant::now();
+    let r = dev.flush().map_err(|e| dev_err("flushing", 0, &e));
+    trace::add(trace::FLUSH, t0);
+    r
+}
+
 /// What the engine is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -156,6 +213,9 @@ pub fn run(dev: &dyn Io, j: &mut Journal, rec: Record, ctl: &mut Control) -> Res
             eta_seconds: None,
             commit_points: j.commits,
         });
+        // The sources' signatures first: from the first write on, no probe recognises the filesystem.
+        let hide = j.job.hide.clone();
+        write_sectors(dev, ss, &hide)?;
         let mark = j.job.mark.clone();
         write_sectors(dev, ss, &mark)?;
         rec = Record::at(Stage::Copying, 0, 0, 0);
@@ -210,6 +270,9 @@ pub fn run(dev: &dyn Io, j: &mut Journal, rec: Record, ctl: &mut Control) -> Res
         });
         let finish = j.job.finish.clone();
         write_sectors(dev, ss, &finish)?;
+        // The last step: the filesystems' signatures, at their new places.
+        let reveal = j.job.reveal.clone();
+        write_sectors(dev, ss, &reveal)?;
         j.commit(Record::at(Stage::TableWritten, 0, 0, 0))?;
         return Ok(Ended::TableWritten);
     }
@@ -226,8 +289,22 @@ pub fn run(dev: &dyn Io, j: &mut Journal, rec: Record, ctl: &mut Control) -> Res
 }
 
 fn read_exact(dev: &dyn Io, off: u64, buf: &mut [u8]) -> Result<()> {
-    dev.read_at(off, buf)
-        .map_err(|e| dev_err("reading", off, &e))
+    let t0 = Instant::now();
+    let r = dev
+        .read_at(off, buf)
+        .map_err(|e| dev_err("reading", off, &e));
+    trace::add(trace::READ, t0);
+    r
+}
+
+/// A read-back for verification (timed apart from the copy's reads).
+fn read_back(dev: &dyn Io, off: u64, buf: &mut [u8]) -> Result<()> {
+    let t0 = Instant::now();
+    let r = dev
+        .read_at(off, buf)
+        .map_err(|e| dev_err("reading back", off, &e));
+    trace::add(trace::VERIFY, t0);
+    r
 }
 
 /// Copies move `mv` from record `r` (which is for this move). Returns `Stopped` at a commit point when asked.
@@ -250,45 +327,44 @@ fn copy_move(
             .max(BATCH_BYTES.min(s.win * (BATCH_BYTES / s.win).max(1))) as usize,
     );
     if s.mode == Mode::Journaled {
+        let fresh = r.next == 0 && r.batch_end == 0 && r.data.is_empty();
         if !r.data.is_empty() && i < n {
-            // Window `i`'s source is in the record: write it, then go on.
-            let ((_, _), (d0, _)) = s.ranges(i);
-            let want = j.sums(mv, i, 1)?;
-            if want.first() != Some(&checksum(&r.data)) {
-                return Err(Error::refused(
-                    "the journal's saved window does not match its recorded checksum",
-                    "the journal is damaged; restore the apply's backup and copy the data from a backup",
-                ));
+            // Window `i`'s source is in the record; the previous window's destination may not be durable yet
+            // (its record is in the other slot): write both from the journal, then go on.
+            let mut saved = Vec::new();
+            if let Some(p) = j.record_before(r) {
+                if p.stage == Stage::Copying
+                    && p.mv == r.mv
+                    && p.next + 1 == i
+                    && !p.data.is_empty()
+                {
+                    saved.push((p.next, p.data));
+                }
             }
-            let b = &mut buf.as_mut_slice()[..r.data.len()];
-            b.copy_from_slice(&r.data);
-            dev.write_at(d0, b)
-                .map_err(|e| dev_err("writing", d0, &e))?;
-            dev.flush().map_err(|e| dev_err("flushing", d0, &e))?;
+            saved.push((i, r.data.clone()));
+            for (w, data) in saved {
+                let ((_, _), (d0, _)) = s.ranges(w);
+                let want = j.sums(mv, w, 1)?;
+                if want.first() != Some(&checksum(&data)) || data.len() as u64 != s.window(w).1 {
+                    return Err(Error::refused(
+                        "the journal's saved window does not match its recorded checksum",
+                        "the journal is damaged; restore the apply's backup and copy the data from a backup",
+                    ));
+                }
+                let b = &mut buf.as_mut_slice()[..data.len()];
+                b.copy_from_slice(&data);
+                write_dev(dev, d0, b)?;
+                flush_dev(dev)?;
+            }
             meter.done += r.data.len() as u64;
             i += 1;
         }
-        while i < n {
-            if ctl.stop.load(Ordering::Relaxed) {
-                j.commit(Record::at(Stage::Copying, mv as u32, i, i))?;
-                return Ok((Ended::Stopped, false));
-            }
-            let ((s0, _), (d0, _)) = s.ranges(i);
-            let len = s.window(i).1 as usize;
-            let b = &mut buf.as_mut_slice()[..len];
-            read_exact(dev, s0, b)?;
-            let sum = checksum(b);
-            j.put_sums(mv, i, &[sum])?;
-            let mut rec = Record::at(Stage::Copying, mv as u32, i, i + 1);
-            rec.data = b.to_vec();
-            j.commit(rec)?;
-            dev.write_at(d0, b)
-                .map_err(|e| dev_err("writing", d0, &e))?;
-            dev.flush().map_err(|e| dev_err("flushing", d0, &e))?;
-            meter.done += len as u64;
-            meter.report(ctl, j.commits);
-            i += 1;
+        drop(buf);
+        if journaled_pipeline(dev, j, mv, i, ctl, meter, fresh)? == Ended::Stopped {
+            return Ok((Ended::Stopped, false));
         }
+        j.commit(Record::at(Stage::Copying, mv as u32 + 1, 0, 0))?;
+        Ok((Ended::TableWritten, fresh))
     } else {
         if r.batch_end > i && r.batch_end <= n {
             // An open batch: finish the windows whose destination is not yet right.
@@ -309,9 +385,8 @@ fn copy_move(
                             "restore the data from a backup",
                         ));
                     }
-                    dev.write_at(d0, b)
-                        .map_err(|e| dev_err("writing", d0, &e))?;
-                    dev.flush().map_err(|e| dev_err("flushing", d0, &e))?;
+                    write_dev(dev, d0, b)?;
+                    flush_dev(dev)?;
                 }
                 meter.done += len as u64;
             }
@@ -323,10 +398,8 @@ fn copy_move(
             return Ok((Ended::Stopped, false));
         }
         j.commit(Record::at(Stage::Copying, mv as u32 + 1, 0, 0))?;
-        return Ok((Ended::TableWritten, online));
+        Ok((Ended::TableWritten, online))
     }
-    j.commit(Record::at(Stage::Copying, mv as u32 + 1, 0, 0))?;
-    Ok((Ended::TableWritten, false))
 }
 
 /// Reads every destination window back and compares it with the source checksum taken while copying.
@@ -350,7 +423,7 @@ fn verify(dev: &dyn Io, j: &Journal, moves: &[usize], ctl: &mut Control) -> Resu
             let (_, (d0, _)) = s.ranges(w);
             let len = s.window(w).1 as usize;
             let b = &mut buf.as_mut_slice()[..len];
-            read_exact(dev, d0, b)?;
+            read_back(dev, d0, b)?;
             if checksum(b) != sums[w as usize] {
                 return Err(mismatch(m.number, &s, w));
             }
@@ -446,7 +519,7 @@ fn pipelined_batches(
                     let w = first + k as u64;
                     let (_, (d0, _)) = s.ranges(w);
                     let b = &mut buf.as_mut_slice()[..s.window(w).1 as usize];
-                    read_exact(dev, d0, b)?;
+                    read_back(dev, d0, b)?;
                     if checksum(b) != *sum {
                         return Err(mismatch(number, &s, w));
                     }
@@ -488,17 +561,16 @@ fn pipelined_batches(
                 let mut since = batch.first;
                 for (k, w) in (batch.first..batch.end).enumerate() {
                     if s.needs_barrier(w, since) {
-                        dev.flush().map_err(|e| dev_err("flushing", 0, &e))?;
+                        flush_dev(dev)?;
                         since = w;
                     }
                     let (_, (d0, _)) = s.ranges(w);
                     let (o, len) = batch.offs[k];
-                    dev.write_at(d0, &batch.buf.as_slice()[o..o + len])
-                        .map_err(|e| dev_err("writing", d0, &e))?;
+                    write_dev(dev, d0, &batch.buf.as_slice()[o..o + len])?;
                     meter.done += len as u64;
                     meter.report(ctl, j.commits);
                 }
-                dev.flush().map_err(|e| dev_err("flushing", 0, &e))
+                flush_dev(dev)
             })();
             if let Err(e) = r {
                 outcome = Err(e);
@@ -517,6 +589,119 @@ fn pipelined_batches(
                 "run `afdisk resume TARGET`",
             ))
         });
+        match (outcome, v) {
+            (Err(e), _) => Err(e),
+            (Ok(_), Err(e)) => Err(e),
+            (Ok(x), Ok(())) => Ok(x),
+        }
+    })
+}
+
+/// Journaled mode from window `from`, three stages overlapped: a reader thread reads the next windows' sources
+/// (no destination overlaps a later window's source: the schedule's invariant), the main thread commits each
+/// window's source to the journal while a writer thread writes and flushes the previous window's destination,
+/// and with `online` a verifier thread reads each flushed destination back. Order kept per window `i`: its
+/// record is durable before its destination is written (the destination overlaps its own source), and window
+/// `i`'s destination is durable before record `i + 2` overwrites record `i`'s slot (a resume writes the two
+/// newest records' windows).
+fn journaled_pipeline(
+    dev: &dyn Io,
+    j: &mut Journal,
+    mv: usize,
+    from: u64,
+    ctl: &mut Control,
+    meter: &mut Meter,
+    online: bool,
+) -> Result<Ended> {
+    let s = j.job.moves[mv].schedule;
+    let number = j.job.moves[mv].number;
+    let n = s.count();
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(u64, AlignedBuf, u64)>>(1);
+        scope.spawn(move || {
+            for w in from..n {
+                let ((s0, _), _) = s.ranges(w);
+                let mut b = AlignedBuf::new(s.window(w).1 as usize);
+                let r = read_exact(dev, s0, b.as_mut_slice()).map(|_| {
+                    let sum = checksum(b.as_slice());
+                    (w, b, sum)
+                });
+                let failed = r.is_err();
+                if tx.send(r).is_err() || failed {
+                    break;
+                }
+            }
+        });
+        let (wtx, wrx) = std::sync::mpsc::sync_channel::<(u64, AlignedBuf, u64)>(1);
+        let (dtx, drx) = std::sync::mpsc::sync_channel::<Result<(u64, u64)>>(1);
+        scope.spawn(move || {
+            for (w, b, sum) in wrx {
+                let (_, (d0, _)) = s.ranges(w);
+                let r = write_dev(dev, d0, b.as_slice())
+                    .and_then(|_| flush_dev(dev))
+                    .map(|_| (w, sum));
+                let failed = r.is_err();
+                if dtx.send(r).is_err() || failed {
+                    break;
+                }
+            }
+        });
+        let (vtx, vrx) = std::sync::mpsc::sync_channel::<(u64, u64)>(4);
+        let verifier = scope.spawn(move || -> Result<()> {
+            let mut buf = AlignedBuf::new(s.win as usize);
+            for (w, sum) in vrx {
+                let (_, (d0, _)) = s.ranges(w);
+                let b = &mut buf.as_mut_slice()[..s.window(w).1 as usize];
+                read_back(dev, d0, b)?;
+                if checksum(b) != sum {
+                    return Err(mismatch(number, &s, w));
+                }
+            }
+            Ok(())
+        });
+        let lost = || Error::io("a thread of the move stopped", "run `afdisk resume TARGET`");
+        // Waits for the window being written; its destination is durable after this.
+        let settle = |in_flight: &mut bool,
+                      meter: &mut Meter,
+                      commits: u64,
+                      ctl: &mut Control|
+         -> Result<()> {
+            if !std::mem::take(in_flight) {
+                return Ok(());
+            }
+            let (w, sum) = drx.recv().map_err(|_| lost())??;
+            meter.done += s.window(w).1;
+            meter.report(ctl, commits);
+            if online {
+                vtx.send((w, sum)).map_err(|_| lost())?;
+            }
+            Ok(())
+        };
+        let mut in_flight = false;
+        let outcome = (|| -> Result<Ended> {
+            for i in from..n {
+                let (w, b, sum) = rx.recv().map_err(|_| lost())??;
+                debug_assert_eq!(w, i);
+                if ctl.stop.load(Ordering::Relaxed) {
+                    settle(&mut in_flight, meter, j.commits, ctl)?;
+                    j.commit(Record::at(Stage::Copying, mv as u32, i, i))?;
+                    return Ok(Ended::Stopped);
+                }
+                j.put_sums(mv, i, &[sum])?;
+                let mut rec = Record::at(Stage::Copying, mv as u32, i, i + 1);
+                rec.data = b.as_slice().to_vec();
+                j.commit(rec)?;
+                settle(&mut in_flight, meter, j.commits, ctl)?;
+                wtx.send((i, b, sum)).map_err(|_| lost())?;
+                in_flight = true;
+            }
+            settle(&mut in_flight, meter, j.commits, ctl)?;
+            Ok(Ended::TableWritten)
+        })();
+        drop(rx);
+        drop(wtx);
+        drop(vtx);
+        let v = verifier.join().unwrap_or_else(|_| Err(lost()));
         match (outcome, v) {
             (Err(e), _) => Err(e),
             (Ok(_), Err(e)) => Err(e),

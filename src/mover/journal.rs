@@ -7,7 +7,10 @@
 //! every window's source (8 bytes each, per move in order). A record names the stage, the move, the first
 //! window not known durable (`next`) and, while a batch of windows is being written, its end (`batch_end`);
 //! in journaled mode it carries the source bytes of window `next`. Each record is written and flushed
-//! (`fdatasync`) at a **commit point**; the newest valid record (magic, CRC over its fields and data) wins.
+//! (`fdatasync`) at a **commit point**; the newest valid record (magic, CRC over its fields and data) wins. A
+//! journaled window's record may become durable while the previous window's destination is still being
+//! written: the previous record stays in the other slot until that destination is durable, and a resume writes
+//! both ([`Journal::record_before`]).
 
 use std::io;
 
@@ -61,6 +64,15 @@ pub struct Job {
     pub unmark: Vec<Sector>,
     /// The new table, encoded over the marked one, in phase order.
     pub finish: Vec<Sector>,
+    /// The sources' sectors with their signature bytes masked ([`super::hide`]): written before anything else.
+    #[serde(default)]
+    pub hide: Vec<Sector>,
+    /// Those sectors as they were, at the sources (a rollback writes them back).
+    #[serde(default)]
+    pub unhide: Vec<Sector>,
+    /// Those sectors as they were, at the destinations: written as the last step, after the new table.
+    #[serde(default)]
+    pub reveal: Vec<Sector>,
     pub old: Layout,
     pub marked: Layout,
     pub new: Layout,
@@ -263,11 +275,20 @@ impl<'a> Journal<'a> {
         })
     }
 
+    /// The record just before `rec` (sequence number one less), when the other slot still holds it.
+    pub fn record_before(&self, rec: &Record) -> Option<Record> {
+        [0u64, 1]
+            .iter()
+            .filter_map(|s| self.read_slot(*s))
+            .find(|r| r.seq + 1 == rec.seq)
+    }
+
     /// Writes `rec` as the next record and flushes the journal: a commit point.
     pub fn commit(&mut self, mut rec: Record) -> Result<()> {
         self.seq += 1;
         rec.seq = self.seq;
-        let mut f = vec![0u8; (REC_HEAD as usize) + rec.data.len()];
+        let t0 = std::time::Instant::now();
+        let mut f = vec![0u8; REC_HEAD as usize];
         f[..8].copy_from_slice(REC_MAGIC);
         f[8..16].copy_from_slice(&rec.seq.to_le_bytes());
         let sm = (rec.stage as u64) | (u64::from(rec.mv) << 32);
@@ -278,13 +299,18 @@ impl<'a> Journal<'a> {
         f[48..56].copy_from_slice(&checksum(&rec.data).to_le_bytes());
         let crc = crc32fast::hash(&f[..56]);
         f[56..60].copy_from_slice(&crc.to_le_bytes());
-        f[REC_HEAD as usize..].copy_from_slice(&rec.data);
         let at = self.slots + (rec.seq % 2) * self.slot_size;
+        if !rec.data.is_empty() {
+            self.io
+                .write_at(at + REC_HEAD, &rec.data)
+                .map_err(|e| io_err("writing", &e))?;
+        }
         self.io
             .write_at(at, &f)
             .map_err(|e| io_err("writing", &e))?;
         self.io.flush().map_err(|e| io_err("flushing", &e))?;
         self.commits += 1;
+        super::engine::trace::add(super::engine::trace::JOURNAL, t0);
         Ok(())
     }
 

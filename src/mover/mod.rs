@@ -11,16 +11,21 @@
 //!   [`MOVING_GPT_TYPE`] / [`MOVING_MBR_TYPE`] (the entry keeps its old start), so no OS auto-mounts a
 //!   half-moved filesystem and `inspect` reports an `interrupted-move` error; the new table (original types,
 //!   new starts) is written only after every copy is verified.
+//! - While a move runs its filesystem is **hidden** ([`hide`]): the signature bytes content probes (blkid, fstab
+//!   `UUID=`) look for are inverted at the source before any other write and written back at the destination
+//!   as the last step, so a half-moved filesystem is never recognised or mounted.
 //! - A **commit point** is a record flushed to the journal: a stop request ends at the next one, and a resume
 //!   ([`resume`]) continues from the newest. The [`engine`] is the same code for both.
 //!
 //! Order of an apply with moves: the apply's checks and backup (see `apply`) → journal created next to the
-//! backups and flushed → marking table (ordered phases, flushed) → copies → verification → new table → the
-//! filesystems checked read-only (e2fsck -fn, xfs_repair -n, fsck.fat -n) → journal retired (`.done`).
+//! backups and flushed → signatures hidden → marking table (ordered phases, flushed) → copies → verification →
+//! new table → signatures revealed → the filesystems checked read-only (e2fsck -fn, xfs_repair -n,
+//! fsck.fat -n) → journal retired (`.done`).
 
 pub mod engine;
 pub mod fsck;
 pub mod fssize;
+pub mod hide;
 pub mod io;
 pub mod journal;
 pub mod schedule;
@@ -149,6 +154,27 @@ pub fn job_for(plan: &Plan, src: &dyn ByteSource) -> Result<Job> {
         ov.put(w.lba, b);
     }
     unmark.sort_by_key(|s| (s.phase, s.lba));
+    let (mut hide_s, mut unhide, mut reveal) = (Vec::new(), Vec::new(), Vec::new());
+    for m in &moves {
+        let s = m.schedule;
+        let masked =
+            hide::masked_sectors(s.len, ss, |o, b| src.read_at(s.src + o, b)).map_err(|e| {
+                Error::io(
+                    format!("cannot read the start of partition {}: {e}", m.number),
+                    "check the disk (dmesg)",
+                )
+            })?;
+        for h in masked {
+            let sector = |at: u64, d: &[u8]| Sector {
+                lba: (at + h.offset) / ss,
+                phase: 0,
+                data: crate::plan::to_hex(d),
+            };
+            hide_s.push(sector(s.src, &h.masked));
+            unhide.push(sector(s.src, &h.original));
+            reveal.push(sector(s.dst, &h.original));
+        }
+    }
     let finish = encode::encode(&ov, ss, Some(&marked), &plan.new, plan.kind)?;
     Ok(Job {
         version: 1,
@@ -161,6 +187,9 @@ pub fn job_for(plan: &Plan, src: &dyn ByteSource) -> Result<Job> {
         mark: sectors_of(&mark),
         unmark,
         finish: sectors_of(&finish),
+        hide: hide_s,
+        unhide,
+        reveal,
         old,
         marked,
         new: plan.new.clone(),
@@ -406,8 +435,17 @@ fn drive(
     let t0 = std::time::Instant::now();
     let (mut j, _) = Journal::open(jio)?;
     let dev = direct_io(file, opened.info.size_bytes)?;
+    let trace = std::env::var_os("AFDISK_MOVE_TRACE").is_some_and(|v| v == "1");
+    engine::trace::reset();
     let r = engine::run(&dev, &mut j, rec, ctl);
     clear_direct(file);
+    if trace {
+        eprintln!(
+            "afdisk move trace: {:.2} s until the new table; {}",
+            t0.elapsed().as_secs_f64(),
+            engine::trace::text()
+        );
+    }
     let ended = r.map_err(|mut e| {
         e.fix = format!(
             "{}; the move continues with: {}",
@@ -443,6 +481,12 @@ fn drive(
                     checks.push(c);
                 }
             }
+        }
+        if trace {
+            eprintln!(
+                "afdisk move trace: filesystem checks {:.2} s",
+                t0.elapsed().as_secs_f64() - secs
+            );
         }
         j.commit(Record::at(Stage::Done, 0, 0, 0))?;
         let mut done = jpath.as_os_str().to_owned();
@@ -582,6 +626,7 @@ pub fn resume(
             size: opened.info.size_bytes,
         };
         let mut j = j;
+        engine::write_sectors(&dev, ss, &j.job.unhide.clone())?;
         engine::write_sectors(&dev, ss, &j.job.unmark.clone())?;
         j.commit(Record::at(Stage::RolledBack, 0, 0, 0))?;
         let mut done = journal.as_os_str().to_owned();

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Throughput of afdisk's data move (issue 14) against the peers, on a loop device with --direct-io=on over a
 # fully written file on a real disk (not tmpfs: flushes must cost what they cost), caches dropped before each run:
-#   A. right move: MBR (sfdisk) partition of SIZE MiB at sector 63 holding ext4 → 2048 (shift mode, windows of
-#      1985 sectors). afdisk plan --realign + apply (marking, copy, verification, new table, e2fsck -fn) against
+#   A. right move: MBR (sfdisk) partition of SIZE MiB at sector 63 holding ext4 → 2048 (a shift of 1985 sectors:
+#      journaled windows of 32 MiB). afdisk plan --realign + apply (marking, copy, verification, new table, e2fsck -fn) against
 #      dd iflag=direct oflag=direct conv=notrunc,fsync copying the same bytes to a non-overlapping place (dd cannot
 #      copy toward the end in place), and against `sfdisk --move-data` making the same move (1 : start=2048).
 #   B. left move: GPT (sgdisk) partition at 2049 → 2048 (journaled mode): against dd copying in place 512 bytes
@@ -23,6 +23,8 @@ loop=""
 cleanup() { [ -n "$loop" ] && losetup -d "$loop" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 export AFDISK_BACKUP_DIR=$work/backups
+# afdisk prints its time per kind of I/O (read, write, flush, journal commit, verify) on stderr.
+export AFDISK_MOVE_TRACE=1
 mkdir -p "$AFDISK_BACKUP_DIR"
 
 bytes=$((size_mib * 1024 * 1024))
