@@ -23,6 +23,7 @@ pub mod error;
 pub mod finding;
 pub mod mover;
 pub mod plan;
+pub mod plot;
 pub mod present;
 pub mod reformat;
 pub mod report;

@@ -166,6 +166,12 @@ pub enum Command {
         /// Print the JSON result (schema 1)
         #[arg(long)]
         json: bool,
+        /// With --json: add every class's raw latencies (classes[].samples_ns)
+        #[arg(long, requires = "json")]
+        samples: bool,
+        /// Also write the latency distributions (aligned vs misaligned) as an SVG plot to FILE
+        #[arg(long, value_name = "FILE.svg")]
+        plot: Option<PathBuf>,
         /// Confirmation of --write all
         #[command(flatten)]
         confirm: ConfirmArgs,

@@ -214,6 +214,8 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             write,
             probe,
             json: as_json,
+            samples,
+            plot,
             confirm,
             geometry,
         } => bench::cmd_bench(
@@ -224,6 +226,8 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
                 write,
                 probe,
                 json: as_json,
+                samples,
+                plot,
                 confirm,
                 overrides: geometry.overrides(),
             },

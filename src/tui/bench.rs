@@ -73,6 +73,8 @@ pub struct BenchState {
     pub stop: StopFlag,
     /// The current run, once its job started.
     pub job: Option<Handle>,
+    /// After a run: the latency distributions (d) instead of the per-class table.
+    pub plot: bool,
 }
 
 /// A run the screen asks for.
@@ -108,6 +110,7 @@ impl BenchState {
             destroys: Vec::new(),
             stop: StopFlag::default(),
             job: None,
+            plot: false,
         }
     }
 
@@ -206,6 +209,7 @@ impl BenchState {
                     return BenchAction::Start(self.request(None));
                 }
             }
+            KeyCode::Char('d') if matches!(self.phase, Phase::Done(_)) => self.plot = !self.plot,
             KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return BenchAction::Back,
             _ => {}
         }
@@ -360,6 +364,15 @@ impl Page for BenchState {
                 keys: "o",
                 bar: "probe",
                 help: "bench: probe the physical sector size (with writes)",
+            },
+            Command {
+                keys: "d",
+                bar: if matches!(self.phase, Phase::Done(_)) {
+                    "plot/table"
+                } else {
+                    ""
+                },
+                help: "bench: after a run, the latency distributions (aligned vs misaligned) or the table",
             },
             Command {
                 keys: "?",
