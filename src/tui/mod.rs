@@ -23,6 +23,8 @@ mod view;
 mod work;
 
 #[cfg(test)]
+mod fit_tests;
+#[cfg(test)]
 mod tests;
 
 use std::path::PathBuf;
@@ -89,6 +91,7 @@ const FIRST_FRAME_WAIT: Duration = Duration::from_millis(50);
 pub fn run(target: Option<PathBuf>, opts: InspectOptions) -> i32 {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let mut app = App::new(target.is_none(), no_color);
+    app.term = view::TermKind::of(std::env::var_os("TERM").as_deref());
     let env = job::Env {
         opts,
         backup_dir: afdisk::apply::backup::backup_dir(),
@@ -229,6 +232,16 @@ fn job_ended(app: &mut App, owner: &'static str) {
 
 /// Starts the background work a key asked for, as a job.
 fn on_request(app: &mut App, r: Request, tx: &mpsc::Sender<Msg>, env: &job::Env) {
+    // The physical sector size chosen for the image on screen (key a) holds for every job on it.
+    let mut chosen;
+    let env = match app.physical {
+        Some(p) => {
+            chosen = env.clone();
+            chosen.opts.overrides.physical_sector_size = Some(p);
+            &chosen
+        }
+        None => env,
+    };
     match r {
         Request::OpenDisk(p) => {
             job::spawn(work::ProbeDisk(p), env, tx.clone());

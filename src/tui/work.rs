@@ -65,7 +65,7 @@ impl Job for ProbeList {
                 Ok((_, r)) => ListItem::Disk(Box::new(r)),
                 Err(e) => ListItem::Failed {
                     name,
-                    error: e.render(&super::key_name).0,
+                    error: super::failure_text(&e),
                 },
             });
         }
