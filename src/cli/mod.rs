@@ -6,6 +6,7 @@
 
 mod args;
 mod bench;
+mod demo;
 mod render;
 mod resume;
 mod sector_size;
@@ -207,6 +208,10 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             as_json,
             &geometry,
         ),
+        Command::Demo {
+            keep,
+            json: as_json,
+        } => demo::cmd_demo(keep, as_json, ui_options(cli)),
         Command::Bench {
             target,
             partition,

@@ -91,6 +91,8 @@ pub struct App {
     pub term: super::view::TermKind,
     /// The physical sector size chosen with `a` for the image on screen (every job then uses it).
     pub physical: Option<u64>,
+    /// A line on top of every screen (the demo's: these are files in DIR).
+    pub banner: Option<String>,
 }
 
 /// The other physical sector size an image can be judged against (4096 ⇄ 512), if its logical size allows.
@@ -121,6 +123,7 @@ impl App {
             no_color,
             term: super::view::TermKind::Full,
             physical: None,
+            banner: None,
         }
     }
 

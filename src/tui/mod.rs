@@ -89,12 +89,32 @@ const FIRST_FRAME_WAIT: Duration = Duration::from_millis(50);
 
 /// Runs the UI on `target` (disk view) or on the device list. Returns the process exit code.
 pub fn run(target: Option<PathBuf>, opts: InspectOptions) -> i32 {
+    run_session(target, opts, Session::default())
+}
+
+/// What a UI session other than the plain one sets: the demo's (`afdisk demo`) lists only its sample disks,
+/// shows a banner on every screen, and keeps its backups and journals in its own directory.
+#[derive(Debug, Default)]
+pub struct Session {
+    /// The list shows these targets only (else every disk of the machine).
+    pub disks: Option<Vec<PathBuf>>,
+    /// A line on top of every screen.
+    pub banner: Option<String>,
+    /// Where apply keeps its backups and journals (else the usual place).
+    pub backup_dir: Option<PathBuf>,
+}
+
+/// Runs the UI of a session (see [`Session`]).
+pub fn run_session(target: Option<PathBuf>, opts: InspectOptions, session: Session) -> i32 {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let mut app = App::new(target.is_none(), no_color);
     app.term = view::TermKind::of(std::env::var_os("TERM").as_deref());
+    app.banner = session.banner;
     let env = job::Env {
         opts,
-        backup_dir: afdisk::apply::backup::backup_dir(),
+        backup_dir: session
+            .backup_dir
+            .unwrap_or_else(afdisk::apply::backup::backup_dir),
     };
     let (tx, rx) = mpsc::channel();
     match target {
@@ -103,7 +123,7 @@ pub fn run(target: Option<PathBuf>, opts: InspectOptions) -> i32 {
             job::spawn(work::ProbeDisk(t), &env, tx.clone());
         }
         None => {
-            job::spawn(work::ProbeList, &env, tx.clone());
+            job::spawn(work::ProbeList(session.disks), &env, tx.clone());
         }
     }
     let mut terminal = ratatui::init();

@@ -198,7 +198,24 @@ fn draw_screen(f: &mut Frame, app: &App) {
         return;
     }
     let bar_h = rows_of(&keybar_text(app), area.width).min(4);
-    let [body, bar] = Layout::vertical([Constraint::Min(1), Constraint::Length(bar_h)]).areas(area);
+    let banner_h = app
+        .banner
+        .as_ref()
+        .map_or(0, |b| rows_of(b, area.width).min(3));
+    let [banner, body, bar] = Layout::vertical([
+        Constraint::Length(banner_h),
+        Constraint::Min(1),
+        Constraint::Length(bar_h),
+    ])
+    .areas(area);
+    if let Some(b) = &app.banner {
+        f.render_widget(
+            Paragraph::new(b.as_str())
+                .style(th.warn.add_modifier(Modifier::REVERSED))
+                .wrap(Wrap { trim: true }),
+            banner,
+        );
+    }
     let styles = th.styles();
     match app.screen {
         Screen::List => draw_list(f, app, body, &th),
@@ -310,9 +327,9 @@ fn draw_list(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
             .collect()
     } else {
         vec![
-            Constraint::Length(10),
-            Constraint::Length(10),
-            Constraint::Length(10),
+            Constraint::Length(14),
+            Constraint::Length(9),
+            Constraint::Length(9),
             Constraint::Length(7),
             Constraint::Length(6),
             Constraint::Length(6),

@@ -1,0 +1,152 @@
+//! `afdisk demo`: makes the sample disks (`afdisk::demo`) in a new directory of its own under the temporary
+//! directory, opens the terminal UI on them alone with a banner saying that they are files in that directory,
+//! and removes them at exit unless `--keep`. The USB-bridge sample is shown through a loop device with
+//! 4096-byte sectors when afdisk runs as root (detached at exit), else the notes say how to see it.
+//! `--json` makes the disks, prints where they are and exits without the UI (for scripts and tests).
+//! Exit codes: 0 ok, 2 error (the disks could not be made, or no terminal for the UI).
+
+use std::io::{IsTerminal, Write};
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+
+use afdisk::demo::{self, DemoJson, LoopView};
+use afdisk::report::InspectOptions;
+use afdisk::Error;
+
+use super::{emit, json, print_error, EXIT_ERROR, EXIT_OK};
+
+/// A new private directory for the demo: `$TMPDIR/afdisk-demo-PID-NANOS` (mode 0700, never an existing one).
+fn new_dir() -> Result<PathBuf, Error> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let dir = std::env::temp_dir().join(format!("afdisk-demo-{}-{nanos}", std::process::id()));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| Error::from_io("create the demo directory", &dir, &e))?;
+    Ok(dir)
+}
+
+fn remove(dir: &Path) {
+    if let Err(e) = std::fs::remove_dir_all(dir) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "afdisk: warning: cannot remove the demo directory {}: {e}",
+            dir.display()
+        );
+    }
+}
+
+pub fn cmd_demo(keep: bool, as_json: bool, opts: InspectOptions) -> i32 {
+    let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    if !as_json && !terminal {
+        print_error(&Error::usage(
+            "afdisk demo opens the terminal UI, but there is no terminal here",
+            "run it in a terminal, or use afdisk demo --json (with --keep) to make the sample disks for a script",
+        ));
+        return EXIT_ERROR;
+    }
+    let dir = match new_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            print_error(&e);
+            return EXIT_ERROR;
+        }
+    };
+    let mut made = match demo::make(&dir) {
+        Ok(m) => m,
+        Err(e) => {
+            print_error(&e);
+            remove(&dir);
+            return EXIT_ERROR;
+        }
+    };
+    if made.samples.is_empty() {
+        print_error(&Error::io(
+            format!("no sample disk could be made: {}", made.notes.join("; ")),
+            "install util-linux (sfdisk, fdisk), gdisk (sgdisk) and e2fsprogs (mke2fs)",
+        ));
+        remove(&dir);
+        return EXIT_ERROR;
+    }
+    if as_json {
+        let out = DemoJson {
+            schema: demo::DEMO_SCHEMA,
+            dir: dir.to_string_lossy().into_owned(),
+            kept: keep,
+            samples: &made.samples,
+            notes: &made.notes,
+        };
+        let text = json(&out);
+        if !keep {
+            remove(&dir);
+        }
+        emit(&text);
+        return EXIT_OK;
+    }
+    // The USB-bridge sample is seen through the kernel's 4096-byte view of it (root), else left out.
+    let mut views: Vec<LoopView> = Vec::new();
+    let mut disks = Vec::new();
+    for s in &made.samples {
+        if !s.view_4096 {
+            disks.push(s.path.clone());
+            continue;
+        }
+        match demo::attach_4096(&s.path) {
+            Ok(v) => {
+                disks.push(v.device.clone());
+                views.push(v);
+            }
+            Err(why) => made.notes.push(format!(
+                "{} is not in the list: {why} (run the demo as root, or see it with: afdisk --logical-sector-size \
+                 4096 {})",
+                s.name,
+                s.path.display()
+            )),
+        }
+    }
+    let loops: Vec<String> = views
+        .iter()
+        .map(|v| format!("{} = usb-bridge.img", v.device.display()))
+        .collect();
+    let banner = format!(
+        "DEMO: these disks are files in {}{}, {}. Nothing else is touched.",
+        dir.display(),
+        if loops.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", loops.join(", "))
+        },
+        if keep {
+            "kept after exit"
+        } else {
+            "removed at exit"
+        }
+    );
+    let code = crate::tui::run_session(
+        None,
+        opts,
+        crate::tui::Session {
+            disks: Some(disks),
+            banner: Some(banner),
+            backup_dir: Some(dir.join("backups")),
+        },
+    );
+    drop(views);
+    let mut err = std::io::stderr().lock();
+    for n in &made.notes {
+        let _ = writeln!(err, "afdisk: demo: {n}");
+    }
+    if keep {
+        let _ = writeln!(
+            err,
+            "afdisk: demo: the sample disks stay in {}",
+            dir.display()
+        );
+    } else {
+        remove(&dir);
+        let _ = writeln!(err, "afdisk: demo: removed {}", dir.display());
+    }
+    code
+}
