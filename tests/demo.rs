@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
+static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// A tmux server of this test's own (its own socket), killed at the end.
 struct Tmux {
     socket: String,
@@ -20,11 +22,24 @@ impl Tmux {
     /// Starts `argv` (no shell) in an 80x24 window that stays after the program ends, so its status can be read.
     fn start(tag: &str, argv: &[&str]) -> Tmux {
         let t = Tmux {
-            socket: format!("afdisk-{tag}-{}", std::process::id()),
+            // One server per window: a server still going away never takes the next window.
+            socket: format!(
+                "afdisk-{tag}-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            ),
         };
+        // remain-on-exit is set before the program starts, so a program that ends at once leaves its status.
         let mut a = vec![
             "-f",
             "/dev/null",
+            "start-server",
+            ";",
+            "set-option",
+            "-g",
+            "remain-on-exit",
+            "on",
+            ";",
             "new-session",
             "-d",
             "-s",
@@ -35,7 +50,6 @@ impl Tmux {
             "24",
         ];
         a.extend_from_slice(argv);
-        a.extend_from_slice(&[";", "set-option", "-t", "t", "remain-on-exit", "on"]);
         t.cmd(&a);
         t
     }
@@ -68,7 +82,14 @@ impl Tmux {
             }
             assert!(
                 t0.elapsed() < Duration::from_secs(30),
-                "timed out waiting for {text:?}; screen:\n{s}"
+                "timed out waiting for {text:?}; pane (dead, status): {:?}; screen:\n{s}",
+                self.cmd(&[
+                    "display-message",
+                    "-p",
+                    "-t",
+                    "t",
+                    "#{pane_dead} #{pane_dead_status}"
+                ])
             );
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -85,8 +106,9 @@ impl Tmux {
                 "#{pane_dead} #{pane_dead_status}",
             ]);
             let mut it = s.split_whitespace();
-            if it.next() == Some("1") {
-                return it.next().and_then(|c| c.parse().ok()).unwrap_or(-1);
+            // The status may show a moment after the pane is marked dead.
+            if let (Some("1"), Some(code)) = (it.next(), it.next().and_then(|c| c.parse().ok())) {
+                return code;
             }
             assert!(
                 t0.elapsed() < Duration::from_secs(20),
