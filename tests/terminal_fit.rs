@@ -144,11 +144,7 @@ fn linux_console_at_80x24_is_ascii_and_a_switches_the_physical_size() {
             "{term}: the banner, whole:\n{screen}"
         );
         assert!(screen.contains("MISALIGNED +512"), "{screen}");
-        let last = screen
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .last()
-            .unwrap_or("");
+        let last = screen.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
         assert!(
             last.ends_with("q quit"),
             "{term}: the key bar is whole: {last:?}"
