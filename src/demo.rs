@@ -16,7 +16,9 @@
 //!   USB-bridge case needs a device whose logical sectors are 4096 bytes over a table written at 512: the
 //!   honest way is the kernel's own such view, a loop device with `--sector-size 4096` ([`attach_4096`], root
 //!   only); without root that sample is listed in the notes with the command that shows it;
-//! - **notes**: what could not be made and why (a missing tool, no root), in plain words.
+//! - **notes**: what could not be made and why (a missing tool, no root), in plain words;
+//! - **written out**: the images are not left sparse: their zeros are written as real blocks (same bytes), so a
+//!   read-only benchmark reads the disk rather than the zeros of a hole.
 //!
 //! Everything here runs the peers with argv (never a shell) and writes only inside the demo directory.
 
@@ -306,7 +308,46 @@ pub fn make(dir: &Path) -> Result<Samples> {
     if let Some(f) = files {
         let _ = std::fs::remove_dir_all(f);
     }
+    for smp in &out.samples {
+        write_out(&smp.path)?;
+    }
     Ok(out)
+}
+
+/// Writes the zeros of a sparse image out as real blocks (every all-zero 4 KiB block is written back as it reads): the
+/// content stays byte for byte the same, but a benchmark's reads now reach the disk instead of returning the
+/// zeros of a hole, which measure nothing.
+fn write_out(img: &Path) -> Result<()> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(img)
+        .map_err(|e| Error::from_io("open the demo image", img, &e))?;
+    let len = f
+        .metadata()
+        .map_err(|e| Error::from_io("read the size of", img, &e))?
+        .len();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut off = 0u64;
+    while off < len {
+        let n = usize::try_from((len - off).min(buf.len() as u64)).unwrap_or(buf.len());
+        let chunk = &mut buf[..n];
+        f.read_exact_at(chunk, off)
+            .map_err(|e| Error::from_io("read the demo image", img, &e))?;
+        // Block by block (4 KiB): a hole may sit next to data within a MiB.
+        let mut at = 0usize;
+        while at < n {
+            let end = (at + 4096).min(n);
+            if chunk[at..end].iter().all(|&b| b == 0) {
+                f.write_all_at(&chunk[at..end], off + at as u64)
+                    .map_err(|e| Error::from_io("write the demo image", img, &e))?;
+            }
+            at = end;
+        }
+        off += n as u64;
+    }
+    Ok(())
 }
 
 /// A loop device over a file with 4096-byte logical sectors (the kernel's own 4096-byte view, as a USB bridge
@@ -393,6 +434,18 @@ mod tests {
             "the 4Kn table is inferred"
         );
         assert_eq!(k.partitions[0].start, 300);
+        // Written out: no holes for a benchmark to read zeros from.
+        for smp in &s.samples {
+            let f = std::fs::File::open(&smp.path).unwrap();
+            let holes = crate::bench::unallocated_bytes(
+                &f,
+                &[crate::bench::schedule::Region {
+                    start: 0,
+                    end: SAMPLE_BYTES,
+                }],
+            );
+            assert_eq!(holes, Some(0), "{}", smp.name);
+        }
         // No staging directory is left behind.
         let left: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
