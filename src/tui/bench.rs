@@ -75,6 +75,8 @@ pub struct BenchState {
     pub job: Option<Handle>,
     /// After a run: the latency distributions (d) instead of the per-class table.
     pub plot: bool,
+    /// After a run: how far the verdicts, warnings and notes are scrolled (Up/Down).
+    pub scroll: u16,
 }
 
 /// A run the screen asks for.
@@ -111,6 +113,7 @@ impl BenchState {
             stop: StopFlag::default(),
             job: None,
             plot: false,
+            scroll: 0,
         }
     }
 
@@ -154,6 +157,7 @@ impl BenchState {
     }
 
     fn request(&mut self, typed: Option<String>) -> BenchRequest {
+        self.scroll = 0;
         self.stop = StopFlag::default();
         BenchRequest {
             path: self.path.clone(),
@@ -210,6 +214,10 @@ impl BenchState {
                 }
             }
             KeyCode::Char('d') if matches!(self.phase, Phase::Done(_)) => self.plot = !self.plot,
+            KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') if matches!(self.phase, Phase::Done(_)) => {
+                self.scroll = self.scroll.saturating_add(1)
+            }
             KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return BenchAction::Back,
             _ => {}
         }
@@ -373,6 +381,11 @@ impl Page for BenchState {
                     ""
                 },
                 help: "bench: after a run, the latency distributions (aligned vs misaligned) or the table",
+            },
+            Command {
+                keys: "Up/Dn",
+                bar: "",
+                help: "bench: after a run, scroll the verdicts, warnings and notes",
             },
             Command {
                 keys: "?",

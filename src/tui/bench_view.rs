@@ -64,7 +64,7 @@ pub fn draw(f: &mut Frame, b: &BenchState, area: Rect, st: &Styles) {
         }
         Phase::Running(live) => draw_live(f, live, body, st),
         Phase::Done(r) if b.plot => draw_plot(f, r, body, st),
-        Phase::Done(r) => draw_done(f, r, body, st),
+        Phase::Done(r) => draw_done(f, r, b.scroll, body, st),
         Phase::Failed(e) => {
             f.render_widget(
                 Paragraph::new(super::failure_text(e))
@@ -128,7 +128,7 @@ fn draw_live(f: &mut Frame, l: &Live, area: Rect, st: &Styles) {
     );
 }
 
-fn draw_done(f: &mut Frame, r: &BenchReport, area: Rect, st: &Styles) {
+fn draw_done(f: &mut Frame, r: &BenchReport, scroll: u16, area: Rect, st: &Styles) {
     let rows: Vec<Row> = r
         .classes
         .iter()
@@ -172,17 +172,23 @@ fn draw_done(f: &mut Frame, r: &BenchReport, area: Rect, st: &Styles) {
             if p.penalty { st.bad } else { st.ok },
         )));
     }
+    // What to do next comes before the warnings and notes, which may run past the screen (Up/Dn scrolls).
+    lines.push(Line::from(format!(
+        "{:.1} s, {} rounds. r runs again, d shows the latency distributions, Up/Dn scrolls.",
+        r.elapsed_secs, r.rounds
+    )));
     for w in &r.warnings {
         lines.push(Line::from(Span::styled(format!("Warning: {w}"), st.bad)));
     }
     for n in &r.notes {
         lines.push(Line::from(format!("Note: {n}")));
     }
-    lines.push(Line::from(format!(
-        "{:.1} s, {} rounds. r runs again, d shows the latency distributions.",
-        r.elapsed_secs, r.rounds
-    )));
-    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), text);
+    f.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: true })
+            .scroll((scroll, 0)),
+        text,
+    );
 }
 
 /// Width of the label column left of the histogram strips.

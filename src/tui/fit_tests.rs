@@ -298,3 +298,69 @@ fn bench_plot_snapshot() {
     assert!(s.is_ascii(), "{s}");
     insta::assert_snapshot!("bench_plot_80x20_ascii", s);
 }
+
+/// After a real (read-only) run, d shows the latency distributions of the run's aligned and misaligned class
+/// (the core's plot of the report), and d again the table.
+#[test]
+fn d_after_a_bench_run_shows_the_distributions() {
+    let (d, img) = image();
+    // Data in the image (written zeros, not holes), so the reads measure something.
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&img)
+        .expect("open");
+    std::os::unix::fs::FileExt::write_all_at(&f, &vec![0u8; 62 << 20], 1 << 20).expect("write");
+    let (_, r) = report::inspect(&img, &InspectOptions::default()).expect("inspect");
+    let mut app = App::new(false, true);
+    app.set_disk(r);
+    key(&mut app, KeyCode::Char('b'));
+    assert_eq!(app.screen, super::app::Screen::Page("bench"));
+    // Before a run, d does nothing.
+    key(&mut app, KeyCode::Char('d'));
+    assert!(!words(&frame(&app, 80, 24)).contains("latency"));
+    let req = key(&mut app, KeyCode::Char('r')).expect("r runs");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let env = super::job::Env {
+        opts: InspectOptions::default(),
+        backup_dir: d.path().to_path_buf(),
+    };
+    super::on_request(&mut app, req, &tx, &env);
+    let mut code = 0;
+    loop {
+        let m = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the run reports");
+        let done = matches!(
+            &m,
+            super::Msg::Job {
+                owner: "bench",
+                event: super::job::Event::Done(_)
+            }
+        );
+        super::dispatch(&mut app, m, &tx, &env, &mut code);
+        if done {
+            break;
+        }
+    }
+    let table = text(&frame(&app, 80, 24));
+    assert!(
+        table.contains("IOPS") && table.contains("d shows the latency"),
+        "{table}"
+    );
+    key(&mut app, KeyCode::Char('d'));
+    let b = frame(&app, 80, 24);
+    let s = text(&b);
+    assert!(
+        s.contains("random 4 KiB reads: aligned read-4k@0 vs misaligned read-4k@512"),
+        "{s}"
+    );
+    assert!(
+        s.contains("aligned    |") && s.contains("misaligned |"),
+        "{s}"
+    );
+    assert!(s.contains("^ median") && s.contains("latency    +"), "{s}");
+    assert!(s.contains("n="), "the legend: {s}");
+    assert!(s.contains("d plot/table"), "the key bar names d: {s}");
+    key(&mut app, KeyCode::Char('d'));
+    assert!(text(&frame(&app, 80, 24)).contains("IOPS"));
+}
