@@ -88,6 +88,7 @@ pub fn cmd_demo(keep: bool, as_json: bool, opts: InspectOptions) -> i32 {
     // The USB-bridge sample is seen through the kernel's 4096-byte view of it (root), else left out.
     let mut views: Vec<LoopView> = Vec::new();
     let mut disks = Vec::new();
+    let mut left_out: Vec<&str> = Vec::new();
     for s in &made.samples {
         if !s.view_4096 {
             disks.push(s.path.clone());
@@ -98,12 +99,15 @@ pub fn cmd_demo(keep: bool, as_json: bool, opts: InspectOptions) -> i32 {
                 disks.push(v.device.clone());
                 views.push(v);
             }
-            Err(why) => made.notes.push(format!(
-                "{} is not in the list: {why} (run the demo as root, or see it with: afdisk --logical-sector-size \
-                 4096 {})",
-                s.name,
-                s.path.display()
-            )),
+            Err(why) => {
+                left_out.push(&s.name);
+                made.notes.push(format!(
+                "{} is not in the list: {why} (run the demo as root, or keep the disks with --keep and see it \
+                     with: afdisk --logical-sector-size 4096 {})",
+                    s.name,
+                    s.path.display()
+                ));
+            }
         }
     }
     let loops: Vec<String> = views
@@ -111,7 +115,7 @@ pub fn cmd_demo(keep: bool, as_json: bool, opts: InspectOptions) -> i32 {
         .map(|v| format!("{} = usb-bridge.img", v.device.display()))
         .collect();
     let banner = format!(
-        "DEMO: these disks are files in {}{}, {}. Nothing else is touched.",
+        "DEMO: these disks are files in {}{}, {}. Nothing else is touched.{}",
         dir.display(),
         if loops.is_empty() {
             String::new()
@@ -122,6 +126,11 @@ pub fn cmd_demo(keep: bool, as_json: bool, opts: InspectOptions) -> i32 {
             "kept after exit"
         } else {
             "removed at exit"
+        },
+        if left_out.is_empty() {
+            String::new()
+        } else {
+            format!(" Left out: {} (why: at exit).", left_out.join(", "))
         }
     );
     let code = crate::tui::run_session(
