@@ -73,6 +73,11 @@ impl Tmux {
     fn screen(&self) -> String {
         self.cmd(&["capture-pane", "-p", "-t", "t"])
     }
+    /// The screen and its history, with the lines the terminal wrapped joined again (what the program printed
+    /// after the UI, which may have scrolled).
+    fn printed(&self) -> String {
+        self.cmd(&["capture-pane", "-p", "-J", "-S", "-", "-t", "t"])
+    }
     fn wait_for(&self, text: &str) -> String {
         let t0 = Instant::now();
         loop {
@@ -94,9 +99,11 @@ impl Tmux {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
-    /// The program's exit status, once it ended.
-    fn wait_exit(&self) -> i32 {
+    /// Waits until the program ended; its exit status when tmux reports one (some tmux versions leave
+    /// `pane_dead_status` empty).
+    fn wait_exit(&self) -> Option<i32> {
         let t0 = Instant::now();
+        let mut dead_since: Option<Instant> = None;
         loop {
             let s = self.cmd(&[
                 "display-message",
@@ -106,9 +113,16 @@ impl Tmux {
                 "#{pane_dead} #{pane_dead_status}",
             ]);
             let mut it = s.split_whitespace();
-            // The status may show a moment after the pane is marked dead.
-            if let (Some("1"), Some(code)) = (it.next(), it.next().and_then(|c| c.parse().ok())) {
-                return code;
+            let dead = it.next() == Some("1");
+            if let (true, Some(code)) = (dead, it.next().and_then(|c| c.parse().ok())) {
+                return Some(code);
+            }
+            if dead {
+                // The status may show a moment after the pane is marked dead.
+                let since = *dead_since.get_or_insert_with(Instant::now);
+                if since.elapsed() > Duration::from_secs(2) {
+                    return None;
+                }
             }
             assert!(
                 t0.elapsed() < Duration::from_secs(20),
@@ -215,7 +229,13 @@ fn demo_realigns_the_xp_disk_applies_and_undoes_and_leaves_nothing() {
     tm.keys(&["Escape"]);
     tm.wait_for("Findings");
     tm.keys(&["q"]);
-    assert_eq!(tm.wait_exit(), 0);
+    let code = tm.wait_exit();
+    assert!(matches!(code, None | Some(0)), "exit status {code:?}");
+    let last = tm.printed();
+    assert!(
+        last.contains(&format!("afdisk: demo: removed {}", dir.display())),
+        "{last}"
+    );
     assert!(!dir.exists(), "the demo directory is removed at exit");
     assert!(demo_dirs(&tmp).is_empty());
     assert_eq!(loops_over(&dir), "", "no loop device is left attached");
@@ -234,7 +254,13 @@ fn demo_keep_keeps_the_disks() {
         "{screen}"
     );
     tm.keys(&["q"]);
-    assert_eq!(tm.wait_exit(), 0);
+    let code = tm.wait_exit();
+    assert!(matches!(code, None | Some(0)), "exit status {code:?}");
+    let last = tm.printed();
+    assert!(
+        last.contains("afdisk: demo: the sample disks stay in"),
+        "{last}"
+    );
     let dirs = demo_dirs(&tmp);
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     let mut names = files_in(&dirs[0]);
