@@ -326,13 +326,15 @@ fn draw_list(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
             .map(|&w| Constraint::Length(w))
             .collect()
     } else {
+        // 80 columns: a 13-character name (xp-dos-63.img), sizes up to "1023.9 GiB", and 21 columns left
+        // for the status ("MISALIGNED 1, in use").
         vec![
-            Constraint::Length(14),
-            Constraint::Length(9),
+            Constraint::Length(13),
+            Constraint::Length(10),
             Constraint::Length(9),
             Constraint::Length(7),
-            Constraint::Length(6),
-            Constraint::Length(6),
+            Constraint::Length(5),
+            Constraint::Length(5),
             Constraint::Min(10),
         ]
     };
