@@ -1,6 +1,7 @@
 //! `afdisk demo` (issue 15): the sample disks are made by the peers in a directory of their own under TMPDIR,
 //! the UI opens on them alone with a banner naming that directory, a realign of the XP disk is applied and
-//! undone through the UI (byte-exact), and at exit nothing remains (no file, no loop device) unless `--keep`.
+//! undone through the UI (byte-exact), the GPT disk's realign moves its ext4 with its files, a bench runs and
+//! plots, and at exit nothing remains (no file, no loop device) unless `--keep`.
 //! Driven in tmux at 80x24 with TERM=linux, as a user would; `--json` is checked for scripts.
 
 mod common;
@@ -177,7 +178,7 @@ fn demo_argv<'a>(tmp: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
 }
 
 #[test]
-fn demo_realigns_the_xp_disk_applies_and_undoes_and_leaves_nothing() {
+fn demo_realigns_the_xp_disk_applies_and_undoes_moves_data_benches_and_leaves_nothing() {
     let sc = Scratch::new();
     let tmp = sc.path("tmp");
     std::fs::create_dir_all(&tmp).expect("tmp");
@@ -228,6 +229,56 @@ fn demo_realigns_the_xp_disk_applies_and_undoes_and_leaves_nothing() {
     );
     tm.keys(&["Escape"]);
     tm.wait_for("Findings");
+    // The data move: the GPT disk's ext4 at 2049 moves to the 1 MiB grain, and its files are still there.
+    std::thread::sleep(Duration::from_millis(300));
+    tm.keys(&["Escape"]);
+    tm.wait_for("Disks (");
+    // An Escape followed at once by the arrow's escape sequence can reach the program as one key.
+    std::thread::sleep(Duration::from_millis(300));
+    tm.keys(&["Down"]);
+    tm.keys(&["Enter"]);
+    // The disk view's title (the list row has the size but not "file" next to it).
+    tm.wait_for("gpt-2049.img  64 MiB  file");
+    tm.keys(&["p"]);
+    tm.wait_for("Realign plan");
+    tm.keys(&["a"]);
+    tm.wait_for("Type \"gpt-2049.img\"");
+    tm.type_text("gpt-2049.img");
+    tm.keys(&["Enter"]);
+    tm.wait_for("Wrote");
+    let gpt = dir.join("gpt-2049.img");
+    let v = inspect(&s(&gpt));
+    let start = v["partitions"][0]["start"].as_u64().expect("start");
+    assert_eq!(start % 2048, 0, "moved to the 1 MiB grain: {v}");
+    run("sgdisk", &["-v", &s(&gpt)]);
+    let out = Command::new("debugfs")
+        .args(["-R", "cat /README.txt"])
+        .arg(format!("{}?offset={}", s(&gpt), start * 512))
+        .output()
+        .expect("debugfs (e2fsprogs) is installed");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("afdisk demo disk"),
+        "the file moved with its partition: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The bench on the moved disk, and its distributions.
+    std::thread::sleep(Duration::from_millis(300));
+    tm.keys(&["Escape"]);
+    tm.wait_for("Findings");
+    tm.keys(&["b"]);
+    tm.wait_for("Benchmark");
+    tm.keys(&["r"]);
+    tm.wait_for("rounds. r runs again");
+    tm.keys(&["d"]);
+    let screen = tm.wait_for("^ median");
+    assert!(
+        screen.contains("aligned    |") && screen.contains("misaligned |"),
+        "{screen}"
+    );
+    assert!(
+        screen.is_ascii(),
+        "TERM=linux: the plot in ASCII:\n{screen}"
+    );
     tm.keys(&["q"]);
     let code = tm.wait_exit();
     assert!(matches!(code, None | Some(0)), "exit status {code:?}");
