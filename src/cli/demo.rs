@@ -1,5 +1,5 @@
 //! `afdisk demo`: makes the sample disks (`afdisk::demo`) in a new directory of its own under the temporary
-//! directory, opens the terminal UI on them alone with a banner saying that they are files in that directory,
+//! directory (under /var/tmp when that one has no direct I/O, which the bench needs), opens the terminal UI on them alone with a banner saying that they are files in that directory,
 //! and removes them at exit unless `--keep`. The USB-bridge sample is shown through a loop device with
 //! 4096-byte sectors when afdisk runs as root (detached at exit), else the notes say how to see it.
 //! `--json` makes the disks, prints where they are and exits without the UI (for scripts and tests).
@@ -15,17 +15,59 @@ use afdisk::Error;
 
 use super::{emit, json, print_error, EXIT_ERROR, EXIT_OK};
 
-/// A new private directory for the demo: `$TMPDIR/afdisk-demo-PID-NANOS` (mode 0700, never an existing one).
-fn new_dir() -> Result<PathBuf, Error> {
+/// A new private directory `PARENT/afdisk-demo-PID-NANOS` (mode 0700, never an existing one).
+fn new_dir_in(parent: &Path) -> Result<PathBuf, Error> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    let dir = std::env::temp_dir().join(format!("afdisk-demo-{}-{nanos}", std::process::id()));
+    let dir = parent.join(format!("afdisk-demo-{}-{nanos}", std::process::id()));
     std::fs::DirBuilder::new()
         .mode(0o700)
         .create(&dir)
         .map_err(|e| Error::from_io("create the demo directory", &dir, &e))?;
     Ok(dir)
+}
+
+/// Whether files in `dir` can be opened with `O_DIRECT`, as the benchmark opens them (tmpfs before Linux 6.6
+/// cannot).
+fn direct_io_works(dir: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    let probe = dir.join(".direct-io-probe");
+    let ok = std::fs::File::create(&probe).is_ok()
+        && std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_DIRECT)
+            .open(&probe)
+            .is_ok();
+    let _ = std::fs::remove_file(&probe);
+    ok
+}
+
+/// The demo's directory: under `$TMPDIR` (or /tmp), or under /var/tmp when the first has no direct I/O (the
+/// bench needs it); the note says which and why.
+fn new_dir(notes: &mut Vec<String>) -> Result<PathBuf, Error> {
+    let first = new_dir_in(&std::env::temp_dir())?;
+    if direct_io_works(&first) {
+        return Ok(first);
+    }
+    if let Ok(other) = new_dir_in(Path::new("/var/tmp")) {
+        if direct_io_works(&other) {
+            remove(&first);
+            notes.push(format!(
+                "the disks are in {} because {} has no direct I/O (tmpfs), which the bench needs",
+                other.display(),
+                std::env::temp_dir().display()
+            ));
+            return Ok(other);
+        }
+        remove(&other);
+    }
+    notes.push(format!(
+        "{} has no direct I/O (tmpfs), so the bench cannot run on the demo's disks; set TMPDIR to a directory \
+         on a disk-backed filesystem",
+        first.display()
+    ));
+    Ok(first)
 }
 
 fn remove(dir: &Path) {
@@ -47,7 +89,8 @@ pub fn cmd_demo(keep: bool, as_json: bool, opts: InspectOptions) -> i32 {
         ));
         return EXIT_ERROR;
     }
-    let dir = match new_dir() {
+    let mut dir_notes = Vec::new();
+    let dir = match new_dir(&mut dir_notes) {
         Ok(d) => d,
         Err(e) => {
             print_error(&e);
@@ -55,7 +98,10 @@ pub fn cmd_demo(keep: bool, as_json: bool, opts: InspectOptions) -> i32 {
         }
     };
     let mut made = match demo::make(&dir) {
-        Ok(m) => m,
+        Ok(mut m) => {
+            m.notes.splice(0..0, dir_notes);
+            m
+        }
         Err(e) => {
             print_error(&e);
             remove(&dir);
