@@ -208,7 +208,17 @@ fn demo_realigns_the_xp_disk_applies_and_undoes_moves_data_benches_and_leaves_no
     tm.wait_for("Type \"xp-dos-63.img\"");
     tm.type_text("xp-dos-63.img");
     tm.keys(&["Enter"]);
-    tm.wait_for("Wrote");
+    let screen = tm.wait_for("Wrote");
+    // The outcome, its backup path and the next keys are shown whole at 80x24 (they wrap).
+    let flat = screen
+        .lines()
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        flat.contains("Press u to undo, b to benchmark the result."),
+        "{screen}"
+    );
     let after = inspect(&s(&xp));
     assert_eq!(after["partitions"][0]["start"], 2048, "{after}");
     run("sfdisk", &["--verify", &s(&xp)]);

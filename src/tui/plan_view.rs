@@ -92,11 +92,17 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
         .len()
         .max(plan.old.as_ref().map_or(1, |o| o.partitions.len())) as u16;
     let table_h = (n + 3).min(area.height.saturating_sub(6) / 2).max(4);
+    // The status (an error, or a write's outcome with its backup path) wraps whole: its rows, with spares
+    // for word wrap, between 2 and 8.
+    let status_len = (ps.error.as_ref().map(|e| e.chars().count()))
+        .or(ps.written.as_ref().map(|w| w.message.chars().count() + 50))
+        .unwrap_or(0);
+    let status_h = (status_len * 5 / 4 / usize::from(area.width.max(1)) + 2).clamp(2, 8) as u16;
     let [head, tables, body, status] = Layout::vertical([
         Constraint::Length(2),
         Constraint::Length(table_h),
         Constraint::Min(2),
-        Constraint::Length(2),
+        Constraint::Length(status_h),
     ])
     .areas(area);
     let lines = plan.diff();
