@@ -311,5 +311,6 @@ pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("bench", of::<BenchJson<'static>>()),
         ("sector-size", of::<SectorSizeStatusJson<'static>>()),
         ("sector-size-switch", of::<SectorSizeSwitchJson<'static>>()),
+        ("demo", of::<crate::demo::DemoJson<'static>>()),
     ]
 }

@@ -11,18 +11,21 @@
 //! - [`signature`]: what a partition holds
 //! - [`drive`]: the drive's own report (ATA IDENTIFY, SCSI READ CAPACITY(16), NVMe Identify)
 //! - [`reformat`]: switching a drive between 512e and 4Kn with a vendor tool, verified by asking the drive
+//! - [`demo`]: the sample disks of `afdisk demo`, made by the peers
 //! - [`mover`]: power-cut-safe, resumable moves of partition data (journal, schedule, engine)
 
 pub mod alignment;
 pub mod apply;
 pub mod bench;
 pub mod contract;
+pub mod demo;
 pub mod device;
 pub mod drive;
 pub mod error;
 pub mod finding;
 pub mod mover;
 pub mod plan;
+pub mod plot;
 pub mod present;
 pub mod reformat;
 pub mod report;

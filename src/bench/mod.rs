@@ -9,11 +9,13 @@
 //! - `wording`: the plain-words sentences every front end shows;
 //! - `schedule`: pure class lists, regions, slots and the round-by-round order of I/Os;
 //! - `analysis`: pure verdicts from samples;
-//! - `engine`: the timed `O_DIRECT` I/O and the noise guard.
+//! - `engine`: the timed `O_DIRECT` I/O and the noise guard;
+//! - `plot`: the latency distributions (bins on a log time axis, quantiles) both front ends draw.
 
 pub mod analysis;
 pub mod bootstrap;
 pub mod engine;
+pub mod plot;
 pub mod probe;
 pub mod random;
 pub mod schedule;
@@ -369,6 +371,9 @@ pub struct Progress<'a> {
 pub struct ClassResult {
     pub spec: ClassSpec,
     pub summary: Option<Summary>,
+    /// Every kept latency in ns, in the order measured (the plots and `--samples` use them).
+    #[serde(skip)]
+    pub samples: Vec<u64>,
 }
 
 /// Everything a run found.
@@ -568,6 +573,7 @@ pub fn run(
         .map(|(spec, s)| ClassResult {
             spec: spec.clone(),
             summary: summarize(s),
+            samples: s.clone(),
         })
         .collect();
     Ok(BenchReport {
@@ -629,6 +635,9 @@ pub struct ClassJson {
     pub p90_ns: u64,
     pub p99_ns: u64,
     pub iops: f64,
+    /// Every kept latency in ns, in the order measured: only with `--samples`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples_ns: Option<Vec<u64>>,
 }
 
 /// `partition` of the JSON contract.
@@ -652,6 +661,15 @@ pub struct BenchJson<'a> {
 }
 
 impl BenchReport {
+    /// The JSON contract with every class's raw samples (`--samples`).
+    pub fn json_with_samples(&self) -> BenchJson<'_> {
+        let mut j = self.json();
+        for (cj, c) in j.classes.iter_mut().zip(&self.classes) {
+            cj.samples_ns = Some(c.samples.clone());
+        }
+        j
+    }
+
     pub fn json(&self) -> BenchJson<'_> {
         BenchJson {
             schema: 1,
@@ -667,6 +685,7 @@ impl BenchReport {
                         p90_ns: s.p90_ns,
                         p99_ns: s.p99_ns,
                         iops: s.iops,
+                        samples_ns: None,
                     },
                     None => ClassJson {
                         name: c.spec.name.clone(),
@@ -675,6 +694,7 @@ impl BenchReport {
                         p90_ns: 0,
                         p99_ns: 0,
                         iops: 0.0,
+                        samples_ns: None,
                     },
                 })
                 .collect(),
@@ -931,6 +951,7 @@ mod tests {
                 .map(|(spec, s)| ClassResult {
                     spec: spec.clone(),
                     summary: summarize(s),
+                    samples: s.clone(),
                 })
                 .collect(),
             analysis,

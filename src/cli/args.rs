@@ -183,6 +183,15 @@ pub enum Command {
         #[command(flatten)]
         geometry: GeometryArgs,
     },
+    /// Try afdisk on sample disks: image files made by the peers in a new temporary directory, opened in the UI, removed at exit
+    Demo {
+        /// Keep the sample disks (and the backups made on them) after exit
+        #[arg(long)]
+        keep: bool,
+        /// Make the sample disks, print where they are as JSON and exit without the UI (with --keep they stay)
+        #[arg(long)]
+        json: bool,
+    },
     /// Measure whether misaligned I/O pays a read-modify-write penalty: exit 0 none, 1 penalty, 2 error, 3 refused, 4 inconclusive
     Bench {
         /// Disk (/dev/sdb), partition (/dev/sdb1) or image file
@@ -202,6 +211,12 @@ pub enum Command {
         /// Print the JSON result (schema 1)
         #[arg(long)]
         json: bool,
+        /// With --json: add every class's raw latencies (classes[].samples_ns)
+        #[arg(long, requires = "json")]
+        samples: bool,
+        /// Also write the latency distributions (aligned vs misaligned) as an SVG plot to FILE
+        #[arg(long, value_name = "FILE.svg")]
+        plot: Option<PathBuf>,
         /// Confirmation of --write all
         #[command(flatten)]
         confirm: ConfirmArgs,

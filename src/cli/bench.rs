@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use afdisk::bench::Verdict;
@@ -27,14 +27,30 @@ pub struct BenchArgs {
     pub write: WriteMode,
     pub probe: bool,
     pub json: bool,
+    /// With `json`: the raw samples too.
+    pub samples: bool,
+    /// Where to write the SVG plot.
+    pub plot: Option<PathBuf>,
     pub confirm: ConfirmArgs,
     pub overrides: Overrides,
 }
 
 pub fn cmd_bench(target: &Path, a: &BenchArgs) -> i32 {
-    match bench(target, a) {
+    let r = check_plot_path(a.plot.as_deref()).and_then(|()| bench(target, a));
+    match r {
         Ok(r) => {
-            emit(&if a.json { json(&r.json()) } else { render(&r) });
+            let plotted = a.plot.as_deref().map(|p| write_plot(&r, p));
+            emit(&if a.json && a.samples {
+                json(&r.json_with_samples())
+            } else if a.json {
+                json(&r.json())
+            } else {
+                render(&r)
+            });
+            if let Some(Err(e)) = plotted {
+                print_error(&e);
+                return EXIT_ERROR;
+            }
             match r.status {
                 Status::Ok => EXIT_OK,
                 Status::Penalty => EXIT_MISALIGNED,
@@ -51,6 +67,42 @@ pub fn cmd_bench(target: &Path, a: &BenchArgs) -> i32 {
         }
     }
 }
+
+/// `--plot FILE`: its directory must exist before the run starts (a run is not repeated for a typo).
+fn check_plot_path(p: Option<&Path>) -> Result<(), Error> {
+    let Some(p) = p else { return Ok(()) };
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if p.is_dir() || !dir.is_dir() {
+        return Err(Error::usage(
+            format!(
+                "--plot {}: {} is not a directory a file can be written in",
+                p.display(),
+                if p.is_dir() { p } else { dir }.display()
+            ),
+            "give a file name in an existing directory, e.g. --plot bench.svg",
+        ));
+    }
+    Ok(())
+}
+
+/// Writes the run's plot (see `afdisk::bench::plot`) as SVG to `p`; a run without samples gets a note instead.
+fn write_plot(r: &BenchReport, p: &Path) -> Result<(), Error> {
+    let Some(plot) = bench::plot::of_report(r, PLOT_BINS) else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "afdisk: note: no plot written to {}: the run kept no samples of the compared classes",
+            p.display()
+        );
+        return Ok(());
+    };
+    std::fs::write(p, afdisk::plot::svg(&plot)).map_err(|e| Error::from_io("write the plot", p, &e))
+}
+
+/// Bins of the SVG plot.
+const PLOT_BINS: usize = 60;
 
 fn bench(target: &Path, a: &BenchArgs) -> Result<BenchReport, Error> {
     let (disk, part_of_target) = bench::resolve_target(target);

@@ -6,6 +6,7 @@
 
 mod args;
 mod bench;
+mod demo;
 mod dump;
 mod render;
 mod resume;
@@ -339,6 +340,10 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             as_json,
             &geometry,
         ),
+        Command::Demo {
+            keep,
+            json: as_json,
+        } => demo::cmd_demo(keep, as_json, ui_options(cli)),
         Command::Bench {
             target,
             partition,
@@ -346,6 +351,8 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             write,
             probe,
             json: as_json,
+            samples,
+            plot,
             confirm,
             geometry,
         } => bench::cmd_bench(
@@ -356,6 +363,8 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
                 write,
                 probe,
                 json: as_json,
+                samples,
+                plot,
                 confirm,
                 overrides: geometry.overrides(),
             },

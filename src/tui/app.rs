@@ -87,6 +87,18 @@ pub struct App {
     /// Whether Esc on the disk view goes back to the list.
     pub has_list: bool,
     pub no_color: bool,
+    /// What the terminal can show (ASCII, colours), from `TERM`.
+    pub term: super::view::TermKind,
+    /// The physical sector size chosen with `a` for the image on screen (every job then uses it).
+    pub physical: Option<u64>,
+    /// A line on top of every screen (the demo's: these are files in DIR).
+    pub banner: Option<String>,
+}
+
+/// The other physical sector size an image can be judged against (4096 ⇄ 512), if its logical size allows.
+pub fn next_physical(logical: u64, physical: u64) -> Option<u64> {
+    let n = if physical == 4096 { 512 } else { 4096 };
+    (n >= logical).then_some(n)
 }
 
 impl App {
@@ -109,6 +121,9 @@ impl App {
             quit: false,
             has_list,
             no_color,
+            term: super::view::TermKind::Full,
+            physical: None,
+            banner: None,
         }
     }
 
@@ -221,6 +236,14 @@ impl App {
             KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => {
                 if let Some(ListItem::Disk(r)) = self.list.items.get(self.list.selected) {
                     let path = r.device.path.clone();
+                    // A physical size chosen for another image does not follow to this disk.
+                    if self
+                        .disk
+                        .as_ref()
+                        .is_none_or(|d| d.report.device.path != path)
+                    {
+                        self.physical = None;
+                    }
                     self.busy = Some(format!("Reading {}…", r.device.path.display()));
                     return Some(Request::OpenDisk(path));
                 }
@@ -304,6 +327,19 @@ impl App {
             if let Some(o) = OPENERS.iter().find(|o| o.key == c) {
                 return self.open_page(o.name);
             }
+        }
+        if code == KeyCode::Char('a') {
+            let d = &self.disk.as_ref()?.report.device;
+            if d.kind != afdisk::device::TargetKind::Image {
+                return None;
+            }
+            let n = next_physical(d.logical_sector_size, d.physical_sector_size)?;
+            self.physical = Some(n);
+            self.busy = Some(format!(
+                "Reading {} again with {n}-byte physical sectors…",
+                d.path.display()
+            ));
+            return Some(Request::OpenDisk(d.path.clone()));
         }
         let has_list = self.has_list;
         let zoomable = self.zoomable();
@@ -432,7 +468,16 @@ pub const DISK_KEYS: (&[Command], &[Command]) = (
             "sector zoom on the selected partition (also Enter)",
         ),
     ],
-    &[HELP, cmd("Esc", "back", "back to the list"), QUIT],
+    &[
+        cmd(
+            "a",
+            "",
+            "image file: judge it as 512- or 4096-byte physical sectors (everything is recomputed)",
+        ),
+        HELP,
+        cmd("Esc", "back", "back to the list"),
+        QUIT,
+    ],
 );
 
 /// The sector zoom's commands.

@@ -73,6 +73,10 @@ pub struct BenchState {
     pub stop: StopFlag,
     /// The current run, once its job started.
     pub job: Option<Handle>,
+    /// After a run: the latency distributions (d) instead of the per-class table.
+    pub plot: bool,
+    /// After a run: how far the verdicts, warnings and notes are scrolled (Up/Down).
+    pub scroll: u16,
 }
 
 /// A run the screen asks for.
@@ -108,6 +112,8 @@ impl BenchState {
             destroys: Vec::new(),
             stop: StopFlag::default(),
             job: None,
+            plot: false,
+            scroll: 0,
         }
     }
 
@@ -151,6 +157,7 @@ impl BenchState {
     }
 
     fn request(&mut self, typed: Option<String>) -> BenchRequest {
+        self.scroll = 0;
         self.stop = StopFlag::default();
         BenchRequest {
             path: self.path.clone(),
@@ -205,6 +212,11 @@ impl BenchState {
                     self.phase = Phase::Running(Live::default());
                     return BenchAction::Start(self.request(None));
                 }
+            }
+            KeyCode::Char('d') if matches!(self.phase, Phase::Done(_)) => self.plot = !self.plot,
+            KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') if matches!(self.phase, Phase::Done(_)) => {
+                self.scroll = self.scroll.saturating_add(1)
             }
             KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return BenchAction::Back,
             _ => {}
@@ -360,6 +372,20 @@ impl Page for BenchState {
                 keys: "o",
                 bar: "probe",
                 help: "bench: probe the physical sector size (with writes)",
+            },
+            Command {
+                keys: "d",
+                bar: if matches!(self.phase, Phase::Done(_)) {
+                    "plot/table"
+                } else {
+                    ""
+                },
+                help: "bench: after a run, the latency distributions (aligned vs misaligned) or the table",
+            },
+            Command {
+                keys: "Up/Dn",
+                bar: "",
+                help: "bench: after a run, scroll the verdicts, warnings and notes",
             },
             Command {
                 keys: "?",

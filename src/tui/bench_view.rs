@@ -1,5 +1,9 @@
 //! Rendering of the bench screen: the options, the confirm dialog for `--write all`, live per-class latency
-//! sparklines with the median so far and the running verdict, and the final per-class table and verdicts.
+//! sparklines with the median so far and the running verdict, and the final per-class table and verdicts, or
+//! (d) the latency distributions of the aligned and the misaligned class: the core's plot
+//! (`afdisk::bench::plot`, one bin per column on a log time axis) drawn as one histogram strip per class with
+//! block characters, the time axis with its ticks, and each class's median, p90 and p99. Block characters and
+//! `µ` become ASCII on terminals without them (see `view`).
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -7,6 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row, Sparkline, Table, Wrap};
 use ratatui::Frame;
 
+use afdisk::bench::plot::{self, Plot, Side};
 use afdisk::bench::{BenchReport, WriteMode};
 
 use super::bench::{BenchState, Live, Phase};
@@ -58,7 +63,8 @@ pub fn draw(f: &mut Frame, b: &BenchState, area: Rect, st: &Styles) {
             }
         }
         Phase::Running(live) => draw_live(f, live, body, st),
-        Phase::Done(r) => draw_done(f, r, body, st),
+        Phase::Done(r) if b.plot => draw_plot(f, r, body, st),
+        Phase::Done(r) => draw_done(f, r, b.scroll, body, st),
         Phase::Failed(e) => {
             f.render_widget(
                 Paragraph::new(super::failure_text(e))
@@ -122,7 +128,7 @@ fn draw_live(f: &mut Frame, l: &Live, area: Rect, st: &Styles) {
     );
 }
 
-fn draw_done(f: &mut Frame, r: &BenchReport, area: Rect, st: &Styles) {
+fn draw_done(f: &mut Frame, r: &BenchReport, scroll: u16, area: Rect, st: &Styles) {
     let rows: Vec<Row> = r
         .classes
         .iter()
@@ -166,15 +172,143 @@ fn draw_done(f: &mut Frame, r: &BenchReport, area: Rect, st: &Styles) {
             if p.penalty { st.bad } else { st.ok },
         )));
     }
+    // What to do next comes before the warnings and notes, which may run past the screen (Up/Dn scrolls).
+    lines.push(Line::from(format!(
+        "{:.1} s, {} rounds. r runs again, d shows the latency distributions, Up/Dn scrolls.",
+        r.elapsed_secs, r.rounds
+    )));
     for w in &r.warnings {
         lines.push(Line::from(Span::styled(format!("Warning: {w}"), st.bad)));
     }
     for n in &r.notes {
         lines.push(Line::from(format!("Note: {n}")));
     }
-    lines.push(Line::from(format!(
-        "{:.1} s, {} rounds. r runs again.",
-        r.elapsed_secs, r.rounds
-    )));
-    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), text);
+    f.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: true })
+            .scroll((scroll, 0)),
+        text,
+    );
+}
+
+/// Width of the label column left of the histogram strips.
+const LABEL_W: usize = 11;
+
+/// The distributions of the run (see `afdisk::bench::plot::of_report`), drawn in the whole body.
+fn draw_plot(f: &mut Frame, r: &BenchReport, area: Rect, st: &Styles) {
+    let cols = (area.width as usize).saturating_sub(LABEL_W + 1).max(4);
+    let lines = match plot::of_report(r, cols) {
+        Some(p) => plot_lines(&p, area.height as usize, st),
+        None => vec![Line::from(
+            "No distribution to draw: the run kept no samples of the compared classes.",
+        )],
+    };
+    f.render_widget(Paragraph::new(lines), area);
+}
+
+/// Eighths of a cell, bottom up.
+const EIGHTHS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+/// The plot as lines for a body `height` rows high: title, a strip per class (bars scaled to the largest share
+/// of any bin of any class, so the strips compare), the time axis and its labels, the legend.
+pub fn plot_lines(p: &Plot, height: usize, st: &Styles) -> Vec<Line<'static>> {
+    let cols = p.edges_ns.len().saturating_sub(1);
+    let n = p.series.len().max(1);
+    // Title, axis, labels, per class a median line and a legend line.
+    let fixed = 3 + 2 * n;
+    let strip = (height.saturating_sub(fixed) / n).clamp(1, 8);
+    let share = |s: &plot::Series, c: u64| c as f64 / s.samples.max(1) as f64;
+    let top = p
+        .series
+        .iter()
+        .flat_map(|s| s.counts.iter().map(move |&c| share(s, c)))
+        .fold(0.0f64, f64::max)
+        .max(f64::MIN_POSITIVE);
+    let mut lines = vec![Line::from(Span::styled(p.title.clone(), st.title))];
+    for s in &p.series {
+        let style = match s.side {
+            Side::Aligned => st.ok,
+            Side::Misaligned => st.bad,
+        };
+        let median_col = plot::bin_of(s.median_ns, p.lo_ns, p.hi_ns, cols);
+        for row in (0..strip).rev() {
+            let label = if row + 1 == strip {
+                s.side.as_str()
+            } else {
+                ""
+            };
+            let mut bar = String::with_capacity(cols * 3);
+            for &c in &s.counts {
+                // Height in eighths of a row, at least one eighth for a bin that has samples.
+                let mut h = (share(s, c) / top * (strip * 8) as f64).round() as usize;
+                if c > 0 {
+                    h = h.max(1);
+                }
+                bar.push(EIGHTHS[h.saturating_sub(row * 8).min(8)]);
+            }
+            lines.push(Line::from(vec![
+                Span::styled(format!("{label:<LABEL_W$}|"), style),
+                Span::styled(bar, style),
+            ]));
+        }
+        // Under the strip: the median's column.
+        let text = format!("^ median {}", afdisk::present::latency(s.median_ns));
+        let at = LABEL_W + 1 + median_col;
+        let mark = if at + text.chars().count() <= LABEL_W + 1 + cols {
+            format!("{}{text}", " ".repeat(at))
+        } else {
+            let t = format!("median {} ^", afdisk::present::latency(s.median_ns));
+            format!(
+                "{}{t}",
+                " ".repeat((at + 1).saturating_sub(t.chars().count()))
+            )
+        };
+        lines.push(Line::from(Span::styled(mark, style)));
+    }
+    lines.extend(axis_lines(p, cols));
+    for s in &p.series {
+        let style = match s.side {
+            Side::Aligned => st.ok,
+            Side::Misaligned => st.bad,
+        };
+        lines.push(Line::from(Span::styled(s.legend(), style)));
+    }
+    lines
+}
+
+/// The time axis under the strips: a rule with a `+` at each tick, and the tick labels placed under them (a
+/// label that would overlap the previous one is left out).
+fn axis_lines(p: &Plot, cols: usize) -> [Line<'static>; 2] {
+    let mut rule: Vec<char> = "-".repeat(cols).chars().collect();
+    let mut labels: Vec<char> = vec![' '; cols + LABEL_W + 1];
+    let mut free_from = 0usize;
+    for (v, label) in &p.ticks {
+        let x = (plot::position(*v, p.lo_ns, p.hi_ns) * cols as f64).round() as usize;
+        let x = x.min(cols.saturating_sub(1));
+        // The axis' corner already marks the first column.
+        if x > 0 {
+            rule[x] = '+';
+        }
+        let len = label.chars().count();
+        let start = (LABEL_W + 1 + x)
+            .saturating_sub(len / 2)
+            .min(labels.len().saturating_sub(len));
+        if start >= free_from {
+            for (k, ch) in label.chars().enumerate() {
+                labels[start + k] = ch;
+            }
+            free_from = start + len + 1;
+        }
+    }
+    let head = format!("{:<LABEL_W$}+", "latency");
+    [
+        Line::from(format!("{head}{}", rule.into_iter().collect::<String>())),
+        Line::from(
+            labels
+                .into_iter()
+                .collect::<String>()
+                .trim_end()
+                .to_string(),
+        ),
+    ]
 }

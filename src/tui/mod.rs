@@ -25,6 +25,8 @@ mod view;
 mod work;
 
 #[cfg(test)]
+mod fit_tests;
+#[cfg(test)]
 mod tests;
 
 use std::path::PathBuf;
@@ -89,11 +91,32 @@ const FIRST_FRAME_WAIT: Duration = Duration::from_millis(50);
 
 /// Runs the UI on `target` (disk view) or on the device list. Returns the process exit code.
 pub fn run(target: Option<PathBuf>, opts: InspectOptions) -> i32 {
+    run_session(target, opts, Session::default())
+}
+
+/// What a UI session other than the plain one sets: the demo's (`afdisk demo`) lists only its sample disks,
+/// shows a banner on every screen, and keeps its backups and journals in its own directory.
+#[derive(Debug, Default)]
+pub struct Session {
+    /// The list shows these targets only (else every disk of the machine).
+    pub disks: Option<Vec<PathBuf>>,
+    /// A line on top of every screen.
+    pub banner: Option<String>,
+    /// Where apply keeps its backups and journals (else the usual place).
+    pub backup_dir: Option<PathBuf>,
+}
+
+/// Runs the UI of a session (see [`Session`]).
+pub fn run_session(target: Option<PathBuf>, opts: InspectOptions, session: Session) -> i32 {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let mut app = App::new(target.is_none(), no_color);
+    app.term = view::TermKind::of(std::env::var_os("TERM").as_deref());
+    app.banner = session.banner;
     let env = job::Env {
         opts,
-        backup_dir: afdisk::apply::backup::backup_dir(),
+        backup_dir: session
+            .backup_dir
+            .unwrap_or_else(afdisk::apply::backup::backup_dir),
     };
     let (tx, rx) = mpsc::channel();
     match target {
@@ -102,7 +125,7 @@ pub fn run(target: Option<PathBuf>, opts: InspectOptions) -> i32 {
             job::spawn(work::ProbeDisk(t), &env, tx.clone());
         }
         None => {
-            job::spawn(work::ProbeList, &env, tx.clone());
+            job::spawn(work::ProbeList(session.disks), &env, tx.clone());
         }
     }
     let mut terminal = ratatui::init();
@@ -231,6 +254,16 @@ fn job_ended(app: &mut App, owner: &'static str) {
 
 /// Starts the background work a key asked for, as a job.
 fn on_request(app: &mut App, r: Request, tx: &mpsc::Sender<Msg>, env: &job::Env) {
+    // The physical sector size chosen for the image on screen (key a) holds for every job on it.
+    let mut chosen;
+    let env = match app.physical {
+        Some(p) => {
+            chosen = env.clone();
+            chosen.opts.overrides.physical_sector_size = Some(p);
+            &chosen
+        }
+        None => env,
+    };
     match r {
         Request::OpenDisk(p) => {
             job::spawn(work::ProbeDisk(p), env, tx.clone());

@@ -133,9 +133,9 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
         .max(plan.old.as_ref().map_or(1, |o| o.partitions.len())) as u16;
     let table_h = (n + 3).min(area.height.saturating_sub(6) / 2).max(4);
     let (msg, style) = status_text(ps, st);
-    // The status gets the rows its text wraps to (the backup's path and the undo key after a write), 2 to 6.
+    // The status gets the rows its text wraps to (the backup's path and the undo key after a write), 2 to 8.
     let status_h =
-        u16::try_from(wrapped_rows(&msg, usize::from(area.width)).clamp(2, 6)).unwrap_or(2);
+        u16::try_from(wrapped_rows(&msg, usize::from(area.width)).clamp(2, 8)).unwrap_or(2);
     let [head, tables, body, status] = Layout::vertical([
         Constraint::Length(2),
         Constraint::Length(table_h),

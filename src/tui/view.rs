@@ -1,7 +1,16 @@
 //! Rendering (the "view" half of the UI): the device list, the disk view (map, partition table, findings),
 //! the sector zoom, the help overlay and the key bar. Meaning never depends on colour alone: every badge also
 //! carries a word or symbol, and NO_COLOR drops colours entirely.
+//!
+//! Terminal fit: nothing is cut off at 80x24 — the key bar (or a status or error there) wraps onto up to
+//! three lines, the disk title wraps, and a device that failed in the list shows its whole error (problem and
+//! fix) when selected. **Terminal kinds** ([`TermKind`], from `TERM`): `linux` (the console) gets ASCII in
+//! place of box-drawing and block characters and only the 16 named colours; `dumb` (or no `TERM`) gets ASCII
+//! and no colour. The ASCII pass runs over the finished frame, so every screen (pages included) gets it. An
+//! image file shows a banner with the physical sector size it is judged against (assumed 4096 bytes) and the
+//! key that switches it (a: 512/4096; everything is read and recomputed with the new size).
 
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span, Text};
@@ -65,14 +74,148 @@ impl Theme {
     }
 }
 
+/// What the terminal can show, from `TERM`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TermKind {
+    /// Unicode and colours.
+    #[default]
+    Full,
+    /// The Linux console: ASCII, the 16 named colours.
+    Linux,
+    /// A dumb terminal (or none named): ASCII, no colour.
+    Dumb,
+}
+
+impl TermKind {
+    /// The kind of the terminal named by `TERM` (`None`: not set).
+    pub fn of(term: Option<&std::ffi::OsStr>) -> Self {
+        match term.map(|t| t.to_string_lossy()) {
+            None => TermKind::Dumb,
+            Some(t) if t.is_empty() || t == "dumb" => TermKind::Dumb,
+            Some(t) if t == "linux" || t.starts_with("linux-") => TermKind::Linux,
+            Some(_) => TermKind::Full,
+        }
+    }
+}
+
+/// The ASCII stand-in of a symbol the console fonts may lack (box drawing, blocks, arrows, `µ`).
+pub fn ascii_symbol(sym: &str) -> &'static str {
+    match sym {
+        "─" | "━" | "═" | "╌" | "┄" => "-",
+        "│" | "┃" | "║" | "╎" | "┆" => "|",
+        "┌" | "┐" | "└" | "┘" | "╭" | "╮" | "╰" | "╯" | "├" | "┤" | "┬" | "┴" | "┼" | "╔" | "╗"
+        | "╚" | "╝" | "┏" | "┓" | "┗" | "┛" => "+",
+        "█" | "▉" | "▊" | "▌" => "#",
+        "▁" | "▂" | "▃" => ".",
+        "▄" | "▅" | "▆" | "▇" => ":",
+        "µ" => "u",
+        "…" | "·" => ".",
+        "—" | "–" | "‐" => "-",
+        "→" | "⇒" | "»" => ">",
+        "←" | "«" => "<",
+        "⇄" | "↔" => "=",
+        "↑" => "^",
+        "↓" => "v",
+        "•" | "●" => "*",
+        "✓" | "✔" => "v",
+        "✗" | "✘" | "×" => "x",
+        "≥" => ">",
+        "≤" => "<",
+        "≈" => "~",
+        "“" | "”" => "\"",
+        "‘" | "’" => "'",
+        _ => "?",
+    }
+}
+
+/// The frame as the terminal kind can show it: ASCII symbols, and no colour (dumb) or only the 16 named
+/// colours (linux).
+pub fn fit_to(buf: &mut Buffer, kind: TermKind) {
+    if kind == TermKind::Full {
+        return;
+    }
+    let area = buf.area;
+    for y in area.top()..area.bottom() {
+        for x in area.left()..area.right() {
+            let Some(cell) = buf.cell_mut((x, y)) else {
+                continue;
+            };
+            if !cell.symbol().is_ascii() {
+                let a = ascii_symbol(cell.symbol());
+                cell.set_symbol(a);
+            }
+            let named = |c: Color| match c {
+                Color::Rgb(..) | Color::Indexed(_) => Color::Reset,
+                c => c,
+            };
+            if kind == TermKind::Dumb {
+                cell.fg = Color::Reset;
+                cell.bg = Color::Reset;
+            } else {
+                cell.fg = named(cell.fg);
+                cell.bg = named(cell.bg);
+            }
+        }
+    }
+}
+
+/// Rows `text` takes when word-wrapped at `width` as a wrapping paragraph does (at least 1).
+fn rows_of(text: &str, width: u16) -> u16 {
+    let w = usize::from(width.max(1));
+    let mut n = 0usize;
+    for line in text.lines() {
+        let mut rows = 1usize;
+        let mut used = 0usize;
+        for word in line.split_whitespace() {
+            let len = word.chars().count();
+            let need = if used == 0 { len } else { used + 1 + len };
+            if need <= w {
+                used = need;
+            } else if len <= w {
+                rows += usize::from(used > 0);
+                used = len;
+            } else {
+                // A word longer than the line is broken across rows.
+                rows += usize::from(used > 0) + (len - 1) / w;
+                used = (len - 1) % w + 1;
+            }
+        }
+        n += rows;
+    }
+    u16::try_from(n.max(1)).unwrap_or(u16::MAX)
+}
+
 pub fn draw(f: &mut Frame, app: &App) {
-    let th = Theme::new(app.no_color);
+    draw_screen(f, app);
+    fit_to(f.buffer_mut(), app.term);
+}
+
+fn draw_screen(f: &mut Frame, app: &App) {
+    let th = Theme::new(app.no_color || app.term == TermKind::Dumb);
     let area = f.area();
     if area.width < 20 || area.height < 6 {
         f.render_widget(Paragraph::new("afdisk: window too small"), area);
         return;
     }
-    let [body, bar] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
+    let bar_h = rows_of(&keybar_text(app), area.width).min(4);
+    let banner_h = app
+        .banner
+        .as_ref()
+        .map_or(0, |b| rows_of(b, area.width).min(3));
+    let [banner, body, bar] = Layout::vertical([
+        Constraint::Length(banner_h),
+        Constraint::Min(1),
+        Constraint::Length(bar_h),
+    ])
+    .areas(area);
+    if let Some(b) = &app.banner {
+        f.render_widget(
+            Paragraph::new(b.as_str())
+                .style(th.warn.add_modifier(Modifier::REVERSED))
+                .wrap(Wrap { trim: true }),
+            banner,
+        );
+    }
     let styles = th.styles();
     match app.screen {
         Screen::List => draw_list(f, app, body, &th),
@@ -89,8 +232,9 @@ pub fn draw(f: &mut Frame, app: &App) {
     }
 }
 
-fn draw_keybar(f: &mut Frame, app: &App, area: Rect) {
-    let text = if let Some(b) = &app.busy {
+/// The key bar's text: a running job's status, the disk view's error, or the screen's commands.
+fn keybar_text(app: &App) -> String {
+    if let Some(b) = &app.busy {
         b.clone()
     } else if let (Some(e), Screen::Disk) = (&app.error, app.screen) {
         format!("error: {e}")
@@ -100,9 +244,15 @@ fn draw_keybar(f: &mut Frame, app: &App, area: Rect) {
             _ => None,
         };
         status.unwrap_or_else(|| key_bar(&app.commands()))
-    };
+    }
+}
+
+/// The key bar, wrapped onto the lines it was given (a long status or error is never cut at the edge).
+fn draw_keybar(f: &mut Frame, app: &App, area: Rect) {
     f.render_widget(
-        Paragraph::new(Line::from(text).style(Style::default().add_modifier(Modifier::REVERSED))),
+        Paragraph::new(keybar_text(app))
+            .style(Style::default().add_modifier(Modifier::REVERSED))
+            .wrap(Wrap { trim: true }),
         area,
     );
 }
@@ -110,7 +260,15 @@ fn draw_keybar(f: &mut Frame, app: &App, area: Rect) {
 fn draw_help(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     let w = area.width.min(70);
     let keys = app.commands();
-    let h = (keys.len() as u16 + 4).min(area.height);
+    // Each command's line as wrapped in the box, plus the border and a spare line.
+    let rows: u16 = keys
+        .iter()
+        .map(|c| {
+            let help = if c.help.is_empty() { c.bar } else { c.help };
+            rows_of(&format!("{:<12}{help}", c.keys), w.saturating_sub(2))
+        })
+        .sum();
+    let h = (rows + 3).min(area.height);
     let r = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height - h) / 2,
@@ -170,13 +328,15 @@ fn draw_list(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         w.push(Constraint::Min(30));
         w
     } else {
+        // 80 columns: a 13-character name (xp-dos-63.img), sizes up to "1023.9 GiB", and 21 columns left
+        // for the status ("MISALIGNED 1, in use").
         vec![
+            Constraint::Length(13),
             Constraint::Length(10),
-            Constraint::Length(10),
-            Constraint::Length(10),
+            Constraint::Length(9),
             Constraint::Length(7),
-            Constraint::Length(6),
-            Constraint::Length(6),
+            Constraint::Length(5),
+            Constraint::Length(5),
             Constraint::Min(10),
         ]
     };
@@ -190,15 +350,43 @@ fn draw_list(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     } else {
         Some(l.selected)
     });
-    f.render_stateful_widget(table, area, &mut st);
+    // Under the table, in full: the selected device's error (a row shows only its start), and the error of
+    // the disk that could not be opened.
+    let mut notes: Vec<(String, String)> = Vec::new();
+    if let Some(ListItem::Failed { name, error }) = l.items.get(l.selected) {
+        notes.push((format!(" {name}: cannot be read "), error.clone()));
+    }
     if let Some(e) = &app.error {
+        notes.push((" Error ".to_string(), e.clone()));
+    }
+    let inner_w = area.width.saturating_sub(2);
+    let note_h: u16 = notes
+        .iter()
+        .map(|(_, e)| rows_of(e, inner_w) + 2)
+        .sum::<u16>()
+        .min(area.height / 2);
+    let [table_area, note_area] =
+        Layout::vertical([Constraint::Min(3), Constraint::Length(note_h)]).areas(area);
+    f.render_stateful_widget(table, table_area, &mut st);
+    let mut y = note_area.y;
+    for (title, e) in notes {
+        let h = (rows_of(&e, inner_w) + 2).min(note_area.bottom().saturating_sub(y));
+        if h < 3 {
+            break;
+        }
         let r = Rect {
-            y: area.y + area.height.saturating_sub(2),
-            height: 1,
-            x: area.x + 1,
-            width: area.width.saturating_sub(2),
+            y,
+            height: h,
+            ..note_area
         };
-        f.render_widget(Paragraph::new(e.as_str()).style(th.bad), r);
+        f.render_widget(
+            Paragraph::new(e)
+                .style(th.bad)
+                .wrap(Wrap { trim: true })
+                .block(Block::bordered().title(Line::from(title))),
+            r,
+        );
+        y += h;
     }
 }
 
@@ -294,6 +482,29 @@ fn disk_title(r: &Report) -> Vec<Line<'static>> {
     vec![Line::from(l1), Line::from(l2)]
 }
 
+/// An image file's banner: the physical sector size it is judged against, and the key that switches it.
+pub fn image_banner(r: &Report) -> Option<String> {
+    let d = &r.device;
+    if d.kind != afdisk::device::TargetKind::Image {
+        return None;
+    }
+    let how = match d.geometry_source.physical_sector_size {
+        afdisk::device::Source::Assumed => "assumed",
+        _ => "set to",
+    };
+    let key = match super::app::next_physical(d.logical_sector_size, d.physical_sector_size) {
+        Some(n) => format!("a: judge it as {n}-byte physical sectors"),
+        None => format!(
+            "its {}-byte logical sectors leave no smaller choice",
+            d.logical_sector_size
+        ),
+    };
+    Some(format!(
+        " image file: physical sector size {how} {} bytes ({key})",
+        d.physical_sector_size
+    ))
+}
+
 fn draw_map(f: &mut Frame, r: &Report, selected: usize, area: Rect, th: &Theme) {
     let inner_w = area.width.saturating_sub(2) as usize;
     let segs = model::segments(r);
@@ -348,14 +559,34 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     };
     let r = &d.report;
     let table_h = (r.partitions.len() as u16 + 3).clamp(4, (area.height / 2).max(4));
-    let [title, map, parts, findings] = Layout::vertical([
-        Constraint::Length(2),
+    let mut head = disk_title(r);
+    let banner = image_banner(r);
+    let head_h = head
+        .iter()
+        .map(|l| rows_of(&l.to_string(), area.width))
+        .sum::<u16>()
+        .min(4);
+    let banner_h = banner.as_ref().map_or(0, |b| rows_of(b, area.width).min(2));
+    let [title, banner_area, map, parts, findings] = Layout::vertical([
+        Constraint::Length(head_h),
+        Constraint::Length(banner_h),
         Constraint::Length(3),
         Constraint::Length(table_h),
         Constraint::Min(3),
     ])
     .areas(area);
-    f.render_widget(Paragraph::new(disk_title(r)).style(th.title), title);
+    f.render_widget(
+        Paragraph::new(std::mem::take(&mut head))
+            .style(th.title)
+            .wrap(Wrap { trim: false }),
+        title,
+    );
+    if let Some(b) = banner {
+        f.render_widget(
+            Paragraph::new(b).style(th.warn).wrap(Wrap { trim: true }),
+            banner_area,
+        );
+    }
     draw_map(f, r, d.selected, map, th);
 
     draw_partitions(f, d, parts, th);

@@ -33,8 +33,9 @@ impl Job for ProbeDisk {
     }
 }
 
-/// Reads every disk of the machine for the list, one row (a detail) at a time.
-pub struct ProbeList;
+/// Reads every disk of the machine (or the targets given: the demo's) for the list, one row (a detail) at a
+/// time.
+pub struct ProbeList(pub Option<Vec<PathBuf>>);
 
 impl Job for ProbeList {
     type Output = ();
@@ -48,7 +49,19 @@ impl Job for ProbeList {
         StopRule::Never("reading disks takes a moment")
     }
     fn run(self, env: &Env, ctx: &Ctx) -> Result<(), afdisk::Error> {
-        let disks = device::list::disks();
+        let disks = match self.0 {
+            Some(paths) => paths
+                .into_iter()
+                .map(|p| {
+                    let name = p.file_name().map_or_else(
+                        || p.display().to_string(),
+                        |n| n.to_string_lossy().into_owned(),
+                    );
+                    (name, p)
+                })
+                .collect(),
+            None => device::list::disks(),
+        };
         let total = disks.len() as u64;
         ctx.progress(Progress {
             phase: "probing".into(),
@@ -65,7 +78,7 @@ impl Job for ProbeList {
                 Ok((_, r)) => ListItem::Disk(Box::new(r)),
                 Err(e) => ListItem::Failed {
                     name,
-                    error: e.render(&super::key_name).0,
+                    error: super::failure_text(&e),
                 },
             });
         }

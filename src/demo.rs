@@ -1,0 +1,457 @@
+//! The sample disks of `afdisk demo`: image files in a directory of their own, made by the peers (sfdisk,
+//! fdisk, sgdisk, mke2fs) exactly as a user's tools would have made them, never by afdisk — so the demo shows
+//! afdisk reading real-world tables, and every feature (plan, apply, undo, bench, the data move) can be tried
+//! on files that nothing else uses.
+//!
+//! Terms:
+//! - **sample**: one image file and what it shows: `xp-dos-63.img` (an XP-era dos table: an empty first
+//!   partition at sector 63, whose realign is a table edit that apply writes and undo restores byte for byte,
+//!   and an extended partition with a logical one holding ext4 with files), `gpt-2049.img` (GPT, a partition
+//!   at 2049 holding ext4 with files: its realign is a data move, which undo cannot restore by a table write),
+//!   `4kn-gpt.img` (a GPT written with 4096-byte sectors by `fdisk -b 4096`:
+//!   afdisk infers the 4Kn logical size from the table), `usb-bridge.img` (a dos table written with 512-byte
+//!   sectors, to be seen through a 4096-byte view, see below);
+//! - **view**: how a sample is opened. An image file has no sector sizes of its own: the logical size is
+//!   inferred from its table and the physical one is *assumed* 4096 bytes (the TUI's `a` switches it). The
+//!   USB-bridge case needs a device whose logical sectors are 4096 bytes over a table written at 512: the
+//!   honest way is the kernel's own such view, a loop device with `--sector-size 4096` ([`attach_4096`], root
+//!   only); without root that sample is listed in the notes with the command that shows it;
+//! - **notes**: what could not be made and why (a missing tool, no root), in plain words;
+//! - **written out**: the images are not left sparse: their zeros are written as real blocks (same bytes), so a
+//!   read-only benchmark reads the disk rather than the zeros of a hole.
+//!
+//! Everything here runs the peers with argv (never a shell) and writes only inside the demo directory.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// Size of every sample image.
+pub const SAMPLE_BYTES: u64 = 64 << 20;
+
+/// Schema of `demo --json`.
+pub const DEMO_SCHEMA: u32 = 1;
+
+/// One sample disk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Sample {
+    /// File name, e.g. `xp-dos-63.img`.
+    pub name: String,
+    #[serde(serialize_with = "lossy")]
+    #[schemars(with = "String")]
+    pub path: PathBuf,
+    /// What it shows, in one sentence.
+    pub what: String,
+    /// Needs a 4096-byte logical view (the USB-bridge case): see [`attach_4096`].
+    pub view_4096: bool,
+}
+
+fn lossy<S: serde::Serializer>(p: &Path, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&p.to_string_lossy())
+}
+
+/// The samples made in a directory, and what could not be made.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Samples {
+    pub samples: Vec<Sample>,
+    pub notes: Vec<String>,
+}
+
+/// The JSON contract of `afdisk demo --json`: where the samples are, and whether they stay.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct DemoJson<'a> {
+    pub schema: u32,
+    /// The demo directory.
+    pub dir: String,
+    /// Whether the samples stay after afdisk exits (`--keep`); else they are already removed.
+    pub kept: bool,
+    pub samples: &'a [Sample],
+    /// What could not be made, and why.
+    pub notes: &'a [String],
+}
+
+/// Whether `prog` can be run (found on PATH).
+fn have(prog: &str) -> bool {
+    Command::new(prog)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+/// Runs a peer with argv and optional stdin; its failure is an error naming it and its output.
+fn peer(prog: &str, args: &[&std::ffi::OsStr], stdin: Option<&str>) -> Result<()> {
+    use std::io::Write;
+    let mut child = Command::new(prog)
+        .args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            Error::io(
+                format!("cannot run {prog}: {e}"),
+                format!("install {prog} (util-linux, gdisk, e2fsprogs) to make the demo's disks"),
+            )
+        })?;
+    if let (Some(text), Some(mut sin)) = (stdin, child.stdin.take()) {
+        let _ = sin.write_all(text.as_bytes());
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| Error::io(format!("{prog} failed: {e}"), "run the demo again"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(Error::io(
+            format!(
+                "{prog} could not make a demo disk: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+            "check that the demo directory is writable and has 256 MiB free",
+        ))
+    }
+}
+
+/// A sparse image of [`SAMPLE_BYTES`].
+fn image(dir: &Path, name: &str) -> Result<PathBuf> {
+    let p = dir.join(name);
+    std::fs::File::create(&p)
+        .and_then(|f| f.set_len(SAMPLE_BYTES))
+        .map_err(|e| Error::from_io("create the demo image", &p, &e))?;
+    Ok(p)
+}
+
+/// The files the demo's filesystems hold.
+fn stage_files(dir: &Path) -> Result<PathBuf> {
+    let stage = dir.join(".files");
+    let w = |name: &str, text: String| {
+        std::fs::write(stage.join(name), text)
+            .map_err(|e| Error::from_io("write a demo file", &stage.join(name), &e))
+    };
+    std::fs::create_dir_all(stage.join("photos"))
+        .map_err(|e| Error::from_io("create", &stage, &e))?;
+    w(
+        "README.txt",
+        "A file on an afdisk demo disk. A realign that moves this partition (p, then a) copies every byte: \
+         this file is still here after it.\n"
+            .into(),
+    )?;
+    w(
+        "numbers.txt",
+        (1..=50_000).map(|i| format!("{i}\n")).collect::<String>(),
+    )?;
+    w(
+        "photos/holiday-2003.txt",
+        "(not really a photo)\n".repeat(2000),
+    )?;
+    Ok(stage)
+}
+
+/// An ext4 filesystem holding `files`, written into `img` at byte `offset`, `bytes` long (mke2fs -d: no mount).
+fn ext4_at(img: &Path, offset: u64, bytes: u64, files: &Path, label: &str) -> Result<()> {
+    let off = format!("offset={offset}");
+    let size = format!("{}k", bytes / 1024);
+    let args: Vec<&std::ffi::OsStr> = vec![
+        "-q".as_ref(),
+        "-F".as_ref(),
+        "-t".as_ref(),
+        "ext4".as_ref(),
+        "-L".as_ref(),
+        label.as_ref(),
+        "-E".as_ref(),
+        off.as_ref(),
+        "-d".as_ref(),
+        files.as_os_str(),
+        img.as_os_str(),
+        size.as_ref(),
+    ];
+    peer("mke2fs", &args, None)
+}
+
+/// Makes the samples in `dir` (which must exist and be empty of them). A sample whose tool is missing is left
+/// out with a note; an error of a tool that is there is an error.
+pub fn make(dir: &Path) -> Result<Samples> {
+    let mut out = Samples::default();
+    let (sfdisk, sgdisk, fdisk, mke2fs) = (
+        have("sfdisk"),
+        have("sgdisk"),
+        have("fdisk"),
+        have("mke2fs"),
+    );
+    let files = if mke2fs {
+        Some(stage_files(dir)?)
+    } else {
+        out.notes.push(
+            "mke2fs (e2fsprogs) is not installed: the partitions hold no filesystem, so there is no data to move"
+                .into(),
+        );
+        None
+    };
+    // 1. XP era: dos, the first partition at 63, free space after it (room for the move), an extended one.
+    if sfdisk {
+        let img = image(dir, "xp-dos-63.img")?;
+        peer(
+            "sfdisk",
+            &[
+                "-q".as_ref(),
+                "--no-reread".as_ref(),
+                "-w".as_ref(),
+                "never".as_ref(),
+                img.as_os_str(),
+            ],
+            Some(
+                "label: dos\nstart=63, size=24513, type=7, bootable\nstart=32768, type=5\n\
+                 start=34816, size=40960, type=83\n",
+            ),
+        )?;
+        if let Some(f) = &files {
+            ext4_at(&img, 34816 * 512, 40960 * 512, f, "XP-DATA")?;
+        }
+        out.samples.push(Sample {
+            name: "xp-dos-63.img".into(),
+            path: img,
+            what: "XP-era dos table: an empty partition 1 at sector 63 (its realign is a table edit: apply, then \
+                   undo), an extended partition with a logical one holding ext4 with files"
+                .into(),
+            view_4096: false,
+        });
+    } else {
+        out.notes
+            .push("sfdisk (util-linux) is not installed: no XP-era dos disk".into());
+    }
+    // 2. GPT at 2049.
+    if sgdisk {
+        let img = image(dir, "gpt-2049.img")?;
+        peer(
+            "sgdisk",
+            &[
+                "-a".as_ref(),
+                "1".as_ref(),
+                "-n".as_ref(),
+                "1:2049:+16M".as_ref(),
+                "-c".as_ref(),
+                "1:root".as_ref(),
+                "-n".as_ref(),
+                "2:40960:+8M".as_ref(),
+                "-c".as_ref(),
+                "2:data".as_ref(),
+                img.as_os_str(),
+            ],
+            None,
+        )?;
+        if let Some(f) = &files {
+            ext4_at(&img, 2049 * 512, 16 << 20, f, "ROOT")?;
+        }
+        out.samples.push(Sample {
+            name: "gpt-2049.img".into(),
+            path: img,
+            what:
+                "GPT: partition 1 at sector 2049 (ext4 with files), one sector past the 1 MiB mark"
+                    .into(),
+            view_4096: false,
+        });
+    } else {
+        out.notes
+            .push("sgdisk (gdisk) is not installed: no GPT disk at 2049".into());
+    }
+    // 3. 4Kn: a GPT written with 4096-byte sectors (fdisk -b 4096 writes it to a plain file).
+    if fdisk {
+        let img = image(dir, "4kn-gpt.img")?;
+        peer(
+            "fdisk",
+            &["-b".as_ref(), "4096".as_ref(), img.as_os_str()],
+            Some("g\nn\n1\n300\n+16M\nw\n"),
+        )?;
+        out.samples.push(Sample {
+            name: "4kn-gpt.img".into(),
+            path: img,
+            what: "4Kn: GPT with 4096-byte sectors, partition 1 at LBA 300 (physically aligned, not on 1 MiB)"
+                .into(),
+            view_4096: false,
+        });
+    } else {
+        out.notes
+            .push("fdisk (util-linux) is not installed: no 4Kn disk".into());
+    }
+    // 4. USB bridge: a 512-byte dos table, seen through 4096-byte sectors.
+    if sfdisk {
+        let img = image(dir, "usb-bridge.img")?;
+        peer(
+            "sfdisk",
+            &[
+                "-q".as_ref(),
+                "--no-reread".as_ref(),
+                "-w".as_ref(),
+                "never".as_ref(),
+                img.as_os_str(),
+            ],
+            Some("label: dos\nstart=2048, size=32768, type=83\n"),
+        )?;
+        out.samples.push(Sample {
+            name: "usb-bridge.img".into(),
+            path: img,
+            what:
+                "USB bridge: a dos table written with 512-byte sectors, seen through 4096-byte ones"
+                    .into(),
+            view_4096: true,
+        });
+    }
+    if let Some(f) = files {
+        let _ = std::fs::remove_dir_all(f);
+    }
+    for smp in &out.samples {
+        write_out(&smp.path)?;
+    }
+    Ok(out)
+}
+
+/// Writes the zeros of a sparse image out as real blocks (every all-zero 4 KiB block is written back as it reads): the
+/// content stays byte for byte the same, but a benchmark's reads now reach the disk instead of returning the
+/// zeros of a hole, which measure nothing.
+fn write_out(img: &Path) -> Result<()> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(img)
+        .map_err(|e| Error::from_io("open the demo image", img, &e))?;
+    let len = f
+        .metadata()
+        .map_err(|e| Error::from_io("read the size of", img, &e))?
+        .len();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut off = 0u64;
+    while off < len {
+        let n = usize::try_from((len - off).min(buf.len() as u64)).unwrap_or(buf.len());
+        let chunk = &mut buf[..n];
+        f.read_exact_at(chunk, off)
+            .map_err(|e| Error::from_io("read the demo image", img, &e))?;
+        // Block by block (4 KiB): a hole may sit next to data within a MiB.
+        let mut at = 0usize;
+        while at < n {
+            let end = (at + 4096).min(n);
+            if chunk[at..end].iter().all(|&b| b == 0) {
+                f.write_all_at(&chunk[at..end], off + at as u64)
+                    .map_err(|e| Error::from_io("write the demo image", img, &e))?;
+            }
+            at = end;
+        }
+        off += n as u64;
+    }
+    Ok(())
+}
+
+/// A loop device over a file with 4096-byte logical sectors (the kernel's own 4096-byte view, as a USB bridge
+/// that translates gives one). Root only; detached by [`LoopView`]'s drop.
+#[derive(Debug)]
+pub struct LoopView {
+    pub device: PathBuf,
+}
+
+/// Attaches `img` with `losetup -f --show --sector-size 4096`; `Err` with the reason when it cannot (not root,
+/// no losetup, no free loop device).
+pub fn attach_4096(img: &Path) -> std::result::Result<LoopView, String> {
+    // /proc/self belongs to the process's effective user.
+    let root = std::os::unix::fs::MetadataExt::uid(
+        &std::fs::metadata("/proc/self").map_err(|e| format!("cannot read /proc/self: {e}"))?,
+    ) == 0;
+    if !root {
+        return Err("a 4096-byte view of a file needs a loop device, which needs root".into());
+    }
+    let out = Command::new("losetup")
+        .args(["-f", "--show", "--sector-size", "4096"])
+        .arg(img)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run losetup: {e}"))?;
+    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if !out.status.success() || dev.is_empty() {
+        return Err(format!(
+            "losetup failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(LoopView {
+        device: PathBuf::from(dev),
+    })
+}
+
+impl Drop for LoopView {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup")
+            .arg("-d")
+            .arg(&self.device)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The samples are made by the peers and read back by afdisk as what they claim to be.
+    #[test]
+    fn samples_are_what_they_say() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = make(dir.path()).unwrap();
+        let names: Vec<&str> = s.samples.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "xp-dos-63.img",
+                "gpt-2049.img",
+                "4kn-gpt.img",
+                "usb-bridge.img"
+            ],
+            "{:?}",
+            s.notes
+        );
+        let opts = crate::report::InspectOptions::default();
+        let r = |n: usize| crate::report::inspect(&s.samples[n].path, &opts).unwrap().1;
+        let xp = r(0);
+        assert_eq!(xp.partitions[0].start, 63);
+        assert_eq!(xp.partitions[0].filesystem, None);
+        assert_eq!(xp.partitions.len(), 3, "primary, extended, logical");
+        assert_eq!(xp.partitions[2].filesystem.as_deref(), Some("ext4"));
+        let g = r(1);
+        assert_eq!(g.partitions[0].start, 2049);
+        assert_eq!(g.partitions[0].filesystem.as_deref(), Some("ext4"));
+        let k = r(2);
+        assert_eq!(
+            k.device.logical_sector_size, 4096,
+            "the 4Kn table is inferred"
+        );
+        assert_eq!(k.partitions[0].start, 300);
+        // Written out: no holes for a benchmark to read zeros from.
+        for smp in &s.samples {
+            let f = std::fs::File::open(&smp.path).unwrap();
+            let holes = crate::bench::unallocated_bytes(
+                &f,
+                &[crate::bench::schedule::Region {
+                    start: 0,
+                    end: SAMPLE_BYTES,
+                }],
+            );
+            assert_eq!(holes, Some(0), "{}", smp.name);
+        }
+        // No staging directory is left behind.
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.ends_with(".img"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+}

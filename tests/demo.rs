@@ -1,0 +1,400 @@
+//! `afdisk demo` (issue 15): the sample disks are made by the peers in a directory of their own under TMPDIR,
+//! the UI opens on them alone with a banner naming that directory, a realign of the XP disk is applied and
+//! undone through the UI (byte-exact), the GPT disk's realign moves its ext4 with its files, a bench runs and
+//! plots, and at exit nothing remains (no file, no loop device) unless `--keep`.
+//! Driven in tmux at 80x24 with TERM=linux, as a user would; `--json` is checked for scripts.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A tmux server of this test's own (its own socket), killed at the end.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    /// Starts `argv` (no shell) in an 80x24 window that stays after the program ends, so its status can be read.
+    fn start(tag: &str, argv: &[&str]) -> Tmux {
+        let t = Tmux {
+            // One server per window: a server still going away never takes the next window.
+            socket: format!(
+                "afdisk-{tag}-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            ),
+        };
+        // remain-on-exit is set before the program starts, so a program that ends at once leaves its status.
+        let mut a = vec![
+            "-f",
+            "/dev/null",
+            "start-server",
+            ";",
+            "set-option",
+            "-g",
+            "remain-on-exit",
+            "on",
+            ";",
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "80",
+            "-y",
+            "24",
+        ];
+        a.extend_from_slice(argv);
+        t.cmd(&a);
+        t
+    }
+    fn cmd(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux is installed (see .ci/run)");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+    fn keys(&self, keys: &[&str]) {
+        let mut a = vec!["send-keys", "-t", "t"];
+        a.extend_from_slice(keys);
+        self.cmd(&a);
+    }
+    fn type_text(&self, text: &str) {
+        self.cmd(&["send-keys", "-t", "t", "-l", text]);
+    }
+    fn screen(&self) -> String {
+        self.cmd(&["capture-pane", "-p", "-t", "t"])
+    }
+    /// The screen and its history, with the lines the terminal wrapped joined again (what the program printed
+    /// after the UI, which may have scrolled).
+    fn printed(&self) -> String {
+        self.cmd(&["capture-pane", "-p", "-J", "-S", "-", "-t", "t"])
+    }
+    fn wait_for(&self, text: &str) -> String {
+        let t0 = Instant::now();
+        loop {
+            let s = self.screen();
+            if s.contains(text) {
+                return s;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "timed out waiting for {text:?}; pane (dead, status): {:?}; screen:\n{s}",
+                self.cmd(&[
+                    "display-message",
+                    "-p",
+                    "-t",
+                    "t",
+                    "#{pane_dead} #{pane_dead_status}"
+                ])
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    /// Waits until the program ended; its exit status when tmux reports one (some tmux versions leave
+    /// `pane_dead_status` empty).
+    fn wait_exit(&self) -> Option<i32> {
+        let t0 = Instant::now();
+        let mut dead_since: Option<Instant> = None;
+        loop {
+            let s = self.cmd(&[
+                "display-message",
+                "-p",
+                "-t",
+                "t",
+                "#{pane_dead} #{pane_dead_status}",
+            ]);
+            let mut it = s.split_whitespace();
+            let dead = it.next() == Some("1");
+            if let (true, Some(code)) = (dead, it.next().and_then(|c| c.parse().ok())) {
+                return Some(code);
+            }
+            if dead {
+                // The status may show a moment after the pane is marked dead.
+                let since = *dead_since.get_or_insert_with(Instant::now);
+                if since.elapsed() > Duration::from_secs(2) {
+                    return None;
+                }
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "afdisk did not end; screen:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+/// The demo directories under `tmp`.
+fn demo_dirs(tmp: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(tmp)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("afdisk-demo-"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Loop devices whose backing file is under `dir`.
+fn loops_over(dir: &Path) -> String {
+    let out = Command::new("losetup").arg("-a").output().expect("losetup");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(&*dir.to_string_lossy()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn demo_argv<'a>(tmp: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["env", "TERM=linux", "NO_COLOR=1"];
+    v.push(tmp);
+    v.push(env!("CARGO_BIN_EXE_afdisk"));
+    v.push("demo");
+    v.extend_from_slice(extra);
+    v
+}
+
+#[test]
+fn demo_realigns_the_xp_disk_applies_and_undoes_moves_data_benches_and_leaves_nothing() {
+    let sc = Scratch::new();
+    let tmp = sc.path("tmp");
+    std::fs::create_dir_all(&tmp).expect("tmp");
+    let tmp_env = format!("TMPDIR={}", s(&tmp));
+    let tm = Tmux::start("demo", &demo_argv(&tmp_env, &[]));
+    let screen = tm.wait_for("xp-dos-63.img");
+    let dirs = demo_dirs(&tmp);
+    assert_eq!(dirs.len(), 1, "one demo directory under TMPDIR: {dirs:?}");
+    let dir = dirs[0].clone();
+    let flat = screen.replace('\n', " ");
+    assert!(
+        flat.contains("DEMO: these disks are files in") && flat.contains("removed at exit"),
+        "{screen}"
+    );
+    assert!(screen.is_ascii(), "TERM=linux: ASCII only:\n{screen}");
+    for name in ["gpt-2049.img", "4kn-gpt.img"] {
+        assert!(screen.contains(name), "{name}: {screen}");
+    }
+    let xp = dir.join("xp-dos-63.img");
+    let original = std::fs::read(&xp).expect("read the XP disk");
+    // Open the XP disk (first in the list), plan the realign, apply it.
+    tm.keys(&["Enter"]);
+    tm.wait_for("MISALIGNED");
+    tm.keys(&["p"]);
+    tm.wait_for("Realign plan");
+    tm.keys(&["a"]);
+    tm.wait_for("Type \"xp-dos-63.img\"");
+    tm.type_text("xp-dos-63.img");
+    tm.keys(&["Enter"]);
+    let screen = tm.wait_for("Wrote");
+    // The outcome, its backup path and the next keys are shown whole at 80x24 (they wrap).
+    let flat = screen
+        .lines()
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        flat.contains("Press u to undo, b to benchmark the result."),
+        "{screen}"
+    );
+    let after = inspect(&s(&xp));
+    assert_eq!(after["partitions"][0]["start"], 2048, "{after}");
+    run("sfdisk", &["--verify", &s(&xp)]);
+    // Undo: the exact bytes come back.
+    tm.keys(&["u"]);
+    tm.wait_for("Type \"xp-dos-63.img\"");
+    tm.type_text("xp-dos-63.img");
+    tm.keys(&["Enter"]);
+    tm.wait_for("Restored");
+    assert!(
+        std::fs::read(&xp).expect("read") == original,
+        "undo restores the XP disk byte for byte"
+    );
+    // Its backups stayed inside the demo directory.
+    assert!(
+        !files_in(&dir.join("backups")).is_empty(),
+        "the backup is in the demo directory"
+    );
+    tm.keys(&["Escape"]);
+    tm.wait_for("Findings");
+    // The data move: the GPT disk's ext4 at 2049 moves to the 1 MiB grain, and its files are still there.
+    std::thread::sleep(Duration::from_millis(300));
+    tm.keys(&["Escape"]);
+    tm.wait_for("Disks (");
+    // An Escape followed at once by the arrow's escape sequence can reach the program as one key.
+    std::thread::sleep(Duration::from_millis(300));
+    tm.keys(&["Down"]);
+    tm.keys(&["Enter"]);
+    // The disk view's title (the list row has the size but not "file" next to it).
+    tm.wait_for("gpt-2049.img  64 MiB  file");
+    tm.keys(&["p"]);
+    tm.wait_for("Realign plan");
+    tm.keys(&["a"]);
+    tm.wait_for("Type \"gpt-2049.img\"");
+    tm.type_text("gpt-2049.img");
+    tm.keys(&["Enter"]);
+    tm.wait_for("Wrote");
+    let gpt = dir.join("gpt-2049.img");
+    let v = inspect(&s(&gpt));
+    let start = v["partitions"][0]["start"].as_u64().expect("start");
+    assert_eq!(start % 2048, 0, "moved to the 1 MiB grain: {v}");
+    run("sgdisk", &["-v", &s(&gpt)]);
+    let out = Command::new("debugfs")
+        .args(["-R", "cat /README.txt"])
+        .arg(format!("{}?offset={}", s(&gpt), start * 512))
+        .output()
+        .expect("debugfs (e2fsprogs) is installed");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("afdisk demo disk"),
+        "the file moved with its partition: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The bench on the moved disk, and its distributions.
+    std::thread::sleep(Duration::from_millis(300));
+    tm.keys(&["Escape"]);
+    tm.wait_for("Findings");
+    tm.keys(&["b"]);
+    tm.wait_for("Benchmark");
+    tm.keys(&["r"]);
+    tm.wait_for("rounds. r runs again");
+    tm.keys(&["d"]);
+    let screen = tm.wait_for("^ median");
+    assert!(
+        screen.contains("aligned    |") && screen.contains("misaligned |"),
+        "{screen}"
+    );
+    assert!(
+        screen.is_ascii(),
+        "TERM=linux: the plot in ASCII:\n{screen}"
+    );
+    tm.keys(&["q"]);
+    let code = tm.wait_exit();
+    assert!(matches!(code, None | Some(0)), "exit status {code:?}");
+    let last = tm.printed();
+    assert!(
+        last.contains(&format!("afdisk: demo: removed {}", dir.display())),
+        "{last}"
+    );
+    assert!(!dir.exists(), "the demo directory is removed at exit");
+    assert!(demo_dirs(&tmp).is_empty());
+    assert_eq!(loops_over(&dir), "", "no loop device is left attached");
+}
+
+#[test]
+fn demo_keep_keeps_the_disks() {
+    let sc = Scratch::new();
+    let tmp = sc.path("tmp");
+    std::fs::create_dir_all(&tmp).expect("tmp");
+    let tmp_env = format!("TMPDIR={}", s(&tmp));
+    let tm = Tmux::start("demokeep", &demo_argv(&tmp_env, &["--keep"]));
+    let screen = tm.wait_for("xp-dos-63.img");
+    assert!(
+        screen.replace('\n', " ").contains("kept after exit"),
+        "{screen}"
+    );
+    tm.keys(&["q"]);
+    let code = tm.wait_exit();
+    assert!(matches!(code, None | Some(0)), "exit status {code:?}");
+    let last = tm.printed();
+    assert!(
+        last.contains("afdisk: demo: the sample disks stay in"),
+        "{last}"
+    );
+    let dirs = demo_dirs(&tmp);
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let mut names = files_in(&dirs[0]);
+    names.sort();
+    for want in [
+        "4kn-gpt.img",
+        "gpt-2049.img",
+        "usb-bridge.img",
+        "xp-dos-63.img",
+    ] {
+        assert!(names.iter().any(|n| n == want), "{want} kept: {names:?}");
+    }
+    assert_eq!(
+        loops_over(&dirs[0]),
+        "",
+        "the loop view is detached even with --keep"
+    );
+}
+
+#[test]
+fn demo_json_makes_the_disks_for_scripts() {
+    let sc = Scratch::new();
+    let tmp = sc.path("tmp");
+    std::fs::create_dir_all(&tmp).expect("tmp");
+    let run_demo = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_afdisk"))
+            .arg("demo")
+            .args(extra)
+            .env("TMPDIR", &tmp)
+            .output()
+            .expect("run afdisk");
+        Afdisk::from(out)
+    };
+    let r = run_demo(&["--json", "--keep"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!(j["schema"], 1);
+    assert_eq!(j["kept"], true);
+    let dir = PathBuf::from(j["dir"].as_str().expect("dir"));
+    assert!(dir.starts_with(&tmp), "{}", dir.display());
+    let samples = j["samples"].as_array().expect("samples");
+    assert_eq!(samples.len(), 4, "{j}");
+    for smp in samples {
+        let p = smp["path"].as_str().expect("path");
+        assert!(Path::new(p).is_file(), "{p}");
+    }
+    // The peers agree with what the samples claim.
+    let xp = s(&dir.join("xp-dos-63.img"));
+    run("sfdisk", &["--verify", &xp]);
+    let v = inspect(&xp);
+    assert_eq!(v["partitions"][0]["start"], 63);
+    run("sgdisk", &["-v", &s(&dir.join("gpt-2049.img"))]);
+    assert_eq!(
+        inspect(&s(&dir.join("gpt-2049.img")))["partitions"][0]["start"],
+        2049
+    );
+    let k = inspect(&s(&dir.join("4kn-gpt.img")));
+    assert_eq!(k["device"]["logical_sector_size"], 4096, "{k}");
+    // The files on the XP disk's logical partition are readable by the peers (debugfs).
+    let out = Command::new("debugfs")
+        .args(["-R", "cat /README.txt"])
+        .arg(format!("{xp}?offset={}", 34816 * 512))
+        .output()
+        .expect("debugfs (e2fsprogs) is installed");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("afdisk demo disk"), "{text}");
+    std::fs::remove_dir_all(&dir).expect("clean up");
+    // Without --keep nothing stays; and without a terminal the UI is refused with the way out.
+    let r = run_demo(&["--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(demo_dirs(&tmp).is_empty(), "{:?}", demo_dirs(&tmp));
+    let r = run_demo(&[]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--json"), "{}", r.stderr);
+    assert!(demo_dirs(&tmp).is_empty());
+}
