@@ -63,7 +63,11 @@ pub fn plan_from_sfdisk(opened: &Opened, script: &Path, a: &PlanArgs) -> Result<
     let info = &opened.info;
     let ss = info.logical_sector_size;
     let scan = table::scan(&opened.source(), ss);
-    let grain = afdisk::plan::grain::choose(&info.topology(), a.grain, a.stripe)?;
+    let (grain_bytes, stripe_bytes) = (
+        super::write::sized(&a.grain, opened)?,
+        super::write::sized(&a.stripe, opened)?,
+    );
+    let grain = afdisk::plan::grain::choose(&info.topology(), grain_bytes, stripe_bytes)?;
     let (table, partitions, notes) = sc.to_table(&sfdisk::Target {
         sector_size: ss,
         total: info.size_bytes / ss.max(1),
@@ -75,8 +79,8 @@ pub fn plan_from_sfdisk(opened: &Opened, script: &Path, a: &PlanArgs) -> Result<
         origin: format!("sfdisk script {name}"),
         realign: a.realign,
         replace: a.replace,
-        grain: a.grain,
-        stripe: a.stripe,
+        grain: grain_bytes,
+        stripe: stripe_bytes,
         destroy_ok: a.discard_data.clone(),
     };
     let mut plan = custom::make(opened, &Layout { table, partitions }, &req)?;

@@ -107,7 +107,7 @@ fn make_plan(a: &PlanArgs) -> Result<Plan, Error> {
 }
 
 /// A size option in bytes on the opened device (a sector count is in its logical sectors).
-fn sized(
+pub(crate) fn sized(
     a: &Option<afdisk::units::SizeArg>,
     opened: &device::Opened,
 ) -> Result<Option<u64>, Error> {
