@@ -572,3 +572,42 @@ fn an_off_grain_partition_kept_as_it_is_does_not_stop_the_plan() {
         Err(err) => panic!("{} / {}", err.problem, err.fix),
     }
 }
+
+/// dos on a 4Kn loop device by hand (sizes in its 4096-byte sectors, a boot flag, a type byte): written
+/// through the custom plan, sfdisk verifies it and reads the sectors back as typed.
+#[test]
+fn dos_on_4kn_by_hand_passes_sfdisk() {
+    let sc = Scratch::new();
+    let img = sc.image("d4k.img", 128 * MIB);
+    let Some(lo) = LoopDev::attach(&img, 4096) else {
+        return;
+    };
+    common::run_stdin("sfdisk", &["-q", &lo.path], "label: dos\n");
+    let dev = Path::new(&lo.path);
+    let mut e = editor_on(dev);
+    assert_eq!(
+        (e.layout.table.label, e.layout.table.sector_size),
+        (Label::Dos, 4096)
+    );
+    let at = first_free(&e);
+    e.apply(&new(at, "2560s")).expect("10 MiB");
+    e.apply(&Op::ToggleAttribute { number: 1, bit: 0 })
+        .expect("boot");
+    e.apply(&Op::SetType {
+        number: 1,
+        type_spec: "0x0c".into(),
+    })
+    .expect("type");
+    let at = first_free(&e);
+    e.apply(&new(at, "rest")).expect("rest");
+    write(dev, &e, &sc.path("bk"));
+    run("sfdisk", &["--verify", &lo.path]);
+    let dump = String::from_utf8_lossy(&run("sfdisk", &["-d", &lo.path]).stdout).into_owned();
+    assert!(dump.contains("sector-size: 4096"), "{dump}");
+    let lines: Vec<&str> = dump.lines().filter(|l| l.contains("start=")).collect();
+    assert_eq!(lines.len(), 2, "{dump}");
+    assert!(
+        lines[0].contains("start=         256, size=        2560, type=c, bootable"),
+        "{dump}"
+    );
+}
