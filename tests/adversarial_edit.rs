@@ -611,3 +611,38 @@ fn dos_on_4kn_by_hand_passes_sfdisk() {
         "{dump}"
     );
 }
+
+/// GPT attributes set by hand (legacy BIOS bootable on a Linux partition; hidden and no automount on
+/// Microsoft basic data) are written as set: sgdisk shows exactly those bits.
+#[test]
+fn gpt_attributes_by_hand_are_written_as_set() {
+    let sc = Scratch::new();
+    let img = sc.image("a.img", 64 * MIB);
+    let mut e = editor_on(&img);
+    for _ in 0..2 {
+        let at = first_free(&e);
+        e.apply(&new(at, "8M")).expect("new");
+    }
+    e.apply(&Op::ToggleAttribute { number: 1, bit: 2 })
+        .expect("legacy boot");
+    e.apply(&Op::SetType {
+        number: 2,
+        type_spec: "microsoft-basic-data".into(),
+    })
+    .expect("type");
+    for bit in [62, 63, 60, 60] {
+        e.apply(&Op::ToggleAttribute { number: 2, bit })
+            .expect("bit");
+    }
+    write(&img, &e, &sc.path("bk"));
+    let show = |n: &str| {
+        String::from_utf8_lossy(&run("sgdisk", &["-A", &format!("{n}:show"), &s(&img)]).stdout)
+            .into_owned()
+    };
+    let one = show("1");
+    assert_eq!(one.trim(), "1:2:1 (legacy BIOS bootable)", "{one}");
+    let two = show("2");
+    let bits: Vec<&str> = two.lines().filter_map(|l| l.split(':').nth(1)).collect();
+    assert_eq!(bits, ["62", "63"], "{two}");
+    run("sgdisk", &["-v", &s(&img)]);
+}
