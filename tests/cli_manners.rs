@@ -409,3 +409,29 @@ fn check_of_a_partition_node_after_a_gap_checks_that_entry() {
     );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
 }
+
+/// An alignment offset that is not a whole number of logical sectors (512 on a 4096-byte-sector disk) cannot
+/// be honoured by any start: refused (exit 2) with the fix, by every command that opens the disk. It used to be
+/// taken, and `plan` then put partitions on plain MiB boundaries, 512 bytes off the ones it claimed.
+#[test]
+fn an_alignment_offset_off_the_logical_sectors_is_refused() {
+    let sc = Scratch::new();
+    let img = sc.image("k.img", 64 * MIB);
+    let geo = ["--logical-sector-size", "4096", "--alignment-offset", "512"];
+    for cmd in [&["plan", "--preset", "data"][..], &["inspect"]] {
+        let r = afdisk_at(sc.dir.path(), &[cmd, &geo, &[s(&img).as_str()]].concat());
+        assert_eq!(r.code, 2, "{cmd:?}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains("--alignment-offset 512")
+                && r.stderr.contains("logical sector size 4096"),
+            "{cmd:?}: {}",
+            r.stderr
+        );
+    }
+    // 3584 on 512-byte sectors (7 sectors, the classic XP offset) is still taken.
+    let r = afdisk_at(
+        sc.dir.path(),
+        &["inspect", "--alignment-offset", "3584", &s(&img)],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

@@ -408,6 +408,7 @@ fn open_block(path: &Path, file: File, rdev: u64, ov: &Overrides) -> Result<Open
     let (pss, psrc) = pick(ov.physical_sector_size, g.physical.max(lss));
     check_physical(pss, lss, path)?;
     let (ao, asrc) = pick(ov.alignment_offset, g.alignment_offset.unwrap_or(0));
+    check_offset_override(ov, lss)?;
     check_offset(ao, pss)?;
     let file_id = (id.transport == "loop")
         .then(|| loop_file_id(&file, &dir))
@@ -485,6 +486,22 @@ fn check_physical(pss: u64, lss: u64, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// An alignment offset override must be a whole number of logical sectors (a kernel's own value is taken as
+/// it is).
+fn check_offset_override(ov: &Overrides, lss: u64) -> Result<()> {
+    let Some(ao) = ov.alignment_offset else {
+        return Ok(());
+    };
+    if !ao.is_multiple_of(lss.max(1)) {
+        return Err(Error::worded(
+            ErrorKind::Usage,
+            &format!("{{alignment-offset={ao}}} is not a multiple of the logical sector size {lss}"),
+            "give a whole number of logical sectors in bytes (usually 0): no partition can start between sectors",
+        ));
+    }
+    Ok(())
+}
+
 fn check_offset(ao: u64, pss: u64) -> Result<()> {
     if ao >= pss.max(1) && ao != 0 {
         return Err(Error::worded(
@@ -527,6 +544,7 @@ fn open_image(
         Some(v) => (v, Source::Override),
         None => (0, Source::Default),
     };
+    check_offset_override(ov, lss)?;
     check_offset(ao, pss)?;
     let info = DeviceInfo {
         path: path.to_path_buf(),
