@@ -865,3 +865,26 @@ fn a_small_usable_range_on_a_large_disk_writes_only_table_sectors() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     peers_verify(&img);
 }
+
+/// A hybrid MBR is not carried into a custom layout: the plan says that LBA 0 becomes protective.
+#[test]
+fn a_hybrid_mbr_is_named_when_a_custom_layout_replaces_it() {
+    let sc = Scratch::new();
+    let img = blank(&sc, "h.img");
+    let t = s(&img);
+    assert!(
+        run("sgdisk", &["-n1:2048:+8M", "-t1:0700", "-n2:0:+8M", &t])
+            .status
+            .success()
+    );
+    assert!(run("sgdisk", &["-h1", &t]).status.success());
+    let target = current(&img);
+    let plan = make(&img, &target, &req()).expect("plan");
+    assert!(
+        plan.notes.iter().any(|n| n.contains("hybrid MBR")),
+        "{:?}",
+        plan.notes
+    );
+    apply_plan(&img, &plan, &sc.path("bk"), false);
+    peers_verify(&img);
+}
