@@ -888,3 +888,51 @@ fn a_hybrid_mbr_is_named_when_a_custom_layout_replaces_it() {
     apply_plan(&img, &plan, &sc.path("bk"), false);
     peers_verify(&img);
 }
+
+/// `--from-sfdisk --realign`: a script's misaligned starts snap forward and its ends back to the grain (also when
+/// a 512-byte script's starts are not whole 4096-byte sectors, which is refused without it).
+#[test]
+fn from_sfdisk_with_realign_snaps_the_script() {
+    let sc = Scratch::new();
+    let f = sc.path("m.sfdisk");
+    std::fs::write(
+        &f,
+        "label: gpt\nsector-size: 512\nstart=2049, size=20000, type=L\nstart=30000, size=9000, type=S\n",
+    )
+    .expect("write");
+    let img = blank(&sc, "m.img");
+    let pf = sc.path("p.json");
+    let p = common::plan(&s(&img), &["--from-sfdisk", &s(&f), "--realign"], &pf);
+    let parts = p["new"]["partitions"].as_array().expect("parts");
+    let se: Vec<(u64, u64)> = parts
+        .iter()
+        .map(|q| {
+            (
+                q["start"].as_u64().unwrap_or(0),
+                q["size"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(se, vec![(4096, 16384), (30720, 8192)]);
+    assert!(p["changes"][0]["reason"]
+        .as_str()
+        .unwrap_or("")
+        .contains("snapped forward"));
+    let r = common::apply(&s(&img), &pf, "m.img", &sc.path("bk"));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    peers_verify(&img);
+    // On a 4Kn device: refused without --realign (2049 × 512 bytes is no whole 4096-byte sector), snapped with it.
+    let k = blank(&sc, "k.img");
+    let Some(lk) = common::LoopDev::attach(&k, 4096) else {
+        return;
+    };
+    let r = common::afdisk(&["plan", &lk.path, "--from-sfdisk", &s(&f)]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("line 3: start"), "{}", r.stderr);
+    let p = common::plan(
+        &lk.path,
+        &["--from-sfdisk", &s(&f), "--realign"],
+        &sc.path("p4.json"),
+    );
+    assert_eq!(p["new"]["partitions"][0]["start"].as_u64(), Some(512));
+}
