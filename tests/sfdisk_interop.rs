@@ -528,6 +528,57 @@ fn from_sfdisk_round_trips_like_sfdisk() {
     }
 }
 
+/// Scripts written by hand (missing starts and sizes, the short form, aliases, `+`) place partitions where sfdisk
+/// places them: the same `sfdisk -d` on twins, but for the random disk and partition GUIDs.
+#[test]
+fn hand_written_scripts_place_partitions_as_sfdisk_does() {
+    let sc = Scratch::new();
+    let scripts = [
+        "label: gpt\nsize=10M, type=U\nsize=20M\n,,S\n",
+        "label: dos\n,10M,L,*\n,,E\n,5M\n,5M,S\n",
+        "label: gpt\nstart=4096, size=1M\nsize=+\n",
+        "label: dos\nsize=1MiB\nsize=2MiB\nsize=3MiB\nsize=4MiB\n",
+        "label: gpt\n2048 4096 L\n",
+        "label: dos\nstart=2048,size=10000\n,,E\n,1000\n,1000\n,\n",
+        "label: dos\n,,E\n,1M\n,2M,S\n,\n",
+        "label: gpt\n# a comment\nsize=1000,name=\"a b\"\n,,H\n",
+        "label: gpt\nsize=1000; type=linux\nsize=2000 type=swap\n",
+    ];
+    let strip = |d: String| {
+        d.lines()
+            .filter(|l| !l.starts_with("label-id:"))
+            .map(|l| match l.find(", uuid=") {
+                Some(i) => {
+                    let rest = &l[i + 7..];
+                    format!(
+                        "{}{}",
+                        &l[..i],
+                        rest.find(',').map(|j| &rest[j..]).unwrap_or("")
+                    )
+                }
+                None => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for (i, text) in scripts.iter().enumerate() {
+        let f = sc.path(format!("h{i}.sfdisk"));
+        std::fs::write(&f, text).expect("write");
+        let theirs = blank(&sc, &format!("t{i}.img"));
+        sfdisk_script(&s(&theirs), text);
+        let ours = blank(&sc, &format!("o{i}.img"));
+        let pf = sc.path(format!("p{i}.json"));
+        common::plan(&s(&ours), &["--from-sfdisk", &s(&f)], &pf);
+        let r = common::apply(&s(&ours), &pf, &format!("o{i}.img"), &sc.path("bk"));
+        assert_eq!(r.code, 0, "{text}: {}{}", r.stdout, r.stderr);
+        assert_eq!(
+            strip(sfdisk_dump(&s(&ours)).replace(&format!("o{i}"), "Y")),
+            strip(sfdisk_dump(&s(&theirs)).replace(&format!("t{i}"), "Y")),
+            "{text}"
+        );
+    }
+}
+
 /// A dump made on 512-byte sectors, applied to a 4Kn loop device: the same byte offsets as sfdisk gives on a
 /// 4Kn twin, and the plan says it converted.
 #[test]
@@ -554,17 +605,9 @@ fn a_512_dump_applies_to_a_4kn_device() {
         assert!(notes.contains("converted through bytes"), "{notes}");
         let r = common::apply(&da.path, &pf, &da.base_name(), &sc.path("bk"));
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-        // The usable range is this device's own (sfdisk derives another first-lba from a converted
-        // script's; both are valid): every other line is equal.
-        let no_first = |d: String| {
-            d.lines()
-                .filter(|l| !l.starts_with("first-lba:"))
-                .collect::<Vec<_>>()
-                .join("\n")
-        };
         assert_eq!(
-            no_first(sfdisk_dump(&da.path)),
-            no_first(sfdisk_dump(&db.path)),
+            sfdisk_dump(&da.path),
+            sfdisk_dump(&db.path).replace(&db.path, &da.path),
             "seed {seed}"
         );
         peers_verify(Path::new(&da.path));
@@ -821,4 +864,75 @@ fn a_small_usable_range_on_a_large_disk_writes_only_table_sectors() {
     let r = common::apply(&s(&img), &pf, "big.img", &sc.path("bk"));
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     peers_verify(&img);
+}
+
+/// A hybrid MBR is not carried into a custom layout: the plan says that LBA 0 becomes protective.
+#[test]
+fn a_hybrid_mbr_is_named_when_a_custom_layout_replaces_it() {
+    let sc = Scratch::new();
+    let img = blank(&sc, "h.img");
+    let t = s(&img);
+    assert!(
+        run("sgdisk", &["-n1:2048:+8M", "-t1:0700", "-n2:0:+8M", &t])
+            .status
+            .success()
+    );
+    assert!(run("sgdisk", &["-h1", &t]).status.success());
+    let target = current(&img);
+    let plan = make(&img, &target, &req()).expect("plan");
+    assert!(
+        plan.notes.iter().any(|n| n.contains("hybrid MBR")),
+        "{:?}",
+        plan.notes
+    );
+    apply_plan(&img, &plan, &sc.path("bk"), false);
+    peers_verify(&img);
+}
+
+/// `--from-sfdisk --realign`: a script's misaligned starts snap forward and its ends back to the grain (also when
+/// a 512-byte script's starts are not whole 4096-byte sectors, which is refused without it).
+#[test]
+fn from_sfdisk_with_realign_snaps_the_script() {
+    let sc = Scratch::new();
+    let f = sc.path("m.sfdisk");
+    std::fs::write(
+        &f,
+        "label: gpt\nsector-size: 512\nstart=2049, size=20000, type=L\nstart=30000, size=9000, type=S\n",
+    )
+    .expect("write");
+    let img = blank(&sc, "m.img");
+    let pf = sc.path("p.json");
+    let p = common::plan(&s(&img), &["--from-sfdisk", &s(&f), "--realign"], &pf);
+    let parts = p["new"]["partitions"].as_array().expect("parts");
+    let se: Vec<(u64, u64)> = parts
+        .iter()
+        .map(|q| {
+            (
+                q["start"].as_u64().unwrap_or(0),
+                q["size"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(se, vec![(4096, 16384), (30720, 8192)]);
+    assert!(p["changes"][0]["reason"]
+        .as_str()
+        .unwrap_or("")
+        .contains("snapped forward"));
+    let r = common::apply(&s(&img), &pf, "m.img", &sc.path("bk"));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    peers_verify(&img);
+    // On a 4Kn device: refused without --realign (2049 × 512 bytes is no whole 4096-byte sector), snapped with it.
+    let k = blank(&sc, "k.img");
+    let Some(lk) = common::LoopDev::attach(&k, 4096) else {
+        return;
+    };
+    let r = common::afdisk(&["plan", &lk.path, "--from-sfdisk", &s(&f)]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("line 3: start"), "{}", r.stderr);
+    let p = common::plan(
+        &lk.path,
+        &["--from-sfdisk", &s(&f), "--realign"],
+        &sc.path("p4.json"),
+    );
+    assert_eq!(p["new"]["partitions"][0]["start"].as_u64(), Some(512));
 }

@@ -282,11 +282,21 @@ pub fn restore(
 
 /// The bytes of `file` when it is a (bounded, regular) sgdisk backup; `None` sends it to afdisk's own reader.
 fn sgdisk_backup_bytes(file: &Path) -> Option<Vec<u8>> {
-    let md = std::fs::metadata(file).ok()?;
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    // One open, checked on the handle (a FIFO or a device is never read here; it goes to afdisk's reader,
+    // which refuses it).
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_CLOEXEC)
+        .open(file)
+        .ok()?;
+    let md = f.metadata().ok()?;
     if !md.is_file() || md.len() > 1 << 20 {
         return None;
     }
-    let bytes = std::fs::read(file).ok()?;
+    let mut bytes = Vec::new();
+    f.take(1 << 20).read_to_end(&mut bytes).ok()?;
     afdisk::table::sgdisk_backup::looks_like(&bytes).then_some(bytes)
 }
 

@@ -860,6 +860,20 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
             ));
         }
     }
+    if new.table.label == Label::Gpt && old.as_ref().is_some_and(|o| o.table.label == Label::Gpt) {
+        let lba0 = src.read_vec(0, 512).unwrap_or_default();
+        let hybrid = lba0.len() == 512
+            && (0..4).any(|k| {
+                let ty = lba0[446 + 16 * k + 4];
+                ty != 0 && ty != 0xEE
+            });
+        if hybrid {
+            notes.push(
+                "LBA 0 holds a hybrid MBR; the new table gets a protective MBR (recreate the hybrid with gdisk r, h                  if a legacy OS needs it)"
+                    .into(),
+            );
+        }
+    }
     if new.table.label == Label::Dos && new.partitions.iter().any(|p| p.kind == PartKind::Logical) {
         notes.push(
             "the EBR chain is written anew: a power cut between its sectors and the MBR may leave the logical \

@@ -8,7 +8,8 @@
 //! fields separated by commas, semicolons or blanks) or the positional form `start, size, type, bootable`.
 //! `#` starts a comment line. A number without a unit counts the script's sectors; with one (`KiB`, `MiB`, `M`,
 //! `GB` …) it counts bytes. A missing start means "the next free grain after the previous partition"; a
-//! missing size, or `+`, "to the end of the free space". The *script's sector size* is its `sector-size:`
+//! missing size, or `+`, "to the end of the free space" (its end on the grain when that leaves room); a GPT
+//! without `first-lba:` starts its usable area on the grain, as sfdisk does. The *script's sector size* is its `sector-size:`
 //! header (else the device's): a script for 512-byte sectors applied to a 4096-byte device is converted through
 //! bytes, and the conversion is stated in the notes.
 //!
@@ -653,10 +654,14 @@ impl Script {
         let slots = self
             .table_length
             .unwrap_or(if label == Label::Gpt { 128 } else { 4 });
+        let grain = (self.grain.unwrap_or(t.grain) / ss).max(1);
+        let align_up = |x: u64| x.div_ceil(grain) * grain;
         if label == Label::Gpt {
             let arr = (u64::from(slots) * 128).div_ceil(ss);
             let (lo, hi) = (2 + arr, t.total.saturating_sub(2 + arr));
-            let (def_first, def_last) = (lo, hi);
+            // A new GPT's first usable sector is on the grain, as sfdisk makes it (2048, or 256 on 4Kn).
+            let def_first = if align_up(lo) <= hi { align_up(lo) } else { lo };
+            let def_last = hi;
             match (self.first_lba, self.last_lba) {
                 (Some(_), _) | (_, Some(_)) if sss != ss => notes.push(
                     "the script's first-lba/last-lba count other sectors: this device's own usable range is used"
@@ -686,8 +691,6 @@ impl Script {
             Label::Gpt => (first, last),
             Label::Dos => (1, t.total.saturating_sub(1).min(u64::from(u32::MAX))),
         };
-        let grain = (self.grain.unwrap_or(t.grain) / ss).max(1);
-        let align_up = |x: u64| x.div_ceil(grain) * grain;
         // Explicit starts, for "to the end of the free space".
         let mut parts: Vec<Partition> = Vec::new();
         let mut ext: Option<(u64, u64)> = None;
@@ -740,7 +743,12 @@ impl Script {
                                 "add an extended partition (type=5) first",
                             )
                         })?;
-                        align_up(prev_logical_end.map(|x| x + 2).unwrap_or(a + 1))
+                        // The next logical partition's EBR takes the next grain, its data the one after
+                        // (the first one's EBR is the extended partition's first sector), as sfdisk does.
+                        match prev_logical_end {
+                            Some(x) => align_up(x + 1) + grain,
+                            None => align_up(a + 1),
+                        }
                     } else {
                         align_up(prev_end.map(|x| x + 1).unwrap_or(space_lo).max(space_lo))
                     }
@@ -777,7 +785,13 @@ impl Script {
                             "give the partition a start and a size",
                         ));
                     }
-                    end - start + 1
+                    // sfdisk ends such a partition on the grain when it can.
+                    let aligned = ((end + 1) / grain * grain).saturating_sub(1);
+                    if aligned >= start {
+                        aligned - start + 1
+                    } else {
+                        end - start + 1
+                    }
                 }
             };
             let number = match e.number {
@@ -956,9 +970,13 @@ mod tests {
             .unwrap();
         assert_eq!(t.label, Label::Gpt);
         assert_eq!((p[1].number, p[1].start, p[1].size), (2, 20480, 2048));
-        // The third: next grain after partition 2, to the end of the usable area.
+        // The third: next grain after partition 2, to the last grain boundary of the usable area.
         assert_eq!((p[2].number, p[2].start), (3, 22528));
-        assert_eq!(p[2].end(), t.last_usable);
+        assert_eq!(p[2].end() + 1, t.last_usable / 2048 * 2048);
+        assert_eq!(
+            t.first_usable, 2048,
+            "a new GPT's usable area starts on the grain, as sfdisk's"
+        );
         assert_eq!(p[2].type_code, "0657FD6D-A4AB-43C4-84E5-0933C84B4F4F");
     }
 
