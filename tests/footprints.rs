@@ -84,6 +84,9 @@ enum Fs {
     /// NTFS on the whole partition, then shrunk by ntfsresize (the partition is not): the backup boot sector
     /// stays at the partition's end, where ntfsfix looks for it.
     NtfsShrunk,
+    /// FAT32 and NTFS with 4096-byte sectors (as on a 4Kn disk).
+    Fat32Sector4k,
+    NtfsSector4k,
     Swap,
     LvmPv,
 }
@@ -136,10 +139,14 @@ fn make(fs: Fs, img: &Path, p: u64, size: Option<u64>) -> u64 {
             let t = stdout(run("btrfs", &["inspect-internal", "dump-super", &path]));
             number_after(&t, "dev_item.total_bytes")
         }
-        Fs::Fat16 | Fs::Fat32 => {
+        Fs::Fat16 | Fs::Fat32 | Fs::Fat32Sector4k => {
             let bits = if fs == Fs::Fat16 { "16" } else { "32" };
             let kib = size.map(|n| (n / 1024).to_string());
-            let mut a = vec!["-F", bits, path.as_str()];
+            let mut a = vec!["-F", bits];
+            if fs == Fs::Fat32Sector4k {
+                a.extend(["-S", "4096"]);
+            }
+            a.push(path.as_str());
             if let Some(k) = &kib {
                 a.push(k);
             }
@@ -162,24 +169,26 @@ fn make(fs: Fs, img: &Path, p: u64, size: Option<u64>) -> u64 {
                 .unwrap_or_else(|| panic!("no sector size in:\n{t}"));
             total * bps
         }
-        Fs::Ntfs => {
-            let sectors = size.unwrap_or(p) / 512;
+        Fs::Ntfs | Fs::NtfsSector4k => {
+            let bps: u64 = if fs == Fs::Ntfs { 512 } else { 4096 };
+            let sectors = size.unwrap_or(p) / bps;
             let n = sectors.to_string();
-            run("mkntfs", &["-q", "-F", "-Q", "-s", "512", &path, &n]);
+            let b = bps.to_string();
+            run("mkntfs", &["-q", "-F", "-Q", "-s", &b, &path, &n]);
             // ntfsinfo: the volume in clusters (the backup boot sector follows it, in the last sector).
             let t = stdout(run("ntfsinfo", &["-m", &path]));
             let clusters = number_after(&t, "Volume Size in Clusters");
             let cluster = number_after(&t, "Cluster Size");
-            assert!(clusters * cluster < sectors * 512, "{t}");
-            assert!(clusters * cluster + cluster >= sectors * 512 - 512, "{t}");
+            assert!(clusters * cluster < sectors * bps, "{t}");
+            assert!(clusters * cluster + cluster >= sectors * bps - bps, "{t}");
             // mkntfs gives the volume its sectors minus one and writes the backup boot sector in the last one.
-            let last = common::peek(img, (sectors - 1) * 512, 11);
+            let last = common::peek(img, (sectors - 1) * bps, 11);
             assert_eq!(
                 &last[3..11],
                 b"NTFS    ",
                 "no backup boot sector at the end"
             );
-            sectors * 512
+            sectors * bps
         }
         Fs::NtfsShrunk => {
             let n = (p / 512).to_string();
@@ -278,7 +287,7 @@ fn make(fs: Fs, img: &Path, p: u64, size: Option<u64>) -> u64 {
     }
 }
 
-const ALL: [Fs; 9] = [
+const ALL: [Fs; 11] = [
     Fs::Ext4,
     Fs::Xfs,
     Fs::Btrfs,
@@ -286,6 +295,8 @@ const ALL: [Fs; 9] = [
     Fs::Fat32,
     Fs::Ntfs,
     Fs::NtfsShrunk,
+    Fs::Fat32Sector4k,
+    Fs::NtfsSector4k,
     Fs::Swap,
     Fs::LvmPv,
 ];
@@ -297,6 +308,9 @@ fn sizes(fs: Fs) -> Vec<(u64, Option<u64>)> {
         Fs::Xfs => vec![(320 * MIB, None), (400 * MIB, Some(310 * MIB + 4096 * 3))],
         Fs::Btrfs => vec![(256 * MIB, None), (300 * MIB, Some(200 * MIB + 3 * 4096))],
         Fs::Fat32 => vec![(64 * MIB, None), (64 * MIB, Some(48 * MIB + 3 * 1024))],
+        Fs::Fat32Sector4k | Fs::NtfsSector4k => {
+            vec![(256 * MIB, None), (256 * MIB, Some(200 * MIB + 3 * 4096))]
+        }
         Fs::LvmPv => vec![(64 * MIB, None), (64 * MIB, Some(40 * MIB + 13 * 1024))],
         Fs::NtfsShrunk => vec![(64 * MIB, Some(40 * MIB))],
         _ => vec![(64 * MIB, None), (64 * MIB, Some(40 * MIB + 12 * 1024))],
@@ -339,10 +353,10 @@ fn check(fs: Fs, img: &Path) {
         Fs::Btrfs => {
             run("btrfs", &["check", "--readonly", &path]);
         }
-        Fs::Fat16 | Fs::Fat32 => {
+        Fs::Fat16 | Fs::Fat32 | Fs::Fat32Sector4k => {
             run("fsck.fat", &["-n", &path]);
         }
-        Fs::Ntfs | Fs::NtfsShrunk => {
+        Fs::Ntfs | Fs::NtfsShrunk | Fs::NtfsSector4k => {
             run("ntfsfix", &["-n", &path]);
         }
         Fs::Swap => {
