@@ -31,6 +31,12 @@ _afdisk() {
             afdisk,completions)
                 cmd="afdisk__subcmd__completions"
                 ;;
+            afdisk,demo)
+                cmd="afdisk__subcmd__demo"
+                ;;
+            afdisk,dump)
+                cmd="afdisk__subcmd__dump"
+                ;;
             afdisk,help)
                 cmd="afdisk__subcmd__help"
                 ;;
@@ -67,6 +73,12 @@ _afdisk() {
             afdisk__subcmd__help,completions)
                 cmd="afdisk__subcmd__help__subcmd__completions"
                 ;;
+            afdisk__subcmd__help,demo)
+                cmd="afdisk__subcmd__help__subcmd__demo"
+                ;;
+            afdisk__subcmd__help,dump)
+                cmd="afdisk__subcmd__help__subcmd__dump"
+                ;;
             afdisk__subcmd__help,help)
                 cmd="afdisk__subcmd__help__subcmd__help"
                 ;;
@@ -95,7 +107,7 @@ _afdisk() {
 
     case "${cmd}" in
         afdisk)
-            opts="-h -V --logical-sector-size --physical-sector-size --alignment-offset --help --version list inspect check plan apply backup restore sector-size resume bench completions help"
+            opts="-h -V --logical-sector-size --physical-sector-size --alignment-offset --help --version list inspect check plan dump apply backup restore sector-size resume demo bench completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -189,7 +201,7 @@ _afdisk() {
             return 0
             ;;
         afdisk__subcmd__bench)
-            opts="-h --partition --duration --write --probe --json --yes --confirm --destroy-data --logical-sector-size --physical-sector-size --alignment-offset --help"
+            opts="-h --partition --duration --write --probe --json --samples --plot --yes --confirm --destroy-data --logical-sector-size --physical-sector-size --alignment-offset --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -205,6 +217,10 @@ _afdisk() {
                     ;;
                 --write)
                     COMPREPLY=($(compgen -W "none free all" -- "${cur}"))
+                    return 0
+                    ;;
+                --plot)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --confirm)
@@ -290,8 +306,60 @@ _afdisk() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        afdisk__subcmd__demo)
+            opts="-h --keep --json --logical-sector-size --physical-sector-size --alignment-offset --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --logical-sector-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --physical-sector-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --alignment-offset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        afdisk__subcmd__dump)
+            opts="-h --logical-sector-size --physical-sector-size --alignment-offset --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --logical-sector-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --physical-sector-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --alignment-offset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         afdisk__subcmd__help)
-            opts="list inspect check plan apply backup restore sector-size resume bench completions help"
+            opts="list inspect check plan dump apply backup restore sector-size resume demo bench completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -361,6 +429,34 @@ _afdisk() {
             return 0
             ;;
         afdisk__subcmd__help__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        afdisk__subcmd__help__subcmd__demo)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        afdisk__subcmd__help__subcmd__dump)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -533,7 +629,7 @@ _afdisk() {
             return 0
             ;;
         afdisk__subcmd__plan)
-            opts="-o -h --preset --preset-file --realign --strict --discard-data --replace --table --grain --stripe --output --json --logical-sector-size --physical-sector-size --alignment-offset --help"
+            opts="-o -h --preset --preset-file --realign --from-sfdisk --strict --discard-data --replace --table --grain --stripe --output --json --logical-sector-size --physical-sector-size --alignment-offset --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -544,6 +640,10 @@ _afdisk() {
                     return 0
                     ;;
                 --preset-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from-sfdisk)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
