@@ -221,6 +221,48 @@ pub fn written_lines(o: &WriteOutcome, verb: Verb) -> Vec<String> {
     lines
 }
 
+/// What a resume of an interrupted data move confirms (`afdisk resume`, and the TUI's move screen).
+pub fn resume_what(rollback: bool) -> &'static str {
+    if rollback {
+        "roll back the interrupted move"
+    } else {
+        "finish the interrupted move"
+    }
+}
+
+/// A data move's outcome, as the CLI prints it and the TUI's move screen shows it: the mover's text (a
+/// rollback says what it put back), then where the journal is.
+pub fn move_lines(m: &crate::mover::MoveOutcome) -> Vec<String> {
+    let mut l: Vec<String> = if m.status == "rolled-back" {
+        vec![
+            "Rolled back: the old table and the filesystem signatures are back; no data had been moved."
+                .into(),
+        ]
+    } else {
+        m.text().lines().map(String::from).collect()
+    };
+    l.push(move_journal_line(m));
+    l
+}
+
+/// Where a data move's journal is now: retired (`.done`, `.rolled-back`) or still to resume from.
+pub fn move_journal_line(m: &crate::mover::MoveOutcome) -> String {
+    let mut p = m.journal.as_os_str().to_owned();
+    match m.status {
+        "finished" => p.push(".done"),
+        "rolled-back" => p.push(".rolled-back"),
+        _ => {}
+    }
+    format!("Journal: {}", std::path::Path::new(&p).display())
+}
+
+/// Where a data move can be asked to stop (Ctrl-C in the CLI, Esc/s/Ctrl-C on the TUI's move screen).
+pub const MOVE_STOP_POINT: &str = "at the next commit point";
+
+/// What the TUI's move screen says once a stop was asked for, until the move reaches its commit point.
+pub const MOVE_STOPPING: &str =
+    "Stop requested: the move stops at the next commit point (the journal keeps its place).";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -332,6 +332,40 @@ fn check_rederived(src: &dyn ByteSource, ss: u64, plan: &Plan, path: &Path) -> R
     Ok(())
 }
 
+/// The journal of the interrupted move on `opened` to resume: the one `given`, else the single unfinished one
+/// for this disk in `dir` (where apply keeps its backups and journals). The CLI's `resume` and the TUI's move
+/// screen both ask here.
+pub fn move_journal(dir: &Path, opened: &Opened, given: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = given {
+        return Ok(p.to_path_buf());
+    }
+    let found = crate::mover::pending_journals(dir, opened);
+    match found.as_slice() {
+        [] => Err(Error::usage(
+            format!(
+                "no unfinished move journal for {} in {}",
+                opened.info.path.display(),
+                dir.display()
+            ),
+            "give it with --journal FILE (the apply that started the move named it)",
+        )),
+        [(p, _)] => Ok(p.clone()),
+        many => Err(Error::usage(
+            format!(
+                "{} unfinished move journals for {} in {}: {}",
+                many.len(),
+                opened.info.path.display(),
+                dir.display(),
+                many.iter()
+                    .map(|(p, _)| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            "choose one with --journal FILE",
+        )),
+    }
+}
+
 /// Applies `plan` to `opened`; the backup goes into `backup_dir`.
 pub fn apply(
     opened: &Opened,

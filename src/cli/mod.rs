@@ -4,12 +4,12 @@
 //! own. Exit codes: 0 ok, 1 check found misalignment, 2 error, 3 refused for safety, 4 bench inconclusive, 5 check
 //! found an error in a table (`render::check_exit`).
 
-mod args;
+pub(crate) mod args;
 mod bench;
 mod demo;
 mod dump;
 mod render;
-mod resume;
+pub(crate) mod resume;
 mod sector_size;
 mod write;
 

@@ -4,7 +4,7 @@
 //! Ctrl-C asks the core to stop at the next commit point.
 
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use afdisk::apply::backup;
@@ -82,7 +82,11 @@ pub(crate) fn show(o: &MoveOutcome, as_json: bool) {
     if std::io::stderr().is_terminal() && !as_json {
         eprintln!();
     }
-    emit(&if as_json { json(o) } else { o.text() });
+    emit(&if as_json {
+        json(o)
+    } else {
+        format!("{}\n", afdisk::present::move_lines(o).join("\n"))
+    });
 }
 
 fn fail(e: &Error) -> i32 {
@@ -91,39 +95,6 @@ fn fail(e: &Error) -> i32 {
         EXIT_REFUSED
     } else {
         EXIT_ERROR
-    }
-}
-
-/// The journal to resume: the one given, else the single unfinished one for this disk in the backup dir.
-fn find_journal(opened: &device::Opened, given: Option<&Path>) -> Result<PathBuf, Error> {
-    if let Some(p) = given {
-        return Ok(p.to_path_buf());
-    }
-    let dir = backup::backup_dir();
-    let found = mover::pending_journals(&dir, opened);
-    match found.as_slice() {
-        [] => Err(Error::usage(
-            format!(
-                "no unfinished move journal for {} in {}",
-                opened.info.path.display(),
-                dir.display()
-            ),
-            "give it with --journal FILE (the apply that started the move named it)",
-        )),
-        [(p, _)] => Ok(p.clone()),
-        many => Err(Error::usage(
-            format!(
-                "{} unfinished move journals for {} in {}: {}",
-                many.len(),
-                opened.info.path.display(),
-                dir.display(),
-                many.iter()
-                    .map(|(p, _)| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            "choose one with --journal FILE",
-        )),
     }
 }
 
@@ -137,12 +108,8 @@ pub fn resume(
 ) -> i32 {
     let r = (|| {
         let opened = device::open(target, &g.overrides())?;
-        let jpath = find_journal(&opened, journal)?;
-        let what = if rollback {
-            "roll back the interrupted move"
-        } else {
-            "finish the interrupted move"
-        };
+        let jpath = afdisk::apply::move_journal(&backup::backup_dir(), &opened, journal)?;
+        let what = afdisk::present::resume_what(rollback);
         let conf = super::write::confirmation(c, &opened.info, what);
         let stop = stop_on_ctrl_c();
         let mut cb = presenter(as_json);

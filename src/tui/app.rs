@@ -182,6 +182,11 @@ impl App {
                 return None;
             }
         }
+        if let (true, Screen::Page(name)) = (ctrl_c, self.screen) {
+            if self.page_mut(name).is_some_and(|p| p.interrupt()) {
+                return None;
+            }
+        }
         if ctrl_c {
             self.quit = true;
             return None;
@@ -289,6 +294,16 @@ impl App {
     }
 
     /// A key for the job screen `name`, and what it asks for.
+    /// Shows `page` (replacing one of its name) and does what its opening asks.
+    fn push_page(&mut self, mut page: Box<dyn Page>) -> Option<Request> {
+        let name = page.name();
+        self.pages.retain(|p| p.name() != name);
+        self.screen = Screen::Page(name);
+        let reply = page.opened();
+        self.pages.push(page);
+        self.reply(name, Some(reply))
+    }
+
     fn page_key(&mut self, name: &'static str, code: KeyCode) -> Option<Request> {
         let reply = self.page_mut(name).map(|p| p.key(code));
         self.reply(name, reply)
@@ -314,6 +329,7 @@ impl App {
                 None
             }
             Some(Reply::Open(other)) => self.open_page(other),
+            Some(Reply::OpenPage(page)) => self.push_page(page),
             Some(Reply::Failed(e)) => {
                 self.error = Some(e);
                 None
@@ -323,6 +339,13 @@ impl App {
     }
 
     fn key_disk(&mut self, code: KeyCode) -> Option<Request> {
+        // A disk with an interrupted data move: finish it (r) or roll it back (u), on the move screen.
+        if let (KeyCode::Char(c @ ('r' | 'u')), Some(d)) = (code, self.disk.as_ref()) {
+            if super::moving::interrupted(&d.report) {
+                let page = super::moving::open_resume(d, c == 'u');
+                return self.push_page(page);
+            }
+        }
         if let KeyCode::Char(c) = code {
             if let Some(o) = OPENERS.iter().find(|o| o.key == c) {
                 return self.open_page(o.name);
@@ -511,6 +534,13 @@ impl App {
             Screen::Disk => {
                 let mut v = DISK_KEYS.0.to_vec();
                 v.extend(OPENERS.iter().map(|o| o.command));
+                if self
+                    .disk
+                    .as_ref()
+                    .is_some_and(|d| super::moving::interrupted(&d.report))
+                {
+                    v.extend_from_slice(super::moving::RESUME_KEYS);
+                }
                 v.extend_from_slice(DISK_KEYS.1);
                 v
             }

@@ -101,6 +101,10 @@ impl StopFlag {
     pub fn stopped(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
+    /// The flag itself, for the library's `mover::Control` (it checks it at its commit points).
+    pub fn atomic(&self) -> &AtomicBool {
+        &self.0
+    }
 }
 
 impl PartialEq for StopFlag {

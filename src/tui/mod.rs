@@ -17,6 +17,7 @@ mod edit;
 mod edit_view;
 mod job;
 mod model;
+mod moving;
 mod page;
 mod plan;
 mod plan_view;

@@ -46,6 +46,9 @@ pub enum Reply {
     Show,
     /// Open another page (the plan screen's b: benchmark the disk just written).
     Open(&'static str),
+    /// Show this page, made by the one replying (the plan screen's apply of a plan that moves data opens the
+    /// move screen with the plan and the typed confirmation), and do what its opening asks.
+    OpenPage(Box<dyn Page>),
     /// Its job failed before the page had anything to show: the app shows the error where it is.
     Failed(String),
 }
@@ -67,6 +70,11 @@ pub trait Page {
     /// What opening it does first: show it (the default), or start its job and show it once it has a result.
     fn opened(&mut self) -> Reply {
         Reply::Show
+    }
+    /// Ctrl-C while it is on screen: true when it takes it as a stop request for its job (a data move stops at
+    /// its next commit point) instead of quitting.
+    fn interrupt(&mut self) -> bool {
+        false
     }
     /// Its job started.
     fn started(&mut self, h: Handle);

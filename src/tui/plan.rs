@@ -127,9 +127,11 @@ impl PlanState {
         let device = (d.name.as_str(), d.path.as_str(), described.as_str());
         let (title, prompt) = match kind {
             DialogKind::Apply => {
+                // A plan that moves data names the filesystems it moves, as the CLI's confirmation does.
+                let what = afdisk::mover::confirmation_what(&self.plan);
                 let mut p = Prompt::named(
                     device,
-                    "write the partition table",
+                    what.as_deref().unwrap_or("write the partition table"),
                     self.plan.destroys.iter().map(|l| l.to_string()).collect(),
                     destroy_label(&self.plan.destroys).map(String::from),
                 );
@@ -464,6 +466,12 @@ impl Page for PlanPage {
         match ps.key(code) {
             PlanAction::None => Reply::None,
             PlanAction::Back => Reply::Back,
+            // A plan that moves data runs on the move screen: progress, a stop at a commit point, the outcome.
+            PlanAction::Request(PlanRequest::Apply { path, plan, typed })
+                if afdisk::mover::moves_data(&plan) =>
+            {
+                Reply::OpenPage(super::moving::open_apply(path, plan, typed))
+            }
             PlanAction::Request(r) => self.start(r),
         }
     }

@@ -1,0 +1,544 @@
+//! The move screen (issue 14), a page (`page::Page`): a data move runs here as one job on the framework
+//! (`job`), through the library's `apply::apply_with` (a plan that moves data, confirmed on the plan screen)
+//! or `mover::resume` (an interrupted move, finished or rolled back from the disk view). Every value and
+//! sentence is the core's: the mover's progress values and phase names, its outcome text (the same the CLI
+//! prints), `present`'s lines; this module only lays them out.
+//!
+//! Terms:
+//! - **phases** of the screen: *confirm* (a resume: type the device name, the core's prompt), *running* (the
+//!   mover's phase, bytes done of the total, rate, ETA, commit points and a gauge), *done* (the outcome: moved
+//!   and verified with the filesystem checks, or stopped at a commit point with the resume command; the
+//!   journal and the backup), *failed* (the core's error, which names the resume command once data moved).
+//! - a **stop request** (Esc, s, q or Ctrl-C while it runs) sets the job's stop flag: the mover stops at its next
+//!   *commit point* (a record flushed to the journal), never in between; the screen says so until it does.
+
+use std::any::Any;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossterm::event::KeyCode;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Gauge, Paragraph, Wrap};
+use ratatui::Frame;
+
+use afdisk::apply::WriteOutcome;
+use afdisk::device::access::{Confirmation, Prompt};
+use afdisk::mover::{self, MoveOutcome};
+use afdisk::plan::Plan;
+use afdisk::present::{self, Verb};
+use afdisk::report::Report;
+use afdisk::units::human;
+use afdisk::Error;
+
+use super::app::DiskState;
+use super::dialog::{Answer, Confirm, Styles};
+use super::job::{self, Ctx, Env, Event, Handle, Job, StopFlag, StopRule};
+use super::page::{Command, Page, Reply};
+
+/// The page's name: the owner of its job's messages.
+pub const NAME: &str = "move";
+
+/// The least time between two progress reports sent to the screen (a new phase is always sent).
+const REPORT_EVERY: Duration = Duration::from_millis(100);
+
+const fn cmd(keys: &'static str, bar: &'static str, help: &'static str) -> Command {
+    Command { keys, bar, help }
+}
+
+/// The disk view's keys when its disk carries an interrupted move (the `interrupted-move` finding).
+pub const RESUME_KEYS: &[Command] = &[
+    cmd(
+        "r",
+        "resume move",
+        "interrupted data move: finish it from its journal (type the device name)",
+    ),
+    cmd(
+        "u",
+        "roll back",
+        "interrupted data move: put the old table back (refused once data was written)",
+    ),
+];
+
+/// Whether the disk carries an interrupted data move.
+pub fn interrupted(r: &Report) -> bool {
+    r.findings.iter().any(|f| f.code == "interrupted-move")
+}
+
+/// What the screen runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MoveRequest {
+    /// A plan that moves data, its confirmation typed on the plan screen.
+    Apply {
+        path: PathBuf,
+        plan: Box<Plan>,
+        typed: String,
+    },
+    /// The interrupted move on `path`: finish it, or roll it back.
+    Resume {
+        path: PathBuf,
+        rollback: bool,
+        typed: String,
+    },
+}
+
+/// What the job did.
+#[derive(Debug)]
+pub enum MoveDone {
+    Applied(Box<WriteOutcome>),
+    Resumed(Box<MoveOutcome>),
+}
+
+impl MoveDone {
+    /// The move's outcome.
+    pub fn moved(&self) -> Option<&MoveOutcome> {
+        match self {
+            MoveDone::Applied(w) => w.moved.as_ref(),
+            MoveDone::Resumed(m) => Some(m),
+        }
+    }
+}
+
+/// The move as a job: its stop rule is the mover's commit points.
+pub struct MoveJob {
+    pub request: MoveRequest,
+    pub stop: StopFlag,
+}
+
+impl Job for MoveJob {
+    type Output = MoveDone;
+    fn owner(&self) -> &'static str {
+        NAME
+    }
+    fn title(&self) -> String {
+        match &self.request {
+            MoveRequest::Apply { path, .. } => {
+                format!("Moving data on {} (backup first)…", path.display())
+            }
+            MoveRequest::Resume { path, rollback, .. } => {
+                format!("{} on {}…", present::resume_what(*rollback), path.display())
+            }
+        }
+    }
+    fn stop_rule(&self) -> StopRule {
+        StopRule::AtSafePoints(present::MOVE_STOP_POINT)
+    }
+    fn stop_flag(&self) -> StopFlag {
+        self.stop.clone()
+    }
+    fn run(self, env: &Env, ctx: &Ctx) -> Result<MoveDone, Error> {
+        let mut last: Option<(mover::Phase, Instant)> = None;
+        let mut report = |p: &mover::Progress| {
+            let due = last.is_none_or(|(ph, at)| ph != p.phase || at.elapsed() >= REPORT_EVERY);
+            if due {
+                last = Some((p.phase, Instant::now()));
+                ctx.detail(p.clone());
+            }
+        };
+        let mut ctl = mover::Control {
+            stop: self.stop.atomic(),
+            progress: &mut report,
+        };
+        match self.request {
+            MoveRequest::Apply { path, plan, typed } => {
+                let o = afdisk::device::open(&path, &env.opts.overrides)?;
+                let c = Confirmation::Typed(typed);
+                afdisk::apply::apply_with(&o, &plan, &c, &env.backup_dir, &mut ctl)
+                    .map(|w| MoveDone::Applied(Box::new(w)))
+            }
+            MoveRequest::Resume {
+                path,
+                rollback,
+                typed,
+            } => {
+                let o = afdisk::device::open(&path, &env.opts.overrides)?;
+                let journal = afdisk::apply::move_journal(&env.backup_dir, &o, None)?;
+                let c = Confirmation::Typed(typed);
+                mover::resume(&o, &journal, &c, rollback, &mut ctl)
+                    .map(|m| MoveDone::Resumed(Box::new(m)))
+            }
+        }
+    }
+}
+
+#[derive(Debug)]
+pub enum Phase {
+    /// A resume (or rollback) waits for the device name.
+    Confirm {
+        rollback: bool,
+        confirm: Confirm,
+    },
+    Running,
+    Done(MoveDone),
+    Failed(Error),
+}
+
+/// The move screen.
+#[derive(Debug)]
+pub struct MovePage {
+    pub path: PathBuf,
+    /// The device as the confirmation names it: (name, path, described).
+    device: (String, String, String),
+    /// The request its opening starts (an apply confirmed on the plan screen).
+    pending: Option<MoveRequest>,
+    pub phase: Phase,
+    /// The mover's last progress report.
+    pub progress: Option<mover::Progress>,
+    pub stop: StopFlag,
+    pub job: Option<Handle>,
+    /// What it runs: the job's title.
+    pub title: String,
+    pub scroll: u16,
+}
+
+impl MovePage {
+    fn new(path: PathBuf, device: (String, String, String), phase: Phase) -> Self {
+        MovePage {
+            path,
+            device,
+            pending: None,
+            phase,
+            progress: None,
+            stop: StopFlag::default(),
+            job: None,
+            title: String::new(),
+            scroll: 0,
+        }
+    }
+
+    fn confirm(&self, rollback: bool) -> Phase {
+        let (n, p, d) = &self.device;
+        let prompt = Prompt::named((n, p, d), present::resume_what(rollback), Vec::new(), None);
+        Phase::Confirm {
+            rollback,
+            confirm: Confirm::new(
+                if rollback {
+                    " Confirm roll back "
+                } else {
+                    " Confirm resume "
+                },
+                prompt,
+            ),
+        }
+    }
+
+    /// Starts `r` as the job (a fresh stop flag: a stop asked for at once is not lost).
+    fn start(&mut self, r: MoveRequest) -> Reply {
+        self.stop = StopFlag::default();
+        self.progress = None;
+        self.scroll = 0;
+        self.phase = Phase::Running;
+        let j = MoveJob {
+            request: r,
+            stop: self.stop.clone(),
+        };
+        self.title = j.title();
+        Reply::Start(job::ready(j))
+    }
+
+    pub fn running(&self) -> bool {
+        matches!(self.phase, Phase::Running)
+    }
+
+    /// Whether a stop was asked for while it runs.
+    pub fn stopping(&self) -> bool {
+        self.running() && self.stop.stopped()
+    }
+
+    fn request_stop(&mut self) {
+        match &self.job {
+            Some(h) => {
+                h.request_stop();
+            }
+            None => self.stop.stop(),
+        }
+    }
+
+    /// Whether the outcome is a move stopped at a commit point (r resumes it).
+    fn stopped_outcome(&self) -> bool {
+        matches!(&self.phase, Phase::Done(d) if d.moved().is_some_and(|m| m.status == "stopped"))
+    }
+}
+
+/// The move screen for a plan that moves data, its confirmation typed on the plan screen: opening starts it.
+pub fn open_apply(path: PathBuf, plan: Box<Plan>, typed: String) -> Box<dyn Page> {
+    let d = &plan.device;
+    let described = d.model.clone().unwrap_or_else(|| d.path.clone());
+    let device = (d.name.clone(), d.path.clone(), described);
+    let mut p = MovePage::new(path.clone(), device, Phase::Running);
+    p.pending = Some(MoveRequest::Apply { path, plan, typed });
+    Box::new(p)
+}
+
+/// The move screen for the interrupted move on the disk on screen: finish it, or roll it back; opening asks
+/// for the device name.
+pub fn open_resume(d: &DiskState, rollback: bool) -> Box<dyn Page> {
+    let info = &d.report.device;
+    let described = info.model.clone().unwrap_or_else(|| info.transport.clone());
+    let device = (
+        info.name.clone(),
+        info.path.display().to_string(),
+        described,
+    );
+    let mut p = MovePage::new(info.path.clone(), device, Phase::Running);
+    p.phase = p.confirm(rollback);
+    Box::new(p)
+}
+
+impl Page for MovePage {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn commands(&self) -> Vec<Command> {
+        let mut v = match &self.phase {
+            Phase::Confirm { .. } => return Vec::new(),
+            Phase::Running => return vec![cmd(
+                "Esc/s",
+                "stop",
+                "data move: stop at the next commit point (also q, Ctrl-C); r on the disk view or \
+                     `afdisk resume` finishes it later",
+            )],
+            _ if self.stopped_outcome() => vec![cmd(
+                "r",
+                "resume",
+                "data move: finish the stopped move (type the device name)",
+            )],
+            _ => Vec::new(),
+        };
+        v.extend([
+            cmd("Up/Dn", "scroll", "scroll the outcome (also k/j)"),
+            cmd("?", "help", ""),
+            cmd("Esc", "back", "back to the disk view"),
+            cmd("q", "quit", ""),
+        ]);
+        v
+    }
+
+    fn status(&self) -> Option<String> {
+        match &self.phase {
+            Phase::Confirm { .. } => Some("type the device name  Enter confirm  Esc cancel".into()),
+            Phase::Running if self.stopping() => {
+                Some(format!("stopping {}…", present::MOVE_STOP_POINT))
+            }
+            Phase::Running => Some(format!("Esc/s/Ctrl-C: stop {}", present::MOVE_STOP_POINT)),
+            _ => None,
+        }
+    }
+
+    fn typing(&self) -> bool {
+        matches!(self.phase, Phase::Confirm { .. } | Phase::Running)
+    }
+
+    fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
+        draw(f, self, area, st);
+    }
+
+    fn key(&mut self, code: KeyCode) -> Reply {
+        if let Phase::Confirm { rollback, confirm } = &mut self.phase {
+            let rollback = *rollback;
+            return match confirm.key(code) {
+                Answer::Typing => Reply::None,
+                Answer::Cancelled => Reply::Back,
+                Answer::Submitted(typed) => self.start(MoveRequest::Resume {
+                    path: self.path.clone(),
+                    rollback,
+                    typed,
+                }),
+            };
+        }
+        if self.running() {
+            // Every key but a stop does nothing while data moves; a stop waits for the next commit point.
+            if matches!(code, KeyCode::Esc | KeyCode::Char('s') | KeyCode::Char('q')) {
+                self.request_stop();
+            }
+            return Reply::None;
+        }
+        match code {
+            KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => self.scroll = self.scroll.saturating_add(1),
+            KeyCode::Char('r') if self.stopped_outcome() => {
+                self.phase = self.confirm(false);
+            }
+            KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return Reply::Back,
+            _ => {}
+        }
+        Reply::None
+    }
+
+    fn interrupt(&mut self) -> bool {
+        if self.running() {
+            self.request_stop();
+        }
+        self.running()
+    }
+
+    fn opened(&mut self) -> Reply {
+        match self.pending.take() {
+            Some(r) => self.start(r),
+            None => Reply::Show,
+        }
+    }
+
+    fn started(&mut self, h: Handle) {
+        if self.stop.stopped() {
+            h.request_stop();
+        }
+        self.job = Some(h);
+    }
+
+    fn on_job(&mut self, ev: Event) -> Reply {
+        match ev {
+            Event::Detail(d) => {
+                if let Ok(p) = d.downcast::<mover::Progress>() {
+                    self.progress = Some(*p);
+                }
+                Reply::None
+            }
+            Event::Progress(_) => Reply::None,
+            Event::Done(d) => {
+                self.job = None;
+                match job::outcome::<MoveDone>(d) {
+                    Some(Ok(o)) => self.phase = Phase::Done(o),
+                    Some(Err(e)) => self.phase = Phase::Failed(e),
+                    None => return Reply::None,
+                }
+                // Show the disk as it is now (its moving marks gone, or still there when stopped).
+                Reply::ReloadDisk
+            }
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+fn plain(s: impl Into<String>) -> Line<'static> {
+    Line::from(s.into())
+}
+
+fn styled(s: impl Into<String>, st: Style) -> Line<'static> {
+    Line::from(Span::styled(s.into(), st))
+}
+
+/// The outcome's lines, as the CLI prints them: the mover's text, the journal, and for a finished apply the
+/// table write's lines (backup, kernel, undo).
+pub fn outcome_lines(d: &MoveDone) -> Vec<String> {
+    let mut l: Vec<String> = Vec::new();
+    if let Some(m) = d.moved() {
+        l.extend(present::move_lines(m));
+    }
+    if let MoveDone::Applied(w) = d {
+        if w.moved.as_ref().is_none_or(|m| m.status == "finished") {
+            l.extend(present::written_lines(w, Verb::Wrote));
+        } else {
+            l.push(format!(
+                "Backup of the previous sectors: {}",
+                w.backup_file.display()
+            ));
+        }
+    }
+    l
+}
+
+fn draw(f: &mut Frame, p: &MovePage, area: Rect, st: &Styles) {
+    let title = styled(format!("Data move — {}", p.path.display()), st.title);
+    match &p.phase {
+        Phase::Confirm { confirm, rollback } => {
+            let l = vec![title, styled(present::resume_what(*rollback), st.warn)];
+            f.render_widget(Paragraph::new(l), area);
+            confirm.draw(f, area, st);
+        }
+        Phase::Running => running(f, p, title, area, st),
+        Phase::Done(d) => {
+            let mut l = vec![title];
+            for line in outcome_lines(d) {
+                let tone = if line.starts_with("Stopped at a commit point") {
+                    st.warn
+                } else if line.contains("reported problems") {
+                    st.bad
+                } else if line.starts_with("Moved and verified") || line.contains("found no errors")
+                {
+                    st.ok
+                } else {
+                    Style::default()
+                };
+                l.push(styled(line, tone));
+            }
+            f.render_widget(
+                Paragraph::new(l)
+                    .wrap(Wrap { trim: false })
+                    .scroll((p.scroll, 0)),
+                area,
+            );
+        }
+        Phase::Failed(e) => {
+            let l = vec![title, styled(afdisk::error::failure_text(e), st.bad)];
+            f.render_widget(Paragraph::new(l).wrap(Wrap { trim: false }), area);
+        }
+    }
+}
+
+/// The running move: the mover's phase and partition, bytes done of the total, rate, ETA, commit points, a
+/// gauge, and the stop request once asked for.
+fn running(f: &mut Frame, p: &MovePage, title: Line<'static>, area: Rect, st: &Styles) {
+    let [text, gauge, rest] = Layout::vertical([
+        Constraint::Length(7),
+        Constraint::Length(1),
+        Constraint::Min(0),
+    ])
+    .areas(area);
+    let mut l = vec![title, plain(p.title.clone())];
+    let mut ratio = 0.0;
+    match &p.progress {
+        Some(g) => {
+            let part = if g.partition > 0 {
+                format!(" (partition {})", g.partition)
+            } else {
+                String::new()
+            };
+            l.push(plain(format!("{}{part}", g.phase.as_str())));
+            if g.bytes_total > 0 {
+                ratio = (g.bytes_done as f64 / g.bytes_total as f64).clamp(0.0, 1.0);
+                l.push(plain(format!(
+                    "{} / {}",
+                    human(g.bytes_done),
+                    human(g.bytes_total)
+                )));
+            } else {
+                l.push(plain(""));
+            }
+            l.push(plain(format!(
+                "{}/s{}",
+                human(g.rate_bytes_per_sec as u64),
+                g.eta_seconds
+                    .map(|s| format!(", ETA {s:.0} s"))
+                    .unwrap_or_default()
+            )));
+            l.push(plain(format!("commit points: {}", g.commit_points)));
+        }
+        None => l.push(plain("")),
+    }
+    f.render_widget(Paragraph::new(l), text);
+    f.render_widget(
+        Gauge::default()
+            .gauge_style(st.ok)
+            .ratio(ratio)
+            .label(format!("{:.0}%", ratio * 100.0)),
+        gauge,
+    );
+    if p.stopping() {
+        f.render_widget(
+            Paragraph::new(styled(present::MOVE_STOPPING, st.warn)).wrap(Wrap { trim: false }),
+            rest,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests;
