@@ -267,6 +267,37 @@ pub const MOVE_STOPPING: &str =
 mod tests {
     use super::*;
 
+    fn outcome(status: &'static str) -> crate::mover::MoveOutcome {
+        crate::mover::MoveOutcome {
+            status,
+            device: "/dev/sdz".into(),
+            journal: "/b/afdisk-sdz-1234abcd.move-journal".into(),
+            moves: Vec::new(),
+            seconds: 0.0,
+            bytes_per_sec: 0.0,
+            checks: Vec::new(),
+            resume_command: Some("afdisk resume /dev/sdz --journal /b/j".into()),
+        }
+    }
+
+    /// A rollback is not reported as a finished move (the mover's text said "Moved and verified in 0.0 s"),
+    /// and every outcome names where its journal is now.
+    #[test]
+    fn move_lines_say_what_happened_and_where_the_journal_is() {
+        let l = move_lines(&outcome("rolled-back")).join("\n");
+        assert!(l.starts_with("Rolled back"), "{l}");
+        assert!(!l.contains("Moved and verified"), "{l}");
+        assert!(l.ends_with("1234abcd.move-journal.rolled-back"), "{l}");
+        let l = move_lines(&outcome("stopped")).join("\n");
+        assert!(l.contains("Finish with: afdisk resume /dev/sdz"), "{l}");
+        assert!(
+            l.ends_with("Journal: /b/afdisk-sdz-1234abcd.move-journal"),
+            "{l}"
+        );
+        let l = move_lines(&outcome("finished")).join("\n");
+        assert!(l.ends_with(".move-journal.done"), "{l}");
+    }
+
     #[test]
     fn list_status_text_names_the_state_and_use() {
         let s = ListStatus {

@@ -294,12 +294,14 @@ impl Page for MovePage {
     fn commands(&self) -> Vec<Command> {
         let mut v = match &self.phase {
             Phase::Confirm { .. } => return Vec::new(),
-            Phase::Running => return vec![cmd(
+            Phase::Running => {
+                return vec![cmd(
                 "Esc/s",
                 "stop",
                 "data move: stop at the next commit point (also q, Ctrl-C); r on the disk view or \
                      `afdisk resume` finishes it later",
-            )],
+            )]
+            }
             _ if self.stopped_outcome() => vec![cmd(
                 "r",
                 "resume",

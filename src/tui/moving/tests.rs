@@ -435,3 +435,42 @@ fn the_running_state_shows_phase_bytes_rate_eta_and_a_gauge() {
     assert!(s.contains("63%"), "{s}");
     insta::assert_snapshot!("move_running_80x24", s);
 }
+
+/// A move stopped before any data was written rolls back from the disk view (u, the device name typed): the
+/// core puts the old table and the signatures back, the image is byte for byte what it was, and the screen
+/// says so with the journal's new name.
+#[test]
+fn u_on_the_disk_view_rolls_back_a_move_stopped_before_any_data() {
+    let mut rig = Rig::new();
+    let original = std::fs::read(&rig.img).expect("read");
+    let r = rig.plan_and_confirm();
+    rig.key(KeyCode::Char('s'));
+    rig.request(r);
+    rig.pump_until("the stop", Rig::is_done);
+    rig.pump_until("the disk read again", |a| {
+        a.disk.as_ref().is_some_and(|d| interrupted(&d.report))
+    });
+    rig.key(KeyCode::Esc);
+    rig.key(KeyCode::Char('u'));
+    let s = rig.render();
+    assert!(s.contains("roll back the interrupted move"), "{s}");
+    let r = rig.typed("r.img").expect("the rollback starts");
+    rig.request(r);
+    rig.pump_until("the rollback", Rig::is_done);
+    match &rig.page().phase {
+        Phase::Done(d @ MoveDone::Resumed(m)) => {
+            assert_eq!(m.status, "rolled-back");
+            let text = outcome_lines(d).join("\n");
+            assert!(
+                text.contains("Rolled back") && text.contains(".rolled-back"),
+                "{text}"
+            );
+        }
+        Phase::Failed(e) => panic!("the rollback failed: {}", afdisk::error::failure_text(e)),
+        _ => panic!("the move screen shows its outcome"),
+    }
+    assert!(
+        std::fs::read(&rig.img).expect("read") == original,
+        "old table back, nothing else changed"
+    );
+}
