@@ -159,12 +159,54 @@ pub fn run_session(target: Option<PathBuf>, opts: InspectOptions, session: Sessi
         }
     }
     ratatui::restore();
+    stop_running_move(&mut app, &rx);
     wait_for_held(&mut app, &rx);
     if let (Some(e), true) = (&app.error, app.disk.is_none() && !app.has_list) {
         eprintln!("afdisk: error: {e}");
         return 2;
     }
     code
+}
+
+/// Before the UI ends with a data move running (q and Ctrl-C stop it instead, so: the terminal went away): asks
+/// it to stop at its next commit point, waits for it, and prints its outcome (the resume command) on stderr.
+fn stop_running_move(app: &mut App, rx: &mpsc::Receiver<Msg>) {
+    use std::io::Write;
+    let Some(p) = app.page_as::<moving::MovePage>(moving::NAME) else {
+        return;
+    };
+    if !p.running() {
+        return;
+    }
+    page::Page::interrupt(p);
+    let _ = writeln!(
+        std::io::stderr(),
+        "afdisk: stopping the data move {}…",
+        afdisk::present::MOVE_STOP_POINT
+    );
+    loop {
+        match rx.recv() {
+            Ok(Msg::Job { owner, event }) if owner == moving::NAME => {
+                let done = matches!(event, job::Event::Done(_));
+                if let Some(p) = app.page_mut(moving::NAME) {
+                    p.on_job(event);
+                }
+                if done {
+                    break;
+                }
+            }
+            Ok(_) => {}
+            Err(_) => return,
+        }
+    }
+    if let Some(p) = app.page_as::<moving::MovePage>(moving::NAME) {
+        let text = match &p.phase {
+            moving::Phase::Done(d) => moving::outcome_lines(d).join("\n"),
+            moving::Phase::Failed(e) => failure_text(e),
+            _ => String::new(),
+        };
+        let _ = writeln!(std::io::stderr(), "{text}");
+    }
 }
 
 /// Before the UI ends, waits for the job that holds it (one that cannot be stopped: a table write, a

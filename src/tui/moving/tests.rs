@@ -474,3 +474,22 @@ fn u_on_the_disk_view_rolls_back_a_move_stopped_before_any_data() {
         "old table back, nothing else changed"
     );
 }
+
+/// The terminal going away while data moves (the UI ends without q or Ctrl-C, which stop it): the move is
+/// asked to stop, the UI waits for its commit point, and the journal remains to resume from.
+#[test]
+fn a_lost_terminal_stops_the_move_at_a_commit_point_before_the_ui_ends() {
+    let mut rig = Rig::new();
+    let r = rig.plan_and_confirm();
+    rig.request(r);
+    crate::tui::stop_running_move(&mut rig.app, &rig.rx);
+    match &rig.page().phase {
+        Phase::Done(MoveDone::Applied(w)) => {
+            let m = w.moved.as_ref().expect("a move");
+            assert_eq!(m.status, "stopped");
+            assert!(m.journal.exists(), "the journal remains");
+        }
+        Phase::Failed(e) => panic!("the move failed: {}", afdisk::error::failure_text(e)),
+        _ => panic!("the UI waited for the move's end"),
+    }
+}
