@@ -3,18 +3,18 @@
 //! tiny disks, full tables, and what a deleted partition's data means to the partition that takes its number.
 
 mod common;
-#[path = "common/edit_tables.rs"]
-mod edit_tables;
+#[path = "common/tables.rs"]
+mod tables;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::{run, s, LoopDev, Scratch, MIB};
-use edit_tables::{dos, gpt};
+use tables::{dos, gpt};
 
 use afdisk::plan::edit::{Editor, Op};
 use afdisk::plan::Layout;
-use afdisk::table::{Label, PartKind, Partition, Table};
+use afdisk::table::{self, Label, PartKind, Partition};
 
 fn new(at: u64, size: &str) -> Op {
     Op::New {

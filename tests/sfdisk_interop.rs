@@ -3,6 +3,8 @@
 //! and `sfdisk --json`. Images are sparse files in a temporary directory.
 
 mod common;
+#[path = "common/tables.rs"]
+mod tables;
 
 use std::path::Path;
 
@@ -12,8 +14,9 @@ use afdisk::device::{self, Overrides};
 use afdisk::error::ErrorKind;
 use afdisk::plan::custom::{self, CustomRequest};
 use afdisk::plan::{Action, Layout, Plan};
-use afdisk::table::{self, Label, Partition};
+use afdisk::table::{self, Label};
 use common::{run, s, sfdisk_json, sfdisk_script, Scratch, MIB};
+use tables::entry;
 
 const LINUX: &str = "0FC63DAF-8483-4772-8E79-3D69D8477DE4";
 
@@ -64,22 +67,6 @@ fn peers_verify(img: &Path) {
     }
 }
 
-fn part(number: u32, start: u64, size: u64, ty: &str) -> Partition {
-    Partition {
-        number,
-        start,
-        size,
-        type_code: ty.into(),
-        type_name: String::new(),
-        uuid: None,
-        name: None,
-        kind: table::PartKind::Gpt,
-        attributes: 0,
-        bootable: false,
-        ebr_lba: None,
-    }
-}
-
 fn req() -> CustomRequest {
     CustomRequest {
         origin: "test".into(),
@@ -119,7 +106,7 @@ fn gpt_edit_keeps_creates_deletes_and_passes_the_peers() {
     let p2 = target.partitions[1].clone();
     target.partitions.retain(|p| p.number == 1 || p.number == 2);
     target.partitions[1].name = Some("renamed".into());
-    let mut p7 = part(7, p2.end() + 1 + 20 * 2048, 4 * 2048, LINUX);
+    let mut p7 = entry(7, p2.end() + 1 + 20 * 2048, 4 * 2048, LINUX);
     p7.name = Some("new one".into());
     p7.attributes = 1 << 62;
     target.partitions.push(p7);
@@ -169,7 +156,7 @@ fn dos_logical_chain_is_rewritten_and_passes_sfdisk_verify() {
     let mut target = current(&img);
     // A third logical partition after the others, and the second one grown.
     target.partitions[3].size = 16384;
-    target.partitions.push(part(7, 43008, 8192, "7"));
+    target.partitions.push(entry(7, 43008, 8192, "7"));
     let plan = make(&img, &target, &req()).expect("plan");
     let acts: Vec<(u32, Action)> = plan.changes.iter().map(|c| (c.number, c.action)).collect();
     assert_eq!(
@@ -307,7 +294,7 @@ fn realign_snaps_a_peer_made_misaligned_layout() {
     let t = s(&img);
     sfdisk_script(&t, "label: gpt\nstart=2048, size=16384\n");
     let mut target = current(&img);
-    target.partitions.push(part(2, 20001, 30000, LINUX));
+    target.partitions.push(entry(2, 20001, 30000, LINUX));
     let plan = make(
         &img,
         &target,

@@ -1166,6 +1166,7 @@ pub(super) fn classify(new: &Layout, old: Option<&Layout>, lba: u64, total: u64)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::tables::entry;
     use crate::table::source::ByteSource;
     use proptest::prelude::*;
 
@@ -1176,22 +1177,6 @@ mod tests {
         move || {
             n += 1;
             format!("00000000-0000-4000-8000-{n:012X}")
-        }
-    }
-
-    fn entry(number: u32, start: u64, size: u64, ty: &str) -> Partition {
-        Partition {
-            number,
-            start,
-            size,
-            type_code: ty.into(),
-            type_name: String::new(),
-            uuid: None,
-            name: None,
-            kind: PartKind::Gpt,
-            attributes: 0,
-            bootable: false,
-            ebr_lba: None,
         }
     }
 

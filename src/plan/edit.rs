@@ -933,15 +933,10 @@ fn check_name(name: &str) -> Result<String> {
     Ok(name.to_string())
 }
 
-/// The blank tables of the editor's tests, shared with tests/adversarial_edit.rs.
-#[cfg(test)]
-#[path = "../../tests/common/edit_tables.rs"]
-mod edit_tables;
-
 #[cfg(test)]
 mod tests {
-    use super::edit_tables::{dos, gpt};
     use super::*;
+    use crate::plan::tables::{dos, gpt};
     use proptest::prelude::*;
 
     const MIB: u64 = 1 << 20;

@@ -13,6 +13,10 @@ pub mod encode;
 pub mod grain;
 pub mod layout;
 pub mod preset;
+/// Blank tables and bare entries for the tests of the layout code, shared with the integration tests.
+#[cfg(test)]
+#[path = "../../tests/common/tables.rs"]
+mod tables;
 
 use std::collections::BTreeMap;
 
