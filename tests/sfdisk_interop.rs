@@ -31,6 +31,12 @@ fn make(img: &Path, target: &Layout, req: &CustomRequest) -> afdisk::error::Resu
     custom::make(&opened, target, req)
 }
 
+/// The actions of `plan`, by partition number.
+fn actions(plan: &Plan) -> Vec<(u32, Action)> {
+    plan.changes.iter().map(|c| (c.number, c.action)).collect()
+}
+
+/// Applies `p` to `img` (read back and verified by afdisk), then has the peers verify the result.
 fn apply_plan(img: &Path, p: &Plan, backups: &Path, destroy: bool) {
     let opened = device::open(img, &Overrides::default()).expect("open");
     let name = img
@@ -49,6 +55,7 @@ fn apply_plan(img: &Path, p: &Plan, backups: &Path, destroy: bool) {
     )
     .unwrap_or_else(|e| panic!("apply: {}; {}", e.problem, e.fix));
     assert!(out.verified);
+    peers_verify(img);
 }
 
 /// `sgdisk -v` and `sfdisk --verify` both find nothing wrong.
@@ -111,9 +118,8 @@ fn gpt_edit_keeps_creates_deletes_and_passes_the_peers() {
     p7.attributes = 1 << 62;
     target.partitions.push(p7);
     let plan = make(&img, &target, &req()).expect("plan");
-    let acts: Vec<(u32, Action)> = plan.changes.iter().map(|c| (c.number, c.action)).collect();
     assert_eq!(
-        acts,
+        actions(&plan),
         vec![
             (1, Action::Keep),
             (2, Action::Keep),
@@ -123,7 +129,6 @@ fn gpt_edit_keeps_creates_deletes_and_passes_the_peers() {
     );
     assert!(plan.destroys.is_empty(), "{:?}", plan.destroys);
     apply_plan(&img, &plan, &sc.path("bk"), false);
-    peers_verify(&img);
     let j = sfdisk_json(&t).expect("sfdisk");
     let parts = j["partitiontable"]["partitions"].as_array().expect("parts");
     let names: Vec<&str> = parts.iter().filter_map(|p| p["name"].as_str()).collect();
@@ -158,9 +163,8 @@ fn dos_logical_chain_is_rewritten_and_passes_sfdisk_verify() {
     target.partitions[3].size = 16384;
     target.partitions.push(entry(7, 43008, 8192, "7"));
     let plan = make(&img, &target, &req()).expect("plan");
-    let acts: Vec<(u32, Action)> = plan.changes.iter().map(|c| (c.number, c.action)).collect();
     assert_eq!(
-        acts,
+        actions(&plan),
         vec![
             (1, Action::Keep),
             (2, Action::Keep),
@@ -170,7 +174,6 @@ fn dos_logical_chain_is_rewritten_and_passes_sfdisk_verify() {
         ]
     );
     apply_plan(&img, &plan, &sc.path("bk"), false);
-    peers_verify(&img);
     let j = sfdisk_json(&t).expect("sfdisk");
     let rows: Vec<(u64, u64, String)> = j["partitiontable"]["partitions"]
         .as_array()
@@ -247,7 +250,6 @@ fn dropping_or_shrinking_a_filesystem_is_refused_unless_allowed() {
         "nothing written"
     );
     apply_plan(&img, &plan, &sc.path("bk"), true);
-    peers_verify(&img);
 }
 
 #[test]
@@ -269,7 +271,6 @@ fn a_moved_filesystem_goes_through_the_data_mover() {
     );
     assert!(plan.destroys.is_empty());
     apply_plan(&img, &plan, &sc.path("bk"), false);
-    peers_verify(&img);
     let blk = run("blkid", &["-p", "-O", &(40960 * 512).to_string(), &t]);
     assert!(
         String::from_utf8_lossy(&blk.stdout).contains("ext4"),
@@ -322,7 +323,6 @@ fn realign_snaps_a_peer_made_misaligned_layout() {
         plain.notes
     );
     apply_plan(&img, &plan, &sc.path("bk"), false);
-    peers_verify(&img);
 }
 
 // ---- sfdisk scripts both ways: `afdisk dump` and `afdisk plan --from-sfdisk`, against sfdisk itself ----
@@ -873,7 +873,6 @@ fn a_hybrid_mbr_is_named_when_a_custom_layout_replaces_it() {
         plan.notes
     );
     apply_plan(&img, &plan, &sc.path("bk"), false);
-    peers_verify(&img);
 }
 
 /// `--from-sfdisk --realign`: a script's misaligned starts snap forward and its ends back to the grain (also when
