@@ -38,6 +38,24 @@ fn loops_over(dir: &Path) -> String {
         .join("\n")
 }
 
+/// Answers the typed confirmation of the sample `name`.
+fn confirm(tm: &Tmux, name: &str) {
+    tm.wait_for(&format!("Type \"{name}\""));
+    tm.type_enter(name);
+}
+
+/// On opening the sample `name` (a `label` table of 512-byte sectors): its disk view (the list has no
+/// findings), the realign plan, applied with the typed confirmation; the screen that says what was written.
+fn realign_and_apply(tm: &Tmux, label: &str, name: &str) -> String {
+    tm.wait_for("Findings (");
+    tm.wait_for(&format!("{label} (512-byte sectors)"));
+    tm.keys(&["p"]);
+    tm.wait_for("Realign plan");
+    tm.keys(&["a"]);
+    confirm(tm, name);
+    tm.wait_for("Wrote")
+}
+
 fn demo_argv<'a>(tmp: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut v = vec!["env", "TERM=linux", "NO_COLOR=1"];
     v.push(tmp);
@@ -71,16 +89,7 @@ fn demo_realigns_the_xp_disk_applies_and_undoes_moves_data_benches_and_leaves_no
     let original = std::fs::read(&xp).expect("read the XP disk");
     // Open the XP disk (first in the list), plan the realign, apply it.
     tm.keys(&["Enter"]);
-    // The disk view (the list has no findings) of the dos disk.
-    tm.wait_for("Findings (");
-    tm.wait_for("dos (512-byte sectors)");
-    tm.keys(&["p"]);
-    tm.wait_for("Realign plan");
-    tm.keys(&["a"]);
-    tm.wait_for("Type \"xp-dos-63.img\"");
-    tm.type_text("xp-dos-63.img");
-    tm.keys(&["Enter"]);
-    let screen = tm.wait_for("Wrote");
+    let screen = realign_and_apply(&tm, "dos", "xp-dos-63.img");
     // The outcome, its backup path and the next keys are shown whole at 80x24 (they wrap).
     let flat = screen
         .lines()
@@ -96,9 +105,7 @@ fn demo_realigns_the_xp_disk_applies_and_undoes_moves_data_benches_and_leaves_no
     run("sfdisk", &["--verify", &s(&xp)]);
     // Undo: the exact bytes come back.
     tm.keys(&["u"]);
-    tm.wait_for("Type \"xp-dos-63.img\"");
-    tm.type_text("xp-dos-63.img");
-    tm.keys(&["Enter"]);
+    confirm(&tm, "xp-dos-63.img");
     tm.wait_for("Restored");
     assert!(
         std::fs::read(&xp).expect("read") == original,
@@ -119,16 +126,7 @@ fn demo_realigns_the_xp_disk_applies_and_undoes_moves_data_benches_and_leaves_no
     std::thread::sleep(Duration::from_millis(300));
     tm.keys(&["Down"]);
     tm.keys(&["Enter"]);
-    // The disk view (the list has no findings) of the GPT disk.
-    tm.wait_for("Findings (");
-    tm.wait_for("gpt (512-byte sectors)");
-    tm.keys(&["p"]);
-    tm.wait_for("Realign plan");
-    tm.keys(&["a"]);
-    tm.wait_for("Type \"gpt-2049.img\"");
-    tm.type_text("gpt-2049.img");
-    tm.keys(&["Enter"]);
-    tm.wait_for("Wrote");
+    realign_and_apply(&tm, "gpt", "gpt-2049.img");
     let gpt = dir.join("gpt-2049.img");
     let v = inspect(&s(&gpt));
     let start = v["partitions"][0]["start"].as_u64().expect("start");
