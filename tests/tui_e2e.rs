@@ -97,6 +97,14 @@ fn start_afdisk(img: &Path, backups: &Path, tag: &str) -> Tmux {
     )
 }
 
+/// Presses `key`, waits for the field titled `title`, types `text` and Enter, and waits for the `outcome`.
+fn field(tm: &Tmux, key: &str, title: &str, text: &str, outcome: &str) {
+    tm.keys(&[key]);
+    tm.wait_for(title);
+    tm.type_enter(text);
+    tm.wait_for(outcome);
+}
+
 /// Issue 15: on an empty image, three partitions made by hand in the plan screen's editor (`+100M`, `50%`,
 /// `rest`), one's type and one's name changed, applied with the typed confirmation; the peers read the table
 /// back clean, every start on the 1 MiB grain, names and types as typed.
@@ -113,30 +121,27 @@ fn hand_edited_layout_is_written_aligned_and_read_back_by_the_peers() {
     tm.wait_for("Edit by hand");
     // From an empty table rather than the preset.
     tm.keys(&["c"]);
-    tm.keys(&["n"]);
-    tm.wait_for("New partition");
-    tm.type_enter("+100M");
-    tm.wait_for("new partition 1");
+    field(&tm, "n", "New partition", "+100M", "new partition 1");
     tm.keys(&["Down"]);
-    tm.keys(&["n"]);
-    tm.wait_for("New partition");
-    tm.type_enter("50%");
-    tm.wait_for("new partition 2");
+    field(&tm, "n", "New partition", "50%", "new partition 2");
     tm.keys(&["Down"]);
-    tm.keys(&["n"]);
-    tm.wait_for("New partition");
-    tm.type_enter("rest");
-    tm.wait_for("new partition 3");
-    tm.keys(&["t"]);
-    tm.wait_for("Type of partition 3");
-    tm.type_enter("linux-swap");
-    tm.wait_for("now of type Linux swap");
+    field(&tm, "n", "New partition", "rest", "new partition 3");
+    field(
+        &tm,
+        "t",
+        "Type of partition 3",
+        "linux-swap",
+        "now of type Linux swap",
+    );
     tm.keys(&["Up"]);
     tm.keys(&["Up"]);
-    tm.keys(&["N"]);
-    tm.wait_for("Name of partition 1");
-    tm.type_enter("data one");
-    tm.wait_for("now named 'data one'");
+    field(
+        &tm,
+        "N",
+        "Name of partition 1",
+        "data one",
+        "now named 'data one'",
+    );
     tm.keys(&["Enter"]);
     let screen = tm.wait_for("Press a to write");
     assert!(screen.contains("a apply"), "{screen}");
