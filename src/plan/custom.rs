@@ -808,14 +808,10 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
         &mut guid,
     )?;
     let new = prep.layout;
-    let mut contents = BTreeMap::new();
-    if let Some(o) = &old {
-        for p in o.partitions.iter().filter(|p| p.kind != PartKind::Extended) {
-            if let Some(sig) = crate::signature::probe(&src, p.start * ss, p.size * ss) {
-                contents.insert(p.number, sig.to_string());
-            }
-        }
-    }
+    let contents = old
+        .as_ref()
+        .map(|o| super::contents(&src, ss, &o.partitions))
+        .unwrap_or_default();
     let footprints = old
         .as_ref()
         .map(|o| crate::mover::footprints(&src, ss, &o.partitions, &contents))
