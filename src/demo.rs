@@ -130,6 +130,35 @@ fn image(dir: &Path, name: &str) -> Result<PathBuf> {
     Ok(p)
 }
 
+/// A sample image with the dos table that `script` (sfdisk's input) describes, written by sfdisk.
+fn sfdisk_image(dir: &Path, name: &str, script: &str) -> Result<PathBuf> {
+    let img = image(dir, name)?;
+    peer(
+        "sfdisk",
+        &[
+            "-q".as_ref(),
+            "--no-reread".as_ref(),
+            "-w".as_ref(),
+            "never".as_ref(),
+            img.as_os_str(),
+        ],
+        Some(script),
+    )?;
+    Ok(img)
+}
+
+impl Samples {
+    /// Adds the sample `name` at `path`; `what` it shows, in one sentence.
+    fn add(&mut self, name: &str, path: PathBuf, what: &str, view_4096: bool) {
+        self.samples.push(Sample {
+            name: name.into(),
+            path,
+            what: what.into(),
+            view_4096,
+        });
+    }
+}
+
 /// The files the demo's filesystems hold.
 fn stage_files(dir: &Path) -> Result<PathBuf> {
     let stage = dir.join(".files");
@@ -198,32 +227,22 @@ pub fn make(dir: &Path) -> Result<Samples> {
     };
     // 1. XP era: dos, the first partition at 63, free space after it (room for the move), an extended one.
     if sfdisk {
-        let img = image(dir, "xp-dos-63.img")?;
-        peer(
-            "sfdisk",
-            &[
-                "-q".as_ref(),
-                "--no-reread".as_ref(),
-                "-w".as_ref(),
-                "never".as_ref(),
-                img.as_os_str(),
-            ],
-            Some(
-                "label: dos\nstart=63, size=24513, type=7, bootable\nstart=32768, type=5\n\
-                 start=34816, size=40960, type=83\n",
-            ),
+        let img = sfdisk_image(
+            dir,
+            "xp-dos-63.img",
+            "label: dos\nstart=63, size=24513, type=7, bootable\nstart=32768, type=5\n\
+             start=34816, size=40960, type=83\n",
         )?;
         if let Some(f) = &files {
             ext4_at(&img, 34816 * 512, 40960 * 512, f, "XP-DATA")?;
         }
-        out.samples.push(Sample {
-            name: "xp-dos-63.img".into(),
-            path: img,
-            what: "XP-era dos table: an empty partition 1 at sector 63 (its realign is a table edit: apply, then \
-                   undo), an extended partition with a logical one holding ext4 with files"
-                .into(),
-            view_4096: false,
-        });
+        out.add(
+            "xp-dos-63.img",
+            img,
+            "XP-era dos table: an empty partition 1 at sector 63 (its realign is a table edit: apply, then \
+             undo), an extended partition with a logical one holding ext4 with files",
+            false,
+        );
     } else {
         out.notes
             .push("sfdisk (util-linux) is not installed: no XP-era dos disk".into());
@@ -251,14 +270,12 @@ pub fn make(dir: &Path) -> Result<Samples> {
         if let Some(f) = &files {
             ext4_at(&img, 2049 * 512, 16 << 20, f, "ROOT")?;
         }
-        out.samples.push(Sample {
-            name: "gpt-2049.img".into(),
-            path: img,
-            what:
-                "GPT: partition 1 at sector 2049 (ext4 with files), one sector past the 1 MiB mark"
-                    .into(),
-            view_4096: false,
-        });
+        out.add(
+            "gpt-2049.img",
+            img,
+            "GPT: partition 1 at sector 2049 (ext4 with files), one sector past the 1 MiB mark",
+            false,
+        );
     } else {
         out.notes
             .push("sgdisk (gdisk) is not installed: no GPT disk at 2049".into());
@@ -271,39 +288,29 @@ pub fn make(dir: &Path) -> Result<Samples> {
             &["-b".as_ref(), "4096".as_ref(), img.as_os_str()],
             Some("g\nn\n1\n300\n+16M\nw\n"),
         )?;
-        out.samples.push(Sample {
-            name: "4kn-gpt.img".into(),
-            path: img,
-            what: "4Kn: GPT with 4096-byte sectors, partition 1 at LBA 300 (physically aligned, not on 1 MiB)"
-                .into(),
-            view_4096: false,
-        });
+        out.add(
+            "4kn-gpt.img",
+            img,
+            "4Kn: GPT with 4096-byte sectors, partition 1 at LBA 300 (physically aligned, not on 1 MiB)",
+            false,
+        );
     } else {
         out.notes
             .push("fdisk (util-linux) is not installed: no 4Kn disk".into());
     }
     // 4. USB bridge: a 512-byte dos table, seen through 4096-byte sectors.
     if sfdisk {
-        let img = image(dir, "usb-bridge.img")?;
-        peer(
-            "sfdisk",
-            &[
-                "-q".as_ref(),
-                "--no-reread".as_ref(),
-                "-w".as_ref(),
-                "never".as_ref(),
-                img.as_os_str(),
-            ],
-            Some("label: dos\nstart=2048, size=32768, type=83\n"),
+        let img = sfdisk_image(
+            dir,
+            "usb-bridge.img",
+            "label: dos\nstart=2048, size=32768, type=83\n",
         )?;
-        out.samples.push(Sample {
-            name: "usb-bridge.img".into(),
-            path: img,
-            what:
-                "USB bridge: a dos table written with 512-byte sectors, seen through 4096-byte ones"
-                    .into(),
-            view_4096: true,
-        });
+        out.add(
+            "usb-bridge.img",
+            img,
+            "USB bridge: a dos table written with 512-byte sectors, seen through 4096-byte ones",
+            true,
+        );
     }
     if let Some(f) = files {
         let _ = std::fs::remove_dir_all(f);

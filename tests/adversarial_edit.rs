@@ -3,41 +3,18 @@
 //! tiny disks, full tables, and what a deleted partition's data means to the partition that takes its number.
 
 mod common;
+#[path = "common/tables.rs"]
+mod tables;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::{run, s, LoopDev, Scratch, MIB};
+use tables::{dos, gpt};
 
 use afdisk::plan::edit::{Editor, Op};
 use afdisk::plan::Layout;
-use afdisk::table::{Label, PartKind, Partition, Table};
-
-fn gpt(ss: u64, bytes: u64) -> Table {
-    let total = bytes / ss;
-    let arr = (128 * 128u64).div_ceil(ss);
-    Table {
-        label: Label::Gpt,
-        sector_size: ss,
-        id: "00000000-0000-0000-0000-000000000001".into(),
-        first_usable: 2 + arr,
-        last_usable: total - 2 - arr,
-        header_used: None,
-        max_partitions: 128,
-    }
-}
-
-fn dos(ss: u64, bytes: u64) -> Table {
-    Table {
-        label: Label::Dos,
-        sector_size: ss,
-        id: "0x12345678".into(),
-        first_usable: 1,
-        last_usable: bytes / ss - 1,
-        header_used: None,
-        max_partitions: 4,
-    }
-}
+use afdisk::table::{self, Label, PartKind, Partition};
 
 fn new(at: u64, size: &str) -> Op {
     Op::New {

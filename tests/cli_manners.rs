@@ -30,6 +30,21 @@ fn afdisk_at<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Afdisk {
 /// so /dev/loopNpM nodes exist; they are deleted (`partx -d`) before the device is detached.
 struct PartLoop(LoopDev);
 
+impl PartLoop {
+    /// `img` attached with its partition nodes, checked by the node of partition `want`; `None` (the test
+    /// skips) where loop devices or partition nodes are not available.
+    fn attach(img: &Path, want: u32) -> Option<PartLoop> {
+        let lo = LoopDev::attach_with(img, &["-P"]).map(PartLoop)?;
+        let dev = &lo.0.path;
+        let _ = Command::new("partx").args(["-a", dev]).status();
+        if !Path::new(&format!("{dev}p{want}")).exists() {
+            eprintln!("skipping: no partition nodes for {dev} even after partx -a");
+            return None;
+        }
+        Some(lo)
+    }
+}
+
 impl Drop for PartLoop {
     fn drop(&mut self) {
         let _ = Command::new("partx").args(["-d", &self.0.path]).status();
@@ -125,16 +140,11 @@ fn a_path_is_never_taken_for_a_typo() {
 fn check_takes_a_partition_node() {
     let sc = Scratch::new();
     let img = two_partitions(&sc);
-    let Some(lo) = LoopDev::attach_with(&img, &["-P"]).map(PartLoop) else {
+    let Some(lo) = PartLoop::attach(&img, 2) else {
         return;
     };
     let dev = lo.0.path.clone();
-    let _ = Command::new("partx").args(["-a", &dev]).status();
     let (p1, p2) = (format!("{dev}p1"), format!("{dev}p2"));
-    if !Path::new(&p2).exists() {
-        eprintln!("skipping: no partition nodes for {dev} even after partx -a");
-        return;
-    }
     let geo = ["--physical-sector-size", "4096"];
     let r = afdisk_at(
         sc.dir.path(),
@@ -165,16 +175,11 @@ fn check_takes_a_partition_node() {
 fn check_of_a_stale_partition_node_is_an_error() {
     let sc = Scratch::new();
     let img = two_partitions(&sc);
-    let Some(lo) = LoopDev::attach_with(&img, &["-P"]).map(PartLoop) else {
+    let Some(lo) = PartLoop::attach(&img, 2) else {
         return;
     };
     let dev = lo.0.path.clone();
-    let _ = Command::new("partx").args(["-a", &dev]).status();
     let p2 = format!("{dev}p2");
-    if !Path::new(&p2).exists() {
-        eprintln!("skipping: no partition nodes for {dev} even after partx -a");
-        return;
-    }
     // Delete partition 2 in the image behind the kernel's back, then drop the loop device's cached blocks.
     run("sgdisk", &["-d", "2", &s(&img)]);
     run("blockdev", &["--flushbufs", &dev]);
@@ -380,16 +385,11 @@ fn check_of_a_partition_node_after_a_gap_checks_that_entry() {
         "sgdisk",
         &["-a", "1", "-n", "1:2048:+8M", "-n", "3:40001:+8M", &s(&img)],
     );
-    let Some(lo) = LoopDev::attach_with(&img, &["-P"]).map(PartLoop) else {
+    let Some(lo) = PartLoop::attach(&img, 3) else {
         return;
     };
     let dev = lo.0.path.clone();
-    let _ = Command::new("partx").args(["-a", &dev]).status();
     let p3 = format!("{dev}p3");
-    if !Path::new(&p3).exists() {
-        eprintln!("skipping: no partition nodes for {dev} even after partx -a");
-        return;
-    }
     assert!(!Path::new(&format!("{dev}p2")).exists());
     let r = afdisk_at(
         sc.dir.path(),

@@ -9,6 +9,10 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+#[path = "common/help.rs"]
+mod help;
+use help::commands_in;
+
 /// The shells, with the file name each one's script is committed (and installed) under.
 const SHELLS: [(&str, &str); 3] = [
     ("bash", "afdisk.bash"),
@@ -39,20 +43,7 @@ fn afdisk(args: &[&str]) -> (i32, String, String) {
 fn subcommands() -> Vec<String> {
     let (code, help, err) = afdisk(&["--help"]);
     assert_eq!(code, 0, "{err}");
-    let mut out = Vec::new();
-    let mut inside = false;
-    for line in help.lines() {
-        if !inside {
-            inside = line.trim_end() == "Commands:";
-            continue;
-        }
-        if !line.starts_with("  ") {
-            break;
-        }
-        if let Some(name) = line.split_whitespace().next() {
-            out.push(name.to_string());
-        }
-    }
+    let out = commands_in(&help);
     assert!(out.len() >= 10, "too few subcommands found: {out:?}");
     out
 }

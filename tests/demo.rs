@@ -8,157 +8,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::tmux::Tmux;
 use common::*;
-
-static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// A tmux server of this test's own (its own socket), killed at the end.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    /// Starts `argv` (no shell) in an 80x24 window that stays after the program ends, so its status can be read.
-    fn start(tag: &str, argv: &[&str]) -> Tmux {
-        let t = Tmux {
-            // One server per window: a server still going away never takes the next window.
-            socket: format!(
-                "afdisk-{tag}-{}-{}",
-                std::process::id(),
-                NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-            ),
-        };
-        // remain-on-exit is set before the program starts, so a program that ends at once leaves its status.
-        let mut a = vec![
-            "-f",
-            "/dev/null",
-            "start-server",
-            ";",
-            "set-option",
-            "-g",
-            "remain-on-exit",
-            "on",
-            ";",
-            "new-session",
-            "-d",
-            "-s",
-            "t",
-            "-x",
-            "80",
-            "-y",
-            "24",
-        ];
-        a.extend_from_slice(argv);
-        t.cmd(&a);
-        t
-    }
-    fn cmd(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("tmux is installed (see .ci/run)");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-    fn keys(&self, keys: &[&str]) {
-        let mut a = vec!["send-keys", "-t", "t"];
-        a.extend_from_slice(keys);
-        self.cmd(&a);
-    }
-    fn type_text(&self, text: &str) {
-        self.cmd(&["send-keys", "-t", "t", "-l", text]);
-    }
-    fn screen(&self) -> String {
-        self.cmd(&["capture-pane", "-p", "-t", "t"])
-    }
-    /// The screen and its history, with the lines the terminal wrapped joined again (what the program printed
-    /// after the UI, which may have scrolled).
-    fn printed(&self) -> String {
-        self.cmd(&["capture-pane", "-p", "-J", "-S", "-", "-t", "t"])
-    }
-    fn wait_for(&self, text: &str) -> String {
-        let t0 = Instant::now();
-        loop {
-            let s = self.screen();
-            // Also across the lines the UI wrapped (at spaces).
-            let flat = s.lines().map(str::trim_end).collect::<Vec<_>>().join(" ");
-            if s.contains(text) || flat.contains(text) {
-                return s;
-            }
-            assert!(
-                t0.elapsed() < Duration::from_secs(30),
-                "timed out waiting for {text:?}; pane (dead, status): {:?}; screen:\n{s}",
-                self.cmd(&[
-                    "display-message",
-                    "-p",
-                    "-t",
-                    "t",
-                    "#{pane_dead} #{pane_dead_status}"
-                ])
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-    /// Waits until the program ended; its exit status when tmux reports one (some tmux versions leave
-    /// `pane_dead_status` empty).
-    fn wait_exit(&self) -> Option<i32> {
-        let t0 = Instant::now();
-        let mut dead_since: Option<Instant> = None;
-        loop {
-            let s = self.cmd(&[
-                "display-message",
-                "-p",
-                "-t",
-                "t",
-                "#{pane_dead} #{pane_dead_status}",
-            ]);
-            let mut it = s.split_whitespace();
-            let dead = it.next() == Some("1");
-            if let (true, Some(code)) = (dead, it.next().and_then(|c| c.parse().ok())) {
-                return Some(code);
-            }
-            if dead {
-                // The status may show a moment after the pane is marked dead.
-                let since = *dead_since.get_or_insert_with(Instant::now);
-                if since.elapsed() > Duration::from_secs(2) {
-                    return None;
-                }
-            }
-            assert!(
-                t0.elapsed() < Duration::from_secs(20),
-                "afdisk did not end; screen:\n{}",
-                self.screen()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    /// A test that failed half way leaves the demo running: it is asked to quit first (Escape closes a dialog,
-    /// q quits), so it removes its files and detaches its loop view; killing the terminal would not let it.
-    fn drop(&mut self) {
-        for _ in 0..3 {
-            self.keys(&["Escape"]);
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        self.keys(&["q"]);
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(5) {
-            let s = self.cmd(&["display-message", "-p", "-t", "t", "#{pane_dead}"]);
-            if s.trim() != "0" {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .status();
-    }
-}
 
 /// The demo directories under `tmp`.
 fn demo_dirs(tmp: &Path) -> Vec<PathBuf> {
@@ -183,6 +36,24 @@ fn loops_over(dir: &Path) -> String {
         .filter(|l| l.contains(&*dir.to_string_lossy()))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Answers the typed confirmation of the sample `name`.
+fn confirm(tm: &Tmux, name: &str) {
+    tm.wait_for(&format!("Type \"{name}\""));
+    tm.type_enter(name);
+}
+
+/// On opening the sample `name` (a `label` table of 512-byte sectors): its disk view (the list has no
+/// findings), the realign plan, applied with the typed confirmation; the screen that says what was written.
+fn realign_and_apply(tm: &Tmux, label: &str, name: &str) -> String {
+    tm.wait_for("Findings (");
+    tm.wait_for(&format!("{label} (512-byte sectors)"));
+    tm.keys(&["p"]);
+    tm.wait_for("Realign plan");
+    tm.keys(&["a"]);
+    confirm(tm, name);
+    tm.wait_for("Wrote")
 }
 
 fn demo_argv<'a>(tmp: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
@@ -218,16 +89,7 @@ fn demo_realigns_the_xp_disk_applies_and_undoes_moves_data_benches_and_leaves_no
     let original = std::fs::read(&xp).expect("read the XP disk");
     // Open the XP disk (first in the list), plan the realign, apply it.
     tm.keys(&["Enter"]);
-    // The disk view (the list has no findings) of the dos disk.
-    tm.wait_for("Findings (");
-    tm.wait_for("dos (512-byte sectors)");
-    tm.keys(&["p"]);
-    tm.wait_for("Realign plan");
-    tm.keys(&["a"]);
-    tm.wait_for("Type \"xp-dos-63.img\"");
-    tm.type_text("xp-dos-63.img");
-    tm.keys(&["Enter"]);
-    let screen = tm.wait_for("Wrote");
+    let screen = realign_and_apply(&tm, "dos", "xp-dos-63.img");
     // The outcome, its backup path and the next keys are shown whole at 80x24 (they wrap).
     let flat = screen
         .lines()
@@ -243,9 +105,7 @@ fn demo_realigns_the_xp_disk_applies_and_undoes_moves_data_benches_and_leaves_no
     run("sfdisk", &["--verify", &s(&xp)]);
     // Undo: the exact bytes come back.
     tm.keys(&["u"]);
-    tm.wait_for("Type \"xp-dos-63.img\"");
-    tm.type_text("xp-dos-63.img");
-    tm.keys(&["Enter"]);
+    confirm(&tm, "xp-dos-63.img");
     tm.wait_for("Restored");
     assert!(
         std::fs::read(&xp).expect("read") == original,
@@ -266,16 +126,7 @@ fn demo_realigns_the_xp_disk_applies_and_undoes_moves_data_benches_and_leaves_no
     std::thread::sleep(Duration::from_millis(300));
     tm.keys(&["Down"]);
     tm.keys(&["Enter"]);
-    // The disk view (the list has no findings) of the GPT disk.
-    tm.wait_for("Findings (");
-    tm.wait_for("gpt (512-byte sectors)");
-    tm.keys(&["p"]);
-    tm.wait_for("Realign plan");
-    tm.keys(&["a"]);
-    tm.wait_for("Type \"gpt-2049.img\"");
-    tm.type_text("gpt-2049.img");
-    tm.keys(&["Enter"]);
-    tm.wait_for("Wrote");
+    realign_and_apply(&tm, "gpt", "gpt-2049.img");
     let gpt = dir.join("gpt-2049.img");
     let v = inspect(&s(&gpt));
     let start = v["partitions"][0]["start"].as_u64().expect("start");

@@ -5,6 +5,10 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Command;
 
+#[path = "common/help.rs"]
+mod help;
+use help::commands_in;
+
 fn man_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("man/afdisk.8")
 }
@@ -37,41 +41,6 @@ fn help_of(args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     stdout
-}
-
-/// Subcommand names from clap's `Commands:` section (one per line: name, then its description).
-fn commands_in(help: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut inside = false;
-    for line in help.lines() {
-        if !inside {
-            inside = line.trim_end() == "Commands:";
-            continue;
-        }
-        // Blank lines separate entries in the long layout; the section ends at the next heading.
-        if line.trim().is_empty() {
-            continue;
-        }
-        if !line.starts_with(' ') {
-            break;
-        }
-        // Description lines of the long format are indented further than the names; names are at the
-        // section's first indentation level.
-        let indent = line.len() - line.trim_start().len();
-        if indent > 4 {
-            continue;
-        }
-        if let Some(name) = line.split_whitespace().next() {
-            let name = name.trim_end_matches(',');
-            if name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-            {
-                out.push(name.to_string());
-            }
-        }
-    }
-    out
 }
 
 /// Long option names (without `--`) from the option lines of a help text: lines such as

@@ -3,6 +3,8 @@
 //! and `sfdisk --json`. Images are sparse files in a temporary directory.
 
 mod common;
+#[path = "common/tables.rs"]
+mod tables;
 
 use std::path::Path;
 
@@ -12,8 +14,9 @@ use afdisk::device::{self, Overrides};
 use afdisk::error::ErrorKind;
 use afdisk::plan::custom::{self, CustomRequest};
 use afdisk::plan::{Action, Layout, Plan};
-use afdisk::table::{self, Label, Partition};
+use afdisk::table::{self, Label};
 use common::{run, s, sfdisk_json, sfdisk_script, Scratch, MIB};
+use tables::entry;
 
 const LINUX: &str = "0FC63DAF-8483-4772-8E79-3D69D8477DE4";
 
@@ -28,6 +31,12 @@ fn make(img: &Path, target: &Layout, req: &CustomRequest) -> afdisk::error::Resu
     custom::make(&opened, target, req)
 }
 
+/// The actions of `plan`, by partition number.
+fn actions(plan: &Plan) -> Vec<(u32, Action)> {
+    plan.changes.iter().map(|c| (c.number, c.action)).collect()
+}
+
+/// Applies `p` to `img` (read back and verified by afdisk), then has the peers verify the result.
 fn apply_plan(img: &Path, p: &Plan, backups: &Path, destroy: bool) {
     let opened = device::open(img, &Overrides::default()).expect("open");
     let name = img
@@ -46,6 +55,7 @@ fn apply_plan(img: &Path, p: &Plan, backups: &Path, destroy: bool) {
     )
     .unwrap_or_else(|e| panic!("apply: {}; {}", e.problem, e.fix));
     assert!(out.verified);
+    peers_verify(img);
 }
 
 /// `sgdisk -v` and `sfdisk --verify` both find nothing wrong.
@@ -61,22 +71,6 @@ fn peers_verify(img: &Path) {
         let g = run("sgdisk", &["-v", &t]);
         let text = String::from_utf8_lossy(&g.stdout);
         assert!(text.contains("No problems found"), "sgdisk -v: {text}");
-    }
-}
-
-fn part(number: u32, start: u64, size: u64, ty: &str) -> Partition {
-    Partition {
-        number,
-        start,
-        size,
-        type_code: ty.into(),
-        type_name: String::new(),
-        uuid: None,
-        name: None,
-        kind: table::PartKind::Gpt,
-        attributes: 0,
-        bootable: false,
-        ebr_lba: None,
     }
 }
 
@@ -119,14 +113,13 @@ fn gpt_edit_keeps_creates_deletes_and_passes_the_peers() {
     let p2 = target.partitions[1].clone();
     target.partitions.retain(|p| p.number == 1 || p.number == 2);
     target.partitions[1].name = Some("renamed".into());
-    let mut p7 = part(7, p2.end() + 1 + 20 * 2048, 4 * 2048, LINUX);
+    let mut p7 = entry(7, p2.end() + 1 + 20 * 2048, 4 * 2048, LINUX);
     p7.name = Some("new one".into());
     p7.attributes = 1 << 62;
     target.partitions.push(p7);
     let plan = make(&img, &target, &req()).expect("plan");
-    let acts: Vec<(u32, Action)> = plan.changes.iter().map(|c| (c.number, c.action)).collect();
     assert_eq!(
-        acts,
+        actions(&plan),
         vec![
             (1, Action::Keep),
             (2, Action::Keep),
@@ -136,7 +129,6 @@ fn gpt_edit_keeps_creates_deletes_and_passes_the_peers() {
     );
     assert!(plan.destroys.is_empty(), "{:?}", plan.destroys);
     apply_plan(&img, &plan, &sc.path("bk"), false);
-    peers_verify(&img);
     let j = sfdisk_json(&t).expect("sfdisk");
     let parts = j["partitiontable"]["partitions"].as_array().expect("parts");
     let names: Vec<&str> = parts.iter().filter_map(|p| p["name"].as_str()).collect();
@@ -169,11 +161,10 @@ fn dos_logical_chain_is_rewritten_and_passes_sfdisk_verify() {
     let mut target = current(&img);
     // A third logical partition after the others, and the second one grown.
     target.partitions[3].size = 16384;
-    target.partitions.push(part(7, 43008, 8192, "7"));
+    target.partitions.push(entry(7, 43008, 8192, "7"));
     let plan = make(&img, &target, &req()).expect("plan");
-    let acts: Vec<(u32, Action)> = plan.changes.iter().map(|c| (c.number, c.action)).collect();
     assert_eq!(
-        acts,
+        actions(&plan),
         vec![
             (1, Action::Keep),
             (2, Action::Keep),
@@ -183,7 +174,6 @@ fn dos_logical_chain_is_rewritten_and_passes_sfdisk_verify() {
         ]
     );
     apply_plan(&img, &plan, &sc.path("bk"), false);
-    peers_verify(&img);
     let j = sfdisk_json(&t).expect("sfdisk");
     let rows: Vec<(u64, u64, String)> = j["partitiontable"]["partitions"]
         .as_array()
@@ -260,7 +250,6 @@ fn dropping_or_shrinking_a_filesystem_is_refused_unless_allowed() {
         "nothing written"
     );
     apply_plan(&img, &plan, &sc.path("bk"), true);
-    peers_verify(&img);
 }
 
 #[test]
@@ -282,7 +271,6 @@ fn a_moved_filesystem_goes_through_the_data_mover() {
     );
     assert!(plan.destroys.is_empty());
     apply_plan(&img, &plan, &sc.path("bk"), false);
-    peers_verify(&img);
     let blk = run("blkid", &["-p", "-O", &(40960 * 512).to_string(), &t]);
     assert!(
         String::from_utf8_lossy(&blk.stdout).contains("ext4"),
@@ -307,7 +295,7 @@ fn realign_snaps_a_peer_made_misaligned_layout() {
     let t = s(&img);
     sfdisk_script(&t, "label: gpt\nstart=2048, size=16384\n");
     let mut target = current(&img);
-    target.partitions.push(part(2, 20001, 30000, LINUX));
+    target.partitions.push(entry(2, 20001, 30000, LINUX));
     let plan = make(
         &img,
         &target,
@@ -335,7 +323,6 @@ fn realign_snaps_a_peer_made_misaligned_layout() {
         plain.notes
     );
     apply_plan(&img, &plan, &sc.path("bk"), false);
-    peers_verify(&img);
 }
 
 // ---- sfdisk scripts both ways: `afdisk dump` and `afdisk plan --from-sfdisk`, against sfdisk itself ----
@@ -886,7 +873,6 @@ fn a_hybrid_mbr_is_named_when_a_custom_layout_replaces_it() {
         plan.notes
     );
     apply_plan(&img, &plan, &sc.path("bk"), false);
-    peers_verify(&img);
 }
 
 /// `--from-sfdisk --realign`: a script's misaligned starts snap forward and its ends back to the grain (also when

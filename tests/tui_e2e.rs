@@ -3,55 +3,11 @@
 
 mod common;
 
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
+use common::tmux::Tmux;
 use common::*;
-
-struct Tmux {
-    session: String,
-}
-
-impl Tmux {
-    fn cmd(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .args(args)
-            .output()
-            .expect("tmux is installed (see .ci/run)");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-    fn keys(&self, keys: &[&str]) {
-        let mut a = vec!["send-keys", "-t", &self.session];
-        a.extend_from_slice(keys);
-        self.cmd(&a);
-    }
-    fn screen(&self) -> String {
-        self.cmd(&["capture-pane", "-p", "-t", &self.session])
-    }
-    /// Waits until the screen contains `text` (the UI renders asynchronously).
-    fn wait_for(&self, text: &str) -> String {
-        let t0 = Instant::now();
-        loop {
-            let s = self.screen();
-            if s.contains(text) {
-                return s;
-            }
-            assert!(
-                t0.elapsed() < Duration::from_secs(15),
-                "timed out waiting for {text:?}; screen:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.session])
-            .status();
-    }
-}
 
 #[test]
 fn tui_in_tmux() {
@@ -72,30 +28,16 @@ fn tui_in_tmux() {
             t,
         ],
     );
-    let session = format!("afdisk-e2e-{}", std::process::id());
-    let status_file = s.dir.path().join("status");
-    let script = format!(
-        "TERM=linux NO_COLOR=1 '{}' '{}'; echo $? > '{}'; sleep 30",
-        env!("CARGO_BIN_EXE_afdisk"),
-        t,
-        status_file.display()
+    let tm = Tmux::start(
+        "e2e",
+        &[
+            "env",
+            "TERM=linux",
+            "NO_COLOR=1",
+            env!("CARGO_BIN_EXE_afdisk"),
+            t,
+        ],
     );
-    let tm = Tmux {
-        session: session.clone(),
-    };
-    tm.cmd(&[
-        "new-session",
-        "-d",
-        "-s",
-        &session,
-        "-x",
-        "80",
-        "-y",
-        "24",
-        "sh",
-        "-c",
-        &script,
-    ]);
     let screen = tm.wait_for("Partitions");
     assert!(screen.contains("!! MISALIGNED +512"), "{screen}");
     assert!(
@@ -115,7 +57,7 @@ fn tui_in_tmux() {
     std::thread::sleep(Duration::from_millis(300));
     tm.keys(&["Escape"]);
     tm.wait_for("Findings");
-    tm.cmd(&["resize-window", "-t", &session, "-x", "160", "-y", "48"]);
+    tm.resize(160, 48);
     let screen = tm.wait_for("NAME");
     assert!(
         screen.contains("root"),
@@ -127,85 +69,40 @@ fn tui_in_tmux() {
         screen.contains("log/phys 512/4096 phys assumed (image file)"),
         "{screen}"
     );
-    tm.cmd(&["resize-window", "-t", &session, "-x", "30", "-y", "8"]);
+    tm.resize(30, 8);
     std::thread::sleep(Duration::from_millis(300));
-    tm.cmd(&["resize-window", "-t", &session, "-x", "80", "-y", "24"]);
+    tm.resize(80, 24);
     tm.wait_for("Partitions");
     tm.keys(&["q"]);
-    let t0 = Instant::now();
-    while !status_file.exists() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(10),
-            "afdisk did not quit; screen:\n{}",
-            tm.screen()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_millis(100));
-    let code = std::fs::read_to_string(&status_file).unwrap();
-    assert_eq!(code.trim(), "0", "afdisk exit status");
+    let code = tm.wait_exit();
+    assert!(
+        matches!(code, None | Some(0)),
+        "afdisk exit status {code:?}"
+    );
 }
 
-impl Tmux {
-    /// Starts afdisk on `img` in a new 80x24 session (TERM=linux, no colour, backups in `backups`); its exit
-    /// status goes to the returned file.
-    fn start(
-        s: &Scratch,
-        img: &std::path::Path,
-        backups: &std::path::Path,
-        tag: &str,
-    ) -> (Tmux, std::path::PathBuf) {
-        let session = format!("afdisk-{tag}-{}", std::process::id());
-        let status_file = s.dir.path().join(format!("status-{tag}"));
-        let script = format!(
-            "TERM=linux NO_COLOR=1 AFDISK_BACKUP_DIR='{}' '{}' '{}'; echo $? > '{}'; sleep 30",
-            backups.display(),
+/// Starts afdisk on `img` in a new 80x24 window (TERM=linux, no colour, backups in `backups`).
+fn start_afdisk(img: &Path, backups: &Path, tag: &str) -> Tmux {
+    let backup_env = format!("AFDISK_BACKUP_DIR={}", s(backups));
+    Tmux::start(
+        tag,
+        &[
+            "env",
+            "TERM=linux",
+            "NO_COLOR=1",
+            &backup_env,
             env!("CARGO_BIN_EXE_afdisk"),
-            img.display(),
-            status_file.display()
-        );
-        let tm = Tmux {
-            session: session.clone(),
-        };
-        tm.cmd(&[
-            "new-session",
-            "-d",
-            "-s",
-            &session,
-            "-x",
-            "80",
-            "-y",
-            "24",
-            "sh",
-            "-c",
-            &script,
-        ]);
-        (tm, status_file)
-    }
+            &s(img),
+        ],
+    )
+}
 
-    /// Types `text` literally (no key names), then Enter.
-    fn type_enter(&self, text: &str) {
-        self.cmd(&["send-keys", "-t", &self.session, "-l", text]);
-        self.keys(&["Enter"]);
-    }
-
-    /// Waits for the program to end; its exit status.
-    fn exit_status(&self, status_file: &std::path::Path) -> String {
-        let t0 = Instant::now();
-        while !status_file.exists() {
-            assert!(
-                t0.elapsed() < Duration::from_secs(10),
-                "afdisk did not quit; screen:\n{}",
-                self.screen()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-        std::fs::read_to_string(status_file)
-            .unwrap_or_default()
-            .trim()
-            .to_string()
-    }
+/// Presses `key`, waits for the field titled `title`, types `text` and Enter, and waits for the `outcome`.
+fn field(tm: &Tmux, key: &str, title: &str, text: &str, outcome: &str) {
+    tm.keys(&[key]);
+    tm.wait_for(title);
+    tm.type_enter(text);
+    tm.wait_for(outcome);
 }
 
 /// Issue 15: on an empty image, three partitions made by hand in the plan screen's editor (`+100M`, `50%`,
@@ -216,7 +113,7 @@ fn hand_edited_layout_is_written_aligned_and_read_back_by_the_peers() {
     let s = Scratch::new();
     let img = s.image("hand.img", 1 << 30);
     let backups = s.dir.path().join("backups");
-    let (tm, status) = Tmux::start(&s, &img, &backups, "edit");
+    let tm = start_afdisk(&img, &backups, "edit");
     tm.wait_for("p plan");
     tm.keys(&["p"]);
     tm.wait_for("e edit");
@@ -224,30 +121,27 @@ fn hand_edited_layout_is_written_aligned_and_read_back_by_the_peers() {
     tm.wait_for("Edit by hand");
     // From an empty table rather than the preset.
     tm.keys(&["c"]);
-    tm.keys(&["n"]);
-    tm.wait_for("New partition");
-    tm.type_enter("+100M");
-    tm.wait_for("new partition 1");
+    field(&tm, "n", "New partition", "+100M", "new partition 1");
     tm.keys(&["Down"]);
-    tm.keys(&["n"]);
-    tm.wait_for("New partition");
-    tm.type_enter("50%");
-    tm.wait_for("new partition 2");
+    field(&tm, "n", "New partition", "50%", "new partition 2");
     tm.keys(&["Down"]);
-    tm.keys(&["n"]);
-    tm.wait_for("New partition");
-    tm.type_enter("rest");
-    tm.wait_for("new partition 3");
-    tm.keys(&["t"]);
-    tm.wait_for("Type of partition 3");
-    tm.type_enter("linux-swap");
-    tm.wait_for("now of type Linux swap");
+    field(&tm, "n", "New partition", "rest", "new partition 3");
+    field(
+        &tm,
+        "t",
+        "Type of partition 3",
+        "linux-swap",
+        "now of type Linux swap",
+    );
     tm.keys(&["Up"]);
     tm.keys(&["Up"]);
-    tm.keys(&["N"]);
-    tm.wait_for("Name of partition 1");
-    tm.type_enter("data one");
-    tm.wait_for("now named 'data one'");
+    field(
+        &tm,
+        "N",
+        "Name of partition 1",
+        "data one",
+        "now named 'data one'",
+    );
     tm.keys(&["Enter"]);
     let screen = tm.wait_for("Press a to write");
     assert!(screen.contains("a apply"), "{screen}");
@@ -262,7 +156,11 @@ fn hand_edited_layout_is_written_aligned_and_read_back_by_the_peers() {
         "{screen}"
     );
     tm.keys(&["q"]);
-    assert_eq!(tm.exit_status(&status), "0", "afdisk exit status");
+    let code = tm.wait_exit();
+    assert!(
+        matches!(code, None | Some(0)),
+        "afdisk exit status {code:?}"
+    );
 
     let t = img.to_str().expect("utf-8 path");
     let v = run("sgdisk", &["-v", t]);

@@ -808,14 +808,10 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
         &mut guid,
     )?;
     let new = prep.layout;
-    let mut contents = BTreeMap::new();
-    if let Some(o) = &old {
-        for p in o.partitions.iter().filter(|p| p.kind != PartKind::Extended) {
-            if let Some(sig) = crate::signature::probe(&src, p.start * ss, p.size * ss) {
-                contents.insert(p.number, sig.to_string());
-            }
-        }
-    }
+    let contents = old
+        .as_ref()
+        .map(|o| super::contents(&src, ss, &o.partitions))
+        .unwrap_or_default();
     let footprints = old
         .as_ref()
         .map(|o| crate::mover::footprints(&src, ss, &o.partitions, &contents))
@@ -1166,6 +1162,7 @@ pub(super) fn classify(new: &Layout, old: Option<&Layout>, lba: u64, total: u64)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::tables::entry;
     use crate::table::source::ByteSource;
     use proptest::prelude::*;
 
@@ -1176,22 +1173,6 @@ mod tests {
         move || {
             n += 1;
             format!("00000000-0000-4000-8000-{n:012X}")
-        }
-    }
-
-    fn entry(number: u32, start: u64, size: u64, ty: &str) -> Partition {
-        Partition {
-            number,
-            start,
-            size,
-            type_code: ty.into(),
-            type_name: String::new(),
-            uuid: None,
-            name: None,
-            kind: PartKind::Gpt,
-            attributes: 0,
-            bootable: false,
-            ebr_lba: None,
         }
     }
 

@@ -936,35 +936,10 @@ fn check_name(name: &str) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::tables::{dos, gpt};
     use proptest::prelude::*;
 
     const MIB: u64 = 1 << 20;
-
-    fn gpt(ss: u64, bytes: u64) -> Table {
-        let total = bytes / ss;
-        let arr = (128 * 128u64).div_ceil(ss);
-        Table {
-            label: Label::Gpt,
-            sector_size: ss,
-            id: "00000000-0000-0000-0000-000000000001".into(),
-            first_usable: 2 + arr,
-            last_usable: total - 2 - arr,
-            header_used: None,
-            max_partitions: 128,
-        }
-    }
-
-    fn dos(ss: u64, bytes: u64) -> Table {
-        Table {
-            label: Label::Dos,
-            sector_size: ss,
-            id: "0x12345678".into(),
-            first_usable: 1,
-            last_usable: bytes / ss - 1,
-            header_used: None,
-            max_partitions: 4,
-        }
-    }
 
     fn new(at: u64, size: &str) -> Op {
         Op::New {

@@ -13,6 +13,10 @@ pub mod encode;
 pub mod grain;
 pub mod layout;
 pub mod preset;
+/// Blank tables and bare entries for the tests of the layout code, shared with the integration tests.
+#[cfg(test)]
+#[path = "../../tests/common/tables.rs"]
+mod tables;
 
 use std::collections::BTreeMap;
 
@@ -304,6 +308,19 @@ pub struct SectorWrite {
 pub struct SeenSector {
     pub lba: u64,
     pub crc32: u32,
+}
+
+/// What the partitions `parts` hold (a filesystem or other signature), by number; an extended partition
+/// (a container of EBRs) is not probed.
+fn contents(src: &dyn ByteSource, ss: u64, parts: &[Partition]) -> BTreeMap<u32, String> {
+    parts
+        .iter()
+        .filter(|p| p.kind != table::PartKind::Extended)
+        .filter_map(|p| {
+            crate::signature::probe(src, p.start * ss, p.size * ss)
+                .map(|sig| (p.number, sig.to_string()))
+        })
+        .collect()
 }
 
 /// The sectors of the table on `src` (of its own kind, where it places them) that `writes` leaves alone, with
@@ -880,15 +897,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                     "leave {table} out with {realign}",
                 ));
             }
-            let mut contents = BTreeMap::new();
-            for p in &old.partitions {
-                if p.kind == table::PartKind::Extended {
-                    continue;
-                }
-                if let Some(sig) = crate::signature::probe(&src, p.start * ss, p.size * ss) {
-                    contents.insert(p.number, sig.to_string());
-                }
-            }
+            let contents = contents(&src, ss, &old.partitions);
             let opts = layout::RealignOptions {
                 strict: req.strict,
                 discard_data: req.discard_data.clone(),

@@ -11,7 +11,7 @@ use afdisk::report::Report;
 use afdisk::table::PartKind;
 
 use super::job::{Handle, Start};
-use super::page::{Command, Page, Reply, OPENERS};
+use super::page::{cmd, Command, Page, Reply, OPENERS};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
@@ -455,10 +455,6 @@ impl App {
             d.selected = self.zoom.part;
         }
     }
-}
-
-const fn cmd(keys: &'static str, bar: &'static str, help: &'static str) -> Command {
-    Command { keys, bar, help }
 }
 
 const HELP: Command = cmd("?", "help", "this help");

@@ -90,21 +90,10 @@ impl Confirm {
 
     /// Every key is the dialog's while it is open (so `q` and `?` are letters, not commands).
     pub fn key(&mut self, code: KeyCode) -> Answer {
-        match code {
-            KeyCode::Esc => return Answer::Cancelled,
-            KeyCode::Enter => return Answer::Submitted(self.input.clone()),
-            KeyCode::Backspace => {
-                self.input.pop();
-            }
-            KeyCode::Char(c) if self.input.chars().count() < 128 => self.input.push(c),
-            _ => {}
-        }
-        Answer::Typing
+        type_key(&mut self.input, code)
     }
 
     pub fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
-        let w = area.width.min(72);
-        let inner = usize::from(w.saturating_sub(2)).max(1);
         let text = self.prompt.lines();
         let (ask, facts) = text
             .split_last()
@@ -124,21 +113,49 @@ impl Confirm {
             Span::styled(ask.cloned().unwrap_or_default(), st.title),
             Span::raw(" and press Enter (Esc cancels):"),
         ]));
-        lines.push(Line::from(Span::styled(
-            format!("> {}_", self.input),
-            Style::default().add_modifier(Modifier::BOLD),
-        )));
-        // Wrapped height: each line takes ceil(len / inner) rows, plus the borders.
-        let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
-        let r = centred(area, w, u16::try_from(rows + 2).unwrap_or(u16::MAX));
-        f.render_widget(Clear, r);
-        f.render_widget(
-            Paragraph::new(lines)
-                .wrap(Wrap { trim: false })
-                .block(Block::bordered().title(Line::from(self.title).style(st.bad))),
-            r,
-        );
+        lines.push(typed_line(&self.input));
+        draw_box(f, area, lines, Line::from(self.title).style(st.bad));
     }
+}
+
+/// A key typed into a dialog's text `input` (at most 128 characters): Esc cancels, Enter submits, Backspace
+/// takes the last character back.
+fn type_key(input: &mut String, code: KeyCode) -> Answer {
+    match code {
+        KeyCode::Esc => return Answer::Cancelled,
+        KeyCode::Enter => return Answer::Submitted(input.clone()),
+        KeyCode::Backspace => {
+            input.pop();
+        }
+        KeyCode::Char(c) if input.chars().count() < 128 => input.push(c),
+        _ => {}
+    }
+    Answer::Typing
+}
+
+/// The line of what has been typed so far, with its cursor.
+fn typed_line(input: &str) -> Line<'static> {
+    Line::from(Span::styled(
+        format!("> {input}_"),
+        Style::default().add_modifier(Modifier::BOLD),
+    ))
+}
+
+/// Draws `lines` wrapped in a bordered box titled `title`, at most 72 columns wide, centred in `area` and as
+/// tall as the wrapped lines.
+fn draw_box(f: &mut Frame, area: Rect, lines: Vec<Line>, title: Line) {
+    let w = area.width.min(72);
+    let inner = usize::from(w.saturating_sub(2)).max(1);
+    // Wrapped height: each line takes ceil(len / inner) rows, plus the borders.
+    let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
+    let r = centred(area, w, u16::try_from(rows + 2).unwrap_or(u16::MAX));
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(Block::bordered().title(title)),
+        r,
+    );
 }
 
 /// The one typed-input field: a question, a hint of what may be typed, and the text typed so far (a size, a
@@ -176,40 +193,23 @@ impl Input {
 
     /// Every key is the field's while it is open (so `q` and `?` are letters).
     pub fn key(&mut self, code: KeyCode) -> Answer {
-        match code {
-            KeyCode::Esc => return Answer::Cancelled,
-            KeyCode::Enter => return Answer::Submitted(self.input.clone()),
-            KeyCode::Backspace => {
-                self.input.pop();
-            }
-            KeyCode::Char(c) if self.input.chars().count() < 128 => self.input.push(c),
-            _ => {}
-        }
-        Answer::Typing
+        type_key(&mut self.input, code)
     }
 
     pub fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
-        let w = area.width.min(72);
-        let inner = usize::from(w.saturating_sub(2)).max(1);
         let lines = vec![
             Line::from(vec![
                 Span::styled(self.label.clone(), st.title),
                 Span::raw(" (Enter ok, Esc cancel):"),
             ]),
             Line::from(Span::raw(self.hint.clone())),
-            Line::from(Span::styled(
-                format!("> {}_", self.input),
-                Style::default().add_modifier(Modifier::BOLD),
-            )),
+            typed_line(&self.input),
         ];
-        let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
-        let r = centred(area, w, u16::try_from(rows + 2).unwrap_or(u16::MAX));
-        f.render_widget(Clear, r);
-        f.render_widget(
-            Paragraph::new(lines)
-                .wrap(Wrap { trim: false })
-                .block(Block::bordered().title(Line::from(self.title.clone()).style(st.title))),
-            r,
+        draw_box(
+            f,
+            area,
+            lines,
+            Line::from(self.title.clone()).style(st.title),
         );
     }
 }

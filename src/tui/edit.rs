@@ -13,7 +13,7 @@ use afdisk::plan::{Action, Layout, Plan};
 use afdisk::table::{Label, Table};
 
 use super::dialog::{Answer, Input};
-use super::page::Command;
+use super::page::{cmd, Command};
 
 /// One row of the editor's list: a partition (its index in the layout) or a free region.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,10 +58,6 @@ pub enum EditAction {
     Back,
     /// Make the edited layout a plan.
     MakePlan,
-}
-
-const fn cmd(keys: &'static str, bar: &'static str, help: &'static str) -> Command {
-    Command { keys, bar, help }
 }
 
 /// The editor's commands (n new, d delete, … — the plan screen's a/u/n do not apply here).

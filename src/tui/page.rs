@@ -23,6 +23,11 @@ pub struct Command {
     pub help: &'static str,
 }
 
+/// A [`Command`]: `keys`, the key bar's word `bar` (empty: help only), and the help's line `help`.
+pub const fn cmd(keys: &'static str, bar: &'static str, help: &'static str) -> Command {
+    Command { keys, bar, help }
+}
+
 /// The key bar of a list of commands: "r run  w write mode  …".
 pub fn key_bar(commands: &[Command]) -> String {
     commands

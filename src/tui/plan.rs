@@ -20,7 +20,7 @@ use super::app::DiskState;
 use super::dialog::{Answer, Confirm, Styles};
 use super::edit::{EditAction, EditState, EDIT_KEYS};
 use super::job::{self, Event, Handle};
-use super::page::{Command, Page, Reply};
+use super::page::{cmd, Command, Page, Reply};
 use super::work::{PlanDone, PlanJob};
 use afdisk::plan::{Plan, PlanKind};
 
@@ -245,10 +245,6 @@ impl PlanState {
         }
         PlanAction::None
     }
-}
-
-const fn cmd(keys: &'static str, bar: &'static str, help: &'static str) -> Command {
-    Command { keys, bar, help }
 }
 
 /// The plan screen's commands.

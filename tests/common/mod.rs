@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod rng;
+pub mod tmux;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

@@ -34,7 +34,7 @@ use afdisk::Error;
 use super::app::DiskState;
 use super::dialog::{Answer, Confirm, Styles};
 use super::job::{self, Ctx, Env, Event, Handle, Job, StopRule};
-use super::page::{Command, Page, Reply};
+use super::page::{cmd, Command, Page, Reply};
 
 /// The page's name: the owner of its jobs' messages.
 pub const NAME: &str = "sector-size";
@@ -431,10 +431,6 @@ impl Job for NextPlanJob {
             .map(Box::new);
         Ok(super::work::PlanDone::Made(self.path, res))
     }
-}
-
-const fn cmd(keys: &'static str, bar: &'static str, help: &'static str) -> Command {
-    Command { keys, bar, help }
 }
 
 impl Page for WizardState {
