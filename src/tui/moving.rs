@@ -35,17 +35,13 @@ use afdisk::Error;
 use super::app::DiskState;
 use super::dialog::{Answer, Confirm, Styles};
 use super::job::{self, Ctx, Env, Event, Handle, Job, StopFlag, StopRule};
-use super::page::{Command, Page, Reply};
+use super::page::{cmd, Command, Page, Reply};
 
 /// The page's name: the owner of its job's messages.
 pub const NAME: &str = "move";
 
 /// The least time between two progress reports sent to the screen (a new phase is always sent).
 const REPORT_EVERY: Duration = Duration::from_millis(100);
-
-const fn cmd(keys: &'static str, bar: &'static str, help: &'static str) -> Command {
-    Command { keys, bar, help }
-}
 
 /// The disk view's keys when its disk carries an interrupted move (the `interrupted-move` finding).
 pub const RESUME_KEYS: &[Command] = &[
