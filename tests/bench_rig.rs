@@ -20,9 +20,10 @@
 //!
 //! The rig's nature is the test's ground truth, so the test establishes it right before every run instead of
 //! assuming it survived what came before:
-//! - **Cold**: [`make_cold`] waits for udev's probes, flushes and drops the loop device's own buffer cache, fsyncs
-//!   the backing file and drops its page cache, then checks with `fincore` that at most 1 % of it is still
-//!   resident. A warm page needs no read, so a misaligned write into it costs what an aligned one does.
+//! - **Cold and fully written**: [`make_cold`] waits for udev's probes, flushes and drops the loop device's own
+//!   buffer cache, fsyncs the backing file and drops its page cache, then checks with `fincore` that at most 1 % of
+//!   it is still resident, and with SEEK_HOLE that it has no hole or unwritten extent. A warm page, or one over a
+//!   hole, needs no read, so a misaligned write into it costs what an aligned one does.
 //! - **No flush to the host filesystem**: a loop device says "write back" by default, so every `O_DSYNC` write of
 //!   the benchmark (FUA, emulated by a flush) makes the loop driver fsync the whole backing file on the host's ext4:
 //!   a journal commit that, while builds and other tests write to the same filesystem, waits behind their data and
@@ -132,6 +133,15 @@ fn make_cold(img: &Path, dev: &LoopDev) {
     run("blockdev", &["--flushbufs", &dev.path]);
     drop_cache(img);
     let size = std::fs::metadata(img).expect("stat backing file").len();
+    // A write into a hole or an unwritten extent (a discard punches them) needs no read either; ext4's SEEK_HOLE
+    // reports both.
+    let f = File::open(img).expect("open backing file");
+    let hole = nix::unistd::lseek(f.as_fd(), 0, nix::unistd::Whence::SeekHole).expect("SEEK_HOLE");
+    assert_eq!(
+        u64::try_from(hole).ok(),
+        Some(size),
+        "the RMW rig's backing file has a hole at byte {hole}: writes there need no read-modify-write"
+    );
     let resident = resident_bytes(img);
     assert!(
         resident * 100 <= size,
@@ -280,6 +290,25 @@ fn rmw_rig_reports_penalty_and_4096_physical() {
             assert!(message.contains("misreports"), "{message}");
         }
     }
+}
+
+/// The cold check is not vacuous: `fincore` sees a file read into the page cache, and [`drop_cache`] empties it
+/// (what [`make_cold`] asserts before every RMW run).
+#[test]
+fn cold_check_sees_a_warm_file_and_drop_cache_empties_it() {
+    let s = Scratch::new();
+    let img = s.dir.path().join("warm.img");
+    fill(&img, 64 * MIB);
+    let bytes = std::fs::read(&img).expect("read the file into the page cache");
+    assert_eq!(bytes.len() as u64, 64 * MIB);
+    let warm = resident_bytes(&img);
+    assert!(
+        warm >= 60 * MIB,
+        "a file just read is resident: {warm} bytes"
+    );
+    drop_cache(&img);
+    let cold = resident_bytes(&img);
+    assert!(cold * 100 <= 64 * MIB, "dropped, yet {cold} bytes resident");
 }
 
 /// Every class of the run has samples (what the verdict rests on; not a timing figure).
