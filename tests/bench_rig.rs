@@ -1,7 +1,8 @@
 //! `afdisk bench` on rigs the test builds itself, never a real disk:
-//! - a loop device over a fully written backing file whose page cache was dropped (fsync, then
-//!   posix_fadvise DONTNEED): it reports 512-byte sectors but does read-modify-write on 4 KiB pages, so
-//!   `bench --write all --probe` must find the penalty and a 4096-byte physical sector;
+//! - the RMW rig: a loop device over a fully written backing file whose page cache is cold (see [`make_cold`]) and
+//!   whose queue says "write through" (see [`set_write_through`]): it reports 512-byte sectors but does
+//!   read-modify-write on 4 KiB pages, so `bench --write all --probe` must find the penalty and a 4096-byte
+//!   physical sector;
 //! - a loop device over a file in a tmpfs of our own: no penalty;
 //! - a GPT partition at sector 2049 on the first rig shows the filesystem-view penalty, and one at 2048 none;
 //! - refusals (no confirmation, wrong token, bad --duration, missing partition) leave every byte unchanged.
@@ -16,6 +17,22 @@
 //! not depend on timing (the JSON contract, sample counts, the partition's offset). Inconclusive (exit 4) is an
 //! honest answer under load and passes. The runs get a longer cap (`--duration 30`); they stop early once decided.
 //! Checked by running this file while two `yes > /dev/null` loops keep both cores busy.
+//!
+//! The rig's nature is the test's ground truth, so the test establishes it right before every run instead of
+//! assuming it survived what came before:
+//! - **Cold and fully written**: [`make_cold`] waits for udev's probes, flushes and drops the loop device's own
+//!   buffer cache, fsyncs the backing file and drops its page cache, then checks with `fincore` that at most 1 % of
+//!   it is still resident, and with SEEK_HOLE that it has no hole or unwritten extent. A warm page, or one over a
+//!   hole, needs no read, so a misaligned write into it costs what an aligned one does.
+//! - **No flush to the host filesystem**: a loop device says "write back" by default, so every `O_DSYNC` write of
+//!   the benchmark (FUA, emulated by a flush) makes the loop driver fsync the whole backing file on the host's ext4:
+//!   a journal commit that, while builds and other tests write to the same filesystem, waits behind their data and
+//!   costs milliseconds. That cost is the same for aligned and misaligned writes and buries the ~0.1 ms
+//!   read-modify-write read: both runs of `partition_view_penalty_at_2049_and_none_at_2048` once measured
+//!   1.00x (95 % CI 0.98–1.01) on a rig that still did read-modify-write. With "write through" the block layer sends
+//!   no flush (a device without a volatile cache completes FUA writes as they are), so the rig's only slow path is
+//!   the read-modify-write read, whatever the host's filesystem is doing. That is the rig's nature: a drive with a
+//!   4 KiB physical sector that reports 512 bytes, with its write cache off.
 
 mod common;
 
@@ -86,6 +103,86 @@ fn drop_cache(path: &Path) {
     .expect("posix_fadvise DONTNEED");
 }
 
+/// Bytes of `path` resident in the page cache (`fincore`, which uses mincore on a mapping it never touches).
+fn resident_bytes(path: &Path) -> u64 {
+    let out = run(
+        "fincore",
+        &[
+            "--bytes",
+            "--noheadings",
+            "--output",
+            "RES",
+            &common::s(path),
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("fincore printed {text:?}, not a byte count: {e}"))
+}
+
+/// Makes the RMW rig cold right before a run, and checks that it is: udev's probes of the device (started by a
+/// table change) are finished, the loop device's own buffer cache is written back and dropped (`blockdev
+/// --flushbufs`: a dirty buffer written back later would warm the backing file mid-run), then the backing file is
+/// fsynced and its page cache dropped. At most 1 % of it may stay resident; more means the rig is not what the
+/// test claims, which is a failure of the rig, not of afdisk's verdict.
+fn make_cold(img: &Path, dev: &LoopDev) {
+    let _ = Command::new("udevadm")
+        .args(["settle", "--timeout=10"])
+        .status();
+    run("blockdev", &["--flushbufs", &dev.path]);
+    drop_cache(img);
+    let size = std::fs::metadata(img).expect("stat backing file").len();
+    // A write into a hole or an unwritten extent (a discard punches them) needs no read either; ext4's SEEK_HOLE
+    // reports both.
+    let f = File::open(img).expect("open backing file");
+    let hole = nix::unistd::lseek(f.as_fd(), 0, nix::unistd::Whence::SeekHole).expect("SEEK_HOLE");
+    assert_eq!(
+        u64::try_from(hole).ok(),
+        Some(size),
+        "the RMW rig's backing file has a hole at byte {hole}: writes there need no read-modify-write"
+    );
+    let resident = resident_bytes(img);
+    assert!(
+        resident * 100 <= size,
+        "the RMW rig is not cold: {resident} of {size} bytes of its backing file are still in the page cache \
+         after fsync + POSIX_FADV_DONTNEED"
+    );
+}
+
+/// Sets the rig's loop queue to "write through" (see the module doc: no flush reaches the host's filesystem) and
+/// checks that the kernel took it.
+fn set_write_through(dev: &LoopDev) {
+    let attr = PathBuf::from("/sys/block")
+        .join(dev.base_name())
+        .join("queue/write_cache");
+    std::fs::write(&attr, "write through")
+        .unwrap_or_else(|e| panic!("cannot write {}: {e}", attr.display()));
+    let now = std::fs::read_to_string(&attr)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", attr.display()));
+    assert_eq!(now.trim(), "write through", "{}", attr.display());
+}
+
+/// One line per class (samples, median): what the verdict rests on, for the test log.
+fn classes_line(v: &serde_json::Value) -> String {
+    v["classes"]
+        .as_array()
+        .map(|cs| {
+            cs.iter()
+                .map(|c| {
+                    format!(
+                        "{} n={} p50={:.0}us",
+                        c["name"].as_str().unwrap_or("?"),
+                        c["samples"],
+                        c["median_ns"].as_f64().unwrap_or(0.0) / 1000.0
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}
+
 /// A tmpfs mounted on a temporary directory, unmounted when dropped.
 struct Tmpfs {
     dir: tempfile::TempDir,
@@ -146,12 +243,14 @@ fn json_of(out: &common::Afdisk) -> serde_json::Value {
     out.json()
 }
 
-/// The rig: a loop device over a fully written 1 GiB file on the test's filesystem.
+/// The rig: a loop device over a fully written 1 GiB file on the test's filesystem, its queue "write through".
+/// Call [`make_cold`] right before each run.
 fn rmw_rig(scratch: &Scratch) -> (PathBuf, LoopDev) {
     let img = scratch.dir.path().join("rig.img");
     fill(&img, 1024 * MIB);
     drop_cache(&img);
     let dev = LoopDev::attach(&img, 512).expect("loop device");
+    set_write_through(&dev);
     (img, dev)
 }
 
@@ -161,10 +260,11 @@ fn rmw_rig_reports_penalty_and_4096_physical() {
     let _g = RIG.lock().unwrap_or_else(|e| e.into_inner());
     let s = Scratch::new();
     let (img, dev) = rmw_rig(&s);
-    drop_cache(&img);
+    make_cold(&img, &dev);
     let out = bench_all(&dev, &["--probe", "--duration", "30"]);
     let v = json_of(&out);
     eprintln!("rig verdict (exit {}): {}", out.code, v["verdict"]);
+    eprintln!("rig classes: {}", classes_line(&v));
     assert_eq!(v["schema"], 1);
     assert_eq!(
         v["device"]["physical_sector_size"], 512,
@@ -190,6 +290,25 @@ fn rmw_rig_reports_penalty_and_4096_physical() {
             assert!(message.contains("misreports"), "{message}");
         }
     }
+}
+
+/// The cold check is not vacuous: `fincore` sees a file read into the page cache, and [`drop_cache`] empties it
+/// (what [`make_cold`] asserts before every RMW run).
+#[test]
+fn cold_check_sees_a_warm_file_and_drop_cache_empties_it() {
+    let s = Scratch::new();
+    let img = s.dir.path().join("warm.img");
+    fill(&img, 64 * MIB);
+    let bytes = std::fs::read(&img).expect("read the file into the page cache");
+    assert_eq!(bytes.len() as u64, 64 * MIB);
+    let warm = resident_bytes(&img);
+    assert!(
+        warm >= 60 * MIB,
+        "a file just read is resident: {warm} bytes"
+    );
+    drop_cache(&img);
+    let cold = resident_bytes(&img);
+    assert!(cold * 100 <= 64 * MIB, "dropped, yet {cold} bytes resident");
 }
 
 /// Every class of the run has samples (what the verdict rests on; not a timing figure).
@@ -265,10 +384,11 @@ fn partition_view_penalty_at_2049_and_none_at_2048() {
     let (img, dev) = rmw_rig(&s);
 
     layout_misaligned_2049(&dev.path);
-    drop_cache(&img);
+    make_cold(&img, &dev);
     let out = bench_all(&dev, &["--partition", "1", "--duration", "30"]);
     let v = json_of(&out);
     eprintln!("2049 (exit {}): {}", out.code, v["partition"]);
+    eprintln!("2049 classes: {}", classes_line(&v));
     assert_eq!(v["partition"]["number"], 1);
     assert_eq!(v["partition"]["start_offset_bytes"], 2049 * 512);
     // Penalty, or undecided under load; never "no penalty". Exit 0 only for a small penalty: the interval's
@@ -290,10 +410,15 @@ fn partition_view_penalty_at_2049_and_none_at_2048() {
     );
 
     layout_aligned_2048(&dev, &s);
-    drop_cache(&img);
+    make_cold(&img, &dev);
     let out = bench_all(&dev, &["--partition", "1", "--duration", "30"]);
     let v = json_of(&out);
     eprintln!("2048 (exit {}): {}", out.code, v["partition"]);
+    eprintln!(
+        "2048 classes: {} (verdict: {})",
+        classes_line(&v),
+        v["verdict"]["message"]
+    );
     assert_eq!(v["partition"]["start_offset_bytes"], 2048 * 512);
     // No penalty, or undecided under load; never "penalty".
     assert_eq!(v["partition"]["penalty"], false, "{}", v["partition"]);
