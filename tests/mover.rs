@@ -1353,3 +1353,129 @@ fn afdisk_apply_realigns_an_xp_disk_with_data_in_primary_and_logical() {
         assert!(o.status.success(), "e2fsck at {at}");
     }
 }
+
+/// A directory holding a fake `losetup` that behaves like busybox's (no `--show`: it prints its complaint and
+/// exits 1), and the `PATH` that finds it first.
+fn busybox_losetup(sc: &Scratch) -> (PathBuf, std::ffi::OsString) {
+    use std::os::unix::fs::PermissionsExt;
+    let d = sc.dir.path().join("fakebin");
+    std::fs::create_dir_all(&d).expect("mkdir");
+    let f = d.join("losetup");
+    std::fs::write(
+        &f,
+        "#!/bin/sh\necho \"losetup: unrecognized option '--show'\" >&2\necho 'BusyBox v1.36 multi-call binary.' >&2\nexit 1\n",
+    )
+    .expect("write fake losetup");
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut path = d.clone().into_os_string();
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    (d, path)
+}
+
+/// Lab defect: the post-move check that could not run (busybox `losetup` has no `--show`) was reported as a
+/// failed check (`clean: false`, "reported problems"). Now it is `not-run` with the reason: with a busybox-like
+/// losetup, and with a PATH that has losetup but no e2fsck (the loop device is detached again); the real tools
+/// find the same filesystem clean.
+#[test]
+fn a_check_that_cannot_run_is_reported_not_run() {
+    use mover::fsck::CheckResult;
+    let sc = Scratch::new();
+    let img = sc.image("f.img", 16 * MIB);
+    mkfs_ext4(&img, MIB, 8192, &files(&sc, 30, 2 * MIB));
+    let (_, busybox) = busybox_losetup(&sc);
+    let c = mover::fsck::check_in(Some(&busybox), &img, 1, MIB, 8 * MIB, Some("ext4"))
+        .expect("a checker");
+    assert_eq!(c.result, CheckResult::NotRun, "{c:?}");
+    assert!(!c.clean);
+    assert!(c.output.contains("--show"), "the reason: {}", c.output);
+    assert!(c.text().starts_with("could not be run"), "{}", c.text());
+    let only_losetup = sc.dir.path().join("only-losetup");
+    std::fs::create_dir_all(&only_losetup).expect("mkdir");
+    let real = std::process::Command::new("sh")
+        .args(["-c", "command -v losetup"])
+        .output()
+        .expect("sh");
+    let real = String::from_utf8_lossy(&real.stdout).trim().to_string();
+    std::os::unix::fs::symlink(&real, only_losetup.join("losetup")).expect("symlink");
+    let c = mover::fsck::check_in(
+        Some(only_losetup.as_os_str()),
+        &img,
+        1,
+        MIB,
+        8 * MIB,
+        Some("ext4"),
+    )
+    .expect("a checker");
+    assert_eq!(c.result, CheckResult::NotRun, "{c:?}");
+    assert!(c.output.contains("e2fsck"), "the reason: {}", c.output);
+    let attached = run("losetup", &["-j", &s(&img)]);
+    assert!(
+        attached.stdout.is_empty(),
+        "loop device left attached: {}",
+        String::from_utf8_lossy(&attached.stdout)
+    );
+    let c = mover::fsck::check(&img, 1, MIB, 8 * MIB, Some("ext4")).expect("a checker");
+    assert_eq!(c.result, CheckResult::Clean, "{c:?}");
+    assert!(c.clean && c.text() == "found no errors");
+}
+
+/// `afdisk apply` with a busybox-like losetup first on PATH: the move finishes (exit 0) and says the check could
+/// not be run, never that it found problems or none; the JSON outcome's check has `result: not-run`.
+#[test]
+fn afdisk_apply_reports_a_check_it_could_not_run() {
+    let sc = Scratch::new();
+    let (_, path) = busybox_losetup(&sc);
+    let bdir = sc.dir.path().join("backups");
+    std::fs::create_dir(&bdir).expect("mkdir");
+    for json in [false, true] {
+        let name = if json { "nj.img" } else { "nt.img" };
+        let img = sc.image(name, 32 * MIB);
+        run_stdin(
+            "sfdisk",
+            &["-q", &s(&img)],
+            "label: dos\nstart=63, size=16384, type=83\n",
+        );
+        mkfs_ext4(&img, 63 * 512, 8192, &files(&sc, 31, 4 * MIB));
+        let t = s(&img);
+        let pf = s(&sc.dir.path().join(format!("{name}.plan")));
+        let (code, out, err) = afdisk_env(&["plan", &t, "--realign", "-o", &pf], &bdir);
+        assert_eq!(code, 0, "{out}{err}");
+        let mut args = vec!["apply", &t, "--plan", &pf, "--yes", "--confirm", name];
+        if json {
+            args.push("--json");
+        }
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_afdisk"))
+            .args(&args)
+            .env("AFDISK_BACKUP_DIR", &bdir)
+            .env("PATH", &path)
+            .output()
+            .expect("run afdisk");
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{out}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        if json {
+            let v: serde_json::Value = serde_json::from_str(
+                out.lines()
+                    .skip_while(|l| !l.starts_with('{') || l.contains("\"phase\""))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+                    .as_str(),
+            )
+            .unwrap_or_else(|e| panic!("JSON ({e}): {out}"));
+            let c = &v["moved"]["checks"][0];
+            assert_eq!(c["result"], "not-run", "{v}");
+            assert_eq!(c["clean"], false, "{v}");
+        } else {
+            assert!(out.contains("e2fsck -fn could not be run"), "{out}");
+            assert!(
+                !out.contains("reported problems") && !out.contains("found no errors"),
+                "{out}"
+            );
+        }
+    }
+}

@@ -262,11 +262,7 @@ impl MoveOutcome {
                     "Partition {}: {} {}\n",
                     c.partition,
                     c.checker,
-                    if c.clean {
-                        "found no errors".to_string()
-                    } else {
-                        format!("reported problems: {}", c.output.trim())
-                    }
+                    c.text()
                 ));
             }
         }
