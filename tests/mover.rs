@@ -1479,3 +1479,119 @@ fn afdisk_apply_reports_a_check_it_could_not_run() {
         }
     }
 }
+
+/// An NTFS made by mkntfs (hidden sectors = `start`) for a partition of `sectors` at `start` of `img`.
+fn mkntfs_at(sc: &Scratch, img: &Path, start: u64, sectors: u64) {
+    let part = sc.dir.path().join(format!("ntfs-{start}.part"));
+    common::sparse(&part, sectors * 512);
+    run(
+        "mkntfs",
+        &[
+            "-F",
+            "-Q",
+            "-q",
+            "-p",
+            &start.to_string(),
+            "-H",
+            "255",
+            "-S",
+            "63",
+            &s(&part),
+        ],
+    );
+    run(
+        "dd",
+        &[
+            &format!("if={}", s(&part)),
+            &format!("of={}", s(img)),
+            "bs=512",
+            &format!("seek={start}"),
+            "conv=notrunc,sparse",
+            "status=none",
+        ],
+    );
+}
+
+/// The NTFS hidden-sectors field (u32 at 0x1C) of the boot sector at byte `at` of `img`.
+fn hidden_sectors(img: &Path, at: u64) -> u32 {
+    let b = common::peek(img, at + 0x1C, 4);
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// NTFS's hidden-sectors field (boot sector and backup boot sector) holds the partition's start; after a move
+/// it used to keep the old one (63). Now the move's last, journaled writes set the new start (2048) in both,
+/// also when a cut (at each of the last writes and at seeded ones) is resumed; every other byte is the
+/// original, `ntfsinfo -m` reads the moved volume, `sfdisk --verify` is clean and the type is 7 again.
+#[test]
+fn a_moved_ntfs_gets_its_new_start_in_both_boot_sectors() {
+    let sc = Scratch::new();
+    let img = sc.image("ntfs.img", 48 * MIB);
+    run_stdin(
+        "sfdisk",
+        &["-q", &s(&img)],
+        "label: dos\nstart=63, size=32768, type=7\n",
+    );
+    mkntfs_at(&sc, &img, 63, 32768);
+    assert_eq!(hidden_sectors(&img, 63 * 512), 63, "mkntfs wrote the start");
+    let original = std::fs::read(&img).expect("read");
+    let p = move_plan(&img, &[(1, 2048, 32768)]);
+    let job = {
+        let o = device::open(&img, &Overrides::default()).expect("open");
+        mover::job_for(&p, &o.source()).expect("job")
+    };
+    let len = job.moves[0].schedule.len;
+    let backup = 32767 * 512;
+    assert!(backup + 512 <= len, "the backup boot sector is moved");
+    let work = img.with_extension("work");
+    std::fs::copy(&img, &work).expect("copy");
+    let (_, tripped, total) = cut_run(&work, &job, u64::MAX);
+    assert!(!tripped);
+    let check = |w: &Path, when: &str| {
+        let dst = 2048 * 512;
+        assert_eq!(hidden_sectors(w, dst), 2048, "{when}: boot sector");
+        assert_eq!(
+            hidden_sectors(w, dst + backup),
+            2048,
+            "{when}: backup boot sector"
+        );
+        let mut now = common::peek(w, dst, len as usize);
+        for at in [0x1C, backup + 0x1C] {
+            now[at as usize..at as usize + 4].copy_from_slice(&63u32.to_le_bytes());
+        }
+        assert!(
+            now[..] == original[63 * 512..63 * 512 + len as usize],
+            "{when}: the volume differs from the original beyond the hidden-sectors fields"
+        );
+        let o = std::process::Command::new("sfdisk")
+            .args(["--verify", &s(w)])
+            .output()
+            .expect("sfdisk");
+        assert!(o.status.success(), "{when}: sfdisk --verify");
+        let opened = device::open(w, &Overrides::default()).expect("open");
+        let parts = afdisk::table::scan(&opened.source(), 512).partitions;
+        assert_eq!(
+            (parts[0].start, parts[0].type_code.as_str()),
+            (2048, "0x07"),
+            "{when}"
+        );
+    };
+    check(&work, "after the move");
+    let vol = sc.dir.path().join("moved.ntfs");
+    std::fs::write(&vol, common::peek(&work, 2048 * 512, 32768 * 512)).expect("write");
+    let o = run("ntfsinfo", &["-m", &s(&vol)]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("Volume"),
+        "ntfsinfo -m"
+    );
+    let mut ks: Vec<u64> = (total.saturating_sub(6)..total).collect();
+    ks.extend([1, total / 3, total / 2, 2 * total / 3]);
+    for k in ks {
+        std::fs::copy(&img, &work).expect("copy");
+        let (jmem, tripped, _) = cut_run(&work, &job, k);
+        assert!(tripped, "cut {k} of {total}");
+        match resume(&work, &jmem, None) {
+            Some(_) => check(&work, &format!("cut {k}, resumed")),
+            None => assert!(std::fs::read(&work).expect("read") == original, "cut {k}"),
+        }
+    }
+}
