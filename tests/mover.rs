@@ -1169,3 +1169,429 @@ fn a_filesystem_without_room_is_unfixable_and_says_why() {
         "{c}"
     );
 }
+
+/// Every file of `dir` reads back from the ext4 at byte `off` of `img` (through `debugfs -R cat`, which takes
+/// `IMAGE?offset=N`) with its original bytes.
+fn files_intact(img: &Path, off: u64, dir: &Path) {
+    let dev = format!("{}?offset={off}", s(img));
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).expect("files dir") {
+        let p = e.expect("entry").path();
+        let name = p.file_name().expect("name").to_string_lossy().into_owned();
+        let o = std::process::Command::new("debugfs")
+            .args(["-R", &format!("cat /{name}"), &dev])
+            .output()
+            .expect("debugfs");
+        assert!(
+            o.stdout == std::fs::read(&p).expect("read file"),
+            "{name} at byte {off} differs from the original"
+        );
+        n += 1;
+    }
+    assert!(n > 0, "no files in {}", dir.display());
+}
+
+/// The XP-era dos disks of the lab, made by sfdisk (`script`) with ext4 and files (seeded) in each partition of
+/// `fss` (start sector, KiB): returns the image and each filesystem's files directory.
+fn xp_disk(sc: &Scratch, name: &str, script: &str, fss: &[(u64, u64)]) -> (PathBuf, Vec<PathBuf>) {
+    let img = sc.image(name, 64 * MIB);
+    run_stdin("sfdisk", &["-q", &s(&img)], script);
+    let mut dirs = Vec::new();
+    for (i, &(start, kib)) in fss.iter().enumerate() {
+        let d = files(
+            sc,
+            20 + i as u64 + 10 * name.len() as u64,
+            kib * 1024 * 3 / 4,
+        );
+        mkfs_ext4(&img, start * 512, kib, &d);
+        dirs.push(d);
+    }
+    (img, dirs)
+}
+
+/// The plan `afdisk plan --realign` makes for an XP-era disk, with the moves it plans by default: each of
+/// `moved` has a data move; the plan rewrites the EBR chain (the extended container moves) when `chain`.
+fn xp_plan(img: &Path, moved: &[u32], chain: bool) -> Plan {
+    let p = move_plan(img, &[]);
+    for &n in moved {
+        let c = p.changes.iter().find(|c| c.number == n).expect("change");
+        assert!(
+            c.action == Action::Move && c.data_move.is_some(),
+            "partition {n} is moved with its data: {c:?}"
+        );
+    }
+    let ext = p.changes.iter().find(|c| c.number == 2).expect("extended");
+    assert_eq!(ext.action == Action::Move, chain, "{ext:?}");
+    p
+}
+
+/// Lab defect: a dos disk with ext4 (files) in primary 1 at sector 63 and in logical 5 at 63 sectors into the
+/// extended container. Both move, so the plan rewrites the EBR chain; the final table used to keep primary 1's
+/// moving mark (0x7f) and the apply was refused ("encoded table reads back differently"). Now: the job encodes,
+/// and a cut at every write (plain and reordering), each resumed, leaves both filesystems byte for byte,
+/// `e2fsck -fn` and `sfdisk --verify` clean, types 0x83; every file reads back intact.
+#[test]
+fn cut_at_every_write_dos_primary_and_logical_misaligned() {
+    let sc = Scratch::new();
+    let (img, dirs) = xp_disk(
+        &sc,
+        "xp.img",
+        "label: dos\nstart=63, size=16384, type=83\nstart=40960, size=40960, type=5\nstart=41023, size=20480, type=83\n",
+        &[(63, 8192), (41023, 10240)],
+    );
+    let p = xp_plan(&img, &[1, 5], true);
+    let n = cut_points(&img, &p, None, None, false) + cut_points(&img, &p, None, None, true);
+    assert!(n > 10, "{n} cut points");
+    let work = img.with_extension("work");
+    for (d, at) in dirs.iter().zip([2048u64, 43008]) {
+        files_intact(&work, at * 512, d);
+    }
+}
+
+/// Variants of the lab disk: only the logical partition misaligned (the primary at 1 MiB), and two misaligned
+/// logical partitions (the chain rewritten). Cut points at seeded writes, plain and reordering, each resumed;
+/// then the files read back intact.
+#[test]
+fn dos_logical_only_and_two_logicals_misaligned_move() {
+    let sc = Scratch::new();
+    let cases = [
+        (
+            "lo.img",
+            "label: dos\nstart=2048, size=16384, type=83\nstart=40960, size=40960, type=5\nstart=41023, size=20480, type=83\n",
+            vec![(2048u64, 8192u64)],
+            vec![(41023u64, 10240u64)],
+            vec![5u32],
+            false,
+        ),
+        (
+            "two.img",
+            "label: dos\nstart=2048, size=16384, type=83\nstart=40960, size=61440, type=5\nstart=41023, size=16384, type=83\nstart=61503, size=16384, type=83\n",
+            vec![],
+            vec![(41023, 7168), (61503, 7168)],
+            vec![5, 6],
+            true,
+        ),
+    ];
+    for (name, script, still, moving, numbers, chain) in cases {
+        let all: Vec<(u64, u64)> = still.iter().chain(&moving).copied().collect();
+        let (img, dirs) = xp_disk(&sc, name, script, &all);
+        let p = xp_plan(&img, &numbers, chain);
+        let mut x = 0x5DEE_CE66u64 ^ name.len() as u64;
+        let ks: Vec<u64> = (0..10)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                x >> 33
+            })
+            .collect();
+        let n = cut_points(&img, &p, Some(ks.clone()), None, false)
+            + cut_points(&img, &p, Some(ks), None, true);
+        assert_eq!(n, 20);
+        let work = img.with_extension("work");
+        for (d, &(start, _)) in dirs.iter().zip(&all) {
+            let now = p
+                .new
+                .partitions
+                .iter()
+                .find(|q| {
+                    p.old.as_ref().is_some_and(|o| {
+                        o.partitions
+                            .iter()
+                            .any(|r| r.number == q.number && r.start == start)
+                    })
+                })
+                .expect("partition of the filesystem");
+            files_intact(&work, now.start * 512, d);
+        }
+    }
+}
+
+/// The lab's path end to end: `afdisk plan --realign` then `afdisk apply` on the disk of
+/// [`cut_at_every_write_dos_primary_and_logical_misaligned`] finishes (it was refused); the files read back
+/// intact, `e2fsck -fn` and `sfdisk --verify` are clean, and both partitions have type 83 again.
+#[test]
+fn afdisk_apply_realigns_an_xp_disk_with_data_in_primary_and_logical() {
+    let sc = Scratch::new();
+    let (img, dirs) = xp_disk(
+        &sc,
+        "xpcli.img",
+        "label: dos\nstart=63, size=16384, type=83\nstart=40960, size=40960, type=5\nstart=41023, size=20480, type=83\n",
+        &[(63, 8192), (41023, 10240)],
+    );
+    let bdir = sc.dir.path().join("backups");
+    std::fs::create_dir(&bdir).expect("mkdir");
+    let t = s(&img);
+    let pf = s(&sc.dir.path().join("plan.json"));
+    let (code, out, err) = afdisk_env(&["plan", &t, "--realign", "-o", &pf], &bdir);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = afdisk_env(
+        &[
+            "apply",
+            &t,
+            "--plan",
+            &pf,
+            "--yes",
+            "--confirm",
+            "xpcli.img",
+        ],
+        &bdir,
+    );
+    assert_eq!(code, 0, "apply: {out}{err}");
+    let o = std::process::Command::new("sfdisk")
+        .args(["--verify", &t])
+        .output()
+        .expect("sfdisk");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let opened = device::open(&img, &Overrides::default()).expect("open");
+    let parts = afdisk::table::scan(&opened.source(), 512).partitions;
+    for ((d, n), at) in dirs.iter().zip([1u32, 5]).zip([2048u64, 43008]) {
+        let q = parts.iter().find(|q| q.number == n).expect("entry");
+        assert_eq!((q.start, q.type_code.as_str()), (at, "0x83"), "{parts:?}");
+        files_intact(&img, at * 512, d);
+        let o = run("e2fsck", &["-fn", &format!("{t}?offset={}", at * 512)]);
+        assert!(o.status.success(), "e2fsck at {at}");
+    }
+}
+
+/// A directory holding a fake `losetup` that behaves like busybox's (no `--show`: it prints its complaint and
+/// exits 1), and the `PATH` that finds it first.
+fn busybox_losetup(sc: &Scratch) -> (PathBuf, std::ffi::OsString) {
+    use std::os::unix::fs::PermissionsExt;
+    let d = sc.dir.path().join("fakebin");
+    std::fs::create_dir_all(&d).expect("mkdir");
+    let f = d.join("losetup");
+    std::fs::write(
+        &f,
+        "#!/bin/sh\necho \"losetup: unrecognized option '--show'\" >&2\necho 'BusyBox v1.36 multi-call binary.' >&2\nexit 1\n",
+    )
+    .expect("write fake losetup");
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut path = d.clone().into_os_string();
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    (d, path)
+}
+
+/// Lab defect: the post-move check that could not run (busybox `losetup` has no `--show`) was reported as a
+/// failed check (`clean: false`, "reported problems"). Now it is `not-run` with the reason: with a busybox-like
+/// losetup, and with a PATH that has losetup but no e2fsck (the loop device is detached again); the real tools
+/// find the same filesystem clean.
+#[test]
+fn a_check_that_cannot_run_is_reported_not_run() {
+    use mover::fsck::CheckResult;
+    let sc = Scratch::new();
+    let img = sc.image("f.img", 16 * MIB);
+    mkfs_ext4(&img, MIB, 8192, &files(&sc, 30, 2 * MIB));
+    let (_, busybox) = busybox_losetup(&sc);
+    let c = mover::fsck::check_in(Some(&busybox), &img, 1, MIB, 8 * MIB, Some("ext4"))
+        .expect("a checker");
+    assert_eq!(c.result, CheckResult::NotRun, "{c:?}");
+    assert!(!c.clean);
+    assert!(c.output.contains("--show"), "the reason: {}", c.output);
+    assert!(c.text().starts_with("could not be run"), "{}", c.text());
+    let only_losetup = sc.dir.path().join("only-losetup");
+    std::fs::create_dir_all(&only_losetup).expect("mkdir");
+    let real = std::process::Command::new("sh")
+        .args(["-c", "command -v losetup"])
+        .output()
+        .expect("sh");
+    let real = String::from_utf8_lossy(&real.stdout).trim().to_string();
+    std::os::unix::fs::symlink(&real, only_losetup.join("losetup")).expect("symlink");
+    let c = mover::fsck::check_in(
+        Some(only_losetup.as_os_str()),
+        &img,
+        1,
+        MIB,
+        8 * MIB,
+        Some("ext4"),
+    )
+    .expect("a checker");
+    assert_eq!(c.result, CheckResult::NotRun, "{c:?}");
+    assert!(c.output.contains("e2fsck"), "the reason: {}", c.output);
+    let attached = run("losetup", &["-j", &s(&img)]);
+    assert!(
+        attached.stdout.is_empty(),
+        "loop device left attached: {}",
+        String::from_utf8_lossy(&attached.stdout)
+    );
+    let c = mover::fsck::check(&img, 1, MIB, 8 * MIB, Some("ext4")).expect("a checker");
+    assert_eq!(c.result, CheckResult::Clean, "{c:?}");
+    assert!(c.clean && c.text() == "found no errors");
+}
+
+/// `afdisk apply` with a busybox-like losetup first on PATH: the move finishes (exit 0) and says the check could
+/// not be run, never that it found problems or none; the JSON outcome's check has `result: not-run`.
+#[test]
+fn afdisk_apply_reports_a_check_it_could_not_run() {
+    let sc = Scratch::new();
+    let (_, path) = busybox_losetup(&sc);
+    let bdir = sc.dir.path().join("backups");
+    std::fs::create_dir(&bdir).expect("mkdir");
+    for json in [false, true] {
+        let name = if json { "nj.img" } else { "nt.img" };
+        let img = sc.image(name, 32 * MIB);
+        run_stdin(
+            "sfdisk",
+            &["-q", &s(&img)],
+            "label: dos\nstart=63, size=16384, type=83\n",
+        );
+        mkfs_ext4(&img, 63 * 512, 8192, &files(&sc, 31, 4 * MIB));
+        let t = s(&img);
+        let pf = s(&sc.dir.path().join(format!("{name}.plan")));
+        let (code, out, err) = afdisk_env(&["plan", &t, "--realign", "-o", &pf], &bdir);
+        assert_eq!(code, 0, "{out}{err}");
+        let mut args = vec!["apply", &t, "--plan", &pf, "--yes", "--confirm", name];
+        if json {
+            args.push("--json");
+        }
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_afdisk"))
+            .args(&args)
+            .env("AFDISK_BACKUP_DIR", &bdir)
+            .env("PATH", &path)
+            .output()
+            .expect("run afdisk");
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{out}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        if json {
+            let v: serde_json::Value = serde_json::from_str(
+                out.lines()
+                    .skip_while(|l| !l.starts_with('{') || l.contains("\"phase\""))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+                    .as_str(),
+            )
+            .unwrap_or_else(|e| panic!("JSON ({e}): {out}"));
+            let c = &v["moved"]["checks"][0];
+            assert_eq!(c["result"], "not-run", "{v}");
+            assert_eq!(c["clean"], false, "{v}");
+        } else {
+            assert!(out.contains("e2fsck -fn could not be run"), "{out}");
+            assert!(
+                !out.contains("reported problems") && !out.contains("found no errors"),
+                "{out}"
+            );
+        }
+    }
+}
+
+/// An NTFS made by mkntfs (hidden sectors = `start`) for a partition of `sectors` at `start` of `img`.
+fn mkntfs_at(sc: &Scratch, img: &Path, start: u64, sectors: u64) {
+    let part = sc.dir.path().join(format!("ntfs-{start}.part"));
+    common::sparse(&part, sectors * 512);
+    run(
+        "mkntfs",
+        &[
+            "-F",
+            "-Q",
+            "-q",
+            "-p",
+            &start.to_string(),
+            "-H",
+            "255",
+            "-S",
+            "63",
+            &s(&part),
+        ],
+    );
+    run(
+        "dd",
+        &[
+            &format!("if={}", s(&part)),
+            &format!("of={}", s(img)),
+            "bs=512",
+            &format!("seek={start}"),
+            "conv=notrunc,sparse",
+            "status=none",
+        ],
+    );
+}
+
+/// The NTFS hidden-sectors field (u32 at 0x1C) of the boot sector at byte `at` of `img`.
+fn hidden_sectors(img: &Path, at: u64) -> u32 {
+    let b = common::peek(img, at + 0x1C, 4);
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// NTFS's hidden-sectors field (boot sector and backup boot sector) holds the partition's start; after a move
+/// it used to keep the old one (63). Now the move's last, journaled writes set the new start (2048) in both,
+/// also when a cut (at each of the last writes and at seeded ones) is resumed; every other byte is the
+/// original, `ntfsinfo -m` reads the moved volume, `sfdisk --verify` is clean and the type is 7 again.
+#[test]
+fn a_moved_ntfs_gets_its_new_start_in_both_boot_sectors() {
+    let sc = Scratch::new();
+    let img = sc.image("ntfs.img", 48 * MIB);
+    run_stdin(
+        "sfdisk",
+        &["-q", &s(&img)],
+        "label: dos\nstart=63, size=32768, type=7\n",
+    );
+    mkntfs_at(&sc, &img, 63, 32768);
+    assert_eq!(hidden_sectors(&img, 63 * 512), 63, "mkntfs wrote the start");
+    let original = std::fs::read(&img).expect("read");
+    let p = move_plan(&img, &[(1, 2048, 32768)]);
+    let job = {
+        let o = device::open(&img, &Overrides::default()).expect("open");
+        mover::job_for(&p, &o.source()).expect("job")
+    };
+    let len = job.moves[0].schedule.len;
+    let backup = 32767 * 512;
+    assert!(backup + 512 <= len, "the backup boot sector is moved");
+    let work = img.with_extension("work");
+    std::fs::copy(&img, &work).expect("copy");
+    let (_, tripped, total) = cut_run(&work, &job, u64::MAX);
+    assert!(!tripped);
+    let check = |w: &Path, when: &str| {
+        let dst = 2048 * 512;
+        assert_eq!(hidden_sectors(w, dst), 2048, "{when}: boot sector");
+        assert_eq!(
+            hidden_sectors(w, dst + backup),
+            2048,
+            "{when}: backup boot sector"
+        );
+        let mut now = common::peek(w, dst, len as usize);
+        for at in [0x1C, backup + 0x1C] {
+            now[at as usize..at as usize + 4].copy_from_slice(&63u32.to_le_bytes());
+        }
+        assert!(
+            now[..] == original[63 * 512..63 * 512 + len as usize],
+            "{when}: the volume differs from the original beyond the hidden-sectors fields"
+        );
+        let o = std::process::Command::new("sfdisk")
+            .args(["--verify", &s(w)])
+            .output()
+            .expect("sfdisk");
+        assert!(o.status.success(), "{when}: sfdisk --verify");
+        let opened = device::open(w, &Overrides::default()).expect("open");
+        let parts = afdisk::table::scan(&opened.source(), 512).partitions;
+        assert_eq!(
+            (parts[0].start, parts[0].type_code.as_str()),
+            (2048, "0x07"),
+            "{when}"
+        );
+    };
+    check(&work, "after the move");
+    let vol = sc.dir.path().join("moved.ntfs");
+    std::fs::write(&vol, common::peek(&work, 2048 * 512, 32768 * 512)).expect("write");
+    let o = run("ntfsinfo", &["-m", &s(&vol)]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("Volume"),
+        "ntfsinfo -m"
+    );
+    let mut ks: Vec<u64> = (total.saturating_sub(6)..total).collect();
+    ks.extend([1, total / 3, total / 2, 2 * total / 3]);
+    for k in ks {
+        std::fs::copy(&img, &work).expect("copy");
+        let (jmem, tripped, _) = cut_run(&work, &job, k);
+        assert!(tripped, "cut {k} of {total}");
+        match resume(&work, &jmem, None) {
+            Some(_) => check(&work, &format!("cut {k}, resumed")),
+            None => assert!(std::fs::read(&work).expect("read") == original, "cut {k}"),
+        }
+    }
+}

@@ -16,6 +16,62 @@
 
 use crate::table::source::ByteSource;
 
+/// NTFS's **hidden sectors** field (boot sector offset 0x1C, u32): the partition's start in the boot sector's
+/// sectors (bytes/sector @0x0B). Windows' boot code and chkdsk read it; a move must set it to the new start, in
+/// the boot sector and in the backup boot sector (GParted and ntfsresize do the same).
+pub const NTFS_HIDDEN_SECTORS: usize = 0x1C;
+
+/// The byte offsets (relative to the filesystem's start, inside `len`) of the NTFS boot sectors of the volume
+/// whose boot sector is `head` (its first bytes): the boot sector at 0, and the backup boot sector right after
+/// the volume (sectors @0x28 × bytes/sector) and/or at `len`'s last sector, where `read(offset, buf)` finds an
+/// NTFS boot sector. Empty when `head` is not NTFS.
+pub fn ntfs_boot_offsets(
+    head: &[u8],
+    len: u64,
+    mut read: impl FnMut(u64, &mut [u8]) -> std::io::Result<()>,
+) -> Vec<u64> {
+    if head.get(3..11) != Some(b"NTFS    ") {
+        return Vec::new();
+    }
+    let bps = le16(head, 0x0B);
+    let mut out = vec![0];
+    if bps == 0 {
+        return out;
+    }
+    let after = le64(head, 0x28).checked_mul(bps);
+    for at in [after, len.checked_sub(bps)].into_iter().flatten() {
+        if at == 0 || out.contains(&at) || at.saturating_add(bps) > len {
+            continue;
+        }
+        let mut b = [0u8; 11];
+        if read(at, &mut b).is_ok() && &b[3..11] == b"NTFS    " {
+            out.push(at);
+        }
+    }
+    out
+}
+
+/// Sets the hidden-sectors field of the NTFS boot sector at byte `at` of `sector` to the partition start
+/// `start_bytes` in the boot sector's own sector unit. False (nothing changed) when the start is not a whole
+/// number of its sectors or does not fit 32 bits.
+pub fn set_ntfs_hidden_sectors(sector: &mut [u8], at: usize, start_bytes: u64) -> bool {
+    let bps = le16(sector, at + 0x0B);
+    let Some(v) = start_bytes
+        .checked_div(bps)
+        .filter(|_| start_bytes.is_multiple_of(bps.max(1)))
+        .and_then(|v| u32::try_from(v).ok())
+    else {
+        return false;
+    };
+    match sector.get_mut(at + NTFS_HIDDEN_SECTORS..at + NTFS_HIDDEN_SECTORS + 4) {
+        Some(f) => {
+            f.copy_from_slice(&v.to_le_bytes());
+            true
+        }
+        None => false,
+    }
+}
+
 fn le16(b: &[u8], o: usize) -> u64 {
     b.get(o..o + 2)
         .map_or(0, |x| u64::from(u16::from_le_bytes([x[0], x[1]])))
@@ -125,4 +181,54 @@ pub fn used_bytes(src: &dyn ByteSource, base: u64, size: u64) -> Option<(u64, &'
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An NTFS boot sector: 512 bytes/sector, `n` volume sectors, hidden sectors 63.
+    fn boot(n: u64) -> Vec<u8> {
+        let mut b = vec![0u8; 512];
+        b[3..11].copy_from_slice(b"NTFS    ");
+        b[0x0B..0x0D].copy_from_slice(&512u16.to_le_bytes());
+        b[0x1C..0x20].copy_from_slice(&63u32.to_le_bytes());
+        b[0x28..0x30].copy_from_slice(&n.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn ntfs_boot_sectors_are_found_and_get_the_new_start() {
+        let len = 64 * 512;
+        let mut img = vec![0u8; len as usize];
+        img[..512].copy_from_slice(&boot(63));
+        img[63 * 512..].copy_from_slice(&boot(63));
+        let read = |o: u64, b: &mut [u8]| {
+            b.copy_from_slice(&img[o as usize..o as usize + b.len()]);
+            Ok(())
+        };
+        assert_eq!(ntfs_boot_offsets(&img[..512], len, read), vec![0, 63 * 512]);
+        // No backup where the volume ends: the boot sector alone.
+        assert_eq!(
+            ntfs_boot_offsets(&boot(40), 41 * 512, |_, b| {
+                b.fill(0);
+                Ok(())
+            }),
+            vec![0]
+        );
+        assert!(ntfs_boot_offsets(&[0u8; 512], len, |_, _| Ok(())).is_empty());
+        let mut s = boot(63);
+        assert!(set_ntfs_hidden_sectors(&mut s, 0, 2048 * 512));
+        assert_eq!(&s[0x1C..0x20], &2048u32.to_le_bytes());
+        let before = s.clone();
+        assert!(
+            !set_ntfs_hidden_sectors(&mut s, 0, 2048 * 512 + 1),
+            "not a whole sector"
+        );
+        assert!(
+            !set_ntfs_hidden_sectors(&mut s, 0, (1u64 << 32) * 512),
+            "over 32 bits"
+        );
+        assert_eq!(s, before);
+    }
 }

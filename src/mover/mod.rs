@@ -13,7 +13,8 @@
 //!   new starts) is written only after every copy is verified.
 //! - While a move runs its filesystem is **hidden** ([`hide`]): the signature bytes content probes (blkid, fstab
 //!   `UUID=`) look for are inverted at the source before any other write and written back at the destination
-//!   as the last step, so a half-moved filesystem is never recognised or mounted.
+//!   as the last step, so a half-moved filesystem is never recognised or mounted. An NTFS's boot sector and
+//!   backup boot sector get the new start in their hidden-sectors field in that same last step.
 //! - A **commit point** is a record flushed to the journal: a stop request ends at the next one, and a resume
 //!   ([`resume`]) continues from the newest. The [`engine`] is the same code for both.
 //!
@@ -164,7 +165,20 @@ pub fn job_for(plan: &Plan, src: &dyn ByteSource) -> Result<Job> {
                     "check the disk (dmesg)",
                 )
             })?;
-        for h in masked {
+        // NTFS's boot sectors record the partition's start (hidden sectors): at the destination they get the
+        // new one, written with the revealed signatures as the move's last step.
+        let head = src
+            .read_vec(s.src, 512.min(s.len as usize))
+            .unwrap_or_default();
+        let boots = fssize::ntfs_boot_offsets(&head, s.len, |o, b| src.read_at(s.src + o, b));
+        let relocated = |off: u64, data: &[u8]| {
+            let mut d = data.to_vec();
+            for &b in boots.iter().filter(|&&b| b / ss * ss == off) {
+                fssize::set_ntfs_hidden_sectors(&mut d, (b - off) as usize, s.dst);
+            }
+            d
+        };
+        for h in &masked {
             let sector = |at: u64, d: &[u8]| Sector {
                 lba: (at + h.offset) / ss,
                 phase: 0,
@@ -172,7 +186,26 @@ pub fn job_for(plan: &Plan, src: &dyn ByteSource) -> Result<Job> {
             };
             hide_s.push(sector(s.src, &h.masked));
             unhide.push(sector(s.src, &h.original));
-            reveal.push(sector(s.dst, &h.original));
+            reveal.push(sector(s.dst, &relocated(h.offset, &h.original)));
+        }
+        for off in boots.iter().map(|b| b / ss * ss) {
+            if masked.iter().any(|h| h.offset == off) || off + ss > s.len {
+                continue;
+            }
+            let was = src.read_vec(s.src + off, ss as usize).map_err(|e| {
+                Error::io(
+                    format!(
+                        "cannot read partition {}'s backup boot sector: {e}",
+                        m.number
+                    ),
+                    "check the disk (dmesg)",
+                )
+            })?;
+            reveal.push(Sector {
+                lba: (s.dst + off) / ss,
+                phase: 0,
+                data: crate::plan::to_hex(&relocated(off, &was)),
+            });
         }
     }
     let finish = encode::encode(&ov, ss, Some(&marked), &plan.new, plan.kind)?;
@@ -262,11 +295,7 @@ impl MoveOutcome {
                     "Partition {}: {} {}\n",
                     c.partition,
                     c.checker,
-                    if c.clean {
-                        "found no errors".to_string()
-                    } else {
-                        format!("reported problems: {}", c.output.trim())
-                    }
+                    c.text()
                 ));
             }
         }

@@ -640,7 +640,14 @@ fn mbr_rebuild_chain(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()>
             .get(p.number as usize)
             .cloned()
             .ok_or_else(|| internal("MBR", "slot"))?;
-        let e = mbr_entry(cur.boot == 0x80, cur.sys, p.start, p.start, p.size)?;
+        // The type the layout asks for: a data move's final table restores the type its marking changed.
+        let e = mbr_entry(
+            cur.boot == 0x80,
+            sys_of(p, cur.sys),
+            p.start,
+            p.start,
+            p.size,
+        )?;
         if let Some(s) = h.get_mut(p.number as usize) {
             *s = e;
         }
@@ -848,11 +855,11 @@ pub fn verify_overlay(src: &dyn ByteSource, ss: u64, new: &Layout) -> Result<()>
                 "the encoded table reads back differently: {:?} vs planned {:?}",
                 g.partitions
                     .iter()
-                    .map(|p| (p.number, p.start, p.size))
+                    .map(|p| (p.number, p.start, p.size, p.type_code.as_str()))
                     .collect::<Vec<_>>(),
                 new.partitions
                     .iter()
-                    .map(|p| (p.number, p.start, p.size))
+                    .map(|p| (p.number, p.start, p.size, p.type_code.as_str()))
                     .collect::<Vec<_>>()
             ),
         )),
