@@ -16,7 +16,7 @@ mod write;
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
 
-use clap::{CommandFactory, Parser};
+use clap::{CommandFactory, FromArgMatches};
 
 use afdisk::error::Setting;
 use afdisk::report::{self, InspectOptions};
@@ -116,16 +116,18 @@ fn options(
 /// subcommand nor an existing file, but close to a subcommand, is refused first ([`mistyped_subcommand`]).
 pub fn parse() -> Cli {
     let argv: Vec<OsString> = std::env::args_os().collect();
-    if let Some(e) = mistyped_subcommand(&argv) {
+    // The command tree is built once (under emulation its building is a good part of the start-up time).
+    let cmd = Cli::command();
+    if let Some(e) = mistyped_subcommand(&cmd, &argv) {
         print_error(&e);
         std::process::exit(EXIT_ERROR);
     }
-    Cli::parse_from(argv)
+    let mut matches = cmd.get_matches_from(argv);
+    Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit())
 }
 
 /// The first word of `argv` that is not an option (nor an option's value), if it comes before any `--`.
-fn first_word(argv: &[OsString]) -> Option<&OsStr> {
-    let cmd = Cli::command();
+fn first_word<'a>(cmd: &clap::Command, argv: &'a [OsString]) -> Option<&'a OsStr> {
     let takes_value = |long: &str| {
         cmd.get_arguments()
             .any(|a| a.get_long() == Some(long) && a.get_action().takes_values())
@@ -179,9 +181,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 /// The subcommand `word` is a likely typo of: within 1 edit for names of up to 4 letters, 2 for longer ones
 /// (case ignored), the closest one.
-fn near_subcommand(word: &str) -> Option<String> {
+fn near_subcommand(cmd: &clap::Command, word: &str) -> Option<String> {
     let w = word.to_lowercase();
-    let cmd = Cli::command();
     let names = cmd
         .get_subcommands()
         .map(|c| c.get_name().to_string())
@@ -200,15 +201,15 @@ fn near_subcommand(word: &str) -> Option<String> {
 /// for the UI), so `afdisk inspct` would try to open a file named `inspct`: when no such file exists and the
 /// word is close to a subcommand, both readings are named and nothing runs. An existing file of that name
 /// (or a word after `--`, or one with a `/`) is still a target.
-fn mistyped_subcommand(argv: &[OsString]) -> Option<Error> {
-    let word = first_word(argv)?.to_str()?;
-    if word.contains('/') || Cli::command().find_subcommand(word).is_some() || word == "help" {
+fn mistyped_subcommand(cmd: &clap::Command, argv: &[OsString]) -> Option<Error> {
+    let word = first_word(cmd, argv)?.to_str()?;
+    if word.contains('/') || cmd.find_subcommand(word).is_some() || word == "help" {
         return None;
     }
     if std::fs::symlink_metadata(word).is_ok() {
         return None;
     }
-    let near = near_subcommand(word)?;
+    let near = near_subcommand(cmd, word)?;
     Some(Error::usage(
         format!(
             "'{word}' is not a subcommand (did you mean {near}?), and no disk or image file named '{word}' exists"
@@ -482,6 +483,7 @@ fn cmd_check(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
     use proptest::prelude::*;
 
     fn argv(words: &[&str]) -> Vec<OsString> {
@@ -492,7 +494,9 @@ mod tests {
     /// value; after `--` there is none (the user said TARGET).
     #[test]
     fn first_word_skips_options_and_their_values() {
-        let w = |words: &[&str]| first_word(&argv(words)).map(|w| w.to_string_lossy().into_owned());
+        let w = |words: &[&str]| {
+            first_word(&Cli::command(), &argv(words)).map(|w| w.to_string_lossy().into_owned())
+        };
         assert_eq!(w(&["afdisk", "inspct", "x"]).as_deref(), Some("inspct"));
         assert_eq!(
             w(&["afdisk", "--logical-sector-size", "4096", "inspct"]).as_deref(),
@@ -510,11 +514,14 @@ mod tests {
     #[test]
     fn far_words_are_not_typos() {
         for w in ["sdb", "disk.img", "nvme0n1", "vda", "backup.json", "x"] {
-            assert_eq!(near_subcommand(w), None, "{w}");
+            assert_eq!(near_subcommand(&Cli::command(), w), None, "{w}");
         }
-        assert_eq!(near_subcommand("INSPECT").as_deref(), Some("inspect"));
         assert_eq!(
-            near_subcommand("sectorsize").as_deref(),
+            near_subcommand(&Cli::command(), "INSPECT").as_deref(),
+            Some("inspect")
+        );
+        assert_eq!(
+            near_subcommand(&Cli::command(), "sectorsize").as_deref(),
             Some("sector-size")
         );
     }
@@ -551,7 +558,7 @@ mod tests {
             }
             let typo: String = w.into_iter().collect();
             prop_assume!(&typo != meant);
-            let got = near_subcommand(&typo);
+            let got = near_subcommand(&Cli::command(), &typo);
             prop_assert!(got.is_some(), "{} gets no suggestion", typo);
             let got = got.unwrap_or_default();
             prop_assert!(edit_distance(&typo, &got) <= edit_distance(&typo, meant), "{} -> {}", typo, got);
