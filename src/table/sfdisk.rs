@@ -728,7 +728,14 @@ impl Script {
                 && match (ext, e.number, given_start) {
                     (_, Some(n), _) => n >= 5,
                     (Some((a, b)), None, Some(s)) => s > a && s <= b,
-                    (Some(_), None, None) => true,
+                    // sfdisk's default for scripts: a primary while a primary slot and room outside the
+                    // extended partition are left, a logical partition after that.
+                    (Some((a, b)), None, None) => {
+                        let slots_used = parts.iter().filter(|p| p.number <= 4).count();
+                        let next =
+                            align_up(prev_end.map(|x| x + 1).unwrap_or(space_lo).max(space_lo));
+                        slots_used >= 4 || next > space_hi || (a..=b).contains(&next)
+                    }
                     _ => false,
                 };
             let start = match given_start {

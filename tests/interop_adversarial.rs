@@ -1,0 +1,66 @@
+//! Adversarial interop: odd but valid sfdisk scripts and damaged or foreign backups, with the peers as the
+//! oracle. Each script is applied by sfdisk to one sparse image and by `afdisk plan --from-sfdisk` + `apply` to
+//! a blank twin; the twins' `sfdisk -d` must be equal (but for the random disk and partition GUIDs). A script
+//! afdisk refuses must leave the image unchanged and name the line and the fix.
+
+mod common;
+
+use std::path::Path;
+
+use common::{run, s, sfdisk_script, Scratch, MIB};
+
+/// `sfdisk -d`, with the image's name replaced by `X` and the random GUIDs left out.
+fn dump(img: &Path) -> String {
+    let t = s(img);
+    let out = run("sfdisk", &["-d", &t]);
+    assert!(out.status.success(), "sfdisk -d {t}");
+    String::from_utf8_lossy(&out.stdout)
+        .replace(&t, "X")
+        .lines()
+        .filter(|l| !l.starts_with("label-id:"))
+        .map(|l| match l.find(", uuid=") {
+            Some(i) => {
+                let rest = &l[i + 7..];
+                format!(
+                    "{}{}",
+                    &l[..i],
+                    rest.find(',').map(|j| &rest[j..]).unwrap_or("")
+                )
+            }
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Applies `text` with sfdisk and with afdisk on 64 MiB twins and compares the results.
+fn same_as_sfdisk(sc: &Scratch, i: usize, text: &str) {
+    let f = sc.path(format!("h{i}.sfdisk"));
+    std::fs::write(&f, text).expect("write");
+    let theirs = sc.image(&format!("t{i}.img"), 64 * MIB);
+    sfdisk_script(&s(&theirs), text);
+    let ours = sc.image(&format!("o{i}.img"), 64 * MIB);
+    let pf = sc.path(format!("p{i}.json"));
+    common::plan(&s(&ours), &["--from-sfdisk", &s(&f)], &pf);
+    let r = common::apply(&s(&ours), &pf, &format!("o{i}.img"), &sc.path("bk"));
+    assert_eq!(r.code, 0, "{text}: {}{}", r.stdout, r.stderr);
+    assert_eq!(dump(&ours), dump(&theirs), "{text}");
+}
+
+/// A dos line without a start or a number after an extended partition is a primary partition while a primary
+/// slot and room outside the extended partition are left (sfdisk's default for scripts); only then a logical one.
+#[test]
+fn dos_lines_after_an_extended_partition_are_primaries_while_sfdisk_makes_them_so() {
+    let sc = Scratch::new();
+    for (i, text) in [
+        "label: dos\n,1M,E\n,1M\n",
+        "label: dos\nsize=1M,type=5\nsize=1M,type=83\nsize=2M\n",
+        "label: dos\n,10M,E\n,1M\n,1M\n",
+        "label: dos\n,1M\n,,E\n,1M\n,2M\n",
+    ]
+    .iter()
+    .enumerate()
+    {
+        same_as_sfdisk(&sc, i, text);
+    }
+}
