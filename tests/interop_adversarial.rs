@@ -64,3 +64,40 @@ fn dos_lines_after_an_extended_partition_are_primaries_while_sfdisk_makes_them_s
         same_as_sfdisk(&sc, i, text);
     }
 }
+
+/// `afdisk restore TARGET FILE` must refuse, exit 3 (or 2), name `want` in its message, and leave TARGET as it was.
+fn restore_refused(sc: &Scratch, target: &Path, file: &Path, want: &str) {
+    let before = std::fs::read(target).expect("read");
+    let name = target
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    let r = common::restore(&s(target), &s(file), &name, &sc.path("bk"));
+    assert!(r.code == 3 || r.code == 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains(want), "want '{want}': {}", r.stderr);
+    assert_eq!(
+        std::fs::read(target).expect("read"),
+        before,
+        "nothing written"
+    );
+}
+
+/// An sgdisk backup of a 4Kn disk counts 4096-byte sectors but does not record it: restored onto a 512-byte
+/// disk of the same size (whose sector count is eight times the backup's) its partitions would land at an
+/// eighth of their byte offsets. afdisk refuses, naming the sector size.
+#[test]
+fn an_sgdisk_backup_of_a_4kn_disk_is_refused_on_a_512_disk_of_the_same_size() {
+    let sc = Scratch::new();
+    let k = sc.image("k.img", 64 * MIB);
+    let Some(lk) = common::LoopDev::attach(&k, 4096) else {
+        return;
+    };
+    sfdisk_script(&lk.path, "label: gpt\nsize=4M\nsize=8M\n");
+    let bak = sc.path("4k.sgdisk");
+    assert!(run("sgdisk", &[&format!("--backup={}", s(&bak)), &lk.path])
+        .status
+        .success());
+    let d = sc.image("d.img", 64 * MIB);
+    restore_refused(&sc, &d, &bak, "4096-byte sectors");
+}

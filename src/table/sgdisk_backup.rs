@@ -5,7 +5,9 @@
 //! The file: the MBR of LBA 0 (512 bytes), the main GPT header (512 bytes: 92 used), the backup GPT header
 //! (512 bytes), then the main partition array (entry count × entry size bytes) — whatever the disk's sector
 //! size, so the file does not record it: its LBAs are read in the target device's sectors, and a backup whose
-//! geometry does not fit them is refused. A header is used when its signature, size and CRC, its entry size
+//! geometry does not fit them is refused, as is one whose disk has exactly this device's bytes counted in the
+//! other sector size (512 ↔ 4096: made on the other kind of disk; `sgdisk --load-backup` would put its
+//! partitions at the wrong byte offsets). A header is used when its signature, size and CRC, its entry size
 //! (128) and its array's CRC check out (the main one, else the backup one). Restoring onto a larger disk moves
 //! the backup GPT to the end and lets the usable area grow to it, as `sgdisk --load-backup` does; a smaller disk
 //! is refused. A hybrid MBR in the file is reported: afdisk writes a protective MBR.
@@ -175,6 +177,25 @@ impl SgdiskBackup {
     pub fn table(&self, ss: u64, total: u64, file: &str) -> Result<(Table, Vec<String>)> {
         let arr = (u64::from(self.entries) * 128).div_ceil(ss.max(1));
         let mut notes = Vec::new();
+        // The file does not record its sector size; a disk of exactly the same bytes counted in the other
+        // sector size gives it away (its partitions would land at the wrong byte offsets).
+        let disk = self.last_lba.saturating_add(1);
+        if let Some(other) = [512u64, 4096]
+            .into_iter()
+            .find(|o| *o != ss && disk.checked_mul(*o) == total.checked_mul(ss))
+        {
+            return Err(Error::refused(
+                format!(
+                    "{file} describes a disk of {disk} sectors, which is this device's size in {other}-byte sectors: \
+                     it was made on a disk with {other}-byte sectors and this one has {ss}-byte sectors (its \
+                     partitions would land at other byte offsets); nothing was written"
+                ),
+                &format!(
+                    "restore it onto a disk with {other}-byte sectors (an image: `losetup -f --show --sector-size {other} IMAGE`), \
+                     or convert it through an sfdisk dump: `afdisk dump` of that disk, then `afdisk plan --from-sfdisk`"
+                ),
+            ));
+        }
         if self.first_usable < 2 + arr
             || self.last_usable >= self.last_lba
             || self.first_usable > self.last_usable
