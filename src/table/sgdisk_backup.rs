@@ -190,7 +190,7 @@ impl SgdiskBackup {
                      it was made on a disk with {other}-byte sectors and this one has {ss}-byte sectors (its \
                      partitions would land at other byte offsets); nothing was written"
                 ),
-                &format!(
+                format!(
                     "restore it onto a disk with {other}-byte sectors (an image: `losetup -f --show --sector-size {other} IMAGE`), \
                      or convert it through an sfdisk dump: `afdisk dump` of that disk, then `afdisk plan --from-sfdisk`"
                 ),
