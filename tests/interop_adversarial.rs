@@ -101,3 +101,24 @@ fn an_sgdisk_backup_of_a_4kn_disk_is_refused_on_a_512_disk_of_the_same_size() {
     let d = sc.image("d.img", 64 * MIB);
     restore_refused(&sc, &d, &bak, "4096-byte sectors");
 }
+
+/// An sgdisk backup cut short before its headers end (a copy that stopped early) is named as a truncated sgdisk
+/// backup, not read as afdisk's own JSON backup ("stream did not contain valid UTF-8").
+#[test]
+fn a_truncated_sgdisk_backup_is_named_as_such() {
+    let sc = Scratch::new();
+    let src = sc.image("src.img", 64 * MIB);
+    assert!(run("sgdisk", &["-n1:2048:+8M", &s(&src)]).status.success());
+    let bak = sc.path("src.sgdisk");
+    assert!(run("sgdisk", &[&format!("--backup={}", s(&bak)), &s(&src)])
+        .status
+        .success());
+    let full = std::fs::read(&bak).expect("read");
+    let d = sc.image("d.img", 64 * MIB);
+    for cut in [520usize, 1000, 1535, 2000] {
+        let t = sc.path(format!("cut{cut}.sgdisk"));
+        std::fs::write(&t, &full[..cut]).expect("write");
+        restore_refused(&sc, &d, &t, "sgdisk backup");
+        restore_refused(&sc, &d, &t, &format!("{cut}"));
+    }
+}

@@ -37,7 +37,7 @@ pub struct SgdiskBackup {
 
 /// Whether `bytes` look like an sgdisk backup (an MBR signature, then a GPT header signature).
 pub fn looks_like(bytes: &[u8]) -> bool {
-    bytes.len() >= PREFIX && bytes[510..512] == [0x55, 0xAA] && &bytes[512..520] == b"EFI PART"
+    bytes.len() >= 520 && bytes[510..512] == [0x55, 0xAA] && &bytes[512..520] == b"EFI PART"
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -102,13 +102,23 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<SgdiskBackup> {
             "give a file written by `sgdisk --backup` or `afdisk backup`",
         ));
     }
+    if bytes.len() < PREFIX {
+        return Err(Error::refused(
+            format!(
+                "the sgdisk backup {file} is truncated: it ends after {} bytes, before its GPT headers end \
+                 (byte {PREFIX}); nothing was written",
+                bytes.len()
+            ),
+            "use a complete copy of the backup (`sgdisk --backup` writes at least 1536 bytes and the partition array)",
+        ));
+    }
     let (at, header) = match (check_header(bytes, 512), check_header(bytes, 1024)) {
         (Ok(()), _) => (512, "main"),
         (Err(_), Ok(())) => (1024, "backup"),
         (Err(a), Err(b)) => {
             return Err(Error::refused(
                 format!(
-                    "{file} is damaged: its main GPT header cannot be used ({a}) and neither can its backup header ({b}); nothing was written"
+                    "the sgdisk backup {file} is damaged: its main GPT header cannot be used ({a}) and neither can its backup header ({b}); nothing was written"
                 ),
                 "use another backup (`sgdisk -v` on the disk it came from tells what is wrong there)",
             ))
@@ -272,7 +282,10 @@ mod tests {
             e.problem
         );
         assert_eq!(e.kind, crate::error::ErrorKind::Refused);
-        // Truncated files are refused by `looks_like`'s length check, not by a panic.
-        assert!(!looks_like(&b[..1000]));
+        // Truncated files are refused by `parse`, naming the truncation, not by a panic.
+        assert!(looks_like(&b[..1000]));
+        let e = parse(&b[..1000], "x.bak").unwrap_err();
+        assert!(e.problem.contains("truncated"), "{}", e.problem);
+        assert!(!looks_like(&b[..519]));
     }
 }
