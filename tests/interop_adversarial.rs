@@ -122,3 +122,24 @@ fn a_truncated_sgdisk_backup_is_named_as_such() {
         restore_refused(&sc, &d, &t, &format!("{cut}"));
     }
 }
+
+/// `sgdisk --load-backup` restores a backup's hybrid MBR; afdisk writes only protective MBRs, so it refuses such
+/// a backup (naming the hybrid MBR and sgdisk) instead of dropping the hybrid unseen under `--yes`.
+#[test]
+fn an_sgdisk_backup_with_a_hybrid_mbr_is_refused_not_silently_made_protective() {
+    let sc = Scratch::new();
+    let src = sc.image("src.img", 64 * MIB);
+    assert!(run(
+        "sgdisk",
+        &["-n1:2048:+1M", "-n2:0:+1M", "-h", "1:2", &s(&src)]
+    )
+    .status
+    .success());
+    let bak = sc.path("h.sgdisk");
+    assert!(run("sgdisk", &[&format!("--backup={}", s(&bak)), &s(&src)])
+        .status
+        .success());
+    let d = sc.image("d.img", 64 * MIB);
+    restore_refused(&sc, &d, &bak, "hybrid MBR");
+    restore_refused(&sc, &d, &bak, "sgdisk --load-backup");
+}

@@ -10,7 +10,8 @@
 //! partitions at the wrong byte offsets). A header is used when its signature, size and CRC, its entry size
 //! (128) and its array's CRC check out (the main one, else the backup one). Restoring onto a larger disk moves
 //! the backup GPT to the end and lets the usable area grow to it, as `sgdisk --load-backup` does; a smaller disk
-//! is refused. A hybrid MBR in the file is reported: afdisk writes a protective MBR.
+//! is refused. A file whose MBR is a hybrid is refused (afdisk writes only protective MBRs; `sgdisk --load-backup`
+//! writes the hybrid back).
 
 use super::types::gpt_type_name;
 use super::{Label, PartKind, Partition, Table};
@@ -241,10 +242,18 @@ impl SgdiskBackup {
             notes.push("the main header in the file is damaged: its backup header was used".into());
         }
         if self.hybrid_mbr {
-            notes.push(
-                "the backup's LBA 0 holds a hybrid MBR; afdisk writes a protective MBR (recreate the hybrid with gdisk r, h)"
-                    .into(),
-            );
+            // sgdisk --load-backup writes the hybrid back; afdisk writes only protective MBRs, so restoring it
+            // here would drop the hybrid (and what boots from it) unseen under --yes.
+            return Err(Error::refused(
+                format!(
+                    "{file} holds a hybrid MBR (MBR entries besides the 0xEE one) and afdisk writes only a \
+                     protective MBR: restoring it would drop the hybrid; nothing was written"
+                ),
+                format!(
+                    "restore it with `sgdisk --load-backup={file} DEVICE`, which writes the hybrid MBR back (then \
+                     `sgdisk -v DEVICE`)"
+                ),
+            ));
         }
         Ok((
             Table {
