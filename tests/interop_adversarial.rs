@@ -33,6 +33,27 @@ fn dump(img: &Path) -> String {
         .join("\n")
 }
 
+/// Whether `sfdisk -q IMG < text` succeeds.
+fn sfdisk_accepts(img: &Path, text: &str) -> bool {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("sfdisk")
+        .args(["-q", "--no-reread", "-w", "never"])
+        .arg(img)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run sfdisk");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(text.as_bytes())
+        .expect("write stdin");
+    child.wait().expect("wait").success()
+}
+
 /// Applies `text` with sfdisk and with afdisk on 64 MiB twins and compares the results.
 fn same_as_sfdisk(sc: &Scratch, i: usize, text: &str) {
     let f = sc.path(format!("h{i}.sfdisk"));
@@ -142,4 +163,43 @@ fn an_sgdisk_backup_with_a_hybrid_mbr_is_refused_not_silently_made_protective() 
     let d = sc.image("d.img", 64 * MIB);
     restore_refused(&sc, &d, &bak, "hybrid MBR");
     restore_refused(&sc, &d, &bak, "sgdisk --load-backup");
+}
+
+/// `first-lba:` / `last-lba:` outside the device: sfdisk refuses the script ("out of range"); afdisk refuses it
+/// too, naming the line and the fix, and writes nothing (it used to put its own usable range in their place).
+#[test]
+fn a_usable_range_beyond_the_device_is_refused_as_sfdisk_refuses_it() {
+    let sc = Scratch::new();
+    let img = sc.image("x.img", 64 * MIB);
+    sfdisk_script(&s(&img), "label: gpt\nstart=2048, size=4096\n");
+    let before = std::fs::read(&img).expect("read");
+    for (i, (text, line)) in [
+        ("label: gpt\nfirst-lba: 99999999\nsize=1M\n", "line 2"),
+        (
+            "label: gpt\nunit: sectors\nlast-lba: 99999999\nsize=1M\n",
+            "line 3",
+        ),
+        ("label: gpt\nfirst-lba: 10\nsize=1M\n", "line 2"),
+        (
+            "label: gpt\nfirst-lba: 8000\nlast-lba: 4000\nsize=1M\n",
+            "line 3",
+        ),
+    ]
+    .iter()
+    .enumerate()
+    {
+        // The oracle refuses it.
+        let twin = sc.image(&format!("t{i}.img"), 64 * MIB);
+        assert!(!sfdisk_accepts(&twin, text), "sfdisk accepted {text}");
+        let f = sc.path(format!("r{i}.sfdisk"));
+        std::fs::write(&f, text).expect("write");
+        let r = common::afdisk(&["plan", &s(&img), "--from-sfdisk", &s(&f)]);
+        assert_eq!(r.code, 2, "{text}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains(line) && r.stderr.contains("first-lba") && r.stderr.contains("fix:"),
+            "{text}: {}",
+            r.stderr
+        );
+    }
+    assert_eq!(std::fs::read(&img).expect("read"), before);
 }

@@ -9,7 +9,8 @@
 //! `#` starts a comment line. A number without a unit counts the script's sectors; with one (`KiB`, `MiB`, `M`,
 //! `GB` …) it counts bytes. A missing start means "the next free grain after the previous partition"; a
 //! missing size, or `+`, "to the end of the free space" (its end on the grain when that leaves room); a GPT
-//! without `first-lba:` starts its usable area on the grain, as sfdisk does. The *script's sector size* is its `sector-size:`
+//! without `first-lba:` starts its usable area on the grain, as sfdisk does; a `first-lba:`/`last-lba:` outside
+//! the device is refused, as sfdisk refuses it. The *script's sector size* is its `sector-size:`
 //! header (else the device's): a script for 512-byte sectors applied to a 4096-byte device is converted through
 //! bytes, and the conversion is stated in the notes.
 //!
@@ -157,6 +158,8 @@ pub struct Script {
     pub device: Option<String>,
     pub first_lba: Option<u64>,
     pub last_lba: Option<u64>,
+    /// The line of the last `first-lba:` / `last-lba:` header, for messages.
+    pub range_line: usize,
     pub table_length: Option<u32>,
     pub sector_size: Option<u64>,
     pub grain: Option<u64>,
@@ -369,8 +372,14 @@ pub fn parse(text: &str, file: &str) -> Result<Script> {
                         ));
                     }
                 }
-                "first-lba" => sc.first_lba = Some(num("first-lba")?),
-                "last-lba" => sc.last_lba = Some(num("last-lba")?),
+                "first-lba" => {
+                    sc.first_lba = Some(num("first-lba")?);
+                    sc.range_line = line;
+                }
+                "last-lba" => {
+                    sc.last_lba = Some(num("last-lba")?);
+                    sc.range_line = line;
+                }
                 "table-length" => {
                     let n = num("table-length")?;
                     sc.table_length = Some(u32::try_from(n).unwrap_or(u32::MAX));
@@ -670,13 +679,17 @@ impl Script {
                 (f, l) => {
                     first = f.unwrap_or(def_first);
                     last = l.unwrap_or(def_last);
+                    // sfdisk refuses such a script ("First/Last LBA specified by script is out of range").
                     if first < lo || last > hi || first > last {
-                        notes.push(format!(
-                            "the script's usable range {first}–{last} does not fit this device (at most {lo}–{hi}): \
-                             this device's own usable range is used"
+                        return Err(at(
+                            file,
+                            self.range_line,
+                            format!(
+                                "the usable range first-lba: {first}, last-lba: {last} does not fit this device \
+                                 (at most {lo}–{hi})"
+                            ),
+                            "leave the first-lba: and last-lba: lines out to use this device's own usable range",
                         ));
-                        first = def_first;
-                        last = def_last;
                     }
                 }
             }
