@@ -203,3 +203,19 @@ fn a_usable_range_beyond_the_device_is_refused_as_sfdisk_refuses_it() {
     }
     assert_eq!(std::fs::read(&img).expect("read"), before);
 }
+
+/// A script's `grain:` places its partitions but leaves the new GPT's usable area where sfdisk puts it
+/// (first-lba 2048, not the script's grain).
+#[test]
+fn a_script_grain_moves_partitions_not_the_usable_area() {
+    let sc = Scratch::new();
+    for (i, text) in [
+        "label: gpt\ngrain: 4M\nsize=1M\nsize=1M\n",
+        "label: gpt\ngrain: 2MiB\n,2M\n,,S\n",
+    ]
+    .iter()
+    .enumerate()
+    {
+        same_as_sfdisk(&sc, i, text);
+    }
+}

@@ -668,8 +668,15 @@ impl Script {
         if label == Label::Gpt {
             let arr = (u64::from(slots) * 128).div_ceil(ss);
             let (lo, hi) = (2 + arr, t.total.saturating_sub(2 + arr));
-            // A new GPT's first usable sector is on the grain, as sfdisk makes it (2048, or 256 on 4Kn).
-            let def_first = if align_up(lo) <= hi { align_up(lo) } else { lo };
+            // A new GPT's first usable sector is on the device's grain, as sfdisk makes it (2048, or 256 on
+            // 4Kn); a script's `grain:` moves its partitions, not the usable area.
+            let dev_grain = (t.grain / ss).max(1);
+            let first_on_grain = lo.div_ceil(dev_grain) * dev_grain;
+            let def_first = if first_on_grain <= hi {
+                first_on_grain
+            } else {
+                lo
+            };
             let def_last = hi;
             match (self.first_lba, self.last_lba) {
                 (Some(_), _) | (_, Some(_)) if sss != ss => notes.push(
