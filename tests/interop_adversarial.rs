@@ -219,3 +219,23 @@ fn a_script_grain_moves_partitions_not_the_usable_area() {
         same_as_sfdisk(&sc, i, text);
     }
 }
+
+/// A size with a unit ends on the grain nearest to it, as sfdisk (libfdisk) ends it, once the partition is at
+/// least a grain long; a size in plain sectors is kept exactly.
+#[test]
+fn sizes_with_a_unit_end_on_the_nearest_grain_as_sfdisk_ends_them() {
+    let sc = Scratch::new();
+    for (i, text) in [
+        "label: gpt\n,1800K\n,1200K\n,1536K\n,2560K\n,,S\n",
+        "label: gpt\n,1000\n,6000\n,512K\n",
+        "label: gpt\ngrain: 2MiB\n,3M\n,,S\n",
+        "label: gpt\ngrain: 4M\n,3M\n,5M\n,7M\n",
+        "label: dos\nstart=2048, size=1800K\n,1800K\n,,E\n,1800K\n,3000K\n",
+        "label: gpt\nstart=4096, size=+1300KiB, type=L\nsize=3MiB\n",
+    ]
+    .iter()
+    .enumerate()
+    {
+        same_as_sfdisk(&sc, i, text);
+    }
+}

@@ -8,7 +8,9 @@
 //! fields separated by commas, semicolons or blanks) or the positional form `start, size, type, bootable`.
 //! `#` starts a comment line. A number without a unit counts the script's sectors; with one (`KiB`, `MiB`, `M`,
 //! `GB` …) it counts bytes. A missing start means "the next free grain after the previous partition"; a
-//! missing size, or `+`, "to the end of the free space" (its end on the grain when that leaves room); a GPT
+//! missing size, or `+`, "to the end of the free space" (its end on the grain when that leaves room); a size with a
+//! unit ends on the nearest grain once the partition is a grain long (a size in sectors is exact), as libfdisk
+//! ends it; a GPT
 //! without `first-lba:` starts its usable area on the grain, as sfdisk does; a `first-lba:`/`last-lba:` outside
 //! the device is refused, as sfdisk refuses it. The *script's sector size* is its `sector-size:`
 //! header (else the device's): a script for 512-byte sectors applied to a 4096-byte device is converted through
@@ -785,25 +787,43 @@ impl Script {
                 (true, Some((_, b))) => b,
                 _ => space_hi,
             };
+            // The end of the free space: the next explicit start in the same space, or its end.
+            let mut end = hi_space;
+            for (j, s) in &explicit {
+                // An extended partition is bounded by primaries only, not by the logical partitions
+                // that follow it in the script.
+                let primary = self.entries[*j].number.is_some_and(|n| n <= 4);
+                if *j == i || (is_ext && *j > i && !primary) {
+                    continue;
+                }
+                if let Some(s) = s {
+                    let other_logical = ext.is_some_and(|(a, b)| *s > a && *s <= b);
+                    if *s > start && other_logical == logical {
+                        end = end.min(s.saturating_sub(if logical { 2 } else { 1 }));
+                    }
+                }
+            }
             let size = match e.size {
+                // A size with a unit ends on the nearest grain (libfdisk's fdisk_align_lba_in_range), once the
+                // partition is at least a grain long and its end lies inside the free space's grains; a size in
+                // plain sectors is exact.
+                Some(a @ Amount::Bytes(_)) => {
+                    let n = to_dev(e.line, "size", a, false)?;
+                    let last = start.saturating_add(n).saturating_sub(1);
+                    let (lo, hi) = (align_up(start), (end / grain) * grain);
+                    if n > 0 && last > lo && last < hi && last - lo >= grain {
+                        let nearest = (last + grain / 2) / grain * grain;
+                        if nearest != last && nearest > start && nearest < hi {
+                            nearest - start
+                        } else {
+                            n
+                        }
+                    } else {
+                        n
+                    }
+                }
                 Some(a) => to_dev(e.line, "size", a, false)?,
                 None => {
-                    // To the end of the free space: the next explicit start in the same space, or its end.
-                    let mut end = hi_space;
-                    for (j, s) in &explicit {
-                        // An extended partition is bounded by primaries only, not by the logical partitions
-                        // that follow it in the script.
-                        let primary = self.entries[*j].number.is_some_and(|n| n <= 4);
-                        if *j == i || (is_ext && *j > i && !primary) {
-                            continue;
-                        }
-                        if let Some(s) = s {
-                            let other_logical = ext.is_some_and(|(a, b)| *s > a && *s <= b);
-                            if *s > start && other_logical == logical {
-                                end = end.min(s.saturating_sub(if logical { 2 } else { 1 }));
-                            }
-                        }
-                    }
                     if end < start {
                         return Err(at(
                             file,
