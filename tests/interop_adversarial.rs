@@ -239,3 +239,16 @@ fn sizes_with_a_unit_end_on_the_nearest_grain_as_sfdisk_ends_them() {
         same_as_sfdisk(&sc, i, text);
     }
 }
+
+/// An sfdisk script given to `restore` (a dump is not a backup) is named as one, with the command that applies it.
+#[test]
+fn an_sfdisk_script_given_to_restore_names_plan_from_sfdisk() {
+    let sc = Scratch::new();
+    let src = sc.image("src.img", 64 * MIB);
+    sfdisk_script(&s(&src), "label: gpt\nsize=4M\n");
+    let f = sc.path("src.sfdisk");
+    std::fs::write(&f, run("sfdisk", &["-d", &s(&src)]).stdout).expect("write");
+    let d = sc.image("d.img", 64 * MIB);
+    restore_refused(&sc, &d, &f, "sfdisk script");
+    restore_refused(&sc, &d, &f, "--from-sfdisk");
+}
