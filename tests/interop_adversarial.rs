@@ -252,3 +252,35 @@ fn an_sfdisk_script_given_to_restore_names_plan_from_sfdisk() {
     restore_refused(&sc, &d, &f, "sfdisk script");
     restore_refused(&sc, &d, &f, "--from-sfdisk");
 }
+
+/// Logical partitions listed out of their numbers' order: sfdisk numbers them in the script's order (`X6` before
+/// `X5` makes the first line 5), so afdisk does too; as afdisk writes the EBR chain in disk order, a chain that
+/// sfdisk would write out of disk order is refused, with the line's fix, and nothing is written.
+#[test]
+fn logical_partitions_are_numbered_in_script_order_as_sfdisk_numbers_them() {
+    let sc = Scratch::new();
+    // In disk order but named with a gap: sfdisk makes them 5 and 6.
+    same_as_sfdisk(
+        &sc,
+        0,
+        "label: dos\nX1 : start=2048, size=40960, type=5\nX5 : start=4096, size=2048\nX7 : start=8192, size=2048\n",
+    );
+    // Out of disk order: sfdisk makes 5 the later one; afdisk refuses.
+    let img = sc.image("x.img", 64 * MIB);
+    let before = std::fs::read(&img).expect("read");
+    let f = sc.path("r.sfdisk");
+    std::fs::write(
+        &f,
+        "label: dos\nX1 : start=2048, size=40960, type=5\nX6 : start=14336, size=2048\nX5 : start=4096, size=2048\n",
+    )
+    .expect("write");
+    let r = common::afdisk(&["plan", &s(&img), "--from-sfdisk", &s(&f)]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("logical partition 6 starts before logical partition 5"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read(&img).expect("read"), before);
+}

@@ -842,17 +842,20 @@ impl Script {
                 }
             };
             let number = match e.number {
+                // sfdisk numbers logical partitions in the script's order, whatever their names say (`X6`
+                // before `X5` makes the first one 5): their numbers are their places in the EBR chain.
+                _ if logical => {
+                    parts
+                        .iter()
+                        .filter(|p| p.kind == PartKind::Logical)
+                        .count() as u32
+                        + 5
+                }
                 Some(n) => n,
                 None => match label {
                     Label::Gpt => (1..)
                         .find(|n| !parts.iter().any(|p: &Partition| p.number == *n))
                         .unwrap_or(1),
-                    Label::Dos if logical => parts
-                        .iter()
-                        .filter(|p| p.number >= 5)
-                        .map(|p| p.number + 1)
-                        .max()
-                        .unwrap_or(5),
                     Label::Dos => (1..=4)
                         .find(|n| !parts.iter().any(|p: &Partition| p.number == *n))
                         .ok_or_else(|| {
