@@ -284,3 +284,26 @@ fn logical_partitions_are_numbered_in_script_order_as_sfdisk_numbers_them() {
     );
     assert_eq!(std::fs::read(&img).expect("read"), before);
 }
+
+/// A logical partition's line before the extended partition's: sfdisk refuses ("Extended partition does not
+/// exist"); afdisk refuses too, naming the line, and writes nothing.
+#[test]
+fn a_logical_line_before_the_extended_line_is_refused_as_sfdisk_refuses_it() {
+    let sc = Scratch::new();
+    let text = "label: dos\nX5 : start=4096, size=2048\nX1 : start=2048, size=40960, type=5\n";
+    let twin = sc.image("t.img", 64 * MIB);
+    assert!(!sfdisk_accepts(&twin, text));
+    let img = sc.image("x.img", 64 * MIB);
+    let before = std::fs::read(&img).expect("read");
+    let f = sc.path("r.sfdisk");
+    std::fs::write(&f, text).expect("write");
+    let r = common::afdisk(&["plan", &s(&img), "--from-sfdisk", &s(&f)]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("line 2: a logical partition comes before any extended partition"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read(&img).expect("read"), before);
+}

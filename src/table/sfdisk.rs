@@ -760,6 +760,15 @@ impl Script {
                     }
                     _ => false,
                 };
+            // sfdisk adds the lines in order: a logical partition needs the extended one above it.
+            if logical && ext.is_none() {
+                return Err(at(
+                    file,
+                    e.line,
+                    "a logical partition comes before any extended partition".into(),
+                    "put the extended partition's line (type=5) before the logical partitions' lines",
+                ));
+            }
             let start = match given_start {
                 Some(s) => s,
                 None => {
