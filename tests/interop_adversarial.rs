@@ -307,3 +307,15 @@ fn a_logical_line_before_the_extended_line_is_refused_as_sfdisk_refuses_it() {
     );
     assert_eq!(std::fs::read(&img).expect("read"), before);
 }
+
+/// sfdisk reads a label's name in any case: `label: DOS`, `label: GPT`.
+#[test]
+fn label_names_are_read_in_any_case_as_sfdisk_reads_them() {
+    let sc = Scratch::new();
+    for (i, text) in ["label: DOS\nsize=1M, Id=0x83\n", "label: GPT\nsize=1M\n"]
+        .iter()
+        .enumerate()
+    {
+        same_as_sfdisk(&sc, i, text);
+    }
+}

@@ -349,7 +349,8 @@ pub fn parse(text: &str, file: &str) -> Result<Script> {
             };
             match k.to_ascii_lowercase().as_str() {
                 "label" => {
-                    sc.label = Some(match v {
+                    // sfdisk reads the label's name in any case (`label: DOS`).
+                    sc.label = Some(match v.to_ascii_lowercase().as_str() {
                         "gpt" => Label::Gpt,
                         "dos" | "mbr" => Label::Dos,
                         _ => {
