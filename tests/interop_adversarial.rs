@@ -319,3 +319,32 @@ fn label_names_are_read_in_any_case_as_sfdisk_reads_them() {
         same_as_sfdisk(&sc, i, text);
     }
 }
+
+/// `table-length: 0` or one far too large: sfdisk refuses the script; afdisk refuses it naming the line and the
+/// key (it used to blame a first-lba "line 0" the script does not have, or a 128-entry table), writing nothing.
+#[test]
+fn a_table_length_out_of_range_is_refused_naming_its_line() {
+    let sc = Scratch::new();
+    let img = sc.image("x.img", 64 * MIB);
+    let before = std::fs::read(&img).expect("read");
+    for (i, text) in [
+        "label: gpt\ntable-length: 0\nsize=1M\n",
+        "label: gpt\ntable-length: 99999999999\nsize=1M\n",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let twin = sc.image(&format!("t{i}.img"), 64 * MIB);
+        assert!(!sfdisk_accepts(&twin, text), "sfdisk accepted {text}");
+        let f = sc.path(format!("r{i}.sfdisk"));
+        std::fs::write(&f, text).expect("write");
+        let r = common::afdisk(&["plan", &s(&img), "--from-sfdisk", &s(&f)]);
+        assert_eq!(r.code, 2, "{text}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains("line 2: table-length:") && r.stderr.contains("fix:"),
+            "{text}: {}",
+            r.stderr
+        );
+    }
+    assert_eq!(std::fs::read(&img).expect("read"), before);
+}

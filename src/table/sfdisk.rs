@@ -385,7 +385,17 @@ pub fn parse(text: &str, file: &str) -> Result<Script> {
                 }
                 "table-length" => {
                     let n = num("table-length")?;
-                    sc.table_length = Some(u32::try_from(n).unwrap_or(u32::MAX));
+                    // sfdisk refuses 0 ("out of range") and an array larger than the disk; 4096 entries
+                    // (512 KiB) is as far as afdisk goes.
+                    if !(1..=4096).contains(&n) {
+                        return Err(at(
+                            file,
+                            line,
+                            format!("table-length: {n} is not a GPT entry count afdisk writes"),
+                            "give 128 (the usual count), at most 4096, or leave the line out",
+                        ));
+                    }
+                    sc.table_length = Some(n as u32);
                 }
                 "sector-size" => {
                     let n = num("sector-size")?;
@@ -690,6 +700,15 @@ impl Script {
                     first = f.unwrap_or(def_first);
                     last = l.unwrap_or(def_last);
                     // sfdisk refuses such a script ("First/Last LBA specified by script is out of range").
+                    if (first < lo || last > hi || first > last) && self.range_line == 0 {
+                        return Err(Error::usage(
+                            format!(
+                                "{file}: a GPT with {slots} entries does not fit this device of {} sectors",
+                                t.total
+                            ),
+                            "give a smaller table-length, or use a larger disk",
+                        ));
+                    }
                     if first < lo || last > hi || first > last {
                         return Err(at(
                             file,
