@@ -348,3 +348,26 @@ fn a_table_length_out_of_range_is_refused_naming_its_line() {
     }
     assert_eq!(std::fs::read(&img).expect("read"), before);
 }
+
+/// More partitions than `table-length:` slots: sfdisk silently leaves the fifth out; afdisk refuses, and its fix
+/// names the script's own slot count, not 128.
+#[test]
+fn more_partitions_than_table_length_slots_are_refused_with_the_right_range() {
+    let sc = Scratch::new();
+    let img = sc.image("x.img", 64 * MIB);
+    let before = std::fs::read(&img).expect("read");
+    let f = sc.path("r.sfdisk");
+    std::fs::write(
+        &f,
+        "label: gpt\ntable-length: 4\nsize=1M\nsize=1M\nsize=1M\nsize=1M\nsize=1M\n",
+    )
+    .expect("write");
+    let r = common::afdisk(&["plan", &s(&img), "--from-sfdisk", &s(&f)]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("partition number 5") && r.stderr.contains("within 1–4"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read(&img).expect("read"), before);
+}
