@@ -371,3 +371,22 @@ fn more_partitions_than_table_length_slots_are_refused_with_the_right_range() {
     );
     assert_eq!(std::fs::read(&img).expect("read"), before);
 }
+
+/// A size running past the end of the disk: sfdisk shrinks the partition to fit, unseen; afdisk refuses,
+/// naming the line, and writes nothing.
+#[test]
+fn a_size_past_the_end_of_the_disk_is_refused_naming_its_line() {
+    let sc = Scratch::new();
+    let img = sc.image("x.img", 64 * MIB);
+    let before = std::fs::read(&img).expect("read");
+    let f = sc.path("r.sfdisk");
+    std::fs::write(&f, "label: gpt\nsize=1M\n\nsize=3G, type=S\n").expect("write");
+    let r = common::afdisk(&["plan", &s(&img), "--from-sfdisk", &s(&f)]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("line 4: size= runs past the end"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read(&img).expect("read"), before);
+}

@@ -953,6 +953,17 @@ impl Script {
                     "give it a size, or leave the line out",
                 ));
             }
+            // sfdisk shrinks such a partition to the free space, unseen; afdisk refuses it, naming the line.
+            if e.size.is_some() && start <= hi_space && start.saturating_add(size - 1) > hi_space {
+                return Err(at(
+                    file,
+                    e.line,
+                    format!(
+                        "size= runs past the end of the space at sector {hi_space} ({size} sectors from sector {start})"
+                    ),
+                    "give a smaller size, or leave size= out for the rest of the free space",
+                ));
+            }
             let type_name = match sys {
                 Some(b) => mbr_type_name(b).to_string(),
                 None => gpt_type_name(&type_code).to_string(),
