@@ -255,7 +255,7 @@ pub fn restore(
         return restore_sgdisk(target, file, &bytes, c, as_json, g);
     }
     let run = || -> Result<apply::WriteOutcome, Error> {
-        let b = backup::load(file)?;
+        let b = backup::load(file).map_err(|e| sfdisk_script_instead(file).unwrap_or(e))?;
         let opened = device::open(target, &g.overrides())?;
         // What it would write (and refusals that need no write access), shown before the confirmation.
         let preview = apply::restore_preview(&opened, &b)?;
@@ -278,6 +278,31 @@ pub fn restore(
         }
         Err(e) => fail(&e),
     }
+}
+
+/// When `file` (bounded, regular) is an sfdisk script rather than a backup: the error that says so.
+fn sfdisk_script_instead(file: &Path) -> Option<Error> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_CLOEXEC)
+        .open(file)
+        .ok()?;
+    let md = f.metadata().ok()?;
+    if !md.is_file() || md.len() > 1 << 20 {
+        return None;
+    }
+    let mut text = String::new();
+    f.take(1 << 20).read_to_string(&mut text).ok()?;
+    let name = file.to_string_lossy();
+    let sc = afdisk::table::sfdisk::parse(&text, &name).ok()?;
+    (sc.label.is_some() && !sc.entries.is_empty()).then(|| {
+        Error::usage(
+            format!("{name} is an sfdisk script (a dump), not a backup: restore reads afdisk and sgdisk backups"),
+            format!("apply the script with `afdisk plan TARGET --from-sfdisk {name} -o PLAN`, then `afdisk apply TARGET --plan PLAN`"),
+        )
+    })
 }
 
 /// The bytes of `file` when it is a (bounded, regular) sgdisk backup; `None` sends it to afdisk's own reader.

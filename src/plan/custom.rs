@@ -230,7 +230,7 @@ pub fn prepare(
                 if n == 0 || n > slots {
                     return Err(bad(
                         format!("partition number {n} is outside the GPT's slots 1–{slots}"),
-                        "renumber it within 1–128 (or give a larger table-length)",
+                        &format!("renumber it within 1–{slots} (or give a larger table-length)"),
                     ));
                 }
                 let ty = uuid::Uuid::parse_str(p.type_code.trim()).map_err(|_| {

@@ -8,8 +8,11 @@
 //! fields separated by commas, semicolons or blanks) or the positional form `start, size, type, bootable`.
 //! `#` starts a comment line. A number without a unit counts the script's sectors; with one (`KiB`, `MiB`, `M`,
 //! `GB` …) it counts bytes. A missing start means "the next free grain after the previous partition"; a
-//! missing size, or `+`, "to the end of the free space" (its end on the grain when that leaves room); a GPT
-//! without `first-lba:` starts its usable area on the grain, as sfdisk does. The *script's sector size* is its `sector-size:`
+//! missing size, or `+`, "to the end of the free space" (its end on the grain when that leaves room); a size with a
+//! unit ends on the nearest grain once the partition is a grain long (a size in sectors is exact), as libfdisk
+//! ends it; a GPT
+//! without `first-lba:` starts its usable area on the grain, as sfdisk does; a `first-lba:`/`last-lba:` outside
+//! the device is refused, as sfdisk refuses it. The *script's sector size* is its `sector-size:`
 //! header (else the device's): a script for 512-byte sectors applied to a 4096-byte device is converted through
 //! bytes, and the conversion is stated in the notes.
 //!
@@ -157,6 +160,8 @@ pub struct Script {
     pub device: Option<String>,
     pub first_lba: Option<u64>,
     pub last_lba: Option<u64>,
+    /// The line of the last `first-lba:` / `last-lba:` header, for messages.
+    pub range_line: usize,
     pub table_length: Option<u32>,
     pub sector_size: Option<u64>,
     pub grain: Option<u64>,
@@ -344,7 +349,8 @@ pub fn parse(text: &str, file: &str) -> Result<Script> {
             };
             match k.to_ascii_lowercase().as_str() {
                 "label" => {
-                    sc.label = Some(match v {
+                    // sfdisk reads the label's name in any case (`label: DOS`).
+                    sc.label = Some(match v.to_ascii_lowercase().as_str() {
                         "gpt" => Label::Gpt,
                         "dos" | "mbr" => Label::Dos,
                         _ => {
@@ -369,11 +375,27 @@ pub fn parse(text: &str, file: &str) -> Result<Script> {
                         ));
                     }
                 }
-                "first-lba" => sc.first_lba = Some(num("first-lba")?),
-                "last-lba" => sc.last_lba = Some(num("last-lba")?),
+                "first-lba" => {
+                    sc.first_lba = Some(num("first-lba")?);
+                    sc.range_line = line;
+                }
+                "last-lba" => {
+                    sc.last_lba = Some(num("last-lba")?);
+                    sc.range_line = line;
+                }
                 "table-length" => {
                     let n = num("table-length")?;
-                    sc.table_length = Some(u32::try_from(n).unwrap_or(u32::MAX));
+                    // sfdisk refuses 0 ("out of range") and an array larger than the disk; 4096 entries
+                    // (512 KiB) is as far as afdisk goes.
+                    if !(1..=4096).contains(&n) {
+                        return Err(at(
+                            file,
+                            line,
+                            format!("table-length: {n} is not a GPT entry count afdisk writes"),
+                            "give 128 (the usual count), at most 4096, or leave the line out",
+                        ));
+                    }
+                    sc.table_length = Some(n as u32);
                 }
                 "sector-size" => {
                     let n = num("sector-size")?;
@@ -659,8 +681,15 @@ impl Script {
         if label == Label::Gpt {
             let arr = (u64::from(slots) * 128).div_ceil(ss);
             let (lo, hi) = (2 + arr, t.total.saturating_sub(2 + arr));
-            // A new GPT's first usable sector is on the grain, as sfdisk makes it (2048, or 256 on 4Kn).
-            let def_first = if align_up(lo) <= hi { align_up(lo) } else { lo };
+            // A new GPT's first usable sector is on the device's grain, as sfdisk makes it (2048, or 256 on
+            // 4Kn); a script's `grain:` moves its partitions, not the usable area.
+            let dev_grain = (t.grain / ss).max(1);
+            let first_on_grain = lo.div_ceil(dev_grain) * dev_grain;
+            let def_first = if first_on_grain <= hi {
+                first_on_grain
+            } else {
+                lo
+            };
             let def_last = hi;
             match (self.first_lba, self.last_lba) {
                 (Some(_), _) | (_, Some(_)) if sss != ss => notes.push(
@@ -670,13 +699,26 @@ impl Script {
                 (f, l) => {
                     first = f.unwrap_or(def_first);
                     last = l.unwrap_or(def_last);
-                    if first < lo || last > hi || first > last {
-                        notes.push(format!(
-                            "the script's usable range {first}–{last} does not fit this device (at most {lo}–{hi}): \
-                             this device's own usable range is used"
+                    // sfdisk refuses such a script ("First/Last LBA specified by script is out of range").
+                    if (first < lo || last > hi || first > last) && self.range_line == 0 {
+                        return Err(Error::usage(
+                            format!(
+                                "{file}: a GPT with {slots} entries does not fit this device of {} sectors",
+                                t.total
+                            ),
+                            "give a smaller table-length, or use a larger disk",
                         ));
-                        first = def_first;
-                        last = def_last;
+                    }
+                    if first < lo || last > hi || first > last {
+                        return Err(at(
+                            file,
+                            self.range_line,
+                            format!(
+                                "the usable range first-lba: {first}, last-lba: {last} does not fit this device \
+                                 (at most {lo}–{hi})"
+                            ),
+                            "leave the first-lba: and last-lba: lines out to use this device's own usable range",
+                        ));
                     }
                 }
             }
@@ -728,9 +770,25 @@ impl Script {
                 && match (ext, e.number, given_start) {
                     (_, Some(n), _) => n >= 5,
                     (Some((a, b)), None, Some(s)) => s > a && s <= b,
-                    (Some(_), None, None) => true,
+                    // sfdisk's default for scripts: a primary while a primary slot and room outside the
+                    // extended partition are left, a logical partition after that.
+                    (Some((a, b)), None, None) => {
+                        let slots_used = parts.iter().filter(|p| p.number <= 4).count();
+                        let next =
+                            align_up(prev_end.map(|x| x + 1).unwrap_or(space_lo).max(space_lo));
+                        slots_used >= 4 || next > space_hi || (a..=b).contains(&next)
+                    }
                     _ => false,
                 };
+            // sfdisk adds the lines in order: a logical partition needs the extended one above it.
+            if logical && ext.is_none() {
+                return Err(at(
+                    file,
+                    e.line,
+                    "a logical partition comes before any extended partition".into(),
+                    "put the extended partition's line (type=5) before the logical partitions' lines",
+                ));
+            }
             let start = match given_start {
                 Some(s) => s,
                 None => {
@@ -758,25 +816,43 @@ impl Script {
                 (true, Some((_, b))) => b,
                 _ => space_hi,
             };
+            // The end of the free space: the next explicit start in the same space, or its end.
+            let mut end = hi_space;
+            for (j, s) in &explicit {
+                // An extended partition is bounded by primaries only, not by the logical partitions
+                // that follow it in the script.
+                let primary = self.entries[*j].number.is_some_and(|n| n <= 4);
+                if *j == i || (is_ext && *j > i && !primary) {
+                    continue;
+                }
+                if let Some(s) = s {
+                    let other_logical = ext.is_some_and(|(a, b)| *s > a && *s <= b);
+                    if *s > start && other_logical == logical {
+                        end = end.min(s.saturating_sub(if logical { 2 } else { 1 }));
+                    }
+                }
+            }
             let size = match e.size {
+                // A size with a unit ends on the nearest grain (libfdisk's fdisk_align_lba_in_range), once the
+                // partition is at least a grain long and its end lies inside the free space's grains; a size in
+                // plain sectors is exact.
+                Some(a @ Amount::Bytes(_)) => {
+                    let n = to_dev(e.line, "size", a, false)?;
+                    let last = start.saturating_add(n).saturating_sub(1);
+                    let (lo, hi) = (align_up(start), (end / grain) * grain);
+                    if n > 0 && last > lo && last < hi && last - lo >= grain {
+                        let nearest = (last + grain / 2) / grain * grain;
+                        if nearest != last && nearest > start && nearest < hi {
+                            nearest - start
+                        } else {
+                            n
+                        }
+                    } else {
+                        n
+                    }
+                }
                 Some(a) => to_dev(e.line, "size", a, false)?,
                 None => {
-                    // To the end of the free space: the next explicit start in the same space, or its end.
-                    let mut end = hi_space;
-                    for (j, s) in &explicit {
-                        // An extended partition is bounded by primaries only, not by the logical partitions
-                        // that follow it in the script.
-                        let primary = self.entries[*j].number.is_some_and(|n| n <= 4);
-                        if *j == i || (is_ext && *j > i && !primary) {
-                            continue;
-                        }
-                        if let Some(s) = s {
-                            let other_logical = ext.is_some_and(|(a, b)| *s > a && *s <= b);
-                            if *s > start && other_logical == logical {
-                                end = end.min(s.saturating_sub(if logical { 2 } else { 1 }));
-                            }
-                        }
-                    }
                     if end < start {
                         return Err(at(
                             file,
@@ -795,17 +871,20 @@ impl Script {
                 }
             };
             let number = match e.number {
+                // sfdisk numbers logical partitions in the script's order, whatever their names say (`X6`
+                // before `X5` makes the first one 5): their numbers are their places in the EBR chain.
+                _ if logical => {
+                    parts
+                        .iter()
+                        .filter(|p| p.kind == PartKind::Logical)
+                        .count() as u32
+                        + 5
+                }
                 Some(n) => n,
                 None => match label {
                     Label::Gpt => (1..)
                         .find(|n| !parts.iter().any(|p: &Partition| p.number == *n))
                         .unwrap_or(1),
-                    Label::Dos if logical => parts
-                        .iter()
-                        .filter(|p| p.number >= 5)
-                        .map(|p| p.number + 1)
-                        .max()
-                        .unwrap_or(5),
                     Label::Dos => (1..=4)
                         .find(|n| !parts.iter().any(|p: &Partition| p.number == *n))
                         .ok_or_else(|| {
@@ -872,6 +951,17 @@ impl Script {
                     e.line,
                     "the partition has size 0".into(),
                     "give it a size, or leave the line out",
+                ));
+            }
+            // sfdisk shrinks such a partition to the free space, unseen; afdisk refuses it, naming the line.
+            if e.size.is_some() && start <= hi_space && start.saturating_add(size - 1) > hi_space {
+                return Err(at(
+                    file,
+                    e.line,
+                    format!(
+                        "size= runs past the end of the space at sector {hi_space} ({size} sectors from sector {start})"
+                    ),
+                    "give a smaller size, or leave size= out for the rest of the free space",
                 ));
             }
             let type_name = match sys {

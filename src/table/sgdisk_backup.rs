@@ -5,10 +5,13 @@
 //! The file: the MBR of LBA 0 (512 bytes), the main GPT header (512 bytes: 92 used), the backup GPT header
 //! (512 bytes), then the main partition array (entry count × entry size bytes) — whatever the disk's sector
 //! size, so the file does not record it: its LBAs are read in the target device's sectors, and a backup whose
-//! geometry does not fit them is refused. A header is used when its signature, size and CRC, its entry size
+//! geometry does not fit them is refused, as is one whose disk has exactly this device's bytes counted in the
+//! other sector size (512 ↔ 4096: made on the other kind of disk; `sgdisk --load-backup` would put its
+//! partitions at the wrong byte offsets). A header is used when its signature, size and CRC, its entry size
 //! (128) and its array's CRC check out (the main one, else the backup one). Restoring onto a larger disk moves
 //! the backup GPT to the end and lets the usable area grow to it, as `sgdisk --load-backup` does; a smaller disk
-//! is refused. A hybrid MBR in the file is reported: afdisk writes a protective MBR.
+//! is refused. A file whose MBR is a hybrid is refused (afdisk writes only protective MBRs; `sgdisk --load-backup`
+//! writes the hybrid back).
 
 use super::types::gpt_type_name;
 use super::{Label, PartKind, Partition, Table};
@@ -35,7 +38,7 @@ pub struct SgdiskBackup {
 
 /// Whether `bytes` look like an sgdisk backup (an MBR signature, then a GPT header signature).
 pub fn looks_like(bytes: &[u8]) -> bool {
-    bytes.len() >= PREFIX && bytes[510..512] == [0x55, 0xAA] && &bytes[512..520] == b"EFI PART"
+    bytes.len() >= 520 && bytes[510..512] == [0x55, 0xAA] && &bytes[512..520] == b"EFI PART"
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -100,13 +103,23 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<SgdiskBackup> {
             "give a file written by `sgdisk --backup` or `afdisk backup`",
         ));
     }
+    if bytes.len() < PREFIX {
+        return Err(Error::refused(
+            format!(
+                "the sgdisk backup {file} is truncated: it ends after {} bytes, before its GPT headers end \
+                 (byte {PREFIX}); nothing was written",
+                bytes.len()
+            ),
+            "use a complete copy of the backup (`sgdisk --backup` writes at least 1536 bytes and the partition array)",
+        ));
+    }
     let (at, header) = match (check_header(bytes, 512), check_header(bytes, 1024)) {
         (Ok(()), _) => (512, "main"),
         (Err(_), Ok(())) => (1024, "backup"),
         (Err(a), Err(b)) => {
             return Err(Error::refused(
                 format!(
-                    "{file} is damaged: its main GPT header cannot be used ({a}) and neither can its backup header ({b}); nothing was written"
+                    "the sgdisk backup {file} is damaged: its main GPT header cannot be used ({a}) and neither can its backup header ({b}); nothing was written"
                 ),
                 "use another backup (`sgdisk -v` on the disk it came from tells what is wrong there)",
             ))
@@ -175,6 +188,25 @@ impl SgdiskBackup {
     pub fn table(&self, ss: u64, total: u64, file: &str) -> Result<(Table, Vec<String>)> {
         let arr = (u64::from(self.entries) * 128).div_ceil(ss.max(1));
         let mut notes = Vec::new();
+        // The file does not record its sector size; a disk of exactly the same bytes counted in the other
+        // sector size gives it away (its partitions would land at the wrong byte offsets).
+        let disk = self.last_lba.saturating_add(1);
+        if let Some(other) = [512u64, 4096]
+            .into_iter()
+            .find(|o| *o != ss && disk.checked_mul(*o) == total.checked_mul(ss))
+        {
+            return Err(Error::refused(
+                format!(
+                    "{file} describes a disk of {disk} sectors, which is this device's size in {other}-byte sectors: \
+                     it was made on a disk with {other}-byte sectors and this one has {ss}-byte sectors (its \
+                     partitions would land at other byte offsets); nothing was written"
+                ),
+                format!(
+                    "restore it onto a disk with {other}-byte sectors (an image: `losetup -f --show --sector-size {other} IMAGE`), \
+                     or convert it through an sfdisk dump: `afdisk dump` of that disk, then `afdisk plan --from-sfdisk`"
+                ),
+            ));
+        }
         if self.first_usable < 2 + arr
             || self.last_usable >= self.last_lba
             || self.first_usable > self.last_usable
@@ -210,10 +242,18 @@ impl SgdiskBackup {
             notes.push("the main header in the file is damaged: its backup header was used".into());
         }
         if self.hybrid_mbr {
-            notes.push(
-                "the backup's LBA 0 holds a hybrid MBR; afdisk writes a protective MBR (recreate the hybrid with gdisk r, h)"
-                    .into(),
-            );
+            // sgdisk --load-backup writes the hybrid back; afdisk writes only protective MBRs, so restoring it
+            // here would drop the hybrid (and what boots from it) unseen under --yes.
+            return Err(Error::refused(
+                format!(
+                    "{file} holds a hybrid MBR (MBR entries besides the 0xEE one) and afdisk writes only a \
+                     protective MBR: restoring it would drop the hybrid; nothing was written"
+                ),
+                format!(
+                    "restore it with `sgdisk --load-backup={file} DEVICE`, which writes the hybrid MBR back (then \
+                     `sgdisk -v DEVICE`)"
+                ),
+            ));
         }
         Ok((
             Table {
@@ -251,7 +291,10 @@ mod tests {
             e.problem
         );
         assert_eq!(e.kind, crate::error::ErrorKind::Refused);
-        // Truncated files are refused by `looks_like`'s length check, not by a panic.
-        assert!(!looks_like(&b[..1000]));
+        // Truncated files are refused by `parse`, naming the truncation, not by a panic.
+        assert!(looks_like(&b[..1000]));
+        let e = parse(&b[..1000], "x.bak").unwrap_err();
+        assert!(e.problem.contains("truncated"), "{}", e.problem);
+        assert!(!looks_like(&b[..519]));
     }
 }
