@@ -68,6 +68,15 @@ fn same_as_sfdisk(sc: &Scratch, i: usize, text: &str) {
     assert_eq!(dump(&ours), dump(&theirs), "{text}");
 }
 
+/// Writes `text` as the script `name` and plans it onto `img`; the plan must be refused as a usage error (exit 2).
+fn refused_plan(sc: &Scratch, img: &Path, name: &str, text: &str) -> common::Afdisk {
+    let f = sc.path(name);
+    std::fs::write(&f, text).expect("write");
+    let r = common::afdisk(&["plan", &s(img), "--from-sfdisk", &s(&f)]);
+    assert_eq!(r.code, 2, "{text}: {}{}", r.stdout, r.stderr);
+    r
+}
+
 /// A dos line without a start or a number after an extended partition is a primary partition while a primary
 /// slot and room outside the extended partition are left (sfdisk's default for scripts); only then a logical one.
 #[test]
@@ -191,10 +200,7 @@ fn a_usable_range_beyond_the_device_is_refused_as_sfdisk_refuses_it() {
         // The oracle refuses it.
         let twin = sc.image(&format!("t{i}.img"), 64 * MIB);
         assert!(!sfdisk_accepts(&twin, text), "sfdisk accepted {text}");
-        let f = sc.path(format!("r{i}.sfdisk"));
-        std::fs::write(&f, text).expect("write");
-        let r = common::afdisk(&["plan", &s(&img), "--from-sfdisk", &s(&f)]);
-        assert_eq!(r.code, 2, "{text}: {}{}", r.stdout, r.stderr);
+        let r = refused_plan(&sc, &img, &format!("r{i}.sfdisk"), text);
         assert!(
             r.stderr.contains(line) && r.stderr.contains("first-lba") && r.stderr.contains("fix:"),
             "{text}: {}",
@@ -268,14 +274,7 @@ fn logical_partitions_are_numbered_in_script_order_as_sfdisk_numbers_them() {
     // Out of disk order: sfdisk makes 5 the later one; afdisk refuses.
     let img = sc.image("x.img", 64 * MIB);
     let before = std::fs::read(&img).expect("read");
-    let f = sc.path("r.sfdisk");
-    std::fs::write(
-        &f,
-        "label: dos\nX1 : start=2048, size=40960, type=5\nX6 : start=14336, size=2048\nX5 : start=4096, size=2048\n",
-    )
-    .expect("write");
-    let r = common::afdisk(&["plan", &s(&img), "--from-sfdisk", &s(&f)]);
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    let r = refused_plan(&sc, &img, "r.sfdisk", "label: dos\nX1 : start=2048, size=40960, type=5\nX6 : start=14336, size=2048\nX5 : start=4096, size=2048\n");
     assert!(
         r.stderr
             .contains("logical partition 6 starts before logical partition 5"),
@@ -295,10 +294,7 @@ fn a_logical_line_before_the_extended_line_is_refused_as_sfdisk_refuses_it() {
     assert!(!sfdisk_accepts(&twin, text));
     let img = sc.image("x.img", 64 * MIB);
     let before = std::fs::read(&img).expect("read");
-    let f = sc.path("r.sfdisk");
-    std::fs::write(&f, text).expect("write");
-    let r = common::afdisk(&["plan", &s(&img), "--from-sfdisk", &s(&f)]);
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    let r = refused_plan(&sc, &img, "r.sfdisk", text);
     assert!(
         r.stderr
             .contains("line 2: a logical partition comes before any extended partition"),
@@ -336,10 +332,7 @@ fn a_table_length_out_of_range_is_refused_naming_its_line() {
     {
         let twin = sc.image(&format!("t{i}.img"), 64 * MIB);
         assert!(!sfdisk_accepts(&twin, text), "sfdisk accepted {text}");
-        let f = sc.path(format!("r{i}.sfdisk"));
-        std::fs::write(&f, text).expect("write");
-        let r = common::afdisk(&["plan", &s(&img), "--from-sfdisk", &s(&f)]);
-        assert_eq!(r.code, 2, "{text}: {}{}", r.stdout, r.stderr);
+        let r = refused_plan(&sc, &img, &format!("r{i}.sfdisk"), text);
         assert!(
             r.stderr.contains("line 2: table-length:") && r.stderr.contains("fix:"),
             "{text}: {}",
@@ -356,14 +349,12 @@ fn more_partitions_than_table_length_slots_are_refused_with_the_right_range() {
     let sc = Scratch::new();
     let img = sc.image("x.img", 64 * MIB);
     let before = std::fs::read(&img).expect("read");
-    let f = sc.path("r.sfdisk");
-    std::fs::write(
-        &f,
+    let r = refused_plan(
+        &sc,
+        &img,
+        "r.sfdisk",
         "label: gpt\ntable-length: 4\nsize=1M\nsize=1M\nsize=1M\nsize=1M\nsize=1M\n",
-    )
-    .expect("write");
-    let r = common::afdisk(&["plan", &s(&img), "--from-sfdisk", &s(&f)]);
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    );
     assert!(
         r.stderr.contains("partition number 5") && r.stderr.contains("within 1–4"),
         "{}",
@@ -379,10 +370,12 @@ fn a_size_past_the_end_of_the_disk_is_refused_naming_its_line() {
     let sc = Scratch::new();
     let img = sc.image("x.img", 64 * MIB);
     let before = std::fs::read(&img).expect("read");
-    let f = sc.path("r.sfdisk");
-    std::fs::write(&f, "label: gpt\nsize=1M\n\nsize=3G, type=S\n").expect("write");
-    let r = common::afdisk(&["plan", &s(&img), "--from-sfdisk", &s(&f)]);
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    let r = refused_plan(
+        &sc,
+        &img,
+        "r.sfdisk",
+        "label: gpt\nsize=1M\n\nsize=3G, type=S\n",
+    );
     assert!(
         r.stderr.contains("line 4: size= runs past the end"),
         "{}",
