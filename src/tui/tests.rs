@@ -293,16 +293,22 @@ fn typed(app: &mut App, text: &str) -> Option<super::app::Request> {
     last
 }
 
+/// The app on the disk view of `img` after `p`: its plan screen with the proposal made (backups under `backups`).
+fn proposed_plan(img: &Path, backups: &Path) -> App {
+    let mut app = App::new(false, true);
+    let (_, r) = report::inspect(img, &InspectOptions::default()).expect("inspect");
+    app.set_disk(r);
+    let req = app.handle_key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE));
+    pump(&mut app, req.expect("p proposes a plan"), backups);
+    app
+}
+
 #[test]
 fn plan_screen_apply_and_undo_through_the_confirm_dialog() {
     let (dir, img) = fixture_image();
     let original = std::fs::read(&img).expect("read");
     let backups = dir.path().join("bk");
-    let mut app = App::new(false, true);
-    let (_, r) = report::inspect(&img, &InspectOptions::default()).expect("inspect");
-    app.set_disk(r);
-    let req = app.handle_key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE));
-    pump(&mut app, req.expect("p proposes a plan"), &backups);
+    let mut app = proposed_plan(&img, &backups);
     assert_eq!(app.screen, Screen::Page("plan"));
     {
         let ps = plan_mut(&mut app).expect("plan");
@@ -506,11 +512,7 @@ fn confirm_dialog_of_a_plan_that_destroys_data_lists_it_and_wants_destroy() {
     let (dir, img) = fixture_image();
     let original = std::fs::read(&img).expect("read");
     let backups = dir.path().join("bk");
-    let mut app = App::new(false, true);
-    let (_, r) = report::inspect(&img, &InspectOptions::default()).expect("inspect");
-    app.set_disk(r);
-    let req = app.handle_key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE));
-    pump(&mut app, req.expect("p proposes a plan"), &backups);
+    let mut app = proposed_plan(&img, &backups);
     plan_mut(&mut app).expect("plan").plan.destroys = vec![afdisk::plan::Loss {
         partition: Some(2),
         size_bytes: 8 << 20,
@@ -600,11 +602,7 @@ fn bench_failure_shows_its_kind() {
 fn q_does_not_quit_during_a_write() {
     let (dir, img) = fixture_image();
     let backups = dir.path().join("bk");
-    let mut app = App::new(false, true);
-    let (_, r) = report::inspect(&img, &InspectOptions::default()).expect("inspect");
-    app.set_disk(r);
-    let req = app.handle_key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE));
-    pump(&mut app, req.expect("p proposes a plan"), &backups);
+    let mut app = proposed_plan(&img, &backups);
     key(&mut app, KeyCode::Char('a'));
     typed(
         &mut app,
