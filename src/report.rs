@@ -15,7 +15,7 @@ use crate::units::{human, plural};
 pub const SCHEMA: u32 = 2;
 
 /// Options that change the analysis, not the reading.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct InspectOptions {
     pub overrides: Overrides,
     /// A RAID stripe or other boundary to check starts against (bytes).
@@ -24,6 +24,8 @@ pub struct InspectOptions {
     pub block_size: u64,
     /// Probe partitions for filesystem signatures (reads a few KiB of each).
     pub probe_signatures: bool,
+    /// Where to look for unfinished move journals (else the backup directory, `$AFDISK_BACKUP_DIR`).
+    pub journal_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for InspectOptions {
@@ -33,6 +35,7 @@ impl Default for InspectOptions {
             stripe: None,
             block_size: 4096,
             probe_signatures: true,
+            journal_dir: None,
         }
     }
 }
@@ -90,6 +93,9 @@ pub struct Report {
     pub partitions: Vec<PartitionReport>,
     pub findings: Vec<Finding>,
     pub summary: Summary,
+    /// An afdisk data move on this disk that did not finish, as its journal next to the backups records it
+    /// (`null` when there is none; `afdisk resume TARGET` finishes it).
+    pub pending_move: Option<crate::mover::PendingMove>,
 }
 
 /// What `list` and `check` say about a disk, in one word. `Problem` wins over `Misaligned`: a corrupt or
@@ -205,7 +211,34 @@ pub fn inspect(path: &Path, opts: &InspectOptions) -> Result<(Opened, Report)> {
             }
         })
         .collect();
-    let report = build(opened.info.clone(), scan, &fs, opts);
+    // A filesystem hidden by an interrupted move: unrecognised as it is, recognised once unmasked.
+    let hidden: Vec<(u32, String)> = scan
+        .partitions
+        .iter()
+        .zip(&fs)
+        .filter(|(p, f)| {
+            opts.probe_signatures
+                && f.is_none()
+                && p.kind != PartKind::Extended
+                && !crate::mover::is_moving_type(&p.type_code)
+        })
+        .filter_map(|(p, _)| {
+            let ss = scan.table.as_ref().map(|t| t.sector_size).unwrap_or(512);
+            crate::mover::hide::hidden_content(
+                &src,
+                p.start.saturating_mul(ss),
+                p.size.saturating_mul(ss),
+            )
+            .map(|c| (p.number, c))
+        })
+        .collect();
+    let mut report = build(opened.info.clone(), scan, &fs, opts);
+    let dir = opts
+        .journal_dir
+        .clone()
+        .unwrap_or_else(crate::apply::backup::backup_dir);
+    let pending = crate::mover::pending_moves(&dir, &opened);
+    add_interrupted_moves(&mut report, &hidden, pending);
     Ok((opened, report))
 }
 
@@ -332,7 +365,35 @@ pub fn build(
         partitions,
         findings,
         summary,
+        pending_move: None,
     }
+}
+
+/// Adds what an interrupted data move leaves that the table alone does not show: a partition whose filesystem
+/// the move hid (`hidden`: number and content, see [`crate::mover::hide::hidden_content`]) and the move's
+/// unfinished journals (`pending`, the first kept in the report). Pure.
+pub fn add_interrupted_moves(
+    report: &mut Report,
+    hidden: &[(u32, String)],
+    pending: Vec<crate::mover::PendingMove>,
+) {
+    for (n, content) in hidden {
+        report
+            .findings
+            .push(crate::mover::hidden_finding(*n, content));
+    }
+    let first = pending.into_iter().next();
+    if let Some(p) = &first {
+        if !report.findings.iter().any(|f| f.code == "interrupted-move") {
+            report.findings.push(crate::mover::journal_finding(p));
+        }
+    }
+    report.pending_move = first;
+    report.findings.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then(a.partition.cmp(&b.partition))
+    });
 }
 
 /// Where `afdisk plan --realign` would put each partition that it moves: the planner's own placement

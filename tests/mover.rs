@@ -296,6 +296,30 @@ fn exposed_while_half_moved(img: &Path, original: &[u8], job: &Job) -> usize {
     exposed
 }
 
+/// After a cut, what `inspect` shows with no journal to find (a rescue system without the backup directory):
+/// whether it reports an `interrupted-move` finding, and whether every moving partition holds, where the table
+/// now puts it, the filesystem it held before the move (`kinds`, afdisk's own probe of the fixture).
+fn inspect_after_cut(
+    img: &Path,
+    job: &Job,
+    kinds: &[Option<String>],
+    nodir: &Path,
+) -> (bool, bool) {
+    let opts = afdisk::report::InspectOptions {
+        journal_dir: Some(nodir.to_path_buf()),
+        ..Default::default()
+    };
+    let (_, r) = afdisk::report::inspect(img, &opts).expect("inspect after a cut");
+    let shown = r.findings.iter().any(|f| f.code == "interrupted-move");
+    let recognised = job.moves.iter().zip(kinds).all(|(m, k)| {
+        r.partitions
+            .iter()
+            .find(|p| p.number == m.number)
+            .is_some_and(|p| p.filesystem == *k)
+    });
+    (shown, recognised)
+}
+
 /// The cut-point loop: the whole move once to count its writes, then a cut at each k in `ks` (all of them
 /// when `None`) followed by a resume (with a second cut at `k2(k)` when given). At every cut, blkid finds no
 /// filesystem in a half-moved partition (old or new region); after each resume it finds the original one at
@@ -349,6 +373,19 @@ fn cut_points_with(
             );
         }
     };
+    let kinds: Vec<Option<String>> = {
+        let (_, r) = afdisk::report::inspect(fixture, &Default::default()).expect("inspect");
+        job.moves
+            .iter()
+            .map(|m| {
+                r.partitions
+                    .iter()
+                    .find(|p| p.number == m.number)
+                    .and_then(|p| p.filesystem.clone())
+            })
+            .collect()
+    };
+    let nodir = tempfile::tempdir().expect("tempdir");
     let work = fixture.with_extension("work");
     std::fs::copy(fixture, &work).expect("copy");
     let (_, tripped, total) = cut_run(&work, &job, u64::MAX);
@@ -379,6 +416,12 @@ fn cut_points_with(
         let (jmem, tripped, _) = cut_run_with(&work, &job, cut);
         assert!(tripped, "cut {k} of {total}");
         exposed += exposed_while_half_moved(&work, &original, &job);
+        // A moving filesystem not recognised where the table puts it is always explained.
+        let (shown, recognised) = inspect_after_cut(&work, &job, &kinds, nodir.path());
+        assert!(
+            shown || recognised,
+            "cut {k} of {total}: a moving partition's filesystem is not where the table says, and inspect shows no interrupted move"
+        );
         match resume(&work, &jmem, second.map(|f| f(k))) {
             Some(_) => {
                 check_moved(&work, &original, &job, plan.new.table.label.as_str());
@@ -653,6 +696,106 @@ fn afdisk_resume_rollback_before_data_restores_the_old_table() {
     assert!(
         std::fs::read(&img).expect("read") == original,
         "old table back, nothing else changed"
+    );
+}
+
+/// The interrupted states the table alone does not show, reported by `inspect --json` with the journal next to
+/// the backups: cut after the signatures are hidden but before the mark (the table untouched: the hidden ext4
+/// is found on partition 1, the journal's stage is `started`, a rollback is safe and restores the disk byte for
+/// byte); cut before the journal's last record (the data moved and revealed, only the journal unfinished: a
+/// disk-level finding names the journal and its stage, and the disk is not "aligned" until resumed).
+#[test]
+fn inspect_reports_an_interrupted_move_the_table_does_not_show() {
+    let sc = Scratch::new();
+    let img = sc.image("h.img", 48 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+20M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 19 * 1024, &files(&sc, 6, 4 * MIB));
+    let original = std::fs::read(&img).expect("read");
+    let p = move_plan(&img, &[(1, 4096, 20 * 2048)]);
+    let job = {
+        let o = device::open(&img, &Overrides::default()).expect("open");
+        mover::job_for(&p, &o.source()).expect("job")
+    };
+    let total = {
+        let c = sc.dir.path().join("count.img");
+        std::fs::copy(&img, &c).expect("copy");
+        cut_run(&c, &job, u64::MAX).2
+    };
+    let t = s(&img);
+    let json = |bdir: &Path| -> serde_json::Value {
+        let (code, out, err) = afdisk_env(&["inspect", &t, "--json"], bdir);
+        assert_eq!(code, 0, "inspect exits 0 whatever it finds ({err})");
+        serde_json::from_str(&out).expect("inspect JSON")
+    };
+    let moves = |v: &serde_json::Value| -> Vec<(Option<u64>, String)> {
+        v["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter(|f| f["code"] == "interrupted-move")
+            .map(|f| {
+                (
+                    f["partition"].as_u64(),
+                    f["message"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    };
+    // 1. Journal header and first record, then the hidden signatures; the cut before the mark.
+    let bdir = sc.dir.path().join("b1");
+    std::fs::create_dir(&bdir).expect("mkdir");
+    let jp = cut_to_file(&img, &job, 2 + job.hide.len() as u64, &bdir);
+    let scan = {
+        let o = device::open(&img, &Overrides::default()).expect("open");
+        afdisk::table::scan(&o.source(), 512)
+    };
+    assert!(
+        !mover::is_moving_type(&scan.partitions[0].type_code),
+        "no mark yet"
+    );
+    let v = json(&bdir);
+    let found = moves(&v);
+    assert_eq!(found.len(), 1, "{v}");
+    assert_eq!(found[0].0, Some(1), "{v}");
+    assert!(
+        found[0].1.contains("ext4") && found[0].1.contains("hid"),
+        "{}",
+        found[0].1
+    );
+    assert_eq!(v["pending_move"]["journal"], s(&jp), "{v}");
+    assert_eq!(v["pending_move"]["stage"], "started");
+    assert_eq!(v["pending_move"]["rollback_safe"], true);
+    let (code, out, err) = afdisk_env(
+        &["resume", &t, "--rollback", "--yes", "--confirm", "h.img"],
+        &bdir,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        std::fs::read(&img).expect("read") == original,
+        "rolled back byte for byte"
+    );
+    // 2. Everything but the journal's last record.
+    let bdir = sc.dir.path().join("b2");
+    std::fs::create_dir(&bdir).expect("mkdir");
+    let jp = cut_to_file(&img, &job, total - 1, &bdir);
+    check_moved(&img, &original, &job, "gpt");
+    let v = json(&bdir);
+    let found = moves(&v);
+    assert_eq!(found.len(), 1, "{v}");
+    assert_eq!(found[0].0, None, "a disk-level finding: {v}");
+    assert!(
+        found[0].1.contains(&s(&jp)) && found[0].1.contains("copied"),
+        "{}",
+        found[0].1
+    );
+    assert_eq!(v["pending_move"]["rollback_safe"], false);
+    let (code, out, err) = afdisk_env(&["resume", &t, "--yes", "--confirm", "h.img"], &bdir);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, _) = afdisk_env(&["inspect", &t, "--json"], &bdir);
+    assert_eq!(code, 0, "resumed: nothing left to report ({out})");
+    assert!(
+        !out.contains("interrupted-move") && out.contains("\"pending_move\": null"),
+        "{out}"
     );
 }
 

@@ -109,6 +109,7 @@ fn options(
         stripe: a.stripe.as_ref().map(|s| s.bytes(logical)).transpose()?,
         block_size: a.block_size.bytes(logical)?,
         probe_signatures: true,
+        journal_dir: None,
     })
 }
 
@@ -228,6 +229,7 @@ pub fn ui_options(cli: &Cli) -> InspectOptions {
         stripe: None,
         block_size: 4096,
         probe_signatures: true,
+        journal_dir: None,
     }
 }
 

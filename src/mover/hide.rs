@@ -14,6 +14,11 @@
 //! header, written before anything on the disk), copies the masked bytes like any others, and writes the original
 //! sectors at the destination as the very last step, after the new table. A rollback writes the originals back
 //! at the source. Inverting is its own inverse, and only whole sectors the journal holds are ever written.
+//!
+//! A **hidden filesystem** ([`hidden_content`]) is one whose start is recognised only once masked: what a move
+//! interrupted between masking and marking, or between the new table and the last step, leaves behind.
+
+use crate::table::source::ByteSource;
 
 /// Signature ranges `(offset, length)` relative to a filesystem's start, from libblkid's probers
 /// (util-linux libblkid/src/superblocks/*.c, partitions/*.c):
@@ -103,6 +108,48 @@ pub fn masked_sectors(
     Ok(out)
 }
 
+/// The bytes of a filesystem's start that masking can touch: every signature range ends before it.
+pub const SPAN: u64 = 0x10048;
+
+/// A partition's bytes as they were before masking: reads inside `[base, base + min(size, SPAN))` come back
+/// with their signature bytes inverted again, everything else as it is.
+struct Unmasked<'a> {
+    src: &'a dyn ByteSource,
+    base: u64,
+    size: u64,
+}
+
+impl ByteSource for Unmasked<'_> {
+    fn len(&self) -> u64 {
+        self.src.len()
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.src.read_at(offset, buf)?;
+        let end = offset.saturating_add(buf.len() as u64);
+        let (lo, hi) = (
+            offset.max(self.base),
+            end.min(self.base.saturating_add(self.size.min(SPAN))),
+        );
+        if lo < hi {
+            let at = (lo - offset) as usize;
+            mask(lo - self.base, &mut buf[at..at + (hi - lo) as usize]);
+        }
+        Ok(())
+    }
+}
+
+/// The filesystem an interrupted move hid at `[base, base + size)`: `Some` when the bytes there are not
+/// recognised as they are, but are once their signature bytes are inverted back (an ext2/3/4 also needs a
+/// sane superblock, so a 2-byte magic in random data is not taken for one). Reads at most [`SPAN`] bytes.
+pub fn hidden_content(src: &dyn ByteSource, base: u64, size: u64) -> Option<String> {
+    if crate::signature::probe(src, base, size).is_some() {
+        return None;
+    }
+    let view = Unmasked { src, base, size };
+    let fs = crate::signature::identify(&view, base, size)?;
+    (!fs.kind.starts_with("ext") || fs.used_bytes.is_some()).then_some(fs.kind)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +183,74 @@ mod tests {
                 let sig = SIGNATURE_RANGES.iter().any(|&(o, n)| i >= o && i < o + n);
                 prop_assert_eq!(a != b, sig, "byte {}", i);
             }
+        }
+    }
+
+    /// A minimal ext4 start: the superblock's magic, a sane block size and counts, the extents feature.
+    fn ext4_start(len: usize) -> Vec<u8> {
+        let mut v = vec![0u8; len];
+        v[0x400 + 0x4..0x400 + 0x8].copy_from_slice(&1000u32.to_le_bytes()); // blocks
+        v[0x400 + 0xC..0x400 + 0x10].copy_from_slice(&400u32.to_le_bytes()); // free
+        v[0x400 + 0x18..0x400 + 0x1C].copy_from_slice(&2u32.to_le_bytes()); // 4 KiB blocks
+        v[0x438] = 0x53;
+        v[0x439] = 0xEF;
+        v[0x400 + 0x60] = 0x40; // extents
+        v
+    }
+
+    fn masked_copy(img: &[u8], ss: u64) -> Vec<u8> {
+        let mut out = img.to_vec();
+        for off in sector_offsets(img.len() as u64, ss) {
+            let sector = &mut out[off as usize..(off + ss) as usize];
+            mask(off, sector);
+        }
+        out
+    }
+
+    #[test]
+    fn a_masked_filesystem_is_found_hidden_and_an_intact_one_is_not() {
+        for ss in [512u64, 4096] {
+            // At byte 0 and inside a disk (the partition's base), for ext4 and a swap signature.
+            let ext4 = ext4_start(128 << 10);
+            let mut swap = vec![0u8; 128 << 10];
+            swap[4096 - 10..4096].copy_from_slice(b"SWAPSPACE2");
+            for (img, kind) in [(ext4, "ext4"), (swap, "swap")] {
+                let base = 3 * ss;
+                let mut disk = vec![0u8; base as usize];
+                disk.extend_from_slice(&masked_copy(&img, ss));
+                let size = img.len() as u64;
+                assert_eq!(hidden_content(&disk, base, size).as_deref(), Some(kind));
+                let mut intact = vec![0u8; base as usize];
+                intact.extend_from_slice(&img);
+                assert_eq!(
+                    hidden_content(&intact, base, size),
+                    None,
+                    "{kind} recognised as it is"
+                );
+            }
+        }
+        // Zeros (an empty partition) masked are not a filesystem.
+        let zeros = masked_copy(&vec![0u8; 128 << 10], 512);
+        assert_eq!(hidden_content(&zeros, 0, zeros.len() as u64), None);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// Random bytes (what an encrypted or raw partition holds) are never taken for a hidden filesystem, even
+        /// with an inverted ext4 magic planted where masking would leave one: the superblock must be sane too.
+        #[test]
+        fn random_content_is_not_a_hidden_filesystem(seed in any::<u64>(), plant in any::<bool>()) {
+            let mut x = seed | 1;
+            let mut img: Vec<u8> = (0..(72u32 << 10)).map(|_| { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x as u8 }).collect();
+            if plant {
+                img[0x438] = !0x53;
+                img[0x439] = !0xEF;
+                // An absurd block size (2^(10+v) with v > 6), as random data almost always has.
+                let v = (seed >> 8) as u32 | 0x100;
+                img[0x418..0x41C].copy_from_slice(&v.to_le_bytes());
+            }
+            let found = hidden_content(&img, 0, img.len() as u64);
+            prop_assert!(found.is_none(), "{:?}", found);
         }
     }
 

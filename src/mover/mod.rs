@@ -356,6 +356,14 @@ fn fsync_dir(dir: &Path) {
 
 /// Unfinished journals in `dir` made for `opened`: (path, stage).
 pub fn pending_journals(dir: &Path, opened: &Opened) -> Vec<(PathBuf, Stage)> {
+    pending_records(dir, opened)
+        .into_iter()
+        .map(|(p, r)| (p, r.stage))
+        .collect()
+}
+
+/// Unfinished journals in `dir` made for `opened`, with their newest record.
+fn pending_records(dir: &Path, opened: &Opened) -> Vec<(PathBuf, Record)> {
     let now = PlanDevice::from_info(&opened.info);
     let mut out = Vec::new();
     let Ok(rd) = std::fs::read_dir(dir) else {
@@ -373,11 +381,11 @@ pub fn pending_journals(dir: &Path, opened: &Opened) -> Vec<(PathBuf, Stage)> {
         let fio = io::FileIo { file: f, size };
         if let Ok((j, rec)) = Journal::open(&fio) {
             if j.job.device.mismatch(&now, "journal").is_none() && rec.stage < Stage::Done {
-                out.push((p, rec.stage));
+                out.push((p, rec));
             }
         }
     }
-    out.sort();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
     out
 }
 
@@ -640,9 +648,7 @@ pub fn resume(
         ));
     }
     if rollback {
-        let no_data = rec.stage == Stage::Started
-            || (rec.stage == Stage::Copying && rec.mv == 0 && rec.next == 0 && rec.batch_end == 0);
-        if !no_data {
+        if !rollback_safe(&rec) {
             return Err(Error::refused(
                 "the move has written data already: rolling it back is not safe; nothing was written",
                 format!("finish it with: {}", resume_command(&opened.info.path, journal)),
@@ -687,6 +693,73 @@ pub fn interrupted_finding(number: u32) -> crate::finding::Finding {
             "partition {number} is marked as moving: an afdisk data move was interrupted, so its data is partly at \
              the old and partly at the new place; do not mount or write it. Finish the move with `afdisk resume \
              TARGET` (its journal is next to the backups), which `apply` requires before anything else"
+        ),
+    )
+}
+
+/// The error finding for a partition whose filesystem an interrupted move hid (see [`hide::hidden_content`]):
+/// its table entry carries no mark (the move stopped before the mark, or after the new table).
+pub fn hidden_finding(number: u32, content: &str) -> crate::finding::Finding {
+    crate::finding::Finding::new(
+        crate::finding::Severity::Error,
+        "interrupted-move",
+        Some(number),
+        format!(
+            "partition {number} holds a {content} whose signatures an afdisk data move hid, so that nothing mounts \
+             it half-moved: the move was interrupted just before it marked the partition or just after it wrote \
+             the new table. Do not mount or write it. Finish the move with `afdisk resume TARGET` (its journal \
+             is next to the backups), which `apply` requires before anything else"
+        ),
+    )
+}
+
+/// An unfinished move on a disk, as its journal records it (`inspect` looks next to the backups).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct PendingMove {
+    /// The journal file (`afdisk resume TARGET --journal FILE`).
+    pub journal: PathBuf,
+    /// The journal's newest commit point: started, copying, copied or table-written.
+    pub stage: String,
+    /// Whether `afdisk resume --rollback` can put the old table back: only before any data was copied.
+    pub rollback_safe: bool,
+}
+
+/// Whether a move stopped at `rec` can be rolled back: no data was written yet (the sources are untouched but
+/// for their masked signature bytes, which a rollback writes back).
+pub fn rollback_safe(rec: &Record) -> bool {
+    rec.stage == Stage::Started
+        || (rec.stage == Stage::Copying && rec.mv == 0 && rec.next == 0 && rec.batch_end == 0)
+}
+
+/// The unfinished moves recorded in `dir` for `opened`, in file name order.
+pub fn pending_moves(dir: &Path, opened: &Opened) -> Vec<PendingMove> {
+    pending_records(dir, opened)
+        .into_iter()
+        .map(|(journal, rec)| PendingMove {
+            journal,
+            stage: rec.stage.as_str().to_string(),
+            rollback_safe: rollback_safe(&rec),
+        })
+        .collect()
+}
+
+/// The error finding for a disk with an unfinished move journal and no other sign of it on the disk.
+pub fn journal_finding(p: &PendingMove) -> crate::finding::Finding {
+    crate::finding::Finding::new(
+        crate::finding::Severity::Error,
+        "interrupted-move",
+        None,
+        format!(
+            "an afdisk data move on this disk did not finish: its journal {} stops at stage {}. Partitions may \
+             hold data partly at the old and partly at the new place; do not mount or write them. Finish the move \
+             with `afdisk resume TARGET`{}",
+            p.journal.display(),
+            p.stage,
+            if p.rollback_safe {
+                " (no data was copied yet: `--rollback` puts the old table back instead)"
+            } else {
+                ""
+            }
         ),
     )
 }

@@ -341,7 +341,12 @@ impl App {
     fn key_disk(&mut self, code: KeyCode) -> Option<Request> {
         // A disk with an interrupted data move: finish it (r) or roll it back (u), on the move screen.
         if let (KeyCode::Char(c @ ('r' | 'u')), Some(d)) = (code, self.disk.as_ref()) {
-            if super::moving::interrupted(&d.report) {
+            let offered = if c == 'u' {
+                super::moving::rollback_offered(&d.report)
+            } else {
+                super::moving::interrupted(&d.report)
+            };
+            if offered {
                 let page = super::moving::open_resume(d, c == 'u');
                 return self.push_page(page);
             }
@@ -530,12 +535,13 @@ impl App {
             Screen::Disk => {
                 let mut v = DISK_KEYS.0.to_vec();
                 v.extend(OPENERS.iter().map(|o| o.command));
-                if self
-                    .disk
-                    .as_ref()
-                    .is_some_and(|d| super::moving::interrupted(&d.report))
-                {
-                    v.extend_from_slice(super::moving::RESUME_KEYS);
+                if let Some(d) = self.disk.as_ref() {
+                    if super::moving::interrupted(&d.report) {
+                        v.push(super::moving::RESUME_KEY);
+                    }
+                    if super::moving::rollback_offered(&d.report) {
+                        v.push(super::moving::ROLLBACK_KEY);
+                    }
                 }
                 v.extend_from_slice(DISK_KEYS.1);
                 v

@@ -222,10 +222,7 @@ fn a_switches_an_image_s_physical_size_and_everything_is_read_again() {
     let req = key(&mut app, KeyCode::Char('a')).expect("a reads the disk again");
     assert_eq!(app.physical, Some(512));
     let (tx, rx) = std::sync::mpsc::channel();
-    let env = super::job::Env {
-        opts: InspectOptions::default(),
-        backup_dir: _d.path().to_path_buf(),
-    };
+    let env = super::job::Env::new(InspectOptions::default(), _d.path().to_path_buf());
     super::on_request(&mut app, req, &tx, &env);
     let m = rx
         .recv_timeout(std::time::Duration::from_secs(20))
@@ -320,10 +317,7 @@ fn d_after_a_bench_run_shows_the_distributions() {
     assert!(!words(&frame(&app, 80, 24)).contains("latency"));
     let req = key(&mut app, KeyCode::Char('r')).expect("r runs");
     let (tx, rx) = std::sync::mpsc::channel();
-    let env = super::job::Env {
-        opts: InspectOptions::default(),
-        backup_dir: d.path().to_path_buf(),
-    };
+    let env = super::job::Env::new(InspectOptions::default(), d.path().to_path_buf());
     super::on_request(&mut app, req, &tx, &env);
     let mut code = 0;
     loop {

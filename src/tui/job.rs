@@ -28,6 +28,20 @@ pub struct Env {
     pub backup_dir: PathBuf,
 }
 
+impl Env {
+    /// The environment of a UI session: inspecting looks for unfinished move journals where its applies keep
+    /// them (`backup_dir`).
+    pub fn new(opts: InspectOptions, backup_dir: PathBuf) -> Env {
+        Env {
+            opts: InspectOptions {
+                journal_dir: Some(backup_dir.clone()),
+                ..opts
+            },
+            backup_dir,
+        }
+    }
+}
+
 /// Whether and where a running job can be asked to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopRule {
@@ -293,10 +307,7 @@ mod tests {
     #[test]
     fn a_job_reports_progress_then_its_outcome_to_its_owner() {
         let (tx, rx) = mpsc::channel();
-        let env = Env {
-            opts: InspectOptions::default(),
-            backup_dir: PathBuf::from("/nonexistent"),
-        };
+        let env = Env::new(InspectOptions::default(), PathBuf::from("/nonexistent"));
         let h = spawn(Count(3), &env, tx);
         assert!(h.status().contains("Esc/s stops after the current step"));
         let mut steps = 0;

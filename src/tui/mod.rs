@@ -113,12 +113,10 @@ pub fn run_session(target: Option<PathBuf>, opts: InspectOptions, session: Sessi
     let mut app = App::new(target.is_none(), no_color);
     app.term = view::TermKind::of(std::env::var_os("TERM").as_deref());
     app.banner = session.banner;
-    let env = job::Env {
-        opts,
-        backup_dir: session
-            .backup_dir
-            .unwrap_or_else(afdisk::apply::backup::backup_dir),
-    };
+    let backup_dir = session
+        .backup_dir
+        .unwrap_or_else(afdisk::apply::backup::backup_dir);
+    let env = job::Env::new(opts, backup_dir);
     let (tx, rx) = mpsc::channel();
     match target {
         Some(t) => {

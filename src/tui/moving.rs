@@ -43,23 +43,28 @@ pub const NAME: &str = "move";
 /// The least time between two progress reports sent to the screen (a new phase is always sent).
 const REPORT_EVERY: Duration = Duration::from_millis(100);
 
-/// The disk view's keys when its disk carries an interrupted move (the `interrupted-move` finding).
-pub const RESUME_KEYS: &[Command] = &[
-    cmd(
-        "r",
-        "resume move",
-        "interrupted data move: finish it from its journal (type the device name)",
-    ),
-    cmd(
-        "u",
-        "roll back",
-        "interrupted data move: put the old table back (refused once data was written)",
-    ),
-];
+/// The disk view's key when its disk carries an interrupted move (the `interrupted-move` finding).
+pub const RESUME_KEY: Command = cmd(
+    "r",
+    "resume move",
+    "interrupted data move: finish it from its journal (type the device name)",
+);
+
+/// The disk view's key when the interrupted move's journal says no data was copied yet.
+pub const ROLLBACK_KEY: Command = cmd(
+    "u",
+    "roll back",
+    "interrupted data move, no data copied yet: put the old table back (type the device name)",
+);
 
 /// Whether the disk carries an interrupted data move.
 pub fn interrupted(r: &Report) -> bool {
     r.findings.iter().any(|f| f.code == "interrupted-move")
+}
+
+/// Whether the interrupted move can be rolled back: its journal (found by inspecting) says no data was copied.
+pub fn rollback_offered(r: &Report) -> bool {
+    interrupted(r) && r.pending_move.as_ref().is_some_and(|p| p.rollback_safe)
 }
 
 /// What the screen runs.

@@ -242,10 +242,7 @@ fn pump(app: &mut App, r: super::app::Request, dir: &Path) {
 }
 
 fn env(dir: &Path) -> super::job::Env {
-    super::job::Env {
-        opts: InspectOptions::default(),
-        backup_dir: dir.to_path_buf(),
-    }
+    super::job::Env::new(InspectOptions::default(), dir.to_path_buf())
 }
 
 /// The plan screen's state (its page's plan), once a plan was made.

@@ -71,7 +71,7 @@ impl Job for ProbeList {
         });
         let opts = InspectOptions {
             probe_signatures: false,
-            ..env.opts
+            ..env.opts.clone()
         };
         for (name, path) in disks {
             ctx.detail(match report::inspect(&path, &opts) {

@@ -131,10 +131,7 @@ impl Rig {
         let (_, r) = report::inspect(&img, &InspectOptions::default()).expect("inspect");
         app.set_disk(r);
         let (tx, rx) = mpsc::channel();
-        let env = Env {
-            opts: InspectOptions::default(),
-            backup_dir: backups,
-        };
+        let env = Env::new(InspectOptions::default(), backups);
         Rig {
             dir,
             img,
@@ -492,4 +489,74 @@ fn a_lost_terminal_stops_the_move_at_a_commit_point_before_the_ui_ends() {
         Phase::Failed(e) => panic!("the move failed: {}", afdisk::error::failure_text(e)),
         _ => panic!("the UI waited for the move's end"),
     }
+}
+
+/// A move cut after it copied data (the core's engine under the cut-point layer, the journal next to the
+/// backups): the disk view shows the interrupted move and offers r, but not u, since the core would refuse a
+/// rollback now; u does nothing. The report names the journal and says a rollback is not safe.
+#[test]
+fn a_move_cut_after_data_was_copied_offers_resume_but_not_roll_back() {
+    use afdisk::mover::io::{Cut, CutIo, FileIo};
+    use afdisk::mover::{engine, Journal, Record, Stage};
+    let mut rig = Rig::new();
+    let opened = afdisk::device::open(&rig.img, &Default::default()).expect("open");
+    let plan = afdisk::plan::make(
+        &opened,
+        &afdisk::plan::Request {
+            realign: true,
+            ..Default::default()
+        },
+    )
+    .expect("plan");
+    let job = mover::job_for(&plan, &opened.source()).expect("job");
+    drop(opened);
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&rig.img)
+        .expect("open image");
+    let disk = FileIo {
+        size: f.metadata().expect("metadata").len(),
+        file: f,
+    };
+    let jp = rig
+        .env
+        .backup_dir
+        .join(format!("cut{}", mover::JOURNAL_SUFFIX));
+    let jf = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&jp)
+        .expect("journal");
+    let jio = FileIo {
+        file: jf,
+        size: u64::MAX,
+    };
+    // Hiding, marking and a few copy windows, then the cut.
+    let cut = Cut::new(job.hide.len() as u64 + job.mark.len() as u64 + 8);
+    let (cd, cj) = (
+        CutIo::new(&disk, cut.clone()),
+        CutIo::new(&jio, cut.clone()),
+    );
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut cb = |_: &mover::Progress| {};
+    let mut ctl = mover::Control {
+        stop: &stop,
+        progress: &mut cb,
+    };
+    let mut j = Journal::create(&cj, job.clone()).expect("journal");
+    assert!(engine::run(&cd, &mut j, Record::at(Stage::Started, 0, 0, 0), &mut ctl).is_err());
+    drop((cd, cj));
+    let (_, r) = report::inspect(&rig.img, &rig.env.opts).expect("inspect");
+    let pending = r.pending_move.clone().expect("the journal is found");
+    assert_eq!(pending.journal, jp);
+    assert_eq!(pending.stage, "copying");
+    assert!(!pending.rollback_safe, "data was copied");
+    rig.app.set_disk(r);
+    let bar = crate::tui::page::key_bar(&rig.app.commands());
+    assert!(bar.contains("r resume move"), "{bar}");
+    assert!(!bar.contains("roll back"), "{bar}");
+    rig.key(KeyCode::Char('u'));
+    assert_eq!(rig.app.screen, Screen::Disk, "u opens nothing");
 }

@@ -247,10 +247,7 @@ impl Rig {
             kernel_after,
         });
         let (tx, rx) = mpsc::channel();
-        let env = Env {
-            opts: InspectOptions::default(),
-            backup_dir: dir.path().join("backups"),
-        };
+        let env = Env::new(InspectOptions::default(), dir.path().join("backups"));
         app.pages
             .push(Box::new(WizardState::new("/dev/sdz".into(), seams)));
         let mut rig = Rig {
