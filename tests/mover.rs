@@ -1516,10 +1516,11 @@ fn busybox_losetup(sc: &Scratch) -> (PathBuf, std::ffi::OsString) {
     (d, path)
 }
 
-/// Lab defect: the post-move check that could not run (busybox `losetup` has no `--show`) was reported as a
-/// failed check (`clean: false`, "reported problems"). Now it is `not-run` with the reason: with a busybox-like
-/// losetup, and with a PATH that has losetup but no e2fsck (the loop device is detached again); the real tools
-/// find the same filesystem clean.
+/// Lab defects: the post-move check that could not run (busybox `losetup` has no `--show`) was reported as a
+/// failed check (`clean: false`, "reported problems"), and then as `not-run` on every busybox rescue system.
+/// Now a busybox-like losetup is no obstacle: afdisk attaches the read-only loop device itself (the loop
+/// ioctls), e2fsck finds the filesystem clean, and the device is detached again. A PATH that has losetup but no
+/// e2fsck gives `not-run` with the reason (the loop device detached again); the real tools find it clean.
 #[test]
 fn a_check_that_cannot_run_is_reported_not_run() {
     use mover::fsck::CheckResult;
@@ -1529,10 +1530,14 @@ fn a_check_that_cannot_run_is_reported_not_run() {
     let (_, busybox) = busybox_losetup(&sc);
     let c = mover::fsck::check_in(Some(&busybox), &img, 1, MIB, 8 * MIB, Some("ext4"))
         .expect("a checker");
-    assert_eq!(c.result, CheckResult::NotRun, "{c:?}");
-    assert!(!c.clean);
-    assert!(c.output.contains("--show"), "the reason: {}", c.output);
-    assert!(c.text().starts_with("could not be run"), "{}", c.text());
+    assert_eq!(c.result, CheckResult::Clean, "{c:?}");
+    assert!(c.output.contains("Pass 1"), "e2fsck ran: {}", c.output);
+    let attached = run("losetup", &["-j", &s(&img)]);
+    assert!(
+        attached.stdout.is_empty(),
+        "directly attached loop device left attached: {}",
+        String::from_utf8_lossy(&attached.stdout)
+    );
     let only_losetup = sc.dir.path().join("only-losetup");
     std::fs::create_dir_all(&only_losetup).expect("mkdir");
     let real = std::process::Command::new("sh")
@@ -1563,12 +1568,13 @@ fn a_check_that_cannot_run_is_reported_not_run() {
     assert!(c.clean && c.text() == "found no errors");
 }
 
-/// `afdisk apply` with a busybox-like losetup first on PATH: the move finishes (exit 0) and says the check could
-/// not be run, never that it found problems or none; the JSON outcome's check has `result: not-run`.
+/// `afdisk apply` on a PATH with a busybox-like losetup and no e2fsck: the move finishes (exit 0) and says the
+/// check could not be run, never that it found problems or none; the JSON outcome's check has
+/// `result: not-run`.
 #[test]
 fn afdisk_apply_reports_a_check_it_could_not_run() {
     let sc = Scratch::new();
-    let (_, path) = busybox_losetup(&sc);
+    let (path, _) = busybox_losetup(&sc);
     let bdir = sc.dir.path().join("backups");
     std::fs::create_dir(&bdir).expect("mkdir");
     for json in [false, true] {

@@ -1,6 +1,7 @@
 //! Block-device ioctls (BLKSSZGET, BLKPBSZGET, BLKIOMIN, BLKIOOPT, BLKALIGNOFF, BLKGETSIZE64; BLKRRPART,
-//! BLKFLSBUF, BLKPG for after a write; LOOP_GET_STATUS64 for a loop device's backing file), declared with nix's
-//! macros; libc lacks several of them.
+//! BLKFLSBUF, BLKPG for after a write; LOOP_GET_STATUS64 for a loop device's backing file; LOOP_CTL_GET_FREE,
+//! LOOP_SET_FD, LOOP_SET_STATUS64 and LOOP_CLR_FD to attach a read-only window of a disk for a filesystem
+//! check), declared with nix's macros; libc lacks several of them.
 
 use std::os::fd::AsRawFd;
 
@@ -16,6 +17,50 @@ mod raw {
     nix::ioctl_none!(blkflsbuf, 0x12, 97);
     nix::ioctl_write_ptr_bad!(blkpg, request_code_none!(0x12, 105), super::BlkpgIoctlArg);
     ioctl_read_bad!(loop_get_status64, 0x4C05, super::LoopInfo64);
+    nix::ioctl_write_ptr_bad!(loop_set_status64, 0x4C04, super::LoopInfo64);
+    nix::ioctl_write_int_bad!(loop_set_fd, 0x4C00);
+    nix::ioctl_none_bad!(loop_clr_fd, 0x4C01);
+    nix::ioctl_none_bad!(loop_ctl_get_free, 0x4C82);
+}
+
+/// `LO_FLAGS_AUTOCLEAR`: the kernel detaches the loop device when its last user closes it.
+const LO_FLAGS_AUTOCLEAR: u32 = 4;
+
+/// LOOP_CTL_GET_FREE on /dev/loop-control: the number of a free loop device (the kernel makes it if needed).
+pub fn loop_free_number(control: &impl AsRawFd) -> nix::Result<u32> {
+    // SAFETY: LOOP_CTL_GET_FREE takes no argument and returns the number.
+    let n = unsafe { raw::loop_ctl_get_free(control.as_raw_fd()) }?;
+    u32::try_from(n).map_err(|_| nix::Error::EINVAL)
+}
+
+/// LOOP_SET_FD then LOOP_SET_STATUS64: attaches `backing` to the loop device `lo`, seen from byte `offset`
+/// for `size` bytes, detached automatically when its last user closes it. A read-only `backing` fd makes a
+/// read-only loop device. On a failed status the device is detached again.
+pub fn loop_attach(
+    lo: &impl AsRawFd,
+    backing: &impl AsRawFd,
+    offset: u64,
+    size: u64,
+) -> nix::Result<()> {
+    // SAFETY: LOOP_SET_FD takes the backing file's descriptor by value.
+    unsafe { raw::loop_set_fd(lo.as_raw_fd(), backing.as_raw_fd()) }?;
+    // SAFETY: an all-zero loop_info64 is a valid value of this plain C struct.
+    let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
+    info.lo_offset = offset;
+    info.lo_sizelimit = size;
+    info.lo_flags = LO_FLAGS_AUTOCLEAR;
+    // SAFETY: `info` is a valid loop_info64 that outlives the call; the kernel only reads it.
+    if let Err(e) = unsafe { raw::loop_set_status64(lo.as_raw_fd(), &info) } {
+        let _ = loop_detach(lo);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// LOOP_CLR_FD: detaches the loop device (at once, or when its last other user closes it).
+pub fn loop_detach(lo: &impl AsRawFd) -> nix::Result<()> {
+    // SAFETY: LOOP_CLR_FD takes no argument.
+    unsafe { raw::loop_clr_fd(lo.as_raw_fd()) }.map(|_| ())
 }
 
 /// `struct loop_info64` of <linux/loop.h>.

@@ -1,14 +1,15 @@
 //! The read-only filesystem check after a move: the partition's new range is attached as a read-only loop
-//! device (`losetup -r -o OFFSET --sizelimit SIZE`), checked with the filesystem's own checker in no-change
+//! device (`losetup -r -o OFFSET --sizelimit SIZE`, or with the loop ioctls where losetup cannot, as on a
+//! busybox rescue system), checked with the filesystem's own checker in no-change
 //! mode (`e2fsck -fn`, `xfs_repair -n`, `fsck.fat -n`), and detached. Commands are run with argv, never a shell.
 //!
 //! Terms: a check's **result** is `clean` (the checker ran and found no errors), `problems` (it ran and reported
-//! errors) or `not-run` (it could not run: losetup or the checker missing or refusing, e.g. busybox's `losetup`
-//! without `--show`, or the checker's own operational error); a check that did not run is never reported as
+//! errors) or `not-run` (it could not run: no loop device could be attached, the checker is missing or
+//! refusing, or it hit its own operational error); a check that did not run is never reported as
 //! clean or as failed, and its output says why.
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde::Serialize;
@@ -112,39 +113,27 @@ pub fn check_in(
         c
     };
     let not_run = |why: String| Some(FsCheck::new(partition, &argv, CheckResult::NotRun, why));
-    let out = cmd("losetup")
-        .args(["-r", "-f", "--show", "-o"])
-        .arg(offset.to_string())
-        .arg("--sizelimit")
-        .arg(size.to_string())
-        .arg(disk)
-        .output();
-    let lo = match out {
-        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
-        Ok(o) => {
-            return not_run(format!(
-                "could not attach a read-only loop device (losetup -r -f --show: {}); check it by hand with {} \
-                 on the partition",
-                String::from_utf8_lossy(&o.stderr).trim(),
-                argv.join(" ")
-            ))
-        }
-        Err(e) => {
-            return not_run(format!(
-                "losetup: {e}; install util-linux's losetup, or check the partition by hand with {}",
-                argv.join(" ")
-            ))
-        }
+    let attached = match losetup_attach(&cmd, disk, offset, size) {
+        Ok(lo) => Attached::Losetup(lo),
+        Err(why) => match Direct::attach(disk, offset, size) {
+            Ok(d) => Attached::Direct(d),
+            Err(e) => {
+                return not_run(format!(
+                    "{why}; attaching a read-only loop device directly failed too ({e}); check it by hand with {} \
+                     on the partition",
+                    argv.join(" ")
+                ))
+            }
+        },
     };
-    if !lo.starts_with("/dev/") {
-        // No device name printed (a losetup without `--show`): nothing known to check or detach.
-        return not_run(format!(
-            "losetup printed no loop device ({lo:?}); check the partition by hand with {}",
-            argv.join(" ")
-        ));
-    }
+    let lo = attached.path().to_path_buf();
     let r = cmd(argv[0]).args(&argv[1..]).arg(&lo).output();
-    let _ = cmd("losetup").arg("-d").arg(&lo).status();
+    match attached {
+        Attached::Losetup(lo) => {
+            let _ = cmd("losetup").arg("-d").arg(&lo).status();
+        }
+        Attached::Direct(d) => drop(d),
+    }
     match r {
         Ok(o) => {
             let text = format!(
@@ -167,6 +156,102 @@ pub fn check_in(
             "{}: {e}; install it, or check the partition by hand",
             argv[0]
         )),
+    }
+}
+
+/// `losetup -r -f --show -o OFFSET --sizelimit SIZE DISK`: the loop device's path, or why not.
+fn losetup_attach(
+    cmd: &dyn Fn(&str) -> Command,
+    disk: &Path,
+    offset: u64,
+    size: u64,
+) -> Result<PathBuf, String> {
+    let out = cmd("losetup")
+        .args(["-r", "-f", "--show", "-o"])
+        .arg(offset.to_string())
+        .arg("--sizelimit")
+        .arg(size.to_string())
+        .arg(disk)
+        .output();
+    match out {
+        Ok(o) if o.status.success() => {
+            let lo = String::from_utf8_lossy(&o.stdout).trim().to_string();
+            if lo.starts_with("/dev/") {
+                Ok(PathBuf::from(lo))
+            } else {
+                // No device name printed (a losetup without `--show`): nothing known to check or detach.
+                Err(format!("losetup printed no loop device ({lo:?})"))
+            }
+        }
+        Ok(o) => Err(format!(
+            "could not attach a read-only loop device (losetup -r -f --show: {})",
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Err(format!("losetup: {e}")),
+    }
+}
+
+/// The loop device a check runs on: attached by losetup (detached with `losetup -d`) or directly.
+enum Attached {
+    Losetup(PathBuf),
+    Direct(Direct),
+}
+
+impl Attached {
+    fn path(&self) -> &Path {
+        match self {
+            Attached::Losetup(p) => p,
+            Attached::Direct(d) => &d.path,
+        }
+    }
+}
+
+/// A read-only loop device attached with the loop ioctls (where losetup is missing or, as busybox's, has no
+/// `--show`): a free device from /dev/loop-control, the disk opened read-only behind it with the window's
+/// offset and size, auto-clear set so the kernel detaches it even if afdisk dies; detached on drop.
+struct Direct {
+    path: PathBuf,
+    file: std::fs::File,
+}
+
+impl Direct {
+    fn attach(disk: &Path, offset: u64, size: u64) -> Result<Direct, String> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let open = |p: &Path, write: bool| {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(write)
+                .custom_flags(nix::libc::O_CLOEXEC)
+                .open(p)
+                .map_err(|e| format!("{}: {e}", p.display()))
+        };
+        let control = open(Path::new("/dev/loop-control"), true)?;
+        let backing = open(disk, false)?;
+        // Another process may take the free device between the two calls: try again a few times.
+        let mut last = String::new();
+        for _ in 0..8 {
+            let n = crate::device::ioctl::loop_free_number(&control)
+                .map_err(|e| format!("LOOP_CTL_GET_FREE: {e}"))?;
+            let path = PathBuf::from(format!("/dev/loop{n}"));
+            let file = open(&path, false)?;
+            match crate::device::ioctl::loop_attach(&file, &backing, offset, size) {
+                Ok(()) => return Ok(Direct { path, file }),
+                Err(nix::Error::EBUSY) => last = format!("{} busy", path.display()),
+                Err(e) => {
+                    return Err(format!(
+                        "LOOP_SET_FD/LOOP_SET_STATUS64 on {}: {e}",
+                        path.display()
+                    ))
+                }
+            }
+        }
+        Err(last)
+    }
+}
+
+impl Drop for Direct {
+    fn drop(&mut self) {
+        let _ = crate::device::ioctl::loop_detach(&self.file);
     }
 }
 
