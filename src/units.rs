@@ -1,4 +1,6 @@
-//! Byte sizes: parsing what users type (`1MiB`, `4K`, `64KiB`, `512`, `2048s`) and printing sizes for people.
+//! Byte sizes: parsing what users type (`1MiB`, `4K`, `64KiB`, `512`, `2048s`, `2.5G`) and printing sizes for
+//! people. A fraction needs a unit (`2.5M` is 2621440 bytes; a fraction of a byte is dropped, as util-linux
+//! drops it).
 //!
 //! Binary suffixes (`K`, `KiB`, `M`, `MiB`, …) are powers of 1024; SI suffixes (`kB`, `MB`, …) are powers of 1000,
 //! because `MB` vs `MiB` confusion is a classic source of misaligned partitions.
@@ -47,6 +49,12 @@ pub enum SizeValue {
 impl SizeArg {
     /// Parses any size: bytes with an optional unit, or a sector count (`8s`).
     pub fn parse(text: &str) -> Result<SizeArg, Error> {
+        if let Some(b) = decimal(text)? {
+            return Ok(SizeArg {
+                text: text.to_string(),
+                value: SizeValue::Bytes(b),
+            });
+        }
         let (n, suffix) = split(text)?;
         let value = if suffix.eq_ignore_ascii_case("s") {
             SizeValue::Sectors(n)
@@ -98,6 +106,49 @@ fn bad(text: &str) -> Error {
         "give a number of bytes with an optional unit, e.g. 4096, 64KiB, 1MiB, 2GiB (K/M/G/T are powers of 1024; \
          kB/MB/GB powers of 1000), or a number of the disk's logical sectors, e.g. 2048s",
     )
+}
+
+/// A size with a decimal point and a unit (`2.5M`, `1.5GiB`, `0.5 GB`), as util-linux's sizes take them: the
+/// bytes, any fraction of a byte dropped. `None` when there is no decimal point; an error when there is one
+/// without digits on both sides or without a unit larger than a byte (a sector or byte count is whole).
+fn decimal(text: &str) -> Result<Option<u64>, Error> {
+    let t = text.trim();
+    let Some(dot) = t.find('.') else {
+        return Ok(None);
+    };
+    let (int, rest) = t.split_at(dot);
+    let rest = &rest[1..];
+    let at = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let (frac, suffix) = rest.split_at(at);
+    if int.is_empty() || frac.is_empty() || !int.bytes().all(|c| c.is_ascii_digit()) {
+        return Err(bad(text));
+    }
+    let suffix = suffix.trim();
+    let whole_only = suffix.eq_ignore_ascii_case("s");
+    let mult = if whole_only {
+        1
+    } else {
+        multiplier(text, suffix)?
+    };
+    if mult == 1 {
+        return Err(Error::usage(
+            format!("'{text}' has a fraction, but bytes and sectors are counted whole"),
+            "give a whole number, or a unit with the fraction (2.5M, 1.5GiB)",
+        ));
+    }
+    let n: u64 = int.parse().map_err(|_| too_large(text))?;
+    // Digits past the 30th change no whole byte for any unit here (at most 2^40); u128 keeps the rest exact.
+    let frac = &frac[..frac.len().min(30)];
+    let f: u128 = frac.parse().map_err(|_| bad(text))?;
+    let part = f * u128::from(mult) / 10u128.pow(frac.len() as u32);
+    let whole = checked(text, n, mult)?;
+    u64::try_from(part)
+        .ok()
+        .and_then(|p| whole.checked_add(p))
+        .map(Some)
+        .ok_or_else(|| too_large(text))
 }
 
 /// The number and the suffix (trimmed) of a size.
@@ -235,6 +286,38 @@ mod tests {
                 }
                 None => proptest::prop_assert!(b.is_err()),
             }
+        }
+    }
+
+    /// Sizes with a fraction, as sfdisk scripts and people write them: exact where the unit allows, a fraction
+    /// of a byte dropped; refused without a unit or digits.
+    #[test]
+    fn fractions_with_a_unit() {
+        assert_eq!(parse_size("2.5M").ok(), Some(5 << 19));
+        assert_eq!(parse_size("1.5GiB").ok(), Some(3 << 29));
+        assert_eq!(parse_size("0.5 GB").ok(), Some(500_000_000));
+        assert_eq!(parse_size("1.0001K").ok(), Some(1024));
+        assert_eq!(parse_size("1.3K").ok(), Some(1331));
+        for bad in [
+            "2.5", "2.5s", "2.5B", ".5M", "2.M", "2..5M", "1.5X", "-1.5M",
+        ] {
+            assert!(SizeArg::parse(bad).is_err(), "{bad}");
+        }
+        let e = SizeArg::parse("2.5s").expect_err("a fraction of a sector");
+        assert!(e.problem.contains("counted whole"), "{}", e.problem);
+        assert!(parse_size("99999999999.5T").is_err());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+        /// `N.F<unit>` is N units plus F/10^digits of a unit, a fraction of a byte dropped (exact rational check).
+        #[test]
+        fn fractions_are_exact_to_the_byte(n in 0u64..100_000, f in 0u64..1_000_000, digits in 1usize..7, unit in 0usize..4) {
+            let f = f % 10u64.pow(digits as u32);
+            let (suffix, mult) = [("K", 1u64 << 10), ("MiB", 1 << 20), ("G", 1 << 30), ("MB", 1_000_000)][unit];
+            let text = format!("{n}.{f:0digits$}{suffix}");
+            let want = n * mult + (u128::from(f) * u128::from(mult) / 10u128.pow(digits as u32)) as u64;
+            proptest::prop_assert_eq!(parse_size(&text).ok(), Some(want), "{}", text);
         }
     }
 

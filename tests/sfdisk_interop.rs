@@ -530,6 +530,9 @@ fn hand_written_scripts_place_partitions_as_sfdisk_does() {
         "label: dos\n,,E\n,1M\n,2M,S\n,\n",
         "label: gpt\n# a comment\nsize=1000,name=\"a b\"\n,,H\n",
         "label: gpt\nsize=1000; type=linux\nsize=2000 type=swap\n",
+        // Sizes with a fraction (refused before: "not a size"), ending on the nearest grain as sfdisk ends them.
+        "label: gpt\nsize=2.5M\nsize=1.75MiB, type=S\nsize=0.5M\n",
+        "label: dos\n,3.5M,L\n,,E\n,1.25M\n",
     ];
     let strip = |d: String| {
         d.lines()

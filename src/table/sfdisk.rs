@@ -835,10 +835,13 @@ impl Script {
             let size = match e.size {
                 // A size with a unit ends on the nearest grain (libfdisk's fdisk_align_lba_in_range), once the
                 // partition is at least a grain long and its end lies inside the free space's grains; a size in
-                // plain sectors is exact.
+                // plain sectors is exact. libfdisk rounds the last sector on GPT but the sector after the end
+                // on dos, so a size of an odd number of half grains (3.5M) rounds down on GPT and up on dos.
                 Some(a @ Amount::Bytes(_)) => {
                     let n = to_dev(e.line, "size", a, false)?;
-                    let last = start.saturating_add(n).saturating_sub(1);
+                    let last = start
+                        .saturating_add(n)
+                        .saturating_sub(u64::from(label == Label::Gpt));
                     let (lo, hi) = (align_up(start), (end / grain) * grain);
                     if n > 0 && last > lo && last < hi && last - lo >= grain {
                         let nearest = (last + grain / 2) / grain * grain;
