@@ -269,3 +269,41 @@ fn demo_json_makes_the_disks_for_scripts() {
     assert!(r.stderr.contains("--json"), "{}", r.stderr);
     assert!(demo_dirs(&tmp).is_empty());
 }
+
+/// Ended by a signal instead of q (the terminal closed: SIGHUP; `kill`: SIGTERM; SIGINT from outside the
+/// terminal): the UI ends as if the terminal went away and the demo still cleans up: no directory, no loop
+/// device left; the exit status is 128 + the signal. They used to kill the process and leave both behind.
+#[test]
+fn demo_ended_by_a_signal_leaves_nothing() {
+    for (sig, n) in [("TERM", 15), ("HUP", 1), ("INT", 2)] {
+        let sc = Scratch::new();
+        let tmp = sc.path("tmp");
+        std::fs::create_dir_all(&tmp).expect("tmp");
+        let tmp_env = format!("TMPDIR={}", s(&tmp));
+        // A shell records afdisk's exit status (this tmux reports none for a pane whose program ended).
+        let status = sc.path("status");
+        let record = format!("\"$@\"; echo $? > {}", s(&status));
+        let mut argv = vec!["sh", "-c", &record, "sh"];
+        argv.extend(demo_argv(&tmp_env, &[]));
+        let tm = Tmux::start("demosig", &argv);
+        tm.wait_for("xp-dos-63.img");
+        let dirs = demo_dirs(&tmp);
+        assert_eq!(dirs.len(), 1, "{dirs:?}");
+        let sh = tm.cmd(&["display-message", "-p", "-t", "t", "#{pane_pid}"]);
+        let child = Command::new("pgrep")
+            .args(["-P", sh.trim()])
+            .output()
+            .expect("pgrep");
+        let pid = String::from_utf8_lossy(&child.stdout).trim().to_string();
+        let st = Command::new("kill")
+            .args([&format!("-{sig}"), &pid])
+            .status()
+            .expect("kill");
+        assert!(st.success(), "kill -{sig} {pid}");
+        tm.wait_exit();
+        let code = std::fs::read_to_string(&status).unwrap_or_default();
+        assert_eq!(code.trim(), (128 + n).to_string(), "SIG{sig}: exit status");
+        assert!(!dirs[0].exists(), "SIG{sig}: the demo directory is removed");
+        assert_eq!(loops_over(&dirs[0]), "", "SIG{sig}: no loop device left");
+    }
+}

@@ -46,6 +46,9 @@ pub(crate) enum Msg {
     Input(Event),
     /// The terminal could not be read: the UI ends with status 2.
     InputFailed,
+    /// SIGHUP (the terminal closed), SIGTERM or SIGINT arrived: the UI ends as if the terminal went away (a data
+    /// move stops at its commit point, a job that cannot be stopped is waited for), with status 128 + the signal.
+    Signal(i32),
     /// A job's progress, details or outcome, for the screen that owns it.
     Job {
         owner: &'static str,
@@ -87,6 +90,33 @@ fn spawn_input(tx: mpsc::Sender<Msg>) {
     });
 }
 
+/// The signals that end the UI cleanly rather than killing it mid-job ([`Msg::Signal`]).
+const ENDING_SIGNALS: [nix::sys::signal::Signal; 3] = [
+    nix::sys::signal::Signal::SIGHUP,
+    nix::sys::signal::Signal::SIGTERM,
+    nix::sys::signal::Signal::SIGINT,
+];
+
+/// Blocks the ending signals in this thread (and so in every thread it starts from now on; child processes
+/// start with an empty mask, which std's `Command` sets) and turns each into a [`Msg::Signal`] on a thread of
+/// its own. Call it first, before any other thread is started.
+fn spawn_signals(tx: mpsc::Sender<Msg>) {
+    use nix::sys::signal::{SigSet, SigmaskHow};
+    let mut set = SigSet::empty();
+    for s in ENDING_SIGNALS {
+        set.add(s);
+    }
+    if nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None).is_err() {
+        return;
+    }
+    std::thread::spawn(move || loop {
+        let Ok(sig) = set.wait() else { return };
+        if tx.send(Msg::Signal(sig as i32)).is_err() {
+            return;
+        }
+    });
+}
+
 /// How long the first frame waits for the first worker message before it draws a placeholder.
 const FIRST_FRAME_WAIT: Duration = Duration::from_millis(50);
 
@@ -118,6 +148,7 @@ pub fn run_session(target: Option<PathBuf>, opts: InspectOptions, session: Sessi
         .unwrap_or_else(afdisk::apply::backup::backup_dir);
     let env = job::Env::new(opts, backup_dir);
     let (tx, rx) = mpsc::channel();
+    spawn_signals(tx.clone());
     match target {
         Some(t) => {
             app.busy = Some(format!("Reading {}…", t.display()));
@@ -239,6 +270,11 @@ fn dispatch(app: &mut App, m: Msg, tx: &mpsc::Sender<Msg>, env: &job::Env, code:
         Msg::Input(_) => None,
         Msg::InputFailed => {
             *code = 2;
+            app.quit = true;
+            None
+        }
+        Msg::Signal(sig) => {
+            *code = 128 + sig;
             app.quit = true;
             None
         }
