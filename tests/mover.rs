@@ -559,35 +559,9 @@ fn random_cuts_and_cut_resumes_on_a_larger_ext4() {
 /// Cuts the move of `job` on `img` after `k` writes with the journal as a file in `dir` (as an apply leaves
 /// it); returns the journal's path.
 fn cut_to_file(img: &Path, job: &Job, k: u64, dir: &Path) -> PathBuf {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(img)
-        .expect("open img");
-    let size = f.metadata().expect("md").len();
-    let disk = FileIo { file: f, size };
     let jp = dir.join(format!("afdisk-test-{k}{}", mover::JOURNAL_SUFFIX));
-    let jf = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&jp)
-        .expect("journal");
-    let jio = FileIo {
-        file: jf,
-        size: u64::MAX,
-    };
-    let cut = Cut::new(k);
-    let cd = CutIo::new(&disk, cut.clone());
-    let cj = CutIo::new(&jio, cut.clone());
-    let stop = stop_never();
-    let mut cb = |_: &mover::Progress| {};
-    let mut ctl = Control {
-        stop: &stop,
-        progress: &mut cb,
-    };
-    let mut j = Journal::create(&cj, job.clone()).expect("journal made before the cut");
-    assert!(engine::run(&cd, &mut j, Record::at(Stage::Started, 0, 0, 0), &mut ctl).is_err());
+    let cut = engine::run_cut_at(img, &jp, job, k).expect("journal made before the cut");
+    assert!(cut, "the move was cut after {k} writes");
     jp
 }
 

@@ -288,6 +288,51 @@ pub fn run(dev: &dyn Io, j: &mut Journal, rec: Record, ctl: &mut Control) -> Res
     }
 }
 
+/// The state a power cut leaves: runs `job` from its start on the image `img`, its journal created at
+/// `journal` (a new file), through the cut-point layer ([`super::io::CutIo`]) stopped after the `k`-th write
+/// over disk and journal. Returns whether the cut happened (else the move reached its new table). For tests
+/// and demonstrations of interrupted moves; never for a real disk.
+pub fn run_cut_at(
+    img: &std::path::Path,
+    journal: &std::path::Path,
+    job: &super::Job,
+    k: u64,
+) -> Result<bool> {
+    use super::io::{Cut, CutIo, FileIo};
+    let open = |p: &std::path::Path, create: bool| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(create)
+            .open(p)
+            .map_err(|e| Error::from_io("open for a cut run", p, &e))
+    };
+    let f = open(img, false)?;
+    let size = f
+        .metadata()
+        .map_err(|e| Error::from_io("read the size of", img, &e))?
+        .len();
+    let disk = FileIo { file: f, size };
+    let jio = FileIo {
+        file: open(journal, true)?,
+        size: u64::MAX,
+    };
+    let cut = Cut::new(k);
+    let (cd, cj) = (
+        CutIo::new(&disk, cut.clone()),
+        CutIo::new(&jio, cut.clone()),
+    );
+    let stop = AtomicBool::new(false);
+    let mut cb = |_: &Progress| {};
+    let mut ctl = Control {
+        stop: &stop,
+        progress: &mut cb,
+    };
+    let mut j = Journal::create(&cj, job.clone())?;
+    let ended = run(&cd, &mut j, Record::at(Stage::Started, 0, 0, 0), &mut ctl);
+    Ok(ended.is_err() && cut.tripped())
+}
+
 fn read_exact(dev: &dyn Io, off: u64, buf: &mut [u8]) -> Result<()> {
     let t0 = Instant::now();
     let r = dev

@@ -496,8 +496,6 @@ fn a_lost_terminal_stops_the_move_at_a_commit_point_before_the_ui_ends() {
 /// rollback now; u does nothing. The report names the journal and says a rollback is not safe.
 #[test]
 fn a_move_cut_after_data_was_copied_offers_resume_but_not_roll_back() {
-    use afdisk::mover::io::{Cut, CutIo, FileIo};
-    use afdisk::mover::{engine, Journal, Record, Stage};
     let mut rig = Rig::new();
     let opened = afdisk::device::open(&rig.img, &Default::default()).expect("open");
     let plan = afdisk::plan::make(
@@ -510,44 +508,13 @@ fn a_move_cut_after_data_was_copied_offers_resume_but_not_roll_back() {
     .expect("plan");
     let job = mover::job_for(&plan, &opened.source()).expect("job");
     drop(opened);
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&rig.img)
-        .expect("open image");
-    let disk = FileIo {
-        size: f.metadata().expect("metadata").len(),
-        file: f,
-    };
     let jp = rig
         .env
         .backup_dir
         .join(format!("cut{}", mover::JOURNAL_SUFFIX));
-    let jf = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&jp)
-        .expect("journal");
-    let jio = FileIo {
-        file: jf,
-        size: u64::MAX,
-    };
     // Hiding, marking and a few copy windows, then the cut.
-    let cut = Cut::new(job.hide.len() as u64 + job.mark.len() as u64 + 8);
-    let (cd, cj) = (
-        CutIo::new(&disk, cut.clone()),
-        CutIo::new(&jio, cut.clone()),
-    );
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let mut cb = |_: &mover::Progress| {};
-    let mut ctl = mover::Control {
-        stop: &stop,
-        progress: &mut cb,
-    };
-    let mut j = Journal::create(&cj, job.clone()).expect("journal");
-    assert!(engine::run(&cd, &mut j, Record::at(Stage::Started, 0, 0, 0), &mut ctl).is_err());
-    drop((cd, cj));
+    let k = job.hide.len() as u64 + job.mark.len() as u64 + 8;
+    assert!(mover::engine::run_cut_at(&rig.img, &jp, &job, k).expect("cut run"));
     let (_, r) = report::inspect(&rig.img, &rig.env.opts).expect("inspect");
     let pending = r.pending_move.clone().expect("the journal is found");
     assert_eq!(pending.journal, jp);
