@@ -403,7 +403,11 @@ pub fn apply_with(
                 "the plan for {} changes nothing: there is nothing to apply",
                 opened.info.path.display()
             ),
-            "see the plan's notes: partitions that hold data are not moved by a table edit",
+            if plan.notes.is_empty() {
+                "nothing to do: the disk already has the planned layout".to_string()
+            } else {
+                format!("the plan's notes say why: {}", plan.notes.join("; "))
+            },
         ));
     }
     let ss = opened.info.logical_sector_size;
