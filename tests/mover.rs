@@ -1718,3 +1718,84 @@ fn a_moved_ntfs_gets_its_new_start_in_both_boot_sectors() {
         }
     }
 }
+
+/// `afdisk apply` moving data is sent SIGTERM (a `kill`, or systemd stopping it) while it copies — and SIGHUP
+/// (the ssh session dropped) the same way: it stops at its next commit point instead of dying mid-window, prints
+/// the JSON outcome `stopped` with the resume command and exits 2; `afdisk resume` then finishes the move
+/// byte for byte. (The process is paused while the signal is sent, so the stop is asked for well before the
+/// copy's end on any machine.)
+#[test]
+fn sigterm_or_sighup_during_apply_stops_at_a_commit_point() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    use std::io::BufRead;
+    for sig in [Signal::SIGTERM, Signal::SIGHUP] {
+        let sc = Scratch::new();
+        let img = sc.image("t.img", 320 * MIB);
+        run("sgdisk", &["-a", "1", "-n", "1:2049:+260M", &s(&img)]);
+        mkfs_ext4(&img, 2049 * 512, 256 * 1024, &files(&sc, 40, 8 * MIB));
+        let original = std::fs::read(&img).expect("read");
+        let p = move_plan(&img, &[]);
+        let job = {
+            let o = device::open(&img, &Overrides::default()).expect("open");
+            mover::job_for(&p, &o.source()).expect("job")
+        };
+        assert!(job.moves[0].schedule.count() >= 8, "a copy of many windows");
+        let pf = sc.dir.path().join("p.json");
+        std::fs::write(&pf, serde_json::to_string(&p).expect("json")).expect("write");
+        let bdir = sc.dir.path().join("backups");
+        std::fs::create_dir(&bdir).expect("mkdir");
+        let t = s(&img);
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_afdisk"))
+            .args([
+                "apply",
+                &t,
+                "--plan",
+                &s(&pf),
+                "--yes",
+                "--confirm",
+                "t.img",
+                "--json",
+            ])
+            .env("AFDISK_BACKUP_DIR", &bdir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let pid = Pid::from_raw(child.id() as i32);
+        let mut out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut all = String::new();
+        loop {
+            let mut line = String::new();
+            if out.read_line(&mut line).expect("read") == 0 {
+                panic!("apply ended before it copied: {all}");
+            }
+            all.push_str(&line);
+            if line.contains("\"phase\":\"copying\"") {
+                break;
+            }
+        }
+        kill(pid, Signal::SIGSTOP).expect("SIGSTOP");
+        kill(pid, sig).expect("signal");
+        kill(pid, Signal::SIGCONT).expect("SIGCONT");
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut out, &mut rest).expect("read");
+        let code = child.wait().expect("wait").code();
+        assert_eq!(code, Some(2), "{sig}: a stopped move is not done: {rest}");
+        let last: serde_json::Value = serde_json::Deserializer::from_str(&rest)
+            .into_iter::<serde_json::Value>()
+            .filter_map(Result::ok)
+            .last()
+            .unwrap_or_else(|| panic!("{sig}: no outcome: {rest}"));
+        assert_eq!(last["moved"]["status"], "stopped", "{sig}: {last}");
+        assert!(
+            last["moved"]["resume_command"]
+                .as_str()
+                .is_some_and(|c| c.contains("afdisk resume")),
+            "{last}"
+        );
+        let (code, o, e) = afdisk_env(&["resume", &t, "--yes", "--confirm", "t.img"], &bdir);
+        assert_eq!(code, 0, "{o}{e}");
+        check_moved(&img, &original, &job, "gpt");
+    }
+}

@@ -1,7 +1,7 @@
 //! `afdisk resume TARGET`: finishes a data move an apply started and something interrupted (a kill, a power
 //! cut, Ctrl-C), from its journal; `--rollback` puts the old table back where no data was written yet. Shows
 //! the core's progress values (a progress line on a terminal, JSON lines with `--json`) and its outcome; a
-//! Ctrl-C asks the core to stop at the next commit point.
+//! Ctrl-C, SIGTERM or SIGHUP asks the core to stop at the next commit point.
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -16,21 +16,22 @@ use afdisk::Error;
 use super::args::{ConfirmArgs, GeometryArgs};
 use super::{emit, json, print_error, EXIT_ERROR, EXIT_OK, EXIT_REFUSED};
 
-/// Set by SIGINT: the move stops at its next commit point.
+/// Set by SIGINT, SIGTERM or SIGHUP: the move stops at its next commit point.
 static STOP: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_sigint(_: nix::libc::c_int) {
+extern "C" fn on_stop_signal(_: nix::libc::c_int) {
     STOP.store(true, Ordering::Relaxed);
 }
 
-/// Makes Ctrl-C a stop request instead of a kill (a kill is safe too, only less tidy).
-pub(crate) fn stop_on_ctrl_c() -> &'static AtomicBool {
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        nix::libc::signal(
-            nix::libc::SIGINT,
-            on_sigint as *const () as nix::libc::sighandler_t,
-        );
+/// Makes Ctrl-C (SIGINT), a `kill` (SIGTERM) and a closed terminal or dropped ssh session (SIGHUP) a stop
+/// request instead of a kill: the move ends at its next commit point, says how to resume and exits. (A kill
+/// is safe too, as a power cut is, only less tidy.)
+pub(crate) fn stop_on_interrupt() -> &'static AtomicBool {
+    for sig in [nix::libc::SIGINT, nix::libc::SIGTERM, nix::libc::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        unsafe {
+            nix::libc::signal(sig, on_stop_signal as *const () as nix::libc::sighandler_t);
+        }
     }
     &STOP
 }
@@ -111,7 +112,7 @@ pub fn resume(
         let jpath = afdisk::apply::move_journal(&backup::backup_dir(), &opened, journal)?;
         let what = afdisk::present::resume_what(rollback);
         let conf = super::write::confirmation(c, &opened.info, what);
-        let stop = stop_on_ctrl_c();
+        let stop = stop_on_interrupt();
         let mut cb = presenter(as_json);
         let mut ctl = Control {
             stop,

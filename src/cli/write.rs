@@ -194,7 +194,7 @@ pub fn apply(
             &p.destroys,
         );
         let stop = match what {
-            Some(_) => super::resume::stop_on_ctrl_c(),
+            Some(_) => super::resume::stop_on_interrupt(),
             None => afdisk::mover::never(),
         };
         let mut cb = super::resume::presenter(as_json);
