@@ -16,7 +16,9 @@
 #      a program loaded at a random address is translated afresh every run).
 #   3. Prints the budget sections; the whole output stays in OUT (default target/lab/start-cost.out).
 # Not a cargo test (a benchmark: about a minute of TCG guest time at N=20, two runs of the lab's cores).
-# Usage: tests/bench/tcg_start_cost.sh [STATIC_AFDISK] [N] [OUT]
+# Usage: tests/bench/tcg_start_cost.sh [STATIC_AFDISK] [N] [OUT] [BEFORE]
+#   BEFORE: an earlier static afdisk, timed in the same rounds (before-version, before-status, before.to4096,
+#   before.to512), for a change's before/after figures.
 #   STATIC_AFDISK defaults to target/x86_64-unknown-linux-gnu/release/afdisk, built by
 #   RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --target x86_64-unknown-linux-gnu --bin afdisk
 set -euo pipefail
@@ -24,6 +26,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${1:-$root/target/x86_64-unknown-linux-gnu/release/afdisk}
 n=${2:-20}
 out=${3:-$root/target/lab/start-cost.out}
+before=${4:-}
 [ -x "$bin" ] || { echo "tcg_start_cost: no static afdisk at $bin (build it as this script's header says)" >&2; exit 1; }
 case $n in '' | *[!0-9]*) echo "tcg_start_cost: N must be a number, not $n" >&2; exit 1 ;; esac
 command -v cargo >/dev/null || { echo "tcg_start_cost: cargo is missing" >&2; exit 1; }
@@ -58,13 +61,19 @@ cp "$work/t-pie/x86_64-unknown-linux-gnu/release/hello" "$work/files/hello"
 cp "$work/t-pie/x86_64-unknown-linux-gnu/release/tcg-time" "$work/files/tcg-time"
 cp "$work/t-nopie/x86_64-unknown-linux-gnu/release/hello" "$work/files/hello-nopie"
 echo "$n" >"$work/files/start-cost.n"
+extra=()
+if [ -n "$before" ]; then
+    [ -x "$before" ] || { echo "tcg_start_cost: no earlier afdisk at $before" >&2; exit 1; }
+    cp "$before" "$work/files/afdisk-before"
+    extra=(--file "$work/files/afdisk-before")
+fi
 
 echo "host: $(qemu-system-x86_64 --version | head -1); CPU: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1); accel ${LAB_ACCEL:-tcg}, -cpu ${LAB_CPU:-max}"
 echo "afdisk: $bin ($(file -b "$bin" | cut -d, -f1-2)); $n rounds"
 rc=0
 "$root/tests/lab/lab.sh" --binary "$bin" --script "$root/tests/lab/start-cost-guest.sh" --out "$out" \
     --timeout 900 --file "$work/files/tcg-time" --file "$work/files/hello" --file "$work/files/hello-nopie" \
-    --file "$work/files/start-cost.n" || rc=$?
+    --file "$work/files/start-cost.n" "${extra[@]}" || rc=$?
 for kind in aslr fixed; do
     case $kind in
         aslr) echo "== as booted (address-space randomisation on)" ;;
