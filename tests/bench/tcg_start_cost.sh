@@ -12,8 +12,8 @@
 #      nvme version, afdisk sector-size (status), and interleaved: the bare nvme format 512 -> 4096 -> 512
 #      and afdisk's whole switch both ways; one AFDISK_TRACE_TIMING switch each way; then the budget
 #      arithmetic. All of it twice: as booted (address-space randomisation on, as on any Linux system) and,
-#      as a diagnostic, with randomisation off (QEMU 7.2's TCG keys translated code by virtual address, so
-#      a program loaded at a random address is translated afresh every run).
+#      as a diagnostic, with randomisation off (under QEMU 7.2's TCG a program loaded at a random address
+#      costs far more per start than at a fixed one: its translated code is evidently not reused).
 #   3. Prints the budget sections; the whole output stays in OUT (default target/lab/start-cost.out).
 # Not a cargo test (a benchmark: about a minute of TCG guest time at N=20, two runs of the lab's cores).
 # Usage: tests/bench/tcg_start_cost.sh [STATIC_AFDISK] [N] [OUT] [BEFORE]
