@@ -18,7 +18,12 @@
 # Not a cargo test (a benchmark: about a minute of TCG guest time at N=20, two runs of the lab's cores).
 # Usage: tests/bench/tcg_start_cost.sh [STATIC_AFDISK] [N] [OUT] [BEFORE]
 #   BEFORE: an earlier static afdisk, timed in the same rounds (before-version, before-status, before.to4096,
-#   before.to512), for a change's before/after figures.
+#   before.to512), for a change's before/after figures. E.g. what the random load address costs afdisk
+#   itself: build it linked at a fixed address outside the repo,
+#     RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static" cargo build --release \
+#       --target x86_64-unknown-linux-gnu --bin afdisk --target-dir /tmp/afdisk-nopie
+#   and pass it as STATIC_AFDISK with the usual static-pie build as BEFORE (a diagnostic only: the shipped
+#   build stays position-independent, so that its addresses are randomised).
 #   STATIC_AFDISK defaults to target/x86_64-unknown-linux-gnu/release/afdisk, built by
 #   RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --target x86_64-unknown-linux-gnu --bin afdisk
 set -euo pipefail
