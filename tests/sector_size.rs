@@ -559,6 +559,48 @@ fn cli_image_file_and_bad_size() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// The geometry options are global, so clap accepts them after `sector-size` too; they mean nothing there (the
+/// sizes come from the drive, the kernel and the tool) and were silently ignored: now refused, naming the flag.
+#[test]
+fn geometry_overrides_are_refused_not_ignored() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("d.img");
+    std::fs::write(&img, vec![0u8; 1 << 20]).expect("image");
+    let p = img.to_str().expect("utf-8");
+    for args in [
+        &["sector-size", p, "--logical-sector-size", "4096"][..],
+        &["sector-size", "--physical-sector-size", "4096", p, "--json"],
+        &[
+            "sector-size",
+            p,
+            "--set",
+            "4096",
+            "--alignment-offset",
+            "512",
+            "--yes",
+            "--confirm",
+            "d.img",
+        ],
+    ] {
+        let o = afdisk(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("does not apply to sector-size"), "{err}");
+        let flag = args.iter().find(|a| {
+            matches!(
+                **a,
+                "--logical-sector-size" | "--physical-sector-size" | "--alignment-offset"
+            )
+        });
+        assert!(err.contains(flag.expect("a geometry flag")), "{err}");
+        assert!(
+            o.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+    }
+}
+
 #[test]
 fn cli_loop_device_is_refused_with_exit_3() {
     if !nix_is_root() {

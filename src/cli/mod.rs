@@ -322,6 +322,7 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             let_tool_decide,
             confirm: &confirm,
             json: as_json,
+            overrides: geometry.overrides(),
         }),
         Command::Resume {
             target,
