@@ -559,6 +559,48 @@ fn cli_image_file_and_bad_size() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// The geometry options are global, so clap accepts them after `sector-size` too; they mean nothing there (the
+/// sizes come from the drive, the kernel and the tool) and were silently ignored: now refused, naming the flag.
+#[test]
+fn geometry_overrides_are_refused_not_ignored() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("d.img");
+    std::fs::write(&img, vec![0u8; 1 << 20]).expect("image");
+    let p = img.to_str().expect("utf-8");
+    for args in [
+        &["sector-size", p, "--logical-sector-size", "4096"][..],
+        &["sector-size", "--physical-sector-size", "4096", p, "--json"],
+        &[
+            "sector-size",
+            p,
+            "--set",
+            "4096",
+            "--alignment-offset",
+            "512",
+            "--yes",
+            "--confirm",
+            "d.img",
+        ],
+    ] {
+        let o = afdisk(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("does not apply to sector-size"), "{err}");
+        let flag = args.iter().find(|a| {
+            matches!(
+                **a,
+                "--logical-sector-size" | "--physical-sector-size" | "--alignment-offset"
+            )
+        });
+        assert!(err.contains(flag.expect("a geometry flag")), "{err}");
+        assert!(
+            o.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+    }
+}
+
 #[test]
 fn cli_loop_device_is_refused_with_exit_3() {
     if !nix_is_root() {
@@ -622,4 +664,161 @@ fn sector_hex_is_unchanged_and_round_trips() {
     assert_eq!(afdisk::plan::to_hex(&all), old);
     assert_eq!(afdisk::plan::from_hex(&old), Some(all));
     assert_eq!(afdisk::plan::to_hex(&[]), "");
+}
+
+// --- Issue 13's overhead on the host CPU (a benchmark, ignored by default) ---
+
+fn median_min_max(v: &[f64]) -> (f64, f64, f64) {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    let m = if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    };
+    (m, s[0], s[n - 1])
+}
+
+/// Issue 13's overhead without emulation: afdisk's whole NVMe switch on the host CPU, against the tool alone.
+/// A switch needs a real NVMe namespace, so the process is taken apart:
+/// - **start**: `afdisk --version` as a process (exec, the command line's parsing, exit);
+/// - **flow**: everything `afdisk sector-size DEV --set 4096 --tool nvme --yes --confirm SER1 --json` does after
+///   reading its arguments, in the same order (cli/sector_size.rs): the version query of a fake `nvme` on PATH,
+///   `device::open` and `Target::gather` of a 256 MiB image holding a GPT made by sgdisk (standing for the
+///   namespace; the NVMe facts come from [`nvme`]), the plan and its text, the confirmation, `prepare_opened`
+///   (in-use checks again, the recheck, the table backup written and fsynced), the lock, the log, the fake
+///   `nvme format` (spawn to exit), the re-probe, the outcome as JSON;
+/// - **tool**: the same fake `nvme format` alone (spawn to exit).
+///
+/// Overhead = start + flow − tool. Not in it: the NVMe Identify ioctls of the open and of the re-probe (the
+/// prober here is scripted) and the version-cache file read (the process keeps the answer after round 1).
+/// Run: `cargo test --test sector_size -- --ignored --nocapture native_overhead` (AFDISK_BENCH_ROUNDS, default
+/// 30); a debug build says so in its output (optimised figures need the release profile).
+#[test]
+#[ignore = "benchmark: cargo test --test sector_size -- --ignored --nocapture native_overhead"]
+fn native_overhead_of_a_whole_switch() {
+    use afdisk::device::{self, Overrides};
+    use afdisk::reformat::Answer;
+    use std::process::Stdio;
+    use std::time::Instant;
+    let rounds: usize = std::env::var("AFDISK_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30)
+        .max(1);
+    let fake = Fake::new(
+        "nvme",
+        "nvme version 2.3 (git 2.3)\n",
+        "Success formatting namespace:1\n",
+        0,
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("ns.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(256 << 20))
+        .expect("image");
+    let sg = Command::new("sgdisk")
+        .args(["-n", "1:2048:+64M", "-n", "2:0:+32M"])
+        .arg(&img)
+        .output()
+        .expect("sgdisk (gdisk) is needed");
+    assert!(sg.status.success(), "{sg:?}");
+    let env = fake.env();
+    let argv = ["format", "/dev/nvme0n1", "-n", "1", "--lbaf=2", "--force"];
+    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
+    let (mut start, mut flow, mut alone) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let t = Instant::now();
+        let st = Command::new(env!("CARGO_BIN_EXE_afdisk"))
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status()
+            .expect("afdisk --version");
+        start.push(ms(t));
+        assert!(st.success());
+
+        let t = Instant::now();
+        let st = Command::new(&fake.bin)
+            .args(argv)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("the fake alone");
+        alone.push(ms(t));
+        assert!(st.success());
+
+        let t = Instant::now();
+        let chosen = ToolChoice::Kind(ToolKind::Nvme)
+            .begin(&fake.path_var())
+            .expect("the fake is on PATH");
+        let opened = device::open(&img, &Overrides::default()).expect("open the image");
+        let gathered = Target::gather(&opened);
+        let target = Target {
+            lost: gathered.lost,
+            table: gathered.table,
+            old_layout: gathered.old_layout,
+            uses: gathered.uses,
+            busy: gathered.busy,
+            ..nvme(0)
+        };
+        let opts = Options {
+            to: 4096,
+            found: Vec::new(),
+            chosen: chosen.map(tool::PendingTool::finish),
+            allow_unknown_version: false,
+            let_tool_decide: false,
+            switch_running: reformat::switch_running(&env),
+        };
+        let plan = reformat::plan(&target, &opts).expect("plan");
+        let shown = plan.render();
+        plan.confirmation
+            .check(&Answer::Scripted {
+                confirm: Some("SER1".into()),
+            })
+            .expect("confirmed");
+        let backup =
+            reformat::prepare_opened(&opened, &target, &plan, &opts, &env).expect("prepare");
+        drop(opened);
+        let held = reformat::IgnoreSignals::new();
+        let mut lines = 0usize;
+        let outcome = reformat::run(
+            &plan,
+            &env,
+            &mut Drive::reports("nvme0n1", 4096, 4096),
+            &mut |_: &Event| lines += 1,
+        )
+        .expect("run");
+        drop(held);
+        let outcome = outcome.with_table_backup(&backup);
+        let json = serde_json::to_string_pretty(&afdisk::contract::SectorSizeSwitchJson::new(
+            &plan, &outcome,
+        ))
+        .expect("json");
+        flow.push(ms(t));
+        assert_eq!(outcome.verdict, Verdict::Switched);
+        assert!(!shown.is_empty() && !json.is_empty() && lines > 0);
+    }
+    let build = if cfg!(debug_assertions) {
+        "debug build: not the figure to quote"
+    } else {
+        "optimised build"
+    };
+    let (s, f, a) = (
+        median_min_max(&start),
+        median_min_max(&flow),
+        median_min_max(&alone),
+    );
+    let line = |name: &str, (m, lo, hi): (f64, f64, f64)| {
+        eprintln!("{name}: median {m:.2} ms ({lo:.2}-{hi:.2})");
+    };
+    eprintln!("native overhead of a whole switch, {rounds} rounds ({build}):");
+    line("start (afdisk --version as a process)", s);
+    line("flow (after the arguments, fake nvme format included)", f);
+    line("tool (the fake nvme format alone)", a);
+    eprintln!(
+        "overhead = start + flow - tool = {:.2} ms (medians)",
+        s.0 + f.0 - a.0
+    );
 }

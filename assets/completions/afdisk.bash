@@ -133,20 +133,12 @@ _afdisk() {
             return 0
             ;;
         afdisk__subcmd__apply)
-            opts="-h --plan --yes --confirm --destroy-data --json --logical-sector-size --physical-sector-size --alignment-offset --help"
+            opts="-h --logical-sector-size --physical-sector-size --alignment-offset --plan --yes --confirm --destroy-data --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --plan)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --confirm)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --logical-sector-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -156,6 +148,14 @@ _afdisk() {
                     return 0
                     ;;
                 --alignment-offset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --plan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --confirm)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -167,20 +167,12 @@ _afdisk() {
             return 0
             ;;
         afdisk__subcmd__backup)
-            opts="-o -h --output --json --logical-sector-size --physical-sector-size --alignment-offset --help"
+            opts="-o -h --logical-sector-size --physical-sector-size --alignment-offset --output --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --output)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -o)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --logical-sector-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -193,6 +185,14 @@ _afdisk() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -201,12 +201,24 @@ _afdisk() {
             return 0
             ;;
         afdisk__subcmd__bench)
-            opts="-h --partition --duration --write --probe --json --samples --plot --yes --confirm --destroy-data --logical-sector-size --physical-sector-size --alignment-offset --help"
+            opts="-h --logical-sector-size --physical-sector-size --alignment-offset --partition --duration --write --probe --json --samples --plot --yes --confirm --destroy-data --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --logical-sector-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --physical-sector-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --alignment-offset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --partition)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -227,18 +239,6 @@ _afdisk() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --logical-sector-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --physical-sector-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --alignment-offset)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -247,7 +247,7 @@ _afdisk() {
             return 0
             ;;
         afdisk__subcmd__check)
-            opts="-h --json --strict --logical-sector-size --physical-sector-size --alignment-offset --stripe --block-size --help"
+            opts="-h --logical-sector-size --physical-sector-size --alignment-offset --json --strict --stripe --block-size --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -307,7 +307,7 @@ _afdisk() {
             return 0
             ;;
         afdisk__subcmd__demo)
-            opts="-h --keep --json --logical-sector-size --physical-sector-size --alignment-offset --help"
+            opts="-h --logical-sector-size --physical-sector-size --alignment-offset --keep --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -569,7 +569,7 @@ _afdisk() {
             return 0
             ;;
         afdisk__subcmd__inspect)
-            opts="-h --json --logical-sector-size --physical-sector-size --alignment-offset --stripe --block-size --help"
+            opts="-h --logical-sector-size --physical-sector-size --alignment-offset --json --stripe --block-size --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -603,7 +603,7 @@ _afdisk() {
             return 0
             ;;
         afdisk__subcmd__list)
-            opts="-h --json --logical-sector-size --physical-sector-size --alignment-offset --help"
+            opts="-h --logical-sector-size --physical-sector-size --alignment-offset --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -629,12 +629,24 @@ _afdisk() {
             return 0
             ;;
         afdisk__subcmd__plan)
-            opts="-o -h --preset --preset-file --realign --from-sfdisk --strict --discard-data --replace --table --grain --stripe --output --json --logical-sector-size --physical-sector-size --alignment-offset --help"
+            opts="-o -h --logical-sector-size --physical-sector-size --alignment-offset --preset --preset-file --realign --from-sfdisk --strict --discard-data --replace --table --grain --stripe --output --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --logical-sector-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --physical-sector-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --alignment-offset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --preset)
                     COMPREPLY=($(compgen -W "data efi-root raid-member lvm zfs" -- "${cur}"))
                     return 0
@@ -671,18 +683,6 @@ _afdisk() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --logical-sector-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --physical-sector-size)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --alignment-offset)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -691,16 +691,12 @@ _afdisk() {
             return 0
             ;;
         afdisk__subcmd__restore)
-            opts="-h --yes --confirm --destroy-data --json --logical-sector-size --physical-sector-size --alignment-offset --help"
+            opts="-h --logical-sector-size --physical-sector-size --alignment-offset --yes --confirm --destroy-data --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --confirm)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --logical-sector-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -710,6 +706,10 @@ _afdisk() {
                     return 0
                     ;;
                 --alignment-offset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --confirm)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -721,20 +721,12 @@ _afdisk() {
             return 0
             ;;
         afdisk__subcmd__resume)
-            opts="-h --journal --rollback --yes --confirm --destroy-data --json --logical-sector-size --physical-sector-size --alignment-offset --help"
+            opts="-h --logical-sector-size --physical-sector-size --alignment-offset --journal --rollback --yes --confirm --destroy-data --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --journal)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --confirm)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --logical-sector-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -744,6 +736,14 @@ _afdisk() {
                     return 0
                     ;;
                 --alignment-offset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --confirm)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -755,24 +755,12 @@ _afdisk() {
             return 0
             ;;
         afdisk__subcmd__sector__subcmd__size)
-            opts="-h --set --tool --allow-unknown-tool-version --let-tool-decide --yes --confirm --destroy-data --json --logical-sector-size --physical-sector-size --alignment-offset --help"
+            opts="-h --logical-sector-size --physical-sector-size --alignment-offset --set --tool --allow-unknown-tool-version --let-tool-decide --yes --confirm --destroy-data --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --set)
-                    COMPREPLY=($(compgen -W "512 4096" -- "${cur}"))
-                    return 0
-                    ;;
-                --tool)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --confirm)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --logical-sector-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -782,6 +770,18 @@ _afdisk() {
                     return 0
                     ;;
                 --alignment-offset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --set)
+                    COMPREPLY=($(compgen -W "512 4096" -- "${cur}"))
+                    return 0
+                    ;;
+                --tool)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --confirm)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -63,6 +63,9 @@ complete -c afdisk -n "__fish_afdisk_using_subcommand check" -l block-size -d 'F
 complete -c afdisk -n "__fish_afdisk_using_subcommand check" -l json -d 'Print JSON (an array with one result per target)'
 complete -c afdisk -n "__fish_afdisk_using_subcommand check" -l strict -d 'Also fail on starts off 1 MiB and on ends off a physical boundary'
 complete -c afdisk -n "__fish_afdisk_using_subcommand check" -s h -l help -d 'Print help'
+complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r
+complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l physical-sector-size -d 'Physical sector size in bytes (e.g. 4096 for a drive that reports 512)' -r
+complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l alignment-offset -d 'Alignment offset in bytes (the byte offset of the first aligned physical sector)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l preset -d 'A built-in preset for a fresh layout (data, efi-root, raid-member, lvm, zfs)' -r -f -a "data\t'one data partition over the whole disk'
 efi-root\t'EFI system partition (512 MiB) and a Linux root over the rest'
 raid-member\t'one Linux RAID partition over the whole disk (md member)'
@@ -76,9 +79,6 @@ dos\t''"
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l grain -d 'Use this grain instead of max(1 MiB, optimal I/O, stripe)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l stripe -d 'RAID stripe (chunk × data disks): the grain becomes a multiple of it' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -s o -l output -d 'Write the plan (JSON) to FILE, for `afdisk apply --plan FILE`' -r -F
-complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r
-complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l physical-sector-size -d 'Physical sector size in bytes (e.g. 4096 for a drive that reports 512)' -r
-complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l alignment-offset -d 'Alignment offset in bytes (the byte offset of the first aligned physical sector)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l realign -d 'Realign the existing table: move misaligned empty partitions to the nearest aligned start (with --from-sfdisk: snap the script\'s starts forward and ends down to the grain)'
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l strict -d 'With --realign, also align partition ends'
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l replace -d 'With a preset, replace an existing table (its partitions are lost)'
@@ -88,47 +88,47 @@ complete -c afdisk -n "__fish_afdisk_using_subcommand dump" -l logical-sector-si
 complete -c afdisk -n "__fish_afdisk_using_subcommand dump" -l physical-sector-size -d 'Physical sector size in bytes (e.g. 4096 for a drive that reports 512)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand dump" -l alignment-offset -d 'Alignment offset in bytes (the byte offset of the first aligned physical sector)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand dump" -s h -l help -d 'Print help'
-complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l plan -d 'The plan file (`afdisk plan ... -o FILE`)' -r -F
-complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l physical-sector-size -d 'Physical sector size in bytes (e.g. 4096 for a drive that reports 512)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l alignment-offset -d 'Alignment offset in bytes (the byte offset of the first aligned physical sector)' -r
+complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l plan -d 'The plan file (`afdisk plan ... -o FILE`)' -r -F
+complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l yes -d 'Do not ask (scripts); requires --confirm'
 complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l destroy-data -d 'With --yes: allow destroying filesystems (a plan made with --discard-data/--replace, bench --write all over a filesystem); without it such a run is refused'
 complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l json -d 'Print the outcome as JSON'
 complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -s h -l help -d 'Print help'
-complete -c afdisk -n "__fish_afdisk_using_subcommand backup" -s o -l output -d 'The backup file to write' -r -F
 complete -c afdisk -n "__fish_afdisk_using_subcommand backup" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand backup" -l physical-sector-size -d 'Physical sector size in bytes (e.g. 4096 for a drive that reports 512)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand backup" -l alignment-offset -d 'Alignment offset in bytes (the byte offset of the first aligned physical sector)' -r
+complete -c afdisk -n "__fish_afdisk_using_subcommand backup" -s o -l output -d 'The backup file to write' -r -F
 complete -c afdisk -n "__fish_afdisk_using_subcommand backup" -l json -d 'Print a JSON summary'
 complete -c afdisk -n "__fish_afdisk_using_subcommand backup" -s h -l help -d 'Print help'
-complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l physical-sector-size -d 'Physical sector size in bytes (e.g. 4096 for a drive that reports 512)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l alignment-offset -d 'Alignment offset in bytes (the byte offset of the first aligned physical sector)' -r
+complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l yes -d 'Do not ask (scripts); requires --confirm'
 complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l destroy-data -d 'With --yes: allow destroying filesystems (a plan made with --discard-data/--replace, bench --write all over a filesystem); without it such a run is refused'
 complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l json -d 'Print the outcome as JSON'
 complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -s h -l help -d 'Print help'
+complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r
+complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l physical-sector-size -d 'Physical sector size in bytes (e.g. 4096 for a drive that reports 512)' -r
+complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l alignment-offset -d 'Alignment offset in bytes (the byte offset of the first aligned physical sector)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l set -d 'Switch to this logical sector size (512 or 4096) with a vendor tool' -r -f -a "512\t''
 4096\t''"
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l tool -d 'The tool: openseachest, seachest, hdparm, sg_format, nvme, or a path to its binary' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file' -r
-complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r
-complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l physical-sector-size -d 'Physical sector size in bytes (e.g. 4096 for a drive that reports 512)' -r
-complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l alignment-offset -d 'Alignment offset in bytes (the byte offset of the first aligned physical sector)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l allow-unknown-tool-version -d 'Use a tool version afdisk was not written against'
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l let-tool-decide -d 'Run the tool although the drive does not list the size (SATA/SAS): its own check decides'
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l yes -d 'Do not ask (scripts); requires --confirm'
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l destroy-data -d 'With --yes: allow destroying filesystems (a plan made with --discard-data/--replace, bench --write all over a filesystem); without it such a run is refused'
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l json -d 'Print JSON (the status, or the plan and the outcome)'
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -s h -l help -d 'Print help'
-complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l journal -d 'The move journal (default: the one unfinished journal for TARGET in $AFDISK_BACKUP_DIR)' -r -F
-complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l physical-sector-size -d 'Physical sector size in bytes (e.g. 4096 for a drive that reports 512)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l alignment-offset -d 'Alignment offset in bytes (the byte offset of the first aligned physical sector)' -r
+complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l journal -d 'The move journal (default: the one unfinished journal for TARGET in $AFDISK_BACKUP_DIR)' -r -F
+complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l rollback -d 'Put the old table back instead (only before any data was written)'
 complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l yes -d 'Do not ask (scripts); requires --confirm'
 complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l destroy-data -d 'With --yes: allow destroying filesystems (a plan made with --discard-data/--replace, bench --write all over a filesystem); without it such a run is refused'
@@ -140,6 +140,9 @@ complete -c afdisk -n "__fish_afdisk_using_subcommand demo" -l alignment-offset 
 complete -c afdisk -n "__fish_afdisk_using_subcommand demo" -l keep -d 'Keep the sample disks (and the backups made on them) after exit'
 complete -c afdisk -n "__fish_afdisk_using_subcommand demo" -l json -d 'Make the sample disks, print where they are as JSON and exit without the UI (with --keep they stay)'
 complete -c afdisk -n "__fish_afdisk_using_subcommand demo" -s h -l help -d 'Print help'
+complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r
+complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l physical-sector-size -d 'Physical sector size in bytes (e.g. 4096 for a drive that reports 512)' -r
+complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l alignment-offset -d 'Alignment offset in bytes (the byte offset of the first aligned physical sector)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l partition -d 'Also compare I/O as partition N\'s filesystem issues it against aligned I/O' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l duration -d 'Time cap in seconds (1-60); the run stops earlier once the verdict is decided' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l write -d 'Where writes may go (the library\'s write modes: none, free, all)' -r -f -a "none\t'reads only: safe on any disk, even in use (512e drives show little read penalty)'
@@ -147,9 +150,6 @@ free\t'writes only to unallocated space, outside every partition and table (excl
 all\t'writes anywhere on the disk: DESTROYS DATA there (asks for the device name)'"
 complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l plot -d 'Also write the latency distributions (aligned vs misaligned) as an SVG plot to FILE' -r -F
 complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file' -r
-complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r
-complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l physical-sector-size -d 'Physical sector size in bytes (e.g. 4096 for a drive that reports 512)' -r
-complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l alignment-offset -d 'Alignment offset in bytes (the byte offset of the first aligned physical sector)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l probe -d 'Add the physical-sector probe (1 KiB..64 KiB) and the offset sweep (0..3584); needs writes'
 complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l json -d 'Print the JSON result (schema 1)'
 complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l samples -d 'With --json: add every class\'s raw latencies (classes[].samples_ns)'

@@ -55,11 +55,16 @@ pub struct Cli {
     pub command: Option<Command>,
     /// Disk or image to open in the terminal UI (omit for the list of disks)
     pub target: Option<PathBuf>,
+    /// The geometry options are global: every subcommand takes them (before or after its own arguments) and
+    /// their values land here, so no subcommand flattens them again (with `defer`, a second copy would be two
+    /// arguments of one name).
     #[command(flatten)]
     pub geometry: GeometryArgs,
 }
 
 #[derive(Debug, Subcommand)]
+// Each subcommand's arguments are built when it is used (issue 13: a start builds one, not all of them).
+#[command(defer = true)]
 pub enum Command {
     /// List every disk of the machine, one line each
     List {
@@ -75,8 +80,6 @@ pub enum Command {
         #[arg(long)]
         json: bool,
         #[command(flatten)]
-        geometry: GeometryArgs,
-        #[command(flatten)]
         analysis: AnalysisArgs,
     },
     /// Exit 0 when every partition starts on a physical boundary, 1 when one does not, 2 on errors
@@ -90,8 +93,6 @@ pub enum Command {
         #[arg(long)]
         strict: bool,
         #[command(flatten)]
-        geometry: GeometryArgs,
-        #[command(flatten)]
         analysis: AnalysisArgs,
     },
     /// Propose a 1 MiB-aligned layout: a fresh one from a preset, or the realignment of the existing table
@@ -100,8 +101,6 @@ pub enum Command {
     Dump {
         /// Block device or disk image
         target: PathBuf,
-        #[command(flatten)]
-        geometry: GeometryArgs,
     },
     /// Write a plan made by `afdisk plan`, after a backup and a typed confirmation
     Apply {
@@ -115,8 +114,6 @@ pub enum Command {
         /// Print the outcome as JSON
         #[arg(long)]
         json: bool,
-        #[command(flatten)]
-        geometry: GeometryArgs,
     },
     /// Save the table sectors (MBR, both GPT headers and arrays, EBRs) of a disk to a file
     Backup {
@@ -127,8 +124,6 @@ pub enum Command {
         /// Print a JSON summary
         #[arg(long)]
         json: bool,
-        #[command(flatten)]
-        geometry: GeometryArgs,
     },
     /// Write a backup (from `afdisk backup` or an apply) back onto the same disk, or an `sgdisk --backup` file
     Restore {
@@ -140,8 +135,6 @@ pub enum Command {
         /// Print the outcome as JSON
         #[arg(long)]
         json: bool,
-        #[command(flatten)]
-        geometry: GeometryArgs,
     },
     /// Show a drive's logical sector sizes; with --set, switch it between 512 and 4096 (erases it)
     SectorSize {
@@ -180,8 +173,6 @@ pub enum Command {
         /// Print progress as JSON lines and the outcome as JSON
         #[arg(long)]
         json: bool,
-        #[command(flatten)]
-        geometry: GeometryArgs,
     },
     /// Try afdisk on sample disks: image files made by the peers in a new temporary directory, opened in the UI, removed at exit
     Demo {
@@ -220,8 +211,6 @@ pub enum Command {
         /// Confirmation of --write all
         #[command(flatten)]
         confirm: ConfirmArgs,
-        #[command(flatten)]
-        geometry: GeometryArgs,
     },
     /// Print the completion script for SHELL (bash, zsh or fish), generated from this command line
     Completions {
@@ -254,7 +243,9 @@ impl CompletionShell {
     }
 }
 
-/// What `afdisk plan` is asked for.
+// What `afdisk plan` is asked for.
+// (A plain comment, not a doc comment: clap would take a doc comment of a flattened struct as the
+// subcommand's about, and with `defer` it would replace the subcommand's own.)
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// Block device or disk image
@@ -296,11 +287,11 @@ pub struct PlanArgs {
     /// Print the plan as JSON instead of the readable diff
     #[arg(long)]
     pub json: bool,
-    #[command(flatten)]
-    pub geometry: GeometryArgs,
 }
 
-/// The confirmation of a writing command.
+// The confirmation of a writing command.
+// (A plain comment, not a doc comment: clap would take a doc comment of a flattened struct as the
+// subcommand's about, and with `defer` it would replace the subcommand's own.)
 #[derive(Debug, Clone, Args)]
 pub struct ConfirmArgs {
     /// Do not ask (scripts); requires --confirm
@@ -379,7 +370,9 @@ fn write_modes() -> impl clap::builder::TypedValueParser<Value = afdisk::bench::
     })
 }
 
-/// Geometry overrides, for image files and drives that misreport.
+// Geometry overrides, for image files and drives that misreport.
+// (A plain comment, not a doc comment: clap would take a doc comment of a flattened struct as the
+// subcommand's about, and with `defer` it would replace the subcommand's own.)
 #[derive(Debug, Clone, Copy, Default, Args)]
 pub struct GeometryArgs {
     /// Logical sector size in bytes (images: inferred from the GPT, else 512)
@@ -403,7 +396,9 @@ impl GeometryArgs {
     }
 }
 
-/// Options of the alignment analysis.
+// Options of the alignment analysis.
+// (A plain comment, not a doc comment: clap would take a doc comment of a flattened struct as the
+// subcommand's about, and with `defer` it would replace the subcommand's own.)
 #[derive(Debug, Clone, Args)]
 pub struct AnalysisArgs {
     /// Also check starts against this boundary (a RAID stripe, e.g. 256KiB)
@@ -426,6 +421,32 @@ mod tests {
             .expect("subcommand")
             .render_long_help()
             .to_string()
+    }
+
+    /// Issue 13: a run builds only its own subcommand's arguments. The tree of every subcommand's options (and
+    /// `plan --preset`'s help, which parses the preset files) is built when that subcommand is used or its help
+    /// shown, not at every start (under emulation, building it all was a third of `afdisk --version`).
+    #[test]
+    fn subcommand_arguments_are_built_only_when_used() {
+        let c = Cli::command();
+        for sub in c.get_subcommands() {
+            assert_eq!(
+                sub.get_arguments().count(),
+                0,
+                "{} is built before it is used",
+                sub.get_name()
+            );
+        }
+        let mut c = Cli::command();
+        c.build();
+        let plan = c.find_subcommand("plan").expect("plan");
+        assert!(plan.get_arguments().any(|a| a.get_long() == Some("preset")));
+        let cli = Cli::try_parse_from(["afdisk", "sector-size", "/dev/x", "--set", "4096"])
+            .expect("parses");
+        assert!(matches!(
+            cli.command,
+            Some(Command::SectorSize { set: Some(ref s), .. }) if s == "4096"
+        ));
     }
 
     /// `--preset`'s help is the library's list: every built-in preset, with its file's description.

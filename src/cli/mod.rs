@@ -252,12 +252,13 @@ pub fn fallback(cli: &Cli) -> i32 {
 
 /// Runs one subcommand and returns the exit status.
 pub fn run(cli: &Cli, command: Command) -> i32 {
+    // The geometry options are global (args.rs): given before or after a subcommand's arguments, they are here.
+    let geometry = cli.geometry;
     match command {
         Command::List { json: as_json } => cmd_list(as_json, &cli.geometry),
         Command::Inspect {
             target,
             json: as_json,
-            geometry,
             analysis,
         } => {
             match options(&target, &geometry, &analysis).and_then(|o| report::inspect(&target, &o))
@@ -280,7 +281,6 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             targets,
             json: as_json,
             strict,
-            geometry,
             analysis,
         } => cmd_check(
             &targets,
@@ -289,27 +289,24 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             (&geometry, &analysis),
             disk_paths,
         ),
-        Command::Plan(a) => write::plan(&a),
-        Command::Dump { target, geometry } => dump::dump(&target, &geometry),
+        Command::Plan(a) => write::plan(&a, &geometry),
+        Command::Dump { target } => dump::dump(&target, &geometry),
         Command::Apply {
             target,
             plan,
             confirm,
             json: as_json,
-            geometry,
         } => write::apply(&target, &plan, &confirm, as_json, &geometry),
         Command::Backup {
             target,
             output,
             json: as_json,
-            geometry,
         } => write::backup(&target, &output, as_json, &geometry),
         Command::Restore {
             target,
             backup,
             confirm,
             json: as_json,
-            geometry,
         } => write::restore(&target, &backup, &confirm, as_json, &geometry),
         Command::SectorSize {
             target,
@@ -327,6 +324,7 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             let_tool_decide,
             confirm: &confirm,
             json: as_json,
+            overrides: geometry.overrides(),
         }),
         Command::Resume {
             target,
@@ -334,7 +332,6 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             rollback,
             confirm,
             json: as_json,
-            geometry,
         } => resume::resume(
             &target,
             journal.as_deref(),
@@ -357,7 +354,6 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             samples,
             plot,
             confirm,
-            geometry,
         } => bench::cmd_bench(
             &target,
             &bench::BenchArgs {
@@ -573,14 +569,11 @@ mod tests {
     #[test]
     fn check_without_targets_on_a_machine_without_disks_is_an_error() {
         let cli = Cli::parse_from(["afdisk", "check"]);
-        let Some(Command::Check {
-            geometry, analysis, ..
-        }) = cli.command
-        else {
+        let Some(Command::Check { analysis, .. }) = cli.command else {
             panic!("not check: {:?}", cli.command);
         };
         for as_json in [false, true] {
-            let code = cmd_check(&[], as_json, false, (&geometry, &analysis), Vec::new);
+            let code = cmd_check(&[], as_json, false, (&cli.geometry, &analysis), Vec::new);
             assert_eq!(code, EXIT_ERROR, "json {as_json}");
         }
         let e = no_disks_to_check();

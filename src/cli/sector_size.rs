@@ -27,6 +27,8 @@ pub struct SectorSizeArgs<'a> {
     pub let_tool_decide: bool,
     pub confirm: &'a ConfirmArgs,
     pub json: bool,
+    /// The global geometry options as given (refused: see [`reformat::refuse_overrides`]).
+    pub overrides: Overrides,
 }
 
 fn fail(e: &Error) -> i32 {
@@ -58,6 +60,7 @@ pub fn cmd(a: &SectorSizeArgs<'_>) -> i32 {
 
 fn run(a: &SectorSizeArgs<'_>) -> Result<i32, Error> {
     timing::mark("main");
+    reformat::refuse_overrides(&a.overrides)?;
     // The version queries start first and run while the drive is opened and read (each is a process start).
     let path_var = tool::process_path();
     let chosen = match a.tool {

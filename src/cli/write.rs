@@ -24,8 +24,8 @@ fn fail(e: &Error) -> i32 {
     }
 }
 
-pub fn plan(a: &PlanArgs) -> i32 {
-    match make_plan(a) {
+pub fn plan(a: &PlanArgs, geometry: &GeometryArgs) -> i32 {
+    match make_plan(a, geometry) {
         Ok(p) => {
             if let Some(out) = &a.output {
                 if let Err(e) = std::fs::write(out, json(&p)) {
@@ -58,8 +58,8 @@ pub fn plan(a: &PlanArgs) -> i32 {
     }
 }
 
-fn make_plan(a: &PlanArgs) -> Result<Plan, Error> {
-    let opened = device::open(&a.target, &a.geometry.overrides())?;
+fn make_plan(a: &PlanArgs, geometry: &GeometryArgs) -> Result<Plan, Error> {
+    let opened = device::open(&a.target, &geometry.overrides())?;
     if let Some(script) = &a.from_sfdisk {
         return super::dump::plan_from_sfdisk(&opened, script, a);
     }

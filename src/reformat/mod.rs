@@ -1028,6 +1028,30 @@ pub fn recheck(planned: &SwitchPlan, target: &Target, opts: &Options) -> Result<
     Ok(())
 }
 
+/// Refuses the geometry overrides (the CLI's options are global, so they reach `sector-size` too): a status or
+/// a switch reads its sizes from the drive, the kernel and the tool, so an override would be ignored, and an
+/// ignored option is refused rather than dropped without a word.
+pub fn refuse_overrides(o: &crate::device::Overrides) -> Result<()> {
+    for (name, v) in [
+        ("logical-sector-size", o.logical_sector_size),
+        ("physical-sector-size", o.physical_sector_size),
+        ("alignment-offset", o.alignment_offset),
+    ] {
+        if let Some(v) = v {
+            return Err(Error::worded(
+                crate::error::ErrorKind::Usage,
+                &format!(
+                    "{{{name}={v}}} does not apply to sector-size: it reads the sizes from the drive, the kernel and \
+                     the tool, and would ignore an override; nothing was run"
+                ),
+                "leave it out (the geometry overrides are for inspecting and planning image files and drives \
+                 that misreport)",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// What is lost when the drive shows no table and no filesystem.
 pub const NOTHING_FOUND: &str = "(no partition table or filesystem found; any data on it is lost)";
 
