@@ -538,12 +538,23 @@ fn cli_image_file_and_bad_size() {
     assert_eq!(o.status.code(), Some(0));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("Current logical sector size:"), "{text}");
+    // An image's size is not the kernel's, and it has no drive to ask (both used to be said otherwise).
+    assert!(
+        text.contains("(image file: the sector size afdisk reads it with)")
+            && !text.contains("kernel:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("an image file has no drive to ask or switch"),
+        "{text}"
+    );
     // The JSON twin carries its contract's schema version (assets/schema/sector-size.json).
     let o = afdisk(&["sector-size", p, "--json"]);
     assert_eq!(o.status.code(), Some(0));
     let v: serde_json::Value =
         serde_json::from_slice(&o.stdout).expect("sector-size --json is JSON");
     assert_eq!(v["schema"], 1, "{v}");
+    assert_eq!(v["current"][0]["source"], "image", "{v}");
     let o = afdisk(&[
         "sector-size",
         p,

@@ -85,6 +85,8 @@ pub enum SizeSource {
     Tool,
     /// The kernel (`queue/logical_block_size`).
     Kernel,
+    /// An image file: the sector size afdisk reads it with (inferred from its table, or given).
+    Image,
 }
 
 /// One size with its source.
@@ -474,8 +476,17 @@ pub fn status(
 ) -> Status {
     let mut current = vec![SizeInfo {
         size: target.kernel_logical,
-        source: SizeSource::Kernel,
-        detail: "queue/logical_block_size".into(),
+        // An image has no kernel queue: its size is the one afdisk reads it with.
+        source: if target.is_image {
+            SizeSource::Image
+        } else {
+            SizeSource::Kernel
+        },
+        detail: if target.is_image {
+            "the sector size afdisk reads it with".into()
+        } else {
+            "queue/logical_block_size".into()
+        },
     }];
     let mut notes = Vec::new();
     let bus = target.bus();
@@ -504,6 +515,9 @@ pub fn status(
     } else {
         notes.push(match &target.drive_error {
             Some(e) => format!("the drive could not be asked: {e}"),
+            None if target.is_image => {
+                "an image file has no drive to ask or switch: `--set` needs the whole drive".into()
+            }
             None => "the drive cannot be asked directly (not a SATA, SCSI or NVMe disk)".into(),
         });
     }
@@ -568,6 +582,7 @@ fn source_name(s: SizeSource) -> &'static str {
         SizeSource::Drive => "drive",
         SizeSource::Tool => "tool",
         SizeSource::Kernel => "kernel",
+        SizeSource::Image => "image file",
     }
 }
 
