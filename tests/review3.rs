@@ -50,3 +50,93 @@ fn a_fifo_named_like_a_journal_does_not_hang_inspect() {
     assert!(r.pending_move.is_none());
     assert!(!r.findings.iter().any(|f| f.code == "interrupted-move"));
 }
+
+/// A misaligned ext4 (GPT by sgdisk at LBA 2049) on a new image `name` and the job of its realigning move.
+fn moving_disk(sc: &Scratch, name: &str) -> (std::path::PathBuf, afdisk::mover::Job) {
+    let img = sc.image(name, 24 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+8M", &s(&img)]);
+    let off = format!("offset={}", 2049 * 512);
+    run(
+        "mkfs.ext4",
+        &["-q", "-F", "-E", &off, &s(&img), &(8 * 1024).to_string()],
+    );
+    let opened = afdisk::device::open(&img, &Default::default()).expect("open");
+    let plan = afdisk::plan::make(
+        &opened,
+        &afdisk::plan::Request {
+            realign: true,
+            ..Default::default()
+        },
+    )
+    .expect("plan");
+    let job = afdisk::mover::job_for(&plan, &opened.source()).expect("a move");
+    (img, job)
+}
+
+/// The backup directory full of junk named like journals: random bytes, empty files, a real journal truncated
+/// at every length class, with flipped bits, with the magic and an absurd header length, and whole unfinished
+/// journals of another disk. `inspect` must neither fail, nor report a move, nor slow down: measured against
+/// the same inspect with an empty directory (figures printed).
+#[test]
+fn two_hundred_junk_journals_neither_fail_nor_slow_inspect() {
+    let sc = Scratch::new();
+    let (other, job) = moving_disk(&sc, "other.img");
+    let real = sc.path("real.move-journal");
+    assert!(afdisk::mover::engine::run_cut_at(&other, &real, &job, 6).expect("cut"));
+    let journal = std::fs::read(&real).expect("read journal");
+    let img = sc.image("mine.img", 16 * MIB);
+    run("sgdisk", &["-n", "1:2048:+4M", &s(&img)]);
+    let dir = sc.path("bk");
+    std::fs::create_dir(&dir).expect("mkdir");
+    let empty = sc.path("empty");
+    std::fs::create_dir(&empty).expect("mkdir");
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for i in 0..200u64 {
+        let bytes: Vec<u8> = match i % 6 {
+            0 => (0..rnd() % 65536).map(|_| rnd() as u8).collect(),
+            1 => Vec::new(),
+            2 => journal[..(rnd() as usize) % journal.len()].to_vec(),
+            3 => {
+                let mut j = journal.clone();
+                for _ in 0..1 + rnd() % 8 {
+                    let at = (rnd() as usize) % j.len();
+                    j[at] ^= 1 << (rnd() % 8);
+                }
+                j
+            }
+            4 => {
+                let mut j = b"AFDMOVJ1".to_vec();
+                j.extend_from_slice(&(16u64 << 20).to_le_bytes());
+                j.extend_from_slice(&[0; 4]);
+                j.extend((0..4096).map(|_| rnd() as u8));
+                j
+            }
+            _ => journal.clone(),
+        };
+        let p = dir.join(format!("junk{i:03}{}", afdisk::mover::JOURNAL_SUFFIX));
+        std::fs::write(&p, &bytes).expect("write junk");
+    }
+    let time = |d: &Path| {
+        let t0 = Instant::now();
+        let r = inspect_within(&img, d, Duration::from_secs(60)).expect("inspect ended");
+        (t0.elapsed(), r)
+    };
+    let _ = time(&empty); // warm the page cache
+    let (clean, _) = time(&empty);
+    let (junk, r) = time(&dir);
+    eprintln!(
+        "inspect with an empty journal directory: {clean:?}; with 200 junk journals: {junk:?}"
+    );
+    assert!(r.pending_move.is_none(), "{:?}", r.pending_move);
+    assert!(!r.findings.iter().any(|f| f.code == "interrupted-move"));
+    assert!(
+        junk < clean + Duration::from_millis(500),
+        "200 junk journals slowed inspect from {clean:?} to {junk:?}"
+    );
+}
