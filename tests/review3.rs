@@ -422,3 +422,56 @@ fn the_direct_loop_device_is_read_only_and_never_left_attached() {
     }
     assert_eq!(cases, 6);
 }
+
+/// A journal of another disk rewritten with `edit` applied to its header (JSON), its CRC made valid again: what
+/// a damaged or foreign tool's file with a sound checksum looks like.
+fn forged_journal(journal: &[u8], edit: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
+    let hlen = u64::from_le_bytes(journal[8..16].try_into().expect("8 bytes")) as usize;
+    let mut header: serde_json::Value =
+        serde_json::from_slice(&journal[20..20 + hlen]).expect("header JSON");
+    edit(&mut header);
+    let text = serde_json::to_vec(&header).expect("JSON");
+    let mut out = b"AFDMOVJ1".to_vec();
+    out.extend_from_slice(&(text.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&text).to_le_bytes());
+    out.extend_from_slice(&text);
+    out.extend_from_slice(&journal[(20 + hlen).min(journal.len())..]);
+    out
+}
+
+/// Review defect: a journal whose header has a sound checksum but an absurd chunk size (`max_chunk` near
+/// 2^64) made `inspect` panic on an arithmetic overflow while laying out the record slots; the window
+/// counts of its moves could overflow too. Such a journal is now refused as damaged and inspect goes on.
+#[test]
+fn a_journal_with_absurd_numbers_does_not_break_inspect() {
+    let sc = Scratch::new();
+    let (other, job) = moving_disk(&sc, "other.img");
+    let real = sc.path("real.move-journal");
+    assert!(afdisk::mover::engine::run_cut_at(&other, &real, &job, 6).expect("cut"));
+    let journal = std::fs::read(&real).expect("read journal");
+    let img = sc.image("mine.img", 16 * MIB);
+    run("sgdisk", &["-n", "1:2048:+4M", &s(&img)]);
+    let dir = sc.path("bk");
+    std::fs::create_dir(&dir).expect("mkdir");
+    let forged = [
+        forged_journal(&journal, |h| h["max_chunk"] = u64::MAX.into()),
+        forged_journal(&journal, |h| h["max_chunk"] = 0.into()),
+        forged_journal(&journal, |h| {
+            for m in h["moves"].as_array_mut().expect("moves") {
+                m["schedule"]["len"] = u64::MAX.into();
+                m["schedule"]["win"] = 1.into();
+            }
+            let m = h["moves"][0].clone();
+            h["moves"].as_array_mut().expect("moves").push(m);
+        }),
+    ];
+    for (i, f) in forged.iter().enumerate() {
+        std::fs::write(
+            dir.join(format!("f{i}{}", afdisk::mover::JOURNAL_SUFFIX)),
+            f,
+        )
+        .expect("write");
+    }
+    let r = inspect_within(&img, &dir, Duration::from_secs(20)).expect("inspect ended");
+    assert!(r.pending_move.is_none(), "{:?}", r.pending_move);
+}
