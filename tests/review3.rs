@@ -169,7 +169,7 @@ fn script_numbers_place_partitions_where_sfdisk_does() {
         "label: gpt\nsize=1.3M\nsize=0.7M\nsize=2.05M\nsize=1.75M\nsize=0.25M\n",
         "label: dos\nsize=1.3M\nsize=0.7M\nsize=2.05M\n,,E\nsize=1.75M\nsize=0.25M\nsize=2.5M\n",
         "label: dos\nsize=1K\nsize=1000K\nsize=1023K\nstart=40000, size=1.5K\n",
-        "label: gpt\nsize=1K\nsize=1000K\nsize=1023K\nsize=1025K\nstart=40000, size=1.5K\nsize=2100M\n",
+        "label: gpt\nsize=1K\nsize=1000K\nsize=1023K\nsize=1025K\nstart=40000, size=1.5K\nsize=2000M\n",
         "label: dos\nstart=2048, size=3.9M\nstart=10240, size=1M\n",
         "label: gpt\nsize=0.999M\nsize=3.0000001M\nsize=0.10M\nsize=0.1M\n",
         "label: gpt\nstart=2.5M, size=10M\nstart=13.3M, size=3.5M\nsize=0.5M\n",

@@ -191,7 +191,9 @@ fn libfdisk_size(
     grain: u64,
     last_usable: bool,
 ) -> u64 {
-    if n == 0 || limit < start {
+    // A size that runs past the free space is left as asked, for the caller to refuse with its line (sfdisk
+    // would cut it to the free space; afdisk does not guess).
+    if n == 0 || limit < start || start.saturating_add(n - 1) > limit {
         return n;
     }
     let g = grain.max(1);
