@@ -518,3 +518,84 @@ fn a_signal_while_the_demo_makes_its_disks_leaves_nothing() {
         assert!(left.is_empty(), "{sig}: left behind: {left:?}");
     }
 }
+
+/// `u` (roll back) is offered exactly where the core rolls back: a move cut at every one of its writes (the
+/// journal next to the backups, as an apply leaves it), then `inspect`: it always reports the interrupted move
+/// and its journal, and `pending_move.rollback_safe` (which the TUI's `u` follows) is true exactly when
+/// `resume --rollback` succeeds, which then gives back the disk byte for byte.
+#[test]
+fn roll_back_is_offered_exactly_where_the_core_rolls_back() {
+    let sc = Scratch::new();
+    let (img, job) = moving_disk(&sc, "m.img");
+    let original = std::fs::read(&img).expect("read");
+    let total = {
+        let c = sc.path("count.img");
+        std::fs::copy(&img, &c).expect("copy");
+        let j = sc.path("count.move-journal");
+        assert!(!afdisk::mover::engine::run_cut_at(&c, &j, &job, u64::MAX).expect("run"));
+        // Count the writes by cutting ever later until the move ends.
+        (1..)
+            .find(|&k| {
+                std::fs::copy(&img, &c).expect("copy");
+                let _ = std::fs::remove_file(&j);
+                matches!(
+                    afdisk::mover::engine::run_cut_at(&c, &j, &job, k),
+                    Ok(false)
+                )
+            })
+            .expect("a count")
+    };
+    let (mut safe, mut unsafe_) = (0, 0);
+    for k in 1..total {
+        std::fs::write(&img, &original).expect("restore");
+        let dir = sc.path(format!("bk{k}"));
+        std::fs::create_dir(&dir).expect("mkdir");
+        let jp = dir.join(format!("j{}", afdisk::mover::JOURNAL_SUFFIX));
+        if afdisk::mover::engine::run_cut_at(&img, &jp, &job, k).is_err() {
+            // Cut while the journal itself was made: nothing on the disk yet.
+            assert!(std::fs::read(&img).expect("read") == original, "cut {k}");
+            continue;
+        }
+        let opts = InspectOptions {
+            journal_dir: Some(dir.clone()),
+            ..Default::default()
+        };
+        let (opened, r) = afdisk::report::inspect(&img, &opts).expect("inspect");
+        assert!(
+            r.findings.iter().any(|f| f.code == "interrupted-move"),
+            "cut {k}: {:?}",
+            r.findings
+        );
+        let pending = r.pending_move.expect("the journal is found");
+        assert_eq!(pending.journal, jp);
+        let conf = afdisk::device::access::Confirmation::Scripted {
+            confirm: Some("m.img".into()),
+            destroy_data: false,
+        };
+        let mut cb = |_: &afdisk::mover::Progress| {};
+        let mut ctl = afdisk::mover::Control {
+            stop: afdisk::mover::never(),
+            progress: &mut cb,
+        };
+        let rolled = afdisk::mover::resume(&opened, &jp, &conf, true, &mut ctl);
+        drop(opened);
+        assert_eq!(
+            rolled.is_ok(),
+            pending.rollback_safe,
+            "cut {k} of {total} (stage {}): {:?}",
+            pending.stage,
+            rolled.err()
+        );
+        if pending.rollback_safe {
+            assert!(
+                std::fs::read(&img).expect("read") == original,
+                "cut {k}: rolled back byte for byte"
+            );
+            safe += 1;
+        } else {
+            unsafe_ += 1;
+        }
+    }
+    eprintln!("{total} writes: {safe} cuts roll back, {unsafe_} must be resumed");
+    assert!(safe > 0 && unsafe_ > 0);
+}
