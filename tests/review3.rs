@@ -171,6 +171,7 @@ fn script_numbers_place_partitions_where_sfdisk_does() {
         "label: dos\nsize=1K\nsize=1000K\nsize=1023K\nstart=40000, size=1.5K\n",
         "label: gpt\nsize=1K\nsize=1000K\nsize=1023K\nsize=1025K\nstart=40000, size=1.5K\nsize=2000M\n",
         "label: dos\nstart=2048, size=3.9M\nstart=10240, size=1M\n",
+        "label: dos\nstart=5120, size=20480\nsize=2M\nsize=3073\n",
         "label: gpt\nsize=0.999M\nsize=3.0000001M\nsize=0.10M\nsize=0.1M\n",
         "label: gpt\nstart=2.5M, size=10M\nstart=13.3M, size=3.5M\nsize=0.5M\n",
         "label: dos\nstart=2.5M, size=10M\nstart=13.3M, size=3.5M\n",
@@ -598,4 +599,42 @@ fn roll_back_is_offered_exactly_where_the_core_rolls_back() {
     }
     eprintln!("{total} writes: {safe} cuts roll back, {unsafe_} must be resumed");
     assert!(safe > 0 && unsafe_ > 0);
+}
+
+/// Review defect: a dos line without a start goes, in sfdisk, to the first free space from the start of the disk
+/// where its size fits, which can lie before partitions already placed (`start=5120` then `size=512` puts the
+/// second at sector 2048); afdisk put it after the previous line's, silently elsewhere. Now refused naming the
+/// line and both starts; nothing is written.
+#[test]
+fn a_dos_line_that_sfdisk_would_put_in_an_earlier_gap_is_refused() {
+    let sc = Scratch::new();
+    for (i, text, gap) in [
+        (0, "label: dos\nstart=5120, size=20480\nsize=512\n", 2048),
+        (1, "label: dos\nstart=5120, size=20480\n,\n", 2048),
+        (2, "label: dos\nstart=2049, size=20480\nsize=1\n", 2048),
+        (
+            3,
+            "label: dos\nstart=2.5M, size=10M\nstart=13.3M, size=3.5M\nsize=0.25M\n",
+            2048,
+        ),
+    ] {
+        let img = sc.image(&format!("g{i}.img"), 100 * MIB);
+        let before = std::fs::read(&img).expect("read");
+        let f = sc.path(format!("g{i}.sfdisk"));
+        std::fs::write(&f, text).expect("write");
+        let r = common::afdisk(&["plan", &s(&img), "--from-sfdisk", &s(&f)]);
+        assert_eq!(r.code, 2, "{text}: {}{}", r.stdout, r.stderr);
+        let line = text.lines().count();
+        assert!(
+            r.stderr.contains(&format!("line {line}:"))
+                && r.stderr.contains(&format!("start={gap}")),
+            "{text}: {}",
+            r.stderr
+        );
+        assert!(std::fs::read(&img).expect("read") == before);
+        // sfdisk does put it there.
+        common::sfdisk_script(&s(&img), text);
+        let d = dump_without_ids(&img);
+        assert!(d.contains(&format!("start={gap:>12}")), "{d}");
+    }
 }

@@ -241,6 +241,35 @@ fn libfdisk_size(
     }
 }
 
+/// The first free space before `before` where `want` sectors fit, among the partitions placed so far (primary
+/// and extended; logical ones lie inside the extended one), from the grain at or after `lo` on, each space
+/// starting on the grain (`align_up`): its first sector. As libfdisk's dos label looks for one.
+fn earlier_gap(
+    parts: &[Partition],
+    lo: u64,
+    before: u64,
+    want: u64,
+    align_up: impl Fn(u64) -> u64,
+) -> Option<u64> {
+    let mut placed: Vec<(u64, u64)> = parts
+        .iter()
+        .filter(|p| p.kind != PartKind::Logical && p.size > 0)
+        .map(|p| (p.start, p.start + p.size - 1))
+        .collect();
+    placed.sort_unstable();
+    let mut cur = align_up(lo);
+    for (a, b) in placed {
+        if cur >= before {
+            return None;
+        }
+        if a > cur && a - cur >= want {
+            return Some(cur);
+        }
+        cur = cur.max(align_up(b + 1));
+    }
+    None
+}
+
 /// A number with an optional unit: plain → sectors, with a unit → bytes, read as sfdisk reads it
 /// ([`strtosize`]).
 fn amount(file: &str, line: usize, key: &str, v: &str) -> Result<Amount> {
@@ -967,7 +996,33 @@ impl Script {
                             None => align_up(a + 1),
                         }
                     } else {
-                        align_up(prev_end.map(|x| x + 1).unwrap_or(space_lo).max(space_lo))
+                        let after =
+                            align_up(prev_end.map(|x| x + 1).unwrap_or(space_lo).max(space_lo));
+                        // sfdisk puts a dos primary without a start in the first free space from the start of
+                        // the disk where its size fits, which may lie before partitions already placed; afdisk
+                        // places it after the previous line's, so it refuses rather than differ.
+                        if label == Label::Dos {
+                            let want = match e.size {
+                                Some(a) => to_dev(e.line, "size", a, false)?.max(1),
+                                None => 1,
+                            };
+                            if let Some(gap) = earlier_gap(&parts, space_lo, after, want, align_up)
+                            {
+                                return Err(at(
+                                    file,
+                                    e.line,
+                                    format!(
+                                        "this partition has no start: sfdisk would put it in the free space at \
+                                         sector {gap}, before partitions already placed, where afdisk would put \
+                                         it at sector {after}"
+                                    ),
+                                    &format!(
+                                        "give it a start: start={gap} to do as sfdisk does, or start={after}"
+                                    ),
+                                ));
+                            }
+                        }
+                        after
                     }
                 }
             };
