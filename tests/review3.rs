@@ -638,3 +638,52 @@ fn a_dos_line_that_sfdisk_would_put_in_an_earlier_gap_is_refused() {
         assert!(d.contains(&format!("start={gap:>12}")), "{d}");
     }
 }
+
+/// Review defect: the check's own loop device was attached with LOOP_SET_FD and then given its window and
+/// auto-clear with LOOP_SET_STATUS64: a kill between the two left a loop device attached for good (no
+/// auto-clear) over the whole disk. Now one LOOP_CONFIGURE call does both (traced with strace on this test).
+#[test]
+fn the_direct_loop_device_is_attached_in_one_call() {
+    use std::io::{BufRead, BufReader};
+    let sc = Scratch::new();
+    let path = fake_tools(&sc, "ok", "exit 0");
+    let img = sc.image("c.img", 16 * MIB);
+    let trace = sc.path("trace");
+    let mut strace = std::process::Command::new("strace")
+        .args(["-f", "-e", "trace=ioctl", "-o"])
+        .arg(&trace)
+        .arg("-p")
+        .arg(std::process::id().to_string())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("strace");
+    // Wait until strace is attached (it says so on stderr).
+    let mut err = BufReader::new(strace.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    while err.read_line(&mut line).expect("read strace") > 0 && !line.contains("attached") {
+        line.clear();
+    }
+    let c = afdisk::mover::fsck::check_in(Some(&path), &img, 1, MIB, 8 * MIB, Some("ext4"))
+        .expect("a check");
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(strace.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    );
+    let _ = strace.wait();
+    assert_eq!(c.result, afdisk::mover::fsck::CheckResult::Clean, "{c:?}");
+    let t = std::fs::read_to_string(&trace).expect("trace");
+    let calls: Vec<&str> = t
+        .lines()
+        .filter(|l| l.contains("LOOP_") || l.contains("0x4c0"))
+        .collect();
+    assert!(
+        calls
+            .iter()
+            .any(|l| l.contains("LOOP_CONFIGURE") || l.contains("0x4c0a")),
+        "{calls:#?}"
+    );
+    assert!(
+        !calls.iter().any(|l| l.contains("LOOP_SET_FD")),
+        "{calls:#?}"
+    );
+}
