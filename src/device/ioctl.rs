@@ -1,6 +1,6 @@
 //! Block-device ioctls (BLKSSZGET, BLKPBSZGET, BLKIOMIN, BLKIOOPT, BLKALIGNOFF, BLKGETSIZE64; BLKRRPART,
 //! BLKFLSBUF, BLKPG for after a write; LOOP_GET_STATUS64 for a loop device's backing file; LOOP_CTL_GET_FREE,
-//! LOOP_SET_FD, LOOP_SET_STATUS64 and LOOP_CLR_FD to attach a read-only window of a disk for a filesystem
+//! LOOP_CONFIGURE (or LOOP_SET_FD and LOOP_SET_STATUS64 before Linux 5.8) and LOOP_CLR_FD to attach a read-only window of a disk for a filesystem
 //! check), declared with nix's macros; libc lacks several of them.
 
 use std::os::fd::AsRawFd;
