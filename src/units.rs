@@ -139,10 +139,11 @@ fn decimal(text: &str) -> Result<Option<u64>, Error> {
         ));
     }
     let n: u64 = int.parse().map_err(|_| too_large(text))?;
-    // Digits past the 30th change no whole byte for any unit here (at most 2^40); u128 keeps the rest exact.
-    let frac = &frac[..frac.len().min(30)];
-    let f: u128 = frac.parse().map_err(|_| bad(text))?;
-    let part = f * u128::from(mult) / 10u128.pow(frac.len() as u32);
+    // floor(0.F × mult), exact for any number of digits: F × mult by long multiplication from the last digit;
+    // what carries out of the fraction's digits is the whole bytes (less than `mult`, so no overflow).
+    let part = frac.bytes().rev().fold(0u128, |carry, d| {
+        (u128::from(d - b'0') * u128::from(mult) + carry) / 10
+    });
     let whole = checked(text, n, mult)?;
     u64::try_from(part)
         .ok()
@@ -289,6 +290,29 @@ mod tests {
         }
     }
 
+    /// Review defect: a fraction of more than 20 digits with a unit of a GiB or more overflowed the u128
+    /// product (a panic in a debug build, a wrong size in a release one). Now exact at any length and unit.
+    #[test]
+    fn long_fractions_with_large_units_are_exact() {
+        let nines = "9".repeat(30);
+        assert_eq!(
+            parse_size(&format!("1.{nines}G")).ok(),
+            Some((1 << 30) + (1 << 30) - 1)
+        );
+        assert_eq!(
+            parse_size(&format!("1.{nines}T")).ok(),
+            Some((1 << 40) + (1 << 40) - 1)
+        );
+        assert_eq!(
+            parse_size(&format!("2.{nines}{nines}TB")).ok(),
+            Some(3_000_000_000_000 - 1)
+        );
+        assert_eq!(
+            parse_size(&format!("0.5{}1T", "0".repeat(60))).ok(),
+            Some(1 << 39)
+        );
+    }
+
     /// Sizes with a fraction, as sfdisk scripts and people write them: exact where the unit allows, a fraction
     /// of a byte dropped; refused without a unit or digits.
     #[test]
@@ -312,9 +336,9 @@ mod tests {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
         /// `N.F<unit>` is N units plus F/10^digits of a unit, a fraction of a byte dropped (exact rational check).
         #[test]
-        fn fractions_are_exact_to_the_byte(n in 0u64..100_000, f in 0u64..1_000_000, digits in 1usize..7, unit in 0usize..4) {
+        fn fractions_are_exact_to_the_byte(n in 0u64..100_000, f in 0u64..1_000_000, digits in 1usize..7, unit in 0usize..6) {
             let f = f % 10u64.pow(digits as u32);
-            let (suffix, mult) = [("K", 1u64 << 10), ("MiB", 1 << 20), ("G", 1 << 30), ("MB", 1_000_000)][unit];
+            let (suffix, mult) = [("K", 1u64 << 10), ("MiB", 1 << 20), ("G", 1 << 30), ("MB", 1_000_000), ("T", 1 << 40), ("TB", 1_000_000_000_000)][unit];
             let text = format!("{n}.{f:0digits$}{suffix}");
             let want = n * mult + (u128::from(f) * u128::from(mult) / 10u128.pow(digits as u32)) as u64;
             proptest::prop_assert_eq!(parse_size(&text).ok(), Some(want), "{}", text);

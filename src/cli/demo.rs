@@ -89,6 +89,9 @@ pub fn cmd_demo(keep: bool, as_json: bool, opts: InspectOptions) -> i32 {
         ));
         return EXIT_ERROR;
     }
+    // A Ctrl-C, SIGTERM or SIGHUP while the disks are made must not leave them behind: it waits until they
+    // are made, then ends the demo as the UI would, removing them.
+    crate::tui::block_ending_signals();
     let mut dir_notes = Vec::new();
     let dir = match new_dir(&mut dir_notes) {
         Ok(d) => d,
@@ -115,6 +118,12 @@ pub fn cmd_demo(keep: bool, as_json: bool, opts: InspectOptions) -> i32 {
         ));
         remove(&dir);
         return EXIT_ERROR;
+    }
+    if let Some(sig) = crate::tui::take_pending_signal() {
+        if !keep {
+            remove(&dir);
+        }
+        return 128 + sig;
     }
     if as_json {
         let out = DemoJson {
@@ -179,6 +188,13 @@ pub fn cmd_demo(keep: bool, as_json: bool, opts: InspectOptions) -> i32 {
             format!(" Left out: {} (why: at exit).", left_out.join(", "))
         }
     );
+    if let Some(sig) = crate::tui::take_pending_signal() {
+        drop(views);
+        if !keep {
+            remove(&dir);
+        }
+        return 128 + sig;
+    }
     let code = crate::tui::run_session(
         None,
         opts,

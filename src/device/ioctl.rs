@@ -1,6 +1,6 @@
 //! Block-device ioctls (BLKSSZGET, BLKPBSZGET, BLKIOMIN, BLKIOOPT, BLKALIGNOFF, BLKGETSIZE64; BLKRRPART,
 //! BLKFLSBUF, BLKPG for after a write; LOOP_GET_STATUS64 for a loop device's backing file; LOOP_CTL_GET_FREE,
-//! LOOP_SET_FD, LOOP_SET_STATUS64 and LOOP_CLR_FD to attach a read-only window of a disk for a filesystem
+//! LOOP_CONFIGURE (or LOOP_SET_FD and LOOP_SET_STATUS64 before Linux 5.8) and LOOP_CLR_FD to attach a read-only window of a disk for a filesystem
 //! check), declared with nix's macros; libc lacks several of them.
 
 use std::os::fd::AsRawFd;
@@ -21,6 +21,16 @@ mod raw {
     nix::ioctl_write_int_bad!(loop_set_fd, 0x4C00);
     nix::ioctl_none_bad!(loop_clr_fd, 0x4C01);
     nix::ioctl_none_bad!(loop_ctl_get_free, 0x4C82);
+    nix::ioctl_write_ptr_bad!(loop_configure, 0x4C0A, super::LoopConfig);
+}
+
+/// `struct loop_config` of <linux/loop.h> (LOOP_CONFIGURE, Linux 5.8): the backing fd and the status in one call.
+#[repr(C)]
+pub struct LoopConfig {
+    fd: u32,
+    block_size: u32,
+    info: LoopInfo64,
+    reserved: [u64; 8],
 }
 
 /// `LO_FLAGS_AUTOCLEAR`: the kernel detaches the loop device when its last user closes it.
@@ -33,22 +43,37 @@ pub fn loop_free_number(control: &impl AsRawFd) -> nix::Result<u32> {
     u32::try_from(n).map_err(|_| nix::Error::EINVAL)
 }
 
-/// LOOP_SET_FD then LOOP_SET_STATUS64: attaches `backing` to the loop device `lo`, seen from byte `offset`
-/// for `size` bytes, detached automatically when its last user closes it. A read-only `backing` fd makes a
-/// read-only loop device. On a failed status the device is detached again.
+/// Attaches `backing` to the loop device `lo`, seen from byte `offset` for `size` bytes, detached automatically
+/// when its last user closes it. A read-only `backing` fd makes a read-only loop device. LOOP_CONFIGURE does it
+/// in one call, so that no moment leaves the device attached without auto-clear (a kill there would leak it);
+/// kernels before 5.8 get LOOP_SET_FD then LOOP_SET_STATUS64, the device detached again on a failed status.
 pub fn loop_attach(
     lo: &impl AsRawFd,
     backing: &impl AsRawFd,
     offset: u64,
     size: u64,
 ) -> nix::Result<()> {
-    // SAFETY: LOOP_SET_FD takes the backing file's descriptor by value.
-    unsafe { raw::loop_set_fd(lo.as_raw_fd(), backing.as_raw_fd()) }?;
     // SAFETY: an all-zero loop_info64 is a valid value of this plain C struct.
     let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
     info.lo_offset = offset;
     info.lo_sizelimit = size;
     info.lo_flags = LO_FLAGS_AUTOCLEAR;
+    let fd = u32::try_from(backing.as_raw_fd()).map_err(|_| nix::Error::EBADF)?;
+    let config = LoopConfig {
+        fd,
+        block_size: 0,
+        info,
+        reserved: [0; 8],
+    };
+    // SAFETY: `config` is a valid loop_config that outlives the call; the kernel only reads it.
+    match unsafe { raw::loop_configure(lo.as_raw_fd(), &config) } {
+        Ok(_) => return Ok(()),
+        Err(nix::Error::ENOTTY | nix::Error::EINVAL) => {}
+        Err(e) => return Err(e),
+    }
+    let info = config.info;
+    // SAFETY: LOOP_SET_FD takes the backing file's descriptor by value.
+    unsafe { raw::loop_set_fd(lo.as_raw_fd(), backing.as_raw_fd()) }?;
     // SAFETY: `info` is a valid loop_info64 that outlives the call; the kernel only reads it.
     if let Err(e) = unsafe { raw::loop_set_status64(lo.as_raw_fd(), &info) } {
         let _ = loop_detach(lo);

@@ -27,6 +27,8 @@ const REC_HEAD: u64 = 4096;
 const REC_FIELDS: usize = 64;
 /// Largest header read back (a GPT's table sectors in hex, twice, fit many times over).
 const MAX_HEADER: u64 = 16 << 20;
+/// The largest chunk a journal may declare (the mover uses [`super::MAX_CHUNK`]).
+const MAX_CHUNK_BOUND: u64 = 1 << 30;
 
 /// One table sector to write: LBA, write phase, contents (hex).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -231,6 +233,17 @@ impl<'a> Journal<'a> {
         }
         let job: Job = serde_json::from_slice(&text)
             .map_err(|e| bad(format!("its header does not parse: {e}")))?;
+        // A sound checksum over absurd numbers (a foreign or forged file): the layout below must not overflow.
+        if job.max_chunk == 0 || job.max_chunk > MAX_CHUNK_BOUND {
+            return Err(bad(format!(
+                "its chunk size {} is out of range",
+                job.max_chunk
+            )));
+        }
+        job.moves
+            .iter()
+            .try_fold(0u64, |n, m| n.checked_add(m.schedule.count()))
+            .ok_or_else(|| bad("its moves count more windows than there can be"))?;
         let mut j = Journal::layout(io, job, hlen);
         let rec = [0u64, 1]
             .iter()

@@ -374,10 +374,22 @@ fn pending_records(dir: &Path, opened: &Opened) -> Vec<(PathBuf, Record)> {
         if !p.to_string_lossy().ends_with(JOURNAL_SUFFIX) {
             continue;
         }
-        let Ok(f) = std::fs::File::open(&p) else {
+        // Only a regular file can be a journal: opening a FIFO would wait for a writer (O_NONBLOCK covers one
+        // put there between the two calls), and a device is nothing afdisk wrote.
+        if !std::fs::metadata(&p).is_ok_and(|m| m.is_file()) {
+            continue;
+        }
+        let Ok(f) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_NONBLOCK)
+            .open(&p)
+        else {
             continue;
         };
-        let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+        let size = match f.metadata() {
+            Ok(m) if m.is_file() => m.len(),
+            _ => continue,
+        };
         let fio = io::FileIo { file: f, size };
         if let Ok((j, rec)) = Journal::open(&fio) {
             if j.job.device.mismatch(&now, "journal").is_none() && rec.stage < Stage::Done {

@@ -7,10 +7,13 @@
 //! `[DEVICE :] key=value, …` (keys `start`, `size`, `type` (or `Id`), `uuid`, `name`, `attrs`, `bootable`;
 //! fields separated by commas, semicolons or blanks) or the positional form `start, size, type, bootable`.
 //! `#` starts a comment line. A number without a unit counts the script's sectors; with one (`KiB`, `MiB`, `M`,
-//! `GB` …) it counts bytes. A missing start means "the next free grain after the previous partition"; a
-//! missing size, or `+`, "to the end of the free space" (its end on the grain when that leaves room); a size with a
-//! unit ends on the nearest grain once the partition is a grain long (a size in sectors is exact), as libfdisk
-//! ends it; a GPT
+//! `GB` …) it counts bytes; numbers are read as util-linux reads them (C's base 0, so `0x800` is hex and `0100`
+//! octal; a fraction such as `2.5M` with util-linux's own arithmetic, see `strtosize`), and a start with a unit
+//! is rounded down to whole sectors, as sfdisk does. A missing start means "the next free grain after the
+//! previous partition"; a missing size, or `+`, "to the end of the free space" (its end on the grain when that
+//! leaves room); a size with a unit ends where libfdisk ends it (`libfdisk_size`: on the nearest grain inside
+//! the free space once the partition is over a grain long; a dos partition shorter than a grain is one sector
+//! longer than asked) and a size in sectors is exact; a GPT
 //! without `first-lba:` starts its usable area on the grain, as sfdisk does; a `first-lba:`/`last-lba:` outside
 //! the device is refused, as sfdisk refuses it. The *script's sector size* is its `sector-size:`
 //! header (else the device's): a script for 512-byte sectors applied to a 4096-byte device is converted through
@@ -172,27 +175,210 @@ fn at(file: &str, line: usize, problem: String, fix: &str) -> Error {
     Error::usage(format!("{file}, line {line}: {problem}"), fix)
 }
 
-/// A number with an optional unit: plain → sectors, with a unit → bytes.
+/// The size libfdisk (util-linux 2.38) gives a partition at `start` asked for `n` sectors by a size with a unit,
+/// in a free space that ends at sector `limit` (inclusive), on a grain of `grain` sectors; `last_usable` when
+/// that is a GPT's last usable sector. GPT (gpt_add_partition): the last sector `start + n - 1` is aligned in
+/// range once the partition is more than a grain long, then one sector back. dos (add_partition): the sector
+/// after the end is aligned in range and then one sector back, but a partition shorter than a grain is left
+/// unaligned without the step back, so it gets one sector more than asked (`1K` is 3 sectors), as sfdisk makes
+/// it. "Aligned in range" is fdisk_align_lba_in_range: the nearest grain, kept between the grains inside the
+/// range, and left alone when less than a grain past the range's first grain.
+fn libfdisk_size(
+    label: Label,
+    start: u64,
+    n: u64,
+    limit: u64,
+    grain: u64,
+    last_usable: bool,
+) -> u64 {
+    // A size that runs past the free space is left as asked, for the caller to refuse with its line (sfdisk
+    // would cut it to the free space; afdisk does not guess).
+    if n == 0 || limit < start || start.saturating_add(n - 1) > limit {
+        return n;
+    }
+    let g = grain.max(1);
+    let in_range = |lba: u64, lo: u64, hi: u64| {
+        let (lo, hi) = (lo.div_ceil(g) * g, hi / g * g);
+        if lba > lo && lba < hi && lba - lo < g {
+            return lba;
+        }
+        let near = (lba + g / 2) / g * g;
+        if near < lo {
+            lo
+        } else if near > hi {
+            hi
+        } else {
+            near
+        }
+    };
+    match label {
+        Label::Gpt => {
+            let dflt = if last_usable {
+                in_range(limit, start, limit).saturating_sub(1)
+            } else {
+                limit
+            };
+            let mut last = start.saturating_add(n - 1);
+            if last != dflt && last - start > g {
+                last = in_range(last, start, dflt);
+                if last > start {
+                    last -= 1;
+                }
+            }
+            last.saturating_sub(start) + 1
+        }
+        Label::Dos => {
+            let mut stop = start.saturating_add(n).min(limit);
+            if stop < limit && stop - start >= g {
+                stop = in_range(stop, start, limit);
+                if stop > start {
+                    stop -= 1;
+                }
+                stop = stop.min(limit);
+            }
+            stop - start + 1
+        }
+    }
+}
+
+/// The first free space before `before` where `want` sectors fit, among the partitions placed so far (primary
+/// and extended; logical ones lie inside the extended one), from the grain at or after `lo` on, each space
+/// starting on the grain (`align_up`): its first sector. As libfdisk's dos label looks for one.
+fn earlier_gap(
+    parts: &[Partition],
+    lo: u64,
+    before: u64,
+    want: u64,
+    align_up: impl Fn(u64) -> u64,
+) -> Option<u64> {
+    let mut placed: Vec<(u64, u64)> = parts
+        .iter()
+        .filter(|p| p.kind != PartKind::Logical && p.size > 0)
+        .map(|p| (p.start, p.start + p.size - 1))
+        .collect();
+    placed.sort_unstable();
+    let mut cur = align_up(lo);
+    for (a, b) in placed {
+        if cur >= before {
+            return None;
+        }
+        if a > cur && a - cur >= want {
+            return Some(cur);
+        }
+        cur = cur.max(align_up(b + 1));
+    }
+    None
+}
+
+/// A number with an optional unit: plain → sectors, with a unit → bytes, read as sfdisk reads it
+/// ([`strtosize`]).
 fn amount(file: &str, line: usize, key: &str, v: &str) -> Result<Amount> {
     let v = v.trim().trim_start_matches('+');
-    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
-        return v.parse().map(Amount::Sectors).map_err(|_| {
-            at(
-                file,
-                line,
-                format!("{key}={v} is too large"),
-                "give a smaller number",
-            )
-        });
-    }
-    crate::units::parse_size(v).map(Amount::Bytes).map_err(|_| {
-        at(
+    match strtosize(v) {
+        Some((n, false)) => Ok(Amount::Sectors(n)),
+        Some((b, true)) => Ok(Amount::Bytes(b)),
+        None => Err(at(
             file,
             line,
-            format!("{key}={v} is not a number of sectors or a size"),
-            "give sectors (2048) or a size with a unit (1MiB, 512M, 2G)",
-        )
-    })
+            format!("{key}={v} is not a number of sectors or a size (or too large)"),
+            "give sectors (2048) or a size with a unit (1MiB, 512M, 2G, 2.5M)",
+        )),
+    }
+}
+
+/// A script value as util-linux's `strtosize` (lib/strutils.c, which sfdisk's scripts use) reads it: the
+/// number, and whether it had a unit (then it is bytes). Its ways, which a script written for sfdisk relies
+/// on: the number is C's base 0 (`0x800` is hex, `0100` octal 64); a unit is `K`…`E` (powers of 1024), `KiB`…
+/// or `KB`… (powers of 1000), either case; a fraction needs a unit, and its digits after the leading zeros are
+/// added one by one from the last as `unit / (div / digit)` in whole numbers, so that `0.25M` is 262143 bytes,
+/// `0.7M` a whole MiB and `0.10M` too. `None` where sfdisk refuses the value.
+fn strtosize(v: &str) -> Option<(u64, bool)> {
+    let b = v.as_bytes();
+    // The integer part, base 0.
+    let (radix, digits_at) = match b {
+        [b'0', b'x' | b'X', c, ..] if c.is_ascii_hexdigit() => (16, 2),
+        [b'0', ..] => (8, 0),
+        _ => (10, 0),
+    };
+    let end = digits_at
+        + b[digits_at..]
+            .iter()
+            .take_while(|c| char::from(**c).is_digit(radix))
+            .count();
+    if end == 0 {
+        return None;
+    }
+    let mut x = u64::from_str_radix(&v[digits_at..end], radix).ok()?;
+    let mut p = &b[end..];
+    if p.is_empty() {
+        return Some((x, false));
+    }
+    // The unit, perhaps after a fraction.
+    let (mut frac, mut frac_zeros) = (0u64, 0u32);
+    let base: u64 = loop {
+        let at = |i: usize| p.get(i).copied().unwrap_or(0);
+        if at(1) == b'i' && matches!(at(2), b'B' | b'b') && p.len() == 3 {
+            break 1024;
+        } else if matches!(at(1), b'B' | b'b') && p.len() == 2 {
+            break 1000;
+        } else if p.len() > 1 {
+            if frac != 0 || p[0] != b'.' {
+                return None;
+            }
+            let zeros = p[1..].iter().take_while(|c| **c == b'0').count();
+            frac_zeros = u32::try_from(zeros).ok()?;
+            let f = &p[1 + zeros..];
+            let n = f.iter().take_while(|c| c.is_ascii_digit()).count();
+            if n > 0 {
+                // A fraction too long for strtoumax is an error there (ERANGE).
+                frac = std::str::from_utf8(&f[..n]).ok()?.parse().ok()?;
+                if n == f.len() {
+                    return None; // a fraction without a unit
+                }
+            }
+            p = &f[n..];
+            if p.is_empty() {
+                return None;
+            }
+            continue;
+        } else {
+            break 1024;
+        };
+    };
+    let pwr = b"KMGTPEZY"
+        .iter()
+        .position(|c| p[0].eq_ignore_ascii_case(c))?;
+    let unit = base.checked_pow(u32::try_from(pwr).ok()? + 1)?;
+    x = x.checked_mul(unit)?;
+    if frac != 0 {
+        let mut div: u64 = 10;
+        while div < frac {
+            match div.checked_mul(10) {
+                Some(d) => div = d,
+                None => frac /= 10,
+            }
+        }
+        for _ in 0..frac_zeros {
+            match div.checked_mul(10) {
+                Some(d) => div = d,
+                None => frac /= 10,
+            }
+        }
+        let mut poz: u64 = 1;
+        loop {
+            let seg = frac % 10;
+            let seg_div = div / poz;
+            frac /= 10;
+            poz = poz.saturating_mul(10);
+            if seg != 0 && seg_div / seg != 0 {
+                x = x.checked_add(unit / (seg_div / seg))?;
+            }
+            if frac == 0 {
+                break;
+            }
+        }
+    }
+    Some((x, true))
 }
 
 /// `\xNN` escapes of a quoted name, as sfdisk writes them, back to text.
@@ -660,6 +846,8 @@ impl Script {
             match (a, t.round) {
                 (Amount::Bytes(_), _) if key == "size" => Ok(bytes / ss),
                 (_, true) => Ok(if up { bytes.div_ceil(ss) } else { bytes / ss }),
+                // A start with a unit is whole sectors rounded down, as sfdisk counts it (13.3M is sector 27306).
+                (Amount::Bytes(_), false) => Ok(bytes / ss),
                 _ => Err(at(
                     file,
                     line,
@@ -808,7 +996,33 @@ impl Script {
                             None => align_up(a + 1),
                         }
                     } else {
-                        align_up(prev_end.map(|x| x + 1).unwrap_or(space_lo).max(space_lo))
+                        let after =
+                            align_up(prev_end.map(|x| x + 1).unwrap_or(space_lo).max(space_lo));
+                        // sfdisk puts a dos primary without a start in the first free space from the start of
+                        // the disk where its size fits, which may lie before partitions already placed; afdisk
+                        // places it after the previous line's, so it refuses rather than differ.
+                        if label == Label::Dos {
+                            let want = match e.size {
+                                Some(a) => to_dev(e.line, "size", a, false)?.max(1),
+                                None => 1,
+                            };
+                            if let Some(gap) = earlier_gap(&parts, space_lo, after, want, align_up)
+                            {
+                                return Err(at(
+                                    file,
+                                    e.line,
+                                    format!(
+                                        "this partition has no start: sfdisk would put it in the free space at \
+                                         sector {gap}, before partitions already placed, where afdisk would put \
+                                         it at sector {after}"
+                                    ),
+                                    &format!(
+                                        "give it a start: start={gap} to do as sfdisk does, or start={after}"
+                                    ),
+                                ));
+                            }
+                        }
+                        after
                     }
                 }
             };
@@ -833,26 +1047,12 @@ impl Script {
                 }
             }
             let size = match e.size {
-                // A size with a unit ends on the nearest grain (libfdisk's fdisk_align_lba_in_range), once the
-                // partition is at least a grain long and its end lies inside the free space's grains; a size in
-                // plain sectors is exact. libfdisk rounds the last sector on GPT but the sector after the end
-                // on dos, so a size of an odd number of half grains (3.5M) rounds down on GPT and up on dos.
+                // A size with a unit ends where libfdisk (2.38) ends it: see [`libfdisk_size`]. A size in plain
+                // sectors is exact.
                 Some(a @ Amount::Bytes(_)) => {
                     let n = to_dev(e.line, "size", a, false)?;
-                    let last = start
-                        .saturating_add(n)
-                        .saturating_sub(u64::from(label == Label::Gpt));
-                    let (lo, hi) = (align_up(start), (end / grain) * grain);
-                    if n > 0 && last > lo && last < hi && last - lo >= grain {
-                        let nearest = (last + grain / 2) / grain * grain;
-                        if nearest != last && nearest > start && nearest < hi {
-                            nearest - start
-                        } else {
-                            n
-                        }
-                    } else {
-                        n
-                    }
+                    let last_usable = label == Label::Gpt && end == space_hi;
+                    libfdisk_size(label, start, n, end, grain, last_usable)
                 }
                 Some(a) => to_dev(e.line, "size", a, false)?,
                 None => {
@@ -1005,6 +1205,45 @@ impl Script {
 
 #[cfg(test)]
 mod tests {
+    /// Review defect: script values were read as afdisk's own sizes, not as sfdisk reads them, so the same
+    /// script put partitions elsewhere than sfdisk: `0.7M` was 1433 sectors (sfdisk: 2048), `0.25M` 512
+    /// (sfdisk: 511), `0100` sector 100 (sfdisk: 64, octal), `0x800` refused. The values here are what
+    /// util-linux 2.38's strtosize gives (checked with sfdisk on images).
+    #[test]
+    fn values_are_read_as_util_linux_reads_them() {
+        use super::strtosize;
+        const M: u64 = 1 << 20;
+        for (v, want) in [
+            ("2048", Some((2048, false))),
+            ("0100", Some((64, false))),
+            ("0x800", Some((2048, false))),
+            ("010M", Some((8 * M, true))),
+            ("0x1M", Some((M, true))),
+            ("2.5M", Some((5 * M / 2, true))),
+            ("0.25M", Some((262_143, true))),
+            ("0.7M", Some((M, true))),
+            ("0.10M", Some((M, true))),
+            ("0.1M", Some((104_857, true))),
+            ("13.3M", Some((13 * M + M / 3, true))),
+            ("1.5K", Some((1536, true))),
+            ("1.5KiB", Some((1536, true))),
+            ("1.5kb", Some((1500, true))),
+            ("2.M", Some((2 * M, true))),
+            ("2.0M", Some((2 * M, true))),
+            ("1E", Some((1 << 60, true))),
+            ("08M", None),
+            ("2.5", None),
+            ("1.5B", None),
+            ("16E", None),
+            ("1 M", None),
+            ("", None),
+            ("-1M", None),
+            ("1.123456789012345678901M", None),
+        ] {
+            assert_eq!(strtosize(v), want, "{v}");
+        }
+    }
+
     use super::*;
 
     #[test]

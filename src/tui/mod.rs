@@ -97,18 +97,47 @@ const ENDING_SIGNALS: [nix::sys::signal::Signal; 3] = [
     nix::sys::signal::Signal::SIGINT,
 ];
 
-/// Blocks the ending signals in this thread (and so in every thread it starts from now on; child processes
-/// start with an empty mask, which std's `Command` sets) and turns each into a [`Msg::Signal`] on a thread of
-/// its own. Call it first, before any other thread is started.
-fn spawn_signals(tx: mpsc::Sender<Msg>) {
-    use nix::sys::signal::{SigSet, SigmaskHow};
-    let mut set = SigSet::empty();
+fn ending_set() -> nix::sys::signal::SigSet {
+    let mut set = nix::sys::signal::SigSet::empty();
     for s in ENDING_SIGNALS {
         set.add(s);
     }
-    if nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None).is_err() {
+    set
+}
+
+/// Blocks the ending signals in this thread (and so in every thread it starts from now on; child processes
+/// start with an empty mask, which std's `Command` sets): one that arrives stays pending instead of killing the
+/// process. For work before the UI that leaves things to clean up (the demo's disks): see
+/// [`take_pending_signal`]. Call it before any other thread is started.
+pub(crate) fn block_ending_signals() -> bool {
+    use nix::sys::signal::SigmaskHow;
+    nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&ending_set()), None).is_ok()
+}
+
+/// An ending signal that arrived while they were blocked ([`block_ending_signals`]), taken: its number.
+pub(crate) fn take_pending_signal() -> Option<i32> {
+    // SAFETY: an all-zero sigset_t is a valid value; sigpending only fills the set it is given, and
+    // sigismember only reads it.
+    let mut pending: nix::libc::sigset_t = unsafe { std::mem::zeroed() };
+    if unsafe { nix::libc::sigpending(&mut pending) } != 0 {
+        return None;
+    }
+    let sig = ENDING_SIGNALS
+        .into_iter()
+        .find(|s| unsafe { nix::libc::sigismember(&pending, *s as i32) } == 1)?;
+    let mut one = nix::sys::signal::SigSet::empty();
+    one.add(sig);
+    // Pending, so sigwait returns at once and the signal is gone.
+    one.wait().ok().map(|s| s as i32)
+}
+
+/// Blocks the ending signals ([`block_ending_signals`]) and turns each into a [`Msg::Signal`] on a thread of
+/// its own. Call it first, before any other thread is started.
+fn spawn_signals(tx: mpsc::Sender<Msg>) {
+    if !block_ending_signals() {
         return;
     }
+    let set = ending_set();
     std::thread::spawn(move || loop {
         let Ok(sig) = set.wait() else { return };
         if tx.send(Msg::Signal(sig as i32)).is_err() {
