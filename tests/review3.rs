@@ -73,14 +73,10 @@ fn moving_disk(sc: &Scratch, name: &str) -> (std::path::PathBuf, afdisk::mover::
     (img, job)
 }
 
-/// The backup directory full of junk named like journals: random bytes, empty files, a real journal truncated
-/// at every length class, with flipped bits, with the magic and an absurd header length, and whole unfinished
-/// journals of another disk. `inspect` must neither fail, nor report a move, nor slow down: measured against
-/// the same inspect with an empty directory (figures printed).
-#[test]
-fn two_hundred_junk_journals_neither_fail_nor_slow_inspect() {
-    let sc = Scratch::new();
-    let (other, job) = moving_disk(&sc, "other.img");
+/// A real unfinished journal of another disk (cut after 6 writes), the bytes of it; an image of this test's own
+/// (an sgdisk GPT with one partition); an empty backup directory.
+fn other_disks_journal(sc: &Scratch) -> (Vec<u8>, std::path::PathBuf, std::path::PathBuf) {
+    let (other, job) = moving_disk(sc, "other.img");
     let real = sc.path("real.move-journal");
     assert!(afdisk::mover::engine::run_cut_at(&other, &real, &job, 6).expect("cut"));
     let journal = std::fs::read(&real).expect("read journal");
@@ -88,6 +84,17 @@ fn two_hundred_junk_journals_neither_fail_nor_slow_inspect() {
     run("sgdisk", &["-n", "1:2048:+4M", &s(&img)]);
     let dir = sc.path("bk");
     std::fs::create_dir(&dir).expect("mkdir");
+    (journal, img, dir)
+}
+
+/// The backup directory full of junk named like journals: random bytes, empty files, a real journal truncated
+/// at every length class, with flipped bits, with the magic and an absurd header length, and whole unfinished
+/// journals of another disk. `inspect` must neither fail, nor report a move, nor slow down: measured against
+/// the same inspect with an empty directory (figures printed).
+#[test]
+fn two_hundred_junk_journals_neither_fail_nor_slow_inspect() {
+    let sc = Scratch::new();
+    let (journal, img, dir) = other_disks_journal(&sc);
     let empty = sc.path("empty");
     std::fs::create_dir(&empty).expect("mkdir");
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
@@ -446,14 +453,7 @@ fn forged_journal(journal: &[u8], edit: impl Fn(&mut serde_json::Value)) -> Vec<
 #[test]
 fn a_journal_with_absurd_numbers_does_not_break_inspect() {
     let sc = Scratch::new();
-    let (other, job) = moving_disk(&sc, "other.img");
-    let real = sc.path("real.move-journal");
-    assert!(afdisk::mover::engine::run_cut_at(&other, &real, &job, 6).expect("cut"));
-    let journal = std::fs::read(&real).expect("read journal");
-    let img = sc.image("mine.img", 16 * MIB);
-    run("sgdisk", &["-n", "1:2048:+4M", &s(&img)]);
-    let dir = sc.path("bk");
-    std::fs::create_dir(&dir).expect("mkdir");
+    let (journal, img, dir) = other_disks_journal(&sc);
     let forged = [
         forged_journal(&journal, |h| h["max_chunk"] = u64::MAX.into()),
         forged_journal(&journal, |h| h["max_chunk"] = 0.into()),
