@@ -100,6 +100,27 @@ fn move_plan(img: &Path, targets: &[(u32, u64, u64)]) -> Plan {
     p
 }
 
+/// The usual fixture of the resume tests: a 48 MiB image with a GPT by sgdisk, ext4 (mkfs.ext4 with `files`
+/// bytes of seeded files) in partition 1 at LBA 2049, and its move to LBA 4096: the image, its bytes before the
+/// move, and the move's job.
+fn gpt_2049_moving(
+    sc: &Scratch,
+    name: &str,
+    seed: u64,
+    files_bytes: u64,
+) -> (PathBuf, Vec<u8>, Job) {
+    let img = sc.image(name, 48 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+20M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 19 * 1024, &files(sc, seed, files_bytes));
+    let original = std::fs::read(&img).expect("read");
+    let p = move_plan(&img, &[(1, 4096, 20 * 2048)]);
+    let job = {
+        let o = device::open(&img, &Overrides::default()).expect("open");
+        mover::job_for(&p, &o.source()).expect("job")
+    };
+    (img, original, job)
+}
+
 fn stop_never() -> AtomicBool {
     AtomicBool::new(false)
 }
@@ -583,15 +604,7 @@ fn afdisk_env(args: &[&str], backup_dir: &Path) -> (i32, String, String) {
 #[test]
 fn afdisk_resume_finishes_an_interrupted_move() {
     let sc = Scratch::new();
-    let img = sc.image("r.img", 48 * MIB);
-    run("sgdisk", &["-a", "1", "-n", "1:2049:+20M", &s(&img)]);
-    mkfs_ext4(&img, 2049 * 512, 19 * 1024, &files(&sc, 4, 14 * MIB));
-    let original = std::fs::read(&img).expect("read");
-    let p = move_plan(&img, &[(1, 4096, 20 * 2048)]);
-    let job = {
-        let o = device::open(&img, &Overrides::default()).expect("open");
-        mover::job_for(&p, &o.source()).expect("job")
-    };
+    let (img, original, job) = gpt_2049_moving(&sc, "r.img", 4, 14 * MIB);
     let bdir = sc.dir.path().join("backups");
     std::fs::create_dir(&bdir).expect("mkdir");
     let jp = cut_to_file(&img, &job, 14 + job.hide.len() as u64, &bdir);
@@ -646,15 +659,7 @@ fn afdisk_resume_finishes_an_interrupted_move() {
 #[test]
 fn afdisk_resume_rollback_before_data_restores_the_old_table() {
     let sc = Scratch::new();
-    let img = sc.image("b.img", 48 * MIB);
-    run("sgdisk", &["-a", "1", "-n", "1:2049:+20M", &s(&img)]);
-    mkfs_ext4(&img, 2049 * 512, 19 * 1024, &files(&sc, 5, 4 * MIB));
-    let original = std::fs::read(&img).expect("read");
-    let p = move_plan(&img, &[(1, 4096, 20 * 2048)]);
-    let job = {
-        let o = device::open(&img, &Overrides::default()).expect("open");
-        mover::job_for(&p, &o.source()).expect("job")
-    };
+    let (img, original, job) = gpt_2049_moving(&sc, "b.img", 5, 4 * MIB);
     let bdir = sc.dir.path().join("backups");
     std::fs::create_dir(&bdir).expect("mkdir");
     // Journal header, first record, the masked signature sectors, the marking table's phases (GPT: 3 flushes)
@@ -681,15 +686,7 @@ fn afdisk_resume_rollback_before_data_restores_the_old_table() {
 #[test]
 fn inspect_reports_an_interrupted_move_the_table_does_not_show() {
     let sc = Scratch::new();
-    let img = sc.image("h.img", 48 * MIB);
-    run("sgdisk", &["-a", "1", "-n", "1:2049:+20M", &s(&img)]);
-    mkfs_ext4(&img, 2049 * 512, 19 * 1024, &files(&sc, 6, 4 * MIB));
-    let original = std::fs::read(&img).expect("read");
-    let p = move_plan(&img, &[(1, 4096, 20 * 2048)]);
-    let job = {
-        let o = device::open(&img, &Overrides::default()).expect("open");
-        mover::job_for(&p, &o.source()).expect("job")
-    };
+    let (img, original, job) = gpt_2049_moving(&sc, "h.img", 6, 4 * MIB);
     let total = {
         let c = sc.dir.path().join("count.img");
         std::fs::copy(&img, &c).expect("copy");
@@ -960,14 +957,7 @@ impl afdisk::mover::io::Io for Damaging<'_> {
 #[test]
 fn a_damaged_window_fails_verification_and_the_table_is_not_written() {
     let sc = Scratch::new();
-    let img = sc.image("d.img", 48 * MIB);
-    run("sgdisk", &["-a", "1", "-n", "1:2049:+20M", &s(&img)]);
-    mkfs_ext4(&img, 2049 * 512, 19 * 1024, &files(&sc, 8, 12 * MIB));
-    let p = move_plan(&img, &[(1, 4096, 20 * 2048)]);
-    let job = {
-        let o = device::open(&img, &Overrides::default()).expect("open");
-        mover::job_for(&p, &o.source()).expect("job")
-    };
+    let (img, _, job) = gpt_2049_moving(&sc, "d.img", 8, 12 * MIB);
     let sch = job.moves[0].schedule;
     let (_, (d0, _)) = sch.ranges(3);
     let f = std::fs::OpenOptions::new()
