@@ -666,14 +666,18 @@ fn afdisk_resume_rollback_before_data_restores_the_old_table() {
     // and the copy's first record: the rollback puts back the table and the signatures.
     let marks = job.mark.len() as u64 + job.hide.len() as u64;
     cut_to_file(&img, &job, 2 + marks + 1, &bdir);
-    let t = s(&img);
+    rolls_back_byte_for_byte(&img, "b.img", &original, &bdir);
+}
+
+/// `afdisk resume IMG --rollback` (confirmed with `name`) succeeds and gives the disk back as `original`.
+fn rolls_back_byte_for_byte(img: &Path, name: &str, original: &[u8], bdir: &Path) {
     let (code, out, err) = afdisk_env(
-        &["resume", &t, "--rollback", "--yes", "--confirm", "b.img"],
-        &bdir,
+        &["resume", &s(img), "--rollback", "--yes", "--confirm", name],
+        bdir,
     );
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        std::fs::read(&img).expect("read") == original,
+        std::fs::read(img).expect("read") == original,
         "old table back, nothing else changed"
     );
 }
@@ -736,15 +740,7 @@ fn inspect_reports_an_interrupted_move_the_table_does_not_show() {
     assert_eq!(v["pending_move"]["journal"], s(&jp), "{v}");
     assert_eq!(v["pending_move"]["stage"], "started");
     assert_eq!(v["pending_move"]["rollback_safe"], true);
-    let (code, out, err) = afdisk_env(
-        &["resume", &t, "--rollback", "--yes", "--confirm", "h.img"],
-        &bdir,
-    );
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(
-        std::fs::read(&img).expect("read") == original,
-        "rolled back byte for byte"
-    );
+    rolls_back_byte_for_byte(&img, "h.img", &original, &bdir);
     // 2. Everything but the journal's last record.
     let bdir = sc.dir.path().join("b2");
     std::fs::create_dir(&bdir).expect("mkdir");

@@ -282,19 +282,7 @@ pub fn restore(
 
 /// When `file` (bounded, regular) is an sfdisk script rather than a backup: the error that says so.
 fn sfdisk_script_instead(file: &Path) -> Option<Error> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_CLOEXEC)
-        .open(file)
-        .ok()?;
-    let md = f.metadata().ok()?;
-    if !md.is_file() || md.len() > 1 << 20 {
-        return None;
-    }
-    let mut text = String::new();
-    f.take(1 << 20).read_to_string(&mut text).ok()?;
+    let text = String::from_utf8(small_regular_file(file)?).ok()?;
     let name = file.to_string_lossy();
     let sc = afdisk::table::sfdisk::parse(&text, &name).ok()?;
     (sc.label.is_some() && !sc.entries.is_empty()).then(|| {
@@ -307,10 +295,15 @@ fn sfdisk_script_instead(file: &Path) -> Option<Error> {
 
 /// The bytes of `file` when it is a (bounded, regular) sgdisk backup; `None` sends it to afdisk's own reader.
 fn sgdisk_backup_bytes(file: &Path) -> Option<Vec<u8>> {
+    let bytes = small_regular_file(file)?;
+    afdisk::table::sgdisk_backup::looks_like(&bytes).then_some(bytes)
+}
+
+/// The bytes of `file` when it is a regular file of at most 1 MiB; `None` otherwise. One open, checked on the
+/// handle (a FIFO or a device is never read here; it goes to afdisk's backup reader, which refuses it).
+fn small_regular_file(file: &Path) -> Option<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
-    // One open, checked on the handle (a FIFO or a device is never read here; it goes to afdisk's reader,
-    // which refuses it).
     let f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_CLOEXEC)
@@ -322,7 +315,7 @@ fn sgdisk_backup_bytes(file: &Path) -> Option<Vec<u8>> {
     }
     let mut bytes = Vec::new();
     f.take(1 << 20).read_to_end(&mut bytes).ok()?;
-    afdisk::table::sgdisk_backup::looks_like(&bytes).then_some(bytes)
+    Some(bytes)
 }
 
 /// `restore` of an `sgdisk --backup` file: its table as a custom plan, applied as `apply` applies one.
