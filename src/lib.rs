@@ -23,6 +23,7 @@ pub mod device;
 pub mod drive;
 pub mod error;
 pub mod finding;
+pub mod hex;
 pub mod mover;
 pub mod plan;
 pub mod plot;

@@ -116,7 +116,7 @@ fn gpt_2049_moving(
     let p = move_plan(&img, &[(1, 4096, 20 * 2048)]);
     let job = {
         let o = device::open(&img, &Overrides::default()).expect("open");
-        mover::job_for(&p, &o.source()).expect("job")
+        afdisk::apply::moves::job_for(&p, &o.source()).expect("job")
     };
     (img, original, job)
 }
@@ -369,7 +369,7 @@ fn cut_points_with(
 ) -> (usize, usize) {
     let original = std::fs::read(fixture).expect("read fixture");
     let src_fixture = device::open(fixture, &Overrides::default()).expect("open");
-    let mut job = mover::job_for(plan, &src_fixture.source()).expect("job");
+    let mut job = afdisk::apply::moves::job_for(plan, &src_fixture.source()).expect("job");
     drop(src_fixture);
     edit(&mut job);
     let ss = job.sector_size;
@@ -818,7 +818,7 @@ fn xfs_and_ext4_on_a_4kn_loop_device() {
     let p = move_plan(dev, &[(1, 512, 321 * 256), (2, 82944, 64 * 256)]);
     let job = {
         let o = device::open(dev, &Overrides::default()).expect("open");
-        mover::job_for(&p, &o.source()).expect("job")
+        afdisk::apply::moves::job_for(&p, &o.source()).expect("job")
     };
     assert_eq!(job.moves.len(), 2);
     assert_eq!(job.moves[0].content.as_deref(), Some("xfs"));
@@ -885,7 +885,7 @@ fn sigkill_during_resume_on_a_loop_device() {
     let p = move_plan(dev, &[(1, 4096, 100 * 2048)]);
     let job = {
         let o = device::open(dev, &Overrides::default()).expect("open");
-        mover::job_for(&p, &o.source()).expect("job")
+        afdisk::apply::moves::job_for(&p, &o.source()).expect("job")
     };
     let bdir = sc.dir.path().join("backups");
     std::fs::create_dir(&bdir).expect("mkdir");
@@ -1007,7 +1007,7 @@ fn a_stop_request_ends_at_a_commit_point_and_resumes() {
     let p = move_plan(&img, &[(1, 4096, 100 * 2048)]);
     let job = {
         let o = device::open(&img, &Overrides::default()).expect("open");
-        mover::job_for(&p, &o.source()).expect("job")
+        afdisk::apply::moves::job_for(&p, &o.source()).expect("job")
     };
     let f = std::fs::OpenOptions::new()
         .read(true)
@@ -1132,7 +1132,7 @@ fn plan_and_apply_move_the_data_and_refuse_while_a_move_is_unfinished() {
     let p2 = move_plan(&img2, &[]);
     let job = {
         let o = device::open(&img2, &Overrides::default()).expect("open");
-        mover::job_for(&p2, &o.source()).expect("job")
+        afdisk::apply::moves::job_for(&p2, &o.source()).expect("job")
     };
     cut_to_file(&img2, &job, 12 + job.hide.len() as u64, &bdir);
     let pf2 = sc.dir.path().join("p2.json");
@@ -1212,7 +1212,7 @@ fn cut_at_every_write_shift_and_disjoint_modes() {
     let p = move_plan(&img, &[(1, 83968, 48 * 2048)]);
     {
         let o = device::open(&img, &Overrides::default()).expect("open");
-        let job = mover::job_for(&p, &o.source()).expect("job");
+        let job = afdisk::apply::moves::job_for(&p, &o.source()).expect("job");
         assert_eq!(job.moves[0].schedule.mode, mover::Mode::Shift);
     }
     let n = cut_points(&img, &p, None, None, false) + cut_points(&img, &p, None, None, true);
@@ -1223,7 +1223,7 @@ fn cut_at_every_write_shift_and_disjoint_modes() {
     let p = move_plan(&img, &[(1, 67584, 16 * 2048)]);
     {
         let o = device::open(&img, &Overrides::default()).expect("open");
-        let job = mover::job_for(&p, &o.source()).expect("job");
+        let job = afdisk::apply::moves::job_for(&p, &o.source()).expect("job");
         assert_eq!(job.moves[0].schedule.mode, mover::Mode::Disjoint);
     }
     let n = cut_points(&img, &p, None, None, false) + cut_points(&img, &p, None, None, true);
@@ -1646,7 +1646,7 @@ fn a_moved_ntfs_gets_its_new_start_in_both_boot_sectors() {
     let p = move_plan(&img, &[(1, 2048, 32768)]);
     let job = {
         let o = device::open(&img, &Overrides::default()).expect("open");
-        mover::job_for(&p, &o.source()).expect("job")
+        afdisk::apply::moves::job_for(&p, &o.source()).expect("job")
     };
     let len = job.moves[0].schedule.len;
     let backup = 32767 * 512;
@@ -1724,7 +1724,7 @@ fn sigterm_or_sighup_during_apply_stops_at_a_commit_point() {
         let p = move_plan(&img, &[]);
         let job = {
             let o = device::open(&img, &Overrides::default()).expect("open");
-            mover::job_for(&p, &o.source()).expect("job")
+            afdisk::apply::moves::job_for(&p, &o.source()).expect("job")
         };
         assert!(job.moves[0].schedule.count() >= 8, "a copy of many windows");
         let pf = sc.dir.path().join("p.json");

@@ -69,7 +69,7 @@ fn moving_disk(sc: &Scratch, name: &str) -> (std::path::PathBuf, afdisk::mover::
         },
     )
     .expect("plan");
-    let job = afdisk::mover::job_for(&plan, &opened.source()).expect("a move");
+    let job = afdisk::apply::moves::job_for(&plan, &opened.source()).expect("a move");
     (img, job)
 }
 

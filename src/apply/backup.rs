@@ -22,8 +22,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::device::identity::DiskIdentity;
 use crate::error::{Error, Result};
-use crate::plan::{from_hex, to_hex, PlanDevice};
+use crate::hex::{from_hex, to_hex};
 use crate::table::source::ByteSource;
 use crate::table::{self, Label};
 
@@ -71,7 +72,7 @@ pub struct Backup {
     pub created_unix: u64,
     /// Why it was taken: "before apply", "before restore", "afdisk backup".
     pub reason: String,
-    pub device: PlanDevice,
+    pub device: DiskIdentity,
     pub sector_size: u64,
     /// The table found when the backup was taken (label and partition count), for people.
     pub table: String,
@@ -136,7 +137,7 @@ pub fn table_sectors(src: &dyn ByteSource, ss: u64) -> BTreeSet<u64> {
         }
     }
     // Wherever the headers place the arrays (more than 128 entries, a backup array not right before the end).
-    if let Some((_, own)) = kind_sectors(src, ss) {
+    if let Some((_, own)) = table::occupied_sectors(src, ss) {
         set.extend(own);
     }
     set.retain(|l| *l < total);
@@ -146,7 +147,7 @@ pub fn table_sectors(src: &dyn ByteSource, ss: u64) -> BTreeSet<u64> {
 /// Reads `lbas` from `src` into a backup.
 pub fn capture(
     src: &dyn ByteSource,
-    device: &PlanDevice,
+    device: &DiskIdentity,
     lbas: &BTreeSet<u64>,
     reason: &str,
 ) -> Result<Backup> {
@@ -239,68 +240,6 @@ impl ByteSource for SectorMap {
         }
         Ok(())
     }
-}
-
-/// The sectors of the table `src` holds, of its own kind only, where that table places them: dos — LBA 0 and
-/// every EBR (the extended partition's start included); GPT — LBA 0, the primary header at 1 and its array, and
-/// the backup header and its array where the headers say. `None` when `src` holds no table.
-pub fn kind_sectors(src: &dyn ByteSource, ss: u64) -> Option<(Label, BTreeSet<u64>)> {
-    let total = src.len() / ss;
-    let scan = table::scan(src, ss);
-    let t = scan.table.as_ref()?;
-    let mut set = BTreeSet::new();
-    set.insert(0);
-    match t.label {
-        Label::Dos => {
-            for p in &scan.partitions {
-                if let Some(e) = p.ebr_lba {
-                    set.insert(e);
-                }
-                if p.kind == table::PartKind::Extended {
-                    set.insert(p.start);
-                }
-            }
-        }
-        Label::Gpt => {
-            // Header fields come from the disk: a CRC-valid header may still point anywhere, so every LBA is
-            // checked against the disk before it is read or collected.
-            let header = |lba: u64| {
-                if lba >= total {
-                    return None;
-                }
-                src.read_vec(lba * ss, ss as usize)
-                    .ok()
-                    .and_then(|s| table::gpt::parse_header(&s, lba).ok())
-            };
-            let array = |h: &table::gpt::RawHeader, set: &mut BTreeSet<u64>| {
-                // libfdisk refuses arrays over 4 MiB: no valid table has more array sectors than that.
-                let n = (u64::from(h.num_entries).saturating_mul(u64::from(h.entry_size)))
-                    .div_ceil(ss)
-                    .min((4 << 20) / ss);
-                let start = h.entries_lba.min(total);
-                set.extend(start..h.entries_lba.saturating_add(n).min(total));
-            };
-            let primary = header(1);
-            let alt = primary
-                .as_ref()
-                .map(|h| h.alt_lba)
-                .unwrap_or(total.saturating_sub(1));
-            if let Some(h) = &primary {
-                set.insert(1);
-                array(h, &mut set);
-            }
-            if let Some(h) = header(alt) {
-                set.insert(alt);
-                array(&h, &mut set);
-                if primary.is_none() {
-                    // The primary's place, named by the backup: restoring writes it back too.
-                    set.insert(h.alt_lba);
-                }
-            }
-        }
-    }
-    set.retain(|l| *l < total);
-    Some((t.label, set))
 }
 
 /// The backup directory: `$AFDISK_BACKUP_DIR`, else /var/lib/afdisk/backups.
@@ -660,7 +599,7 @@ mod tests {
             tool: "t".into(),
             created_unix: 7,
             reason: "before apply".into(),
-            device: PlanDevice {
+            device: DiskIdentity {
                 path: "/tmp/x.img".into(),
                 name: "x.img".into(),
                 kind: crate::device::TargetKind::Image,

@@ -12,7 +12,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::device::{sysfs, Opened, TargetKind};
-use crate::plan::Layout;
+use crate::table::Layout;
 use crate::table::{PartKind, Partition};
 
 /// A partition as the kernel shows it.

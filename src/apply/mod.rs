@@ -18,6 +18,7 @@
 
 pub mod backup;
 pub mod kernel;
+pub mod moves;
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::FileExt;
@@ -26,10 +27,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::device::access::{self, Confirmation};
+use crate::device::identity::DiskIdentity;
 use crate::device::{ioctl, Opened, TargetKind};
 use crate::error::{Error, Result};
 use crate::plan::encode::{self, table_problems, verify_overlay, Overlay};
-use crate::plan::{ranges, Layout, Plan, PlanDevice, SCHEMA};
+use crate::plan::{ranges, Layout, Plan, SCHEMA};
 use crate::table;
 use crate::table::source::{ByteSource, FileSource};
 pub use backup::{Backup, BackupKind};
@@ -116,8 +118,8 @@ fn current_layout(src: &dyn ByteSource, ss: u64) -> Option<Layout> {
 /// devices) or serial/WWN (drives), size and sector size. A backup is also checked against the table the disk
 /// carries now: its GPT disk GUID / MBR signature must be one the backup recorded (or there is no table). A
 /// plan's table is checked more strictly later (it must equal the plan's old table).
-fn same_device(want: &PlanDevice, opened: &Opened, what: &str) -> Result<()> {
-    let now = PlanDevice::from_info(&opened.info);
+fn same_device(want: &DiskIdentity, opened: &Opened, what: &str) -> Result<()> {
+    let now = DiskIdentity::from_info(&opened.info);
     let mut why = want.mismatch(&now, what);
     // A backup's table identity is checked only where the device itself has no identity (a drive that reports
     // neither serial nor WWN): on a device proven to be the same, a restore over another table is what a
@@ -521,8 +523,8 @@ pub fn apply_with(
     // Backup first: every sector written (and the table sectors), with what will be written.
     let mut lbas: BTreeSet<u64> = backup::table_sectors(&src, ss);
     lbas.extend(sectors.iter().map(|s| s.0));
-    let reason = if crate::mover::moves_data(plan) {
-        crate::mover::BACKUP_REASON
+    let reason = if moves::moves_data(plan) {
+        moves::BACKUP_REASON
     } else {
         "before apply"
     };
@@ -532,8 +534,9 @@ pub fn apply_with(
     let cmd = restore_command(&opened.info.path, &backup_file);
     // A plan that moves data: the mover marks, copies, verifies and writes the new table (its errors say how
     // to resume; restoring the old table would not move the data back).
-    let moved = if crate::mover::moves_data(plan) {
-        let m = crate::mover::start(opened, &file, plan, backup_dir, ctl)?;
+    let moved = if moves::moves_data(plan) {
+        let job = moves::job_for(plan, &src)?;
+        let m = crate::mover::start(opened, &file, job, backup_dir, ctl)?;
         if m.status != "finished" {
             let now = current_layout(&src, ss);
             return Ok(WriteOutcome {
@@ -615,7 +618,7 @@ pub fn backup_to(opened: &Opened, out: &Path) -> Result<Backup> {
     let lbas = backup::table_sectors(&src, ss);
     let b = backup::capture(
         &src,
-        &PlanDevice::from_info(&opened.info),
+        &DiskIdentity::from_info(&opened.info),
         &lbas,
         "afdisk backup",
     )?;
@@ -641,7 +644,7 @@ pub struct RestorePreview {
 
 /// Checks `b` against `opened` (sector size, identity, size) before anything is opened for writing.
 fn check_backup_fits(opened: &Opened, b: &Backup) -> Result<()> {
-    crate::mover::refuse_undo_of_move(b)?;
+    moves::refuse_undo_of_move(b)?;
     if b.sector_size != opened.info.logical_sector_size {
         return Err(Error::refused(
             format!(
@@ -678,7 +681,7 @@ fn plan_restore(src: &dyn ByteSource, b: &Backup, file: &Path) -> Result<Restore
             .map_err(|e| Error::from_io("read", file, &e))
     };
     // Table space of the table on disk now (nothing, when it holds none).
-    let now_space = backup::kind_sectors(src, ss)
+    let now_space = table::occupied_sectors(src, ss)
         .map(|(_, s)| s)
         .unwrap_or_default();
     let (mut writes, label) = match b.kind {
@@ -725,7 +728,7 @@ fn plan_restore(src: &dyn ByteSource, b: &Backup, file: &Path) -> Result<Restore
                 len: src.len(),
                 map: saved.clone(),
             };
-            let Some((label, lbas)) = backup::kind_sectors(&img, ss) else {
+            let Some((label, lbas)) = table::occupied_sectors(&img, ss) else {
                 return Err(Error::refused(
                     "the backup holds no partition table that afdisk can read; nothing was written",
                     "use a backup of a disk that had a table",

@@ -186,7 +186,7 @@ pub fn apply(
             let _ = std::io::stderr().write_all(text.as_bytes());
         }
         // A plan that moves data names the filesystems it moves; Ctrl-C stops it at a commit point.
-        let what = afdisk::mover::confirmation_what(&p);
+        let what = afdisk::apply::moves::confirmation_what(&p);
         let conf = confirmation_destroying(
             c,
             &opened.info,

@@ -11,7 +11,10 @@ use std::path::Path;
 
 use super::{usage, DeviceInfo, Opened, TargetKind, Use};
 use crate::error::{lit, Error, ErrorKind, Result};
-use crate::plan::Loss;
+use serde::{Deserialize, Serialize};
+
+use crate::signature::FsInfo;
+use crate::units::human;
 
 /// How the user confirmed a destructive operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -458,6 +461,36 @@ fn open_exclusive_unlocked(opened: &Opened, extra_flags: i32) -> Result<File> {
             ))
         }
         Err(e) => Err(Error::from_io("open for writing", path, &e)),
+    }
+}
+
+/// Data a plan destroys: what a partition of the old table holds when the new table drops it, moves it or
+/// shrinks it (`--discard-data`, `--replace`), or what the whole disk holds when a fresh table is written over it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Loss {
+    /// The partition's number in the old table; `null` for a filesystem on the whole disk.
+    pub partition: Option<u32>,
+    pub size_bytes: u64,
+    pub filesystem: FsInfo,
+}
+
+impl std::fmt::Display for Loss {
+    /// `partition 1 (64 MiB): ext4 "data" UUID …, 3 MiB used`
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.partition {
+            Some(n) => write!(
+                f,
+                "partition {n} ({}): {}",
+                human(self.size_bytes),
+                self.filesystem
+            ),
+            None => write!(
+                f,
+                "the whole disk ({}): {}",
+                human(self.size_bytes),
+                self.filesystem
+            ),
+        }
     }
 }
 

@@ -7,6 +7,7 @@
 //! a [`FileId`] (canonical path, device and inode numbers, offset). A base name is never an identity.
 
 pub mod access;
+pub mod identity;
 pub mod ioctl;
 pub mod list;
 pub mod sysfs;

@@ -19,51 +19,11 @@ use serde::Serialize;
 use super::io::{AlignedBuf, Io};
 use super::journal::{Journal, Record, Sector, Stage};
 use super::schedule::{checksum, Mode, Schedule};
+use super::trace;
 use crate::error::{Error, Result};
 
 /// Bytes read ahead per batch (Shift and Disjoint modes).
 pub const BATCH_BYTES: u64 = 32 << 20;
-
-/// A timing trace of the copy (set `AFDISK_MOVE_TRACE=1`: `apply`/`resume` print it on stderr): the time spent
-/// in each kind of I/O, summed over the threads that do it (so the sum exceeds the wall time when they overlap).
-pub mod trace {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::time::Instant;
-
-    pub const READ: usize = 0;
-    pub const WRITE: usize = 1;
-    pub const FLUSH: usize = 2;
-    pub const JOURNAL: usize = 3;
-    pub const VERIFY: usize = 4;
-    pub const NAMES: [&str; 5] = [
-        "read",
-        "write",
-        "device flush",
-        "journal commit",
-        "verify read-back",
-    ];
-    static NANOS: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
-
-    pub fn add(kind: usize, since: Instant) {
-        if let Some(a) = NANOS.get(kind) {
-            a.fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        }
-    }
-    pub fn reset() {
-        for a in &NANOS {
-            a.store(0, Ordering::Relaxed);
-        }
-    }
-    /// "read 1.23 s, write …" for the trace line.
-    pub fn text() -> String {
-        NAMES
-            .iter()
-            .zip(&NANOS)
-            .map(|(n, a)| format!("{n} {:.2} s", a.load(Ordering::Relaxed) as f64 / 1e9))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
 
 fn write_dev(dev: &dyn Io, off: u64, b: &[u8]) -> Result<()> {
     let t0 = Instant::now();
@@ -179,7 +139,7 @@ pub fn write_sectors(dev: &dyn Io, ss: u64, sectors: &[Sector]) -> Result<()> {
         let phase = sectors[i].phase;
         while i < sectors.len() && sectors[i].phase == phase {
             let s = &sectors[i];
-            let b = crate::plan::from_hex(&s.data)
+            let b = crate::hex::from_hex(&s.data)
                 .filter(|b| b.len() as u64 == ss)
                 .ok_or_else(|| {
                     Error::refused(

@@ -18,8 +18,9 @@ use serde::{Deserialize, Serialize};
 
 use super::io::Io;
 use super::schedule::{checksum, Schedule};
+use crate::device::identity::DiskIdentity;
 use crate::error::{Error, Result};
-use crate::plan::{Layout, PlanDevice};
+use crate::table::Layout;
 
 pub const MAGIC: &[u8; 8] = b"AFDMOVJ1";
 const REC_MAGIC: &[u8; 8] = b"AFDMOVR1";
@@ -56,7 +57,7 @@ pub struct Job {
     /// Random id of this move.
     pub id: String,
     pub plan_seal: String,
-    pub device: PlanDevice,
+    pub device: DiskIdentity,
     pub sector_size: u64,
     pub max_chunk: u64,
     pub moves: Vec<MoveSpec>,
@@ -323,7 +324,7 @@ impl<'a> Journal<'a> {
             .map_err(|e| io_err("writing", &e))?;
         self.io.flush().map_err(|e| io_err("flushing", &e))?;
         self.commits += 1;
-        super::engine::trace::add(super::engine::trace::JOURNAL, t0);
+        super::trace::add(super::trace::JOURNAL, t0);
         Ok(())
     }
 

@@ -30,6 +30,7 @@ pub mod hide;
 pub mod io;
 pub mod journal;
 pub mod schedule;
+pub mod trace;
 
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -37,13 +38,12 @@ use std::sync::atomic::AtomicBool;
 
 use serde::Serialize;
 
+use crate::device::identity::DiskIdentity;
 use crate::device::{access, Opened, TargetKind};
 use crate::error::{Error, Result};
-use crate::plan::encode::{self, Overlay};
-use crate::plan::{Action, Layout, Plan, PlanDevice, PlanKind};
+use crate::table;
 use crate::table::source::ByteSource;
-use crate::table::types::{gpt_type_name, mbr_type_name};
-use crate::table::{self, Label};
+use crate::table::Layout;
 use crate::units::human;
 pub use engine::{Control, Ended, Phase, Progress};
 pub use journal::{Job, Journal, MoveSpec, Record, Sector, Stage};
@@ -62,171 +62,6 @@ pub const JOURNAL_SUFFIX: &str = ".move-journal";
 pub fn is_moving_type(type_code: &str) -> bool {
     type_code.eq_ignore_ascii_case(MOVING_GPT_TYPE)
         || type_code.eq_ignore_ascii_case(&format!("{MOVING_MBR_TYPE:#04x}"))
-}
-
-fn sectors_of(w: &[crate::plan::SectorWrite]) -> Vec<Sector> {
-    w.iter()
-        .map(|s| Sector {
-            lba: s.lba,
-            phase: s.phase,
-            data: s.data.clone(),
-        })
-        .collect()
-}
-
-/// The journal header for `plan` over the disk as it is now (`src`): the moves with their footprints and
-/// schedules, the marking table, what it replaces, and the new table encoded over the marked one.
-pub fn job_for(plan: &Plan, src: &dyn ByteSource) -> Result<Job> {
-    let ss = plan.device.logical_sector_size;
-    let old = plan.old.clone().ok_or_else(|| {
-        Error::usage(
-            "a data move needs the plan's old table",
-            "make a --realign plan",
-        )
-    })?;
-    let mut moves = Vec::new();
-    let mut marked = old.clone();
-    for c in plan
-        .changes
-        .iter()
-        .filter(|c| c.data_move.is_some() && c.action == Action::Move)
-    {
-        let (Some(os), Some(on), Some(ns), Some(nn)) =
-            (c.old_start, c.old_size, c.new_start, c.new_size)
-        else {
-            continue;
-        };
-        let (fp, _) = fssize::footprint(src, os * ss, on * ss);
-        let len = fp.div_ceil(ss) * ss;
-        if len > nn * ss {
-            return Err(Error::refused(
-                format!(
-                    "partition {}'s filesystem uses {} but its new place holds only {}: it cannot be moved there; nothing was written",
-                    c.number,
-                    human(len),
-                    human(nn * ss)
-                ),
-                "shrink the filesystem first (resize2fs), or free space after the partition, then plan again",
-            ));
-        }
-        moves.push(MoveSpec {
-            number: c.number,
-            content: c.content.clone(),
-            old_bytes: on * ss,
-            schedule: Schedule::new(os * ss, ns * ss, len, ss, MAX_CHUNK),
-        });
-        if let Some(p) = marked.partitions.iter_mut().find(|p| p.number == c.number) {
-            match old.table.label {
-                Label::Gpt => {
-                    p.type_code = MOVING_GPT_TYPE.into();
-                    p.type_name = gpt_type_name(MOVING_GPT_TYPE).into();
-                }
-                Label::Dos => {
-                    p.type_code = format!("{MOVING_MBR_TYPE:#04x}");
-                    p.type_name = mbr_type_name(MOVING_MBR_TYPE).into();
-                }
-            }
-        }
-    }
-    if moves.is_empty() {
-        return Err(Error::usage(
-            "the plan moves no data",
-            "apply it as a table edit",
-        ));
-    }
-    // Moves run in start order: each lands where no other partition is (the plan placed them so).
-    moves.sort_by_key(|m| m.schedule.src);
-    let mark = encode::encode(src, ss, Some(&old), &marked, PlanKind::Realign)?;
-    let mut ov = Overlay::new(src, ss);
-    let mut unmark = Vec::new();
-    for w in &mark {
-        let b = crate::plan::from_hex(&w.data).unwrap_or_default();
-        let before = src.read_vec(w.lba * ss, ss as usize).map_err(|e| {
-            Error::io(
-                format!("cannot read sector {}: {e}", w.lba),
-                "check the disk (dmesg)",
-            )
-        })?;
-        unmark.push(Sector {
-            lba: w.lba,
-            phase: u32::MAX - w.phase,
-            data: crate::plan::to_hex(&before),
-        });
-        ov.put(w.lba, b);
-    }
-    unmark.sort_by_key(|s| (s.phase, s.lba));
-    let (mut hide_s, mut unhide, mut reveal) = (Vec::new(), Vec::new(), Vec::new());
-    for m in &moves {
-        let s = m.schedule;
-        let masked =
-            hide::masked_sectors(s.len, ss, |o, b| src.read_at(s.src + o, b)).map_err(|e| {
-                Error::io(
-                    format!("cannot read the start of partition {}: {e}", m.number),
-                    "check the disk (dmesg)",
-                )
-            })?;
-        // NTFS's boot sectors record the partition's start (hidden sectors): at the destination they get the
-        // new one, written with the revealed signatures as the move's last step.
-        let head = src
-            .read_vec(s.src, 512.min(s.len as usize))
-            .unwrap_or_default();
-        let boots = fssize::ntfs_boot_offsets(&head, s.len, |o, b| src.read_at(s.src + o, b));
-        let relocated = |off: u64, data: &[u8]| {
-            let mut d = data.to_vec();
-            for &b in boots.iter().filter(|&&b| b / ss * ss == off) {
-                fssize::set_ntfs_hidden_sectors(&mut d, (b - off) as usize, s.dst);
-            }
-            d
-        };
-        for h in &masked {
-            let sector = |at: u64, d: &[u8]| Sector {
-                lba: (at + h.offset) / ss,
-                phase: 0,
-                data: crate::plan::to_hex(d),
-            };
-            hide_s.push(sector(s.src, &h.masked));
-            unhide.push(sector(s.src, &h.original));
-            reveal.push(sector(s.dst, &relocated(h.offset, &h.original)));
-        }
-        for off in boots.iter().map(|b| b / ss * ss) {
-            if masked.iter().any(|h| h.offset == off) || off + ss > s.len {
-                continue;
-            }
-            let was = src.read_vec(s.src + off, ss as usize).map_err(|e| {
-                Error::io(
-                    format!(
-                        "cannot read partition {}'s backup boot sector: {e}",
-                        m.number
-                    ),
-                    "check the disk (dmesg)",
-                )
-            })?;
-            reveal.push(Sector {
-                lba: (s.dst + off) / ss,
-                phase: 0,
-                data: crate::plan::to_hex(&relocated(off, &was)),
-            });
-        }
-    }
-    let finish = encode::encode(&ov, ss, Some(&marked), &plan.new, plan.kind)?;
-    Ok(Job {
-        version: 1,
-        id: uuid::Uuid::new_v4().simple().to_string(),
-        plan_seal: plan.seal.clone(),
-        device: plan.device.clone(),
-        sector_size: ss,
-        max_chunk: MAX_CHUNK,
-        moves,
-        mark: sectors_of(&mark),
-        unmark,
-        finish: sectors_of(&finish),
-        hide: hide_s,
-        unhide,
-        reveal,
-        old,
-        marked,
-        new: plan.new.clone(),
-    })
 }
 
 /// One finished move, for the outcome.
@@ -364,7 +199,7 @@ pub fn pending_journals(dir: &Path, opened: &Opened) -> Vec<(PathBuf, Stage)> {
 
 /// Unfinished journals in `dir` made for `opened`, with their newest record.
 fn pending_records(dir: &Path, opened: &Opened) -> Vec<(PathBuf, Record)> {
-    let now = PlanDevice::from_info(&opened.info);
+    let now = DiskIdentity::from_info(&opened.info);
     let mut out = Vec::new();
     let Ok(rd) = std::fs::read_dir(dir) else {
         return out;
@@ -485,14 +320,14 @@ fn drive(
     let (mut j, _) = Journal::open(jio)?;
     let dev = direct_io(file, opened.info.size_bytes)?;
     let trace = std::env::var_os("AFDISK_MOVE_TRACE").is_some_and(|v| v == "1");
-    engine::trace::reset();
+    trace::reset();
     let r = engine::run(&dev, &mut j, rec, ctl);
     clear_direct(file);
     if trace {
         eprintln!(
             "afdisk move trace: {:.2} s until the new table; {}",
             t0.elapsed().as_secs_f64(),
-            engine::trace::text()
+            trace::text()
         );
     }
     let ended = r.map_err(|mut e| {
@@ -548,21 +383,16 @@ fn drive(
     Ok(outcome(opened, jpath, &j.job, ended, secs, checks))
 }
 
-/// Moves the data of `plan` on `file` (opened exclusively and locked by the apply, which has checked the
-/// plan, the confirmation and made the backup): creates the journal in `journal_dir` and runs the move.
+/// Runs the move `job` on `file` (opened exclusively and locked by the apply, which has checked the plan, the
+/// confirmation, made the backup and built `job` from the plan): creates the journal in `journal_dir` and runs it.
 pub fn start(
     opened: &Opened,
     file: &std::fs::File,
-    plan: &Plan,
+    job: Job,
     journal_dir: &Path,
     ctl: &mut Control,
 ) -> Result<MoveOutcome> {
     check_journal_place(journal_dir, opened)?;
-    let src = table::source::FileSource {
-        file,
-        size: opened.info.size_bytes,
-    };
-    let job = job_for(plan, &src)?;
     let jpath = journal_path(journal_dir, &opened.info.name, &job.id);
     let jf = std::fs::OpenOptions::new()
         .read(true)
@@ -621,7 +451,7 @@ pub fn resume(
         size: u64::MAX,
     };
     let (j, rec) = Journal::open(&jio)?;
-    let now = PlanDevice::from_info(&opened.info);
+    let now = DiskIdentity::from_info(&opened.info);
     if let Some(why) = j.job.device.mismatch(&now, "journal") {
         return Err(Error::refused(
             format!(
@@ -776,31 +606,6 @@ pub fn journal_finding(p: &PendingMove) -> crate::finding::Finding {
     )
 }
 
-/// What the confirmation of a plan with data moves names: "move the data of partition 1 (ext4, 20 MiB) and
-/// write the partition table"; `None` when the plan moves no data.
-pub fn confirmation_what(plan: &Plan) -> Option<String> {
-    let ss = plan.device.logical_sector_size;
-    let parts: Vec<String> = plan
-        .changes
-        .iter()
-        .filter(|c| c.action == Action::Move && c.data_move.is_some())
-        .map(|c| {
-            format!(
-                "partition {} ({}, {})",
-                c.number,
-                c.content.as_deref().unwrap_or("data"),
-                human(c.old_size.unwrap_or(0) * ss)
-            )
-        })
-        .collect();
-    (!parts.is_empty()).then(|| {
-        format!(
-            "move the data of {} and write the partition table",
-            parts.join(", ")
-        )
-    })
-}
-
 /// The footprint of each partition that holds something (`contents`), for planning: bytes its filesystem uses.
 pub fn footprints(
     src: &dyn ByteSource,
@@ -869,60 +674,6 @@ pub fn estimate_seconds(sch: &Schedule, rate: f64, flush: f64) -> f64 {
     passes * sch.len as f64 / rate.max(1.0) + barriers * flush
 }
 
-/// Fills the time estimate of every data move in `changes` from one short probe of the device (`file`), and
-/// returns the plan's note about the moves (none when nothing moves).
-pub fn estimate_moves(
-    file: &std::fs::File,
-    ss: u64,
-    changes: &mut [crate::plan::Change],
-) -> Vec<String> {
-    let moving: Vec<usize> = changes
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.action == Action::Move && c.data_move.is_some())
-        .map(|(i, _)| i)
-        .collect();
-    let Some(&first) = moving.first() else {
-        return Vec::new();
-    };
-    let from = changes[first]
-        .data_move
-        .as_ref()
-        .map_or(0, |d| d.from_offset_bytes);
-    let probe = probe(file, from, 16 << 20);
-    let mut total = 0.0;
-    for &i in &moving {
-        let c = &mut changes[i];
-        let Some(d) = c.data_move.as_mut() else {
-            continue;
-        };
-        let sch = Schedule::new(
-            d.from_offset_bytes,
-            d.to_offset_bytes,
-            d.copy_bytes.div_ceil(ss) * ss,
-            ss,
-            MAX_CHUNK,
-        );
-        if let Some((rate, flush)) = probe {
-            let secs = estimate_seconds(&sch, rate, flush);
-            d.estimate_ms = Some((secs * 1000.0) as u64);
-            total += secs;
-            c.reason.push_str(&format!("; about {secs:.0} s"));
-        }
-    }
-    vec![format!(
-        "{} partition(s) hold data that apply moves{}: it marks them as moving, copies (journal next to the \
-         backups; a stop or power cut resumes with `afdisk resume`), verifies the copy, then writes the new table",
-        moving.len(),
-        if probe.is_some() { format!(" (about {total:.0} s, from a short read probe)") } else { String::new() }
-    )]
-}
-
-/// Whether applying `plan` moves data.
-pub fn moves_data(plan: &Plan) -> bool {
-    !crate::plan::data_moves(&plan.changes).is_empty()
-}
-
 /// Refuses any write to a disk with an unfinished move: a journal for it in `journal_dir`, or a table entry
 /// that carries the moving mark.
 pub fn refuse_if_unfinished(opened: &Opened, journal_dir: &Path) -> Result<()> {
@@ -967,21 +718,4 @@ pub fn refuse_if_unfinished(opened: &Opened, journal_dir: &Path) -> Result<()> {
             }
         ),
     ))
-}
-
-/// The reason an apply that moves data gives its backup.
-pub const BACKUP_REASON: &str = "before apply with data moves";
-
-/// Refuses to undo an apply that moved data: its backup holds the old table, which points at where the data
-/// no longer is; writing it back would leave the filesystems unreadable (their bytes are at the new starts).
-pub fn refuse_undo_of_move(b: &crate::apply::Backup) -> Result<()> {
-    if b.kind == crate::apply::BackupKind::Undo && b.reason == BACKUP_REASON {
-        return Err(Error::refused(
-            "this backup was taken before an apply that moved partition data: its old table points where the \
-             data no longer is, so restoring it would make those filesystems unreadable; nothing was written",
-            "the moved partitions are complete at their new starts; to change the layout again, make a new plan \
-             (`afdisk plan TARGET --realign`)",
-        ));
-    }
-    Ok(())
 }

@@ -38,10 +38,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::encode::{self, Overlay};
 use super::{
-    data_moves, grain, losses, seen_sectors, Action, Change, DataMove, Layout, Plan, PlanDevice,
-    PlanKind, SCHEMA,
+    data_moves, grain, losses, seen_sectors, Action, Change, DataMove, Layout, Plan, PlanKind,
+    SCHEMA,
 };
 use crate::alignment::{align_down, align_up, misalignment};
+use crate::device::identity::DiskIdentity;
 use crate::device::Opened;
 use crate::error::{lit, Error, ErrorKind, Result};
 use crate::finding::Severity;
@@ -826,7 +827,11 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
     )?;
     let mut notes = vec![format!("layout from {}", req.origin)];
     notes.extend(prep.notes);
-    notes.extend(crate::mover::estimate_moves(&opened.file, ss, &mut changes));
+    notes.extend(crate::plan::estimate::estimate_moves(
+        &opened.file,
+        ss,
+        &mut changes,
+    ));
     let writes = encode::encode(&src, ss, old.as_ref(), &new, PlanKind::Custom)?;
     let destroys = losses(&src, old.as_ref(), &new, false, &data_moves(&changes));
     if !req.replace {
@@ -877,7 +882,7 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
                 .into(),
         );
     }
-    let mut device = PlanDevice::from_info(info);
+    let mut device = DiskIdentity::from_info(info);
     device.add_table(old.as_ref().map(|l| &l.table));
     device.add_table(Some(&new.table));
     if writes.is_empty() {

@@ -24,8 +24,9 @@
 use std::collections::BTreeMap;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
-use super::{to_hex, Layout, PlanKind, SectorWrite};
+use super::{Layout, PlanKind, SectorWrite};
 use crate::error::{lit, Error, ErrorKind, Result};
+use crate::hex::to_hex;
 use crate::table::source::ByteSource;
 use crate::table::{self, Label, PartKind, Partition};
 

@@ -10,6 +10,7 @@ pub mod chain;
 pub mod custom;
 pub mod edit;
 pub mod encode;
+pub mod estimate;
 pub mod grain;
 pub mod layout;
 pub mod preset;
@@ -22,11 +23,14 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::device::{DeviceInfo, FileId, Opened, TargetKind};
+pub use crate::device::access::Loss;
+use crate::device::identity::DiskIdentity;
+use crate::device::Opened;
 use crate::error::{lit, Error, ErrorKind, Result};
 use crate::finding::Severity;
-use crate::signature::FsInfo;
+pub use crate::hex::{from_hex, to_hex};
 use crate::table::source::ByteSource;
+pub use crate::table::Layout;
 use crate::table::{self, Label, Partition, Table};
 use crate::units::{human, plural};
 pub use grain::Grain;
@@ -36,200 +40,6 @@ pub const SCHEMA: u32 = 3;
 
 /// Largest plan file read (a plan holds at most a few thousand sectors in hex).
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
-
-/// The device a plan (or backup) was made for: enough identity to refuse it on another disk. A drive is known
-/// by its serial/WWN; an image file or loop device by the file behind it (canonical path, device and inode);
-/// every disk also by the table identities it carried (GPT disk GUID, MBR disk signature).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct PlanDevice {
-    pub path: String,
-    pub name: String,
-    pub kind: TargetKind,
-    pub model: Option<String>,
-    pub serial: Option<String>,
-    pub wwn: Option<String>,
-    /// Image: the file itself; loop device: its backing file; `null` for drives.
-    #[serde(default)]
-    pub file: Option<FileId>,
-    /// The table identities (GPT disk GUID, MBR disk signature) the disk carried when this was made, and the
-    /// one a plan writes. `null` in files written by an afdisk that did not record identities.
-    #[serde(default)]
-    pub table_ids: Option<Vec<String>>,
-    pub size_bytes: u64,
-    pub logical_sector_size: u64,
-    pub physical_sector_size: u64,
-    pub alignment_offset: u64,
-}
-
-fn kind_words(k: TargetKind, transport: Option<&str>) -> &'static str {
-    match (k, transport) {
-        (TargetKind::Image, _) => "an image file",
-        (TargetKind::Block, Some("loop")) => "a loop device",
-        (TargetKind::Block, _) => "a block device",
-    }
-}
-
-impl PlanDevice {
-    pub fn from_info(i: &DeviceInfo) -> Self {
-        PlanDevice {
-            path: i.path.to_string_lossy().into_owned(),
-            name: i.name.clone(),
-            kind: i.kind,
-            model: i.model.clone(),
-            serial: i.serial.clone(),
-            wwn: i.wwn.clone(),
-            file: i.file_id.clone(),
-            table_ids: Some(Vec::new()),
-            size_bytes: i.size_bytes,
-            logical_sector_size: i.logical_sector_size,
-            physical_sector_size: i.physical_sector_size,
-            alignment_offset: i.alignment_offset,
-        }
-    }
-
-    /// Records a table identity this disk carries (or will carry after the plan).
-    pub fn add_table(&mut self, t: Option<&Table>) {
-        if let Some(t) = t {
-            let ids = self.table_ids.get_or_insert_with(Vec::new);
-            if !t.id.is_empty() && !ids.contains(&t.id) {
-                ids.push(t.id.clone());
-            }
-        }
-    }
-
-    /// Why `other` (the device now) is not the device this plan or backup (`what`) was made for, if it is not;
-    /// each reason in plain words, "… in the plan, … here".
-    pub fn mismatch(&self, other: &PlanDevice, what: &str) -> Option<String> {
-        let mut why = Vec::new();
-        if self.table_ids.is_none() {
-            why.push(format!(
-                "the {what} was made by an older afdisk that did not record which file or disk it is for"
-            ));
-        }
-        let loop_of = |d: &PlanDevice| {
-            (d.kind == TargetKind::Block && d.name.starts_with("loop")).then_some("loop")
-        };
-        if self.kind != other.kind || loop_of(self) != loop_of(other) {
-            why.push(format!(
-                "the {what} is for {}, this is {}",
-                kind_words(self.kind, loop_of(self)),
-                kind_words(other.kind, loop_of(other))
-            ));
-        }
-        for (word, a, b) in [
-            ("serial number", &self.serial, &other.serial),
-            ("WWN", &self.wwn, &other.wwn),
-            ("model", &self.model, &other.model),
-        ] {
-            if a != b {
-                why.push(format!(
-                    "{word} {} in the {what}, {} here",
-                    a.as_deref().unwrap_or("none"),
-                    b.as_deref().unwrap_or("none")
-                ));
-            }
-        }
-        // Drives without a serial, and loop devices, are also known by their kernel name.
-        if self.serial.is_none() && self.wwn.is_none() && self.name != other.name {
-            why.push(format!(
-                "name {} in the {what}, {} here",
-                self.name, other.name
-            ));
-        }
-        let file_word = if self.kind == TargetKind::Image {
-            "image file"
-        } else {
-            "backing file"
-        };
-        match (&self.file, &other.file) {
-            (Some(a), Some(b)) => {
-                if a.path != b.path {
-                    let same = (a.dev, a.ino) == (b.dev, b.ino);
-                    why.push(format!(
-                        "{file_word} {} in the {what}, {} here{}",
-                        a.path,
-                        b.path,
-                        if same {
-                            " (the same file under another name: use the path the plan names)"
-                        } else {
-                            ""
-                        }
-                    ));
-                } else if (a.dev, a.ino) != (b.dev, b.ino) {
-                    why.push(format!(
-                        "{file_word} {} is another file than when the {what} was made (inode {} on device {:#x} \
-                         then, inode {} on device {:#x} now: it was replaced or copied over)",
-                        a.path, a.ino, a.dev, b.ino, b.dev
-                    ));
-                }
-                if a.offset != b.offset {
-                    why.push(format!(
-                        "loop offset {} bytes in the {what}, {} here",
-                        a.offset, b.offset
-                    ));
-                }
-            }
-            (Some(a), None) if self.kind == other.kind => {
-                why.push(format!(
-                    "{file_word} {} in the {what}, none known here",
-                    a.path
-                ));
-            }
-            (None, Some(_)) if self.kind == other.kind && self.table_ids.is_some() => {
-                why.push(format!("the {what} names no {file_word}"));
-            }
-            _ => {}
-        }
-        if self.size_bytes != other.size_bytes {
-            why.push(format!(
-                "size {} ({} bytes) in the {what}, {} ({} bytes) here",
-                human(self.size_bytes),
-                self.size_bytes,
-                human(other.size_bytes),
-                other.size_bytes
-            ));
-        }
-        if self.logical_sector_size != other.logical_sector_size {
-            why.push(format!(
-                "logical sector size {} bytes in the {what}, {} here",
-                self.logical_sector_size, other.logical_sector_size
-            ));
-        }
-        (!why.is_empty()).then(|| why.join("; "))
-    }
-}
-
-/// A table and its partitions.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Layout {
-    pub table: Table,
-    pub partitions: Vec<Partition>,
-}
-
-impl Layout {
-    /// The table a scan found, if any.
-    pub fn from_scan(scan: &table::TableScan) -> Option<Layout> {
-        scan.table.clone().map(|t| Layout {
-            table: t,
-            partitions: scan.partitions.clone(),
-        })
-    }
-
-    /// Whether two layouts describe the same table: label, id, bounds and every entry (GUIDs, names,
-    /// attributes included). The GPT copy that was used does not matter.
-    pub fn same_table(&self, other: &Layout) -> bool {
-        let key = |t: &Table| {
-            (
-                t.label,
-                t.sector_size,
-                t.id.clone(),
-                t.first_usable,
-                t.last_usable,
-            )
-        };
-        key(&self.table) == key(&other.table) && self.partitions == other.partitions
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -327,7 +137,7 @@ fn contents(src: &dyn ByteSource, ss: u64, parts: &[Partition]) -> BTreeMap<u32,
 /// their CRC-32 now.
 fn seen_sectors(src: &dyn ByteSource, ss: u64, writes: &[SectorWrite]) -> Vec<SeenSector> {
     let written: std::collections::BTreeSet<u64> = writes.iter().map(|w| w.lba).collect();
-    crate::apply::backup::kind_sectors(src, ss)
+    crate::table::occupied_sectors(src, ss)
         .map(|(_, set)| set)
         .unwrap_or_default()
         .into_iter()
@@ -340,36 +150,6 @@ fn seen_sectors(src: &dyn ByteSource, ss: u64, writes: &[SectorWrite]) -> Vec<Se
             })
         })
         .collect()
-}
-
-/// Data a plan destroys: what a partition of the old table holds when the new table drops it, moves it or
-/// shrinks it (`--discard-data`, `--replace`), or what the whole disk holds when a fresh table is written over it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Loss {
-    /// The partition's number in the old table; `null` for a filesystem on the whole disk.
-    pub partition: Option<u32>,
-    pub size_bytes: u64,
-    pub filesystem: FsInfo,
-}
-
-impl std::fmt::Display for Loss {
-    /// `partition 1 (64 MiB): ext4 "data" UUID …, 3 MiB used`
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.partition {
-            Some(n) => write!(
-                f,
-                "partition {n} ({}): {}",
-                human(self.size_bytes),
-                self.filesystem
-            ),
-            None => write!(
-                f,
-                "the whole disk ({}): {}",
-                human(self.size_bytes),
-                self.filesystem
-            ),
-        }
-    }
 }
 
 /// The partitions whose data a plan moves with them (a `move` with a data move).
@@ -473,7 +253,7 @@ pub struct Plan {
     pub schema: u32,
     pub kind: PlanKind,
     pub preset: Option<String>,
-    pub device: PlanDevice,
+    pub device: DiskIdentity,
     pub grain: Grain,
     pub strict: bool,
     /// The table the plan was made from (`null` for an empty disk).
@@ -796,27 +576,6 @@ pub fn ranges(lbas: &[u64]) -> String {
     }
 }
 
-pub fn to_hex(b: &[u8]) -> String {
-    // Two digits from a table: no formatting per byte (a backup encodes whole sectors).
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(b.len() * 2);
-    for &x in b {
-        s.push(char::from(HEX[usize::from(x >> 4)]));
-        s.push(char::from(HEX[usize::from(x & 0x0f)]));
-    }
-    s
-}
-
-pub fn from_hex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| s.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
-        .collect()
-}
-
 /// What the user asked for.
 #[derive(Debug, Clone, Default)]
 pub struct Request {
@@ -847,7 +606,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
         .iter()
         .filter(|f| f.severity == Severity::Error)
         .collect();
-    let device = PlanDevice::from_info(info);
+    let device = DiskIdentity::from_info(info);
     let mut notes = Vec::new();
     let (kind, new, changes) = match (&req.preset, req.realign) {
         (Some(_), true) => {
@@ -912,7 +671,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                 &contents,
                 &opts,
             )?;
-            notes.extend(crate::mover::estimate_moves(&opened.file, ss, &mut changes));
+            notes.extend(estimate::estimate_moves(&opened.file, ss, &mut changes));
             if old.table.label == Label::Dos {
                 notes.extend(chain::make_crash_safe(
                     &old.partitions,
@@ -1035,6 +794,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::TargetKind;
 
     #[test]
     fn hex_round_trip_and_rejects() {
@@ -1050,7 +810,7 @@ mod tests {
             schema: SCHEMA,
             kind: PlanKind::Fresh,
             preset: None,
-            device: PlanDevice {
+            device: DiskIdentity {
                 path: "/tmp/x.img".into(),
                 name: "x.img".into(),
                 kind: TargetKind::Image,

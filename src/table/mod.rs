@@ -7,6 +7,8 @@
 //! MBR flag bytes), a `tools-disagree` finding says how, as an error when it matters for editing.
 
 pub mod gpt;
+pub mod layout;
+pub mod locate;
 pub mod mbr;
 pub mod sfdisk;
 pub mod sgdisk_backup;
@@ -16,6 +18,8 @@ pub mod types;
 use serde::{Deserialize, Serialize};
 
 use crate::finding::{Finding, Severity};
+pub use layout::Layout;
+pub use locate::occupied_sectors;
 use source::ByteSource;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

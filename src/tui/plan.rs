@@ -128,7 +128,7 @@ impl PlanState {
         let (title, prompt) = match kind {
             DialogKind::Apply => {
                 // A plan that moves data names the filesystems it moves, as the CLI's confirmation does.
-                let what = afdisk::mover::confirmation_what(&self.plan);
+                let what = afdisk::apply::moves::confirmation_what(&self.plan);
                 let mut p = Prompt::named(
                     device,
                     what.as_deref().unwrap_or("write the partition table"),
@@ -464,7 +464,7 @@ impl Page for PlanPage {
             PlanAction::Back => Reply::Back,
             // A plan that moves data runs on the move screen: progress, a stop at a commit point, the outcome.
             PlanAction::Request(PlanRequest::Apply { path, plan, typed })
-                if afdisk::mover::moves_data(&plan) =>
+                if afdisk::apply::moves::moves_data(&plan) =>
             {
                 Reply::OpenPage(super::moving::open_apply(path, plan, typed))
             }

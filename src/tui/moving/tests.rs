@@ -506,7 +506,7 @@ fn a_move_cut_after_data_was_copied_offers_resume_but_not_roll_back() {
         },
     )
     .expect("plan");
-    let job = mover::job_for(&plan, &opened.source()).expect("job");
+    let job = afdisk::apply::moves::job_for(&plan, &opened.source()).expect("job");
     drop(opened);
     let jp = rig
         .env

@@ -1,0 +1,262 @@
+//! From a plan to a data move: the journal header ([`Job`]) that the mover runs, and the plan-level questions
+//! about moves (does this plan move data, what does its confirmation name, may its backup be restored).
+//! `apply` is the only code that starts a move; the mover knows jobs, not plans.
+//!
+//! Terms:
+//! - A **job** is what a move journal records before the first write: each moving partition's footprint and
+//!   schedule, the **marking** writes (the old table with each moving entry's type set to the moving mark), their
+//!   **unmark** inverse, the **hide**/**unhide**/**reveal** sector writes of the filesystems' signatures, and the
+//!   **finish** writes (the new table encoded over the marked one).
+//! - The **footprint** of a partition is the bytes its filesystem uses (see `mover::fssize`), rounded up to
+//!   whole sectors.
+
+use crate::error::{Error, Result};
+use crate::hex::{from_hex, to_hex};
+use crate::mover::{
+    fssize, hide, Job, MoveSpec, Schedule, Sector, MAX_CHUNK, MOVING_GPT_TYPE, MOVING_MBR_TYPE,
+};
+use crate::plan::encode::{self, Overlay};
+use crate::plan::{data_moves, Action, Change, Layout, Plan, PlanKind, SectorWrite};
+use crate::table::source::ByteSource;
+use crate::table::types::{gpt_type_name, mbr_type_name};
+use crate::table::Label;
+use crate::units::human;
+
+/// The reason an apply that moves data gives its backup.
+pub const BACKUP_REASON: &str = "before apply with data moves";
+
+fn sectors_of(w: &[SectorWrite]) -> Vec<Sector> {
+    w.iter()
+        .map(|s| Sector {
+            lba: s.lba,
+            phase: s.phase,
+            data: s.data.clone(),
+        })
+        .collect()
+}
+
+fn read_error(what: String) -> impl FnOnce(std::io::Error) -> Error {
+    move |e| Error::io(format!("cannot read {what}: {e}"), "check the disk (dmesg)")
+}
+
+/// The journal header for `plan` over the disk as it is now (`src`): the moves with their footprints and
+/// schedules, the marking table, what it replaces, and the new table encoded over the marked one.
+pub fn job_for(plan: &Plan, src: &dyn ByteSource) -> Result<Job> {
+    let ss = plan.device.logical_sector_size;
+    let old = plan.old.clone().ok_or_else(|| {
+        Error::usage(
+            "a data move needs the plan's old table",
+            "make a --realign plan",
+        )
+    })?;
+    let (mut moves, marked) = moves_and_marked(plan, src, &old)?;
+    if moves.is_empty() {
+        return Err(Error::usage(
+            "the plan moves no data",
+            "apply it as a table edit",
+        ));
+    }
+    // Moves run in start order: each lands where no other partition is (the plan placed them so).
+    moves.sort_by_key(|m| m.schedule.src);
+    let mark = encode::encode(src, ss, Some(&old), &marked, PlanKind::Realign)?;
+    let (unmark, ov) = unmark_of(src, ss, &mark)?;
+    let (hide_s, unhide, reveal) = signature_writes(src, ss, &moves)?;
+    let finish = encode::encode(&ov, ss, Some(&marked), &plan.new, plan.kind)?;
+    Ok(Job {
+        version: 1,
+        id: uuid::Uuid::new_v4().simple().to_string(),
+        plan_seal: plan.seal.clone(),
+        device: plan.device.clone(),
+        sector_size: ss,
+        max_chunk: MAX_CHUNK,
+        moves,
+        mark: sectors_of(&mark),
+        unmark,
+        finish: sectors_of(&finish),
+        hide: hide_s,
+        unhide,
+        reveal,
+        old,
+        marked,
+        new: plan.new.clone(),
+    })
+}
+
+/// The moves of `plan` (footprint measured on `src`, refused when it does not fit the new place) and the old
+/// table with each moving entry's type set to the moving mark.
+fn moves_and_marked(
+    plan: &Plan,
+    src: &dyn ByteSource,
+    old: &Layout,
+) -> Result<(Vec<MoveSpec>, Layout)> {
+    let ss = plan.device.logical_sector_size;
+    let mut moves = Vec::new();
+    let mut marked = old.clone();
+    for c in moving(&plan.changes) {
+        let (Some(os), Some(on), Some(ns), Some(nn)) =
+            (c.old_start, c.old_size, c.new_start, c.new_size)
+        else {
+            continue;
+        };
+        let (fp, _) = fssize::footprint(src, os * ss, on * ss);
+        let len = fp.div_ceil(ss) * ss;
+        if len > nn * ss {
+            return Err(Error::refused(
+                format!(
+                    "partition {}'s filesystem uses {} but its new place holds only {}: it cannot be moved there; nothing was written",
+                    c.number,
+                    human(len),
+                    human(nn * ss)
+                ),
+                "shrink the filesystem first (resize2fs), or free space after the partition, then plan again",
+            ));
+        }
+        moves.push(MoveSpec {
+            number: c.number,
+            content: c.content.clone(),
+            old_bytes: on * ss,
+            schedule: Schedule::new(os * ss, ns * ss, len, ss, MAX_CHUNK),
+        });
+        if let Some(p) = marked.partitions.iter_mut().find(|p| p.number == c.number) {
+            match old.table.label {
+                Label::Gpt => {
+                    p.type_code = MOVING_GPT_TYPE.into();
+                    p.type_name = gpt_type_name(MOVING_GPT_TYPE).into();
+                }
+                Label::Dos => {
+                    p.type_code = format!("{MOVING_MBR_TYPE:#04x}");
+                    p.type_name = mbr_type_name(MOVING_MBR_TYPE).into();
+                }
+            }
+        }
+    }
+    Ok((moves, marked))
+}
+
+/// The writes that undo `mark` (the sectors as they are now, in reverse phase order), and the disk as it will
+/// be once `mark` is written.
+fn unmark_of<'a>(
+    src: &'a dyn ByteSource,
+    ss: u64,
+    mark: &[SectorWrite],
+) -> Result<(Vec<Sector>, Overlay<'a>)> {
+    let mut ov = Overlay::new(src, ss);
+    let mut unmark = Vec::new();
+    for w in mark {
+        let b = from_hex(&w.data).unwrap_or_default();
+        let before = src
+            .read_vec(w.lba * ss, ss as usize)
+            .map_err(read_error(format!("sector {}", w.lba)))?;
+        unmark.push(Sector {
+            lba: w.lba,
+            phase: u32::MAX - w.phase,
+            data: to_hex(&before),
+        });
+        ov.put(w.lba, b);
+    }
+    unmark.sort_by_key(|s| (s.phase, s.lba));
+    Ok((unmark, ov))
+}
+
+/// The hide, unhide and reveal writes of every move: signatures inverted at the source, written back there (a
+/// rollback), and written at the destination as the last step (an NTFS's boot sectors with its new start).
+fn signature_writes(
+    src: &dyn ByteSource,
+    ss: u64,
+    moves: &[MoveSpec],
+) -> Result<(Vec<Sector>, Vec<Sector>, Vec<Sector>)> {
+    let (mut hide_s, mut unhide, mut reveal) = (Vec::new(), Vec::new(), Vec::new());
+    for m in moves {
+        let s = m.schedule;
+        let masked = hide::masked_sectors(s.len, ss, |o, b| src.read_at(s.src + o, b))
+            .map_err(read_error(format!("the start of partition {}", m.number)))?;
+        // NTFS's boot sectors record the partition's start (hidden sectors): at the destination they get the
+        // new one, written with the revealed signatures as the move's last step.
+        let head = src
+            .read_vec(s.src, 512.min(s.len as usize))
+            .unwrap_or_default();
+        let boots = fssize::ntfs_boot_offsets(&head, s.len, |o, b| src.read_at(s.src + o, b));
+        let relocated = |off: u64, data: &[u8]| {
+            let mut d = data.to_vec();
+            for &b in boots.iter().filter(|&&b| b / ss * ss == off) {
+                fssize::set_ntfs_hidden_sectors(&mut d, (b - off) as usize, s.dst);
+            }
+            d
+        };
+        for h in &masked {
+            let sector = |at: u64, d: &[u8]| Sector {
+                lba: (at + h.offset) / ss,
+                phase: 0,
+                data: to_hex(d),
+            };
+            hide_s.push(sector(s.src, &h.masked));
+            unhide.push(sector(s.src, &h.original));
+            reveal.push(sector(s.dst, &relocated(h.offset, &h.original)));
+        }
+        for off in boots.iter().map(|b| b / ss * ss) {
+            if masked.iter().any(|h| h.offset == off) || off + ss > s.len {
+                continue;
+            }
+            let was = src
+                .read_vec(s.src + off, ss as usize)
+                .map_err(read_error(format!(
+                    "partition {}'s backup boot sector",
+                    m.number
+                )))?;
+            reveal.push(Sector {
+                lba: (s.dst + off) / ss,
+                phase: 0,
+                data: to_hex(&relocated(off, &was)),
+            });
+        }
+    }
+    Ok((hide_s, unhide, reveal))
+}
+
+/// The changes that move a partition's data.
+fn moving(changes: &[Change]) -> impl Iterator<Item = &Change> {
+    changes
+        .iter()
+        .filter(|c| c.action == Action::Move && c.data_move.is_some())
+}
+
+/// What the confirmation of a plan with data moves names: "move the data of partition 1 (ext4, 20 MiB) and
+/// write the partition table"; `None` when the plan moves no data.
+pub fn confirmation_what(plan: &Plan) -> Option<String> {
+    let ss = plan.device.logical_sector_size;
+    let parts: Vec<String> = moving(&plan.changes)
+        .map(|c| {
+            format!(
+                "partition {} ({}, {})",
+                c.number,
+                c.content.as_deref().unwrap_or("data"),
+                human(c.old_size.unwrap_or(0) * ss)
+            )
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "move the data of {} and write the partition table",
+            parts.join(", ")
+        )
+    })
+}
+
+/// Whether applying `plan` moves data.
+pub fn moves_data(plan: &Plan) -> bool {
+    !data_moves(&plan.changes).is_empty()
+}
+
+/// Refuses to undo an apply that moved data: its backup holds the old table, which points at where the data
+/// no longer is; writing it back would leave the filesystems unreadable (their bytes are at the new starts).
+pub fn refuse_undo_of_move(b: &super::backup::Backup) -> Result<()> {
+    if b.kind == super::backup::BackupKind::Undo && b.reason == BACKUP_REASON {
+        return Err(Error::refused(
+            "this backup was taken before an apply that moved partition data: its old table points where the \
+             data no longer is, so restoring it would make those filesystems unreadable; nothing was written",
+            "the moved partitions are complete at their new starts; to change the layout again, make a new plan \
+             (`afdisk plan TARGET --realign`)",
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,176 @@
+//! Disk identity: what a disk *is*, recorded in plans, backups and move journals so that each is refused on
+//! any other disk, whatever name the disk has now.
+//!
+//! Terms:
+//! - **Disk identity** ([`DiskIdentity`]): a drive's serial/WWN; an image file's or loop device's backing file
+//!   (canonical path, device and inode); and the table identities the disk carried (GPT disk GUID, MBR disk
+//!   signature). The path and name are recorded for messages only.
+//! - **Mismatch**: the reasons two identities are not the same disk (see [`DiskIdentity::mismatch`]).
+
+use serde::{Deserialize, Serialize};
+
+use super::{DeviceInfo, FileId, TargetKind};
+use crate::table::Table;
+use crate::units::human;
+
+/// The device a plan (or backup) was made for: enough identity to refuse it on another disk. A drive is known
+/// by its serial/WWN; an image file or loop device by the file behind it (canonical path, device and inode);
+/// every disk also by the table identities it carried (GPT disk GUID, MBR disk signature).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DiskIdentity {
+    pub path: String,
+    pub name: String,
+    pub kind: TargetKind,
+    pub model: Option<String>,
+    pub serial: Option<String>,
+    pub wwn: Option<String>,
+    /// Image: the file itself; loop device: its backing file; `null` for drives.
+    #[serde(default)]
+    pub file: Option<FileId>,
+    /// The table identities (GPT disk GUID, MBR disk signature) the disk carried when this was made, and the
+    /// one a plan writes. `null` in files written by an afdisk that did not record identities.
+    #[serde(default)]
+    pub table_ids: Option<Vec<String>>,
+    pub size_bytes: u64,
+    pub logical_sector_size: u64,
+    pub physical_sector_size: u64,
+    pub alignment_offset: u64,
+}
+
+fn kind_words(k: TargetKind, transport: Option<&str>) -> &'static str {
+    match (k, transport) {
+        (TargetKind::Image, _) => "an image file",
+        (TargetKind::Block, Some("loop")) => "a loop device",
+        (TargetKind::Block, _) => "a block device",
+    }
+}
+
+impl DiskIdentity {
+    pub fn from_info(i: &DeviceInfo) -> Self {
+        DiskIdentity {
+            path: i.path.to_string_lossy().into_owned(),
+            name: i.name.clone(),
+            kind: i.kind,
+            model: i.model.clone(),
+            serial: i.serial.clone(),
+            wwn: i.wwn.clone(),
+            file: i.file_id.clone(),
+            table_ids: Some(Vec::new()),
+            size_bytes: i.size_bytes,
+            logical_sector_size: i.logical_sector_size,
+            physical_sector_size: i.physical_sector_size,
+            alignment_offset: i.alignment_offset,
+        }
+    }
+
+    /// Records a table identity this disk carries (or will carry after the plan).
+    pub fn add_table(&mut self, t: Option<&Table>) {
+        if let Some(t) = t {
+            let ids = self.table_ids.get_or_insert_with(Vec::new);
+            if !t.id.is_empty() && !ids.contains(&t.id) {
+                ids.push(t.id.clone());
+            }
+        }
+    }
+
+    /// Why `other` (the device now) is not the device this plan or backup (`what`) was made for, if it is not;
+    /// each reason in plain words, "… in the plan, … here".
+    pub fn mismatch(&self, other: &DiskIdentity, what: &str) -> Option<String> {
+        let mut why = Vec::new();
+        if self.table_ids.is_none() {
+            why.push(format!(
+                "the {what} was made by an older afdisk that did not record which file or disk it is for"
+            ));
+        }
+        let loop_of = |d: &DiskIdentity| {
+            (d.kind == TargetKind::Block && d.name.starts_with("loop")).then_some("loop")
+        };
+        if self.kind != other.kind || loop_of(self) != loop_of(other) {
+            why.push(format!(
+                "the {what} is for {}, this is {}",
+                kind_words(self.kind, loop_of(self)),
+                kind_words(other.kind, loop_of(other))
+            ));
+        }
+        for (word, a, b) in [
+            ("serial number", &self.serial, &other.serial),
+            ("WWN", &self.wwn, &other.wwn),
+            ("model", &self.model, &other.model),
+        ] {
+            if a != b {
+                why.push(format!(
+                    "{word} {} in the {what}, {} here",
+                    a.as_deref().unwrap_or("none"),
+                    b.as_deref().unwrap_or("none")
+                ));
+            }
+        }
+        // Drives without a serial, and loop devices, are also known by their kernel name.
+        if self.serial.is_none() && self.wwn.is_none() && self.name != other.name {
+            why.push(format!(
+                "name {} in the {what}, {} here",
+                self.name, other.name
+            ));
+        }
+        let file_word = if self.kind == TargetKind::Image {
+            "image file"
+        } else {
+            "backing file"
+        };
+        match (&self.file, &other.file) {
+            (Some(a), Some(b)) => {
+                if a.path != b.path {
+                    let same = (a.dev, a.ino) == (b.dev, b.ino);
+                    why.push(format!(
+                        "{file_word} {} in the {what}, {} here{}",
+                        a.path,
+                        b.path,
+                        if same {
+                            " (the same file under another name: use the path the plan names)"
+                        } else {
+                            ""
+                        }
+                    ));
+                } else if (a.dev, a.ino) != (b.dev, b.ino) {
+                    why.push(format!(
+                        "{file_word} {} is another file than when the {what} was made (inode {} on device {:#x} \
+                         then, inode {} on device {:#x} now: it was replaced or copied over)",
+                        a.path, a.ino, a.dev, b.ino, b.dev
+                    ));
+                }
+                if a.offset != b.offset {
+                    why.push(format!(
+                        "loop offset {} bytes in the {what}, {} here",
+                        a.offset, b.offset
+                    ));
+                }
+            }
+            (Some(a), None) if self.kind == other.kind => {
+                why.push(format!(
+                    "{file_word} {} in the {what}, none known here",
+                    a.path
+                ));
+            }
+            (None, Some(_)) if self.kind == other.kind && self.table_ids.is_some() => {
+                why.push(format!("the {what} names no {file_word}"));
+            }
+            _ => {}
+        }
+        if self.size_bytes != other.size_bytes {
+            why.push(format!(
+                "size {} ({} bytes) in the {what}, {} ({} bytes) here",
+                human(self.size_bytes),
+                self.size_bytes,
+                human(other.size_bytes),
+                other.size_bytes
+            ));
+        }
+        if self.logical_sector_size != other.logical_sector_size {
+            why.push(format!(
+                "logical sector size {} bytes in the {what}, {} here",
+                self.logical_sector_size, other.logical_sector_size
+            ));
+        }
+        (!why.is_empty()).then(|| why.join("; "))
+    }
+}
