@@ -164,14 +164,7 @@ impl Badge {
     }
 }
 
-/// A latency for people: `812.4 µs`, `1.25 ms`.
-pub fn latency(ns: f64) -> String {
-    if ns >= 1e6 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.1} µs", ns / 1e3)
-    }
-}
+pub use crate::units::latency;
 
 /// What a write did: an apply (`Wrote`) or a restore or undo (`Restored`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -214,6 +214,15 @@ pub fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// A latency for people: `812.4 µs`, `1.25 ms`.
+pub fn latency(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.1} µs", ns / 1e3)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

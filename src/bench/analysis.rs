@@ -4,8 +4,9 @@
 
 use serde::Serialize;
 
-use super::engine::StopReason;
-use super::probe::{analyze_offsets, detect_physical_sector, OffsetSweep, PhysicalSectorProbe};
+use super::probe::{
+    analyze_offsets, detect_physical_sector, Geometry, OffsetSweep, PhysicalSectorProbe,
+};
 use super::schedule::{Role, Schedule};
 use super::verdict::{final_verdict, stop_rule, Comparison, Decision, Thresholds, Verdict};
 use super::wording;
@@ -175,11 +176,18 @@ pub enum Status {
     Inconclusive,
 }
 
-/// Device facts the verdict words need.
-#[derive(Debug, Clone, Copy)]
-pub struct Geometry {
-    pub logical: u64,
-    pub physical: u64,
+/// Why the run stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Every comparison was decided early.
+    Decided,
+    /// The time cap was reached.
+    TimeCap,
+    /// Every fresh slot was used.
+    OutOfSlots,
+    /// The caller asked to stop (the progress callback returned `Break`).
+    Cancelled,
 }
 
 /// The drive verdict from the analysis.

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::analysis::{all_decided, analyze, drive_verdict, Geometry};
+use super::analysis::{all_decided, analyze, drive_verdict, StopReason};
+use super::probe::Geometry;
 use super::random::Rng;
 use super::schedule::{Io, Op, Schedule, Scheduler};
 use super::verdict::Thresholds;
@@ -173,20 +174,6 @@ pub fn noise(before: Option<BlockStat>, after: Option<BlockStat>, ours_bytes: u6
 fn read_stat(sysfs: Option<&Path>) -> Option<BlockStat> {
     let dir = sysfs?;
     parse_stat(&std::fs::read_to_string(dir.join("stat")).ok()?)
-}
-
-/// Why the run stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// Every comparison was decided early.
-    Decided,
-    /// The time cap was reached.
-    TimeCap,
-    /// Every fresh slot was used.
-    OutOfSlots,
-    /// The caller asked to stop (the progress callback returned `Break`).
-    Cancelled,
 }
 
 impl StopReason {

@@ -35,8 +35,9 @@ use crate::device::{sysfs, DeviceInfo, Opened, TargetKind};
 use crate::error::{lit, Error, ErrorKind, Result};
 use crate::table;
 use crate::units::{human, plural};
+pub use analysis::StopReason;
 pub use analysis::{Analysis, DriveVerdict, PartitionVerdict, Status};
-pub use engine::{Noise, StopReason};
+pub use engine::Noise;
 use schedule::{ClassSpec, Region, Role, Schedule, ScheduleInput, Scheduler, SlotPool};
 pub use summary::{running_median, summarize, Summary};
 pub use verdict::Verdict;
@@ -475,7 +476,7 @@ pub fn run(
     let th = analysis::thresholds(
         info.rotational && info.kind == TargetKind::Block && info.transport != "loop",
     );
-    let geometry = analysis::Geometry {
+    let geometry = probe::Geometry {
         logical: info.logical_sector_size,
         physical: info.physical_sector_size,
     };
@@ -933,7 +934,7 @@ mod tests {
             .collect();
         let th = analysis::thresholds(false);
         let analysis = analysis::analyze(&schedule, &samples, &th, 1);
-        let g = analysis::Geometry {
+        let g = probe::Geometry {
             logical: 512,
             physical: 512,
         };

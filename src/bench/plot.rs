@@ -16,7 +16,7 @@ use serde::Serialize;
 use super::schedule::Role;
 use super::summary::summarize;
 use super::BenchReport;
-use crate::present::latency;
+use crate::units::latency;
 
 /// Which side of the comparison a series is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

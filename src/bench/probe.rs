@@ -164,6 +164,13 @@ pub fn analyze_offsets(sweep: &[(u64, &[u64])], th: &Thresholds, seed: u64) -> O
     }
 }
 
+/// Device facts the verdict words need.
+#[derive(Debug, Clone, Copy)]
+pub struct Geometry {
+    pub logical: u64,
+    pub physical: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@
 //!   (`analysis` decides the verdicts, this module words them);
 //! - **sparse caveat**: the warning for a run over the holes of a sparse image.
 
-use super::analysis::Geometry;
+use super::probe::Geometry;
 use super::verdict::{Comparison, Verdict};
 use super::WriteMode;
 use crate::units::human;

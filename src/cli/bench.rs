@@ -134,7 +134,7 @@ fn bench(target: &Path, a: &BenchArgs) -> Result<BenchReport, Error> {
     let opened = device::open(&disk, &a.overrides)?;
     let prepared = bench::prepare(&opened, &options)?;
     let confirmation = if a.write == WriteMode::All {
-        super::write::confirmation_destroying(
+        super::confirm::confirmation_destroying(
             &a.confirm,
             &opened.info,
             bench::WRITE_ALL_WHAT,

@@ -64,8 +64,8 @@ pub fn plan_from_sfdisk(opened: &Opened, script: &Path, a: &PlanArgs) -> Result<
     let ss = info.logical_sector_size;
     let scan = table::scan(&opened.source(), ss);
     let (grain_bytes, stripe_bytes) = (
-        super::write::sized(&a.grain, opened)?,
-        super::write::sized(&a.stripe, opened)?,
+        super::confirm::sized(&a.grain, opened)?,
+        super::confirm::sized(&a.stripe, opened)?,
     );
     let grain = afdisk::plan::grain::choose(&info.topology(), grain_bytes, stripe_bytes)?;
     let (table, partitions, notes) = sc.to_table(&sfdisk::Target {

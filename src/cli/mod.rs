@@ -6,8 +6,10 @@
 
 pub(crate) mod args;
 mod bench;
+mod confirm;
 mod demo;
 mod dump;
+mod move_progress;
 mod render;
 pub(crate) mod resume;
 mod sector_size;

@@ -1,11 +1,11 @@
 //! The writing commands: `plan` (print or save a plan), `apply` (confirm and write it), `backup` and
 //! `restore`. Gathers the confirmation from the terminal or the flags; the checks are the library's.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use afdisk::apply::{self, backup};
-use afdisk::device::{self, access, access::Confirmation};
+use afdisk::device;
 use afdisk::error::ErrorKind;
 use afdisk::plan::{self, Plan, Request};
 use afdisk::present::{written_lines, Verb};
@@ -13,6 +13,7 @@ use afdisk::table::Label;
 use afdisk::Error;
 
 use super::args::{ConfirmArgs, GeometryArgs, PlanArgs};
+use super::confirm::{confirmation, confirmation_destroying, sized};
 use super::{emit, json, print_error, EXIT_ERROR, EXIT_OK, EXIT_REFUSED};
 
 fn fail(e: &Error) -> i32 {
@@ -106,57 +107,9 @@ fn make_plan(a: &PlanArgs, geometry: &GeometryArgs) -> Result<Plan, Error> {
     plan::make(&opened, &req)
 }
 
-/// A size option in bytes on the opened device (a sector count is in its logical sectors).
-pub(crate) fn sized(
-    a: &Option<afdisk::units::SizeArg>,
-    opened: &device::Opened,
-) -> Result<Option<u64>, Error> {
-    a.as_ref()
-        .map(|s| s.bytes(opened.info.logical_sector_size))
-        .transpose()
-}
-
-/// The confirmation: `--yes [--confirm T]`, else typed at the terminal, else absent.
-pub(crate) fn confirmation(c: &ConfirmArgs, info: &device::DeviceInfo, what: &str) -> Confirmation {
-    confirmation_destroying(c, info, what, &[])
-}
-
-/// The confirmation of a write that destroys `losses` (none: the ordinary one): `--yes` answers it from the
-/// flags, a terminal from what is typed after the library's [`access::Prompt`]; else it is absent.
-pub(crate) fn confirmation_destroying(
-    c: &ConfirmArgs,
-    info: &device::DeviceInfo,
-    what: &str,
-    losses: &[plan::Loss],
-) -> Confirmation {
-    if c.yes {
-        return Confirmation::Scripted {
-            confirm: c.confirm.clone(),
-            destroy_data: c.destroy_data,
-        };
-    }
-    let stdin = std::io::stdin();
-    if !stdin.is_terminal() {
-        return Confirmation::Absent;
-    }
-    let prompt = access::Prompt::new(info, what, losses);
-    let mut err = std::io::stderr().lock();
-    let _ = write!(
-        err,
-        "{} to go on, anything else to stop: ",
-        prompt.lines().join("\n")
-    );
-    let _ = err.flush();
-    let mut line = String::new();
-    match stdin.lock().read_line(&mut line) {
-        Ok(_) => Confirmation::Typed(line),
-        Err(_) => Confirmation::Absent,
-    }
-}
-
 fn outcome(o: &apply::WriteOutcome, as_json: bool, verb: Verb) {
     if let (Some(m), false) = (&o.moved, as_json) {
-        super::resume::show(m, false);
+        super::move_progress::show(m, false);
         if m.status != "finished" {
             return;
         }
@@ -194,10 +147,10 @@ pub fn apply(
             &p.destroys,
         );
         let stop = match what {
-            Some(_) => super::resume::stop_on_interrupt(),
+            Some(_) => super::move_progress::stop_on_interrupt(),
             None => afdisk::mover::never(),
         };
-        let mut cb = super::resume::presenter(as_json);
+        let mut cb = super::move_progress::presenter(as_json);
         let mut ctl = afdisk::mover::Control {
             stop,
             progress: &mut cb,
