@@ -21,173 +21,18 @@
 //! a GPT must pass `table::gpt::verify` (what `sgdisk -v` checks); a table that would not is refused (exit 3),
 //! not reported as a bug.
 
-use std::collections::BTreeMap;
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io;
 
 use super::{Layout, PlanKind, SectorWrite};
 use crate::error::{lit, Error, ErrorKind, Result};
 use crate::hex::to_hex;
+use crate::table::mbr_record::{mbr_entry, mbr_sys, read_mbr_header, write_mbr_header};
+pub use crate::table::overlay::{Changed, Overlay};
 use crate::table::source::ByteSource;
 use crate::table::{self, Label, PartKind, Partition};
 
 /// What a GPT realignment's write of LBA 0 is called: only a hybrid MBR changes there.
 pub const HYBRID_WRITE: &str = "hybrid MBR (its entries move with their GPT partitions)";
-
-/// A changed sector: (lba, old contents, new contents).
-pub type Changed = (u64, Vec<u8>, Vec<u8>);
-
-/// A whole-sector copy-on-write overlay over a byte source.
-pub struct Overlay<'a> {
-    base: &'a dyn ByteSource,
-    ss: u64,
-    dirty: BTreeMap<u64, Vec<u8>>,
-    pos: u64,
-}
-
-impl std::fmt::Debug for Overlay<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Overlay({} dirty sectors)", self.dirty.len())
-    }
-}
-
-impl<'a> Overlay<'a> {
-    pub fn new(base: &'a dyn ByteSource, ss: u64) -> Self {
-        Overlay {
-            base,
-            ss,
-            dirty: BTreeMap::new(),
-            pos: 0,
-        }
-    }
-
-    fn sector(&self, lba: u64) -> io::Result<Vec<u8>> {
-        match self.dirty.get(&lba) {
-            Some(s) => Ok(s.clone()),
-            None => self.base.read_vec(lba * self.ss, self.ss as usize),
-        }
-    }
-
-    /// Replaces a whole sector.
-    pub fn put(&mut self, lba: u64, data: Vec<u8>) {
-        self.dirty.insert(lba, data);
-    }
-
-    /// Zeroes sectors `[from, to]`.
-    pub fn zero(&mut self, from: u64, to: u64) {
-        for lba in from..=to {
-            self.put(lba, vec![0; self.ss as usize]);
-        }
-    }
-
-    /// Sectors whose new contents differ from the base: (lba, old, new).
-    pub fn changed(&self) -> io::Result<Vec<Changed>> {
-        let mut out = Vec::new();
-        for (lba, new) in &self.dirty {
-            let old = self.base.read_vec(lba * self.ss, self.ss as usize)?;
-            if old != *new {
-                out.push((*lba, old, new.clone()));
-            }
-        }
-        Ok(out)
-    }
-}
-
-impl ByteSource for Overlay<'_> {
-    fn len(&self) -> u64 {
-        self.base.len()
-    }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        let mut done = 0usize;
-        while done < buf.len() {
-            let off = offset + done as u64;
-            let lba = off / self.ss;
-            let within = (off % self.ss) as usize;
-            let n = (self.ss as usize - within).min(buf.len() - done);
-            if self.dirty.contains_key(&lba) {
-                let s = self.sector(lba)?;
-                buf[done..done + n].copy_from_slice(&s[within..within + n]);
-            } else {
-                self.base.read_at(off, &mut buf[done..done + n])?;
-            }
-            done += n;
-        }
-        Ok(())
-    }
-}
-
-impl Read for Overlay<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let left = self.base.len().saturating_sub(self.pos);
-        let n = (buf.len() as u64).min(left) as usize;
-        self.read_at(self.pos, &mut buf[..n])?;
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
-impl Write for Overlay<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let mut done = 0usize;
-        while done < buf.len() {
-            let off = self.pos + done as u64;
-            if off >= self.base.len() {
-                return Err(io::Error::new(
-                    io::ErrorKind::WriteZero,
-                    "write past the end of the disk",
-                ));
-            }
-            let lba = off / self.ss;
-            let within = (off % self.ss) as usize;
-            let n = (self.ss as usize - within).min(buf.len() - done);
-            let mut s = self.sector(lba)?;
-            s[within..within + n].copy_from_slice(&buf[done..done + n]);
-            self.dirty.insert(lba, s);
-            done += n;
-        }
-        self.pos += done as u64;
-        Ok(done)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Seek for Overlay<'_> {
-    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        self.pos = crate::table::source::seek_target(to, self.pos, self.base.len())?;
-        Ok(self.pos)
-    }
-}
-
-/// A `Read + Write + Seek` view of the overlay starting at byte `base` (an EBR), for mbrman's header codec,
-/// which always seeks to 0.
-struct Window<'o, 'a> {
-    ov: &'o mut Overlay<'a>,
-    base: u64,
-}
-
-impl Read for Window<'_, '_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.ov.read(buf)
-    }
-}
-impl Write for Window<'_, '_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.ov.write(buf)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-impl Seek for Window<'_, '_> {
-    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let abs = match to {
-            SeekFrom::Start(n) => SeekFrom::Start(self.base + n),
-            other => other,
-        };
-        Ok(self.ov.seek(abs)? - self.base)
-    }
-}
 
 fn internal(what: &str, e: impl std::fmt::Display) -> Error {
     Error::io(
@@ -233,7 +78,7 @@ fn gpt_geometry(ss: u64, len: u64) -> (u64, u64, u64, u64) {
 }
 
 fn gpt_fresh(ov: &mut Overlay, new: &Layout) -> Result<()> {
-    let ss = ov.ss;
+    let ss = ov.sector_size();
     let lb = lb_size(ss)?;
     let (total, arr, first, last) = gpt_geometry(ss, ov.len());
     if (first, last) != (new.table.first_usable, new.table.last_usable) {
@@ -294,7 +139,7 @@ fn refuse_gpt(problem: String) -> Error {
 /// written table declares exactly the usable range the plan was made in. A hybrid MBR's entries move with their
 /// GPT partitions (see `hybrid_realign`).
 fn gpt_realign(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
-    let ss = ov.ss;
+    let ss = ov.sector_size();
     let total = ov.len() / ss;
     let primary = table::gpt::read_copy(ov, ss, 1)
         .map_err(|e| refuse_gpt(format!("the primary GPT cannot be used ({e})")))?;
@@ -381,7 +226,7 @@ fn gpt_realign(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
 
 /// Writes `bytes` from the start of sector `lba` on, keeping the rest of the last sector.
 fn put_bytes(ov: &mut Overlay, lba: u64, bytes: &[u8]) -> io::Result<()> {
-    let ss = ov.ss as usize;
+    let ss = ov.sector_size() as usize;
     for (i, chunk) in bytes.chunks(ss).enumerate() {
         let at = lba + i as u64;
         let mut sector = ov.sector(at)?;
@@ -477,71 +322,8 @@ fn write_headers(
     Ok(())
 }
 
-/// CHS of an LBA for 255 heads × 63 sectors, clamped to 1023/254/63 as every partitioner writes it.
-fn chs(lba: u64) -> mbrman::CHS {
-    const H: u64 = 255;
-    const S: u64 = 63;
-    if lba >= 1024 * H * S {
-        return mbrman::CHS {
-            cylinder: 1023,
-            head: 254,
-            sector: 63,
-        };
-    }
-    mbrman::CHS {
-        cylinder: (lba / (H * S)) as u16,
-        head: ((lba / S) % H) as u8,
-        sector: (lba % S + 1) as u8,
-    }
-}
-
-pub(super) fn mbr_entry(
-    boot: bool,
-    sys: u8,
-    start_abs: u64,
-    rel_start: u64,
-    size: u64,
-) -> Result<mbrman::MBRPartitionEntry> {
-    let to32 = |v: u64, what: &str| {
-        u32::try_from(v).map_err(|_| {
-            Error::worded(
-                ErrorKind::Usage,
-                &format!("{} {v} does not fit in an MBR entry (32 bits)", lit(what)),
-                "use {table=gpt} for disks over 2 TiB of 512-byte sectors",
-            )
-        })
-    };
-    Ok(mbrman::MBRPartitionEntry {
-        boot: if boot { 0x80 } else { 0 },
-        first_chs: chs(start_abs),
-        sys,
-        last_chs: chs(start_abs + size.saturating_sub(1)),
-        starting_lba: to32(rel_start, "start")?,
-        sectors: to32(size, "size")?,
-    })
-}
-
-pub(super) fn mbr_sys(p: &table::Partition) -> Result<u8> {
-    let t = p.type_code.trim_start_matches("0x");
-    u8::from_str_radix(t, 16).map_err(|e| internal("MBR type", e))
-}
-
-fn read_mbr_header(ov: &mut Overlay, lba: u64) -> Result<mbrman::MBRHeader> {
-    let base = lba * ov.ss;
-    let mut w = Window { ov, base };
-    mbrman::MBRHeader::read_from(&mut w)
-        .map_err(|e| internal(&format!("MBR/EBR at sector {lba}"), e))
-}
-
-pub(super) fn write_mbr_header(ov: &mut Overlay, lba: u64, h: &mbrman::MBRHeader) -> Result<()> {
-    let base = lba * ov.ss;
-    let mut w = Window { ov, base };
-    h.write_into(&mut w)
-        .map_err(|e| internal(&format!("MBR/EBR at sector {lba}"), e))
-}
-
 fn mbr_fresh(ov: &mut Overlay, old: Option<&Layout>, new: &Layout) -> Result<()> {
-    let ss = ov.ss;
+    let ss = ov.sector_size();
     let id = u32::from_str_radix(new.table.id.trim_start_matches("0x"), 16)
         .map_err(|e| internal("disk id", e))?;
     // A GPT being replaced: its headers and arrays go, so nothing reads a stale GPT later.
@@ -772,7 +554,7 @@ pub fn encode(
     match (kind, new.table.label) {
         (PlanKind::Fresh, Label::Gpt) => gpt_fresh(&mut ov, new)?,
         (PlanKind::Fresh, Label::Dos) => mbr_fresh(&mut ov, old, new)?,
-        (PlanKind::Custom, _) => super::custom::encode_into(&mut ov, ss, old, new)?,
+        (PlanKind::Custom, _) => super::encode_custom::encode_into(&mut ov, ss, old, new)?,
         (PlanKind::Realign, label) => {
             let old = old.ok_or_else(|| internal("realign", "no old table"))?;
             if label == Label::Gpt {
@@ -798,7 +580,7 @@ pub fn encode(
         .into_iter()
         .map(|(lba, before, after)| {
             let (phase, mut what) = if kind == PlanKind::Custom {
-                super::custom::classify(new, old, lba, src.len() / ss)
+                super::encode_custom::classify(new, old, lba, src.len() / ss)
             } else {
                 classify(
                     new.table.label,

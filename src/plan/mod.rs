@@ -10,6 +10,7 @@ pub mod chain;
 pub mod custom;
 pub mod edit;
 pub mod encode;
+mod encode_custom;
 pub mod estimate;
 pub mod grain;
 pub mod layout;

@@ -10,6 +10,8 @@ pub mod gpt;
 pub mod layout;
 pub mod locate;
 pub mod mbr;
+pub mod mbr_record;
+pub mod overlay;
 pub mod sfdisk;
 pub mod sgdisk_backup;
 pub mod source;
