@@ -57,7 +57,7 @@ impl Finding {
     }
 }
 
-/// Every finding code afdisk can emit, with the severity it usually has. Documented in README and afdisk(8).
+/// The finding codes afdisk lists (its finding kinds). Documented in afdisk(8) through [`KIND_DOCS`].
 pub const CODES: &[&str] = &[
     "misaligned-start",
     "misaligned-end",
