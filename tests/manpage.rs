@@ -2,7 +2,8 @@
 //! man/ and their requests are balanced; every subcommand and long option the real binary's `--help` shows is
 //! documented in man/afdisk.8; its FINDINGS list is the one `afdisk::finding::findings_roff` renders from the
 //! code (`AFDISK_UPDATE_MAN=1` rewrites it; any other value of that variable fails); man/afdisk-json.5 has a
-//! section for every schema file of assets/schema/; README.md stays a newcomer's page that points at both.
+//! section for every schema file of assets/schema/; every finding code src/ emits is documented there; README.md
+//! stays a newcomer's page that points at both.
 //!
 //! Terms: the **generated block** of a page is the text between the comment lines that begin with
 //! [`GENERATED_BEGIN`] and [`GENERATED_END`].
@@ -622,4 +623,62 @@ fn readme_is_short_and_points_at_the_reference() {
             "README.md does not say `man -l {page}`"
         );
     }
+}
+
+/// The `.rs` files under `dir`, recursively.
+fn rust_files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let p = e.expect("entry").path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The finding codes the code emits: the first kebab-case string literal after each `Finding::new(` in src/.
+fn emitted_codes() -> BTreeSet<String> {
+    let mut files = Vec::new();
+    rust_files(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    let mut out = BTreeSet::new();
+    for f in files {
+        let src = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        for (i, _) in src.match_indices("Finding::new(") {
+            let after = &src[i..src.len().min(i + 400)];
+            let literal = after.split('"').skip(1).step_by(2).find(|w| {
+                w.contains('-')
+                    && w.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            });
+            if let Some(code) = literal {
+                out.insert(code.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Every finding the code emits is in the FINDINGS list of afdisk(8) (through `KIND_DOCS`), so a new kind
+/// cannot ship undocumented.
+#[test]
+fn every_emitted_finding_is_documented() {
+    let emitted = emitted_codes();
+    assert!(
+        emitted.len() >= 20,
+        "found only {emitted:?} after `Finding::new(` in src/: if codes are no longer string literals there, \
+         read them from the code another way"
+    );
+    let documented: BTreeSet<&str> = afdisk::finding::KIND_DOCS.iter().map(|d| d.code).collect();
+    let missing: Vec<&String> = emitted
+        .iter()
+        .filter(|c| !documented.contains(c.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "emitted but not in afdisk::finding::KIND_DOCS (and so not in afdisk(8)): {missing:?}"
+    );
 }
