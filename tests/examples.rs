@@ -1,4 +1,4 @@
-//! The examples of README.md and man/afdisk.8 run, so they cannot drift (the trycmd/snapbox approach, without
+//! The examples of README.md and of every man page under man/ (afdisk(8), afdisk-json(5)) run, so they cannot drift (the trycmd/snapbox approach, without
 //! the crate): each example block (`$ afdisk ...` lines, each followed by its output) is run with the built
 //! binary on the fixtures the README names, made here by the peers (sgdisk, sfdisk, mkfs.ext4) on sparse images
 //! and on loop devices this test attaches (a 4Kn one for `/dev/loop0`, a 512-byte one for `/dev/loop1`) and
@@ -8,9 +8,10 @@
 //! - README: a fenced block whose first line starts with `$ `. A block preceded by `<!-- not run: REASON -->`
 //!   is an illustration whose output cannot be reproduced (this machine's disks, timings); its commands are
 //!   still run with every `/dev/...` path replaced by a path that does not exist, to prove that they parse.
-//! - man page: an `.EX`/`.EE` block whose first line starts with `$ ` runs like a README block; the other
-//!   commands of EXAMPLES (`afdisk ...` lines in `.nf`/`.fi`, naming real disks) are illustrations, checked for
-//!   parsing the same way.
+//! - man page: an `.EX`/`.EE` block whose first line starts with `$ ` runs like a README block, unless the
+//!   request lines before it (`.RS`, `.PP`) follow a comment `.\" not run: REASON`; the other commands of
+//!   EXAMPLES (`afdisk ...` lines in `.nf`/`.fi`, naming real disks) are illustrations, checked for parsing the
+//!   same way. In a man page, `\(->`, `\(en` and `\(mc` stand for `→`, `–` and `µ` (groff wants ASCII input).
 //!
 //! Expected output may shorten: a line that is just `...` stands for any number of lines, and `...` inside a
 //! line for any text. A command may end in `; echo "exit $?"`, which appends `exit N`. Commands other than
@@ -18,7 +19,7 @@
 //!
 //! `AFDISK_UPDATE_EXAMPLES=1` rewrites every block that does not match with the actual output (after the
 //! loop-device, backup-directory and temporary-path substitutions, keeping the real GUIDs), in README.md and
-//! man/afdisk.8, for when a change alters the output on purpose. Review the diff.
+//! the man pages, for when a change alters the output on purpose. Review the diff.
 
 mod common;
 
@@ -222,8 +223,15 @@ fn readme_examples(text: &str) -> Vec<Example> {
     out
 }
 
-/// groff escapes undone, for example text (`\-` a hyphen, `\e` a backslash, `\&` nothing).
+/// The characters of afdisk's output that a man page spells as groff special characters.
+const MAN_CHARS: &[(&str, &str)] = &[("\\(->", "→"), ("\\(en", "–"), ("\\(mc", "µ")];
+
+/// groff escapes undone, for example text (`\-` a hyphen, `\e` a backslash, `\&` nothing, [`MAN_CHARS`]).
 fn man_unescape(s: &str) -> String {
+    let mut s = s.to_string();
+    for (roff, c) in MAN_CHARS {
+        s = s.replace(roff, c);
+    }
     s.replace("\\-", "-")
         .replace("\\(aq", "'")
         .replace("\\(dq", "\"")
@@ -232,9 +240,13 @@ fn man_unescape(s: &str) -> String {
         .replace("\\%", "")
 }
 
-/// Text made safe inside `.EX`: backslashes and hyphens escaped, a leading `.` or `'` guarded.
+/// Text made safe inside `.EX`: backslashes and hyphens escaped, [`MAN_CHARS`] named, a leading `.` or `'`
+/// guarded.
 fn man_escape(s: &str) -> String {
-    let e = s.replace('\\', "\\e").replace('-', "\\-");
+    let mut e = s.replace('\\', "\\e").replace('-', "\\-");
+    for (roff, c) in MAN_CHARS {
+        e = e.replace(c, roff);
+    }
     if e.starts_with('.') || e.starts_with('\'') {
         format!("\\&{e}")
     } else {
@@ -276,7 +288,7 @@ fn man_examples(text: &str) -> Vec<Example> {
                 first: i + 1,
                 last: j - 1,
                 commands: split_commands(&body),
-                not_run: None,
+                not_run: man_not_run(&lines[..i]),
             });
         } else if closer == ".fi" {
             let cmds: Vec<Cmd> = body
@@ -300,6 +312,18 @@ fn man_examples(text: &str) -> Vec<Example> {
         i = j + 1;
     }
     out
+}
+
+/// The reason a man page gives for not running the `.EX` block after `before`: a comment line
+/// `.\" not run: REASON` among the request lines (`.RS`, `.PP`, blank) right before it.
+fn man_not_run(before: &[&str]) -> Option<String> {
+    before
+        .iter()
+        .rev()
+        .map(|l| l.trim())
+        .find(|l| !l.is_empty() && *l != ".RS" && *l != ".PP")
+        .and_then(|l| l.strip_prefix(".\\\" not run:"))
+        .map(|r| r.trim().to_string())
 }
 
 /// Splits a command line like a shell would for these examples: words, single and double quotes. Returns the
@@ -563,6 +587,7 @@ fn check_examples(
     examples: &[Example],
     fx: &Fixtures,
     doc_lines: &[String],
+    name: &str,
 ) -> (Vec<String>, Vec<String>) {
     let mut failures = Vec::new();
     let mut rewrites: Vec<(usize, usize, Vec<String>)> = Vec::new();
@@ -571,8 +596,7 @@ fn check_examples(
             for c in &ex.commands {
                 if let Err(e) = parses(c, fx) {
                     failures.push(format!(
-                        "{:?} line {} (not run: {why}): {e}",
-                        ex.doc,
+                        "{name} line {} (not run: {why}): {e}",
                         ex.first + 1
                     ));
                 }
@@ -592,8 +616,7 @@ fn check_examples(
             } else {
                 ok = false;
                 failures.push(format!(
-                    "{:?} line {}: `{}`\n--- document\n{}\n--- actual\n{}\n",
-                    ex.doc,
+                    "{name} line {}: `{}`\n--- document\n{}\n--- actual\n{}\n",
                     ex.first + 1,
                     c.line,
                     c.expected.join("\n"),
@@ -632,7 +655,12 @@ fn run_doc(doc: Doc, path: &Path, with_loops: bool) {
     );
     let fx = Fixtures::make(with_loops);
     let lines: Vec<String> = text.lines().map(str::to_string).collect();
-    let (failures, new) = check_examples(&examples, &fx, &lines);
+    let name = path
+        .strip_prefix(root())
+        .unwrap_or(path)
+        .display()
+        .to_string();
+    let (failures, new) = check_examples(&examples, &fx, &lines, &name);
     if update_mode() {
         let mut out = new.join("\n");
         out.push('\n');
@@ -669,9 +697,38 @@ fn readme_examples_run() {
     run_doc(Doc::Readme, &readme, true);
 }
 
+/// Every man page under man/ (a file named `NAME.SECTION`), sorted.
+fn man_pages() -> Vec<PathBuf> {
+    let dir = root().join("man");
+    let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("man/ entry").path())
+        .filter(|p| {
+            p.extension()
+                .and_then(|x| x.to_str())
+                .is_some_and(|x| x.len() == 1 && x.chars().all(|c| c.is_ascii_digit()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The examples of every man page run (each page on fresh fixtures, without loop devices: the man pages'
+/// run examples use the image files only).
 #[test]
 fn man_page_examples_run() {
-    run_doc(Doc::Man, &root().join("man/afdisk.8"), false);
+    let pages = man_pages();
+    let names: Vec<String> = pages
+        .iter()
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    assert!(
+        names.iter().any(|n| n == "afdisk.8") && names.iter().any(|n| n == "afdisk-json.5"),
+        "man/ holds {names:?}"
+    );
+    for page in &pages {
+        run_doc(Doc::Man, page, false);
+    }
 }
 
 /// CI runs the test command README gives, with `--no-fail-fast`, so that one failing test binary does not hide
@@ -729,4 +786,11 @@ fn the_harness_parses_matches_and_normalises() {
         "$ afdisk \\x --json"
     );
     assert_eq!(man_escape(".x"), "\\&.x");
+    assert_eq!(man_escape("63–64 → 1 µs"), "63\\(en64 \\(-> 1 \\(mcs");
+    assert_eq!(man_unescape("63\\(en64 \\(-> 1 \\(mcs"), "63–64 → 1 µs");
+    assert_eq!(
+        man_not_run(&[".PP", ".\\\" not run: timings", ".RS", ""]),
+        Some("timings".to_string())
+    );
+    assert_eq!(man_not_run(&[".\\\" not run: x", "text", ".RS"]), None);
 }

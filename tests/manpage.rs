@@ -1,5 +1,12 @@
-//! The man page stays in step with the CLI: `groff -man -ww -z man/afdisk.8` is clean, and every subcommand and
-//! long option the real binary's `--help` shows is documented in man/afdisk.8.
+//! The man pages stay in step with the CLI and the code: `groff -man -Tutf8 -ww -z` is clean on every page under
+//! man/ and their requests are balanced; every subcommand and long option the real binary's `--help` shows is
+//! documented in man/afdisk.8; its FINDINGS list is the one `afdisk::finding::findings_roff` renders from the
+//! code (`AFDISK_UPDATE_MAN=1` rewrites it; any other value of that variable fails); man/afdisk-json.5 has a
+//! section for every schema file of assets/schema/; every finding code src/ emits is documented there; README.md
+//! stays a newcomer's page that points at both.
+//!
+//! Terms: the **generated block** of a page is the text between the comment lines that begin with
+//! [`GENERATED_BEGIN`] and [`GENERATED_END`].
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -16,6 +23,30 @@ fn man_path() -> PathBuf {
 fn man_source() -> String {
     let p = man_path();
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()))
+}
+
+fn json_page_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("man/afdisk-json.5")
+}
+
+/// Every man page under man/ (a file named `NAME.SECTION`), sorted.
+fn man_pages() -> Vec<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("man");
+    let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("man/ entry").path())
+        .filter(|p| {
+            p.extension()
+                .and_then(|x| x.to_str())
+                .is_some_and(|x| x.len() == 1 && x.chars().all(|c| c.is_ascii_digit()))
+        })
+        .collect();
+    out.sort();
+    assert!(
+        out.contains(&man_path()) && out.contains(&json_page_path()),
+        "man/ holds {out:?}"
+    );
+    out
 }
 
 /// The man page's text with groff escapes that may sit inside option names undone (`\-` is a hyphen,
@@ -111,26 +142,29 @@ fn documents_command(plain: &str, cmd: &str) -> bool {
 
 #[test]
 fn groff_is_clean() {
-    let out = match Command::new("groff")
-        .args(["-man", "-ww", "-z"])
-        .arg(man_path())
-        .output()
-    {
-        Ok(o) => o,
-        Err(e) => panic!(
-            "cannot run groff ({e}): install it (apt-get install -y groff) to check man/afdisk.8; .ci/run does"
-        ),
-    };
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success() && text.trim().is_empty(),
-        "groff -man -ww -z man/afdisk.8 is not clean (exit {:?}):\n{text}",
-        out.status.code()
-    );
+    for page in man_pages() {
+        let out = match Command::new("groff")
+            .args(["-man", "-Tutf8", "-ww", "-z"])
+            .arg(&page)
+            .output()
+        {
+            Ok(o) => o,
+            Err(e) => panic!(
+                "cannot run groff ({e}): install it (apt-get install -y groff) to check the man pages; .ci/run does"
+            ),
+        };
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.success() && text.trim().is_empty(),
+            "groff -man -Tutf8 -ww -z {} is not clean (exit {:?}):\n{text}",
+            page.display(),
+            out.status.code()
+        );
+    }
 }
 
 #[test]
@@ -299,12 +333,17 @@ fn unbalanced_requests(src: &str) -> Vec<String> {
 
 #[test]
 fn requests_are_balanced() {
-    let problems = unbalanced_requests(&man_source());
-    assert!(
-        problems.is_empty(),
-        "man/afdisk.8 has unbalanced requests:\n  {}",
-        problems.join("\n  ")
-    );
+    for page in man_pages() {
+        let src =
+            std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
+        let problems = unbalanced_requests(&src);
+        assert!(
+            problems.is_empty(),
+            "{} has unbalanced requests:\n  {}",
+            page.display(),
+            problems.join("\n  ")
+        );
+    }
 }
 
 #[test]
@@ -373,6 +412,7 @@ fn docs_do_not_repeat_old_false_claims() {
             "and the terminal user interface never write",
             "Nothing else in the UI writes",
             "2 on errors and refusals, 3 when inconclusive",
+            "Sector-size switching is not implemented yet",
         ] {
             assert!(!flat.contains(claim), "{name} still says {claim:?}");
         }
@@ -426,4 +466,219 @@ fn docs_do_not_repeat_old_false_claims() {
             );
         }
     }
+}
+
+/// The comment line that opens a generated block (the rest of the line names its source).
+const GENERATED_BEGIN: &str = ".\\\" BEGIN GENERATED FINDINGS";
+/// The comment line that closes it.
+const GENERATED_END: &str = ".\\\" END GENERATED FINDINGS";
+
+/// `src` cut around its generated block: the text up to and including the opening comment line, the block,
+/// and the text from the closing comment line on. `None` when the markers are missing or out of order.
+fn split_generated(src: &str) -> Option<(&str, &str, &str)> {
+    let begin = src.find(GENERATED_BEGIN)?;
+    let body = begin + src[begin..].find('\n')? + 1;
+    let end = body + src[body..].find(GENERATED_END)?;
+    if !src[..end].ends_with('\n') {
+        return None;
+    }
+    Some((&src[..body], &src[body..end], &src[end..]))
+}
+
+/// What `AFDISK_UPDATE_MAN` asks for: unset, check; `1`, rewrite; anything else is a mistake (a typo such as
+/// `true` or `yes` must not silently check instead of rewriting, nor rewrite on `0`).
+fn update_switch(var: Result<String, std::env::VarError>) -> Result<bool, String> {
+    match var {
+        Err(std::env::VarError::NotPresent) => Ok(false),
+        Ok(v) if v == "1" => Ok(true),
+        Ok(v) => Err(format!(
+            "AFDISK_UPDATE_MAN={v:?}: only AFDISK_UPDATE_MAN=1 rewrites the man page; unset it to check"
+        )),
+        Err(e) => Err(format!("AFDISK_UPDATE_MAN: {e}")),
+    }
+}
+
+/// The FINDINGS list of man/afdisk.8 is the one the code renders from its finding kinds.
+#[test]
+fn findings_list_is_generated_from_the_code() {
+    let update =
+        update_switch(std::env::var("AFDISK_UPDATE_MAN")).unwrap_or_else(|e| panic!("{e}"));
+    let src = man_source();
+    let (head, block, tail) = split_generated(&src).unwrap_or_else(|| {
+        panic!("man/afdisk.8 has no generated block between `{GENERATED_BEGIN}` and `{GENERATED_END}` lines")
+    });
+    assert_eq!(
+        head.lines().rev().find(|l| l.starts_with(".SH")),
+        Some(".SH FINDINGS"),
+        "the generated block is not in the FINDINGS section"
+    );
+    let want = afdisk::finding::findings_roff();
+    if update {
+        if block != want {
+            std::fs::write(man_path(), format!("{head}{want}{tail}"))
+                .expect("rewrite man/afdisk.8");
+            eprintln!("rewrote the FINDINGS list of man/afdisk.8 from the code; review the diff");
+        }
+        return;
+    }
+    if block != want {
+        let have: Vec<&str> = block.lines().collect();
+        let want_lines: Vec<&str> = want.lines().collect();
+        let first = have
+            .iter()
+            .zip(&want_lines)
+            .position(|(a, b)| a != b)
+            .unwrap_or(have.len().min(want_lines.len()));
+        panic!(
+            "the FINDINGS list of man/afdisk.8 differs from afdisk::finding::findings_roff() at its line {}:\n\
+             man page: {:?}\ncode:     {:?}\n(AFDISK_UPDATE_MAN=1 cargo test --test manpage rewrites it)",
+            first + 1,
+            have.get(first),
+            want_lines.get(first)
+        );
+    }
+    for code in afdisk::finding::CODES {
+        assert!(
+            man_plain(block).contains(&format!(".B {code}\n")),
+            "FINDINGS does not list {code}"
+        );
+    }
+}
+
+#[test]
+fn the_generated_block_and_the_update_switch() {
+    let src = "a\n.\\\" BEGIN GENERATED FINDINGS: x\n.TP\nold\n.\\\" END GENERATED FINDINGS\nb\n";
+    let (head, block, tail) = split_generated(src).expect("markers");
+    assert_eq!(block, ".TP\nold\n");
+    assert!(head.ends_with("x\n") && tail.starts_with(".\\\" END"));
+    assert_eq!(split_generated("no markers"), None);
+    assert_eq!(
+        split_generated(".\\\" END GENERATED FINDINGS\n.\\\" BEGIN GENERATED FINDINGS\n"),
+        None
+    );
+    assert_eq!(
+        update_switch(Err(std::env::VarError::NotPresent)),
+        Ok(false)
+    );
+    assert_eq!(update_switch(Ok("1".into())), Ok(true));
+    for v in ["0", "", "true", "yes", "1 "] {
+        assert!(update_switch(Ok(v.into())).is_err(), "{v:?} was accepted");
+    }
+}
+
+/// afdisk-json(5) has a section for every contract whose JSON Schema is in assets/schema/, naming that file,
+/// and afdisk(8) points at it.
+#[test]
+fn the_json_page_covers_every_schema_file() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/schema");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "assets/schema holds {files:?}");
+    let page = std::fs::read_to_string(json_page_path()).expect("man/afdisk-json.5");
+    let headings: Vec<String> = man_plain(&page)
+        .lines()
+        .filter(|l| l.starts_with(".SS"))
+        .map(str::to_string)
+        .collect();
+    let missing: Vec<&String> = files
+        .iter()
+        .filter(|f| {
+            !headings
+                .iter()
+                .any(|h| h.contains(&format!("assets/schema/{f}")))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "man/afdisk-json.5 has no .SS heading naming assets/schema/ for {missing:?} (headings: {headings:?})"
+    );
+    let man = man_plain(&man_source());
+    assert!(
+        man.contains(".BR afdisk-json (5)"),
+        "afdisk(8) does not point at afdisk-json(5)"
+    );
+}
+
+/// README.md is the newcomer's page: at most 400 lines, a "Rescue image" section, and it points at both man
+/// pages for the reference.
+#[test]
+fn readme_is_short_and_points_at_the_reference() {
+    let readme = readme();
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 400,
+        "README.md has {lines} lines; the reference belongs in man/"
+    );
+    assert!(
+        readme.lines().any(|l| l.starts_with("## Rescue image")),
+        "README.md has no \"## Rescue image\" section"
+    );
+    for page in ["man/afdisk.8", "man/afdisk-json.5"] {
+        assert!(
+            readme.contains(&format!("`man -l {page}`")),
+            "README.md does not say `man -l {page}`"
+        );
+    }
+}
+
+/// The `.rs` files under `dir`, recursively.
+fn rust_files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let p = e.expect("entry").path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The finding codes the code emits: the first kebab-case string literal after each `Finding::new(` in src/.
+fn emitted_codes() -> BTreeSet<String> {
+    let mut files = Vec::new();
+    rust_files(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    let mut out = BTreeSet::new();
+    for f in files {
+        let src = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        for (i, _) in src.match_indices("Finding::new(") {
+            let after = &src[i..src.len().min(i + 400)];
+            let literal = after.split('"').skip(1).step_by(2).find(|w| {
+                w.contains('-')
+                    && w.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            });
+            if let Some(code) = literal {
+                out.insert(code.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Every finding the code emits is in the FINDINGS list of afdisk(8) (through `KIND_DOCS`), so a new kind
+/// cannot ship undocumented.
+#[test]
+fn every_emitted_finding_is_documented() {
+    let emitted = emitted_codes();
+    assert!(
+        emitted.len() >= 20,
+        "found only {emitted:?} after `Finding::new(` in src/: if codes are no longer string literals there, \
+         read them from the code another way"
+    );
+    let documented: BTreeSet<&str> = afdisk::finding::KIND_DOCS.iter().map(|d| d.code).collect();
+    let missing: Vec<&String> = emitted
+        .iter()
+        .filter(|c| !documented.contains(c.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "emitted but not in afdisk::finding::KIND_DOCS (and so not in afdisk(8)): {missing:?}"
+    );
 }
