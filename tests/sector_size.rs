@@ -9,7 +9,8 @@ use std::process::Command;
 
 use afdisk::drive::{DriveReport, DriveSource, LbaFormat, NvmeFormatFacts};
 use afdisk::reformat::probe::{DriveId, Probed, Prober};
-use afdisk::reformat::tool::{self, ToolChoice, ToolKind};
+use afdisk::reformat::tool::{self, ToolChoice};
+use afdisk::reformat::tools::{nvme as nvme_cli, openseachest, seachest};
 use afdisk::reformat::{self, Bus, Env, Event, OldPartition, Options, Target, Verdict};
 
 const MAIN: &str = include_str!("fixtures/openseachest-3.3.2/guest-main.txt");
@@ -409,7 +410,7 @@ fn openseachest_nvme_back_to_512_by_index_never_by_size() {
     );
     let fake = Fake::new("openSeaChest_Format", OSC_VERSION, &out, rc);
     let mut o = options(&fake, 512);
-    o.chosen = ToolChoice::Kind(ToolKind::OpenSeaChest)
+    o.chosen = ToolChoice::Kind(openseachest::KIND)
         .resolve(&fake.path_var())
         .expect("resolve");
     let plan = reformat::plan(&nvme(2), &o).expect("plan");
@@ -504,7 +505,7 @@ fn tool_by_path_is_read_from_its_file_name() {
         .resolve(std::ffi::OsStr::new(""))
         .expect("resolve")
         .expect("a tool");
-    assert_eq!(t.kind, ToolKind::SeaChest);
+    assert_eq!(t.kind, seachest::KIND);
     assert!(t.known_version);
     let mut o = options(&fake, 4096);
     o.found = vec![];
@@ -564,8 +565,14 @@ fn cli_image_file_and_bad_size() {
         "--confirm",
         "d.img",
     ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("image file"));
+    // Issue 23 item 10: an image file has no drive afdisk can ask, a preflight refusal like any such drive:
+    // exit 3, nothing run (it used to exit 2).
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("image file") && err.contains("nothing was run"),
+        "{err}"
+    );
     let o = afdisk(&["sector-size", p, "--set", "520"]);
     assert_eq!(o.status.code(), Some(2));
 }
@@ -761,7 +768,7 @@ fn native_overhead_of_a_whole_switch() {
         assert!(st.success());
 
         let t = Instant::now();
-        let chosen = ToolChoice::Kind(ToolKind::Nvme)
+        let chosen = ToolChoice::Kind(nvme_cli::KIND)
             .begin(&fake.path_var())
             .expect("the fake is on PATH");
         let opened = device::open(&img, &Overrides::default()).expect("open the image");
@@ -792,7 +799,7 @@ fn native_overhead_of_a_whole_switch() {
         let backup =
             reformat::prepare_opened(&opened, &target, &plan, &opts, &env).expect("prepare");
         drop(opened);
-        let held = reformat::IgnoreSignals::new();
+        let held = afdisk::signals::ignore_terminal_signals();
         let mut lines = 0usize;
         let outcome = reformat::run(
             &plan,
