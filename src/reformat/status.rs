@@ -165,20 +165,10 @@ pub fn status(
         },
     }];
     let mut notes = Vec::new();
-    let bus = target.bus();
     let mut supported = Vec::new();
     let mut supported_known = false;
     if let Some(d) = &target.drive {
-        current.push(SizeInfo {
-            size: d.logical_sector_size,
-            source: SizeSource::Drive,
-            detail: match d.source {
-                DriveSource::AtaIdentify => "ATA IDENTIFY DEVICE",
-                DriveSource::ScsiReadCapacity16 => "SCSI READ CAPACITY(16)",
-                DriveSource::NvmeIdentify => "NVMe Identify Namespace",
-            }
-            .to_string(),
-        });
+        current.push(drive_current(d));
         if let Some(s) = drive_sizes(d) {
             supported = s;
             supported_known = true;
@@ -197,30 +187,15 @@ pub fn status(
             None => "the drive cannot be asked directly (not a SATA, SCSI or NVMe disk)".into(),
         });
     }
-    if let Some(t) = tool_sizes {
-        supported.extend(t);
-    }
-    let (tool, tool_note) = match bus {
-        Some(b) => match pick_tool(b, found, chosen) {
-            Some(t) => {
-                let note = tools::unsupported(t.kind, b)
-                    .or_else(|| (!t.known_version).then(|| version_note(&t)));
-                (Some(t), note)
-            }
-            None => (None, Some(no_tool_fix(b))),
-        },
-        None => (
-            None,
-            Some("no tool can be chosen for a drive afdisk cannot ask".into()),
-        ),
-    };
+    supported.extend(tool_sizes.unwrap_or_default());
+    let (tool, tool_note) = tool_and_note(target.bus(), found, chosen);
     Status {
         path: target.path.clone(),
         name: target.name.clone(),
         model: target.model.clone(),
         serial: target.serial.clone(),
         transport: target.transport.clone(),
-        bus,
+        bus: target.bus(),
         current,
         physical_sector_size: target.drive.as_ref().map(|d| d.physical_sector_size),
         supported,
@@ -229,6 +204,43 @@ pub fn status(
         tool,
         tool_note,
         notes,
+    }
+}
+
+/// The drive's own current size, with the command that said it.
+fn drive_current(d: &DriveReport) -> SizeInfo {
+    SizeInfo {
+        size: d.logical_sector_size,
+        source: SizeSource::Drive,
+        detail: match d.source {
+            DriveSource::AtaIdentify => "ATA IDENTIFY DEVICE",
+            DriveSource::ScsiReadCapacity16 => "SCSI READ CAPACITY(16)",
+            DriveSource::NvmeIdentify => "NVMe Identify Namespace",
+        }
+        .to_string(),
+    }
+}
+
+/// The tool a switch would use on `bus`, with a note when it cannot or when its version is unknown, or why
+/// none can be chosen.
+fn tool_and_note(
+    bus: Option<Bus>,
+    found: &[Tool],
+    chosen: Option<&Tool>,
+) -> (Option<Tool>, Option<String>) {
+    let Some(b) = bus else {
+        return (
+            None,
+            Some("no tool can be chosen for a drive afdisk cannot ask".into()),
+        );
+    };
+    match pick_tool(b, found, chosen) {
+        Some(t) => {
+            let note = tools::unsupported(t.kind, b)
+                .or_else(|| (!t.known_version).then(|| version_note(&t)));
+            (Some(t), note)
+        }
+        None => (None, Some(no_tool_fix(b))),
     }
 }
 

@@ -369,3 +369,6 @@ fn execute(
         outcome: Box::new(outcome),
     })
 }
+
+#[cfg(test)]
+mod tests;

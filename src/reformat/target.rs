@@ -64,37 +64,7 @@ impl Target {
         let src = opened.source();
         let scan = crate::table::scan(&src, ss);
         timing::mark("gather: table scan");
-        let mut lost = Vec::new();
-        let mut old_layout = Vec::new();
-        for p in &scan.partitions {
-            if p.kind == crate::table::PartKind::Extended {
-                continue;
-            }
-            let start = p.start.saturating_mul(ss);
-            let size = p.size.saturating_mul(ss);
-            let holds = crate::signature::probe(&src, start, size)
-                .map(|s| format!(", holds {s}"))
-                .unwrap_or_default();
-            let name = p
-                .name
-                .as_deref()
-                .filter(|n| !n.is_empty())
-                .map(|n| format!(" \"{n}\""))
-                .unwrap_or_default();
-            lost.push(format!(
-                "partition {}{name}: {} ({}){holds}",
-                p.number,
-                human(size),
-                p.type_name
-            ));
-            old_layout.push(OldPartition {
-                number: p.number,
-                start_bytes: start,
-                size_bytes: size,
-                type_code: p.type_code.clone(),
-                name: p.name.clone().filter(|n| !n.is_empty()),
-            });
-        }
+        let (mut lost, old_layout) = partitions_lost(&src, &scan, ss);
         timing::mark("gather: partition signatures");
         if scan.table.is_none() {
             if let Some(s) = crate::signature::probe(&src, 0, info.size_bytes) {
@@ -149,6 +119,47 @@ impl Target {
             bus,
         }
     }
+}
+
+/// Each partition of `scan` (extended containers aside) as lost, in words with its filesystem, and in bytes
+/// for the carried-over layout.
+fn partitions_lost(
+    src: &dyn crate::table::source::ByteSource,
+    scan: &crate::table::TableScan,
+    ss: u64,
+) -> (Vec<Lost>, Vec<OldPartition>) {
+    let mut lost = Vec::new();
+    let mut old_layout = Vec::new();
+    for p in &scan.partitions {
+        if p.kind == crate::table::PartKind::Extended {
+            continue;
+        }
+        let start = p.start.saturating_mul(ss);
+        let size = p.size.saturating_mul(ss);
+        let holds = crate::signature::probe(src, start, size)
+            .map(|s| format!(", holds {s}"))
+            .unwrap_or_default();
+        let name = p
+            .name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .map(|n| format!(" \"{n}\""))
+            .unwrap_or_default();
+        lost.push(format!(
+            "partition {}{name}: {} ({}){holds}",
+            p.number,
+            human(size),
+            p.type_name
+        ));
+        old_layout.push(OldPartition {
+            number: p.number,
+            start_bytes: start,
+            size_bytes: size,
+            type_code: p.type_code.clone(),
+            name: p.name.clone().filter(|n| !n.is_empty()),
+        });
+    }
+    (lost, old_layout)
 }
 
 /// Opens the disk read-only with `O_EXCL` and closes it at once: EBUSY means a mount, a holder or another

@@ -54,7 +54,7 @@ pub struct System;
 
 impl Seams for System {
     fn source(&self, env: &Env) -> Box<dyn reformat::Source> {
-        Box::new(reformat::System::new(env.opts.overrides.clone()))
+        Box::new(reformat::System::new(env.opts.overrides))
     }
 }
 
