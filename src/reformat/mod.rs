@@ -1,7 +1,8 @@
 //! Switching a drive between 512-byte and 4096-byte logical sectors (512e ⇄ 4Kn) with a vendor tool.
 //! No user interface here: this module describes (status, the plan of a switch, what will be lost,
-//! warnings, progress, the outcome, each with one text rendering) and asks (one confirmation value); the
-//! front ends present and answer.
+//! warnings, the outcome, each with one text rendering; the events of a running switch are worded in
+//! `crate::present`) and asks its questions through an asker ([`switch::Asker`]); the front ends present
+//! and answer.
 //!
 //! Terms:
 //! - **bus**: how the drive is addressed: ATA (SATA, also behind a SAS HBA), SCSI (SAS, virtio-scsi), NVMe.
@@ -11,7 +12,7 @@
 //! - **status**: the current and supported sizes with their source (drive, tool, kernel) and the tool that
 //!   would be used.
 //! - **switch plan**: the result of the preflight: the exact argv, the warnings, what will be lost, the
-//!   expected duration, the confirmation to type. A preflight refusal is an [`Error`] of kind `Refused`:
+//!   expected duration, the confirmation to type. A preflight refusal is an error of kind `Refused`:
 //!   nothing was run.
 //! - **job**: [`run()`]: one child process, no timeout, never killed; its output is logged and streamed as
 //!   [`Event`]s. Safe points to stop: none while the tool runs ([`SAFE_STOP`]).
@@ -48,8 +49,7 @@ pub use preflight::{
     command_line, plan, recheck, refuse_overrides, same_switch, Options, SwitchPlan, Warning,
 };
 pub use run::{
-    backup_table, carried_over_preset, lock, prepare, prepare_opened, run, switch_running, Env,
-    Event, SwitchLock,
+    backup_table, carried_over_preset, lock, refreshed, run, switch_running, Env, Event, SwitchLock,
 };
 pub use status::{drive_sizes, nvme_format_for, pick_tool, status, tool_sizes, Status};
 pub use switch::{

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::probe::{Probed, Prober};
 use super::target::exclusive_probe;
-use super::{command_line, judge, recheck, timing, tools, Options, Outcome, SwitchPlan, Target};
+use super::{command_line, judge, timing, tools, Outcome, SwitchPlan, Target};
 use crate::device::{access, Opened};
 use crate::error::{Error, Result};
 
@@ -34,43 +34,6 @@ pub fn backup_table(opened: &Opened, env: &Env) -> Result<PathBuf> {
     ));
     crate::apply::backup_to(opened, &path)?;
     Ok(path)
-}
-
-/// After the confirmation, just before the tool runs: opens `path` again and re-runs the preflight
-/// ([`recheck`]: a prompt can wait for minutes), then saves the table sectors ([`backup_table`]). Returns the
-/// backup's path; refuses, nothing run, when anything changed.
-pub fn prepare(
-    path: &Path,
-    overrides: &crate::device::Overrides,
-    planned: &SwitchPlan,
-    opts: &Options,
-    env: &Env,
-) -> Result<PathBuf> {
-    let opened = crate::device::open(path, overrides)?;
-    timing::mark("prepare: reopen (sysfs, drive query)");
-    recheck(planned, &Target::gather(&opened), opts)?;
-    timing::mark("prepare: recheck");
-    let b = backup_table(&opened, env);
-    timing::mark("prepare: table backup");
-    b
-}
-
-/// [`prepare`] without reopening: for an answer that came at once (`--yes`), `opened` and `target` are the
-/// preflight's, read a moment ago. What can change in a moment is read again — the drive's users (mounts,
-/// swaps, holders) and an exclusive open — and the preflight re-run on them ([`recheck`]); then the table
-/// sectors are saved. Refuses, nothing run, when anything changed.
-pub fn prepare_opened(
-    opened: &Opened,
-    target: &Target,
-    planned: &SwitchPlan,
-    opts: &Options,
-    env: &Env,
-) -> Result<PathBuf> {
-    recheck(planned, &refreshed(opened, target), opts)?;
-    timing::mark("prepare: recheck");
-    let b = backup_table(opened, env);
-    timing::mark("prepare: table backup");
-    b
 }
 
 /// `target` with what can change in a moment read again from `opened`: its users (mounts, swaps, holders)
