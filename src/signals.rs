@@ -115,14 +115,23 @@ mod tests {
     }
 
     /// One test, so that nothing else in this process changes these dispositions meanwhile: an ending signal
-    /// sets the stop flag instead of ending the process; while a switch runs the terminal's signals are
-    /// ignored (a hang-up must not end afdisk and with it the tool's pipes), and afterwards what was there
-    /// before is back (the stop flag's handler included).
+    /// sets the stop flag instead of ending the process, and a waiter has it pending; while a switch runs the
+    /// terminal's signals are ignored (a hang-up must not end afdisk and with it the tool's pipes), and
+    /// afterwards what was there before is back (the stop flag's handler included).
     #[test]
-    fn stop_flag_and_ignored_terminal_signals() {
+    fn stop_flag_waiter_and_ignored_terminal_signals() {
         let flag = stop_flag();
+        let mut waiter = Waiter::new().expect("the ending signals register");
+        assert_eq!(waiter.take_pending(), None);
         nix::sys::signal::raise(Signal::SIGTERM).expect("raise");
         assert!(flag.load(Ordering::Relaxed));
+        assert_eq!(waiter.take_pending(), Some(libc::SIGTERM));
+        assert_eq!(waiter.take_pending(), None, "taken once");
+        let (tx, rx) = std::sync::mpsc::channel();
+        waiter.spawn(move |sig| tx.send(sig).is_ok());
+        nix::sys::signal::raise(Signal::SIGHUP).expect("raise");
+        let got = rx.recv_timeout(std::time::Duration::from_secs(10));
+        assert_eq!(got, Ok(libc::SIGHUP), "handed to the waiter's thread");
         let before: Vec<_> = TERMINAL.iter().map(|s| disposition(*s as i32)).collect();
         {
             let _quiet = ignore_terminal_signals();
