@@ -1,7 +1,8 @@
 //! The sector-size wizard (issue 13): switching the drive on screen between 512-byte and 4096-byte logical
 //! sectors with a vendor tool, as a job screen (`page::Page`). Every value and every sentence is the core's
-//! (`afdisk::reformat`: status, plan, warnings, prompts, events, outcome); this module only presents them,
-//! styled by kind, and answers the core's confirmation with the one dialog.
+//! (`afdisk::reformat`: status, plan, warnings, prompts, outcome; the running switch's events and progress
+//! in `afdisk::present`'s words); this module only presents them, styled by kind, and answers the core's
+//! questions: its confirmation with the one dialog.
 //!
 //! Terms:
 //! - **phases**: *loading* (the facts are read by a job), *overview* (what the drive supports, which tool,
