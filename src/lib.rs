@@ -30,6 +30,7 @@ pub mod plot;
 pub mod present;
 pub mod reformat;
 pub mod report;
+pub mod signals;
 pub mod signature;
 pub mod table;
 pub mod units;

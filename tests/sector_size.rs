@@ -9,7 +9,8 @@ use std::process::Command;
 
 use afdisk::drive::{DriveReport, DriveSource, LbaFormat, NvmeFormatFacts};
 use afdisk::reformat::probe::{DriveId, Probed, Prober};
-use afdisk::reformat::tool::{self, ToolChoice, ToolKind};
+use afdisk::reformat::tool::{self, ToolChoice};
+use afdisk::reformat::tools::{nvme as nvme_cli, openseachest, seachest};
 use afdisk::reformat::{self, Bus, Env, Event, OldPartition, Options, Target, Verdict};
 
 const MAIN: &str = include_str!("fixtures/openseachest-3.3.2/guest-main.txt");
@@ -409,7 +410,7 @@ fn openseachest_nvme_back_to_512_by_index_never_by_size() {
     );
     let fake = Fake::new("openSeaChest_Format", OSC_VERSION, &out, rc);
     let mut o = options(&fake, 512);
-    o.chosen = ToolChoice::Kind(ToolKind::OpenSeaChest)
+    o.chosen = ToolChoice::Kind(openseachest::KIND)
         .resolve(&fake.path_var())
         .expect("resolve");
     let plan = reformat::plan(&nvme(2), &o).expect("plan");
@@ -504,7 +505,7 @@ fn tool_by_path_is_read_from_its_file_name() {
         .resolve(std::ffi::OsStr::new(""))
         .expect("resolve")
         .expect("a tool");
-    assert_eq!(t.kind, ToolKind::SeaChest);
+    assert_eq!(t.kind, seachest::KIND);
     assert!(t.known_version);
     let mut o = options(&fake, 4096);
     o.found = vec![];
@@ -564,8 +565,14 @@ fn cli_image_file_and_bad_size() {
         "--confirm",
         "d.img",
     ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("image file"));
+    // Issue 23 item 10: an image file has no drive afdisk can ask, a preflight refusal like any such drive:
+    // exit 3, nothing run (it used to exit 2).
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("image file") && err.contains("nothing was run"),
+        "{err}"
+    );
     let o = afdisk(&["sector-size", p, "--set", "520"]);
     assert_eq!(o.status.code(), Some(2));
 }
@@ -691,15 +698,77 @@ fn median_min_max(v: &[f64]) -> (f64, f64, f64) {
     (m, s[0], s[n - 1])
 }
 
+/// The bench's source for `reformat::switch`: the image stands for the namespace (its table, filesystems and
+/// users are read for real), the NVMe facts come from [`nvme`], the prober plays the drive.
+struct ImageAsNvme {
+    img: PathBuf,
+    fake: std::ffi::OsString,
+    env: Env,
+    opened: Option<afdisk::device::Opened>,
+}
+
+impl reformat::Source for ImageAsNvme {
+    fn target(&mut self, _: &Path) -> afdisk::error::Result<Target> {
+        let opened = afdisk::device::open(&self.img, &Default::default())?;
+        let gathered = Target::gather(&opened);
+        self.opened = Some(opened);
+        Ok(Target {
+            lost: gathered.lost,
+            table: gathered.table,
+            old_layout: gathered.old_layout,
+            uses: gathered.uses,
+            busy: gathered.busy,
+            ..nvme(0)
+        })
+    }
+    fn path_var(&self) -> std::ffi::OsString {
+        self.fake.clone()
+    }
+    fn tool_sizes(&self, _: &tool::Tool, _: &Path) -> Option<Vec<reformat::SizeInfo>> {
+        None
+    }
+    fn env(&self) -> Env {
+        self.env.clone()
+    }
+    fn again(&mut self, target: &Target, _: bool) -> afdisk::error::Result<Target> {
+        let o = self.opened.as_ref().expect("opened");
+        Ok(reformat::refreshed(o, target))
+    }
+    fn backup(&mut self) -> afdisk::error::Result<PathBuf> {
+        let o = self.opened.take().expect("opened");
+        reformat::backup_table(&o, &self.env)
+    }
+    fn prober(&mut self) -> Box<dyn Prober> {
+        Box::new(Drive::reports("nvme0n1", 4096, 4096))
+    }
+}
+
+/// `--yes --confirm SER1`, the plan's text made as the CLI shows it.
+struct Yes(usize);
+
+impl reformat::Asker for Yes {
+    fn ask(&mut self, q: reformat::Question<'_>) -> reformat::Reply {
+        match q {
+            reformat::Question::Review { facts, .. } => {
+                if let Some(Ok(p)) = &facts.plan {
+                    self.0 += p.render().len();
+                }
+                reformat::Reply::Go
+            }
+            reformat::Question::Confirm { .. } => reformat::Reply::Scripted(Some("SER1".into())),
+        }
+    }
+}
+
 /// Issue 13's overhead without emulation: afdisk's whole NVMe switch on the host CPU, against the tool alone.
 /// A switch needs a real NVMe namespace, so the process is taken apart:
 /// - **start**: `afdisk --version` as a process (exec, the command line's parsing, exit);
 /// - **flow**: everything `afdisk sector-size DEV --set 4096 --tool nvme --yes --confirm SER1 --json` does after
-///   reading its arguments, in the same order (cli/sector_size.rs): the version query of a fake `nvme` on PATH,
-///   `device::open` and `Target::gather` of a 256 MiB image holding a GPT made by sgdisk (standing for the
-///   namespace; the NVMe facts come from [`nvme`]), the plan and its text, the confirmation, `prepare_opened`
-///   (in-use checks again, the recheck, the table backup written and fsynced), the lock, the log, the fake
-///   `nvme format` (spawn to exit), the re-probe, the outcome as JSON;
+///   reading its arguments, through the same sequence (`reformat::switch`): the version query of a fake `nvme`
+///   on PATH, `device::open` and `Target::gather` of a 256 MiB image holding a GPT made by sgdisk (standing for
+///   the namespace; the NVMe facts come from [`nvme`]), the plan and its text, the confirmation, the in-use
+///   checks again, the recheck, the table backup written and fsynced, the lock, the log, the fake `nvme format`
+///   (spawn to exit), the re-probe, the outcome as JSON;
 /// - **tool**: the same fake `nvme format` alone (spawn to exit).
 ///
 /// Overhead = start + flow − tool. Not in it: the NVMe Identify ioctls of the open and of the re-probe (the
@@ -709,8 +778,6 @@ fn median_min_max(v: &[f64]) -> (f64, f64, f64) {
 #[test]
 #[ignore = "benchmark: cargo test --test sector_size -- --ignored --nocapture native_overhead"]
 fn native_overhead_of_a_whole_switch() {
-    use afdisk::device::{self, Overrides};
-    use afdisk::reformat::Answer;
     use std::process::Stdio;
     use std::time::Instant;
     let rounds: usize = std::env::var("AFDISK_BENCH_ROUNDS")
@@ -735,8 +802,15 @@ fn native_overhead_of_a_whole_switch() {
         .output()
         .expect("sgdisk (gdisk) is needed");
     assert!(sg.status.success(), "{sg:?}");
-    let env = fake.env();
     let argv = ["format", "/dev/nvme0n1", "-n", "1", "--lbaf=2", "--force"];
+    let req = reformat::Request {
+        path: "/dev/nvme0n1".into(),
+        choice: ToolChoice::Kind(nvme_cli::KIND),
+        to: reformat::To::Size(4096),
+        status: false,
+        allow_unknown_version: false,
+        let_tool_decide: false,
+    };
     let ms = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
     let (mut start, mut flow, mut alone) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
@@ -761,65 +835,41 @@ fn native_overhead_of_a_whole_switch() {
         assert!(st.success());
 
         let t = Instant::now();
-        let chosen = ToolChoice::Kind(ToolKind::Nvme)
-            .begin(&fake.path_var())
-            .expect("the fake is on PATH");
-        let opened = device::open(&img, &Overrides::default()).expect("open the image");
-        let gathered = Target::gather(&opened);
-        let target = Target {
-            lost: gathered.lost,
-            table: gathered.table,
-            old_layout: gathered.old_layout,
-            uses: gathered.uses,
-            busy: gathered.busy,
-            ..nvme(0)
+        let mut source = ImageAsNvme {
+            img: img.clone(),
+            fake: fake.path_var(),
+            env: fake.env(),
+            opened: None,
         };
-        let opts = Options {
-            to: 4096,
-            found: Vec::new(),
-            chosen: chosen.map(tool::PendingTool::finish),
-            allow_unknown_version: false,
-            let_tool_decide: false,
-            switch_running: reformat::switch_running(&env),
+        let (mut yes, mut lines) = (Yes(0), 0usize);
+        let done = reformat::switch(&mut source, &req, &mut yes, &mut |e: &Event| {
+            lines += afdisk::present::switch_event(e).map_or(0, |l| l.len())
+        })
+        .expect("switch");
+        let reformat::Finished::Switched { plan, outcome } = done else {
+            panic!("the switch ran")
         };
-        let plan = reformat::plan(&target, &opts).expect("plan");
-        let shown = plan.render();
-        plan.confirmation
-            .check(&Answer::Scripted {
-                confirm: Some("SER1".into()),
-            })
-            .expect("confirmed");
-        let backup =
-            reformat::prepare_opened(&opened, &target, &plan, &opts, &env).expect("prepare");
-        drop(opened);
-        let held = reformat::IgnoreSignals::new();
-        let mut lines = 0usize;
-        let outcome = reformat::run(
-            &plan,
-            &env,
-            &mut Drive::reports("nvme0n1", 4096, 4096),
-            &mut |_: &Event| lines += 1,
-        )
-        .expect("run");
-        drop(held);
-        let outcome = outcome.with_table_backup(&backup);
         let json = serde_json::to_string_pretty(&afdisk::contract::SectorSizeSwitchJson::new(
             &plan, &outcome,
         ))
         .expect("json");
         flow.push(ms(t));
         assert_eq!(outcome.verdict, Verdict::Switched);
-        assert!(!shown.is_empty() && !json.is_empty() && lines > 0);
+        assert!(yes.0 > 0 && !json.is_empty() && lines > 0);
     }
+    report_overhead(rounds, &start, &flow, &alone);
+}
+
+fn report_overhead(rounds: usize, start: &[f64], flow: &[f64], alone: &[f64]) {
     let build = if cfg!(debug_assertions) {
         "debug build: not the figure to quote"
     } else {
         "optimised build"
     };
     let (s, f, a) = (
-        median_min_max(&start),
-        median_min_max(&flow),
-        median_min_max(&alone),
+        median_min_max(start),
+        median_min_max(flow),
+        median_min_max(alone),
     );
     let line = |name: &str, (m, lo, hi): (f64, f64, f64)| {
         eprintln!("{name}: median {m:.2} ms ({lo:.2}-{hi:.2})");

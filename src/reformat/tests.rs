@@ -1,6 +1,11 @@
 use super::*;
+use crate::device::usage::Use;
+use crate::drive::DriveReport;
 use crate::drive::{LbaFormat, NvmeFormatFacts, ScsiBlockLength, SectorConfiguration};
-use tool::Version;
+use probe::{DriveId, Probed, Prober};
+use std::path::{Path, PathBuf};
+use tool::{Tool, ToolKind, Version};
+use tools::{hdparm, nvme, openseachest, seachest, sg_format};
 
 fn tool(kind: ToolKind, v: &str) -> Tool {
     let version = Version::find(v);
@@ -15,10 +20,10 @@ fn tool(kind: ToolKind, v: &str) -> Tool {
 
 fn all_tools() -> Vec<Tool> {
     vec![
-        tool(ToolKind::OpenSeaChest, "3.3.2"),
-        tool(ToolKind::Hdparm, "9.65"),
-        tool(ToolKind::SgFormat, "1.62"),
-        tool(ToolKind::Nvme, "2.3"),
+        tool(openseachest::KIND, "3.3.2"),
+        tool(hdparm::KIND, "9.65"),
+        tool(sg_format::KIND, "1.62"),
+        tool(nvme::KIND, "2.3"),
     ]
 }
 
@@ -119,7 +124,7 @@ fn nvme_plan_by_format_index_both_ways() {
     let back = plan(&target(nvme_drive(4), "nvme0n1"), &opts(512)).unwrap();
     assert_eq!(back.lbaf, Some(0));
     let mut o = opts(512);
-    o.chosen = Some(tool(ToolKind::OpenSeaChest, "3.4.0"));
+    o.chosen = Some(tool(openseachest::KIND, "3.4.0"));
     let osc = plan(&target(nvme_drive(4), "nvme0n1"), &o).unwrap();
     let t = argv_text(&osc);
     assert!(
@@ -187,13 +192,13 @@ fn preflight_refusals_name_the_problem() {
     o.found = vec![];
     refused(&base, &o, "no tool");
     let mut o = opts(4096);
-    o.found = vec![tool(ToolKind::Nvme, "1.16")];
+    o.found = vec![tool(nvme::KIND, "1.16")];
     refused(&base, &o, "not a version afdisk knows");
     o.allow_unknown_version = true;
     let p = plan(&base, &o).unwrap();
     assert!(p.warnings.iter().any(|w| w.key == "unknown-version"));
     let mut o = opts(4096);
-    o.chosen = Some(tool(ToolKind::Hdparm, "9.65"));
+    o.chosen = Some(tool(hdparm::KIND, "9.65"));
     refused(&base, &o, "hdparm switches only SATA");
     assert_eq!(
         plan(&base, &opts(520)).unwrap_err().kind,
@@ -207,7 +212,7 @@ fn ata_tools_and_lists() {
     // QEMU: support unknown, no list: allowed with a warning, openSeaChest preferred.
     let t = target(d.clone(), "sda");
     let p = plan(&t, &opts(4096)).unwrap();
-    assert_eq!(p.tool.kind, ToolKind::OpenSeaChest);
+    assert_eq!(p.tool.kind, openseachest::KIND);
     assert!(argv_text(&p).contains(
         "--setSectorSize 4096 --confirm this-will-erase-data-and-may-render-the-drive-inoperable"
     ));
@@ -216,9 +221,9 @@ fn ata_tools_and_lists() {
     assert!(p.expected_duration.starts_with("minutes"));
     // Without openSeaChest, hdparm, with its warning.
     let mut o = opts(4096);
-    o.found.retain(|x| x.kind != ToolKind::OpenSeaChest);
+    o.found.retain(|x| x.kind != openseachest::KIND);
     let h = plan(&t, &o).unwrap();
-    assert_eq!(h.tool.kind, ToolKind::Hdparm);
+    assert_eq!(h.tool.kind, hdparm::KIND);
     assert!(h.warnings.iter().any(|w| w.key == "hdparm-timeout"));
     // The drive says it has no SET SECTOR CONFIGURATION: refused.
     d.set_sector_configuration = Some(false);
@@ -256,7 +261,7 @@ fn scsi_keeps_protection_and_checks_vpd() {
     let mut d = DriveReport::new(DriveSource::ScsiReadCapacity16, 512, 4096);
     d.protection_type = Some(2);
     let p = plan(&target(d.clone(), "sdb"), &opts(4096)).unwrap();
-    assert_eq!(p.tool.kind, ToolKind::SgFormat);
+    assert_eq!(p.tool.kind, sg_format::KIND);
     assert_eq!(
         argv_text(&p),
         "/usr/sbin/sg_format --format --ffmt=1 --size=4096 --fmtpinfo=3 -Q /dev/sdb"
@@ -517,7 +522,7 @@ fn supported_formats_listing() {
 fn status_lists_sources_and_tool() {
     let t = target(nvme_drive(0), "nvme0n1");
     let s = status(&t, &all_tools(), None, None);
-    assert_eq!(s.tool.as_ref().map(|t| t.kind), Some(ToolKind::Nvme));
+    assert_eq!(s.tool.as_ref().map(|t| t.kind), Some(nvme::KIND));
     assert!(s.supported_known);
     assert_eq!(
         s.supported.iter().map(|x| x.size).collect::<Vec<_>>(),
@@ -569,7 +574,7 @@ mod properties {
     use proptest::prelude::*;
 
     fn any_kind() -> impl Strategy<Value = ToolKind> {
-        prop::sample::select(ToolKind::ALL.to_vec())
+        prop::sample::select(ToolKind::all().to_vec())
     }
 
     fn any_bus() -> impl Strategy<Value = Bus> {
@@ -611,12 +616,12 @@ mod properties {
         #[test]
         fn reading_tool_output_never_panics(kind in any_kind(), bus in any_bus(), out in output(),
                                             exit in prop::option::of(-1i32..300)) {
-            let r = backend::read_claim(kind, bus, &out, exit);
-            if matches!(kind, ToolKind::OpenSeaChest | ToolKind::SeaChest) && out.contains("You must add the flag") {
+            let r = tools::read_claim(kind, bus, &out, exit);
+            if (kind == openseachest::KIND || kind == seachest::KIND) && out.contains("You must add the flag") {
                 prop_assert_eq!(r.claim, Claim::NothingDone);
             }
             for line in out.lines() {
-                if let Some(p) = backend::progress(line) {
+                if let Some(p) = tools::progress(line) {
                     prop_assert!((0.0..=100.0).contains(&p));
                 }
             }
@@ -647,42 +652,19 @@ mod properties {
 
         /// An NVMe switch is always by a format index listed by the namespace, with its metadata size.
         #[test]
-        fn nvme_switch_is_by_listed_index(in_use in 0u8..8, kind in prop::sample::select(vec![ToolKind::Nvme, ToolKind::OpenSeaChest])) {
+        fn nvme_switch_is_by_listed_index(in_use in 0u8..8, kind in prop::sample::select(vec![nvme::KIND, openseachest::KIND])) {
             let d = nvme_drive(in_use);
             let cur = d.lba_formats[usize::from(in_use)].clone();
             let to = if cur.data_size == 512 { 4096 } else { 512 };
             let mut o = opts(to);
-            o.chosen = Some(tool(kind, if kind == ToolKind::Nvme { "2.3" } else { "3.4.0" }));
+            o.chosen = Some(tool(kind, if kind == nvme::KIND { "2.3" } else { "3.4.0" }));
             let p = plan(&target(d.clone(), "nvme0n1"), &o).unwrap();
             let i = p.lbaf.unwrap();
             let f = &d.lba_formats[usize::from(i)];
             prop_assert_eq!((f.data_size, f.metadata_size), (to, cur.metadata_size));
             let line = command_line(&p.argv);
-            let want = if kind == ToolKind::Nvme { format!("--lbaf={i}") } else { format!("--nvmFormat {i} ") };
+            let want = if kind == nvme::KIND { format!("--lbaf={i}") } else { format!("--nvmFormat {i} ") };
             prop_assert!(line.contains(&want), "{}", line);
         }
     }
-}
-
-/// While a switch runs, the terminal's signals are ignored (a hang-up must not end afdisk and with it the
-/// tool's pipes); afterwards what was there before is back.
-#[test]
-fn ignore_signals_holds_the_terminals_signals_while_it_lives() {
-    use nix::libc;
-    fn disposition(s: i32) -> libc::sighandler_t {
-        // SAFETY: reads the disposition (no new action is installed); `old` is a valid out-pointer.
-        unsafe {
-            let mut old: libc::sigaction = std::mem::zeroed();
-            libc::sigaction(s, std::ptr::null(), &mut old);
-            old.sa_sigaction
-        }
-    }
-    let before = disposition(libc::SIGTSTP);
-    {
-        let _held = IgnoreSignals::new();
-        for s in [libc::SIGINT, libc::SIGQUIT, libc::SIGTSTP, libc::SIGHUP] {
-            assert_eq!(disposition(s), libc::SIG_IGN, "signal {s}");
-        }
-    }
-    assert_eq!(disposition(libc::SIGTSTP), before);
 }

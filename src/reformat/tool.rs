@@ -1,12 +1,12 @@
 //! The vendor tools that can switch a drive's logical sector size, and how afdisk finds them.
 //!
 //! Terms:
-//! - **tool kind**: one of openSeaChest_Format (also `openSeaChest_FormatUnit`), Seagate's closed-source
-//!   SeaChest_Format / SeaChest_Lite (same flags), `hdparm`, `sg_format` (sg3_utils) and `nvme` (nvme-cli).
+//! - **tool kind**: one of the tools registered in `super::tools::ALL` (openSeaChest_Format, SeaChest,
+//!   `hdparm`, `sg_format`, `nvme`): its binary names, version query and known versions are its backend's.
 //! - **discovery**: the first executable file with one of the kind's binary names in the directories of a
 //!   `PATH` value (passed in, never read here, so tests can point it at fakes).
-//! - **choice**: what `--tool` says: a kind's name (`openseachest`, `seachest`, `hdparm`, `sg_format`, `nvme`)
-//!   or a path to a binary, whose kind is read from its file name.
+//! - **choice**: what `--tool` says: a kind's name (`openseachest`, `hdparm`, ...) or a path to a binary,
+//!   whose kind is read from its file name.
 //! - **known version**: a version range this code was written against (flags, confirmation strings, output
 //!   lines); a tool outside it is refused unless the caller allows unknown versions.
 //! - **version query**: the tool run with its version argument. It is started without waiting
@@ -24,116 +24,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 
-/// Which tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum ToolKind {
-    /// openSeaChest_Format (open source, any vendor's drive).
-    OpenSeaChest,
-    /// SeaChest_Format / SeaChest_Lite (closed source, Seagate drives only; same flags).
-    SeaChest,
-    Hdparm,
-    SgFormat,
-    Nvme,
-}
-
-impl ToolKind {
-    pub const ALL: [ToolKind; 5] = [
-        ToolKind::OpenSeaChest,
-        ToolKind::SeaChest,
-        ToolKind::Hdparm,
-        ToolKind::SgFormat,
-        ToolKind::Nvme,
-    ];
-
-    /// The name `--tool` accepts.
-    pub fn name(self) -> &'static str {
-        match self {
-            ToolKind::OpenSeaChest => "openseachest",
-            ToolKind::SeaChest => "seachest",
-            ToolKind::Hdparm => "hdparm",
-            ToolKind::SgFormat => "sg_format",
-            ToolKind::Nvme => "nvme",
-        }
-    }
-
-    /// Binary names looked for on PATH, preferred first.
-    pub fn binaries(self) -> &'static [&'static str] {
-        match self {
-            ToolKind::OpenSeaChest => &["openSeaChest_Format", "openSeaChest_FormatUnit"],
-            ToolKind::SeaChest => &["SeaChest_Format", "SeaChest_Lite"],
-            ToolKind::Hdparm => &["hdparm"],
-            ToolKind::SgFormat => &["sg_format"],
-            ToolKind::Nvme => &["nvme"],
-        }
-    }
-
-    /// The package that ships it, for the fix of a "no tool" refusal.
-    pub fn package(self) -> &'static str {
-        match self {
-            ToolKind::OpenSeaChest => {
-                "openseachest (or a build from github.com/Seagate/openSeaChest)"
-            }
-            ToolKind::SeaChest => "SeaChest from seagate.com (Seagate drives only)",
-            ToolKind::Hdparm => "hdparm",
-            ToolKind::SgFormat => "sg3-utils",
-            ToolKind::Nvme => "nvme-cli",
-        }
-    }
-
-    /// The argument that makes it print its version.
-    fn version_args(self) -> &'static [&'static str] {
-        match self {
-            ToolKind::OpenSeaChest | ToolKind::SeaChest => &["--version"],
-            ToolKind::Hdparm | ToolKind::SgFormat => &["-V"],
-            ToolKind::Nvme => &["version"],
-        }
-    }
-
-    /// The kind a binary's file name belongs to (`/opt/x/openSeaChest_Format` → OpenSeaChest).
-    pub fn of_file_name(name: &str) -> Option<ToolKind> {
-        let lower = name.to_ascii_lowercase();
-        if lower.starts_with("openseachest_format") {
-            Some(ToolKind::OpenSeaChest)
-        } else if lower.starts_with("seachest_format") || lower.starts_with("seachest_lite") {
-            Some(ToolKind::SeaChest)
-        } else if lower.starts_with("hdparm") {
-            Some(ToolKind::Hdparm)
-        } else if lower.starts_with("sg_format") {
-            Some(ToolKind::SgFormat)
-        } else if lower == "nvme" || lower.starts_with("nvme-cli") {
-            Some(ToolKind::Nvme)
-        } else {
-            None
-        }
-    }
-
-    /// The version range this code knows how to talk to, in words, and whether `v` is in it.
-    pub fn known(self, v: &Version) -> bool {
-        match self {
-            // Format 3.x: --setSectorSize, --nvmFormat, --confirm, exit codes 0-14 (recorded 3.3.2, built 3.4.0).
-            ToolKind::OpenSeaChest => v.major == 3,
-            // SeaChest_Format 3.x and SeaChest_Lite 1.x take the same flags.
-            ToolKind::SeaChest => v.major == 3 || v.major == 1,
-            // --set-sector-size with --please-destroy-my-drive since 9.57 (WD fixes in 9.61).
-            ToolKind::Hdparm => v.major == 9 && v.minor >= 57,
-            // --ffmt and --fmtpinfo with -Q: sg_format 1.3x and later (sg3_utils 1.45+).
-            ToolKind::SgFormat => v.major == 1 && v.minor >= 30,
-            // nvme-cli 2.x: --force (1.x used -f), exit codes 0/1.
-            ToolKind::Nvme => v.major == 2,
-        }
-    }
-
-    pub fn known_range(self) -> &'static str {
-        match self {
-            ToolKind::OpenSeaChest => "openSeaChest_Format 3.x",
-            ToolKind::SeaChest => "SeaChest_Format 3.x or SeaChest_Lite 1.x",
-            ToolKind::Hdparm => "hdparm 9.57 or later 9.x",
-            ToolKind::SgFormat => "sg_format 1.30 or later 1.x",
-            ToolKind::Nvme => "nvme-cli 2.x",
-        }
-    }
-}
+pub use super::tools::ToolKind;
 
 /// A dotted version (`3.3.2`, `9.65`, `2.3`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -179,20 +70,7 @@ impl Version {
 
 /// Reads the version out of a tool's version output.
 pub fn parse_version(kind: ToolKind, output: &str) -> Option<Version> {
-    let line_with = |key: &str| {
-        output
-            .lines()
-            .find(|l| l.contains(key))
-            .and_then(Version::find)
-    };
-    match kind {
-        ToolKind::OpenSeaChest | ToolKind::SeaChest => {
-            line_with("Utility Version:").or_else(|| line_with("Version:"))
-        }
-        ToolKind::Hdparm => line_with("hdparm"),
-        ToolKind::SgFormat => line_with("version"),
-        ToolKind::Nvme => line_with("nvme version").or_else(|| line_with("version")),
-    }
+    kind.backend().parse_version(output)
 }
 
 /// A tool found on this machine.
@@ -366,7 +244,7 @@ impl Tool {
             };
         }
         let child = Command::new(path)
-            .args(kind.version_args())
+            .args(kind.backend().version_args())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -422,7 +300,7 @@ pub fn discover(path_var: &OsStr) -> Vec<Tool> {
 
 /// [`discover`], started: every version query is running when this returns.
 pub fn discover_start(path_var: &OsStr) -> Vec<PendingTool> {
-    ToolKind::ALL
+    ToolKind::all()
         .iter()
         .filter_map(|&k| find_on_path(k, path_var).map(|p| Tool::start(k, &p)))
         .collect()
@@ -442,11 +320,8 @@ pub enum ToolChoice {
 impl ToolChoice {
     /// Reads a `--tool` value: a kind's name, else a path (anything with a `/`).
     pub fn parse(v: &OsStr) -> Result<ToolChoice> {
-        if let Some(k) = v
-            .to_str()
-            .and_then(|s| ToolKind::ALL.iter().find(|k| k.name() == s))
-        {
-            return Ok(ToolChoice::Kind(*k));
+        if let Some(k) = v.to_str().and_then(ToolKind::named) {
+            return Ok(ToolChoice::Kind(k));
         }
         use std::os::unix::ffi::OsStrExt;
         if v.as_bytes().contains(&b'/') {
@@ -454,7 +329,14 @@ impl ToolChoice {
         }
         Err(Error::usage(
             format!("--tool {}: not a tool name or a path", v.to_string_lossy()),
-            "use one of openseachest, seachest, hdparm, sg_format, nvme, or a path to the tool's binary (e.g. ./openSeaChest_Format)",
+            format!(
+                "use one of {}, or a path to the tool's binary (e.g. ./openSeaChest_Format)",
+                ToolKind::all()
+                    .iter()
+                    .map(|k| k.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         ))
     }
 
@@ -489,8 +371,18 @@ impl ToolChoice {
                     .unwrap_or_default();
                 let Some(k) = ToolKind::of_file_name(&name) else {
                     return Err(Error::usage(
-                        format!("--tool {}: afdisk does not know a tool by that file name", p.display()),
-                        "the binary must be named like openSeaChest_Format, SeaChest_Format, SeaChest_Lite, hdparm, sg_format or nvme",
+                        format!(
+                            "--tool {}: afdisk does not know a tool by that file name",
+                            p.display()
+                        ),
+                        format!(
+                            "the binary must be named like {}",
+                            ToolKind::all()
+                                .iter()
+                                .flat_map(|k| k.binaries().iter().copied())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
                     ));
                 };
                 if !executable(p) {
@@ -539,18 +431,18 @@ mod tests {
         // A concurrent fork of another test may hold the script's write descriptor for a moment (ETXTBSY: the
         // spawn fails, nothing runs, nothing is cached): ask until it answers.
         let ask = || {
-            let mut t = Tool::at(ToolKind::Nvme, &bin);
+            let mut t = Tool::at(crate::reformat::tools::nvme::KIND, &bin);
             for _ in 0..100 {
                 if t.version.is_some() {
                     break;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(10));
-                t = Tool::at(ToolKind::Nvme, &bin);
+                t = Tool::at(crate::reformat::tools::nvme::KIND, &bin);
             }
             t
         };
         let a = ask();
-        let b = Tool::at(ToolKind::Nvme, &bin);
+        let b = Tool::at(crate::reformat::tools::nvme::KIND, &bin);
         assert_eq!(a.version.as_ref().map(|v| v.text.as_str()), Some("2.3"));
         assert_eq!(b.version, a.version);
         assert_eq!(runs(), 1, "the second query must come from the cache");
@@ -594,25 +486,29 @@ mod tests {
 
     #[test]
     fn versions_from_real_outputs() {
-        let v = parse_version(ToolKind::OpenSeaChest, OSC).unwrap();
+        let v = parse_version(crate::reformat::tools::openseachest::KIND, OSC).unwrap();
         assert_eq!((v.major, v.minor, v.patch), (3, 3, 2));
-        assert!(ToolKind::OpenSeaChest.known(&v));
-        let h = parse_version(ToolKind::Hdparm, "\n hdparm v9.65\n").unwrap();
+        assert!(crate::reformat::tools::openseachest::KIND.known(&v));
+        let h = parse_version(crate::reformat::tools::hdparm::KIND, "\n hdparm v9.65\n").unwrap();
         assert_eq!(h.text, "9.65");
-        assert!(ToolKind::Hdparm.known(&h));
-        let s = parse_version(ToolKind::SgFormat, "sg_format version: 1.62 20201223\n").unwrap();
+        assert!(crate::reformat::tools::hdparm::KIND.known(&h));
+        let s = parse_version(
+            crate::reformat::tools::sg_format::KIND,
+            "sg_format version: 1.62 20201223\n",
+        )
+        .unwrap();
         assert_eq!((s.major, s.minor), (1, 62));
-        assert!(ToolKind::SgFormat.known(&s));
+        assert!(crate::reformat::tools::sg_format::KIND.known(&s));
         let n = parse_version(
-            ToolKind::Nvme,
+            crate::reformat::tools::nvme::KIND,
             "nvme version 2.3 (git 2.3)\nlibnvme version 1.3 (git 1.3)\n",
         )
         .unwrap();
         assert_eq!(n.text, "2.3");
-        assert!(ToolKind::Nvme.known(&n));
-        let old = parse_version(ToolKind::Nvme, "nvme version 1.16\n").unwrap();
-        assert!(!ToolKind::Nvme.known(&old));
-        assert!(parse_version(ToolKind::Hdparm, "nothing here").is_none());
+        assert!(crate::reformat::tools::nvme::KIND.known(&n));
+        let old = parse_version(crate::reformat::tools::nvme::KIND, "nvme version 1.16\n").unwrap();
+        assert!(!crate::reformat::tools::nvme::KIND.known(&old));
+        assert!(parse_version(crate::reformat::tools::hdparm::KIND, "nothing here").is_none());
     }
 
     #[test]
@@ -628,16 +524,16 @@ mod tests {
     fn file_names_and_choices() {
         assert_eq!(
             ToolKind::of_file_name("openSeaChest_FormatUnit"),
-            Some(ToolKind::OpenSeaChest)
+            Some(crate::reformat::tools::openseachest::KIND)
         );
         assert_eq!(
             ToolKind::of_file_name("SeaChest_Lite_x86_64"),
-            Some(ToolKind::SeaChest)
+            Some(crate::reformat::tools::seachest::KIND)
         );
         assert_eq!(ToolKind::of_file_name("fdisk"), None);
         assert_eq!(
             ToolChoice::parse(OsStr::new("sg_format")).unwrap(),
-            ToolChoice::Kind(ToolKind::SgFormat)
+            ToolChoice::Kind(crate::reformat::tools::sg_format::KIND)
         );
         assert_eq!(
             ToolChoice::parse(OsStr::new("./x/hdparm")).unwrap(),

@@ -1,7 +1,8 @@
 //! The sector-size wizard (issue 13): switching the drive on screen between 512-byte and 4096-byte logical
 //! sectors with a vendor tool, as a job screen (`page::Page`). Every value and every sentence is the core's
-//! (`afdisk::reformat`: status, plan, warnings, prompts, events, outcome); this module only presents them,
-//! styled by kind, and answers the core's confirmation with the one dialog.
+//! (`afdisk::reformat`: status, plan, warnings, prompts, outcome; the running switch's events and progress
+//! in `afdisk::present`'s words); this module only presents them, styled by kind, and answers the core's
+//! questions: its confirmation with the one dialog.
 //!
 //! Terms:
 //! - **phases**: *loading* (the facts are read by a job), *overview* (what the drive supports, which tool,
@@ -9,8 +10,12 @@
 //!   a wrong answer is refused and nothing runs), *running* (the tool's output streamed live, progress from
 //!   its progress lines; every key, Esc and Ctrl-C included, is ignored with the reason shown: the tool is
 //!   never timed out or killed), *done* (the verdict from the drive and the next steps), *failed*.
-//! - **seams** ([`Seams`]): where the facts and the drive's answers come from: the system ([`System`]), or a
-//!   test's script (fake tools on a temporary PATH and the core's `Prober`).
+//! - **the core's sequence**: both jobs call `reformat::switch`, which orders every step. The loading job
+//!   answers its review by stopping ([`LookOnly`]: the facts are shown); the switch job replays the answers
+//!   the dialog collected (`reformat::Confirmed`), so the core reads the drive again, checks that the switch
+//!   is the one confirmed, and runs it.
+//! - **seams** ([`Seams`]): where the core's source comes from: the system ([`System`]), or a test's script
+//!   (fake tools on a temporary PATH and the core's `Prober`).
 
 mod view;
 
@@ -18,17 +23,14 @@ mod view;
 mod tests;
 
 use std::any::Any;
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crossterm::event::KeyCode;
 use ratatui::layout::Rect;
 use ratatui::Frame;
 
-use afdisk::reformat::probe::Prober;
-use afdisk::reformat::tool::{self, Tool};
-use afdisk::reformat::{self, Options, Outcome, SizeInfo, Status, SwitchPlan, Target};
+use afdisk::reformat::{self, Facts, Finished, Outcome, Question, SwitchPlan};
 use afdisk::Error;
 
 use super::app::DiskState;
@@ -42,77 +44,52 @@ pub const NAME: &str = "sector-size";
 /// Output lines kept for the live view.
 const KEEP_LINES: usize = 200;
 
-/// Where the wizard's facts come from and where its switch goes: the system, or a test's script.
+/// Where the core's facts come from for one job: the system, or a test's script.
 pub trait Seams: Send + Sync {
-    /// The facts of the drive at `path`.
-    fn target(&self, path: &Path, env: &Env) -> Result<Target, Error>;
-    /// The PATH the tools are looked up on.
-    fn path_var(&self) -> OsString;
-    /// The chosen tool's own list of sizes (a read-only command), when it has one.
-    fn tool_sizes(&self, tool: &Tool, device: &Path) -> Option<Vec<SizeInfo>>;
-    /// Where the switch keeps its log and lock.
-    fn switch_env(&self) -> reformat::Env;
-    /// Just before the tool runs: open again, re-run the preflight, save the table; the backup's path.
-    fn prepare(
-        &self,
-        plan: &SwitchPlan,
-        opts: &Options,
-        env: &Env,
-        switch_env: &reformat::Env,
-    ) -> Result<PathBuf, Error>;
-    /// Who asks the drive afterwards.
-    fn prober(&self) -> Box<dyn Prober>;
+    fn source(&self, env: &Env) -> Box<dyn reformat::Source>;
 }
 
-/// The real system: the device, the process's PATH, sysfs and the drive's own commands.
+/// The real system: the device (opened with the session's geometry options), the process's PATH, sysfs and
+/// the drive's own commands.
 pub struct System;
 
 impl Seams for System {
-    fn target(&self, path: &Path, env: &Env) -> Result<Target, Error> {
-        let opened = afdisk::device::open(path, &env.opts.overrides)?;
-        Ok(Target::gather(&opened))
-    }
-    fn path_var(&self) -> OsString {
-        tool::process_path()
-    }
-    fn tool_sizes(&self, tool: &Tool, device: &Path) -> Option<Vec<SizeInfo>> {
-        reformat::tool_sizes(tool, device)
-    }
-    fn switch_env(&self) -> reformat::Env {
-        reformat::Env::from_process()
-    }
-    fn prepare(
-        &self,
-        plan: &SwitchPlan,
-        opts: &Options,
-        env: &Env,
-        switch_env: &reformat::Env,
-    ) -> Result<PathBuf, Error> {
-        reformat::prepare(&plan.device, &env.opts.overrides, plan, opts, switch_env)
-    }
-    fn prober(&self) -> Box<dyn Prober> {
-        Box::new(reformat::probe::SysProber::default())
+    fn source(&self, env: &Env) -> Box<dyn reformat::Source> {
+        Box::new(reformat::System::new(env.opts.overrides))
     }
 }
 
-/// What the overview shows: the drive's facts, its status, and the plan of the switch (or why not).
-pub struct Facts {
-    pub status: Status,
-    pub opts: Options,
-    pub plan: Result<SwitchPlan, Error>,
+/// The switch the wizard offers: to the other size, with the status, the tool afdisk picks.
+fn request(path: &std::path::Path) -> reformat::Request {
+    reformat::Request {
+        path: path.to_path_buf(),
+        choice: reformat::tool::ToolChoice::Auto,
+        to: reformat::To::Other,
+        status: true,
+        allow_unknown_version: false,
+        let_tool_decide: false,
+    }
+}
+
+/// The loading job's answers: the review stops (the facts go to the overview), nothing else is asked.
+pub struct LookOnly;
+
+impl reformat::Asker for LookOnly {
+    fn ask(&mut self, _: Question<'_>) -> reformat::Reply {
+        reformat::Reply::Stop
+    }
 }
 
 /// A running switch, as the screen shows it.
 #[derive(Debug, Clone, Default)]
 pub struct Live {
-    /// The command line and the log, once the tool started.
+    /// The command line and the log, once the tool started (the core's words for it).
     pub command: Option<String>,
-    pub log: Option<PathBuf>,
     /// The tool's output, oldest first (the last [`KEEP_LINES`]).
     pub lines: Vec<String>,
     pub percent: Option<f64>,
-    /// The tool ended (its exit, in the core's words) and the drive is being asked again.
-    pub checking: bool,
+    /// The tool ended and the drive is being asked again: the core's words for it.
+    pub ended: Option<String>,
 }
 
 pub enum Phase {
@@ -130,6 +107,8 @@ pub struct WizardState {
     pub seams: Arc<dyn Seams>,
     pub facts: Option<Box<Facts>>,
     pub phase: Phase,
+    /// What was typed at the confirmation's steps so far.
+    pub typed: Vec<String>,
     /// The last refused answer (nothing was run).
     pub refusal: Option<Error>,
     pub live: Live,
@@ -151,6 +130,7 @@ impl WizardState {
             seams,
             facts: None,
             phase: Phase::Loading,
+            typed: Vec::new(),
             refusal: None,
             live: Live::default(),
             notice: None,
@@ -164,7 +144,10 @@ impl WizardState {
     }
 
     pub fn plan(&self) -> Option<&SwitchPlan> {
-        self.facts.as_ref().and_then(|f| f.plan.as_ref().ok())
+        self.facts
+            .as_ref()
+            .and_then(|f| f.plan.as_ref())
+            .and_then(|p| p.as_ref().ok())
     }
 
     fn confirm(&self, step: usize) -> Option<Phase> {
@@ -188,7 +171,10 @@ impl WizardState {
                 Answer::Typing => {}
                 Answer::Cancelled => self.phase = Phase::Overview,
                 Answer::Submitted(typed) => {
+                    // Checked at once for the dialog's sake; the core checks the replayed answers again.
                     let checked = self.plan().map(|p| p.confirmation.check_step(step, &typed));
+                    self.typed.truncate(step);
+                    self.typed.push(typed);
                     match checked {
                         Some(Ok(())) if step + 1 < reformat::ConfirmationRequest::STEPS => {
                             if let Some(next) = self.confirm(step + 1) {
@@ -235,39 +221,40 @@ impl WizardState {
 
     /// Both steps confirmed: the switch starts as a job.
     fn start(&mut self) -> Reply {
-        let Some(f) = self.facts.as_ref() else {
+        let Some(plan) = self.plan().cloned() else {
             return Reply::None;
         };
-        let Ok(plan) = &f.plan else {
-            return Reply::None;
+        let job = SwitchJob {
+            confirmed: reformat::Confirmed {
+                plan,
+                typed: std::mem::take(&mut self.typed),
+            },
+            path: self.path.clone(),
+            seams: self.seams.clone(),
         };
         self.live = Live::default();
         self.notice = None;
         self.phase = Phase::Running;
-        Reply::Start(job::ready(SwitchJob {
-            plan: Box::new(plan.clone()),
-            opts: f.opts.clone(),
-            seams: self.seams.clone(),
-        }))
+        Reply::Start(job::ready(job))
     }
 
+    /// A running switch's event, kept in the core's words (`afdisk::present`).
     fn on_event(&mut self, e: reformat::Event) {
         use reformat::Event as E;
+        let text = afdisk::present::switch_event(&e);
         match e {
-            E::Started { command, log } => {
-                self.live.command = Some(command);
-                self.live.log = Some(log);
-            }
-            E::Output { line } => {
-                self.live.lines.push(line);
+            E::Started { .. } => self.live.command = text,
+            E::Output { .. } | E::Rescan { .. } => {
+                self.live.lines.extend(text);
                 let n = self.live.lines.len();
                 if n > KEEP_LINES {
                     self.live.lines.drain(..n - KEEP_LINES);
                 }
             }
             E::Progress { percent } => self.live.percent = Some(percent),
-            E::ToolEnded { .. } | E::Checking => self.live.checking = true,
-            E::Rescan { what } => self.live.lines.push(what),
+            E::ToolEnded { .. } => self.live.ended = text,
+            // Shown on the result page (the backup) and below the output (where it is safe to stop).
+            E::BackedUp { .. } | E::Checking => {}
         }
     }
 }
@@ -322,37 +309,28 @@ impl Job for LoadJob {
         StopRule::AtSafePoints("when the drive has been read")
     }
     fn run(self, env: &Env, _: &Ctx) -> Result<Box<Facts>, Error> {
-        let target = self.seams.target(&self.path, env)?;
-        let found = tool::discover(&self.seams.path_var());
-        let picked = target
-            .bus()
-            .and_then(|b| reformat::pick_tool(b, &found, None));
-        let sizes = picked
-            .as_ref()
-            .and_then(|t| self.seams.tool_sizes(t, &target.path));
-        let status = reformat::status(&target, &found, None, sizes);
-        let from = target
-            .drive
-            .as_ref()
-            .map_or(target.kernel_logical, |d| d.logical_sector_size);
-        let opts = Options {
-            to: if from == 4096 { 512 } else { 4096 },
-            found,
-            chosen: None,
-            allow_unknown_version: false,
-            switch_running: reformat::switch_running(&self.seams.switch_env()),
-            let_tool_decide: false,
-        };
-        let plan = reformat::plan(&target, &opts);
-        Ok(Box::new(Facts { status, opts, plan }))
+        let mut source = self.seams.source(env);
+        match reformat::switch(
+            &mut *source,
+            &request(&self.path),
+            &mut LookOnly,
+            &mut |_| {},
+        )? {
+            Finished::Reviewed(f) => Ok(f),
+            Finished::Switched { .. } => Err(Error::usage(
+                "the loading job ran a switch",
+                "this is a bug in afdisk",
+            )),
+        }
     }
 }
 
-/// The switch: the preflight again and the table backup, then the core's `run` (no timeout, never
-/// killed), its events streamed to the screen; the outcome records the backup.
+/// The switch: the core's sequence with the dialog's answers replayed (it reads the drive again, checks
+/// that the switch is the one confirmed, saves the table, runs the tool with no timeout, never killed),
+/// its events streamed to the screen.
 pub struct SwitchJob {
-    pub plan: Box<SwitchPlan>,
-    pub opts: Options,
+    pub confirmed: reformat::Confirmed,
+    pub path: PathBuf,
     pub seams: Arc<dyn Seams>,
 }
 
@@ -362,20 +340,23 @@ impl Job for SwitchJob {
         NAME
     }
     fn title(&self) -> String {
-        format!("Switching {}…", self.plan.device.display())
+        format!("Switching {}…", self.confirmed.plan.device.display())
     }
     fn stop_rule(&self) -> StopRule {
         StopRule::Never("the change must finish")
     }
-    fn run(self, env: &Env, ctx: &Ctx) -> Result<Box<Outcome>, Error> {
-        let senv = self.seams.switch_env();
-        let backup = self.seams.prepare(&self.plan, &self.opts, env, &senv)?;
-        let mut prober = self.seams.prober();
-        let _held = reformat::IgnoreSignals::new();
-        let out = reformat::run(&self.plan, &senv, &mut *prober, &mut |e| {
+    fn run(mut self, env: &Env, ctx: &Ctx) -> Result<Box<Outcome>, Error> {
+        let mut source = self.seams.source(env);
+        let req = request(&self.path);
+        match reformat::switch(&mut *source, &req, &mut self.confirmed, &mut |e| {
             ctx.detail(e.clone());
-        })?;
-        Ok(Box::new(out.with_table_backup(&backup)))
+        })? {
+            Finished::Switched { outcome, .. } => Ok(outcome),
+            Finished::Reviewed(_) => Err(Error::refused(
+                "the switch stopped before the confirmation: nothing was run",
+                "open the sector-size wizard again",
+            )),
+        }
     }
 }
 
@@ -481,7 +462,7 @@ impl Page for WizardState {
                 "switching{}  Esc, Ctrl-C and q are ignored until the tool ends",
                 self.live
                     .percent
-                    .map(|p| format!(" {p:.1}%"))
+                    .map(|p| format!(" {}", afdisk::present::switch_progress(Some(p), None)))
                     .unwrap_or_default()
             )),
             _ => None,

@@ -15,7 +15,7 @@ use ratatui::Terminal;
 use afdisk::drive::{DriveReport, DriveSource, SectorConfiguration};
 use afdisk::reformat::probe::{DriveId, Probed, Prober};
 use afdisk::reformat::tool::Tool;
-use afdisk::reformat::{self, Options, SizeInfo, SwitchPlan, Target};
+use afdisk::reformat::{self, SizeInfo, Target};
 use afdisk::report::{self, InspectOptions};
 use afdisk::Error;
 
@@ -131,6 +131,7 @@ impl Prober for Answers {
 }
 
 /// The test's seams: the fake tool's directory, the drive as values, the logs in the temporary directory.
+#[derive(Clone)]
 struct Script {
     dir: PathBuf,
     target: Target,
@@ -139,7 +140,13 @@ struct Script {
 }
 
 impl Seams for Script {
-    fn target(&self, _: &Path, _: &Env) -> Result<Target, Error> {
+    fn source(&self, _: &Env) -> Box<dyn reformat::Source> {
+        Box::new(self.clone())
+    }
+}
+
+impl reformat::Source for Script {
+    fn target(&mut self, _: &Path) -> Result<Target, Error> {
         Ok(self.target.clone())
     }
     fn path_var(&self) -> std::ffi::OsString {
@@ -148,25 +155,21 @@ impl Seams for Script {
     fn tool_sizes(&self, _: &Tool, _: &Path) -> Option<Vec<SizeInfo>> {
         None
     }
-    fn switch_env(&self) -> reformat::Env {
+    fn env(&self) -> reformat::Env {
         reformat::Env {
             log_dir: self.dir.join("logs"),
             lock_path: self.dir.join("switch.lock"),
         }
     }
-    fn prepare(
-        &self,
-        plan: &SwitchPlan,
-        opts: &Options,
-        _: &Env,
-        _: &reformat::Env,
-    ) -> Result<PathBuf, Error> {
-        reformat::recheck(plan, &self.target, opts)?;
+    fn again(&mut self, _: &Target, _: bool) -> Result<Target, Error> {
+        Ok(self.target.clone())
+    }
+    fn backup(&mut self) -> Result<PathBuf, Error> {
         let b = self.dir.join("table-backup.json");
         std::fs::write(&b, "{}").map_err(|e| Error::from_io("write", &b, &e))?;
         Ok(b)
     }
-    fn prober(&self) -> Box<dyn Prober> {
+    fn prober(&mut self) -> Box<dyn Prober> {
         Box::new(Answers(Probed {
             name: "sdz".into(),
             drive_logical: 4096,
@@ -241,7 +244,7 @@ impl Rig {
         change(&mut t);
         // A drive without a model: the kernel keeps showing 512 after the switch (see the stale test).
         let kernel_after = if t.model.is_none() { 512 } else { 4096 };
-        let seams = Arc::new(Script {
+        let seams: Arc<dyn Seams> = Arc::new(Script {
             dir: dir.path().to_path_buf(),
             target: t,
             kernel_after,
@@ -372,14 +375,7 @@ fn the_first_page_lists_what_is_lost() {
     assert!(s.contains("do not power off"), "{s}");
     insta::assert_snapshot!("sector_size_overview_lost_80x24", s);
     let w = rig.wizard();
-    let lost = &w
-        .facts
-        .as_ref()
-        .expect("facts")
-        .plan
-        .as_ref()
-        .expect("plan")
-        .lost;
+    let lost = &w.plan().expect("plan").lost;
     assert_eq!(lost.len(), 3, "two filesystems and the table: {lost:?}");
 }
 

@@ -1,5 +1,5 @@
-//! Rendering of the sector-size wizard: the core's texts (status, plan, warnings, prompts, output, outcome),
-//! styled by their kind: what is lost and refusals as bad, the vendor's warnings as warnings, the verdict by
+//! Rendering of the sector-size wizard: the core's texts (status, plan, warnings, prompts, outcome; the
+//! running switch's events and progress as `afdisk::present` words them), styled by their kind: what is lost and refusals as bad, the vendor's warnings as warnings, the verdict by
 //! its tone. No wording of its own beyond the section headings the core does not give.
 
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -8,6 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Gauge, Paragraph, Wrap};
 use ratatui::Frame;
 
+use afdisk::present;
 use afdisk::reformat::{self, Verdict};
 
 use super::{Phase, WizardState};
@@ -82,9 +83,11 @@ fn overview(w: &WizardState, st: &Styles) -> Vec<Line<'static>> {
     let Some(f) = &w.facts else {
         return l;
     };
-    l.extend(f.status.render().lines().map(plain));
+    if let Some(s) = &f.status {
+        l.extend(s.render().lines().map(plain));
+    }
     match &f.plan {
-        Ok(p) => {
+        Some(Ok(p)) => {
             let lost: Vec<String> = p.lost.iter().map(|x| format!("  - {x}")).collect();
             let warned: Vec<String> = p
                 .warnings
@@ -105,7 +108,8 @@ fn overview(w: &WizardState, st: &Styles) -> Vec<Line<'static>> {
                 );
             }
         }
-        Err(e) => l.push(styled(afdisk::error::failure_text(e), st.bad)),
+        Some(Err(e)) => l.push(styled(afdisk::error::failure_text(e), st.bad)),
+        None => {}
     }
     l
 }
@@ -121,14 +125,14 @@ fn running(f: &mut Frame, w: &WizardState, title: Line<'static>, area: Rect, st:
     let cmd = w
         .live
         .command
-        .as_deref()
-        .map_or_else(|| "Starting the tool…".to_string(), |c| format!("$ {c}"));
+        .clone()
+        .unwrap_or_else(|| "Starting the tool…".to_string());
     f.render_widget(Paragraph::new(vec![title, plain(cmd)]), head);
-    let label = match (w.live.percent, w.live.checking) {
-        (_, true) => "the tool ended; asking the drive again…".to_string(),
-        (Some(p), false) => format!("{p:.1}%"),
-        (None, false) => "running (the tool reports no progress)".to_string(),
-    };
+    let label = w
+        .live
+        .ended
+        .clone()
+        .unwrap_or_else(|| present::switch_progress(w.live.percent, None));
     f.render_widget(
         Gauge::default()
             .gauge_style(st.ok)
@@ -140,7 +144,7 @@ fn running(f: &mut Frame, w: &WizardState, title: Line<'static>, area: Rect, st:
     let start = w.live.lines.len().saturating_sub(rows);
     let lines: Vec<Line> = w.live.lines[start..]
         .iter()
-        .map(|s| plain(format!("| {s}")))
+        .map(|s| plain(s.clone()))
         .collect();
     f.render_widget(Paragraph::new(lines), out);
     // The core's warning about power, and where it is safe to stop (nowhere); a key that did nothing says so.
