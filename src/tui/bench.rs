@@ -14,7 +14,7 @@ use afdisk::bench::{BenchReport, WriteMode};
 use afdisk::device::access::Prompt;
 use afdisk::present::Choice;
 
-use super::app::DiskState;
+use super::model::DiskState;
 use super::dialog::{Answer, Confirm, Styles};
 use super::job::{self, Ctx, Env, Event, Handle, Job, Progress, StopFlag, StopRule};
 use super::page::{Command, Page, Reply};

@@ -67,7 +67,7 @@ pub fn draw(f: &mut Frame, b: &BenchState, area: Rect, st: &Styles) {
         Phase::Done(r) => draw_done(f, r, b.scroll, body, st),
         Phase::Failed(e) => {
             f.render_widget(
-                Paragraph::new(super::failure_text(e))
+                Paragraph::new(super::text::failure_text(e))
                     .style(st.bad)
                     .wrap(Wrap { trim: true }),
                 body,

@@ -186,7 +186,7 @@ impl EditState {
     }
 
     fn refuse(&mut self, e: &afdisk::Error) {
-        self.message = Some((super::failure_text(e), true));
+        self.message = Some((super::text::failure_text(e), true));
     }
 
     fn no_selection(&mut self) {

@@ -18,7 +18,23 @@ use std::time::{Duration, Instant};
 
 use afdisk::report::InspectOptions;
 
-use super::Msg;
+use crossterm::event::Event as TermEvent;
+
+/// What wakes the event loop: a terminal event, or a message of a job for the screen that owns it.
+pub enum Msg {
+    /// A terminal event (key, resize, …) from the input thread.
+    Input(TermEvent),
+    /// The terminal could not be read: the UI ends with status 2.
+    InputFailed,
+    /// SIGHUP (the terminal closed), SIGTERM or SIGINT arrived: the UI ends as if the terminal went away (a data
+    /// move stops at its commit point, a job that cannot be stopped is waited for), with status 128 + the signal.
+    Signal(i32),
+    /// A job's progress, details or outcome, for the screen that owns it.
+    Job {
+        owner: &'static str,
+        event: Event,
+    },
+}
 
 /// What a job needs from the UI that started it.
 #[derive(Debug, Clone)]

@@ -21,7 +21,10 @@ mod moving;
 mod page;
 mod plan;
 mod plan_view;
+mod registry;
 mod sector_size;
+mod term;
+mod text;
 mod view;
 mod work;
 
@@ -36,45 +39,10 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event, KeyEventKind};
 
-use afdisk::error::Setting;
 use afdisk::report::{InspectOptions, Report};
 use app::{App, ListItem, Request};
-
-/// What wakes the event loop: a terminal event, or a message of a job for the screen that owns it.
-pub(crate) enum Msg {
-    /// A terminal event (key, resize, …) from the input thread.
-    Input(Event),
-    /// The terminal could not be read: the UI ends with status 2.
-    InputFailed,
-    /// SIGHUP (the terminal closed), SIGTERM or SIGINT arrived: the UI ends as if the terminal went away (a data
-    /// move stops at its commit point, a job that cannot be stopped is waited for), with status 128 + the signal.
-    Signal(i32),
-    /// A job's progress, details or outcome, for the screen that owns it.
-    Job {
-        owner: &'static str,
-        event: job::Event,
-    },
-}
-
-/// A setting the core names, as the TUI sets it: by its key on the screen that has one, else in words
-/// (never a command-line option: the screens have none).
-pub(crate) fn key_name(s: Setting, value: Option<&str>) -> String {
-    match (s, value) {
-        (Setting::WriteMode, Some(v)) => format!("write mode {v} (w)"),
-        (Setting::WriteMode, None) => "the write mode (w)".into(),
-        (Setting::Probe, _) => "the probe (o)".into(),
-        (Setting::Partition, Some(v)) => format!("partition {v} (selected in the disk view)"),
-        (Setting::Partition, None) => "a partition (selected in the disk view)".into(),
-        (Setting::Confirm, _) => "the device name typed in the dialog".into(),
-        (Setting::DestroyData, _) => "DESTROY typed in the dialog".into(),
-        (s, v) => s.neutral(v),
-    }
-}
-
-/// A failure in one line as the screens show it: kind, problem and fix, settings named by their keys.
-pub(crate) fn failure_text(e: &afdisk::Error) -> String {
-    afdisk::error::failure_text_in(e, &key_name)
-}
+pub(crate) use job::Msg;
+use text::key_name;
 
 /// Reads terminal events on their own thread, so the event loop sleeps on one channel for keys and jobs.
 fn spawn_input(tx: mpsc::Sender<Msg>) {
@@ -226,27 +194,24 @@ pub fn run_session(target: Option<PathBuf>, opts: InspectOptions, session: Sessi
     code
 }
 
-/// Before the UI ends with a data move running (q and Ctrl-C stop it instead, so: the terminal went away): asks
-/// it to stop at its next commit point, waits for it, and prints its outcome (the resume command) on stderr.
+/// Before the UI ends with a page's job running that stops at a safe point (a data move; q and Ctrl-C stop it
+/// instead, so: the terminal went away): asks it to stop, waits for it, and prints its outcome (the move's
+/// resume command) on stderr. The page says whether it has such a job ([`page::Page::stop_at_exit`]).
 fn stop_running_move(app: &mut App, rx: &mpsc::Receiver<Msg>) {
     use std::io::Write;
-    let Some(p) = app.page_as::<moving::MovePage>(moving::NAME) else {
+    let Some((owner, notice)) = app
+        .pages
+        .iter_mut()
+        .find_map(|p| p.stop_at_exit().map(|n| (p.name(), n)))
+    else {
         return;
     };
-    if !p.running() {
-        return;
-    }
-    page::Page::interrupt(p);
-    let _ = writeln!(
-        std::io::stderr(),
-        "afdisk: stopping the data move {}…",
-        afdisk::present::MOVE_STOP_POINT
-    );
+    let _ = writeln!(std::io::stderr(), "{notice}");
     loop {
         match rx.recv() {
-            Ok(Msg::Job { owner, event }) if owner == moving::NAME => {
+            Ok(Msg::Job { owner: o, event }) if o == owner => {
                 let done = matches!(event, job::Event::Done(_));
-                if let Some(p) = app.page_mut(moving::NAME) {
+                if let Some(p) = app.page_mut(owner) {
                     p.on_job(event);
                 }
                 if done {
@@ -257,13 +222,8 @@ fn stop_running_move(app: &mut App, rx: &mpsc::Receiver<Msg>) {
             Err(_) => return,
         }
     }
-    if let Some(p) = app.page_as::<moving::MovePage>(moving::NAME) {
-        let text = match &p.phase {
-            moving::Phase::Done(d) => moving::outcome_lines(d).join("\n"),
-            moving::Phase::Failed(e) => failure_text(e),
-            _ => String::new(),
-        };
-        let _ = writeln!(std::io::stderr(), "{text}");
+    if let Some(p) = app.page(owner) {
+        let _ = writeln!(std::io::stderr(), "{}", p.exit_outcome());
     }
 }
 

@@ -16,11 +16,11 @@ use afdisk::device::access::{destroy_label, Prompt};
 use afdisk::device::TargetKind;
 use afdisk::present::{written_lines, Choice, Verb};
 
-use super::app::DiskState;
+use super::model::DiskState;
 use super::dialog::{Answer, Confirm, Styles};
 use super::edit::{EditAction, EditState, EDIT_KEYS};
 use super::job::{self, Event, Handle};
-use super::page::{cmd, Command, Page, Reply};
+use super::page::{cmd, Command, MoveOrder, Page, Reply};
 use super::work::{PlanDone, PlanJob};
 use afdisk::plan::{Plan, PlanKind};
 
@@ -93,7 +93,7 @@ pub enum PlanRequest {
 /// How a failed write or undo reads on the plan screen (the library's one failure text, settings named as the
 /// TUI sets them).
 pub fn failure_text(e: &afdisk::Error) -> String {
-    super::failure_text(e)
+    super::text::failure_text(e)
 }
 
 /// What a key on the plan screen does.
@@ -466,7 +466,7 @@ impl Page for PlanPage {
             PlanAction::Request(PlanRequest::Apply { path, plan, typed })
                 if afdisk::mover::moves_data(&plan) =>
             {
-                Reply::OpenPage(super::moving::open_apply(path, plan, typed))
+                Reply::Move(MoveOrder { path, plan, typed })
             }
             PlanAction::Request(r) => self.start(r),
         }

@@ -78,7 +78,7 @@ impl Job for ProbeList {
                 Ok((_, r)) => ListItem::Disk(Box::new(r)),
                 Err(e) => ListItem::Failed {
                     name,
-                    error: super::failure_text(&e),
+                    error: super::text::failure_text(&e),
                 },
             });
         }
