@@ -10,11 +10,11 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use afdisk::report::Report;
 use afdisk::table::PartKind;
 
-pub use super::model::{DiskState, ListItem, Panel};
 use super::job::{Handle, Start};
-use super::term::TermKind;
+pub use super::model::{DiskState, ListItem, Panel};
 use super::page::{cmd, Command, Opener, Page, Reply};
 use super::registry::{self, OPENERS};
+use super::term::TermKind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
@@ -327,10 +327,7 @@ impl App {
         // A page's key (a data move's r and u only on a disk with an interrupted move).
         if let KeyCode::Char(c) = code {
             let disk = self.disk.as_ref();
-            if let Some(o) = OPENERS
-                .iter()
-                .find(|o| o.key == c && o.offered.on(disk))
-            {
+            if let Some(o) = OPENERS.iter().find(|o| o.key == c && o.offered.on(disk)) {
                 return self.open(o);
             }
         }

@@ -14,7 +14,7 @@ use ratatui::Frame;
 use afdisk::bench::plot::{self, Plot, Side};
 use afdisk::bench::{BenchReport, WriteMode};
 
-use super::bench::{BenchState, Live, Phase};
+use super::bench_state::{BenchState, Live, Phase};
 use super::dialog::{choice_description, choice_line, Styles};
 
 use afdisk::present::latency as us;

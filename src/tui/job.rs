@@ -30,10 +30,7 @@ pub enum Msg {
     /// move stops at its commit point, a job that cannot be stopped is waited for), with status 128 + the signal.
     Signal(i32),
     /// A job's progress, details or outcome, for the screen that owns it.
-    Job {
-        owner: &'static str,
-        event: Event,
-    },
+    Job { owner: &'static str, event: Event },
 }
 
 /// What a job needs from the UI that started it.

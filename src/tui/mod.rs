@@ -11,22 +11,29 @@
 
 mod app;
 mod bench;
+mod bench_state;
 mod bench_view;
 mod dialog;
 mod edit;
+mod edit_state;
 mod edit_view;
 mod job;
+mod list_view;
 mod model;
 mod moving;
 mod page;
 mod plan;
+mod plan_job;
+mod plan_state;
 mod plan_view;
 mod registry;
 mod sector_size;
 mod term;
 mod text;
+mod theme;
 mod view;
 mod work;
+mod zoom_view;
 
 #[cfg(test)]
 mod fit_tests;

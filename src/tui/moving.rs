@@ -32,9 +32,9 @@ use afdisk::report::Report;
 use afdisk::units::human;
 use afdisk::Error;
 
-use super::model::DiskState;
 use super::dialog::{Answer, Confirm, Styles};
 use super::job::{self, Ctx, Env, Event, Handle, Job, StopFlag, StopRule};
+use super::model::DiskState;
 use super::page::{cmd, Command, Page, Reply};
 
 /// The page's name: the owner of its job's messages.

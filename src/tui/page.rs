@@ -22,9 +22,9 @@ use ratatui::Frame;
 
 use afdisk::plan::Plan;
 
-use super::model::DiskState;
 use super::dialog::Styles;
 use super::job::{Event, Handle, Start};
+use super::model::DiskState;
 
 /// One command of a screen: the keys, the key bar's word, and the help's line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
