@@ -38,6 +38,8 @@ mod zoom_view;
 #[cfg(test)]
 mod fit_tests;
 #[cfg(test)]
+mod layering_tests;
+#[cfg(test)]
 mod tests;
 
 use std::path::PathBuf;
