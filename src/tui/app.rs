@@ -1,7 +1,12 @@
-//! TUI state and key handling (the "update" half of the UI): the built-in views (device list, disk view,
-//! sector zoom), the pages (job screens such as the plan screen and the benchmark, see `page`), selection,
-//! zoom position, help overlay. Keys become state changes or requests for background work; nothing here
-//! touches the terminal or a disk.
+//! TUI state and key handling (the "update" half of the UI). Terms:
+//! - **screen** ([`Screen`]): the built-in views (device list, disk view, sector zoom) or a page by name;
+//! - **pages** (see `page`): the job screens the disk view opens through `registry` (the only module here
+//!   that names them); each keeps its state when left, and its replies become state or requests here;
+//! - **request** ([`Request`]): background work a key asks the event loop to start (read a disk, a page's job);
+//! - **holding** job: one that cannot be stopped (a table write), during which q and Ctrl-C do not quit.
+//!
+//! Keys become state changes or requests; nothing here touches the terminal or a disk, and nothing here
+//! imports the view that draws it.
 
 use std::path::PathBuf;
 

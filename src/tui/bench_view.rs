@@ -3,7 +3,7 @@
 //! (d) the latency distributions of the aligned and the misaligned class: the core's plot
 //! (`afdisk::bench::plot`, one bin per column on a log time axis) drawn as one histogram strip per class with
 //! block characters, the time axis with its ticks, and each class's median, p90 and p99. Block characters and
-//! `µ` become ASCII on terminals without them (see `view`).
+//! `µ` become ASCII on terminals without them (see `term`).
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;

@@ -1,13 +1,16 @@
 //! The terminal UI front end (ratatui + crossterm), keyboard only: device list → disk view → sector zoom, and
-//! the job screens (`page`): the plan screen (propose, confirm by typing the device name, write, undo) and the
-//! benchmark.
+//! the pages (job screens, `page`): the plan screen (propose, edit by hand, confirm by typing the device name,
+//! write, undo), the benchmark, the sector-size wizard and the data move.
 //!
-//! Structure: `app` holds the state and turns keys into state or requests; `view` (and `*_view`) draws it;
-//! all work on disks runs as jobs (`job`: progress, stop rule, outcome; `work`: the probe and the plan's jobs);
-//! a job screen is one module implementing `page::Page` plus its job, listed in `page::OPENERS`; confirmations
-//! use the one dialog (`dialog`). The event loop sleeps on one channel that carries both terminal events (read
-//! on their own thread) and job messages, so every result is drawn at once. ratatui's init installs a panic
-//! hook that restores the terminal; quit and Ctrl-C restore it too.
+//! Structure, imports running down only (`layering_tests` checks it): this module runs the event loop; `app`
+//! holds the state and turns keys into state or requests, and `view` (with `list_view`, `zoom_view`) draws it;
+//! `registry` is the one list of pages, which only `app` uses; a page (`plan`, `bench`, `moving`,
+//! `sector_size`) owns its state (`*_state`), its drawing (`*_view`) and its jobs, and imports only the lower
+//! modules: `page` (the page trait and the replies), `model` (shared state), `job` (the job framework),
+//! `dialog` (the one confirmation), `text` (the TUI's words for settings and failures), `theme` and `term`.
+//! `work` holds the built-in views' jobs (the probes). The event loop sleeps on one channel that carries
+//! terminal events (read on their own thread), signals and job messages, so every result is drawn at once.
+//! ratatui's init installs a panic hook that restores the terminal; quit and Ctrl-C restore it too.
 
 mod app;
 mod bench;

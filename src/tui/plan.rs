@@ -1,6 +1,6 @@
-//! The plan screen, a page (`page::Page`): a plan proposed from the disk view (realign, or a preset for an
+//! The plan screen, a page (`page::Page`; its state in `plan_state`, its drawing in `plan_view`): a plan proposed from the disk view (realign, or a preset for an
 //! empty disk), the confirm dialog where the device name must be typed, and undo (a restore of the backup
-//! just taken). Its work (make, apply, undo) runs as its jobs (`work::PlanJob`) through the library's
+//! just taken). Its work (make, apply, undo) runs as its job (`plan_job`) through the library's
 //! `plan::make`, `apply` and `restore`; nothing here touches a disk. The page is shown once its first plan is
 //! made; until then the disk view stays on screen with the job's title in the key bar.
 

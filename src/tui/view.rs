@@ -4,9 +4,10 @@
 //!
 //! Terminal fit: nothing is cut off at 80x24 — the key bar (or a status or error there) wraps onto up to
 //! three lines, the disk title wraps, and a device that failed in the list shows its whole error (problem and
-//! fix) when selected. **Terminal kinds** ([`TermKind`], from `TERM`): `linux` (the console) gets ASCII in
-//! place of box-drawing and block characters and only the 16 named colours; `dumb` (or no `TERM`) gets ASCII
-//! and no colour. The ASCII pass runs over the finished frame, so every screen (pages included) gets it. An
+//! fix) when selected. **Terminal kinds** ([`TermKind`], from `TERM`, in `term`): `linux` (the console) gets
+//! ASCII in place of box-drawing and block characters and only the 16 named colours; `dumb` (or no `TERM`)
+//! gets ASCII and no colour. The ASCII pass ([`fit_to`]) runs over the finished frame, so every screen (pages
+//! included) gets it. The list is drawn by `list_view`, the zoom by `zoom_view`, a page by itself. An
 //! image file shows a banner with the physical sector size it is judged against (assumed 4096 bytes) and the
 //! key that switches it (a: 512/4096; everything is read and recomputed with the new size).
 
