@@ -52,6 +52,8 @@ use std::time::{Duration, Instant};
 use crossterm::event::{self, Event, KeyEventKind};
 
 use afdisk::report::{InspectOptions, Report};
+
+use crate::ending_signals;
 use app::{App, ListItem, Request};
 pub(crate) use job::Msg;
 use text::key_name;
@@ -70,54 +72,13 @@ fn spawn_input(tx: mpsc::Sender<Msg>) {
     });
 }
 
-/// The signals that end the UI cleanly rather than killing it mid-job ([`Msg::Signal`]).
-const ENDING_SIGNALS: [nix::sys::signal::Signal; 3] = [
-    nix::sys::signal::Signal::SIGHUP,
-    nix::sys::signal::Signal::SIGTERM,
-    nix::sys::signal::Signal::SIGINT,
-];
-
-fn ending_set() -> nix::sys::signal::SigSet {
-    let mut set = nix::sys::signal::SigSet::empty();
-    for s in ENDING_SIGNALS {
-        set.add(s);
-    }
-    set
-}
-
-/// Blocks the ending signals in this thread (and so in every thread it starts from now on; child processes
-/// start with an empty mask, which std's `Command` sets): one that arrives stays pending instead of killing the
-/// process. For work before the UI that leaves things to clean up (the demo's disks): see
-/// [`take_pending_signal`]. Call it before any other thread is started.
-pub(crate) fn block_ending_signals() -> bool {
-    use nix::sys::signal::SigmaskHow;
-    nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&ending_set()), None).is_ok()
-}
-
-/// An ending signal that arrived while they were blocked ([`block_ending_signals`]), taken: its number.
-pub(crate) fn take_pending_signal() -> Option<i32> {
-    // SAFETY: an all-zero sigset_t is a valid value; sigpending only fills the set it is given, and
-    // sigismember only reads it.
-    let mut pending: nix::libc::sigset_t = unsafe { std::mem::zeroed() };
-    if unsafe { nix::libc::sigpending(&mut pending) } != 0 {
-        return None;
-    }
-    let sig = ENDING_SIGNALS
-        .into_iter()
-        .find(|s| unsafe { nix::libc::sigismember(&pending, *s as i32) } == 1)?;
-    let mut one = nix::sys::signal::SigSet::empty();
-    one.add(sig);
-    // Pending, so sigwait returns at once and the signal is gone.
-    one.wait().ok().map(|s| s as i32)
-}
-
-/// Blocks the ending signals ([`block_ending_signals`]) and turns each into a [`Msg::Signal`] on a thread of
-/// its own. Call it first, before any other thread is started.
+/// Blocks the ending signals (`ending_signals`) and turns each into a [`Msg::Signal`] on a thread of its own.
+/// Call it first, before any other thread is started.
 fn spawn_signals(tx: mpsc::Sender<Msg>) {
-    if !block_ending_signals() {
+    if !ending_signals::block() {
         return;
     }
-    let set = ending_set();
+    let set = ending_signals::set();
     std::thread::spawn(move || loop {
         let Ok(sig) = set.wait() else { return };
         if tx.send(Msg::Signal(sig as i32)).is_err() {
@@ -134,20 +95,73 @@ pub fn run(target: Option<PathBuf>, opts: InspectOptions) -> i32 {
     run_session(target, opts, Session::default())
 }
 
-/// What a UI session other than the plain one sets: the demo's (`afdisk demo`) lists only its sample disks,
-/// shows a banner on every screen, and keeps its backups and journals in its own directory.
+/// What a UI session other than the plain one sets: the demo's lists only its sample disks, shows a banner on
+/// every screen, and keeps its backups and journals in its own directory.
 #[derive(Debug, Default)]
-pub struct Session {
+struct Session {
     /// The list shows these targets only (else every disk of the machine).
-    pub disks: Option<Vec<PathBuf>>,
+    disks: Option<Vec<PathBuf>>,
     /// A line on top of every screen.
-    pub banner: Option<String>,
+    banner: Option<String>,
     /// Where apply keeps its backups and journals (else the usual place).
-    pub backup_dir: Option<PathBuf>,
+    backup_dir: Option<PathBuf>,
+}
+
+/// `afdisk demo` in the UI: the core sets up the sample disks in a directory of their own (`afdisk::demo`),
+/// the UI lists them alone with a banner saying that they are files in that directory, and at exit they are
+/// removed unless `keep`; the notes (what could not be made, a sample left out) are printed then. A Ctrl-C,
+/// SIGTERM or SIGHUP while the disks are made does not leave them behind: the demo waits until they are made,
+/// then ends as the UI would, removing them. `print_error` prints a set-up failure as the command line does.
+/// Returns the process exit code (2 when the disks could not be made).
+pub fn run_demo(keep: bool, opts: InspectOptions, print_error: &dyn Fn(&afdisk::Error)) -> i32 {
+    use std::io::Write;
+    let warn = |w: &str| {
+        let _ = writeln!(std::io::stderr(), "afdisk: warning: {w}");
+    };
+    ending_signals::block();
+    let mut demo = match afdisk::demo::set_up(keep) {
+        Ok(d) => d,
+        Err(f) => {
+            print_error(&f.error);
+            f.warnings.iter().for_each(|w| warn(w));
+            return 2;
+        }
+    };
+    demo.warnings.iter().for_each(|w| warn(w));
+    if let Some(sig) = ending_signals::take_pending() {
+        let _ = demo.close().map_err(|w| warn(&w));
+        return 128 + sig;
+    }
+    demo.attach_views();
+    if let Some(sig) = ending_signals::take_pending() {
+        let _ = demo.close().map_err(|w| warn(&w));
+        return 128 + sig;
+    }
+    let session = Session {
+        disks: Some(demo.disks.clone()),
+        banner: Some(demo.banner()),
+        backup_dir: Some(demo.backup_dir()),
+    };
+    let code = run_session(None, opts, session);
+    let mut err = std::io::stderr().lock();
+    for n in &demo.made.notes {
+        let _ = writeln!(err, "afdisk: demo: {n}");
+    }
+    drop(err);
+    let dir = demo.dir.clone();
+    let kept = demo.keep;
+    let _ = demo.close().map_err(|w| warn(&w));
+    let said = if kept {
+        format!("the sample disks stay in {}", dir.display())
+    } else {
+        format!("removed {}", dir.display())
+    };
+    let _ = writeln!(std::io::stderr(), "afdisk: demo: {said}");
+    code
 }
 
 /// Runs the UI of a session (see [`Session`]).
-pub fn run_session(target: Option<PathBuf>, opts: InspectOptions, session: Session) -> i32 {
+fn run_session(target: Option<PathBuf>, opts: InspectOptions, session: Session) -> i32 {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let mut app = App::new(target.is_none(), no_color);
     app.term = view::TermKind::of(std::env::var_os("TERM").as_deref());
