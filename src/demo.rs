@@ -19,6 +19,11 @@
 //! - **notes**: what could not be made and why (a missing tool, no root), in plain words;
 //! - **written out**: the images are not left sparse: their zeros are written as real blocks (same bytes), so a
 //!   read-only benchmark reads the disk rather than the zeros of a hole.
+//! - **demo** ([`Demo`], made by [`set_up`]): what both front ends run on: a new private directory (under
+//!   `$TMPDIR`, or /var/tmp when the first has no direct I/O, which the bench needs), the samples made in it,
+//!   the disks to list once the views are attached, the banner the UI shows, and [`Demo::close`], which
+//!   detaches the views and removes the directory unless it is kept (`--keep`). The CLI prints it as JSON
+//!   ([`Demo::json`]); the UI lists its disks. Neither knows how it is made.
 //!
 //! Everything here runs the peers with argv (never a shell) and writes only inside the demo directory.
 
@@ -225,7 +230,22 @@ pub fn make(dir: &Path) -> Result<Samples> {
         );
         None
     };
-    // 1. XP era: dos, the first partition at 63, free space after it (room for the move), an extended one.
+    xp_sample(sfdisk, dir, files.as_deref(), &mut out)?;
+    gpt_sample(sgdisk, dir, files.as_deref(), &mut out)?;
+    kn4_sample(fdisk, dir, &mut out)?;
+    usb_sample(sfdisk, dir, &mut out)?;
+    if let Some(f) = files {
+        let _ = std::fs::remove_dir_all(f);
+    }
+    for smp in &out.samples {
+        write_out(&smp.path)?;
+    }
+    Ok(out)
+}
+
+/// Sample 1, XP era: dos, the first partition at 63, free space after it (room for the move), an extended
+/// one; made when `sfdisk` is there, else a note.
+fn xp_sample(sfdisk: bool, dir: &Path, files: Option<&Path>, out: &mut Samples) -> Result<()> {
     if sfdisk {
         let img = sfdisk_image(
             dir,
@@ -233,7 +253,7 @@ pub fn make(dir: &Path) -> Result<Samples> {
             "label: dos\nstart=63, size=24513, type=7, bootable\nstart=32768, type=5\n\
              start=34816, size=40960, type=83\n",
         )?;
-        if let Some(f) = &files {
+        if let Some(f) = files {
             ext4_at(&img, 34816 * 512, 40960 * 512, f, "XP-DATA")?;
         }
         out.add(
@@ -247,7 +267,11 @@ pub fn make(dir: &Path) -> Result<Samples> {
         out.notes
             .push("sfdisk (util-linux) is not installed: no XP-era dos disk".into());
     }
-    // 2. GPT at 2049.
+    Ok(())
+}
+
+/// Sample 2: GPT with partition 1 at 2049; made when `sgdisk` is there, else a note.
+fn gpt_sample(sgdisk: bool, dir: &Path, files: Option<&Path>, out: &mut Samples) -> Result<()> {
     if sgdisk {
         let img = image(dir, "gpt-2049.img")?;
         peer(
@@ -267,7 +291,7 @@ pub fn make(dir: &Path) -> Result<Samples> {
             ],
             None,
         )?;
-        if let Some(f) = &files {
+        if let Some(f) = files {
             ext4_at(&img, 2049 * 512, 16 << 20, f, "ROOT")?;
         }
         out.add(
@@ -280,7 +304,12 @@ pub fn make(dir: &Path) -> Result<Samples> {
         out.notes
             .push("sgdisk (gdisk) is not installed: no GPT disk at 2049".into());
     }
-    // 3. 4Kn: a GPT written with 4096-byte sectors (fdisk -b 4096 writes it to a plain file).
+    Ok(())
+}
+
+/// Sample 3, 4Kn: a GPT written with 4096-byte sectors (fdisk -b 4096 writes it to a plain file); made when
+/// `fdisk` is there, else a note.
+fn kn4_sample(fdisk: bool, dir: &Path, out: &mut Samples) -> Result<()> {
     if fdisk {
         let img = image(dir, "4kn-gpt.img")?;
         peer(
@@ -298,7 +327,11 @@ pub fn make(dir: &Path) -> Result<Samples> {
         out.notes
             .push("fdisk (util-linux) is not installed: no 4Kn disk".into());
     }
-    // 4. USB bridge: a 512-byte dos table, seen through 4096-byte sectors.
+    Ok(())
+}
+
+/// Sample 4, USB bridge: a 512-byte dos table, seen through 4096-byte sectors; made when `sfdisk` is there.
+fn usb_sample(sfdisk: bool, dir: &Path, out: &mut Samples) -> Result<()> {
     if sfdisk {
         let img = sfdisk_image(
             dir,
@@ -312,13 +345,7 @@ pub fn make(dir: &Path) -> Result<Samples> {
             true,
         );
     }
-    if let Some(f) = files {
-        let _ = std::fs::remove_dir_all(f);
-    }
-    for smp in &out.samples {
-        write_out(&smp.path)?;
-    }
-    Ok(out)
+    Ok(())
 }
 
 /// Writes the zeros of a sparse image out as real blocks (every all-zero 4 KiB block is written back as it reads): the
