@@ -1,5 +1,6 @@
 //! The TUI's layering, checked over its source: no import circle between its modules, pages that import
-//! neither each other nor the app nor the registry, and one registry. Terms:
+//! neither each other nor the app nor the registry, one registry, and neither front end (`src/cli`,
+//! `src/tui`) calling the other outside their tests. Terms:
 //! - a **module** is a file of `src/tui` (`x.rs` or `x/mod.rs` is `x`, `mod.rs` is the root); test modules
 //!   (`tests`, `*_tests`) and inline `#[cfg(test)]` modules are left out;
 //! - an **import** of module A by module B is a path in B that names A or an item in it: `use super::a::…`,
@@ -272,5 +273,49 @@ fn pages_import_no_page_no_app_and_no_registry() {
     assert!(
         !g["app"].contains("view") && !g["view"].is_empty(),
         "the app does not import the view"
+    );
+}
+
+/// The paths in the code of every non-test file under `src/<dir>` (comments and inline test modules left out).
+fn paths_under(dir: &str) -> Vec<(String, String)> {
+    let mut files = BTreeMap::new();
+    modules(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(dir),
+        "",
+        &mut files,
+    );
+    files
+        .iter()
+        .filter(|(m, _)| !is_test(m))
+        .flat_map(|(m, text)| {
+            paths_of(&code_of(text))
+                .into_iter()
+                .map(move |p| (name(m).to_string(), p))
+        })
+        .collect()
+}
+
+#[test]
+fn neither_front_end_calls_the_other() {
+    let cli_to_tui: Vec<_> = paths_under("cli")
+        .into_iter()
+        .filter(|(_, p)| p.starts_with("crate::tui"))
+        .collect();
+    assert!(
+        cli_to_tui.is_empty(),
+        "the CLI calls the TUI: {cli_to_tui:?}"
+    );
+    let tui = paths_under("tui");
+    assert!(
+        tui.iter().any(|(_, p)| p.starts_with("super::")),
+        "the scan read the TUI"
+    );
+    let tui_to_cli: Vec<_> = tui
+        .into_iter()
+        .filter(|(_, p)| p.starts_with("crate::cli"))
+        .collect();
+    assert!(
+        tui_to_cli.is_empty(),
+        "the TUI calls the CLI: {tui_to_cli:?}"
     );
 }
