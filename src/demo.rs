@@ -19,6 +19,11 @@
 //! - **notes**: what could not be made and why (a missing tool, no root), in plain words;
 //! - **written out**: the images are not left sparse: their zeros are written as real blocks (same bytes), so a
 //!   read-only benchmark reads the disk rather than the zeros of a hole.
+//! - **demo** ([`Demo`], made by [`set_up`]): what both front ends run on: a new private directory (under
+//!   `$TMPDIR`, or /var/tmp when the first has no direct I/O, which the bench needs), the samples made in it,
+//!   the disks to list once the views are attached, the banner the UI shows, and [`Demo::close`], which
+//!   detaches the views and removes the directory unless it is kept (`--keep`). The CLI prints it as JSON
+//!   ([`Demo::json`]); the UI lists its disks. Neither knows how it is made.
 //!
 //! Everything here runs the peers with argv (never a shell) and writes only inside the demo directory.
 
@@ -225,7 +230,22 @@ pub fn make(dir: &Path) -> Result<Samples> {
         );
         None
     };
-    // 1. XP era: dos, the first partition at 63, free space after it (room for the move), an extended one.
+    xp_sample(sfdisk, dir, files.as_deref(), &mut out)?;
+    gpt_sample(sgdisk, dir, files.as_deref(), &mut out)?;
+    kn4_sample(fdisk, dir, &mut out)?;
+    usb_sample(sfdisk, dir, &mut out)?;
+    if let Some(f) = files {
+        let _ = std::fs::remove_dir_all(f);
+    }
+    for smp in &out.samples {
+        write_out(&smp.path)?;
+    }
+    Ok(out)
+}
+
+/// Sample 1, XP era: dos, the first partition at 63, free space after it (room for the move), an extended
+/// one; made when `sfdisk` is there, else a note.
+fn xp_sample(sfdisk: bool, dir: &Path, files: Option<&Path>, out: &mut Samples) -> Result<()> {
     if sfdisk {
         let img = sfdisk_image(
             dir,
@@ -233,7 +253,7 @@ pub fn make(dir: &Path) -> Result<Samples> {
             "label: dos\nstart=63, size=24513, type=7, bootable\nstart=32768, type=5\n\
              start=34816, size=40960, type=83\n",
         )?;
-        if let Some(f) = &files {
+        if let Some(f) = files {
             ext4_at(&img, 34816 * 512, 40960 * 512, f, "XP-DATA")?;
         }
         out.add(
@@ -247,7 +267,11 @@ pub fn make(dir: &Path) -> Result<Samples> {
         out.notes
             .push("sfdisk (util-linux) is not installed: no XP-era dos disk".into());
     }
-    // 2. GPT at 2049.
+    Ok(())
+}
+
+/// Sample 2: GPT with partition 1 at 2049; made when `sgdisk` is there, else a note.
+fn gpt_sample(sgdisk: bool, dir: &Path, files: Option<&Path>, out: &mut Samples) -> Result<()> {
     if sgdisk {
         let img = image(dir, "gpt-2049.img")?;
         peer(
@@ -267,7 +291,7 @@ pub fn make(dir: &Path) -> Result<Samples> {
             ],
             None,
         )?;
-        if let Some(f) = &files {
+        if let Some(f) = files {
             ext4_at(&img, 2049 * 512, 16 << 20, f, "ROOT")?;
         }
         out.add(
@@ -280,7 +304,12 @@ pub fn make(dir: &Path) -> Result<Samples> {
         out.notes
             .push("sgdisk (gdisk) is not installed: no GPT disk at 2049".into());
     }
-    // 3. 4Kn: a GPT written with 4096-byte sectors (fdisk -b 4096 writes it to a plain file).
+    Ok(())
+}
+
+/// Sample 3, 4Kn: a GPT written with 4096-byte sectors (fdisk -b 4096 writes it to a plain file); made when
+/// `fdisk` is there, else a note.
+fn kn4_sample(fdisk: bool, dir: &Path, out: &mut Samples) -> Result<()> {
     if fdisk {
         let img = image(dir, "4kn-gpt.img")?;
         peer(
@@ -298,7 +327,11 @@ pub fn make(dir: &Path) -> Result<Samples> {
         out.notes
             .push("fdisk (util-linux) is not installed: no 4Kn disk".into());
     }
-    // 4. USB bridge: a 512-byte dos table, seen through 4096-byte sectors.
+    Ok(())
+}
+
+/// Sample 4, USB bridge: a 512-byte dos table, seen through 4096-byte sectors; made when `sfdisk` is there.
+fn usb_sample(sfdisk: bool, dir: &Path, out: &mut Samples) -> Result<()> {
     if sfdisk {
         let img = sfdisk_image(
             dir,
@@ -312,13 +345,7 @@ pub fn make(dir: &Path) -> Result<Samples> {
             true,
         );
     }
-    if let Some(f) = files {
-        let _ = std::fs::remove_dir_all(f);
-    }
-    for smp in &out.samples {
-        write_out(&smp.path)?;
-    }
-    Ok(out)
+    Ok(())
 }
 
 /// Writes the zeros of a sparse image out as real blocks (every all-zero 4 KiB block is written back as it reads): the
@@ -355,6 +382,210 @@ fn write_out(img: &Path) -> Result<()> {
         off += n as u64;
     }
     Ok(())
+}
+
+/// A new private directory `PARENT/afdisk-demo-PID-NANOS` (mode 0700, never an existing one).
+fn new_dir_in(parent: &Path) -> Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let dir = parent.join(format!("afdisk-demo-{}-{nanos}", std::process::id()));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| Error::from_io("create the demo directory", &dir, &e))?;
+    Ok(dir)
+}
+
+/// Whether files in `dir` can be opened with `O_DIRECT`, as the benchmark opens them (tmpfs before Linux 6.6
+/// cannot).
+fn direct_io_works(dir: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    let probe = dir.join(".direct-io-probe");
+    let ok = std::fs::File::create(&probe).is_ok()
+        && std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_DIRECT)
+            .open(&probe)
+            .is_ok();
+    let _ = std::fs::remove_file(&probe);
+    ok
+}
+
+/// Removes the demo directory; the warning when it cannot.
+fn remove_dir(dir: &Path) -> std::result::Result<(), String> {
+    std::fs::remove_dir_all(dir)
+        .map_err(|e| format!("cannot remove the demo directory {}: {e}", dir.display()))
+}
+
+/// The demo's directory: under `$TMPDIR` (or /tmp), or under /var/tmp when the first has no direct I/O (the
+/// bench needs it); the note says which and why. A directory that could not be removed on the way is a
+/// warning.
+fn new_dir(notes: &mut Vec<String>, warnings: &mut Vec<String>) -> Result<PathBuf> {
+    let first = new_dir_in(&std::env::temp_dir())?;
+    if direct_io_works(&first) {
+        return Ok(first);
+    }
+    let mut drop_dir = |d: &Path| warnings.extend(remove_dir(d).err());
+    if let Ok(other) = new_dir_in(Path::new("/var/tmp")) {
+        if direct_io_works(&other) {
+            drop_dir(&first);
+            notes.push(format!(
+                "the disks are in {} because {} has no direct I/O (tmpfs), which the bench needs",
+                other.display(),
+                std::env::temp_dir().display()
+            ));
+            return Ok(other);
+        }
+        drop_dir(&other);
+    }
+    notes.push(format!(
+        "{} has no direct I/O (tmpfs), so the bench cannot run on the demo's disks; set TMPDIR to a directory \
+         on a disk-backed filesystem",
+        first.display()
+    ));
+    Ok(first)
+}
+
+/// A demo set up for a front end: its own directory, the samples made there and the notes ([`Samples`]),
+/// and, once [`Demo::attach_views`] ran, the disks to list (a sample that needs a 4096-byte view is listed as
+/// its loop device, or left out with a note). [`Demo::close`] ends it.
+#[derive(Debug)]
+pub struct Demo {
+    pub dir: PathBuf,
+    /// The directory stays when the demo is closed (`--keep`).
+    pub keep: bool,
+    pub made: Samples,
+    /// The disks a front end lists (after [`Demo::attach_views`]).
+    pub disks: Vec<PathBuf>,
+    /// Warnings of the set-up (a directory it could not remove on the way).
+    pub warnings: Vec<String>,
+    views: Vec<LoopView>,
+    left_out: Vec<String>,
+}
+
+/// A demo that could not be set up: the error, and the warnings of the clean-up (nothing else is left).
+#[derive(Debug)]
+pub struct SetUpFailed {
+    pub error: Error,
+    pub warnings: Vec<String>,
+}
+
+/// Sets up a demo: a new directory of its own (see [`Demo`]) and the samples made in it. At least one sample
+/// must be made; on any failure the directory is removed.
+pub fn set_up(keep: bool) -> std::result::Result<Demo, SetUpFailed> {
+    let (mut notes, mut warnings) = (Vec::new(), Vec::new());
+    let failed = |error, warnings| SetUpFailed { error, warnings };
+    let dir = new_dir(&mut notes, &mut warnings).map_err(|e| failed(e, Vec::new()))?;
+    let mut made = match make(&dir) {
+        Ok(m) => m,
+        Err(e) => {
+            warnings.extend(remove_dir(&dir).err());
+            return Err(failed(e, warnings));
+        }
+    };
+    made.notes.splice(0..0, notes);
+    if made.samples.is_empty() {
+        let e = Error::io(
+            format!("no sample disk could be made: {}", made.notes.join("; ")),
+            "install util-linux (sfdisk, fdisk), gdisk (sgdisk) and e2fsprogs (mke2fs)",
+        );
+        warnings.extend(remove_dir(&dir).err());
+        return Err(failed(e, warnings));
+    }
+    Ok(Demo {
+        dir,
+        keep,
+        made,
+        disks: Vec::new(),
+        warnings,
+        views: Vec::new(),
+        left_out: Vec::new(),
+    })
+}
+
+impl Demo {
+    /// The JSON contract of the demo (`demo --json`).
+    pub fn json(&self) -> DemoJson<'_> {
+        DemoJson {
+            schema: DEMO_SCHEMA,
+            dir: self.dir.to_string_lossy().into_owned(),
+            kept: self.keep,
+            samples: &self.made.samples,
+            notes: &self.made.notes,
+        }
+    }
+
+    /// Fills [`Demo::disks`]: every sample's file, except the USB-bridge sample, which is seen through the
+    /// kernel's 4096-byte view of it ([`attach_4096`], root), else left out with a note saying how to see it.
+    pub fn attach_views(&mut self) {
+        for s in &self.made.samples {
+            if !s.view_4096 {
+                self.disks.push(s.path.clone());
+                continue;
+            }
+            match attach_4096(&s.path) {
+                Ok(v) => {
+                    self.disks.push(v.device.clone());
+                    self.views.push(v);
+                }
+                Err(why) => {
+                    self.left_out.push(s.name.clone());
+                    self.made.notes.push(format!(
+                        "{} is not in the list: {why} (run the demo as root, or keep the disks with --keep and \
+                         see it with: afdisk --logical-sector-size 4096 {})",
+                        s.name,
+                        s.path.display()
+                    ));
+                }
+            }
+        }
+    }
+
+    /// The line on top of every screen: where the disks are, their loop devices, whether they stay, and the
+    /// samples left out.
+    pub fn banner(&self) -> String {
+        let loops: Vec<String> = self
+            .views
+            .iter()
+            .map(|v| format!("{} = usb-bridge.img", v.device.display()))
+            .collect();
+        format!(
+            "DEMO: these disks are files in {}{}, {}. Nothing else is touched.{}",
+            self.dir.display(),
+            if loops.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", loops.join(", "))
+            },
+            if self.keep {
+                "kept after exit"
+            } else {
+                "removed at exit"
+            },
+            if self.left_out.is_empty() {
+                String::new()
+            } else {
+                format!(" Left out: {} (why: at exit).", self.left_out.join(", "))
+            }
+        )
+    }
+
+    /// Where apply keeps its backups and journals during the demo.
+    pub fn backup_dir(&self) -> PathBuf {
+        self.dir.join("backups")
+    }
+
+    /// Ends the demo: detaches the views, and removes the directory unless it is kept; the warning when it
+    /// cannot be removed.
+    pub fn close(self) -> std::result::Result<(), String> {
+        drop(self.views);
+        if self.keep {
+            return Ok(());
+        }
+        remove_dir(&self.dir)
+    }
 }
 
 /// A loop device over a file with 4096-byte logical sectors (the kernel's own 4096-byte view, as a USB bridge

@@ -1,19 +1,26 @@
 //! The `afdisk` binary. `main` only chooses the mode (as ripgrep's `main` does): a CLI subcommand (`cli`), the
-//! terminal UI (`tui`) when no subcommand is given and both stdin and stdout are terminals, or else the
-//! non-terminal fallback, which prints as text what the UI would show. Neither front end calls the other.
+//! terminal UI (`tui`) when no subcommand is given and both stdin and stdout are terminals, the UI demo
+//! (`afdisk demo` in a terminal, `tui::run_demo`), or else the non-terminal fallback, which prints as text
+//! what the UI would show. Neither front end calls the other; what both use of the process (its ending
+//! signals) is in `ending_signals`.
 
 mod cli;
+mod ending_signals;
 mod tui;
 
 use std::io::IsTerminal;
 
+use cli::args::Command;
+
 fn main() {
     let mut args = cli::parse();
+    let terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
     let code = match args.command.take() {
-        Some(command) => cli::run(&args, command),
-        None if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() => {
-            tui::run(args.target.clone(), cli::ui_options(&args))
+        Some(Command::Demo { keep, json: false }) if terminal => {
+            tui::run_demo(keep, cli::ui_options(&args), &cli::print_error)
         }
+        Some(command) => cli::run(&args, command),
+        None if terminal => tui::run(args.target.clone(), cli::ui_options(&args)),
         None => cli::fallback(&args),
     };
     std::process::exit(code);

@@ -1,7 +1,12 @@
-//! TUI state and key handling (the "update" half of the UI): the built-in views (device list, disk view,
-//! sector zoom), the pages (job screens such as the plan screen and the benchmark, see `page`), selection,
-//! zoom position, help overlay. Keys become state changes or requests for background work; nothing here
-//! touches the terminal or a disk.
+//! TUI state and key handling (the "update" half of the UI). Terms:
+//! - **screen** ([`Screen`]): the built-in views (device list, disk view, sector zoom) or a page by name;
+//! - **pages** (see `page`): the job screens the disk view opens through `registry` (the only module here
+//!   that names them); each keeps its state when left, and its replies become state or requests here;
+//! - **request** ([`Request`]): background work a key asks the event loop to start (read a disk, a page's job);
+//! - **holding** job: one that cannot be stopped (a table write), during which q and Ctrl-C do not quit.
+//!
+//! Keys become state changes or requests; nothing here touches the terminal or a disk, and nothing here
+//! imports the view that draws it.
 
 use std::path::PathBuf;
 
@@ -11,28 +16,19 @@ use afdisk::report::Report;
 use afdisk::table::PartKind;
 
 use super::job::{Handle, Start};
-use super::page::{cmd, Command, Page, Reply, OPENERS};
+// The shared state lives in `model`; its old path here stays for the tests and the sector-size page.
+pub use super::model::{DiskState, ListItem, Panel};
+use super::page::{cmd, Command, Opener, Page, Reply};
+use super::registry::{self, OPENERS};
+use super::term::TermKind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
     List,
     Disk,
     Zoom,
-    /// A job screen, by name (see `page::OPENERS`).
+    /// A job screen, by name (see `registry::OPENERS`).
     Page(&'static str),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Panel {
-    Partitions,
-    Findings,
-}
-
-/// One row of the device list.
-#[derive(Debug, Clone)]
-pub enum ListItem {
-    Disk(Box<Report>),
-    Failed { name: String, error: String },
 }
 
 #[derive(Debug, Default)]
@@ -41,14 +37,6 @@ pub struct ListState {
     pub selected: usize,
     pub total: Option<usize>,
     pub done: bool,
-}
-
-#[derive(Debug)]
-pub struct DiskState {
-    pub report: Report,
-    pub selected: usize,
-    pub focus: Panel,
-    pub findings_scroll: u16,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,7 +76,7 @@ pub struct App {
     pub has_list: bool,
     pub no_color: bool,
     /// What the terminal can show (ASCII, colours), from `TERM`.
-    pub term: super::view::TermKind,
+    pub term: TermKind,
     /// The physical sector size chosen with `a` for the image on screen (every job then uses it).
     pub physical: Option<u64>,
     /// A line on top of every screen (the demo's: these are files in DIR).
@@ -121,7 +109,7 @@ impl App {
             quit: false,
             has_list,
             no_color,
-            term: super::view::TermKind::Full,
+            term: TermKind::Full,
             physical: None,
             banner: None,
         }
@@ -275,25 +263,27 @@ impl App {
             .and_then(|p| p.as_any_mut().downcast_mut::<T>())
     }
 
-    /// Opens the job screen `name` on the disk on screen (its opener decides what of its old state it keeps;
-    /// the page decides whether it shows at once or starts its job first).
+    /// Opens the job screen `name` on the disk on screen (its first opener in the registry).
     fn open_page(&mut self, name: &'static str) -> Option<Request> {
-        let (Some(d), Some(o)) = (self.disk.as_ref(), OPENERS.iter().find(|o| o.name == name))
-        else {
-            return None;
-        };
+        let o = OPENERS.iter().find(|o| o.name == name)?;
+        self.open(o)
+    }
+
+    /// Opens a job screen through its opener on the disk on screen (the opener decides what of its old state
+    /// it keeps; the page decides whether it shows at once or starts its job first).
+    fn open(&mut self, o: &Opener) -> Option<Request> {
+        let d = self.disk.as_ref()?;
         let prev = self
             .pages
             .iter()
-            .position(|p| p.name() == name)
+            .position(|p| p.name() == o.name)
             .map(|i| self.pages.remove(i));
         let mut page = (o.open)(d, prev);
         let reply = page.opened();
         self.pages.push(page);
-        self.reply(name, Some(reply))
+        self.reply(o.name, Some(reply))
     }
 
-    /// A key for the job screen `name`, and what it asks for.
     /// Shows `page` (replacing one of its name) and does what its opening asks.
     fn push_page(&mut self, mut page: Box<dyn Page>) -> Option<Request> {
         let name = page.name();
@@ -304,6 +294,7 @@ impl App {
         self.reply(name, Some(reply))
     }
 
+    /// A key for the job screen `name`, and what it asks for.
     fn page_key(&mut self, name: &'static str, code: KeyCode) -> Option<Request> {
         let reply = self.page_mut(name).map(|p| p.key(code));
         self.reply(name, reply)
@@ -329,7 +320,7 @@ impl App {
                 None
             }
             Some(Reply::Open(other)) => self.open_page(other),
-            Some(Reply::OpenPage(page)) => self.push_page(page),
+            Some(Reply::Move(order)) => self.push_page(registry::open_move(order)),
             Some(Reply::Failed(e)) => {
                 self.error = Some(e);
                 None
@@ -339,21 +330,11 @@ impl App {
     }
 
     fn key_disk(&mut self, code: KeyCode) -> Option<Request> {
-        // A disk with an interrupted data move: finish it (r) or roll it back (u), on the move screen.
-        if let (KeyCode::Char(c @ ('r' | 'u')), Some(d)) = (code, self.disk.as_ref()) {
-            let offered = if c == 'u' {
-                super::moving::rollback_offered(&d.report)
-            } else {
-                super::moving::interrupted(&d.report)
-            };
-            if offered {
-                let page = super::moving::open_resume(d, c == 'u');
-                return self.push_page(page);
-            }
-        }
+        // A page's key (a data move's r and u only on a disk with an interrupted move).
         if let KeyCode::Char(c) = code {
-            if let Some(o) = OPENERS.iter().find(|o| o.key == c) {
-                return self.open_page(o.name);
+            let disk = self.disk.as_ref();
+            if let Some(o) = OPENERS.iter().find(|o| o.key == c && o.offered.on(disk)) {
+                return self.open(o);
             }
         }
         if code == KeyCode::Char('a') {
@@ -473,7 +454,7 @@ pub const LIST_KEYS: &[Command] = &[
     QUIT,
 ];
 
-/// The disk view's commands, before and after the job screens' openers (`page::OPENERS`).
+/// The disk view's commands, before and after the job screens' openers (`registry::OPENERS`).
 pub const DISK_KEYS: (&[Command], &[Command]) = (
     &[
         cmd(
@@ -534,15 +515,13 @@ impl App {
             Screen::List => LIST_KEYS.to_vec(),
             Screen::Disk => {
                 let mut v = DISK_KEYS.0.to_vec();
-                v.extend(OPENERS.iter().map(|o| o.command));
-                if let Some(d) = self.disk.as_ref() {
-                    if super::moving::interrupted(&d.report) {
-                        v.push(super::moving::RESUME_KEY);
-                    }
-                    if super::moving::rollback_offered(&d.report) {
-                        v.push(super::moving::ROLLBACK_KEY);
-                    }
-                }
+                let disk = self.disk.as_ref();
+                v.extend(
+                    OPENERS
+                        .iter()
+                        .filter(|o| o.offered.on(disk))
+                        .map(|o| o.command),
+                );
                 v.extend_from_slice(DISK_KEYS.1);
                 v
             }

@@ -3,7 +3,7 @@
 //! (d) the latency distributions of the aligned and the misaligned class: the core's plot
 //! (`afdisk::bench::plot`, one bin per column on a log time axis) drawn as one histogram strip per class with
 //! block characters, the time axis with its ticks, and each class's median, p90 and p99. Block characters and
-//! `µ` become ASCII on terminals without them (see `view`).
+//! `µ` become ASCII on terminals without them (see `term`).
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -14,7 +14,7 @@ use ratatui::Frame;
 use afdisk::bench::plot::{self, Plot, Side};
 use afdisk::bench::{BenchReport, WriteMode};
 
-use super::bench::{BenchState, Live, Phase};
+use super::bench_state::{BenchState, Live, Phase};
 use super::dialog::{choice_description, choice_line, Styles};
 
 use afdisk::present::latency as us;
@@ -67,7 +67,7 @@ pub fn draw(f: &mut Frame, b: &BenchState, area: Rect, st: &Styles) {
         Phase::Done(r) => draw_done(f, r, b.scroll, body, st),
         Phase::Failed(e) => {
             f.render_widget(
-                Paragraph::new(super::failure_text(e))
+                Paragraph::new(super::text::failure_text(e))
                     .style(st.bad)
                     .wrap(Wrap { trim: true }),
                 body,

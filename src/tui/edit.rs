@@ -1,5 +1,5 @@
-//! The hand editor of the plan screen: the layout of a plan (a proposal, a preset), an empty table or the
-//! current table, edited partition by partition through the library's editing model (`plan::edit`: every
+//! The hand editor of the plan screen (its state in `edit_state`, its drawing in `edit_view`): the layout of a
+//! plan (a proposal, a preset), an empty table or the current table, edited partition by partition through the library's editing model (`plan::edit`: every
 //! start and end on the grain, each edit's snaps in its words), with one typed field (`dialog::Input`) per
 //! value. Enter makes the edited layout a plan (`plan::custom` through [`make_plan`], the one adapter), which
 //! the plan screen previews and applies like every plan. Nothing here touches a disk.
@@ -8,47 +8,13 @@ use std::collections::BTreeMap;
 
 use crossterm::event::KeyCode;
 
-use afdisk::plan::edit::{attribute_bit, Editor, Field, Op, Region};
-use afdisk::plan::{Action, Layout, Plan};
-use afdisk::table::{Label, Table};
+use afdisk::plan::edit::{attribute_bit, Editor, Field, Op};
+use afdisk::plan::{Layout, Plan};
+use afdisk::table::Label;
 
 use super::dialog::{Answer, Input};
+pub use super::edit_state::{EditState, Row, Target};
 use super::page::{cmd, Command};
-
-/// One row of the editor's list: a partition (its index in the layout) or a free region.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Row {
-    Part(usize),
-    Free(Region),
-}
-
-/// What the open field will change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
-    New(u64),
-    Resize(u32),
-    Move(u32),
-    Type(u32),
-    Name(u32),
-    Attribute(u32),
-}
-
-/// The editor on screen: the working layout, the selected row, the open field and the last edit's words.
-#[derive(Debug, Clone)]
-pub struct EditState {
-    pub editor: Editor,
-    pub selected: usize,
-    pub field: Option<(Target, Input)>,
-    /// The last edit's outcome (what snapped), or its refusal; `true` for a refusal.
-    pub message: Option<(String, bool)>,
-    /// The table of a fresh layout for this disk (`c` clears to it).
-    fresh_table: Table,
-    /// The table on the disk now (`o` starts from it).
-    current: Option<Layout>,
-    /// What the partitions on the disk now hold, by number (the editor's own map loses a partition's entry
-    /// when it is deleted; a loss is judged against this one).
-    held: BTreeMap<u32, String>,
-}
 
 /// What a key in the editor asks of the plan screen.
 #[derive(Debug, PartialEq, Eq)]
@@ -94,99 +60,14 @@ pub const EDIT_KEYS: &[Command] = &[
     cmd("q", "", "quit (also Ctrl-C)"),
 ];
 
-/// What the partitions of `plan`'s disk hold, by number (from the plan's changes), for the changes `which`
-/// takes (a partition the plan creates holds nothing, even under the number of one it deletes).
-fn contents_of(plan: &Plan, which: impl Fn(Action) -> bool) -> BTreeMap<u32, String> {
-    plan.changes
-        .iter()
-        .filter(|c| c.action != Action::Create && which(c.action))
-        .filter_map(|c| c.content.clone().map(|s| (c.number, s)))
-        .collect()
-}
-
 impl EditState {
-    /// An editor on `plan`'s new layout, aligned to its grain.
-    pub fn from_plan(plan: &Plan) -> Result<EditState, afdisk::Error> {
-        let held = contents_of(plan, |_| true);
-        let editor = Editor::new(
-            plan.new.clone(),
-            plan.grain.bytes,
-            plan.device.alignment_offset,
-            contents_of(plan, |a| a != Action::Delete),
-        )?;
-        let fresh_table = plan.new.table.clone();
-        Ok(EditState {
-            editor,
-            selected: 0,
-            field: None,
-            message: None,
-            fresh_table,
-            current: plan.old.clone(),
-            held,
-        })
-    }
-
-    pub fn typing(&self) -> bool {
-        self.field.is_some()
-    }
-
-    pub fn label(&self) -> Label {
-        self.editor.layout.table.label
-    }
-
-    /// The list's rows: partitions and free regions, in disk order.
-    pub fn rows(&self) -> Vec<Row> {
-        let mut v: Vec<(u64, Row)> = self
-            .editor
-            .layout
-            .partitions
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.start, Row::Part(i)))
-            .collect();
-        v.extend(
-            self.editor
-                .free()
-                .into_iter()
-                .map(|r| (r.start, Row::Free(r))),
-        );
-        v.sort_by_key(|(s, r)| (*s, matches!(r, Row::Free(_))));
-        v.into_iter().map(|(_, r)| r).collect()
-    }
-
-    fn selected_row(&self) -> Option<Row> {
-        self.rows().get(self.selected).copied()
-    }
-
-    fn selected_number(&self) -> Option<u32> {
-        match self.selected_row() {
-            Some(Row::Part(i)) => self.editor.layout.partitions.get(i).map(|p| p.number),
-            _ => None,
-        }
-    }
-
-    /// The free region `n` creates in: the selected one, else the next one after the selection, else the first.
-    fn region_for_new(&self) -> Option<Region> {
-        let rows = self.rows();
-        if let Some(Row::Free(r)) = rows.get(self.selected) {
-            return Some(*r);
-        }
-        rows.iter()
-            .skip(self.selected)
-            .chain(rows.iter())
-            .find_map(|r| match r {
-                Row::Free(r) => Some(*r),
-                _ => None,
-            })
-    }
-
     fn open(&mut self, t: Target, title: &str, label: &str, field: Field, text: &str) {
         let input = Input::new(format!(" {title} "), label, field.hint(self.label())).with(text);
         self.field = Some((t, input));
     }
 
     fn refuse(&mut self, e: &afdisk::Error) {
-        self.message = Some((super::failure_text(e), true));
+        self.message = Some((super::text::failure_text(e), true));
     }
 
     fn no_selection(&mut self) {
@@ -268,85 +149,17 @@ impl EditState {
             return EditAction::None;
         }
         let rows = self.rows().len();
-        let number = self.selected_number();
-        let ss = self.editor.layout.table.sector_size.max(1);
-        let part = number.and_then(|n| self.editor.partition(n)).cloned();
-        match (code, number) {
+        match (code, self.selected_number()) {
             (KeyCode::Up | KeyCode::Char('k'), _) => {
                 self.selected = self.selected.saturating_sub(1)
             }
             (KeyCode::Down | KeyCode::Char('j'), _) => {
                 self.selected = (self.selected + 1).min(rows.saturating_sub(1))
             }
-            (KeyCode::Char('n'), _) => match self.region_for_new() {
-                Some(r) => self.open(
-                    Target::New(r.start),
-                    "New partition",
-                    &format!(
-                        "Size in the free region of {} at {}",
-                        afdisk::units::human(r.sectors() * ss),
-                        afdisk::units::human(r.start * ss)
-                    ),
-                    Field::Size,
-                    "",
-                ),
-                None => self.message = Some((
-                    "there is no free region of a whole grain: delete or shrink a partition first"
-                        .into(),
-                    true,
-                )),
-            },
+            (KeyCode::Char('n'), _) => self.open_new(),
             (KeyCode::Char('d'), Some(n)) => self.apply(Op::Delete { number: n }),
-            (KeyCode::Char('r'), Some(n)) => self.open(
-                Target::Resize(n),
-                "Resize",
-                &format!("New size of partition {n}"),
-                Field::Size,
-                "",
-            ),
-            (KeyCode::Char('m'), Some(n)) => match self.editor.movable(n) {
-                Err(e) => self.refuse(&e),
-                Ok(()) => self.open(
-                    Target::Move(n),
-                    "Move",
-                    &format!("New start of partition {n}"),
-                    Field::Start,
-                    "",
-                ),
-            },
-            (KeyCode::Char('t'), Some(n)) => self.open(
-                Target::Type(n),
-                "Type",
-                &format!("Type of partition {n}"),
-                Field::Type,
-                "",
-            ),
-            (KeyCode::Char('N'), Some(n)) => {
-                if let Err(e) = self.editor.names_allowed() {
-                    self.refuse(&e);
-                    return EditAction::None;
-                }
-                let name = part.and_then(|p| p.name).unwrap_or_default();
-                self.open(
-                    Target::Name(n),
-                    "Name",
-                    &format!("Name of partition {n}"),
-                    Field::Name,
-                    &name,
-                )
-            }
-            (KeyCode::Char('a'), Some(n)) => {
-                if self.label() == Label::Dos {
-                    self.apply(Op::ToggleAttribute { number: n, bit: 0 });
-                } else {
-                    self.open(
-                        Target::Attribute(n),
-                        "Attributes",
-                        &format!("Attribute of partition {n}"),
-                        Field::Attribute,
-                        "",
-                    )
-                }
+            (KeyCode::Char(c @ ('r' | 'm' | 't' | 'N' | 'a')), Some(n)) => {
+                self.edit_partition(c, n)
             }
             (KeyCode::Char('d' | 'r' | 'm' | 't' | 'N' | 'a'), None) => self.no_selection(),
             (KeyCode::Char('c'), _) => {
@@ -375,25 +188,88 @@ impl EditState {
         EditAction::None
     }
 
-    /// The partitions of the disk now that hold data and are not kept as they are by the edited layout:
-    /// the plan may destroy them (its confirmation then asks for DESTROY).
-    pub fn destroy_ok(&self) -> Vec<u32> {
-        let Some(cur) = &self.current else {
-            return Vec::new();
-        };
-        cur.partitions
-            .iter()
-            .filter(|p| self.held.contains_key(&p.number))
-            .filter(|p| {
-                !self
+    /// `n`: the size field of a new partition in the free region it creates in, or why there is none.
+    fn open_new(&mut self) {
+        let ss = self.editor.layout.table.sector_size.max(1);
+        match self.region_for_new() {
+            Some(r) => self.open(
+                Target::New(r.start),
+                "New partition",
+                &format!(
+                    "Size in the free region of {} at {}",
+                    afdisk::units::human(r.sectors() * ss),
+                    afdisk::units::human(r.start * ss)
+                ),
+                Field::Size,
+                "",
+            ),
+            None => {
+                self.message = Some((
+                    "there is no free region of a whole grain: delete or shrink a partition first"
+                        .into(),
+                    true,
+                ))
+            }
+        }
+    }
+
+    /// A key that edits the selected partition `n` (r resize, m move, t type, N name, a attribute): its field,
+    /// or the edit itself (dos's boot flag), or why it cannot be edited so.
+    fn edit_partition(&mut self, key: char, n: u32) {
+        match key {
+            'r' => self.open(
+                Target::Resize(n),
+                "Resize",
+                &format!("New size of partition {n}"),
+                Field::Size,
+                "",
+            ),
+            'm' => match self.editor.movable(n) {
+                Err(e) => self.refuse(&e),
+                Ok(()) => self.open(
+                    Target::Move(n),
+                    "Move",
+                    &format!("New start of partition {n}"),
+                    Field::Start,
+                    "",
+                ),
+            },
+            't' => self.open(
+                Target::Type(n),
+                "Type",
+                &format!("Type of partition {n}"),
+                Field::Type,
+                "",
+            ),
+            'N' => {
+                if let Err(e) = self.editor.names_allowed() {
+                    return self.refuse(&e);
+                }
+                let name = self
                     .editor
-                    .layout
-                    .partitions
-                    .iter()
-                    .any(|q| q.number == p.number && q.start == p.start && q.size >= p.size)
-            })
-            .map(|p| p.number)
-            .collect()
+                    .partition(n)
+                    .and_then(|p| p.name.clone())
+                    .unwrap_or_default();
+                self.open(
+                    Target::Name(n),
+                    "Name",
+                    &format!("Name of partition {n}"),
+                    Field::Name,
+                    &name,
+                )
+            }
+            'a' if self.label() == Label::Dos => {
+                self.apply(Op::ToggleAttribute { number: n, bit: 0 })
+            }
+            'a' => self.open(
+                Target::Attribute(n),
+                "Attributes",
+                &format!("Attribute of partition {n}"),
+                Field::Attribute,
+                "",
+            ),
+            _ => {}
+        }
     }
 }
 

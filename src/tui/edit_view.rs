@@ -12,7 +12,7 @@ use afdisk::plan::edit::flags;
 use afdisk::units::human;
 
 use super::dialog::Styles;
-use super::edit::{EditState, Row};
+use super::edit_state::{EditState, Row};
 
 pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles) {
     let e = &es.editor;
@@ -35,41 +35,7 @@ pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles
         .wrap(Wrap { trim: true }),
         head,
     );
-    let rows: Vec<TRow> = es
-        .rows()
-        .into_iter()
-        .map(|r| match r {
-            Row::Part(i) => {
-                let p = &e.layout.partitions[i];
-                let held = e.content.get(&p.number).map(String::as_str).unwrap_or("");
-                let name = p.name.clone().unwrap_or_default();
-                let aligned = e.aligned(p);
-                TRow::new(vec![
-                    format!("{}{:>2}", if aligned { ' ' } else { '!' }, p.number),
-                    p.start.to_string(),
-                    p.end().to_string(),
-                    human(p.size * ss),
-                    p.type_name.clone(),
-                    [name.as_str(), flags(p).as_str(), held]
-                        .iter()
-                        .filter(|s| !s.is_empty())
-                        .copied()
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                ])
-                .style(if aligned { Style::default() } else { st.bad })
-            }
-            Row::Free(r) => TRow::new(vec![
-                "  -".to_string(),
-                r.start.to_string(),
-                (r.end - 1).to_string(),
-                human(r.sectors() * ss),
-                "free".to_string(),
-                String::new(),
-            ])
-            .style(st.warn),
-        })
-        .collect();
+    let rows: Vec<TRow> = es.rows().into_iter().map(|r| row(es, r, st)).collect();
     let table = Table::new(
         rows,
         [
@@ -101,5 +67,42 @@ pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles
     );
     if let Some((_, input)) = &es.field {
         input.draw(f, area, st);
+    }
+}
+
+/// One row of the layout: a partition (`!` when it is off the grain) or a free region.
+fn row(es: &EditState, r: Row, st: &Styles) -> TRow<'static> {
+    let e = &es.editor;
+    let ss = e.layout.table.sector_size.max(1);
+    match r {
+        Row::Part(i) => {
+            let p = &e.layout.partitions[i];
+            let held = e.content.get(&p.number).map(String::as_str).unwrap_or("");
+            let name = p.name.clone().unwrap_or_default();
+            let aligned = e.aligned(p);
+            TRow::new(vec![
+                format!("{}{:>2}", if aligned { ' ' } else { '!' }, p.number),
+                p.start.to_string(),
+                p.end().to_string(),
+                human(p.size * ss),
+                p.type_name.clone(),
+                [name.as_str(), flags(p).as_str(), held]
+                    .iter()
+                    .filter(|s| !s.is_empty())
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ])
+            .style(if aligned { Style::default() } else { st.bad })
+        }
+        Row::Free(r) => TRow::new(vec![
+            "  -".to_string(),
+            r.start.to_string(),
+            (r.end - 1).to_string(),
+            human(r.sectors() * ss),
+            "free".to_string(),
+            String::new(),
+        ])
+        .style(st.warn),
     }
 }

@@ -1,6 +1,6 @@
 //! The TUI's one job framework (after gitui's AsyncJob): a *job* is work that runs on a worker thread through
-//! the library — probing a disk, making a plan, applying or restoring it, a benchmark, and later the sector-size
-//! switch and the data move. Terms:
+//! the library — probing the disks, making a plan, applying or restoring it, a benchmark, the sector-size
+//! switch, a data move. It imports no screen: each page defines its own jobs on it. Terms:
 //! - a job reports *progress* (its phase, steps or bytes done of a total, the rate and the ETA) and may send
 //!   *details* of its own (the bench's live latencies), then ends in an *outcome*: its output or the library's
 //!   error, kind and all;
@@ -8,7 +8,9 @@
 //!   must not be left half done), or at *safe points* the job names ("after the current round"); the screen
 //!   shows the rule;
 //! - the *owner* is the screen the job's messages go to (its name), so a new screen and its job need no change
-//!   to the event loop: the loop hands every job message to the screen that owns it.
+//!   to the event loop: the loop hands every job message to the screen that owns it;
+//! - a *message* ([`Msg`]) is what wakes the event loop: a terminal event, a signal that ends the UI, or a
+//!   job's progress, detail or outcome for its owner.
 
 use std::any::Any;
 use std::path::PathBuf;
@@ -18,7 +20,20 @@ use std::time::{Duration, Instant};
 
 use afdisk::report::InspectOptions;
 
-use super::Msg;
+use crossterm::event::Event as TermEvent;
+
+/// What wakes the event loop: a terminal event, or a message of a job for the screen that owns it.
+pub enum Msg {
+    /// A terminal event (key, resize, …) from the input thread.
+    Input(TermEvent),
+    /// The terminal could not be read: the UI ends with status 2.
+    InputFailed,
+    /// SIGHUP (the terminal closed), SIGTERM or SIGINT arrived: the UI ends as if the terminal went away (a data
+    /// move stops at its commit point, a job that cannot be stopped is waited for), with status 128 + the signal.
+    Signal(i32),
+    /// A job's progress, details or outcome, for the screen that owns it.
+    Job { owner: &'static str, event: Event },
+}
 
 /// What a job needs from the UI that started it.
 #[derive(Debug, Clone)]

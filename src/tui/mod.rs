@@ -1,32 +1,47 @@
 //! The terminal UI front end (ratatui + crossterm), keyboard only: device list → disk view → sector zoom, and
-//! the job screens (`page`): the plan screen (propose, confirm by typing the device name, write, undo) and the
-//! benchmark.
+//! the pages (job screens, `page`): the plan screen (propose, edit by hand, confirm by typing the device name,
+//! write, undo), the benchmark, the sector-size wizard and the data move.
 //!
-//! Structure: `app` holds the state and turns keys into state or requests; `view` (and `*_view`) draws it;
-//! all work on disks runs as jobs (`job`: progress, stop rule, outcome; `work`: the probe and the plan's jobs);
-//! a job screen is one module implementing `page::Page` plus its job, listed in `page::OPENERS`; confirmations
-//! use the one dialog (`dialog`). The event loop sleeps on one channel that carries both terminal events (read
-//! on their own thread) and job messages, so every result is drawn at once. ratatui's init installs a panic
-//! hook that restores the terminal; quit and Ctrl-C restore it too.
+//! Structure, imports running down only (`layering_tests` checks it): this module runs the event loop; `app`
+//! holds the state and turns keys into state or requests, and `view` (with `list_view`, `zoom_view`) draws it;
+//! `registry` is the one list of pages, which only `app` uses; a page (`plan`, `bench`, `moving`,
+//! `sector_size`) owns its state (`*_state`), its drawing (`*_view`) and its jobs, and imports only the lower
+//! modules: `page` (the page trait and the replies), `model` (shared state), `job` (the job framework),
+//! `dialog` (the one confirmation), `text` (the TUI's words for settings and failures), `theme` and `term`.
+//! `work` holds the built-in views' jobs (the probes). The event loop sleeps on one channel that carries
+//! terminal events (read on their own thread), signals and job messages, so every result is drawn at once.
+//! ratatui's init installs a panic hook that restores the terminal; quit and Ctrl-C restore it too.
 
 mod app;
 mod bench;
+mod bench_state;
 mod bench_view;
 mod dialog;
 mod edit;
+mod edit_state;
 mod edit_view;
 mod job;
+mod list_view;
 mod model;
 mod moving;
 mod page;
 mod plan;
+mod plan_job;
+mod plan_state;
 mod plan_view;
+mod registry;
 mod sector_size;
+mod term;
+mod text;
+mod theme;
 mod view;
 mod work;
+mod zoom_view;
 
 #[cfg(test)]
 mod fit_tests;
+#[cfg(test)]
+mod layering_tests;
 #[cfg(test)]
 mod tests;
 
@@ -36,45 +51,12 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event, KeyEventKind};
 
-use afdisk::error::Setting;
 use afdisk::report::{InspectOptions, Report};
+
+use crate::ending_signals;
 use app::{App, ListItem, Request};
-
-/// What wakes the event loop: a terminal event, or a message of a job for the screen that owns it.
-pub(crate) enum Msg {
-    /// A terminal event (key, resize, …) from the input thread.
-    Input(Event),
-    /// The terminal could not be read: the UI ends with status 2.
-    InputFailed,
-    /// SIGHUP (the terminal closed), SIGTERM or SIGINT arrived: the UI ends as if the terminal went away (a data
-    /// move stops at its commit point, a job that cannot be stopped is waited for), with status 128 + the signal.
-    Signal(i32),
-    /// A job's progress, details or outcome, for the screen that owns it.
-    Job {
-        owner: &'static str,
-        event: job::Event,
-    },
-}
-
-/// A setting the core names, as the TUI sets it: by its key on the screen that has one, else in words
-/// (never a command-line option: the screens have none).
-pub(crate) fn key_name(s: Setting, value: Option<&str>) -> String {
-    match (s, value) {
-        (Setting::WriteMode, Some(v)) => format!("write mode {v} (w)"),
-        (Setting::WriteMode, None) => "the write mode (w)".into(),
-        (Setting::Probe, _) => "the probe (o)".into(),
-        (Setting::Partition, Some(v)) => format!("partition {v} (selected in the disk view)"),
-        (Setting::Partition, None) => "a partition (selected in the disk view)".into(),
-        (Setting::Confirm, _) => "the device name typed in the dialog".into(),
-        (Setting::DestroyData, _) => "DESTROY typed in the dialog".into(),
-        (s, v) => s.neutral(v),
-    }
-}
-
-/// A failure in one line as the screens show it: kind, problem and fix, settings named by their keys.
-pub(crate) fn failure_text(e: &afdisk::Error) -> String {
-    afdisk::error::failure_text_in(e, &key_name)
-}
+pub(crate) use job::Msg;
+use text::key_name;
 
 /// Reads terminal events on their own thread, so the event loop sleeps on one channel for keys and jobs.
 fn spawn_input(tx: mpsc::Sender<Msg>) {
@@ -90,54 +72,13 @@ fn spawn_input(tx: mpsc::Sender<Msg>) {
     });
 }
 
-/// The signals that end the UI cleanly rather than killing it mid-job ([`Msg::Signal`]).
-const ENDING_SIGNALS: [nix::sys::signal::Signal; 3] = [
-    nix::sys::signal::Signal::SIGHUP,
-    nix::sys::signal::Signal::SIGTERM,
-    nix::sys::signal::Signal::SIGINT,
-];
-
-fn ending_set() -> nix::sys::signal::SigSet {
-    let mut set = nix::sys::signal::SigSet::empty();
-    for s in ENDING_SIGNALS {
-        set.add(s);
-    }
-    set
-}
-
-/// Blocks the ending signals in this thread (and so in every thread it starts from now on; child processes
-/// start with an empty mask, which std's `Command` sets): one that arrives stays pending instead of killing the
-/// process. For work before the UI that leaves things to clean up (the demo's disks): see
-/// [`take_pending_signal`]. Call it before any other thread is started.
-pub(crate) fn block_ending_signals() -> bool {
-    use nix::sys::signal::SigmaskHow;
-    nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&ending_set()), None).is_ok()
-}
-
-/// An ending signal that arrived while they were blocked ([`block_ending_signals`]), taken: its number.
-pub(crate) fn take_pending_signal() -> Option<i32> {
-    // SAFETY: an all-zero sigset_t is a valid value; sigpending only fills the set it is given, and
-    // sigismember only reads it.
-    let mut pending: nix::libc::sigset_t = unsafe { std::mem::zeroed() };
-    if unsafe { nix::libc::sigpending(&mut pending) } != 0 {
-        return None;
-    }
-    let sig = ENDING_SIGNALS
-        .into_iter()
-        .find(|s| unsafe { nix::libc::sigismember(&pending, *s as i32) } == 1)?;
-    let mut one = nix::sys::signal::SigSet::empty();
-    one.add(sig);
-    // Pending, so sigwait returns at once and the signal is gone.
-    one.wait().ok().map(|s| s as i32)
-}
-
-/// Blocks the ending signals ([`block_ending_signals`]) and turns each into a [`Msg::Signal`] on a thread of
-/// its own. Call it first, before any other thread is started.
+/// Blocks the ending signals (`ending_signals`) and turns each into a [`Msg::Signal`] on a thread of its own.
+/// Call it first, before any other thread is started.
 fn spawn_signals(tx: mpsc::Sender<Msg>) {
-    if !block_ending_signals() {
+    if !ending_signals::block() {
         return;
     }
-    let set = ending_set();
+    let set = ending_signals::set();
     std::thread::spawn(move || loop {
         let Ok(sig) = set.wait() else { return };
         if tx.send(Msg::Signal(sig as i32)).is_err() {
@@ -154,20 +95,73 @@ pub fn run(target: Option<PathBuf>, opts: InspectOptions) -> i32 {
     run_session(target, opts, Session::default())
 }
 
-/// What a UI session other than the plain one sets: the demo's (`afdisk demo`) lists only its sample disks,
-/// shows a banner on every screen, and keeps its backups and journals in its own directory.
+/// What a UI session other than the plain one sets: the demo's lists only its sample disks, shows a banner on
+/// every screen, and keeps its backups and journals in its own directory.
 #[derive(Debug, Default)]
-pub struct Session {
+struct Session {
     /// The list shows these targets only (else every disk of the machine).
-    pub disks: Option<Vec<PathBuf>>,
+    disks: Option<Vec<PathBuf>>,
     /// A line on top of every screen.
-    pub banner: Option<String>,
+    banner: Option<String>,
     /// Where apply keeps its backups and journals (else the usual place).
-    pub backup_dir: Option<PathBuf>,
+    backup_dir: Option<PathBuf>,
+}
+
+/// `afdisk demo` in the UI: the core sets up the sample disks in a directory of their own (`afdisk::demo`),
+/// the UI lists them alone with a banner saying that they are files in that directory, and at exit they are
+/// removed unless `keep`; the notes (what could not be made, a sample left out) are printed then. A Ctrl-C,
+/// SIGTERM or SIGHUP while the disks are made does not leave them behind: the demo waits until they are made,
+/// then ends as the UI would, removing them. `print_error` prints a set-up failure as the command line does.
+/// Returns the process exit code (2 when the disks could not be made).
+pub fn run_demo(keep: bool, opts: InspectOptions, print_error: &dyn Fn(&afdisk::Error)) -> i32 {
+    use std::io::Write;
+    let warn = |w: &str| {
+        let _ = writeln!(std::io::stderr(), "afdisk: warning: {w}");
+    };
+    ending_signals::block();
+    let mut demo = match afdisk::demo::set_up(keep) {
+        Ok(d) => d,
+        Err(f) => {
+            print_error(&f.error);
+            f.warnings.iter().for_each(|w| warn(w));
+            return 2;
+        }
+    };
+    demo.warnings.iter().for_each(|w| warn(w));
+    if let Some(sig) = ending_signals::take_pending() {
+        let _ = demo.close().map_err(|w| warn(&w));
+        return 128 + sig;
+    }
+    demo.attach_views();
+    if let Some(sig) = ending_signals::take_pending() {
+        let _ = demo.close().map_err(|w| warn(&w));
+        return 128 + sig;
+    }
+    let session = Session {
+        disks: Some(demo.disks.clone()),
+        banner: Some(demo.banner()),
+        backup_dir: Some(demo.backup_dir()),
+    };
+    let code = run_session(None, opts, session);
+    let mut err = std::io::stderr().lock();
+    for n in &demo.made.notes {
+        let _ = writeln!(err, "afdisk: demo: {n}");
+    }
+    drop(err);
+    let dir = demo.dir.clone();
+    let kept = demo.keep;
+    let _ = demo.close().map_err(|w| warn(&w));
+    let said = if kept {
+        format!("the sample disks stay in {}", dir.display())
+    } else {
+        format!("removed {}", dir.display())
+    };
+    let _ = writeln!(std::io::stderr(), "afdisk: demo: {said}");
+    code
 }
 
 /// Runs the UI of a session (see [`Session`]).
-pub fn run_session(target: Option<PathBuf>, opts: InspectOptions, session: Session) -> i32 {
+fn run_session(target: Option<PathBuf>, opts: InspectOptions, session: Session) -> i32 {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let mut app = App::new(target.is_none(), no_color);
     app.term = view::TermKind::of(std::env::var_os("TERM").as_deref());
@@ -226,27 +220,24 @@ pub fn run_session(target: Option<PathBuf>, opts: InspectOptions, session: Sessi
     code
 }
 
-/// Before the UI ends with a data move running (q and Ctrl-C stop it instead, so: the terminal went away): asks
-/// it to stop at its next commit point, waits for it, and prints its outcome (the resume command) on stderr.
+/// Before the UI ends with a page's job running that stops at a safe point (a data move; q and Ctrl-C stop it
+/// instead, so: the terminal went away): asks it to stop, waits for it, and prints its outcome (the move's
+/// resume command) on stderr. The page says whether it has such a job ([`page::Page::stop_at_exit`]).
 fn stop_running_move(app: &mut App, rx: &mpsc::Receiver<Msg>) {
     use std::io::Write;
-    let Some(p) = app.page_as::<moving::MovePage>(moving::NAME) else {
+    let Some((owner, notice)) = app
+        .pages
+        .iter_mut()
+        .find_map(|p| p.stop_at_exit().map(|n| (p.name(), n)))
+    else {
         return;
     };
-    if !p.running() {
-        return;
-    }
-    page::Page::interrupt(p);
-    let _ = writeln!(
-        std::io::stderr(),
-        "afdisk: stopping the data move {}…",
-        afdisk::present::MOVE_STOP_POINT
-    );
+    let _ = writeln!(std::io::stderr(), "{notice}");
     loop {
         match rx.recv() {
-            Ok(Msg::Job { owner, event }) if owner == moving::NAME => {
+            Ok(Msg::Job { owner: o, event }) if o == owner => {
                 let done = matches!(event, job::Event::Done(_));
-                if let Some(p) = app.page_mut(moving::NAME) {
+                if let Some(p) = app.page_mut(owner) {
                     p.on_job(event);
                 }
                 if done {
@@ -257,13 +248,8 @@ fn stop_running_move(app: &mut App, rx: &mpsc::Receiver<Msg>) {
             Err(_) => return,
         }
     }
-    if let Some(p) = app.page_as::<moving::MovePage>(moving::NAME) {
-        let text = match &p.phase {
-            moving::Phase::Done(d) => moving::outcome_lines(d).join("\n"),
-            moving::Phase::Failed(e) => failure_text(e),
-            _ => String::new(),
-        };
-        let _ = writeln!(std::io::stderr(), "{text}");
+    if let Some(p) = app.page(owner) {
+        let _ = writeln!(std::io::stderr(), "{}", p.exit_outcome());
     }
 }
 

@@ -1,10 +1,43 @@
-//! Pure models behind the TUI's pictures: the proportional disk map (segments with a minimum width so small
-//! partitions stay visible) and the sector zoom (logical sectors grouped into physical sectors, with the
-//! filesystem blocks of a partition laid over them). No terminal code here, so it is tested directly.
+//! The TUI's shared state and the pure models behind its pictures. Every screen and page may import it; it
+//! imports no screen, so state that several of them read lives here rather than in the app or a page.
+//!
+//! Terms:
+//! - **disk state** ([`DiskState`]): the disk on screen (its inspect report), the selected partition, the panel
+//!   with the focus ([`Panel`]) and the findings' scroll; pages are opened on it;
+//! - **list item** ([`ListItem`]): one row of the device list, a disk read or one that could not be read;
+//! - **segments**: the proportional disk map (table areas, partitions and free space, each with a minimum width
+//!   so small partitions stay visible);
+//! - **zoom**: logical sectors grouped into physical sectors, with the filesystem blocks of a partition laid over
+//!   them.
+//!
+//! No terminal code here, so it is tested directly.
 
 use afdisk::alignment::{self, Topology};
 use afdisk::report::Report;
 use afdisk::table::{Label, PartKind};
+
+/// The disk view's panel with the focus (Tab switches).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Panel {
+    Partitions,
+    Findings,
+}
+
+/// One row of the device list: a disk read, or one that could not be read (its name and the failure).
+#[derive(Debug, Clone)]
+pub enum ListItem {
+    Disk(Box<Report>),
+    Failed { name: String, error: String },
+}
+
+/// The disk on screen: its report, the selected partition, the panel with the focus and the findings' scroll.
+#[derive(Debug)]
+pub struct DiskState {
+    pub report: Report,
+    pub selected: usize,
+    pub focus: Panel,
+    pub findings_scroll: u16,
+}
 
 /// What a stretch of the disk holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

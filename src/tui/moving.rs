@@ -32,9 +32,9 @@ use afdisk::report::Report;
 use afdisk::units::human;
 use afdisk::Error;
 
-use super::app::DiskState;
 use super::dialog::{Answer, Confirm, Styles};
 use super::job::{self, Ctx, Env, Event, Handle, Job, StopFlag, StopRule};
+use super::model::DiskState;
 use super::page::{cmd, Command, Page, Reply};
 
 /// The page's name: the owner of its job's messages.
@@ -375,6 +375,25 @@ impl Page for MovePage {
             self.request_stop();
         }
         self.running()
+    }
+
+    fn stop_at_exit(&mut self) -> Option<String> {
+        if !self.running() {
+            return None;
+        }
+        self.interrupt();
+        Some(format!(
+            "afdisk: stopping the data move {}…",
+            present::MOVE_STOP_POINT
+        ))
+    }
+
+    fn exit_outcome(&self) -> String {
+        match &self.phase {
+            Phase::Done(d) => outcome_lines(d).join("\n"),
+            Phase::Failed(e) => super::text::failure_text(e),
+            _ => String::new(),
+        }
     }
 
     fn opened(&mut self) -> Reply {

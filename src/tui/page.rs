@@ -1,19 +1,30 @@
-//! Job screens ("pages"): a screen that runs a job through the library (the plan screen, the benchmark and the
-//! sector-size wizard today; the data move next) is one module that implements [`Page`] and one [`super::job::Job`], plus
-//! one line in [`OPENERS`] (the key that opens it from the disk view, and its help). The event loop, the key
-//! bar, the help and the message routing need no change: a page draws itself, answers its keys, names its
-//! commands, receives its job's messages by its name, and shows its confirmation with the one dialog.
+//! Pages: the job screens (the plan screen, the benchmark, the sector-size wizard, the data move), and the terms
+//! they and the app speak. This module names no page and imports none; the one list of pages is `registry`.
+//!
+//! Terms:
+//! - a **page** ([`Page`]) owns its state and its drawing, answers its keys and its job's messages, and names
+//!   its **commands** ([`Command`]: keys, key bar word, help line), so the key bar and the help come from the
+//!   same list as its handlers; its work runs as jobs (`job`) whose messages reach it by its name;
+//! - a **reply** ([`Reply`]) is what a page asks of the app after a key or a job message (start a job, reload
+//!   the disk, go back, open another page, open the data move on a plan it confirmed): pages never call the app
+//!   or each other, they ask through their replies (as gitui's components do through its queue);
+//! - an **opener** ([`Opener`]) is how the disk view opens a page: its key, its command, whether the disk on
+//!   screen offers it, and its constructor. A new page is its module (state, view, job) and one line in
+//!   `registry::OPENERS`.
 
 use std::any::Any;
 use std::fmt;
+use std::path::PathBuf;
 
 use crossterm::event::KeyCode;
 use ratatui::layout::Rect;
 use ratatui::Frame;
 
-use super::app::DiskState;
+use afdisk::plan::Plan;
+
 use super::dialog::Styles;
 use super::job::{Event, Handle, Start};
+use super::model::DiskState;
 
 /// One command of a screen: the keys, the key bar's word, and the help's line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +49,14 @@ pub fn key_bar(commands: &[Command]) -> String {
         .join("  ")
 }
 
+/// A plan that moves data, with the device name typed to confirm it: what the data-move page runs.
+#[derive(Debug)]
+pub struct MoveOrder {
+    pub path: PathBuf,
+    pub plan: Box<Plan>,
+    pub typed: String,
+}
+
 /// What a key or a job message asks of the UI.
 pub enum Reply {
     None,
@@ -51,9 +70,9 @@ pub enum Reply {
     Show,
     /// Open another page (the plan screen's b: benchmark the disk just written).
     Open(&'static str),
-    /// Show this page, made by the one replying (the plan screen's apply of a plan that moves data opens the
-    /// move screen with the plan and the typed confirmation), and do what its opening asks.
-    OpenPage(Box<dyn Page>),
+    /// Open the data-move page on a plan whose apply moves data, confirmed on the replying page (the plan
+    /// screen's apply), and start the move.
+    Move(MoveOrder),
     /// Its job failed before the page had anything to show: the app shows the error where it is.
     Failed(String),
 }
@@ -81,6 +100,16 @@ pub trait Page {
     fn interrupt(&mut self) -> bool {
         false
     }
+    /// The UI is ending (the terminal went away) while its job runs: asks the job to stop at its next safe
+    /// point and returns what to say while the UI waits for it; `None` (the default) when there is nothing to
+    /// wait for.
+    fn stop_at_exit(&mut self) -> Option<String> {
+        None
+    }
+    /// What to say once the job asked to stop by [`Page::stop_at_exit`] has ended.
+    fn exit_outcome(&self) -> String {
+        String::new()
+    }
     /// Its job started.
     fn started(&mut self, h: Handle);
     fn on_job(&mut self, ev: Event) -> Reply;
@@ -98,45 +127,32 @@ impl fmt::Debug for dyn Page {
 /// A page's constructor: the disk on screen and the page's previous state (if it was open before).
 pub type OpenFn = fn(&DiskState, Option<Box<dyn Page>>) -> Box<dyn Page>;
 
-/// How a page is opened from the disk view: its key, its help line, and the constructor (given the disk on
-/// screen and the page's previous state, if it was open before).
+/// When the disk view offers an opener.
+#[derive(Clone, Copy)]
+pub enum Offered {
+    /// On every disk.
+    Always,
+    /// Only on a disk for which this is true (the data move's resume: a disk with an interrupted move).
+    When(fn(&DiskState) -> bool),
+}
+
+impl Offered {
+    /// Whether it is offered on `d`, or with no disk on screen (`None`: only [`Offered::Always`] is).
+    pub fn on(&self, d: Option<&DiskState>) -> bool {
+        match (self, d) {
+            (Offered::Always, _) => true,
+            (Offered::When(f), Some(d)) => f(d),
+            (Offered::When(_), None) => false,
+        }
+    }
+}
+
+/// How a page is opened from the disk view: its name, its key, its command (key bar and help), when it is
+/// offered, and its constructor.
 pub struct Opener {
     pub name: &'static str,
     pub key: char,
     pub command: Command,
+    pub offered: Offered,
     pub open: OpenFn,
 }
-
-/// Every job screen. Adding one: its module, its job, and a line here.
-pub const OPENERS: &[Opener] = &[
-    Opener {
-        name: "plan",
-        key: 'p',
-        command: Command {
-            keys: "p",
-            bar: "plan",
-            help: "propose a plan (realign, or a preset on an empty disk)",
-        },
-        open: super::plan::open,
-    },
-    Opener {
-        name: "bench",
-        key: 'b',
-        command: Command {
-            keys: "b",
-            bar: "bench",
-            help: "disk or plan: benchmark (w write mode, o probe, r run, Esc/s stop a run)",
-        },
-        open: super::bench::open,
-    },
-    Opener {
-        name: super::sector_size::NAME,
-        key: 's',
-        command: Command {
-            keys: "s",
-            bar: "4Kn",
-            help: "sector-size wizard: switch the drive between 512e and 4Kn (erases it)",
-        },
-        open: super::sector_size::open,
-    },
-];

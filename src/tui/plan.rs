@@ -1,6 +1,6 @@
-//! The plan screen, a page (`page::Page`): a plan proposed from the disk view (realign, or a preset for an
+//! The plan screen, a page (`page::Page`; its state in `plan_state`, its drawing in `plan_view`): a plan proposed from the disk view (realign, or a preset for an
 //! empty disk), the confirm dialog where the device name must be typed, and undo (a restore of the backup
-//! just taken). Its work (make, apply, undo) runs as its jobs (`work::PlanJob`) through the library's
+//! just taken). Its work (make, apply, undo) runs as its job (`plan_job`) through the library's
 //! `plan::make`, `apply` and `restore`; nothing here touches a disk. The page is shown once its first plan is
 //! made; until then the disk view stays on screen with the job's title in the key bar.
 
@@ -12,239 +12,19 @@ use ratatui::layout::Rect;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use afdisk::device::access::{destroy_label, Prompt};
-use afdisk::device::TargetKind;
-use afdisk::present::{written_lines, Choice, Verb};
-
-use super::app::DiskState;
-use super::dialog::{Answer, Confirm, Styles};
+use super::dialog::Styles;
 use super::edit::{EditAction, EditState, EDIT_KEYS};
 use super::job::{self, Event, Handle};
-use super::page::{cmd, Command, Page, Reply};
-use super::work::{PlanDone, PlanJob};
-use afdisk::plan::{Plan, PlanKind};
-
-/// The presets the plan screen steps through (n) for an empty disk: the library's choice, with `name` current.
-fn presets_at(name: &str) -> Option<Choice<&'static str>> {
-    let mut c = afdisk::present::presets();
-    c.select(name).then_some(c)
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DialogKind {
-    Apply,
-    Undo,
-}
-
-/// The confirm dialog: what it confirms, and the dialog itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Dialog {
-    pub kind: DialogKind,
-    pub confirm: Confirm,
-}
-
-/// What the last write did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Written {
-    pub backup_file: PathBuf,
-    pub message: String,
-    pub undone: bool,
-}
-
-#[derive(Debug)]
-pub struct PlanState {
-    pub path: PathBuf,
-    pub plan: Plan,
-    /// The built-in presets, the plan's current, for a fresh plan.
-    pub preset: Option<Choice<&'static str>>,
-    pub scroll: u16,
-    pub dialog: Option<Dialog>,
-    pub written: Option<Written>,
-    /// The last refusal or failure, in plain words.
-    pub error: Option<String>,
-}
-
-/// Background work the plan screen asks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PlanRequest {
-    Make {
-        path: PathBuf,
-        preset: Option<String>,
-    },
-    Apply {
-        path: PathBuf,
-        plan: Box<Plan>,
-        typed: String,
-    },
-    Undo {
-        path: PathBuf,
-        backup: PathBuf,
-        typed: String,
-    },
-    /// A plan of a layout edited by hand (the editor's Enter), aligned to `grain` bytes.
-    Custom {
-        path: PathBuf,
-        target: Box<afdisk::plan::Layout>,
-        grain: u64,
-        destroy_ok: Vec<u32>,
-    },
-}
+use super::model::DiskState;
+use super::page::{cmd, Command, MoveOrder, Page, Reply};
+use super::plan_job::{PlanDone, PlanJob};
+use super::plan_state::presets_at;
+pub use super::plan_state::{PlanAction, PlanRequest, PlanState};
 
 /// How a failed write or undo reads on the plan screen (the library's one failure text, settings named as the
 /// TUI sets them).
 pub fn failure_text(e: &afdisk::Error) -> String {
-    super::failure_text(e)
-}
-
-/// What a key on the plan screen does.
-#[derive(Debug, PartialEq, Eq)]
-pub enum PlanAction {
-    None,
-    Back,
-    Request(PlanRequest),
-}
-
-impl PlanState {
-    pub fn new(path: PathBuf, plan: Plan, preset: Option<Choice<&'static str>>) -> Self {
-        PlanState {
-            path,
-            plan,
-            preset,
-            scroll: 0,
-            dialog: None,
-            written: None,
-            error: None,
-        }
-    }
-
-    /// The confirmation of an apply (which may destroy filesystems) or an undo, as the library words it.
-    fn dialog_for(&self, kind: DialogKind) -> Dialog {
-        let d = &self.plan.device;
-        let described = d.model.clone().unwrap_or_else(|| match d.kind {
-            TargetKind::Image => "image file".into(),
-            TargetKind::Block => "block device".into(),
-        });
-        let device = (d.name.as_str(), d.path.as_str(), described.as_str());
-        let (title, prompt) = match kind {
-            DialogKind::Apply => {
-                // A plan that moves data names the filesystems it moves, as the CLI's confirmation does.
-                let what = afdisk::apply::moves::confirmation_what(&self.plan);
-                let mut p = Prompt::named(
-                    device,
-                    what.as_deref().unwrap_or("write the partition table"),
-                    self.plan.destroys.iter().map(|l| l.to_string()).collect(),
-                    destroy_label(&self.plan.destroys).map(String::from),
-                );
-                p.detail = Some(format!(
-                    "{} sector(s); a backup of every sector it overwrites is saved first.",
-                    self.plan.writes.len()
-                ));
-                (" Confirm write ", p)
-            }
-            DialogKind::Undo => (
-                " Confirm undo ",
-                Prompt::named(
-                    device,
-                    "put back the sectors the write changed, from the backup taken before it (refused if any \
-                     changed since)",
-                    Vec::new(),
-                    None,
-                ),
-            ),
-        };
-        Dialog {
-            kind,
-            confirm: Confirm::new(title, prompt),
-        }
-    }
-
-    /// A write or an undo succeeded: what it did, in the library's words (the undo is the u key here).
-    pub fn wrote(&mut self, o: &afdisk::apply::WriteOutcome, undo: bool) {
-        let backup_file = match (&self.written, undo) {
-            (Some(w), true) => w.backup_file.clone(),
-            _ => o.backup_file.clone(),
-        };
-        let verb = if undo { Verb::Restored } else { Verb::Wrote };
-        let message = written_lines(o, verb)
-            .into_iter()
-            .filter(|l| !l.starts_with("Undo:"))
-            .collect::<Vec<_>>()
-            .join(" ");
-        self.written = Some(Written {
-            backup_file,
-            message,
-            undone: undo,
-        });
-        self.error = None;
-    }
-
-    /// Whether keys go to the dialog's input (so `q` and `?` are letters, not commands).
-    pub fn typing(&self) -> bool {
-        self.dialog.is_some()
-    }
-
-    pub fn key(&mut self, code: KeyCode) -> PlanAction {
-        if let Some(d) = self.dialog.as_mut() {
-            match d.confirm.key(code) {
-                Answer::Typing => {}
-                Answer::Cancelled => self.dialog = None,
-                Answer::Submitted(typed) => {
-                    let kind = d.kind;
-                    self.dialog = None;
-                    self.error = None;
-                    return PlanAction::Request(match (kind, &self.written) {
-                        (DialogKind::Undo, Some(w)) => PlanRequest::Undo {
-                            path: self.path.clone(),
-                            backup: w.backup_file.clone(),
-                            typed,
-                        },
-                        _ => PlanRequest::Apply {
-                            path: self.path.clone(),
-                            plan: Box::new(self.plan.clone()),
-                            typed,
-                        },
-                    });
-                }
-            }
-            return PlanAction::None;
-        }
-        match code {
-            KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => self.scroll = self.scroll.saturating_add(1),
-            KeyCode::Char('a') => {
-                if self.written.is_some() {
-                    self.error = Some(
-                        "this plan is already written; press u to undo it, Esc to go back".into(),
-                    );
-                } else if self.plan.is_noop() {
-                    self.error =
-                        Some("this plan changes nothing: there is nothing to apply".into());
-                } else {
-                    self.dialog = Some(self.dialog_for(DialogKind::Apply));
-                }
-            }
-            KeyCode::Char('u') => match &self.written {
-                Some(w) if !w.undone => self.dialog = Some(self.dialog_for(DialogKind::Undo)),
-                _ => {
-                    self.error =
-                        Some("nothing to undo: no table was written from this screen".into())
-                }
-            },
-            KeyCode::Char('n') if self.plan.kind == PlanKind::Fresh && self.written.is_none() => {
-                let mut next = self.preset.clone().unwrap_or_else(afdisk::present::presets);
-                if self.preset.is_some() {
-                    next.next();
-                }
-                return PlanAction::Request(PlanRequest::Make {
-                    path: self.path.clone(),
-                    preset: next.value().map(String::from),
-                });
-            }
-            KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return PlanAction::Back,
-            _ => {}
-        }
-        PlanAction::None
-    }
+    super::text::failure_text(e)
 }
 
 /// The plan screen's commands.
@@ -466,7 +246,7 @@ impl Page for PlanPage {
             PlanAction::Request(PlanRequest::Apply { path, plan, typed })
                 if afdisk::apply::moves::moves_data(&plan) =>
             {
-                Reply::OpenPage(super::moving::open_apply(path, plan, typed))
+                Reply::Move(MoveOrder { path, plan, typed })
             }
             PlanAction::Request(r) => self.start(r),
         }
@@ -508,6 +288,7 @@ impl Page for PlanPage {
 mod tests {
     use super::*;
     use crate::tui::app::{DiskState, Panel};
+    use crate::tui::plan_state::Written;
 
     /// The plan screen of an empty 256 MiB image with its preset plan made.
     fn page_with_plan(dir: &std::path::Path) -> Box<dyn Page> {

@@ -11,7 +11,7 @@ use ratatui::Frame;
 use afdisk::plan::{Action, DiffKind, Layout as PlanLayout, Plan};
 use afdisk::units::human;
 
-use super::plan::PlanState;
+use super::plan_state::PlanState;
 
 pub use super::dialog::Styles;
 
@@ -237,7 +237,7 @@ mod tests {
              previous sectors: /tmp/.tmp36iN1M/backups/hand.img-1795405022-before-apply.json Kernel: image file: \
              no kernel partitions to update; the END"
         );
-        ps.written = Some(super::super::plan::Written {
+        ps.written = Some(super::super::plan_state::Written {
             backup_file: "/b.json".into(),
             message,
             undone: false,

@@ -1,0 +1,222 @@
+//! The bench screen's state and keys, drawn by `bench_view` and run by `bench`. Terms:
+//! - **options**: the write mode, the probe and the partition (the disk's selected one, if any);
+//! - **phase**: setup, the confirm dialog that a destructive write mode needs (the device name typed), a run
+//!   (live per-class latencies and the running verdict), done (the report) or failed;
+//! - **request**: the run a confirmed setup asks for (the bench job's input).
+
+use std::path::PathBuf;
+
+use crossterm::event::KeyCode;
+
+use afdisk::bench::{BenchReport, WriteMode};
+use afdisk::device::access::Prompt;
+use afdisk::present::Choice;
+
+use super::dialog::{Answer, Confirm};
+use super::job::{Handle, StopFlag};
+
+/// Latencies kept per class for the sparkline.
+pub const SPARK: usize = 160;
+
+/// One class, live.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveClass {
+    pub name: String,
+    /// The latest latencies (ns), oldest first.
+    pub recent: Vec<u64>,
+    pub samples: usize,
+    pub median_ns: Option<f64>,
+}
+
+/// A moment of a running benchmark, as the UI shows it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Live {
+    pub elapsed_secs: f64,
+    pub cap_secs: f64,
+    pub rounds: u64,
+    pub warmup: bool,
+    pub classes: Vec<LiveClass>,
+    pub verdict: Option<String>,
+}
+
+#[derive(Debug)]
+pub enum Phase {
+    Setup,
+    /// Typing the device name for a run that writes anywhere.
+    Confirm(Confirm),
+    Running(Live),
+    Done(Box<BenchReport>),
+    /// Refused (nothing written) or failed, with its kind.
+    Failed(afdisk::Error),
+}
+
+#[derive(Debug)]
+pub struct BenchState {
+    pub path: PathBuf,
+    pub partition: Option<u32>,
+    /// Where the run may write: the library's choice (`present::write_modes`), stepped by w.
+    pub write: Choice<WriteMode>,
+    pub probe: bool,
+    pub phase: Phase,
+    /// The device name the dialog asks for.
+    pub name: String,
+    /// What the device is (its model, else its transport), for the dialog.
+    pub described: String,
+    /// The partitions holding a filesystem (number, description, from the disk report): the `--write all`
+    /// dialog lists those it destroys (all, or the chosen partition's) and then asks for "NAME DESTROY".
+    pub destroys: Vec<(u32, String)>,
+    /// The stop flag of the current run.
+    pub stop: StopFlag,
+    /// The current run, once its job started.
+    pub job: Option<Handle>,
+    /// After a run: the latency distributions (d) instead of the per-class table.
+    pub plot: bool,
+    /// After a run: how far the verdicts, warnings and notes are scrolled (Up/Down).
+    pub scroll: u16,
+}
+
+/// A run the screen asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BenchRequest {
+    pub path: PathBuf,
+    pub partition: Option<u32>,
+    pub write: WriteMode,
+    pub probe: bool,
+    /// The typed device name for `--write all`.
+    pub typed: Option<String>,
+    /// Set when the user stops the run.
+    pub stop: StopFlag,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum BenchAction {
+    None,
+    Back,
+    Start(BenchRequest),
+}
+
+impl BenchState {
+    pub fn new(path: PathBuf, name: String, partition: Option<u32>) -> Self {
+        BenchState {
+            path,
+            partition,
+            write: afdisk::present::write_modes(WriteMode::None),
+            probe: false,
+            phase: Phase::Setup,
+            name,
+            described: String::new(),
+            destroys: Vec::new(),
+            stop: StopFlag::default(),
+            job: None,
+            plot: false,
+            scroll: 0,
+        }
+    }
+
+    /// The filesystems a `--write all` run destroys, as the dialog lists them.
+    pub fn lost(&self) -> Vec<&str> {
+        self.destroys
+            .iter()
+            .filter(|(n, _)| self.partition.is_none_or(|p| p == *n))
+            .map(|(_, d)| d.as_str())
+            .collect()
+    }
+
+    /// The confirmation of a run that writes anywhere, as the library words it.
+    fn confirm(&self) -> Confirm {
+        let path = self.path.display().to_string();
+        let prompt = Prompt::named(
+            (&self.name, &path, &self.described),
+            afdisk::bench::WRITE_ALL_WHAT,
+            self.lost().into_iter().map(String::from).collect(),
+            None,
+        );
+        Confirm::new(" Confirm destructive benchmark ", prompt)
+    }
+
+    pub fn typing(&self) -> bool {
+        matches!(self.phase, Phase::Confirm(_))
+    }
+
+    pub fn running(&self) -> bool {
+        matches!(self.phase, Phase::Running(_))
+    }
+
+    /// The write mode chosen.
+    pub fn mode(&self) -> WriteMode {
+        self.write.value().unwrap_or(WriteMode::None)
+    }
+
+    /// Whether the user asked the current run to stop.
+    pub fn stopping(&self) -> bool {
+        self.running() && self.stop.stopped()
+    }
+
+    fn request(&mut self, typed: Option<String>) -> BenchRequest {
+        self.scroll = 0;
+        self.stop = StopFlag::default();
+        BenchRequest {
+            path: self.path.clone(),
+            partition: self.partition,
+            write: self.mode(),
+            probe: self.probe,
+            typed,
+            stop: self.stop.clone(),
+        }
+    }
+
+    pub fn key(&mut self, code: KeyCode) -> BenchAction {
+        if let Phase::Confirm(c) = &mut self.phase {
+            match c.key(code) {
+                Answer::Typing => {}
+                Answer::Cancelled => self.phase = Phase::Setup,
+                Answer::Submitted(typed) => {
+                    self.phase = Phase::Running(Live::default());
+                    return BenchAction::Start(self.request(Some(typed)));
+                }
+            }
+            return BenchAction::None;
+        }
+        if self.running() {
+            // Stop after the current round; the result covers what was measured.
+            if matches!(code, KeyCode::Esc | KeyCode::Char('s')) {
+                match &self.job {
+                    Some(h) => {
+                        h.request_stop();
+                    }
+                    None => self.stop.stop(),
+                }
+            }
+            return BenchAction::None;
+        }
+        match code {
+            KeyCode::Char('w') => {
+                self.write.next();
+                if self.mode() == WriteMode::None {
+                    self.probe = false;
+                }
+                self.phase = Phase::Setup;
+            }
+            KeyCode::Char('o') if self.mode() != WriteMode::None => {
+                self.probe = !self.probe;
+                self.phase = Phase::Setup;
+            }
+            KeyCode::Char('r') | KeyCode::Enter => {
+                if self.mode() == WriteMode::All {
+                    self.phase = Phase::Confirm(self.confirm());
+                } else {
+                    self.phase = Phase::Running(Live::default());
+                    return BenchAction::Start(self.request(None));
+                }
+            }
+            KeyCode::Char('d') if matches!(self.phase, Phase::Done(_)) => self.plot = !self.plot,
+            KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') if matches!(self.phase, Phase::Done(_)) => {
+                self.scroll = self.scroll.saturating_add(1)
+            }
+            KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return BenchAction::Back,
+            _ => {}
+        }
+        BenchAction::None
+    }
+}

@@ -1,0 +1,156 @@
+//! The hand editor's state (see `edit`), drawn by `edit_view`. Terms:
+//! - **rows** ([`Row`]): the editor's list, partitions and free regions in disk order;
+//! - **field target** ([`Target`]): what the one open typed field will change (a new partition's size, a
+//!   resize, a move, a type, a name, an attribute);
+//! - **held**: what the partitions on the disk now hold, by number, against which a loss is judged.
+
+use std::collections::BTreeMap;
+
+use afdisk::plan::edit::{Editor, Region};
+use afdisk::plan::{Action, Layout, Plan};
+use afdisk::table::{Label, Table};
+
+use super::dialog::Input;
+
+/// One row of the editor's list: a partition (its index in the layout) or a free region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Row {
+    Part(usize),
+    Free(Region),
+}
+
+/// What the open field will change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    New(u64),
+    Resize(u32),
+    Move(u32),
+    Type(u32),
+    Name(u32),
+    Attribute(u32),
+}
+
+/// The editor on screen: the working layout, the selected row, the open field and the last edit's words.
+#[derive(Debug, Clone)]
+pub struct EditState {
+    pub editor: Editor,
+    pub selected: usize,
+    pub field: Option<(Target, Input)>,
+    /// The last edit's outcome (what snapped), or its refusal; `true` for a refusal.
+    pub message: Option<(String, bool)>,
+    /// The table of a fresh layout for this disk (`c` clears to it).
+    pub(super) fresh_table: Table,
+    /// The table on the disk now (`o` starts from it).
+    pub(super) current: Option<Layout>,
+    /// What the partitions on the disk now hold, by number (the editor's own map loses a partition's entry
+    /// when it is deleted; a loss is judged against this one).
+    pub(super) held: BTreeMap<u32, String>,
+}
+
+/// What the partitions of `plan`'s disk hold, by number (from the plan's changes), for the changes `which`
+/// takes (a partition the plan creates holds nothing, even under the number of one it deletes).
+fn contents_of(plan: &Plan, which: impl Fn(Action) -> bool) -> BTreeMap<u32, String> {
+    plan.changes
+        .iter()
+        .filter(|c| c.action != Action::Create && which(c.action))
+        .filter_map(|c| c.content.clone().map(|s| (c.number, s)))
+        .collect()
+}
+
+impl EditState {
+    /// An editor on `plan`'s new layout, aligned to its grain.
+    pub fn from_plan(plan: &Plan) -> Result<EditState, afdisk::Error> {
+        let held = contents_of(plan, |_| true);
+        let editor = Editor::new(
+            plan.new.clone(),
+            plan.grain.bytes,
+            plan.device.alignment_offset,
+            contents_of(plan, |a| a != Action::Delete),
+        )?;
+        let fresh_table = plan.new.table.clone();
+        Ok(EditState {
+            editor,
+            selected: 0,
+            field: None,
+            message: None,
+            fresh_table,
+            current: plan.old.clone(),
+            held,
+        })
+    }
+
+    pub fn typing(&self) -> bool {
+        self.field.is_some()
+    }
+
+    pub fn label(&self) -> Label {
+        self.editor.layout.table.label
+    }
+
+    /// The list's rows: partitions and free regions, in disk order.
+    pub fn rows(&self) -> Vec<Row> {
+        let mut v: Vec<(u64, Row)> = self
+            .editor
+            .layout
+            .partitions
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.start, Row::Part(i)))
+            .collect();
+        v.extend(
+            self.editor
+                .free()
+                .into_iter()
+                .map(|r| (r.start, Row::Free(r))),
+        );
+        v.sort_by_key(|(s, r)| (*s, matches!(r, Row::Free(_))));
+        v.into_iter().map(|(_, r)| r).collect()
+    }
+
+    pub fn selected_row(&self) -> Option<Row> {
+        self.rows().get(self.selected).copied()
+    }
+
+    pub fn selected_number(&self) -> Option<u32> {
+        match self.selected_row() {
+            Some(Row::Part(i)) => self.editor.layout.partitions.get(i).map(|p| p.number),
+            _ => None,
+        }
+    }
+
+    /// The free region `n` creates in: the selected one, else the next one after the selection, else the first.
+    pub fn region_for_new(&self) -> Option<Region> {
+        let rows = self.rows();
+        if let Some(Row::Free(r)) = rows.get(self.selected) {
+            return Some(*r);
+        }
+        rows.iter()
+            .skip(self.selected)
+            .chain(rows.iter())
+            .find_map(|r| match r {
+                Row::Free(r) => Some(*r),
+                _ => None,
+            })
+    }
+
+    /// The partitions of the disk now that hold data and are not kept as they are by the edited layout:
+    /// the plan may destroy them (its confirmation then asks for DESTROY).
+    pub fn destroy_ok(&self) -> Vec<u32> {
+        let Some(cur) = &self.current else {
+            return Vec::new();
+        };
+        cur.partitions
+            .iter()
+            .filter(|p| self.held.contains_key(&p.number))
+            .filter(|p| {
+                !self
+                    .editor
+                    .layout
+                    .partitions
+                    .iter()
+                    .any(|q| q.number == p.number && q.start == p.start && q.size >= p.size)
+            })
+            .map(|p| p.number)
+            .collect()
+    }
+}

@@ -1,0 +1,235 @@
+//! The plan screen's state and keys, drawn by `plan_view` and run by `plan`. Terms:
+//! - **plan state** ([`PlanState`]): the plan on screen for one disk, the preset it came from (an empty disk),
+//!   the confirm dialog, what the last write did ([`Written`]) and the last refusal or failure;
+//! - **dialog** ([`Dialog`]): the confirmation of an apply or an undo, the device name typed, in the library's
+//!   words (`Prompt`);
+//! - **request** ([`PlanRequest`]): the work a key asks for (make, apply, undo, or a plan of a layout edited by
+//!   hand), run by the plan screen's job (`plan_job`).
+
+use std::path::PathBuf;
+
+use crossterm::event::KeyCode;
+
+use afdisk::device::access::{destroy_label, Prompt};
+use afdisk::device::TargetKind;
+use afdisk::plan::{Plan, PlanKind};
+use afdisk::present::{written_lines, Choice, Verb};
+
+use super::dialog::{Answer, Confirm};
+
+/// The presets the plan screen steps through (n) for an empty disk: the library's choice, with `name` current.
+pub fn presets_at(name: &str) -> Option<Choice<&'static str>> {
+    let mut c = afdisk::present::presets();
+    c.select(name).then_some(c)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DialogKind {
+    Apply,
+    Undo,
+}
+
+/// The confirm dialog: what it confirms, and the dialog itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dialog {
+    pub kind: DialogKind,
+    pub confirm: Confirm,
+}
+
+/// What the last write did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    pub backup_file: PathBuf,
+    pub message: String,
+    pub undone: bool,
+}
+
+#[derive(Debug)]
+pub struct PlanState {
+    pub path: PathBuf,
+    pub plan: Plan,
+    /// The built-in presets, the plan's current, for a fresh plan.
+    pub preset: Option<Choice<&'static str>>,
+    pub scroll: u16,
+    pub dialog: Option<Dialog>,
+    pub written: Option<Written>,
+    /// The last refusal or failure, in plain words.
+    pub error: Option<String>,
+}
+
+/// Background work the plan screen asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanRequest {
+    Make {
+        path: PathBuf,
+        preset: Option<String>,
+    },
+    Apply {
+        path: PathBuf,
+        plan: Box<Plan>,
+        typed: String,
+    },
+    Undo {
+        path: PathBuf,
+        backup: PathBuf,
+        typed: String,
+    },
+    /// A plan of a layout edited by hand (the editor's Enter), aligned to `grain` bytes.
+    Custom {
+        path: PathBuf,
+        target: Box<afdisk::plan::Layout>,
+        grain: u64,
+        destroy_ok: Vec<u32>,
+    },
+}
+
+/// What a key on the plan screen does.
+#[derive(Debug, PartialEq, Eq)]
+pub enum PlanAction {
+    None,
+    Back,
+    Request(PlanRequest),
+}
+
+impl PlanState {
+    pub fn new(path: PathBuf, plan: Plan, preset: Option<Choice<&'static str>>) -> Self {
+        PlanState {
+            path,
+            plan,
+            preset,
+            scroll: 0,
+            dialog: None,
+            written: None,
+            error: None,
+        }
+    }
+
+    /// The confirmation of an apply (which may destroy filesystems) or an undo, as the library words it.
+    fn dialog_for(&self, kind: DialogKind) -> Dialog {
+        let d = &self.plan.device;
+        let described = d.model.clone().unwrap_or_else(|| match d.kind {
+            TargetKind::Image => "image file".into(),
+            TargetKind::Block => "block device".into(),
+        });
+        let device = (d.name.as_str(), d.path.as_str(), described.as_str());
+        let (title, prompt) = match kind {
+            DialogKind::Apply => {
+                // A plan that moves data names the filesystems it moves, as the CLI's confirmation does.
+                let what = afdisk::apply::moves::confirmation_what(&self.plan);
+                let mut p = Prompt::named(
+                    device,
+                    what.as_deref().unwrap_or("write the partition table"),
+                    self.plan.destroys.iter().map(|l| l.to_string()).collect(),
+                    destroy_label(&self.plan.destroys).map(String::from),
+                );
+                p.detail = Some(format!(
+                    "{} sector(s); a backup of every sector it overwrites is saved first.",
+                    self.plan.writes.len()
+                ));
+                (" Confirm write ", p)
+            }
+            DialogKind::Undo => (
+                " Confirm undo ",
+                Prompt::named(
+                    device,
+                    "put back the sectors the write changed, from the backup taken before it (refused if any \
+                     changed since)",
+                    Vec::new(),
+                    None,
+                ),
+            ),
+        };
+        Dialog {
+            kind,
+            confirm: Confirm::new(title, prompt),
+        }
+    }
+
+    /// A write or an undo succeeded: what it did, in the library's words (the undo is the u key here).
+    pub fn wrote(&mut self, o: &afdisk::apply::WriteOutcome, undo: bool) {
+        let backup_file = match (&self.written, undo) {
+            (Some(w), true) => w.backup_file.clone(),
+            _ => o.backup_file.clone(),
+        };
+        let verb = if undo { Verb::Restored } else { Verb::Wrote };
+        let message = written_lines(o, verb)
+            .into_iter()
+            .filter(|l| !l.starts_with("Undo:"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        self.written = Some(Written {
+            backup_file,
+            message,
+            undone: undo,
+        });
+        self.error = None;
+    }
+
+    /// Whether keys go to the dialog's input (so `q` and `?` are letters, not commands).
+    pub fn typing(&self) -> bool {
+        self.dialog.is_some()
+    }
+
+    pub fn key(&mut self, code: KeyCode) -> PlanAction {
+        if let Some(d) = self.dialog.as_mut() {
+            match d.confirm.key(code) {
+                Answer::Typing => {}
+                Answer::Cancelled => self.dialog = None,
+                Answer::Submitted(typed) => {
+                    let kind = d.kind;
+                    self.dialog = None;
+                    self.error = None;
+                    return PlanAction::Request(match (kind, &self.written) {
+                        (DialogKind::Undo, Some(w)) => PlanRequest::Undo {
+                            path: self.path.clone(),
+                            backup: w.backup_file.clone(),
+                            typed,
+                        },
+                        _ => PlanRequest::Apply {
+                            path: self.path.clone(),
+                            plan: Box::new(self.plan.clone()),
+                            typed,
+                        },
+                    });
+                }
+            }
+            return PlanAction::None;
+        }
+        match code {
+            KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => self.scroll = self.scroll.saturating_add(1),
+            KeyCode::Char('a') => {
+                if self.written.is_some() {
+                    self.error = Some(
+                        "this plan is already written; press u to undo it, Esc to go back".into(),
+                    );
+                } else if self.plan.is_noop() {
+                    self.error =
+                        Some("this plan changes nothing: there is nothing to apply".into());
+                } else {
+                    self.dialog = Some(self.dialog_for(DialogKind::Apply));
+                }
+            }
+            KeyCode::Char('u') => match &self.written {
+                Some(w) if !w.undone => self.dialog = Some(self.dialog_for(DialogKind::Undo)),
+                _ => {
+                    self.error =
+                        Some("nothing to undo: no table was written from this screen".into())
+                }
+            },
+            KeyCode::Char('n') if self.plan.kind == PlanKind::Fresh && self.written.is_none() => {
+                let mut next = self.preset.clone().unwrap_or_else(afdisk::present::presets);
+                if self.preset.is_some() {
+                    next.next();
+                }
+                return PlanAction::Request(PlanRequest::Make {
+                    path: self.path.clone(),
+                    preset: next.value().map(String::from),
+                });
+            }
+            KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return PlanAction::Back,
+            _ => {}
+        }
+        PlanAction::None
+    }
+}
