@@ -2,10 +2,9 @@
 //! terminal UI (`tui`) when no subcommand is given and both stdin and stdout are terminals, the UI demo
 //! (`afdisk demo` in a terminal, `tui::run_demo`), or else the non-terminal fallback, which prints as text
 //! what the UI would show. Neither front end calls the other; what both use of the process (its ending
-//! signals) is in `ending_signals`.
+//! signals) is in the library's `signals`.
 
 mod cli;
-mod ending_signals;
 mod tui;
 
 use std::io::IsTerminal;

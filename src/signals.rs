@@ -75,6 +75,12 @@ pub fn stop_flag() -> &'static AtomicBool {
 /// The TUI's waiter for the ending signals (see the module's terms).
 pub struct Waiter(signal_hook::iterator::Signals);
 
+impl std::fmt::Debug for Waiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Waiter(SIGHUP, SIGTERM, SIGINT)")
+    }
+}
+
 impl Waiter {
     /// Registers the ending signals: from now on they are recorded instead of ending the process. `None`
     /// when they cannot be registered (then they end it as before).

@@ -12,7 +12,6 @@ use afdisk::report::InspectOptions;
 use afdisk::Error;
 
 use super::{emit, json, print_error, EXIT_ERROR, EXIT_OK};
-use crate::ending_signals;
 
 fn warn(w: &str) {
     let _ = writeln!(std::io::stderr(), "afdisk: warning: {w}");
@@ -30,7 +29,7 @@ pub fn cmd_demo(keep: bool, as_json: bool, _opts: InspectOptions) -> i32 {
     }
     // A Ctrl-C, SIGTERM or SIGHUP while the disks are made must not leave them behind: it waits until they
     // are made, then ends the demo, removing them.
-    ending_signals::block();
+    let mut signals = afdisk::signals::Waiter::new();
     let d = match demo::set_up(keep) {
         Ok(d) => d,
         Err(f) => {
@@ -40,7 +39,10 @@ pub fn cmd_demo(keep: bool, as_json: bool, _opts: InspectOptions) -> i32 {
         }
     };
     d.warnings.iter().for_each(|w| warn(w));
-    if let Some(sig) = ending_signals::take_pending() {
+    if let Some(sig) = signals
+        .as_mut()
+        .and_then(afdisk::signals::Waiter::take_pending)
+    {
         let _ = d.close().map_err(|w| warn(&w));
         return 128 + sig;
     }

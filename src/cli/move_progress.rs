@@ -6,31 +6,18 @@
 //!   one, and `afdisk resume` continues from it.
 
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use afdisk::mover::{MoveOutcome, Progress};
 use afdisk::units::human;
 
 use super::{emit, json};
 
-/// Set by SIGINT, SIGTERM or SIGHUP: the move stops at its next commit point.
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_stop_signal(_: nix::libc::c_int) {
-    STOP.store(true, Ordering::Relaxed);
-}
-
 /// Makes Ctrl-C (SIGINT), a `kill` (SIGTERM) and a closed terminal or dropped ssh session (SIGHUP) a stop
-/// request instead of a kill: the move ends at its next commit point, says how to resume and exits. (A kill
-/// is safe too, as a power cut is, only less tidy.)
+/// request instead of a kill (`afdisk::signals::stop_flag`): the move ends at its next commit point, says how
+/// to resume and exits. (A kill is safe too, as a power cut is, only less tidy.)
 pub(crate) fn stop_on_interrupt() -> &'static AtomicBool {
-    for sig in [nix::libc::SIGINT, nix::libc::SIGTERM, nix::libc::SIGHUP] {
-        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-        unsafe {
-            nix::libc::signal(sig, on_stop_signal as *const () as nix::libc::sighandler_t);
-        }
-    }
-    &STOP
+    afdisk::signals::stop_flag()
 }
 
 /// The progress presenter: a line rewritten on a terminal (stderr), JSON lines with `--json`.

@@ -125,7 +125,7 @@ pub struct Status {
 /// The sizes the tool itself lists (a read-only command of it, e.g. openSeaChest `--showSupportedFormats`),
 /// filtered to 512 and 4096; `None` for a tool without such a listing or when it fails.
 pub fn tool_sizes(tool: &Tool, device: &Path) -> Option<Vec<SizeInfo>> {
-    tool.kind.backend().listed_sizes(tool, device)
+    tool.kind.backend().listed_sizes(&tool.path, device)
 }
 
 /// The tool a switch would use: `chosen` when given, else the first of [`preference`] found with a known

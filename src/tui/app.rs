@@ -16,8 +16,7 @@ use afdisk::report::Report;
 use afdisk::table::PartKind;
 
 use super::job::{Handle, Start};
-// The shared state lives in `model`; its old path here stays for the tests and the sector-size page.
-pub use super::model::{DiskState, ListItem, Panel};
+use super::model::{DiskState, ListItem, Panel};
 use super::page::{cmd, Command, Opener, Page, Reply};
 use super::registry::{self, OPENERS};
 use super::term::TermKind;

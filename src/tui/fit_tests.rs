@@ -11,7 +11,8 @@ use ratatui::buffer::Buffer;
 use ratatui::style::Color;
 use ratatui::Terminal;
 
-use super::app::{App, ListItem, Request};
+use super::app::{App, Request};
+use super::model::ListItem;
 use super::view::{self, TermKind};
 use afdisk::report::{self, InspectOptions};
 

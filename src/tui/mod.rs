@@ -53,9 +53,10 @@ use crossterm::event::{self, Event, KeyEventKind};
 
 use afdisk::report::{InspectOptions, Report};
 
-use crate::ending_signals;
-use app::{App, ListItem, Request};
+use afdisk::signals::Waiter;
+use app::{App, Request};
 pub(crate) use job::Msg;
+use model::ListItem;
 use text::key_name;
 
 /// Reads terminal events on their own thread, so the event loop sleeps on one channel for keys and jobs.
@@ -72,19 +73,12 @@ fn spawn_input(tx: mpsc::Sender<Msg>) {
     });
 }
 
-/// Blocks the ending signals (`ending_signals`) and turns each into a [`Msg::Signal`] on a thread of its own.
-/// Call it first, before any other thread is started.
-fn spawn_signals(tx: mpsc::Sender<Msg>) {
-    if !ending_signals::block() {
-        return;
+/// Turns each ending signal (`afdisk::signals`) into a [`Msg::Signal`] on a thread of its own, through the
+/// session's waiter when it has one (so a signal taken before the UI started is not lost), else a new one.
+fn spawn_signals(waiter: Option<Waiter>, tx: mpsc::Sender<Msg>) {
+    if let Some(w) = waiter.or_else(Waiter::new) {
+        w.spawn(move |sig| tx.send(Msg::Signal(sig)).is_ok());
     }
-    let set = ending_signals::set();
-    std::thread::spawn(move || loop {
-        let Ok(sig) = set.wait() else { return };
-        if tx.send(Msg::Signal(sig as i32)).is_err() {
-            return;
-        }
-    });
 }
 
 /// How long the first frame waits for the first worker message before it draws a placeholder.
@@ -105,6 +99,8 @@ struct Session {
     banner: Option<String>,
     /// Where apply keeps its backups and journals (else the usual place).
     backup_dir: Option<PathBuf>,
+    /// The ending signals' waiter made before the UI (the demo's), if any.
+    signals: Option<Waiter>,
 }
 
 /// `afdisk demo` in the UI: the core sets up the sample disks in a directory of their own (`afdisk::demo`),
@@ -118,7 +114,7 @@ pub fn run_demo(keep: bool, opts: InspectOptions, print_error: &dyn Fn(&afdisk::
     let warn = |w: &str| {
         let _ = writeln!(std::io::stderr(), "afdisk: warning: {w}");
     };
-    ending_signals::block();
+    let mut signals = Waiter::new();
     let mut demo = match afdisk::demo::set_up(keep) {
         Ok(d) => d,
         Err(f) => {
@@ -128,12 +124,12 @@ pub fn run_demo(keep: bool, opts: InspectOptions, print_error: &dyn Fn(&afdisk::
         }
     };
     demo.warnings.iter().for_each(|w| warn(w));
-    if let Some(sig) = ending_signals::take_pending() {
+    if let Some(sig) = signals.as_mut().and_then(Waiter::take_pending) {
         let _ = demo.close().map_err(|w| warn(&w));
         return 128 + sig;
     }
     demo.attach_views();
-    if let Some(sig) = ending_signals::take_pending() {
+    if let Some(sig) = signals.as_mut().and_then(Waiter::take_pending) {
         let _ = demo.close().map_err(|w| warn(&w));
         return 128 + sig;
     }
@@ -141,6 +137,7 @@ pub fn run_demo(keep: bool, opts: InspectOptions, print_error: &dyn Fn(&afdisk::
         disks: Some(demo.disks.clone()),
         banner: Some(demo.banner()),
         backup_dir: Some(demo.backup_dir()),
+        signals,
     };
     let code = run_session(None, opts, session);
     let mut err = std::io::stderr().lock();
@@ -171,7 +168,7 @@ fn run_session(target: Option<PathBuf>, opts: InspectOptions, session: Session) 
         .unwrap_or_else(afdisk::apply::backup::backup_dir);
     let env = job::Env::new(opts, backup_dir);
     let (tx, rx) = mpsc::channel();
-    spawn_signals(tx.clone());
+    spawn_signals(session.signals, tx.clone());
     match target {
         Some(t) => {
             app.busy = Some(format!("Reading {}…", t.display()));

@@ -287,7 +287,7 @@ impl Page for PlanPage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::app::{DiskState, Panel};
+    use crate::tui::model::{DiskState, Panel};
     use crate::tui::plan_state::Written;
 
     /// The plan screen of an empty 256 MiB image with its preset plan made.

@@ -8,7 +8,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
-use super::app::{App, ListItem, Screen};
+use super::app::{App, Screen};
+use super::model::ListItem;
 use super::view;
 use afdisk::device::Overrides;
 use afdisk::report::{self, InspectOptions, Report};
@@ -160,7 +161,7 @@ fn keys_move_and_quit() {
     key(&mut app, KeyCode::Tab);
     assert_eq!(
         app.disk.as_ref().map(|d| d.focus),
-        Some(super::app::Panel::Findings)
+        Some(super::model::Panel::Findings)
     );
     app.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
     assert!(app.quit);

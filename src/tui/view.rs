@@ -22,9 +22,10 @@ use afdisk::present::Badge;
 use afdisk::report::Report;
 use afdisk::units::human;
 
-use super::app::{App, DiskState, Panel, Screen};
+use super::app::{App, Screen};
 use super::list_view::draw_list;
 use super::model::{self, SegKind};
+use super::model::{DiskState, Panel};
 use super::page::key_bar;
 pub use super::term::{fit_to, TermKind};
 use super::theme::{rows_of, Theme};

@@ -9,8 +9,6 @@ use afdisk::report::{self, InspectOptions, Report};
 
 use super::job::{Ctx, Env, Job, Progress, StopRule};
 use super::model::ListItem;
-// The plan job's output, at its old path for the sector-size page (whose job returns one).
-pub use super::plan_job::PlanDone;
 
 /// Reads one disk for the disk view.
 pub struct ProbeDisk(pub PathBuf);

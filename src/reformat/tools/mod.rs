@@ -20,14 +20,15 @@ pub mod nvme;
 pub mod openseachest;
 pub mod seachest;
 pub mod sg_format;
+pub mod version;
 
 use std::ffi::OsString;
 use std::path::Path;
 
 use serde::Serialize;
 
-use super::tool::{Tool, Version};
 use super::{Bus, SizeInfo};
+pub use version::Version;
 
 /// Every tool afdisk can switch with, in discovery order (the preference per bus comes from the ranks).
 pub static ALL: &[ToolKind] = &[
@@ -99,8 +100,8 @@ pub trait Backend: Sync {
         None
     }
     /// The sizes the tool itself lists for `device` (a read-only command), when it has such a listing.
-    fn listed_sizes(&self, tool: &Tool, device: &Path) -> Option<Vec<SizeInfo>> {
-        let _ = (tool, device);
+    fn listed_sizes(&self, binary: &Path, device: &Path) -> Option<Vec<SizeInfo>> {
+        let _ = (binary, device);
         None
     }
 }

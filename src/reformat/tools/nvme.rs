@@ -7,10 +7,10 @@
 use std::ffi::OsString;
 use std::path::Path;
 
+use super::Version;
 use super::{
     code, find_line, report, version_on_line, Backend, Claim, Request, ToolKind, ToolReport,
 };
-use crate::reformat::tool::Version;
 use crate::reformat::Bus;
 
 /// This tool in the registry.

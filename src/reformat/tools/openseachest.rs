@@ -10,10 +10,10 @@
 use std::ffi::OsString;
 use std::path::Path;
 
+use super::Version;
 use super::{
     code, find_line, report, version_on_line, Backend, Claim, Request, ToolKind, ToolReport,
 };
-use crate::reformat::tool::{Tool, Version};
 use crate::reformat::{Bus, SizeInfo, SizeSource, SIZES};
 
 /// This tool in the registry.
@@ -75,8 +75,8 @@ impl Backend for OpenSeaChest {
     fn advice_not_switched(&self) -> Option<&'static str> {
         Some(ADVICE_NOT_SWITCHED)
     }
-    fn listed_sizes(&self, tool: &Tool, device: &Path) -> Option<Vec<SizeInfo>> {
-        listed_sizes(tool, device)
+    fn listed_sizes(&self, binary: &Path, device: &Path) -> Option<Vec<SizeInfo>> {
+        listed_sizes(binary, self.binaries()[0], device)
     }
 }
 
@@ -233,10 +233,10 @@ pub fn parse_supported_formats(text: &str) -> Vec<(u64, Option<u64>, bool)> {
     out
 }
 
-/// The sizes `--showSupportedFormats` lists (a read-only command), filtered to 512 and 4096; `None` when it
-/// fails.
-pub(super) fn listed_sizes(tool: &Tool, device: &Path) -> Option<Vec<SizeInfo>> {
-    let out = std::process::Command::new(&tool.path)
+/// The sizes `--showSupportedFormats` of `binary` lists (a read-only command; `shown` names the tool in the
+/// detail), filtered to 512 and 4096; `None` when it fails.
+pub(super) fn listed_sizes(binary: &Path, shown: &str, device: &Path) -> Option<Vec<SizeInfo>> {
+    let out = std::process::Command::new(binary)
         .arg("-d")
         .arg(device)
         .args(["--showSupportedFormats", "--noBanner"])
@@ -252,7 +252,7 @@ pub(super) fn listed_sizes(tool: &Tool, device: &Path) -> Option<Vec<SizeInfo>> 
             source: SizeSource::Tool,
             detail: format!(
                 "{} --showSupportedFormats{}{}",
-                tool.kind.binaries()[0],
+                shown,
                 ms.map(|m| format!(", {m}-byte metadata"))
                     .unwrap_or_default(),
                 if current { ", current" } else { "" }

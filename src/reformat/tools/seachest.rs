@@ -7,8 +7,8 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::openseachest as osc;
+use super::Version;
 use super::{Backend, Request, ToolKind, ToolReport};
-use crate::reformat::tool::{Tool, Version};
 use crate::reformat::{Bus, SizeInfo};
 
 /// This tool in the registry.
@@ -63,7 +63,7 @@ impl Backend for SeaChest {
     fn advice_not_switched(&self) -> Option<&'static str> {
         Some(osc::ADVICE_NOT_SWITCHED)
     }
-    fn listed_sizes(&self, tool: &Tool, device: &Path) -> Option<Vec<SizeInfo>> {
-        osc::listed_sizes(tool, device)
+    fn listed_sizes(&self, binary: &Path, device: &Path) -> Option<Vec<SizeInfo>> {
+        osc::listed_sizes(binary, self.binaries()[0], device)
     }
 }

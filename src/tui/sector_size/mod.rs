@@ -17,7 +17,10 @@
 //! - **seams** ([`Seams`]): where the core's source comes from: the system ([`System`]), or a test's script
 //!   (fake tools on a temporary PATH and the core's `Prober`).
 
+mod state;
 mod view;
+
+pub use state::{Live, Phase, Seams, WizardState};
 
 #[cfg(test)]
 mod tests;
@@ -33,9 +36,9 @@ use ratatui::Frame;
 use afdisk::reformat::{self, Facts, Finished, Outcome, Question, SwitchPlan};
 use afdisk::Error;
 
-use super::app::DiskState;
 use super::dialog::{Answer, Confirm, Styles};
 use super::job::{self, Ctx, Env, Event, Handle, Job, StopRule};
+use super::model::DiskState;
 use super::page::{cmd, Command, Page, Reply};
 
 /// The page's name: the owner of its jobs' messages.
@@ -43,11 +46,6 @@ pub const NAME: &str = "sector-size";
 
 /// Output lines kept for the live view.
 const KEEP_LINES: usize = 200;
-
-/// Where the core's facts come from for one job: the system, or a test's script.
-pub trait Seams: Send + Sync {
-    fn source(&self, env: &Env) -> Box<dyn reformat::Source>;
-}
 
 /// The real system: the device (opened with the session's geometry options), the process's PATH, sysfs and
 /// the drive's own commands.
@@ -78,44 +76,6 @@ impl reformat::Asker for LookOnly {
     fn ask(&mut self, _: Question<'_>) -> reformat::Reply {
         reformat::Reply::Stop
     }
-}
-
-/// A running switch, as the screen shows it.
-#[derive(Debug, Clone, Default)]
-pub struct Live {
-    /// The command line and the log, once the tool started (the core's words for it).
-    pub command: Option<String>,
-    /// The tool's output, oldest first (the last [`KEEP_LINES`]).
-    pub lines: Vec<String>,
-    pub percent: Option<f64>,
-    /// The tool ended and the drive is being asked again: the core's words for it.
-    pub ended: Option<String>,
-}
-
-pub enum Phase {
-    Loading,
-    Overview,
-    /// Typing step `0` (the serial) or `1` (ERASE) of the core's prompts.
-    Confirm(usize, Confirm),
-    Running,
-    Done(Box<Outcome>),
-    Failed(Error),
-}
-
-pub struct WizardState {
-    pub path: PathBuf,
-    pub seams: Arc<dyn Seams>,
-    pub facts: Option<Box<Facts>>,
-    pub phase: Phase,
-    /// What was typed at the confirmation's steps so far.
-    pub typed: Vec<String>,
-    /// The last refused answer (nothing was run).
-    pub refusal: Option<Error>,
-    pub live: Live,
-    /// Why the last key did nothing while the tool runs.
-    pub notice: Option<String>,
-    pub scroll: u16,
-    pub job: Option<Handle>,
 }
 
 const TITLES: [&str; 2] = [
@@ -396,7 +356,7 @@ pub struct NextPlanJob {
 }
 
 impl Job for NextPlanJob {
-    type Output = super::work::PlanDone;
+    type Output = super::plan_job::PlanDone;
     fn owner(&self) -> &'static str {
         "plan"
     }
@@ -406,11 +366,11 @@ impl Job for NextPlanJob {
     fn stop_rule(&self) -> StopRule {
         StopRule::AtSafePoints("when the plan is made (it only reads)")
     }
-    fn run(self, env: &Env, _: &Ctx) -> Result<super::work::PlanDone, Error> {
+    fn run(self, env: &Env, _: &Ctx) -> Result<super::plan_job::PlanDone, Error> {
         let res = afdisk::device::open(&self.path, &env.opts.overrides)
             .and_then(|o| afdisk::plan::make(&o, &self.request))
             .map(Box::new);
-        Ok(super::work::PlanDone::Made(self.path, res))
+        Ok(super::plan_job::PlanDone::Made(self.path, res))
     }
 }
 

@@ -11,7 +11,7 @@ use ratatui::Frame;
 use afdisk::present;
 use afdisk::reformat::{self, Verdict};
 
-use super::{Phase, WizardState};
+use super::state::{Phase, WizardState};
 use crate::tui::dialog::Styles;
 
 fn plain(s: impl Into<String>) -> Line<'static> {
