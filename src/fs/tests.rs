@@ -16,14 +16,15 @@ fn put(v: &mut [u8], at: usize, b: &[u8]) {
 /// xorshift bytes: what an encrypted or raw partition holds.
 fn noise(seed: u64, len: usize) -> Vec<u8> {
     let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+    let mut v = Vec::with_capacity(len + 8);
+    while v.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v.extend_from_slice(&x.to_le_bytes());
+    }
+    v.truncate(len);
+    v
 }
 
 #[test]
