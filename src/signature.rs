@@ -1,6 +1,6 @@
-//! Content signatures: what a partition holds (ext2/3/4, XFS, btrfs, swap, LUKS, LVM PV, md RAID, NTFS, FAT,
-//! exFAT, ZFS, bcache, f2fs, squashfs, ISO 9660), named as blkid names it. Used to explain findings and to refuse
-//! moving a table entry over live data.
+//! Content signatures: what a partition holds (a filesystem, swap, an LVM or md member, a LUKS container: every
+//! kind a module of [`crate::fs`] knows), named as blkid names it. Used to explain findings and to refuse moving a
+//! table entry over live data.
 //!
 //! The knowledge lives in the filesystem modules ([`crate::fs`], one per kind); this module keeps the names the
 //! rest of afdisk calls: [`probe`] (the kind) and [`identify`] (kind, label, UUID and, where the superblock counts

@@ -1,7 +1,7 @@
 //! How many bytes of a partition its filesystem uses, read from the superblock (the **footprint**): the copy
-//! covers the footprint, rounded up to the sector, never more than the partition. Which field each filesystem
-//! states its size in is in its module under [`crate::fs`] (ext, xfs, btrfs, fat, ntfs, swap, lvm); anything
-//! else, or a value that does not fit the partition: the whole partition.
+//! covers the footprint, rounded up to the sector, never more than the partition. Which field a filesystem states
+//! its size in is in its module under [`crate::fs`] ([`crate::fs::Filesystem::footprint`]); content with no size
+//! field, or a value that does not fit the partition: the whole partition.
 //!
 //! NTFS's boot sectors also record the partition's start (the **hidden sectors** field), which a move updates:
 //! see [`crate::fs::ntfs`].

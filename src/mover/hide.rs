@@ -20,14 +20,10 @@
 
 use crate::table::source::ByteSource;
 
-/// The signature ranges `(offset, length)` relative to a filesystem's start, merged (sorted, none overlapping):
-/// each filesystem module's (`crate::fs`, from libblkid's probers, util-linux libblkid/src/superblocks/*.c) and
-/// those of content afdisk does not identify (ReiserFS). Today: XFS `XFSB`, LUKS `LUKS\xBA\xBE` and the jump
-/// bytes of FAT/NTFS/exFAT boot sectors at 0; NTFS `NTFS    ` at 3; FAT's `MSDOS`/`FATxx` at 0x36 and
-/// `MSWIN`/`FAT32` at 0x52; the boot sector's `55 AA` at 0x1FE; LVM2 `LABELONE` at the start of each of the first
-/// four 512-byte sectors (and `LVM2 001` at +24 in sectors 1-3); ext2/3/4 and jbd `s_magic` at 1024 + 0x38; swap
-/// `SWAPSPACE2`/`SWAP-SPACE` at the end of the first page for pages of 4 to 64 KiB; ISO 9660 `CD001` at 32 KiB +
-/// 1; btrfs `_BHRfS_M` at 64 KiB + 0x40; ReiserFS at 8 KiB / 64 KiB + 0x34.
+/// The signature ranges `(offset, length)` relative to a filesystem's start, merged (sorted, none overlapping or
+/// touching): every filesystem module's ([`crate::fs::Filesystem::signature_ranges`], from libblkid's probers,
+/// util-linux libblkid/src/superblocks/*.c) and those of content afdisk does not identify
+/// ([`crate::fs::UNIDENTIFIED_RANGES`]).
 pub fn signature_ranges() -> &'static [(u64, u64)] {
     crate::fs::signature_ranges()
 }
@@ -93,10 +89,12 @@ pub fn masked_sectors(
     Ok(out)
 }
 
-/// The bytes of a filesystem's start that masking can touch: every signature range ends before it.
-pub const SPAN: u64 = 0x10048;
+/// The bytes of a filesystem's start that masking can touch: where the last signature range ends.
+pub fn span() -> u64 {
+    signature_ranges().last().map_or(0, |&(o, n)| o + n)
+}
 
-/// A partition's bytes as they were before masking: reads inside `[base, base + min(size, SPAN))` come back
+/// A partition's bytes as they were before masking: reads inside `[base, base + min(size, span()))` come back
 /// with their signature bytes inverted again, everything else as it is.
 struct Unmasked<'a> {
     src: &'a dyn ByteSource,
@@ -113,7 +111,7 @@ impl ByteSource for Unmasked<'_> {
         let end = offset.saturating_add(buf.len() as u64);
         let (lo, hi) = (
             offset.max(self.base),
-            end.min(self.base.saturating_add(self.size.min(SPAN))),
+            end.min(self.base.saturating_add(self.size.min(span()))),
         );
         if lo < hi {
             let at = (lo - offset) as usize;
@@ -125,7 +123,8 @@ impl ByteSource for Unmasked<'_> {
 
 /// The filesystem an interrupted move hid at `[base, base + size)`: `Some` when the bytes there are not
 /// recognised as they are, but are once their signature bytes are inverted back (an ext2/3/4 also needs a
-/// sane superblock, so a 2-byte magic in random data is not taken for one). Reads at most [`SPAN`] bytes.
+/// sane superblock, so a 2-byte magic in random data is not taken for one). Only the first [`span`] bytes are
+/// inverted back; the probes read what they always read.
 pub fn hidden_content(src: &dyn ByteSource, base: u64, size: u64) -> Option<String> {
     if crate::fs::probe(src, base, size).is_some() {
         return None;
@@ -275,11 +274,8 @@ mod tests {
             assert!(sector_offsets(1 << 20, ss).contains(&(at / ss * ss)));
         }
         assert!(sector_offsets(1024, 512).iter().all(|&o| o < 1024));
-        // Every signature range ends inside the span an unmasked view re-inverts.
-        assert!(signature_ranges().iter().all(|&(o, n)| o + n <= SPAN));
-        assert_eq!(
-            signature_ranges().iter().map(|&(o, n)| o + n).max(),
-            Some(SPAN)
-        );
+        // Every signature range ends inside the span an unmasked view re-inverts: btrfs's magic is the last.
+        assert!(signature_ranges().iter().all(|&(o, n)| o + n <= span()));
+        assert_eq!(span(), 0x10048);
     }
 }
