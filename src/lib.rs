@@ -17,12 +17,14 @@
 pub mod alignment;
 pub mod apply;
 pub mod bench;
+pub mod bytes;
 pub mod contract;
 pub mod demo;
 pub mod device;
 pub mod drive;
 pub mod error;
 pub mod finding;
+pub mod fs;
 pub mod hex;
 pub mod mover;
 pub mod plan;

@@ -336,7 +336,12 @@ fn no_module_imports_its_way_back_to_itself() {
         .iter()
         .map(|c| c.iter().map(|m| show(m)).collect::<Vec<_>>().join(" <-> "))
         .collect();
-    assert!(found.is_empty(), "{} import circle(s):\n{}", found.len(), text.join("\n"));
+    assert!(
+        found.is_empty(),
+        "{} import circle(s):\n{}",
+        found.len(),
+        text.join("\n")
+    );
 }
 
 #[test]
@@ -362,7 +367,12 @@ fn imports_flow_down_the_layers() {
         ALLOWED_UP.len() <= 1,
         "at most one import may run up a layer"
     );
-    assert!(up.is_empty(), "{} import(s) run up a layer:\n{}", up.len(), up.join("\n"));
+    assert!(
+        up.is_empty(),
+        "{} import(s) run up a layer:\n{}",
+        up.len(),
+        up.join("\n")
+    );
 }
 
 #[test]

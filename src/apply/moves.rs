@@ -170,17 +170,12 @@ fn signature_writes(
         let s = m.schedule;
         let masked = hide::masked_sectors(s.len, ss, |o, b| src.read_at(s.src + o, b))
             .map_err(read_error(format!("the start of partition {}", m.number)))?;
-        // NTFS's boot sectors record the partition's start (hidden sectors): at the destination they get the
-        // new one, written with the revealed signatures as the move's last step.
-        let head = src
-            .read_vec(s.src, 512.min(s.len as usize))
-            .unwrap_or_default();
-        let boots = fssize::ntfs_boot_offsets(&head, s.len, |o, b| src.read_at(s.src + o, b));
+        // The filesystem's fix-ups for its new place (NTFS's boot sectors record the partition's start):
+        // applied at the destination to the sectors written with the revealed signatures as the last step.
+        let fixups = crate::fs::after_move(src, s.src, s.len, s.dst);
         let relocated = |off: u64, data: &[u8]| {
             let mut d = data.to_vec();
-            for &b in boots.iter().filter(|&&b| b / ss * ss == off) {
-                fssize::set_ntfs_hidden_sectors(&mut d, (b - off) as usize, s.dst);
-            }
+            crate::fs::apply_fixups(&fixups, off, &mut d);
             d
         };
         for h in &masked {
@@ -193,16 +188,13 @@ fn signature_writes(
             unhide.push(sector(s.src, &h.original));
             reveal.push(sector(s.dst, &relocated(h.offset, &h.original)));
         }
-        for off in boots.iter().map(|b| b / ss * ss) {
-            if masked.iter().any(|h| h.offset == off) || off + ss > s.len {
+        for (off, what) in crate::fs::fixup_sectors(&fixups, ss, s.len) {
+            if masked.iter().any(|h| h.offset == off) {
                 continue;
             }
             let was = src
                 .read_vec(s.src + off, ss as usize)
-                .map_err(read_error(format!(
-                    "partition {}'s backup boot sector",
-                    m.number
-                )))?;
+                .map_err(read_error(format!("partition {}'s {what}", m.number)))?;
             reveal.push(Sector {
                 lba: (s.dst + off) / ss,
                 phase: 0,

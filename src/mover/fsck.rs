@@ -1,7 +1,8 @@
 //! The read-only filesystem check after a move: the partition's new range is attached as a read-only loop
 //! device (`losetup -r -o OFFSET --sizelimit SIZE`, or with the loop ioctls where losetup cannot, as on a
-//! busybox rescue system), checked with the filesystem's own checker in no-change
-//! mode (`e2fsck -fn`, `xfs_repair -n`, `fsck.fat -n`), and detached. Commands are run with argv, never a shell.
+//! busybox rescue system), checked with the filesystem's own checker in no-change mode (`e2fsck -fn`,
+//! `xfs_repair -n`, `fsck.fat -n`: the filesystem's module in [`crate::fs`] chooses it and says which exit codes
+//! are no verdict), and detached. Commands are run with argv, never a shell.
 //!
 //! Terms: a check's **result** is `clean` (the checker ran and found no errors), `problems` (it ran and reported
 //! errors) or `not-run` (it could not run: no loop device could be attached, the checker is missing or
@@ -62,26 +63,10 @@ impl FsCheck {
     }
 }
 
-/// The checker for a filesystem name, as argv without the device.
+/// The checker for a filesystem name, as argv without the device (the choice is the filesystem module's:
+/// [`crate::fs::Filesystem::checker`]).
 pub fn checker_for(fs: &str) -> Option<Vec<&'static str>> {
-    Some(match fs {
-        "ext2" | "ext3" | "ext4" => vec!["e2fsck", "-fn"],
-        "xfs" => vec!["xfs_repair", "-n"],
-        "vfat" | "fat" => vec!["fsck.fat", "-n"],
-        _ => return None,
-    })
-}
-
-/// Whether the exit `code` of `checker` (in no-change mode) means it ran and judged the filesystem (`Some(clean)`)
-/// or that it could not (`None`): e2fsck 8 and up (operational error, usage, cancelled), fsck.fat 2 (usage or
-/// cannot open); a signal is never a verdict.
-fn verdict(checker: &str, code: Option<i32>) -> Option<bool> {
-    match (checker, code?) {
-        (_, 0) => Some(true),
-        ("e2fsck", c) if c >= 8 => None,
-        ("fsck.fat", c) if c >= 2 => None,
-        _ => Some(false),
-    }
+    crate::fs::checker_for(fs).map(|c| c.argv.to_vec())
 }
 
 /// Checks the filesystem `fs` in `[offset, offset+size)` of `disk`; `None` when no checker applies.
@@ -104,7 +89,8 @@ pub fn check_in(
     size: u64,
     fs: Option<&str>,
 ) -> Option<FsCheck> {
-    let argv = checker_for(fs?)?;
+    let checker = crate::fs::checker_for(fs?)?;
+    let argv = checker.argv;
     let cmd = |prog: &str| {
         let mut c = Command::new(prog);
         if let Some(p) = search_path {
@@ -112,7 +98,7 @@ pub fn check_in(
         }
         c
     };
-    let not_run = |why: String| Some(FsCheck::new(partition, &argv, CheckResult::NotRun, why));
+    let not_run = |why: String| Some(FsCheck::new(partition, argv, CheckResult::NotRun, why));
     let attached = match losetup_attach(&cmd, disk, offset, size) {
         Ok(lo) => Attached::Losetup(lo),
         Err(why) => match Direct::attach(disk, offset, size) {
@@ -141,9 +127,9 @@ pub fn check_in(
                 String::from_utf8_lossy(&o.stdout),
                 String::from_utf8_lossy(&o.stderr)
             );
-            match verdict(argv[0], o.status.code()) {
-                Some(true) => Some(FsCheck::new(partition, &argv, CheckResult::Clean, text)),
-                Some(false) => Some(FsCheck::new(partition, &argv, CheckResult::Problems, text)),
+            match checker.verdict(o.status.code()) {
+                Some(true) => Some(FsCheck::new(partition, argv, CheckResult::Clean, text)),
+                Some(false) => Some(FsCheck::new(partition, argv, CheckResult::Problems, text)),
                 None => not_run(format!(
                     "{} ended with {} without judging the filesystem: {}",
                     argv[0],
@@ -261,13 +247,16 @@ mod tests {
 
     #[test]
     fn exit_codes_that_are_no_verdict() {
-        assert_eq!(verdict("e2fsck", Some(0)), Some(true));
-        assert_eq!(verdict("e2fsck", Some(4)), Some(false));
-        assert_eq!(verdict("e2fsck", Some(8)), None);
-        assert_eq!(verdict("fsck.fat", Some(1)), Some(false));
-        assert_eq!(verdict("fsck.fat", Some(2)), None);
-        assert_eq!(verdict("xfs_repair", Some(1)), Some(false));
-        assert_eq!(verdict("e2fsck", None), None, "killed by a signal");
+        let verdict = |fs: &str, code| crate::fs::checker_for(fs).and_then(|c| c.verdict(code));
+        assert_eq!(verdict("ext4", Some(0)), Some(true));
+        assert_eq!(verdict("ext4", Some(4)), Some(false));
+        assert_eq!(verdict("ext4", Some(8)), None);
+        assert_eq!(verdict("vfat", Some(1)), Some(false));
+        assert_eq!(verdict("fat", Some(2)), None);
+        assert_eq!(verdict("xfs", Some(1)), Some(false));
+        assert_eq!(verdict("ext2", None), None, "killed by a signal");
+        assert_eq!(checker_for("ext3"), Some(vec!["e2fsck", "-fn"]));
+        assert_eq!(checker_for("swap"), None);
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! the partition. While a move runs, the filesystem's bytes are partly at the old and partly at the new place, so no
 //! probe may recognise them. Terms:
 //! - A **signature range** is a byte range, relative to the start of a filesystem, that libblkid compares with a
-//!   magic ([`SIGNATURE_RANGES`]: the union over the filesystems, volume managers and tables it knows at the
-//!   start of a device, so the rule does not depend on recognising the content first).
+//!   magic ([`signature_ranges`]: the union over the filesystem modules' ranges and those of content afdisk does
+//!   not identify, so the rule does not depend on recognising the content first).
 //! - **Masking** inverts (XOR 0xFF) every byte of the signature ranges inside the copied length; a **masked
 //!   sector** is a whole logical sector holding at least one such byte, with the original and the masked contents.
 //!
@@ -20,32 +20,13 @@
 
 use crate::table::source::ByteSource;
 
-/// Signature ranges `(offset, length)` relative to a filesystem's start, from libblkid's probers
-/// (util-linux libblkid/src/superblocks/*.c, partitions/*.c):
-/// XFS `XFSB`, LUKS `LUKS\xBA\xBE` and the jump byte of FAT/NTFS boot sectors at 0; NTFS `NTFS    ` at 3; FAT's
-/// `MSDOS`/`FATxx` at 0x36 and `MSWIN`/`FAT32` at 0x52; the boot/MBR `55 AA` at 0x1FE; LVM2 `LABELONE` at the
-/// start of each of the first four 512-byte sectors (and `LVM2 001` at +24); ext2/3/4 and jbd `s_magic` at
-/// 1024 + 0x38; swap `SWAPSPACE2`/`SWAP-SPACE` at the end of the first page for pages of 4 to 64 KiB;
-/// ISO 9660 `CD001` at 32 KiB + 1; btrfs `_BHRfS_M` at 64 KiB + 0x40; ReiserFS at 8 KiB / 64 KiB + 0x34.
-pub const SIGNATURE_RANGES: &[(u64, u64)] = &[
-    (0, 11),
-    (0x36, 8),
-    (0x52, 8),
-    (0x1FE, 2),
-    (512, 32),
-    (1024, 32),
-    (1536, 32),
-    (1024 + 0x38, 2),
-    (0x1000 - 10, 10),
-    (0x2000 - 10, 10),
-    (0x2000 + 0x34, 10),
-    (0x4000 - 10, 10),
-    (0x8000 - 10, 10),
-    (0x8001, 5),
-    (0x10000 - 10, 10),
-    (0x10000 + 0x34, 10),
-    (0x10040, 8),
-];
+/// The signature ranges `(offset, length)` relative to a filesystem's start, merged (sorted, none overlapping or
+/// touching): every filesystem module's ([`crate::fs::Filesystem::signature_ranges`], from libblkid's probers,
+/// util-linux libblkid/src/superblocks/*.c) and those of content afdisk does not identify
+/// ([`crate::fs::UNIDENTIFIED_RANGES`]).
+pub fn signature_ranges() -> &'static [(u64, u64)] {
+    crate::fs::signature_ranges()
+}
 
 /// One masked sector: its offset from the filesystem's start (a multiple of the sector size), the original
 /// and the masked contents.
@@ -59,7 +40,7 @@ pub struct Masked {
 /// The sector offsets (relative to the start, multiples of `ss`) that hold a signature byte inside `len`.
 pub fn sector_offsets(len: u64, ss: u64) -> Vec<u64> {
     let ss = ss.max(1);
-    let mut v: Vec<u64> = SIGNATURE_RANGES
+    let mut v: Vec<u64> = signature_ranges()
         .iter()
         .filter(|(o, _)| *o < len)
         .flat_map(|&(o, n)| {
@@ -75,7 +56,7 @@ pub fn sector_offsets(len: u64, ss: u64) -> Vec<u64> {
 /// Inverts the signature bytes of the sector at `offset` (relative to the start) in `data` (one sector).
 pub fn mask(offset: u64, data: &mut [u8]) {
     let end = offset + data.len() as u64;
-    for &(o, n) in SIGNATURE_RANGES {
+    for &(o, n) in signature_ranges() {
         let (lo, hi) = (o.max(offset), (o + n).min(end));
         for b in lo..hi {
             data[(b - offset) as usize] ^= 0xFF;
@@ -108,10 +89,12 @@ pub fn masked_sectors(
     Ok(out)
 }
 
-/// The bytes of a filesystem's start that masking can touch: every signature range ends before it.
-pub const SPAN: u64 = 0x10048;
+/// The bytes of a filesystem's start that masking can touch: where the last signature range ends.
+pub fn span() -> u64 {
+    signature_ranges().last().map_or(0, |&(o, n)| o + n)
+}
 
-/// A partition's bytes as they were before masking: reads inside `[base, base + min(size, SPAN))` come back
+/// A partition's bytes as they were before masking: reads inside `[base, base + min(size, span()))` come back
 /// with their signature bytes inverted again, everything else as it is.
 struct Unmasked<'a> {
     src: &'a dyn ByteSource,
@@ -128,7 +111,7 @@ impl ByteSource for Unmasked<'_> {
         let end = offset.saturating_add(buf.len() as u64);
         let (lo, hi) = (
             offset.max(self.base),
-            end.min(self.base.saturating_add(self.size.min(SPAN))),
+            end.min(self.base.saturating_add(self.size.min(span()))),
         );
         if lo < hi {
             let at = (lo - offset) as usize;
@@ -140,13 +123,14 @@ impl ByteSource for Unmasked<'_> {
 
 /// The filesystem an interrupted move hid at `[base, base + size)`: `Some` when the bytes there are not
 /// recognised as they are, but are once their signature bytes are inverted back (an ext2/3/4 also needs a
-/// sane superblock, so a 2-byte magic in random data is not taken for one). Reads at most [`SPAN`] bytes.
+/// sane superblock, so a 2-byte magic in random data is not taken for one). Only the first [`span`] bytes are
+/// inverted back; the probes read what they always read.
 pub fn hidden_content(src: &dyn ByteSource, base: u64, size: u64) -> Option<String> {
-    if crate::signature::probe(src, base, size).is_some() {
+    if crate::fs::probe(src, base, size).is_some() {
         return None;
     }
     let view = Unmasked { src, base, size };
-    let fs = crate::signature::identify(&view, base, size)?;
+    let fs = crate::fs::identify(&view, base, size)?;
     (!fs.kind.starts_with("ext") || fs.used_bytes.is_some()).then_some(fs.kind)
 }
 
@@ -180,7 +164,7 @@ mod tests {
             }
             for (i, (a, b)) in img.iter().zip(&out).enumerate() {
                 let i = i as u64;
-                let sig = SIGNATURE_RANGES.iter().any(|&(o, n)| i >= o && i < o + n);
+                let sig = signature_ranges().iter().any(|&(o, n)| i >= o && i < o + n);
                 prop_assert_eq!(a != b, sig, "byte {}", i);
             }
         }
@@ -290,5 +274,8 @@ mod tests {
             assert!(sector_offsets(1 << 20, ss).contains(&(at / ss * ss)));
         }
         assert!(sector_offsets(1024, 512).iter().all(|&o| o < 1024));
+        // Every signature range ends inside the span an unmasked view re-inverts: btrfs's magic is the last.
+        assert!(signature_ranges().iter().all(|&(o, n)| o + n <= span()));
+        assert_eq!(span(), 0x10048);
     }
 }

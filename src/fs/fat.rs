@@ -1,0 +1,79 @@
+//! FAT12, FAT16 and FAT32: the boot sector (BPB) is at byte 0, little-endian (Microsoft FAT specification,
+//! fatgen103). Fields used: bytes/sector u16 0x0B, total sectors u16 0x13 (or u32 0x20 when it is 0), the
+//! FAT12/16 extended BPB (serial 0x27, label 0x2B, `FAT12   `/`FAT16   ` at 0x36) or FAT32's (serial 0x43, label
+//! 0x47, `FAT32   ` at 0x52), `55 AA` at 510.
+//!
+//! Terms: the kind is blkid's **vfat** (the checker also answers to "fat"). It is recognised by its file-system
+//! type string; the footprint asks more (55 AA, a sector size of 512 to 4096 and "FAT" at 0x36 or 0x52) and is
+//! total sectors × bytes/sector. A label "NO NAME" is no label.
+
+use super::window::{serial32, text};
+use super::{Checker, Described, Filesystem, FixUp, Stated, Window};
+use crate::bytes::{le16, le32};
+
+/// FAT12/16/32.
+pub struct Fat;
+
+impl Filesystem for Fat {
+    fn names(&self) -> &'static [&'static str] {
+        &["vfat", "fat"]
+    }
+
+    fn probe(&self, w: &Window) -> Option<&'static str> {
+        (w.eq(0x52, b"FAT32   ") || w.eq(0x36, b"FAT16   ") || w.eq(0x36, b"FAT12   "))
+            .then_some("vfat")
+    }
+
+    fn describe(&self, w: &Window, _kind: &str) -> Described {
+        let h = w.head();
+        let (id, label) = if h.get(0x52..0x5a) == Some(b"FAT32   ") {
+            (0x43, 0x47)
+        } else {
+            (0x27, 0x2b)
+        };
+        Described {
+            label: text(h, label, 11).filter(|l| l != "NO NAME"),
+            uuid: serial32(h, id),
+            used_bytes: None,
+        }
+    }
+
+    fn footprint(&self, w: &Window) -> Option<Stated> {
+        let h = w.head();
+        if h.get(510..512) != Some(&[0x55, 0xAA]) {
+            return None;
+        }
+        let bps = u64::from(le16(h, 0x0B).unwrap_or(0));
+        let fat_name = h.get(0x36..0x39) == Some(b"FAT") || h.get(0x52..0x55) == Some(b"FAT");
+        if !fat_name || ![512, 1024, 2048, 4096].contains(&bps) {
+            return None;
+        }
+        let t16 = u64::from(le16(h, 0x13).unwrap_or(0));
+        let total = if t16 != 0 {
+            t16
+        } else {
+            u64::from(le32(h, 0x20).unwrap_or(0))
+        };
+        Some(Stated {
+            bytes: total * bps,
+            how: "vfat",
+        })
+    }
+
+    fn checker(&self) -> Option<Checker> {
+        // fsck.fat -n: 1 = errors found; 2 = usage or cannot open.
+        Some(Checker {
+            argv: &["fsck.fat", "-n"],
+            no_verdict_from: Some(2),
+        })
+    }
+
+    fn signature_ranges(&self) -> &'static [(u64, u64)] {
+        // The jump instruction, `MSDOS`/`FATxx` at 0x36, `MSWIN`/`FAT32` at 0x52, the boot sector's 55 AA.
+        &[(0, 3), (0x36, 8), (0x52, 8), (0x1FE, 2)]
+    }
+
+    fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {
+        Vec::new()
+    }
+}

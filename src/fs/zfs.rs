@@ -1,0 +1,46 @@
+//! ZFS pool members: each vdev label's uberblock ring starts 128 KiB into the label; an uberblock begins with the
+//! magic 0x00BAB10C as a u64 in the writer's byte order (OpenZFS `uberblock_impl.h`). afdisk looks at the first
+//! four 1 KiB slots of the first label's ring.
+//!
+//! Terms: the kind is blkid's **zfs_member**. Its magic is not hidden during a move (as before); no checker, no
+//! size field.
+
+use super::{Checker, Described, Filesystem, FixUp, Stated, Window};
+
+/// ZFS pool members.
+pub struct Zfs;
+
+const MAGIC: u64 = 0x00ba_b10c;
+
+impl Filesystem for Zfs {
+    fn names(&self) -> &'static [&'static str] {
+        &["zfs_member"]
+    }
+
+    fn probe(&self, w: &Window) -> Option<&'static str> {
+        (0..4u64)
+            .map(|k| 128 * 1024 + k * 1024)
+            .any(|off| w.eq(off, &MAGIC.to_le_bytes()) || w.eq(off, &MAGIC.to_be_bytes()))
+            .then_some("zfs_member")
+    }
+
+    fn describe(&self, _w: &Window, _kind: &str) -> Described {
+        Described::default()
+    }
+
+    fn footprint(&self, _w: &Window) -> Option<Stated> {
+        None
+    }
+
+    fn checker(&self) -> Option<Checker> {
+        None
+    }
+
+    fn signature_ranges(&self) -> &'static [(u64, u64)] {
+        &[]
+    }
+
+    fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {
+        Vec::new()
+    }
+}
