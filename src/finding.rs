@@ -73,6 +73,7 @@ pub const CODES: &[&str] = &[
     "hybrid-mbr",
     "sector-size-mismatch",
     "no-table",
+    "interrupted-move",
     "overlapping-partitions",
     "partition-beyond-disk",
     "partition-outside-usable",
@@ -104,8 +105,7 @@ const fn doc(code: &'static str, severity: &'static str, meaning: &'static str) 
     }
 }
 
-/// The reference of every finding kind, in the order afdisk(8) lists them: every code of [`CODES`], and
-/// `interrupted-move`, which the mover emits.
+/// The reference of every finding kind, in the order afdisk(8) lists them: every code of [`CODES`].
 pub const KIND_DOCS: &[KindDoc] = &[
     doc("misaligned-start", "error (info when exempt)",
         "A partition starts off a physical boundary: read-modify-write on every write. \

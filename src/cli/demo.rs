@@ -8,7 +8,6 @@
 use std::io::Write;
 
 use afdisk::demo;
-use afdisk::report::InspectOptions;
 use afdisk::Error;
 
 use super::{emit, json, print_error, EXIT_ERROR, EXIT_OK};
@@ -19,7 +18,7 @@ fn warn(w: &str) {
 
 /// `afdisk demo` without a terminal, or `afdisk demo --json`. `_opts` (the UI's inspection options) serve the
 /// UI demo only, which `main` starts.
-pub fn cmd_demo(keep: bool, as_json: bool, _opts: InspectOptions) -> i32 {
+pub fn cmd_demo(keep: bool, as_json: bool) -> i32 {
     if !as_json {
         print_error(&Error::usage(
             "afdisk demo opens the terminal UI, but there is no terminal here",

@@ -345,7 +345,7 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
         Command::Demo {
             keep,
             json: as_json,
-        } => demo::cmd_demo(keep, as_json, ui_options(cli)),
+        } => demo::cmd_demo(keep, as_json),
         Command::Bench {
             target,
             partition,
@@ -461,7 +461,7 @@ fn cmd_check(
         match result {
             Ok(c) => results.push(c),
             Err(e) => {
-                // With --json the error is in the array only (README's contract).
+                // With --json the error is in the array only (afdisk-json(5)).
                 if !as_json {
                     print_error(&e);
                 }

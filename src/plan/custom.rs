@@ -26,7 +26,7 @@
 //! partitions 5, 6, … in disk order inside the extended one with room for their EBRs, 2^32 sectors), valid
 //! types, GUIDs and names.
 //!
-//! Encoding ([`encode_into`], called by `encode::encode` for `PlanKind::Custom`): the whole table is written
+//! Encoding (`encode_custom::encode_into`, called by `encode::encode` for `PlanKind::Custom`): the whole table is written
 //! anew, as `sfdisk` does. GPT: both headers and arrays (the target's entry count) and the protective MBR; the
 //! headers and arrays of an old GPT (wherever its headers put them) zeroed, never a sweep of the gap between a
 //! usable range and the disk's end. dos: the MBR (its boot code kept), one EBR per
