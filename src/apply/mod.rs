@@ -342,7 +342,24 @@ pub fn move_journal(dir: &Path, opened: &Opened, given: Option<&Path>) -> Result
         return Ok(p.to_path_buf());
     }
     let found = crate::mover::pending_journals(dir, opened);
+    let damaged = crate::mover::damaged_journals(dir, opened);
     match found.as_slice() {
+        [] if !damaged.is_empty() => Err(Error::refused(
+            format!(
+                "no readable unfinished move journal for {} in {}, but {} cannot be read: {}",
+                opened.info.path.display(),
+                dir.display(),
+                if damaged.len() == 1 { "one journal there" } else { "journals there" },
+                damaged
+                    .iter()
+                    .map(|(p, why)| format!("{} ({why})", p.display()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            "if it is this disk's move, `afdisk inspect` shows where its partitions are (marked as moving): \
+             restore the apply's backup only where no data was copied yet; otherwise give an intact copy of \
+             the journal with --journal FILE",
+        )),
         [] => Err(Error::usage(
             format!(
                 "no unfinished move journal for {} in {}",

@@ -199,10 +199,21 @@ pub fn pending_journals(dir: &Path, opened: &Opened) -> Vec<(PathBuf, Stage)> {
 
 /// Unfinished journals in `dir` made for `opened`, with their newest record.
 fn pending_records(dir: &Path, opened: &Opened) -> Vec<(PathBuf, Record)> {
+    scan_journals(dir, opened).0
+}
+
+/// Files in `dir` named as move journals that cannot be read as one (damaged, truncated, or not a journal),
+/// each with the reason. They may belong to any disk: a damaged header no longer says which.
+pub fn damaged_journals(dir: &Path, opened: &Opened) -> Vec<(PathBuf, String)> {
+    scan_journals(dir, opened).1
+}
+
+/// The journals in `dir`: the unfinished ones made for `opened` (sorted by path), and the unreadable ones.
+fn scan_journals(dir: &Path, opened: &Opened) -> (Vec<(PathBuf, Record)>, Vec<(PathBuf, String)>) {
     let now = DiskIdentity::from_info(&opened.info);
-    let mut out = Vec::new();
+    let (mut out, mut damaged) = (Vec::new(), Vec::new());
     let Ok(rd) = std::fs::read_dir(dir) else {
-        return out;
+        return (out, damaged);
     };
     for e in rd.flatten() {
         let p = e.path();
@@ -226,14 +237,18 @@ fn pending_records(dir: &Path, opened: &Opened) -> Vec<(PathBuf, Record)> {
             _ => continue,
         };
         let fio = io::FileIo { file: f, size };
-        if let Ok((j, rec)) = Journal::open(&fio) {
-            if j.job.device.mismatch(&now, "journal").is_none() && rec.stage < Stage::Done {
-                out.push((p, rec));
+        match Journal::open(&fio) {
+            Ok((j, rec)) => {
+                if j.job.device.mismatch(&now, "journal").is_none() && rec.stage < Stage::Done {
+                    out.push((p, rec));
+                }
             }
+            Err(e) => damaged.push((p, e.problem)),
         }
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
+    damaged.sort();
+    (out, damaged)
 }
 
 /// Opens the device for the copy: `fd` (already exclusive and locked) with `O_DIRECT` set where the device
