@@ -7,8 +7,9 @@
 //! size, so the file does not record it: its LBAs are read in the target device's sectors, and a backup whose
 //! geometry does not fit them is refused, as is one whose disk has exactly this device's bytes counted in the
 //! other sector size (512 ↔ 4096: made on the other kind of disk; `sgdisk --load-backup` would put its
-//! partitions at the wrong byte offsets). A header is used when its signature, size and CRC, its entry size
-//! (128) and its array's CRC check out (the main one, else the backup one). Restoring onto a larger disk moves
+//! partitions at the wrong byte offsets). A header is used when its signature, revision (1.0), size and CRC,
+//! its entry size (128) and its array's CRC check out (the main one, else the backup one, as sgdisk does);
+//! bytes after the array are ignored. Restoring onto a larger disk moves
 //! the backup GPT to the end and lets the usable area grow to it, as `sgdisk --load-backup` does; a smaller disk
 //! is refused. A file whose MBR is a hybrid is refused (afdisk writes only protective MBRs; `sgdisk --load-backup`
 //! writes the hybrid back).
@@ -36,9 +37,35 @@ pub struct SgdiskBackup {
     pub header: &'static str,
 }
 
-/// Whether `bytes` look like an sgdisk backup (an MBR signature, then a GPT header signature).
+/// The most of a file that [`parse`] reads: the prefix and the largest array it accepts (4096 entries). Bytes
+/// after it are ignored, as `sgdisk --load-backup` ignores them.
+pub const MAX_READ: usize = PREFIX + 4096 * 128;
+
+/// Whether `bytes` look like an sgdisk backup: an MBR signature, then a GPT header signature in the main header
+/// (byte 512) or, when that one is damaged, in the backup header (byte 1024), from which `sgdisk --load-backup`
+/// restores too.
 pub fn looks_like(bytes: &[u8]) -> bool {
-    bytes.len() >= 520 && bytes[510..512] == [0x55, 0xAA] && &bytes[512..520] == b"EFI PART"
+    let sig = |at: usize| bytes.get(at..at + 8) == Some(b"EFI PART".as_slice());
+    bytes.get(510..512) == Some([0x55, 0xAA].as_slice()) && (sig(512) || sig(1024))
+}
+
+/// The first [`MAX_READ`] bytes of `file` when it is a regular file that [`looks_like`] an sgdisk backup,
+/// whatever its length (trailing bytes are never read); `None` otherwise. One open, checked on the handle (a
+/// FIFO or a device is never read here).
+pub fn read_head(file: &std::path::Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_CLOEXEC)
+        .open(file)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_READ as u64).read_to_end(&mut bytes).ok()?;
+    looks_like(&bytes).then_some(bytes)
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -64,6 +91,13 @@ fn check_header(bytes: &[u8], at: usize) -> std::result::Result<(), String> {
     let h = &bytes[at..at + 512];
     if &h[..8] != b"EFI PART" {
         return Err("no GPT header signature".into());
+    }
+    // gdisk's CheckHeaderValidity: only revision 1.0 is read ("Unsupported GPT version").
+    if u32_at(h, 8) != 0x0001_0000 {
+        return Err(format!(
+            "GPT revision {:#010x} (sgdisk reads only 0x00010000)",
+            u32_at(h, 8)
+        ));
     }
     let size = u32_at(h, 12) as usize;
     if !(92..=512).contains(&size) {
