@@ -219,6 +219,16 @@ pub fn parse(name: &str, text: &str) -> Result<Preset> {
             "add at least one [[partition]] with type and size",
         ));
     }
+    // A GPT holds 128 partitions (a dos table fewer; `layout::fresh` says so for the table chosen).
+    if raw.partition.len() > 128 {
+        return Err(Error::usage(
+            format!(
+                "preset '{name}' has {} partitions; a GPT holds at most 128",
+                raw.partition.len()
+            ),
+            "give at most 128 [[partition]] entries",
+        ));
+    }
     let mut parts = Vec::new();
     let mut rest = 0;
     let mut percent = 0;
@@ -249,11 +259,20 @@ pub fn parse(name: &str, text: &str) -> Result<Preset> {
                 ));
             }
         }
+        if p.name.contains('\0') {
+            return Err(Error::usage(
+                format!(
+                    "preset '{name}', partition {}: its name holds a NUL character, which ends a GPT name",
+                    i + 1
+                ),
+                "leave the NUL (\\u0000) out of the name",
+            ));
+        }
         if p.name.encode_utf16().count() > 36 {
             return Err(Error::usage(
                 format!(
                     "preset '{name}': partition name '{}' is longer than 36 UTF-16 units",
-                    p.name
+                    p.name.escape_debug()
                 ),
                 "GPT names hold at most 36 characters: shorten it",
             ));
