@@ -322,6 +322,17 @@ pub(super) fn resolve(file: &str, line: usize, label: Label, spec: &str) -> Resu
                 return Ok(format!("{b:#04x}"));
             }
             let h = low.strip_prefix("0x").unwrap_or(&low);
+            if u8::from_str_radix(h, 16) == Ok(0xee) {
+                return Err(at(
+                    file,
+                    line,
+                    format!(
+                        "type={s} is the GPT protective type: sfdisk writes it, but a dos table holding it reads as \
+                         a GPT without its headers (blkid: PMBR), and afdisk does not write that"
+                    ),
+                    "give another type, or use label: gpt for a GPT",
+                ));
+            }
             match u8::from_str_radix(h, 16) {
                 Ok(b) if b != 0 && h.len() <= 2 => Ok(format!("{b:#04x}")),
                 _ => Err(at(
