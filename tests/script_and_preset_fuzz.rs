@@ -32,7 +32,10 @@ fn images() -> Images {
     let gpt = sc.image("gpt.img", 64 * MIB);
     common::sfdisk_script(&s(&gpt), "label: gpt\nsize=10M\nsize=10M, type=V\n");
     let dos = sc.image("dos.img", 64 * MIB + 1000 * 512);
-    common::sfdisk_script(&s(&dos), "label: dos\nsize=10M\nsize=20M, type=5\nsize=5M\n");
+    common::sfdisk_script(
+        &s(&dos),
+        "label: dos\nsize=10M\nsize=20M, type=5\nsize=5M\n",
+    );
     Images {
         _sc: sc,
         paths: vec![blank, gpt, dos],
@@ -55,7 +58,10 @@ static PLANNED: AtomicUsize = AtomicUsize::new(0);
 fn check(e: &Error, input: &str) -> Result<(), TestCaseError> {
     let all = format!("{} {}", e.problem, e.fix);
     prop_assert!(!all.contains("bug in afdisk"), "{input:?} → {all}");
-    prop_assert!(!e.problem.is_empty() && !e.fix.is_empty(), "{input:?} → {all}");
+    prop_assert!(
+        !e.problem.is_empty() && !e.fix.is_empty(),
+        "{input:?} → {all}"
+    );
     Ok(())
 }
 
@@ -188,7 +194,12 @@ fn partition_line() -> impl Strategy<Value = String> {
             }
             l
         });
-    let positional = (amount(), amount(), type_spec(), prop_oneof![Just(""), Just("*"), Just("x")])
+    let positional = (
+        amount(),
+        amount(),
+        type_spec(),
+        prop_oneof![Just(""), Just("*"), Just("x")],
+    )
         .prop_map(|(a, b, t, f)| format!("{a},{b},{t},{f}"));
     prop_oneof![16 => fields, 3 => positional, 1 => hostile_text()]
 }
@@ -325,7 +336,10 @@ fn any_script_plans_or_is_refused_without_an_internal_error() {
         .unwrap_or_else(|e| panic!("{e}"));
     let planned = PLANNED.load(Ordering::Relaxed);
     eprintln!("{planned} of 300 scripts planned");
-    assert!(planned >= 15, "only {planned} of 300 scripts got past the reader");
+    assert!(
+        planned >= 15,
+        "only {planned} of 300 scripts got past the reader"
+    );
 }
 
 /// Any structured preset file (200 cases), on a blank and a GPT image, for either table type.
@@ -334,7 +348,8 @@ fn any_preset_plans_or_is_refused_without_an_internal_error() {
     let imgs = images();
     runner(200)
         .run(&(preset(), 0usize..2), |((text, table), which)| {
-            let opened = device::open(&imgs.paths[which], &Overrides::default()).expect("open image");
+            let opened =
+                device::open(&imgs.paths[which], &Overrides::default()).expect("open image");
             let req = plan::Request {
                 preset: Some("fuzz".into()),
                 preset_text: Some(text.clone()),
@@ -359,14 +374,20 @@ fn the_named_hostile_inputs_are_refused_with_a_reason() {
     for _ in 0..500_000 {
         many.push_str("size=1KiB\n");
     }
-    for text in [dos_over_gpt, &many, "", "label: gpt\nsize=1M, name=\"a\\x00b\"\n"] {
+    for text in [
+        dos_over_gpt,
+        &many,
+        "",
+        "label: gpt\nsize=1M, name=\"a\\x00b\"\n",
+    ] {
         plan_script(&imgs.paths[1], text).expect("no internal error");
     }
     let e = sfdisk::parse(&many, "many").expect_err("past 128 lines");
     assert!(e.problem.contains("line 130"), "{}", e.problem);
     let mut presets = vec![
         "[[partition]]\nname = \"a\\u0000b\"\ntype = \"linux\"\nsize = \"1MiB\"\n".to_string(),
-        "[[partition]]\nname = \"a\\u0001\\u001fb\"\ntype = \"linux\"\nsize = \"1MiB\"\n".to_string(),
+        "[[partition]]\nname = \"a\\u0001\\u001fb\"\ntype = \"linux\"\nsize = \"1MiB\"\n"
+            .to_string(),
     ];
     presets.push("[[partition]]\ntype = \"linux\"\nsize = \"64KiB\"\n".repeat(129));
     for text in presets {

@@ -35,7 +35,10 @@ fn dump(img: &Path) -> String {
 
 /// The signatures wipefs finds (offset and type).
 fn signatures(img: &Path) -> String {
-    let out = run("wipefs", &["--no-act", "--noheadings", "-O", "OFFSET,TYPE", &s(img)]);
+    let out = run(
+        "wipefs",
+        &["--no-act", "--noheadings", "-O", "OFFSET,TYPE", &s(img)],
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -105,7 +108,10 @@ fn case(sc: &Scratch, i: usize, base: Option<&Path>, size: u64, text: &[u8], wan
     assert!(r.stderr.contains(", line "), "{shown}: {}", r.stderr);
     assert!(r.stderr.contains("fix:"), "{shown}: {}", r.stderr);
     assert!(!r.stderr.contains("bug in afdisk"), "{shown}: {}", r.stderr);
-    assert!(std::fs::read(&ours).expect("read") == before, "{shown}: image changed");
+    assert!(
+        std::fs::read(&ours).expect("read") == before,
+        "{shown}: image changed"
+    );
     match want {
         Want::BothRefuse => assert!(!ok, "sfdisk accepted: {shown}"),
         Want::Stricter(why) => {
@@ -134,18 +140,53 @@ fn edge_scripts_end_as_sfdisk_ends_them() {
     let b = 64 * MIB;
     let cases: &[(Option<&Path>, u64, &str, Want)] = &[
         // A dos table over a GPT whose new partitions cover the old headers (LBA 1, the last LBA).
-        (Some(&g), b, "label: dos\nstart=2048, size=8192\nstart=10240, size=+\n", Want::Same),
-        (Some(&g), b, "label: dos\nstart=1, size=8191\nstart=10240, size=8192\n", Want::Same),
+        (
+            Some(&g),
+            b,
+            "label: dos\nstart=2048, size=8192\nstart=10240, size=+\n",
+            Want::Same,
+        ),
+        (
+            Some(&g),
+            b,
+            "label: dos\nstart=1, size=8191\nstart=10240, size=8192\n",
+            Want::Same,
+        ),
         // size=+ at a short usable area ends before the last usable sector.
-        (None, b, "label: gpt\nlast-lba: 3000\nstart=2048, size=+\n", Want::Same),
-        (None, b, "label: gpt\nlast-lba: 6143\nstart=2048, size=+\n", Want::Same),
-        (None, b, "label: gpt\nlast-lba: 6144\nstart=2048, size=+\n", Want::Same),
+        (
+            None,
+            b,
+            "label: gpt\nlast-lba: 3000\nstart=2048, size=+\n",
+            Want::Same,
+        ),
+        (
+            None,
+            b,
+            "label: gpt\nlast-lba: 6143\nstart=2048, size=+\n",
+            Want::Same,
+        ),
+        (
+            None,
+            b,
+            "label: gpt\nlast-lba: 6144\nstart=2048, size=+\n",
+            Want::Same,
+        ),
         // Two size=+ lines: the second finds less than a grain.
         (None, b, "label: gpt\nsize=+\nsize=+\n", Want::BothRefuse),
         (None, b, "label: gpt\ngrain: 3\nsize=1M\n", Want::BothRefuse),
-        (None, b, "label: gpt\ngrain: 1000\nsize=1M\n", Want::BothRefuse),
+        (
+            None,
+            b,
+            "label: gpt\ngrain: 1000\nsize=1M\n",
+            Want::BothRefuse,
+        ),
         // A line placed in order: a later explicit start inside an earlier size=+ partition.
-        (None, b, "label: gpt\nstart=2048, size=+\nstart=10240, size=2048\n", Want::BothRefuse),
+        (
+            None,
+            b,
+            "label: gpt\nstart=2048, size=+\nstart=10240, size=2048\n",
+            Want::BothRefuse,
+        ),
         // size=+ bounded by a partition placed before it; a default start past it.
         (
             None,
@@ -153,10 +194,20 @@ fn edge_scripts_end_as_sfdisk_ends_them() {
             "label: gpt\nstart=100001, size=2048\nstart=2048, size=+\nsize=+\n",
             Want::Same,
         ),
-        (None, UNALIGNED, "label: dos\nstart=100001, size=2048\nstart=2048, size=+\n", Want::Same),
+        (
+            None,
+            UNALIGNED,
+            "label: dos\nstart=100001, size=2048\nstart=2048, size=+\n",
+            Want::Same,
+        ),
         // dos size=+ runs to the disk's last sector, unaligned.
         (None, UNALIGNED, "label: dos\nsize=+\n", Want::Same),
-        (None, UNALIGNED, "label: dos\nstart=2048, size=+, type=5\nstart=4096, size=+\n", Want::Same),
+        (
+            None,
+            UNALIGNED,
+            "label: dos\nstart=2048, size=+, type=5\nstart=4096, size=+\n",
+            Want::Same,
+        ),
         // A free space shorter than a grain is skipped by a line without a start.
         (
             None,
@@ -165,7 +216,12 @@ fn edge_scripts_end_as_sfdisk_ends_them() {
             Want::Same,
         ),
         // Attributes as libfdisk reads them; reserved bits are refused (sfdisk drops all of them).
-        (None, b, "label: gpt\nsize=1M, attrs=\"48 GUID:0x3c\"\n", Want::Same),
+        (
+            None,
+            b,
+            "label: gpt\nsize=1M, attrs=\"48 GUID:0x3c\"\n",
+            Want::Same,
+        ),
         (
             None,
             b,
@@ -212,7 +268,14 @@ fn scripts_past_the_tables_capacity_or_sfdisks_lines_are_refused_at_once() {
         gpt.push_str("size=1MiB\n");
     }
     let b = 512 * MIB;
-    case(&sc, 0, None, b, gpt.as_bytes(), Want::Stricter("line 130: a GPT of 128 entries"));
+    case(
+        &sc,
+        0,
+        None,
+        b,
+        gpt.as_bytes(),
+        Want::Stricter("line 130: a GPT of 128 entries"),
+    );
     let mut dos = String::from("label: dos\nsize=1MiB\ntype=5\n");
     for _ in 0..70 {
         dos.push_str("size=1MiB\n");
@@ -220,7 +283,14 @@ fn scripts_past_the_tables_capacity_or_sfdisks_lines_are_refused_at_once() {
     case(&sc, 1, None, b, dos.as_bytes(), Want::BothRefuse);
     let long = format!("label: gpt\n#{}\nsize=1M\n", "x".repeat(9000));
     case(&sc, 2, None, b, long.as_bytes(), Want::BothRefuse);
-    case(&sc, 3, None, b, b"label: gpt\nsize=1M, name=\"a\0b\"\n", Want::BothRefuse);
+    case(
+        &sc,
+        3,
+        None,
+        b,
+        b"label: gpt\nsize=1M, name=\"a\0b\"\n",
+        Want::BothRefuse,
+    );
     // A 10 MB script of 500,000 lines: refused at its 130th line, without reading the rest.
     let mut huge = String::from("label: gpt\n");
     while huge.len() < 10_000_000 {
@@ -240,11 +310,18 @@ fn scripts_past_the_tables_capacity_or_sfdisks_lines_are_refused_at_once() {
 fn an_empty_script_changes_nothing() {
     let sc = Scratch::new();
     let g = gpt_fixture(&sc);
-    for (i, text) in ["", "# only a comment\n\n", "unit: sectors\n"].iter().enumerate() {
+    for (i, text) in ["", "# only a comment\n\n", "unit: sectors\n"]
+        .iter()
+        .enumerate()
+    {
         let (theirs, ours) = twins(&sc, i, Some(&g), 0);
         let before = std::fs::read(&ours).expect("read");
         assert!(sfdisk_accepts(&theirs, text.as_bytes()));
-        assert_eq!(dump(&theirs), dump(&g), "sfdisk changed the table for {text:?}");
+        assert_eq!(
+            dump(&theirs),
+            dump(&g),
+            "sfdisk changed the table for {text:?}"
+        );
         let f = sc.path(format!("e{i}.sfdisk"));
         std::fs::write(&f, text).expect("write");
         let pf = sc.path(format!("e{i}.json"));
@@ -281,7 +358,11 @@ fn dump_of_an_empty_table_is_sfdisk_d() {
         let ours = common::afdisk(&["dump", &s(&img)]);
         assert_eq!(ours.code, 0, "{}", ours.stderr);
         let theirs = run("sfdisk", &["-d", &s(&img)]);
-        assert_eq!(ours.stdout, String::from_utf8_lossy(&theirs.stdout), "{label}");
+        assert_eq!(
+            ours.stdout,
+            String::from_utf8_lossy(&theirs.stdout),
+            "{label}"
+        );
     }
 }
 
@@ -330,14 +411,22 @@ fn damaged_and_padded_sgdisk_backups_restore_as_sgdisk_restores_them() {
             .output()
             .expect("run sgdisk");
         assert_eq!(peer.status.success(), restores, "sgdisk on case {i}");
-        let r = common::restore(&s(&ours), &s(&f), &format!("o{}.img", 20 + i), &sc.path("bk"));
+        let r = common::restore(
+            &s(&ours),
+            &s(&f),
+            &format!("o{}.img", 20 + i),
+            &sc.path("bk"),
+        );
         if restores {
             assert_eq!(r.code, 0, "case {i}: {}{}", r.stdout, r.stderr);
             assert_eq!(dump(&ours), dump(&theirs), "case {i}");
         } else {
             assert_ne!(r.code, 0, "case {i}");
             assert!(r.stderr.contains("GPT revision 0x12345678"), "{}", r.stderr);
-            assert!(std::fs::read(&ours).expect("read") == before, "case {i}: image changed");
+            assert!(
+                std::fs::read(&ours).expect("read") == before,
+                "case {i}: image changed"
+            );
         }
     }
 }

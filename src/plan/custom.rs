@@ -1166,9 +1166,12 @@ fn erase_old_gpt_headers(
                  partition, then create it)",
             ));
         }
-        let mut sector = ov
-            .read_vec(lba * ss, ss as usize)
-            .map_err(|e| Error::io(format!("cannot read sector {lba}: {e}"), "check the disk (dmesg)"))?;
+        let mut sector = ov.read_vec(lba * ss, ss as usize).map_err(|e| {
+            Error::io(
+                format!("cannot read sector {lba}: {e}"),
+                "check the disk (dmesg)",
+            )
+        })?;
         sector[..8].fill(0);
         ov.put(lba, sector);
     }
@@ -1199,7 +1202,10 @@ pub(super) fn classify(new: &Layout, old: Option<&Layout>, lba: u64, total: u64)
                 (2, "MBR".into())
             } else if let Some(p) = new.partitions.iter().find(|p| p.ebr_lba == Some(lba)) {
                 (1, format!("EBR of partition {}", p.number))
-            } else if new.partitions.iter().any(|p| p.start <= lba && lba <= p.end())
+            } else if new
+                .partitions
+                .iter()
+                .any(|p| p.start <= lba && lba <= p.end())
                 && old.is_some_and(|o| o.table.label == Label::Gpt)
             {
                 (1, "old GPT header (signature erased)".into())

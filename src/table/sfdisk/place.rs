@@ -74,12 +74,13 @@ impl Script {
             return Err(at(
                 &self.file,
                 e.line,
-                "a dos table holds at most 60 partitions (4 primary and 56 logical, as libfdisk)".into(),
+                "a dos table holds at most 60 partitions (4 primary and 56 logical, as libfdisk)"
+                    .into(),
                 "use label: gpt for more partitions, or remove lines",
             ));
         }
         let grain_bytes = self.grain.unwrap_or(t.grain);
-        if self.grain.is_some() && grain_bytes % ss != 0 {
+        if self.grain.is_some() && !grain_bytes.is_multiple_of(ss) {
             return Err(at(
                 &self.file,
                 self.grain_line,
@@ -243,14 +244,12 @@ impl Placer<'_> {
             (false, _) => self.space,
             (true, Some((a, b))) => (a + 1, b),
             // sfdisk adds the lines in order: a logical partition needs the extended one above it.
-            (true, None) => {
-                return Err(at(
-                    self.file,
-                    e.line,
-                    "a logical partition comes before any extended partition".into(),
-                    "put the extended partition's line (type=5) before the logical partitions' lines",
-                ))
-            }
+            (true, None) => return Err(at(
+                self.file,
+                e.line,
+                "a logical partition comes before any extended partition".into(),
+                "put the extended partition's line (type=5) before the logical partitions' lines",
+            )),
         };
         let start = match given {
             Some(s) => s,
@@ -297,7 +296,11 @@ impl Placer<'_> {
             (Some((a, b)), None, Some(s)) => s > a && s <= b,
             (Some((a, b)), None, None) => {
                 let slots_used = self.primary.len();
-                let next = self.align_up(self.prev_end.map_or(self.space.0, |x| x + 1).max(self.space.0));
+                let next = self.align_up(
+                    self.prev_end
+                        .map_or(self.space.0, |x| x + 1)
+                        .max(self.space.0),
+                );
                 slots_used >= 4 || next > self.space.1 || (a..=b).contains(&next)
             }
             _ => false,
@@ -313,7 +316,12 @@ impl Placer<'_> {
             if cur > hi {
                 return Err(self.no_space(e, cur));
             }
-            if let Some((_, p)) = self.primary.range(..=cur).next_back().filter(|(_, p)| p.end >= cur) {
+            if let Some((_, p)) = self
+                .primary
+                .range(..=cur)
+                .next_back()
+                .filter(|(_, p)| p.end >= cur)
+            {
                 cur = self.align_up(p.end + 1);
                 continue;
             }
@@ -376,8 +384,16 @@ impl Placer<'_> {
 
     /// Refuses a start outside its space or inside a partition already placed there.
     fn check_start(&self, e: &Entry, start: u64, logical: bool, space: (u64, u64)) -> Result<()> {
-        let placed = if logical { &self.logical } else { &self.primary };
-        if let Some((a, p)) = placed.range(..=start).next_back().filter(|(_, p)| p.end >= start) {
+        let placed = if logical {
+            &self.logical
+        } else {
+            &self.primary
+        };
+        if let Some((a, p)) = placed
+            .range(..=start)
+            .next_back()
+            .filter(|(_, p)| p.end >= start)
+        {
             return Err(at(
                 self.file,
                 e.line,
@@ -396,7 +412,11 @@ impl Placer<'_> {
                 e.line,
                 format!(
                     "start={start} lies outside the {} (sectors {}–{})",
-                    if logical { "extended partition" } else { "usable area" },
+                    if logical {
+                        "extended partition"
+                    } else {
+                        "usable area"
+                    },
                     space.0,
                     space.1
                 ),
@@ -408,7 +428,11 @@ impl Placer<'_> {
 
     /// The last sector of the free space from `start` (see the module doc).
     fn free_end(&self, start: u64, logical: bool, hi: u64) -> u64 {
-        let placed = if logical { &self.logical } else { &self.primary };
+        let placed = if logical {
+            &self.logical
+        } else {
+            &self.primary
+        };
         match placed.range(start + 1..).next() {
             Some((s, _)) => s.saturating_sub(if logical { 2 } else { 1 }).min(hi),
             None => hi,
@@ -421,7 +445,14 @@ impl Placer<'_> {
         match e.size {
             Some(a @ Amount::Bytes(_)) => {
                 let n = self.to_dev(e.line, "size", a, false)?;
-                Ok(libfdisk_size(self.label, start, n, limit, self.grain, at_usable_end))
+                Ok(libfdisk_size(
+                    self.label,
+                    start,
+                    n,
+                    limit,
+                    self.grain,
+                    at_usable_end,
+                ))
             }
             Some(a) => self.to_dev(e.line, "size", a, false),
             None => {
@@ -534,7 +565,8 @@ impl Placer<'_> {
             Some(u) => Some(
                 uuid::Uuid::parse_str(u.trim())
                     .map_err(|_| {
-                        let shown: String = u.chars().flat_map(char::escape_debug).take(60).collect();
+                        let shown: String =
+                            u.chars().flat_map(char::escape_debug).take(60).collect();
                         at(
                             self.file,
                             e.line,
@@ -639,4 +671,3 @@ fn libfdisk_size(
         }
     }
 }
-

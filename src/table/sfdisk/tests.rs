@@ -42,7 +42,6 @@ fn values_are_read_as_util_linux_reads_them() {
     }
 }
 
-
 #[test]
 fn names_and_attributes_are_quoted_as_sfdisk_does() {
     assert_eq!(
@@ -182,3 +181,79 @@ fn a_512_script_converts_to_4096_sectors() {
     assert!(notes[0].contains("converted"), "{notes:?}");
 }
 
+/// An endless script of partition lines after `label: gpt`: its bytes, cycled.
+struct Endless {
+    at: usize,
+}
+
+impl std::io::Read for Endless {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        const HEAD: &[u8] = b"label: gpt\n";
+        const LINE: &[u8] = b"size=1MiB, type=L\n";
+        for b in buf.iter_mut() {
+            *b = if self.at < HEAD.len() {
+                HEAD[self.at]
+            } else {
+                LINE[(self.at - HEAD.len()) % LINE.len()]
+            };
+            self.at += 1;
+        }
+        Ok(buf.len())
+    }
+}
+
+/// Issue 23: a script of more partition lines than the table holds is refused at the first line past it,
+/// without reading the rest (the reader here has 50 MB to give and is left almost untouched), and a line longer
+/// than sfdisk reads is refused naming it.
+#[test]
+fn reading_stops_at_the_first_line_past_the_capacity() {
+    use std::io::Read;
+    let mut src = Endless { at: 0 }.take(50_000_000);
+    let e = parse_reader(std::io::BufReader::new(&mut src), "endless").unwrap_err();
+    assert!(
+        e.problem
+            .starts_with("endless, line 130: a GPT of 128 entries"),
+        "{}",
+        e.problem
+    );
+    assert!(
+        src.limit() > 49_000_000,
+        "read {} bytes",
+        50_000_000 - src.limit()
+    );
+    let sc = parse("label: gpt\ntable-length: 200\n", "s").unwrap();
+    assert_eq!(sc.capacity(), 200);
+    let e = parse(&format!("label: dos\n{}", "size=1M\n".repeat(61)), "d").unwrap_err();
+    assert!(
+        e.problem
+            .starts_with("d, line 62: a dos table holds at most 60"),
+        "{}",
+        e.problem
+    );
+    let long = format!("label: gpt\n#{}\n", "x".repeat(MAX_LINE));
+    let e = parse(&long, "l").unwrap_err();
+    assert!(
+        e.problem.starts_with("l, line 2: the line is longer"),
+        "{}",
+        e.problem
+    );
+    let ok = format!("label: gpt\n#{}\n", "x".repeat(MAX_LINE - 1));
+    assert!(parse(&ok, "l").is_ok());
+}
+
+/// Empty slots of old dumps are skipped; a script of only comments and headers other than `label:` asks for
+/// nothing.
+#[test]
+fn empty_slots_and_empty_scripts() {
+    let sc = parse(
+        "/dev/sdc1 : start= 2048, size= 2048, Id=83\n/dev/sdc2 : start= 0, size= 0, Id= 0\n0,0,0\n",
+        "o",
+    )
+    .unwrap();
+    assert_eq!(sc.entries.len(), 1);
+    assert!(!sc.changes_nothing());
+    for text in ["", "\n\n# c\n", "unit: sectors\ndevice: /dev/sda\n"] {
+        assert!(parse(text, "e").unwrap().changes_nothing(), "{text:?}");
+    }
+    assert!(!parse("label: gpt\n", "e").unwrap().changes_nothing());
+}
