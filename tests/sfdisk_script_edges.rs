@@ -173,13 +173,6 @@ fn edge_scripts_end_as_sfdisk_ends_them() {
         ),
         // Two size=+ lines: the second finds less than a grain.
         (None, b, "label: gpt\nsize=+\nsize=+\n", Want::BothRefuse),
-        (None, b, "label: gpt\ngrain: 3\nsize=1M\n", Want::BothRefuse),
-        (
-            None,
-            b,
-            "label: gpt\ngrain: 1000\nsize=1M\n",
-            Want::BothRefuse,
-        ),
         // A line placed in order: a later explicit start inside an earlier size=+ partition.
         (
             None,
@@ -214,6 +207,26 @@ fn edge_scripts_end_as_sfdisk_ends_them() {
             b,
             "label: gpt\nstart=2048, size=2100\nstart=6000, size=2048\nsize=1M\n",
             Want::Same,
+        ),
+    ];
+    for (i, (base, size, text, want)) in cases.iter().enumerate() {
+        case(&sc, i, *base, *size, text.as_bytes(), *want);
+    }
+}
+
+/// Issue 23 item 5 (headers and attributes): a grain that is not whole sectors is refused as sfdisk refuses
+/// it; attributes are read as libfdisk reads them, and reserved bits are refused (sfdisk drops all of them).
+#[test]
+fn grains_and_attributes_are_read_as_sfdisk_reads_them() {
+    let sc = Scratch::new();
+    let b = 64 * MIB;
+    let cases: &[(Option<&Path>, u64, &str, Want)] = &[
+        (None, b, "label: gpt\ngrain: 3\nsize=1M\n", Want::BothRefuse),
+        (
+            None,
+            b,
+            "label: gpt\ngrain: 1000\nsize=1M\n",
+            Want::BothRefuse,
         ),
         // Attributes as libfdisk reads them; reserved bits are refused (sfdisk drops all of them).
         (

@@ -205,6 +205,55 @@ pub fn resolve_type(spec: &str) -> Result<(Option<String>, Option<u8>)> {
     ))
 }
 
+/// Checks partition `i` (0-based) of preset `name`: its size, type, number (not in `numbers` yet) and name;
+/// its size.
+fn check_partition(
+    name: &str,
+    i: usize,
+    p: &RawPartition,
+    numbers: &mut std::collections::BTreeSet<u32>,
+) -> Result<Size> {
+    let size = parse_size(&p.size).map_err(|e| {
+        Error::usage(
+            format!("preset '{name}', partition {}: {}", i + 1, e.problem),
+            e.fix,
+        )
+    })?;
+    resolve_type(&p.type_).map_err(|e| {
+        Error::usage(
+            format!("preset '{name}', partition {}: {}", i + 1, e.problem),
+            e.fix,
+        )
+    })?;
+    if let Some(n) = p.number {
+        if n == 0 || n > 128 || !numbers.insert(n) {
+            return Err(Error::usage(
+                format!("preset '{name}': partition number {n} is invalid or used twice"),
+                "give distinct numbers from 1 to 128, or leave `number` out",
+            ));
+        }
+    }
+    if p.name.contains('\0') {
+        return Err(Error::usage(
+            format!(
+                "preset '{name}', partition {}: its name holds a NUL character, which ends a GPT name",
+                i + 1
+            ),
+            "leave the NUL (\\u0000) out of the name",
+        ));
+    }
+    if p.name.encode_utf16().count() > 36 {
+        return Err(Error::usage(
+            format!(
+                "preset '{name}': partition name '{}' is longer than 36 UTF-16 units",
+                p.name.escape_debug()
+            ),
+            "GPT names hold at most 36 characters: shorten it",
+        ));
+    }
+    Ok(size)
+}
+
 /// Parses and validates a preset's TOML text.
 pub fn parse(name: &str, text: &str) -> Result<Preset> {
     let raw: RawPreset = toml::from_str(text).map_err(|e| {
@@ -234,48 +283,11 @@ pub fn parse(name: &str, text: &str) -> Result<Preset> {
     let mut percent = 0;
     let mut numbers = std::collections::BTreeSet::new();
     for (i, p) in raw.partition.iter().enumerate() {
-        let size = parse_size(&p.size).map_err(|e| {
-            Error::usage(
-                format!("preset '{name}', partition {}: {}", i + 1, e.problem),
-                e.fix,
-            )
-        })?;
-        resolve_type(&p.type_).map_err(|e| {
-            Error::usage(
-                format!("preset '{name}', partition {}: {}", i + 1, e.problem),
-                e.fix,
-            )
-        })?;
+        let size = check_partition(name, i, p, &mut numbers)?;
         match size {
             Size::Rest => rest += 1,
             Size::Percent(v) => percent += v,
             Size::Bytes(_) => {}
-        }
-        if let Some(n) = p.number {
-            if n == 0 || n > 128 || !numbers.insert(n) {
-                return Err(Error::usage(
-                    format!("preset '{name}': partition number {n} is invalid or used twice"),
-                    "give distinct numbers from 1 to 128, or leave `number` out",
-                ));
-            }
-        }
-        if p.name.contains('\0') {
-            return Err(Error::usage(
-                format!(
-                    "preset '{name}', partition {}: its name holds a NUL character, which ends a GPT name",
-                    i + 1
-                ),
-                "leave the NUL (\\u0000) out of the name",
-            ));
-        }
-        if p.name.encode_utf16().count() > 36 {
-            return Err(Error::usage(
-                format!(
-                    "preset '{name}': partition name '{}' is longer than 36 UTF-16 units",
-                    p.name.escape_debug()
-                ),
-                "GPT names hold at most 36 characters: shorten it",
-            ));
         }
         parts.push(PresetPartition {
             number: p.number,

@@ -129,6 +129,43 @@ fn check_header(bytes: &[u8], at: usize) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// Entry `i` (0-based) of the array: `None` when unused (a nil type GUID).
+fn entry(e: &[u8], i: usize, file: &str) -> Result<Option<Partition>> {
+    let ty = guid_at(e, 0);
+    if ty.is_nil() {
+        return Ok(None);
+    }
+    let type_code = ty.to_string().to_uppercase();
+    let units: Vec<u16> = e[56..128]
+        .chunks(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .take_while(|u| *u != 0)
+        .collect();
+    let (first, last) = (u64_at(e, 32), u64_at(e, 40));
+    if last < first {
+        return Err(Error::refused(
+            format!(
+                "{file}: entry {} ends (LBA {last}) before it starts (LBA {first}); nothing was written",
+                i + 1
+            ),
+            "use another backup",
+        ));
+    }
+    Ok(Some(Partition {
+        number: i as u32 + 1,
+        start: first,
+        size: last - first + 1,
+        type_name: gpt_type_name(&type_code).to_string(),
+        type_code,
+        uuid: Some(guid_at(e, 16).to_string().to_uppercase()),
+        name: Some(String::from_utf16_lossy(&units)),
+        kind: PartKind::Gpt,
+        attributes: u64_at(e, 48),
+        bootable: false,
+        ebr_lba: None,
+    }))
+}
+
 /// Reads an sgdisk backup (`file` names it in messages).
 pub fn parse(bytes: &[u8], file: &str) -> Result<SgdiskBackup> {
     if !looks_like(bytes) {
@@ -164,39 +201,9 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<SgdiskBackup> {
     let mut partitions = Vec::new();
     for i in 0..n as usize {
         let e = &bytes[PREFIX + i * 128..PREFIX + (i + 1) * 128];
-        let ty = guid_at(e, 0);
-        if ty.is_nil() {
-            continue;
+        if let Some(p) = entry(e, i, file)? {
+            partitions.push(p);
         }
-        let type_code = ty.to_string().to_uppercase();
-        let units: Vec<u16> = e[56..128]
-            .chunks(2)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
-            .take_while(|u| *u != 0)
-            .collect();
-        let (first, last) = (u64_at(e, 32), u64_at(e, 40));
-        if last < first {
-            return Err(Error::refused(
-                format!(
-                    "{file}: entry {} ends (LBA {last}) before it starts (LBA {first}); nothing was written",
-                    i + 1
-                ),
-                "use another backup",
-            ));
-        }
-        partitions.push(Partition {
-            number: i as u32 + 1,
-            start: first,
-            size: last - first + 1,
-            type_name: gpt_type_name(&type_code).to_string(),
-            type_code,
-            uuid: Some(guid_at(e, 16).to_string().to_uppercase()),
-            name: Some(String::from_utf16_lossy(&units)),
-            kind: PartKind::Gpt,
-            attributes: u64_at(e, 48),
-            bootable: false,
-            ebr_lba: None,
-        });
     }
     let hybrid_mbr = (0..4).any(|k| {
         let ty = bytes[446 + 16 * k + 4];
@@ -217,30 +224,35 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<SgdiskBackup> {
 }
 
 impl SgdiskBackup {
-    /// The table to write on a device of `total` sectors of `ss` bytes, with notes on what differs from the
-    /// disk the backup was made on.
-    pub fn table(&self, ss: u64, total: u64, file: &str) -> Result<(Table, Vec<String>)> {
-        let arr = (u64::from(self.entries) * 128).div_ceil(ss.max(1));
-        let mut notes = Vec::new();
-        // The file does not record its sector size; a disk of exactly the same bytes counted in the other
-        // sector size gives it away (its partitions would land at the wrong byte offsets).
+    /// The file does not record its sector size; a disk of exactly the same bytes counted in the other
+    /// sector size gives it away (its partitions would land at the wrong byte offsets).
+    fn check_sector_size(&self, ss: u64, total: u64, file: &str) -> Result<()> {
         let disk = self.last_lba.saturating_add(1);
         if let Some(other) = [512u64, 4096]
             .into_iter()
             .find(|o| *o != ss && disk.checked_mul(*o) == total.checked_mul(ss))
         {
             return Err(Error::refused(
-                format!(
-                    "{file} describes a disk of {disk} sectors, which is this device's size in {other}-byte sectors: \
-                     it was made on a disk with {other}-byte sectors and this one has {ss}-byte sectors (its \
-                     partitions would land at other byte offsets); nothing was written"
-                ),
-                format!(
-                    "restore it onto a disk with {other}-byte sectors (an image: `losetup -f --show --sector-size {other} IMAGE`), \
-                     or convert it through an sfdisk dump: `afdisk dump` of that disk, then `afdisk plan --from-sfdisk`"
-                ),
-            ));
+                    format!(
+                        "{file} describes a disk of {disk} sectors, which is this device's size in {other}-byte sectors: \
+                         it was made on a disk with {other}-byte sectors and this one has {ss}-byte sectors (its \
+                         partitions would land at other byte offsets); nothing was written"
+                    ),
+                    format!(
+                        "restore it onto a disk with {other}-byte sectors (an image: `losetup -f --show --sector-size {other} IMAGE`), \
+                         or convert it through an sfdisk dump: `afdisk dump` of that disk, then `afdisk plan --from-sfdisk`"
+                    ),
+                ));
         }
+        Ok(())
+    }
+
+    /// The table to write on a device of `total` sectors of `ss` bytes, with notes on what differs from the
+    /// disk the backup was made on.
+    pub fn table(&self, ss: u64, total: u64, file: &str) -> Result<(Table, Vec<String>)> {
+        let arr = (u64::from(self.entries) * 128).div_ceil(ss.max(1));
+        let mut notes = Vec::new();
+        self.check_sector_size(ss, total, file)?;
         if self.first_usable < 2 + arr
             || self.last_usable >= self.last_lba
             || self.first_usable > self.last_usable
