@@ -363,6 +363,14 @@ mod tests {
         let unknown_key = "[[partition]]\ntype='linux'\nsize='rest'\nsie='1'\n";
         assert!(parse("x", unknown_key).is_err());
         assert!(parse("x", "description='empty'\n").is_err());
+        let nul = "[[partition]]\nname=\"a\\u0000b\"\ntype='linux'\nsize='1MiB'\n";
+        assert!(parse("x", nul).unwrap_err().problem.contains("NUL"));
+        let many = "[[partition]]\ntype='linux'\nsize='64KiB'\n".repeat(129);
+        assert!(parse("x", &many)
+            .unwrap_err()
+            .problem
+            .contains("129 partitions"));
+        assert!(parse("x", &many[..many.len() / 129 * 128]).is_ok());
         let dup = "[[partition]]\nnumber=1\ntype='linux'\nsize='1MiB'\n[[partition]]\nnumber=1\ntype='linux'\nsize='rest'\n";
         assert!(parse("x", dup).is_err());
     }

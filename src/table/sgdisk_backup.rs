@@ -342,5 +342,11 @@ mod tests {
         let e = parse(&b[..1000], "x.bak").unwrap_err();
         assert!(e.problem.contains("truncated"), "{}", e.problem);
         assert!(!looks_like(&b[..519]));
+        // A damaged main header: the backup header's signature at byte 1024 still names the file.
+        b.resize(PREFIX, 0);
+        b[512..520].fill(0);
+        assert!(!looks_like(&b));
+        b[1024..1032].copy_from_slice(b"EFI PART");
+        assert!(looks_like(&b));
     }
 }
