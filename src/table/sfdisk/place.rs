@@ -6,15 +6,19 @@
 //! `grain:` (else the device's), in device sectors. Numbers are converted through bytes when the script's
 //! sector size is not the device's: a start with a unit is whole sectors rounded down, as sfdisk counts it.
 //!
-//! Where a line has no start: a GPT partition starts on the first grain after the previous line's partition
-//! (past partitions placed there) whose free space is at least a grain long; a dos primary the same, but where
-//! sfdisk would put it into an earlier free space afdisk refuses, naming both places; a logical partition's EBR
-//! takes the grain after the previous logical one and its data the grain after that. Where a line has no size
+//! Where a line has no start: a GPT partition starts on the first grain after the partition that ends last
+//! (past partitions placed there) whose free space is at least a grain long, else on the first such grain from
+//! the usable area's start; a dos primary on the first free grain after the previous line's partition (the
+//! first one on the device's grain, whatever the script's `grain:`), but where sfdisk would put it into an
+//! earlier free space afdisk refuses, naming both places; a logical partition's EBR
+//! takes the grain after the previous logical one (the first one's the extended partition's first grain) and its
+//! data the grain after that. Where a line has no size
 //! (or `+`): to the end of the free space, except at the end of a GPT's usable area, where it ends before the
 //! last grain boundary (before the last usable sector when none is after its start), as libfdisk ends it. A
 //! size with a unit ends where libfdisk ends it ([`libfdisk_size`]); a size in sectors is exact. A partition
 //! that starts inside one already placed, or whose size runs past its free space, is refused naming the line
-//! (sfdisk refuses the first; it shrinks the second to fit, which afdisk does not do unseen).
+//! (sfdisk refuses the first on a GPT and moves it past that partition on dos; it shrinks the second to fit:
+//! afdisk does neither unseen).
 
 use std::collections::BTreeMap;
 
@@ -43,6 +47,9 @@ struct Placer<'s> {
     grain: u64,
     /// The usable area (first and last sector).
     space: (u64, u64),
+    /// Where lines without a start begin: the usable area's first sector, for dos the device's first grain
+    /// (a script's `grain:` moves partitions, not where the first one starts by default, as in sfdisk).
+    first_default: u64,
     /// Partitions placed in the usable area (primary and extended ones), and logical ones, by start.
     primary: BTreeMap<u64, Placed>,
     logical: BTreeMap<u64, Placed>,
@@ -112,6 +119,10 @@ impl Script {
             round: t.round,
             grain: (grain_bytes / ss).max(1),
             space,
+            first_default: match label {
+                Label::Gpt => space.0,
+                Label::Dos => (t.grain / ss).max(1),
+            },
             primary: BTreeMap::new(),
             logical: BTreeMap::new(),
             ext: None,
@@ -254,10 +265,11 @@ impl Placer<'_> {
         let start = match given {
             Some(s) => s,
             None if logical => match self.prev_logical_end {
-                // The next logical partition's EBR takes the next grain, its data the one after (the first
-                // one's EBR is the extended partition's first sector), as sfdisk does.
+                // The next logical partition's EBR takes the next grain, its data the one after, as sfdisk
+                // does.
                 Some(x) => self.align_up(x + 1) + self.grain,
-                None => self.align_up(space.0),
+                // The first EBR on the first grain of the extended partition, its data on the next.
+                None => self.align_up(space.0 - 1) + self.grain,
             },
             None => self.default_start(e)?,
         };
@@ -298,8 +310,8 @@ impl Placer<'_> {
                 let slots_used = self.primary.len();
                 let next = self.align_up(
                     self.prev_end
-                        .map_or(self.space.0, |x| x + 1)
-                        .max(self.space.0),
+                        .map_or(self.first_default, |x| x + 1)
+                        .max(self.first_default),
                 );
                 slots_used >= 4 || next > self.space.1 || (a..=b).contains(&next)
             }
@@ -307,14 +319,36 @@ impl Placer<'_> {
         }
     }
 
-    /// The start of a primary (or GPT) line without one: the first grain after the previous line's partition,
-    /// past partitions placed there, whose free space is a grain long (GPT; see the module doc).
+    /// The start of a primary (or GPT) line without one (see the module doc): the first grain after the
+    /// previous line's partition (GPT: the partition that ends last), past partitions placed there, whose free
+    /// space is a grain long (a GPT's search starts again at the usable area's first grain when none is left
+    /// after it, as libfdisk's does).
     fn default_start(&self, e: &Entry) -> Result<u64> {
-        let (lo, hi) = self.space;
-        let mut cur = self.align_up(self.prev_end.map_or(lo, |x| x + 1).max(lo));
+        let lo = self.first_default;
+        let last = match self.label {
+            // libfdisk's GPT looks after the partition that ends last, not after the previous line's.
+            Label::Gpt => self.primary.values().map(|p| p.end).max(),
+            Label::Dos => self.prev_end,
+        };
+        let after = last.map_or(lo, |x| x + 1).max(lo);
+        if self.label == Label::Dos {
+            let found = self.first_free_from(self.align_up(after));
+            // sfdisk would look from the start of the disk: refused where that differs.
+            self.dos_earlier_gap(e, found.unwrap_or(self.space.1 + 1))?;
+            return found.ok_or_else(|| self.no_space(e, after));
+        }
+        self.first_free_from(self.align_up(after))
+            .or_else(|| self.first_free_from(self.align_up(lo)))
+            .ok_or_else(|| self.no_space(e, after))
+    }
+
+    /// The first grain from `cur` on that no partition holds and whose free space is a grain long (for dos,
+    /// any free sector on the grain).
+    fn first_free_from(&self, mut cur: u64) -> Option<u64> {
+        let hi = self.space.1;
         loop {
             if cur > hi {
-                return Err(self.no_space(e, cur));
+                return None;
             }
             if let Some((_, p)) = self
                 .primary
@@ -327,17 +361,10 @@ impl Placer<'_> {
             }
             let free_end = self.free_end(cur, false, hi);
             if self.label == Label::Dos || free_end - cur + 1 >= self.grain {
-                break;
+                return Some(cur);
             }
-            match self.primary.range(cur..).next() {
-                Some((_, p)) => cur = self.align_up(p.end + 1),
-                None => return Err(self.no_space(e, cur)),
-            }
+            cur = self.align_up(self.primary.range(cur..).next()?.1.end + 1);
         }
-        if self.label == Label::Dos {
-            self.dos_earlier_gap(e, cur)?;
-        }
-        Ok(cur)
     }
 
     fn no_space(&self, e: &Entry, at_sector: u64) -> Error {
@@ -361,20 +388,31 @@ impl Placer<'_> {
             Some(a) => self.to_dev(e.line, "size", a, false)?.max(1),
             None => 1,
         };
-        let mut cur = self.align_up(self.space.0);
+        let mut cur = self.align_up(self.first_default);
         for (a, p) in &self.primary {
             if cur >= after {
                 return Ok(());
             }
             if *a > cur && a - cur >= want {
+                let (ours, fix) = if after > self.space.1 {
+                    (
+                        "finds no free space after the previous line's partition".to_string(),
+                        String::new(),
+                    )
+                } else {
+                    (
+                        format!("would put it at sector {after}"),
+                        format!(", or start={after}"),
+                    )
+                };
                 return Err(at(
                     self.file,
                     e.line,
                     format!(
                         "this partition has no start: sfdisk would put it in the free space at sector {cur}, \
-                         before partitions already placed, where afdisk would put it at sector {after}"
+                         before partitions already placed, where afdisk {ours}"
                     ),
-                    &format!("give it a start: start={cur} to do as sfdisk does, or start={after}"),
+                    &format!("give it a start: start={cur} to do as sfdisk does{fix}"),
                 ));
             }
             cur = cur.max(self.align_up(p.end + 1));
@@ -398,9 +436,17 @@ impl Placer<'_> {
                 self.file,
                 e.line,
                 format!(
-                    "start={start} lies inside partition {} ({a}–{}) of line {} (sfdisk refuses it too: \"Failed \
-                     to add partition\")",
-                    p.number, p.end, p.line
+                    "start={start} lies inside partition {} ({a}–{}) of line {} ({})",
+                    p.number,
+                    p.end,
+                    p.line,
+                    match self.label {
+                        Label::Gpt => "sfdisk refuses it too: \"Failed to add partition\"".to_string(),
+                        Label::Dos => format!(
+                            "sfdisk would start it at sector {} instead, after that partition, unaligned",
+                            p.end + 1
+                        ),
+                    }
                 ),
                 "give a start in free space, or make the earlier partition smaller (a partition without size= \
                  takes all the free space after it)",
