@@ -208,6 +208,24 @@ fn edge_scripts_end_as_sfdisk_ends_them() {
             "label: gpt\nstart=2048, size=2100\nstart=6000, size=2048\nsize=1M\n",
             Want::Same,
         ),
+        // A GPT line without a start goes after the partition that ends last, else from the start.
+        (
+            None,
+            b,
+            "label: gpt\nstart=2048, size=1M\nstart=50000, size=1M\nstart=20000, size=1K\nsize=1M\n",
+            Want::Same,
+        ),
+        (None, b, "label: gpt\nstart=20480, size=1K\nstart=+\nsize=+\n", Want::Same),
+        // dos: the first default start is on the device's grain; the first logical one's EBR on the
+        // extended partition's first grain; a start inside a partition is not moved unseen.
+        (None, b, "label: dos\ngrain: 4K\nsize=5M\nsize=4096\n", Want::Same),
+        (None, b, "label: dos\nstart=2049, type=5\nsize=30000\n", Want::Same),
+        (
+            None,
+            b,
+            "label: dos\nstart=4095, size=120000\nstart=20M\n",
+            Want::Stricter("sfdisk would start it at sector 124095"),
+        ),
     ];
     for (i, (base, size, text, want)) in cases.iter().enumerate() {
         case(&sc, i, *base, *size, text.as_bytes(), *want);
