@@ -6,9 +6,9 @@
 //! `grain:` (else the device's), in device sectors. Numbers are converted through bytes when the script's
 //! sector size is not the device's: a start with a unit is whole sectors rounded down, as sfdisk counts it.
 //!
-//! Where a line has no start: a GPT partition starts on the first grain after the partition that ends last
-//! (past partitions placed there) whose free space is at least a grain long, else on the first such grain from
-//! the usable area's start; a dos primary on the first free grain after the previous line's partition (the
+//! Where a line has no start: a GPT partition starts on the first grain of the largest free space (libfdisk's
+//! `find_first_in_largest`; after the last partition for lines in disk order), refused when none is a grain
+//! long; a dos primary on the first free grain after the previous line's partition (the
 //! first one on the device's grain, whatever the script's `grain:`), but where sfdisk would put it into an
 //! earlier free space afdisk refuses, naming both places; a logical partition's EBR
 //! takes the grain after the previous logical one (the first one's the extended partition's first grain) and its
@@ -319,27 +319,44 @@ impl Placer<'_> {
         }
     }
 
-    /// The start of a primary (or GPT) line without one (see the module doc): the first grain after the
-    /// previous line's partition (GPT: the partition that ends last), past partitions placed there, whose free
-    /// space is a grain long (a GPT's search starts again at the usable area's first grain when none is left
-    /// after it, as libfdisk's does).
+    /// The start of a primary (or GPT) line without one (see the module doc): GPT, the first grain of the
+    /// largest free space; dos, the first free grain after the previous line's partition.
     fn default_start(&self, e: &Entry) -> Result<u64> {
         let lo = self.first_default;
-        let last = match self.label {
-            // libfdisk's GPT looks after the partition that ends last, not after the previous line's.
-            Label::Gpt => self.primary.values().map(|p| p.end).max(),
-            Label::Dos => self.prev_end,
-        };
-        let after = last.map_or(lo, |x| x + 1).max(lo);
-        if self.label == Label::Dos {
-            let found = self.first_free_from(self.align_up(after));
-            // sfdisk would look from the start of the disk: refused where that differs.
-            self.dos_earlier_gap(e, found.unwrap_or(self.space.1 + 1))?;
-            return found.ok_or_else(|| self.no_space(e, after));
+        if self.label == Label::Gpt {
+            return self.largest_free().ok_or_else(|| self.no_space(e, lo));
         }
-        self.first_free_from(self.align_up(after))
-            .or_else(|| self.first_free_from(self.align_up(lo)))
-            .ok_or_else(|| self.no_space(e, after))
+        let after = self.prev_end.map_or(lo, |x| x + 1).max(lo);
+        let found = self.first_free_from(self.align_up(after));
+        // sfdisk would look from the start of the disk: refused where that differs.
+        self.dos_earlier_gap(e, found.unwrap_or(self.space.1 + 1))?;
+        found.ok_or_else(|| self.no_space(e, after))
+    }
+
+    /// The first grain of the largest free space of the usable area (the first of equal ones), where libfdisk's
+    /// GPT puts a partition without a start; `None` when no free space is a grain long.
+    fn largest_free(&self) -> Option<u64> {
+        let (lo, hi) = (self.first_default, self.space.1);
+        // (first grain, length counted from the sector after the partition before it, as libfdisk counts it)
+        let mut best: Option<(u64, u64)> = None;
+        let mut consider = |raw: u64, to: u64| {
+            let from = self.align_up(raw);
+            if from <= to
+                && to - from + 1 >= self.grain
+                && best.is_none_or(|(_, n)| to - raw + 1 > n)
+            {
+                best = Some((from, to - raw + 1));
+            }
+        };
+        let mut cur = lo;
+        for (start, p) in &self.primary {
+            if *start > cur {
+                consider(cur, (*start - 1).min(hi));
+            }
+            cur = cur.max(p.end + 1);
+        }
+        consider(cur, hi);
+        best.map(|(at, _)| at)
     }
 
     /// The first grain from `cur` on that no partition holds and whose free space is a grain long (for dos,
@@ -674,6 +691,10 @@ fn libfdisk_size(
         return n;
     }
     let g = grain.max(1);
+    // A grain of one sector aligns nothing: the size is exact (sfdisk with `grain: 512` on 512-byte sectors).
+    if g == 1 {
+        return n;
+    }
     let in_range = |lba: u64, lo: u64, hi: u64| {
         let (lo, hi) = (lo.div_ceil(g) * g, hi / g * g);
         if lba > lo && lba < hi && lba - lo < g {
@@ -707,7 +728,9 @@ fn libfdisk_size(
         Label::Dos => {
             let mut stop = start.saturating_add(n).min(limit);
             if stop < limit && stop - start >= g {
-                stop = in_range(stop, start, limit);
+                // The range starts on the grain at or before the partition's start (a start off the grain
+                // still ends on the nearest grain: `start=2049, size=1.5M` ends at 6143, as sfdisk ends it).
+                stop = in_range(stop, start / g * g, limit);
                 if stop > start {
                     stop -= 1;
                 }
