@@ -208,7 +208,7 @@ fn edge_scripts_end_as_sfdisk_ends_them() {
             "label: gpt\nstart=2048, size=2100\nstart=6000, size=2048\nsize=1M\n",
             Want::Same,
         ),
-        // A GPT line without a start goes after the partition that ends last, else from the start.
+        // A GPT line without a start goes after the last partition, else from the start ...
         (
             None,
             b,
@@ -216,6 +216,12 @@ fn edge_scripts_end_as_sfdisk_ends_them() {
             Want::Same,
         ),
         (None, b, "label: gpt\nstart=20480, size=1K\nstart=+\nsize=+\n", Want::Same),
+        // ... and, placed out of order, into the largest free space (libfdisk's find_first_in_largest).
+        (None, b, "label: gpt\nstart=3M, size=10M\nstart=65536, size=1M\ntype=L\n", Want::Same),
+        (None, b, "label: gpt\nstart=5M, size=600K\nstart=10M, size=1M\ntype=L\ntype=L\n", Want::Same),
+        // Sizes with a unit from a start off the grain; a one-sector grain leaves sizes exact.
+        (None, b, "label: dos\nstart=2049, size=1.5M, type=7\nstart=20M, size=20480\n", Want::Same),
+        (None, b, "label: gpt\ngrain: 512\nstart=30000, size=2M\nsize=4095\n", Want::Same),
         // dos: the first default start is on the device's grain; the first logical one's EBR on the
         // extended partition's first grain; a start inside a partition is not moved unseen.
         (None, b, "label: dos\ngrain: 4K\nsize=5M\nsize=4096\n", Want::Same),
