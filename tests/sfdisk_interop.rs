@@ -619,7 +619,7 @@ fn bad_scripts_are_refused_with_the_line_and_nothing_is_written() {
         ),
         (
             "label: gpt\n\n# c\nstart=2048, size=4096\nstart=4000, size=4096\n",
-            "overlap",
+            "line 5: start=4000 lies inside partition 1 (2048–6143) of line 4",
         ),
         (
             "label: dos\nstart=2048, size=100, type=zz\n",

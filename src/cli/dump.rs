@@ -42,9 +42,12 @@ fn dump_text(target: &Path, g: &GeometryArgs) -> Result<String> {
     Ok(sfdisk::dump(t, &scan.partitions, &target.to_string_lossy()))
 }
 
-/// The plan that writes the layout of the sfdisk script `script` onto `opened`.
+/// The plan that writes the layout of the sfdisk script `script` onto `opened`. The script is read line by line
+/// (`sfdisk::parse_reader`): its size does not bound the memory used. A script that asks for nothing (no
+/// `label:` and no partition line: an empty file, say a failed `afdisk dump > FILE`) changes nothing, as sfdisk
+/// leaves the table as it is for it.
 pub fn plan_from_sfdisk(opened: &Opened, script: &Path, a: &PlanArgs) -> Result<Plan> {
-    let text = std::fs::read(script).map_err(|e| {
+    let file = std::fs::File::open(script).map_err(|e| {
         Error::from_file_io(
             "read the sfdisk script",
             script,
@@ -52,14 +55,11 @@ pub fn plan_from_sfdisk(opened: &Opened, script: &Path, a: &PlanArgs) -> Result<
             "check the path (a script is what `sfdisk -d` or `afdisk dump` prints)",
         )
     })?;
-    let text = String::from_utf8(text).map_err(|_| {
-        Error::usage(
-            format!("{} is not a text file", script.display()),
-            "give an sfdisk script (what `sfdisk -d` prints)",
-        )
-    })?;
     let name = script.to_string_lossy().into_owned();
-    let sc = sfdisk::parse(&text, &name)?;
+    let sc = sfdisk::parse_reader(std::io::BufReader::new(file), &name)?;
+    if sc.changes_nothing() {
+        return unchanged(opened, &name);
+    }
     let info = &opened.info;
     let ss = info.logical_sector_size;
     let scan = table::scan(&opened.source(), ss);
@@ -89,4 +89,32 @@ pub fn plan_from_sfdisk(opened: &Opened, script: &Path, a: &PlanArgs) -> Result<
         plan = plan.sealed();
     }
     Ok(plan)
+}
+
+/// The plan for a script that asks for nothing: the disk's own layout, so nothing is written; refused on a disk
+/// without a table (sfdisk exits 1 there, writing nothing).
+fn unchanged(opened: &Opened, name: &str) -> Result<Plan> {
+    let ss = opened.info.logical_sector_size;
+    let scan = table::scan(&opened.source(), ss);
+    let Some(layout) = Layout::from_scan(&scan) else {
+        return Err(Error::usage(
+            format!(
+                "the sfdisk script {name} has no label: line and no partition line, and the disk holds no table: \
+                 there is nothing to write (sfdisk writes nothing either)"
+            ),
+            "give a script with a label: line (what `sfdisk -d` or `afdisk dump` prints of a disk)",
+        ));
+    };
+    let req = CustomRequest {
+        origin: format!("sfdisk script {name}"),
+        ..Default::default()
+    };
+    let mut plan = custom::make(opened, &layout, &req)?;
+    plan.notes.insert(
+        1.min(plan.notes.len()),
+        "the script has no label: line and no partition line (an empty script): as sfdisk, afdisk keeps the \
+         table as it is"
+            .to_string(),
+    );
+    Ok(plan.sealed())
 }

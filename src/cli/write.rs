@@ -246,10 +246,10 @@ fn sfdisk_script_instead(file: &Path) -> Option<Error> {
     })
 }
 
-/// The bytes of `file` when it is a (bounded, regular) sgdisk backup; `None` sends it to afdisk's own reader.
+/// The bytes of `file` when it is a regular file that is an sgdisk backup (its head only, up to the largest
+/// array: trailing bytes are ignored as sgdisk ignores them); `None` sends it to afdisk's own reader.
 fn sgdisk_backup_bytes(file: &Path) -> Option<Vec<u8>> {
-    let bytes = small_regular_file(file)?;
-    afdisk::table::sgdisk_backup::looks_like(&bytes).then_some(bytes)
+    afdisk::table::sgdisk_backup::read_head(file)
 }
 
 /// The bytes of `file` when it is a regular file of at most 1 MiB; `None` otherwise. One open, checked on the

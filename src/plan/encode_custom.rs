@@ -66,12 +66,15 @@ pub(super) fn encode_into(
                 })
                 .collect();
             zero(ov, 1, 1);
+            let mut headers = vec![1];
             for (my, from, arr) in copies {
                 if from.saturating_add(arr) <= total && my < total {
                     zero(ov, from, from + arr - 1);
                     zero(ov, my, my);
+                    headers.push(my);
                 }
             }
+            erase_old_gpt_headers(ov, ss, o, new, &headers)?;
         }
         let keep = ebrs(new);
         for e in ebrs(o).difference(&keep) {
@@ -198,6 +201,55 @@ pub(super) fn encode_into(
     Ok(())
 }
 
+/// The old GPT's headers (at `lbas`) that lie inside a new partition and so were not zeroed: their signature
+/// is erased, as libfdisk (sfdisk) and wipefs erase it when a dos table replaces a GPT, so that no reader finds
+/// the old GPT behind the new table. A partition whose data the mover brings there (marked as moving in `old`)
+/// is refused instead: the erasure would land on its data.
+fn erase_old_gpt_headers(
+    ov: &mut Overlay,
+    ss: u64,
+    old: &Layout,
+    new: &Layout,
+    lbas: &[u64],
+) -> Result<()> {
+    for &lba in lbas {
+        let Some(p) = new
+            .partitions
+            .iter()
+            .find(|p| p.kind != PartKind::Extended && p.start <= lba && lba <= p.end())
+        else {
+            continue;
+        };
+        if table::gpt::read_copy(ov, ss, lba).is_err() {
+            continue;
+        }
+        let moving = old
+            .partitions
+            .iter()
+            .any(|q| q.number == p.number && crate::mover::is_moving_type(&q.type_code));
+        if moving {
+            return Err(Error::refused(
+                format!(
+                    "partition {} would be moved over the old GPT header at sector {lba}, which must be erased \
+                     so that no reader finds the old GPT; nothing was written",
+                    p.number
+                ),
+                "leave that sector outside the moved partition, or convert the table in two steps (delete the \
+                 partition, then create it)",
+            ));
+        }
+        let mut sector = ov.read_vec(lba * ss, ss as usize).map_err(|e| {
+            Error::io(
+                format!("cannot read sector {lba}: {e}"),
+                "check the disk (dmesg)",
+            )
+        })?;
+        sector[..8].fill(0);
+        ov.put(lba, sector);
+    }
+    Ok(())
+}
+
 /// Phase and description of a sector a custom plan changes (see the write order in the module doc).
 pub(super) fn classify(new: &Layout, old: Option<&Layout>, lba: u64, total: u64) -> (u32, String) {
     let (first, last) = (new.table.first_usable, new.table.last_usable);
@@ -222,6 +274,13 @@ pub(super) fn classify(new: &Layout, old: Option<&Layout>, lba: u64, total: u64)
                 (2, "MBR".into())
             } else if let Some(p) = new.partitions.iter().find(|p| p.ebr_lba == Some(lba)) {
                 (1, format!("EBR of partition {}", p.number))
+            } else if new
+                .partitions
+                .iter()
+                .any(|p| p.start <= lba && lba <= p.end())
+                && old.is_some_and(|o| o.table.label == Label::Gpt)
+            {
+                (1, "old GPT header (signature erased)".into())
             } else if lba == 1 && old.is_some_and(|o| o.table.label == Label::Gpt) {
                 (1, "old primary GPT header (zeroed)".into())
             } else {

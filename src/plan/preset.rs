@@ -205,6 +205,55 @@ pub fn resolve_type(spec: &str) -> Result<(Option<String>, Option<u8>)> {
     ))
 }
 
+/// Checks partition `i` (0-based) of preset `name`: its size, type, number (not in `numbers` yet) and name;
+/// its size.
+fn check_partition(
+    name: &str,
+    i: usize,
+    p: &RawPartition,
+    numbers: &mut std::collections::BTreeSet<u32>,
+) -> Result<Size> {
+    let size = parse_size(&p.size).map_err(|e| {
+        Error::usage(
+            format!("preset '{name}', partition {}: {}", i + 1, e.problem),
+            e.fix,
+        )
+    })?;
+    resolve_type(&p.type_).map_err(|e| {
+        Error::usage(
+            format!("preset '{name}', partition {}: {}", i + 1, e.problem),
+            e.fix,
+        )
+    })?;
+    if let Some(n) = p.number {
+        if n == 0 || n > 128 || !numbers.insert(n) {
+            return Err(Error::usage(
+                format!("preset '{name}': partition number {n} is invalid or used twice"),
+                "give distinct numbers from 1 to 128, or leave `number` out",
+            ));
+        }
+    }
+    if p.name.contains('\0') {
+        return Err(Error::usage(
+            format!(
+                "preset '{name}', partition {}: its name holds a NUL character, which ends a GPT name",
+                i + 1
+            ),
+            "leave the NUL (\\u0000) out of the name",
+        ));
+    }
+    if p.name.encode_utf16().count() > 36 {
+        return Err(Error::usage(
+            format!(
+                "preset '{name}': partition name '{}' is longer than 36 UTF-16 units",
+                p.name.escape_debug()
+            ),
+            "GPT names hold at most 36 characters: shorten it",
+        ));
+    }
+    Ok(size)
+}
+
 /// Parses and validates a preset's TOML text.
 pub fn parse(name: &str, text: &str) -> Result<Preset> {
     let raw: RawPreset = toml::from_str(text).map_err(|e| {
@@ -219,44 +268,26 @@ pub fn parse(name: &str, text: &str) -> Result<Preset> {
             "add at least one [[partition]] with type and size",
         ));
     }
+    // A GPT holds 128 partitions (a dos table fewer; `layout::fresh` says so for the table chosen).
+    if raw.partition.len() > 128 {
+        return Err(Error::usage(
+            format!(
+                "preset '{name}' has {} partitions; a GPT holds at most 128",
+                raw.partition.len()
+            ),
+            "give at most 128 [[partition]] entries",
+        ));
+    }
     let mut parts = Vec::new();
     let mut rest = 0;
     let mut percent = 0;
     let mut numbers = std::collections::BTreeSet::new();
     for (i, p) in raw.partition.iter().enumerate() {
-        let size = parse_size(&p.size).map_err(|e| {
-            Error::usage(
-                format!("preset '{name}', partition {}: {}", i + 1, e.problem),
-                e.fix,
-            )
-        })?;
-        resolve_type(&p.type_).map_err(|e| {
-            Error::usage(
-                format!("preset '{name}', partition {}: {}", i + 1, e.problem),
-                e.fix,
-            )
-        })?;
+        let size = check_partition(name, i, p, &mut numbers)?;
         match size {
             Size::Rest => rest += 1,
             Size::Percent(v) => percent += v,
             Size::Bytes(_) => {}
-        }
-        if let Some(n) = p.number {
-            if n == 0 || n > 128 || !numbers.insert(n) {
-                return Err(Error::usage(
-                    format!("preset '{name}': partition number {n} is invalid or used twice"),
-                    "give distinct numbers from 1 to 128, or leave `number` out",
-                ));
-            }
-        }
-        if p.name.encode_utf16().count() > 36 {
-            return Err(Error::usage(
-                format!(
-                    "preset '{name}': partition name '{}' is longer than 36 UTF-16 units",
-                    p.name
-                ),
-                "GPT names hold at most 36 characters: shorten it",
-            ));
         }
         parts.push(PresetPartition {
             number: p.number,
@@ -332,6 +363,14 @@ mod tests {
         let unknown_key = "[[partition]]\ntype='linux'\nsize='rest'\nsie='1'\n";
         assert!(parse("x", unknown_key).is_err());
         assert!(parse("x", "description='empty'\n").is_err());
+        let nul = "[[partition]]\nname=\"a\\u0000b\"\ntype='linux'\nsize='1MiB'\n";
+        assert!(parse("x", nul).unwrap_err().problem.contains("NUL"));
+        let many = "[[partition]]\ntype='linux'\nsize='64KiB'\n".repeat(129);
+        assert!(parse("x", &many)
+            .unwrap_err()
+            .problem
+            .contains("129 partitions"));
+        assert!(parse("x", &many[..many.len() / 129 * 128]).is_ok());
         let dup = "[[partition]]\nnumber=1\ntype='linux'\nsize='1MiB'\n[[partition]]\nnumber=1\ntype='linux'\nsize='rest'\n";
         assert!(parse("x", dup).is_err());
     }

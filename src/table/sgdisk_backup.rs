@@ -7,8 +7,9 @@
 //! size, so the file does not record it: its LBAs are read in the target device's sectors, and a backup whose
 //! geometry does not fit them is refused, as is one whose disk has exactly this device's bytes counted in the
 //! other sector size (512 ↔ 4096: made on the other kind of disk; `sgdisk --load-backup` would put its
-//! partitions at the wrong byte offsets). A header is used when its signature, size and CRC, its entry size
-//! (128) and its array's CRC check out (the main one, else the backup one). Restoring onto a larger disk moves
+//! partitions at the wrong byte offsets). A header is used when its signature, revision (1.0), size and CRC,
+//! its entry size (128) and its array's CRC check out (the main one, else the backup one, as sgdisk does);
+//! bytes after the array are ignored. Restoring onto a larger disk moves
 //! the backup GPT to the end and lets the usable area grow to it, as `sgdisk --load-backup` does; a smaller disk
 //! is refused. A file whose MBR is a hybrid is refused (afdisk writes only protective MBRs; `sgdisk --load-backup`
 //! writes the hybrid back).
@@ -36,9 +37,35 @@ pub struct SgdiskBackup {
     pub header: &'static str,
 }
 
-/// Whether `bytes` look like an sgdisk backup (an MBR signature, then a GPT header signature).
+/// The most of a file that [`parse`] reads: the prefix and the largest array it accepts (4096 entries). Bytes
+/// after it are ignored, as `sgdisk --load-backup` ignores them.
+pub const MAX_READ: usize = PREFIX + 4096 * 128;
+
+/// Whether `bytes` look like an sgdisk backup: an MBR signature, then a GPT header signature in the main header
+/// (byte 512) or, when that one is damaged, in the backup header (byte 1024), from which `sgdisk --load-backup`
+/// restores too.
 pub fn looks_like(bytes: &[u8]) -> bool {
-    bytes.len() >= 520 && bytes[510..512] == [0x55, 0xAA] && &bytes[512..520] == b"EFI PART"
+    let sig = |at: usize| bytes.get(at..at + 8) == Some(b"EFI PART".as_slice());
+    bytes.get(510..512) == Some([0x55, 0xAA].as_slice()) && (sig(512) || sig(1024))
+}
+
+/// The first [`MAX_READ`] bytes of `file` when it is a regular file that [`looks_like`] an sgdisk backup,
+/// whatever its length (trailing bytes are never read); `None` otherwise. One open, checked on the handle (a
+/// FIFO or a device is never read here).
+pub fn read_head(file: &std::path::Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_CLOEXEC)
+        .open(file)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_READ as u64).read_to_end(&mut bytes).ok()?;
+    looks_like(&bytes).then_some(bytes)
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -64,6 +91,13 @@ fn check_header(bytes: &[u8], at: usize) -> std::result::Result<(), String> {
     let h = &bytes[at..at + 512];
     if &h[..8] != b"EFI PART" {
         return Err("no GPT header signature".into());
+    }
+    // gdisk's CheckHeaderValidity: only revision 1.0 is read ("Unsupported GPT version").
+    if u32_at(h, 8) != 0x0001_0000 {
+        return Err(format!(
+            "GPT revision {:#010x} (sgdisk reads only 0x00010000)",
+            u32_at(h, 8)
+        ));
     }
     let size = u32_at(h, 12) as usize;
     if !(92..=512).contains(&size) {
@@ -93,6 +127,43 @@ fn check_header(bytes: &[u8], at: usize) -> std::result::Result<(), String> {
         return Err("partition array CRC mismatch".into());
     }
     Ok(())
+}
+
+/// Entry `i` (0-based) of the array: `None` when unused (a nil type GUID).
+fn entry(e: &[u8], i: usize, file: &str) -> Result<Option<Partition>> {
+    let ty = guid_at(e, 0);
+    if ty.is_nil() {
+        return Ok(None);
+    }
+    let type_code = ty.to_string().to_uppercase();
+    let units: Vec<u16> = e[56..128]
+        .chunks(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .take_while(|u| *u != 0)
+        .collect();
+    let (first, last) = (u64_at(e, 32), u64_at(e, 40));
+    if last < first {
+        return Err(Error::refused(
+            format!(
+                "{file}: entry {} ends (LBA {last}) before it starts (LBA {first}); nothing was written",
+                i + 1
+            ),
+            "use another backup",
+        ));
+    }
+    Ok(Some(Partition {
+        number: i as u32 + 1,
+        start: first,
+        size: last - first + 1,
+        type_name: gpt_type_name(&type_code).to_string(),
+        type_code,
+        uuid: Some(guid_at(e, 16).to_string().to_uppercase()),
+        name: Some(String::from_utf16_lossy(&units)),
+        kind: PartKind::Gpt,
+        attributes: u64_at(e, 48),
+        bootable: false,
+        ebr_lba: None,
+    }))
 }
 
 /// Reads an sgdisk backup (`file` names it in messages).
@@ -130,39 +201,9 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<SgdiskBackup> {
     let mut partitions = Vec::new();
     for i in 0..n as usize {
         let e = &bytes[PREFIX + i * 128..PREFIX + (i + 1) * 128];
-        let ty = guid_at(e, 0);
-        if ty.is_nil() {
-            continue;
+        if let Some(p) = entry(e, i, file)? {
+            partitions.push(p);
         }
-        let type_code = ty.to_string().to_uppercase();
-        let units: Vec<u16> = e[56..128]
-            .chunks(2)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
-            .take_while(|u| *u != 0)
-            .collect();
-        let (first, last) = (u64_at(e, 32), u64_at(e, 40));
-        if last < first {
-            return Err(Error::refused(
-                format!(
-                    "{file}: entry {} ends (LBA {last}) before it starts (LBA {first}); nothing was written",
-                    i + 1
-                ),
-                "use another backup",
-            ));
-        }
-        partitions.push(Partition {
-            number: i as u32 + 1,
-            start: first,
-            size: last - first + 1,
-            type_name: gpt_type_name(&type_code).to_string(),
-            type_code,
-            uuid: Some(guid_at(e, 16).to_string().to_uppercase()),
-            name: Some(String::from_utf16_lossy(&units)),
-            kind: PartKind::Gpt,
-            attributes: u64_at(e, 48),
-            bootable: false,
-            ebr_lba: None,
-        });
     }
     let hybrid_mbr = (0..4).any(|k| {
         let ty = bytes[446 + 16 * k + 4];
@@ -183,30 +224,35 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<SgdiskBackup> {
 }
 
 impl SgdiskBackup {
-    /// The table to write on a device of `total` sectors of `ss` bytes, with notes on what differs from the
-    /// disk the backup was made on.
-    pub fn table(&self, ss: u64, total: u64, file: &str) -> Result<(Table, Vec<String>)> {
-        let arr = (u64::from(self.entries) * 128).div_ceil(ss.max(1));
-        let mut notes = Vec::new();
-        // The file does not record its sector size; a disk of exactly the same bytes counted in the other
-        // sector size gives it away (its partitions would land at the wrong byte offsets).
+    /// The file does not record its sector size; a disk of exactly the same bytes counted in the other
+    /// sector size gives it away (its partitions would land at the wrong byte offsets).
+    fn check_sector_size(&self, ss: u64, total: u64, file: &str) -> Result<()> {
         let disk = self.last_lba.saturating_add(1);
         if let Some(other) = [512u64, 4096]
             .into_iter()
             .find(|o| *o != ss && disk.checked_mul(*o) == total.checked_mul(ss))
         {
             return Err(Error::refused(
-                format!(
-                    "{file} describes a disk of {disk} sectors, which is this device's size in {other}-byte sectors: \
-                     it was made on a disk with {other}-byte sectors and this one has {ss}-byte sectors (its \
-                     partitions would land at other byte offsets); nothing was written"
-                ),
-                format!(
-                    "restore it onto a disk with {other}-byte sectors (an image: `losetup -f --show --sector-size {other} IMAGE`), \
-                     or convert it through an sfdisk dump: `afdisk dump` of that disk, then `afdisk plan --from-sfdisk`"
-                ),
-            ));
+                    format!(
+                        "{file} describes a disk of {disk} sectors, which is this device's size in {other}-byte sectors: \
+                         it was made on a disk with {other}-byte sectors and this one has {ss}-byte sectors (its \
+                         partitions would land at other byte offsets); nothing was written"
+                    ),
+                    format!(
+                        "restore it onto a disk with {other}-byte sectors (an image: `losetup -f --show --sector-size {other} IMAGE`), \
+                         or convert it through an sfdisk dump: `afdisk dump` of that disk, then `afdisk plan --from-sfdisk`"
+                    ),
+                ));
         }
+        Ok(())
+    }
+
+    /// The table to write on a device of `total` sectors of `ss` bytes, with notes on what differs from the
+    /// disk the backup was made on.
+    pub fn table(&self, ss: u64, total: u64, file: &str) -> Result<(Table, Vec<String>)> {
+        let arr = (u64::from(self.entries) * 128).div_ceil(ss.max(1));
+        let mut notes = Vec::new();
+        self.check_sector_size(ss, total, file)?;
         if self.first_usable < 2 + arr
             || self.last_usable >= self.last_lba
             || self.first_usable > self.last_usable
@@ -296,5 +342,11 @@ mod tests {
         let e = parse(&b[..1000], "x.bak").unwrap_err();
         assert!(e.problem.contains("truncated"), "{}", e.problem);
         assert!(!looks_like(&b[..519]));
+        // A damaged main header: the backup header's signature at byte 1024 still names the file.
+        b.resize(PREFIX, 0);
+        b[512..520].fill(0);
+        assert!(!looks_like(&b));
+        b[1024..1032].copy_from_slice(b"EFI PART");
+        assert!(looks_like(&b));
     }
 }
