@@ -22,6 +22,7 @@ mod page;
 mod plan;
 mod plan_view;
 mod sector_size;
+mod term_size;
 mod view;
 mod work;
 
@@ -151,7 +152,17 @@ const FIRST_FRAME_WAIT: Duration = Duration::from_millis(50);
 
 /// Runs the UI on `target` (disk view) or on the device list. Returns the process exit code.
 pub fn run(target: Option<PathBuf>, opts: InspectOptions) -> i32 {
-    run_session(target, opts, Session::default())
+    let banner = std::env::var("AFDISK_BANNER")
+        .ok()
+        .filter(|b| !b.is_empty()); // the rescue image's
+    run_session(
+        target,
+        opts,
+        Session {
+            banner,
+            ..Session::default()
+        },
+    )
 }
 
 /// What a UI session other than the plain one sets: the demo's (`afdisk demo`) lists only its sample disks,
@@ -187,6 +198,7 @@ pub fn run_session(target: Option<PathBuf>, opts: InspectOptions, session: Sessi
             job::spawn(work::ProbeList(session.disks), &env, tx.clone());
         }
     }
+    term_size::ensure(); // a serial console's 0x0 window: ask the terminal, else 80x24
     let mut terminal = ratatui::init();
     spawn_input(tx.clone());
     let mut code = 0;
