@@ -99,7 +99,8 @@ cp "$KERNEL" "$TREE/boot/vmlinuz"
 (cd "$ROOT" && find . -mindepth 1 -print0 | LC_ALL=C sort -z | cpio --null -o -H newc -R 0:0 --quiet) |
     zstd -q -19 -T0 > "$TREE/boot/initrd.img"
 
-# 5. The hybrid image: MBR only (p1 the ISO, p2 a copy of GRUB's EFI image, p3 the FAT data partition).
+# 5. The hybrid image: MBR only (p1 the ISO, p2 a copy of GRUB's EFI image, p3 the FAT data partition), the
+#    partitions on 1 MiB boundaries (cylinders of 64 heads x 32 sectors).
 truncate -s "$DATA_SIZE" "$WORK/data.img"
 mkfs.fat -n AFDATA "$WORK/data.img" >/dev/null
 mmd -i "$WORK/data.img" ::/afdisk ::/afdisk/backups
@@ -110,6 +111,7 @@ rm -f "$ISO"
 xorriso -as mkisofs -r -V AFDISK_LIVE --modification-date="${LIVE_ID//-/}" -o "$ISO" \
     -b boot/grub/i386-pc/eltorito.img -no-emul-boot -boot-load-size 4 -boot-info-table --grub2-boot-info \
     --grub2-mbr /usr/lib/grub/i386-pc/boot_hybrid.img -partition_offset 16 \
+    -partition_cyl_align all -partition_hd_cyl 64 -partition_sec_hd 32 \
     -eltorito-alt-boot -e efi.img -no-emul-boot \
     -append_partition 2 0xef "$TREE/efi.img" -append_partition 3 0x0c "$WORK/data.img" \
     "$TREE" >"$WORK/xorriso.log" 2>&1 || { cat "$WORK/xorriso.log" >&2; die "xorriso failed"; }
