@@ -119,7 +119,7 @@ got=$(blkid -p -s UUID -o value "$ISO")
 [[ $got == "$LIVE_ID" ]] || die "the ISO's UUID is '$got', not the live id '$LIVE_ID'"
 
 # 6. Sizes by part.
-sz() { du -sb --apparent-size "$@" | awk '{ s += $1 } END { print s + 0 }'; }
+sz() { du -sb --apparent-size "$@" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
 {
     printf 'iso %s\n' "$(stat -c %s "$ISO")"
     printf 'kernel %s\n' "$(stat -c %s "$TREE/boot/vmlinuz")"
