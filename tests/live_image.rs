@@ -238,7 +238,7 @@ impl Vm {
     }
 
     /// Quits afdisk (q) and opens the console wrapper's shell (s).
-    fn to_shell(&mut self) {
+    fn open_shell(&mut self) {
         self.keys(&["q"]);
         self.wait_log("afdisk exited");
         self.keys(&["s", "Enter"]);
@@ -346,7 +346,7 @@ fn bios_usb_realign_backup_survives_reboot() {
     let screen = vm.boot_to_list();
     check_list(&screen, true);
     assert!(screen.contains("kept across reboots"), "{screen}");
-    vm.to_shell();
+    vm.open_shell();
     let env = vm
         .sh_ok("echo boot=$AFDISK_LIVE_BOOT_DEV data=$AFDISK_LIVE_DATA_DEV dir=$AFDISK_BACKUP_DIR");
     assert!(env.contains("dir=/media/afdata/afdisk/backups"), "{env}");
@@ -420,7 +420,7 @@ fn bios_usb_realign_backup_survives_reboot() {
     vm.keys(&["Enter"]);
     let screen = vm.boot_to_list();
     check_list(&screen, true);
-    vm.to_shell();
+    vm.open_shell();
     let again = vm.sh_ok("ls $AFDISK_BACKUP_DIR");
     assert!(
         again.contains(&backup),
@@ -449,7 +449,7 @@ fn uefi_cd_lists_drives_and_warns_backups_are_in_ram() {
     let screen = vm.boot_to_list();
     check_list(&screen, false);
     assert!(screen.contains("vanish at power-off"), "{screen}");
-    vm.to_shell();
+    vm.open_shell();
     let env = vm.sh_ok("echo boot=$AFDISK_LIVE_BOOT_DEV dir=$AFDISK_BACKUP_DIR; afdisk list");
     assert!(env.contains("boot=/dev/sr0"), "{env}");
     assert!(env.contains("dir=/run/afdisk/backups"), "{env}");
