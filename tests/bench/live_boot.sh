@@ -32,7 +32,7 @@ iso=$(stat -c %s "$ISO")
 kernel=$(stat -c %s "$WORK/boot/vmlinuz")
 initrd=$(stat -c %s "$WORK/boot/initrd.img")
 grub=$(( $(bytes "$WORK/boot/grub") + $(stat -c %s "$WORK/efi.img") ))
-(cd "$WORK/root" && ls -d usr/sbin usr/local/sbin lib/x86_64-linux-gnu usr/lib lib64 2>/dev/null) > "$WORK/tools.list"
+(cd "$WORK/root" && ls -d usr/sbin usr/local/sbin lib/x86_64-linux-gnu usr/lib lib64 2>/dev/null || true) > "$WORK/tools.list"
 mapfile -t TOOLS < "$WORK/tools.list"
 echo "== size by part (MB = 10^6 bytes) =="
 printf '%-28s %10s %12s\n' part raw "zstd -19"
