@@ -138,5 +138,7 @@ sz() { du -sb --apparent-size "$@" 2>/dev/null | awk '{ s += $1 } END { print s 
     printf 'afdisk %s\n' "$("$AFDISK" --version 2>/dev/null || echo unknown)"
     printf 'vendor_tools %s\n' "$(cat "$WORK/vendor-tools.txt" 2>/dev/null | tr '\n' ' ')"
 } > "$OUTDIR/build-info.txt"
+(( $(stat -c %s "$ISO") <= 48 * 1024 * 1024 )) ||
+    note "warning: $ISO is larger than the 48 MiB budget (see $OUTDIR/sizes.txt)"
 rm -rf "$WORK"
 note "built $ISO ($(stat -c %s "$ISO") bytes, live id $LIVE_ID) in $(( $(date +%s) - START ))s"
