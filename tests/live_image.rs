@@ -24,7 +24,11 @@ fn root() -> PathBuf {
 }
 
 fn skip() -> bool {
-    std::env::var_os("AFDISK_TEST_NO_LIVE").is_some_and(|v| v == "1")
+    let skip = std::env::var_os("AFDISK_TEST_NO_LIVE").is_some_and(|v| v == "1");
+    if skip {
+        eprintln!("live_image: skipped (AFDISK_TEST_NO_LIVE=1)");
+    }
+    skip
 }
 
 fn run_ok(cmd: &mut Command) -> String {
@@ -318,35 +322,27 @@ fn dev_of(model: &str) -> String {
     )
 }
 
-/// The most important path: BIOS, booted from the stick. afdisk lists the drives and not the stick as a target;
-/// the vendor tools are on PATH; a realign on the SCSI 512e disk is applied with its backup on the stick's FAT
-/// partition; after a reboot the backup is still there and restoring it gives back the table's bytes.
-#[test]
-fn bios_usb_realign_backup_survives_reboot() {
-    if skip() {
-        return;
-    }
-    let mut vm = Vm::start("bios-usb", "bios", "usb", |dir| {
-        let img = dir.join("scsi512e.img");
-        let f = std::fs::File::create(&img).expect("create the SCSI image");
-        f.set_len(256 << 20).expect("size the SCSI image");
-        let mut c = Command::new("sfdisk");
-        c.args(["-q", "--no-reread"]).arg(&img);
-        c.stdin(std::process::Stdio::piped());
-        let mut child = c.spawn().expect("run sfdisk");
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .expect("sfdisk's stdin")
-            .write_all(b"label: dos\nstart=63, size=100000, type=83\n")
-            .expect("write sfdisk's script");
-        assert!(child.wait().expect("sfdisk").success(), "sfdisk failed");
-    });
-    let screen = vm.boot_to_list();
-    check_list(&screen, true);
-    assert!(screen.contains("kept across reboots"), "{screen}");
-    vm.open_shell();
+/// Host: the SCSI 512e drive starts with an MBR whose one partition starts at sector 63 (misaligned).
+fn misaligned_scsi_disk(dir: &Path) {
+    let img = dir.join("scsi512e.img");
+    let f = std::fs::File::create(&img).expect("create the SCSI image");
+    f.set_len(256 << 20).expect("size the SCSI image");
+    let mut c = Command::new("sfdisk");
+    c.args(["-q", "--no-reread"]).arg(&img);
+    c.stdin(std::process::Stdio::piped());
+    let mut child = c.spawn().expect("run sfdisk");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .expect("sfdisk's stdin")
+        .write_all(b"label: dos\nstart=63, size=100000, type=83\n")
+        .expect("write sfdisk's script");
+    assert!(child.wait().expect("sfdisk").success(), "sfdisk failed");
+}
+
+/// Guest: backups go to the stick's FAT partition, and afdisk lists the stick as in use and refuses to write it.
+fn check_stick_refused(vm: &mut Vm) {
     let env = vm
         .sh_ok("echo boot=$AFDISK_LIVE_BOOT_DEV data=$AFDISK_LIVE_DATA_DEV dir=$AFDISK_BACKUP_DIR");
     assert!(env.contains("dir=/media/afdata/afdisk/backups"), "{env}");
@@ -377,6 +373,10 @@ fn bios_usb_realign_backup_survives_reboot() {
         out.contains("in use") || out.contains("mounted"),
         "refused for another reason:\n{out}"
     );
+}
+
+/// Guest: the vendor tool given with --with-tools is on PATH, and `afdisk sector-size` runs nvme-cli.
+fn check_tools(vm: &mut Vm) {
     // The vendor tool given with --with-tools is on PATH.
     let tool = vm.sh_ok("command -v openSeaChest_Format && openSeaChest_Format --noBanner -i");
     assert!(
@@ -395,6 +395,23 @@ fn bios_usb_realign_backup_survives_reboot() {
         "afdisk did not run nvme-cli:\n{ss}"
     );
     eprintln!("sector-size in the guest:\n{ss}\nnvme-cli calls: {calls}");
+}
+
+/// The most important path: BIOS, booted from the stick. afdisk lists the drives and not the stick as a target;
+/// the vendor tools are on PATH; a realign on the SCSI 512e disk is applied with its backup on the stick's FAT
+/// partition; after a reboot the backup is still there and restoring it gives back the table's bytes.
+#[test]
+fn bios_usb_realign_backup_survives_reboot() {
+    if skip() {
+        return;
+    }
+    let mut vm = Vm::start("bios-usb", "bios", "usb", misaligned_scsi_disk);
+    let screen = vm.boot_to_list();
+    check_list(&screen, true);
+    assert!(screen.contains("kept across reboots"), "{screen}");
+    vm.open_shell();
+    check_stick_refused(&mut vm);
+    check_tools(&mut vm);
     // The realign on the SCSI 512e disk, its backup on the stick's FAT partition.
     let d = vm.sh_ok(&dev_of("SCSI 512e")).trim().to_string();
     assert!(d.starts_with("/dev/sd"), "no SCSI 512e disk: {d}");
