@@ -373,8 +373,23 @@ fn write_new(
                     .map_err(e("create"))?;
                 f.write_all(bytes).map_err(e("write"))?;
                 f.sync_all().map_err(e("fsync"))?;
-                // A hard link never replaces an existing file; then the temporary name goes.
-                std::fs::hard_link(&tmp, path).map_err(e("create"))?;
+                // A hard link never replaces an existing file; then the temporary name goes. FAT has no hard
+                // links (EPERM): there a rename that refuses to replace (RENAME_NOREPLACE) does the same.
+                match std::fs::hard_link(&tmp, path) {
+                    Err(err) if err.raw_os_error() == Some(nix::libc::EPERM) => {
+                        use nix::fcntl::{renameat2, RenameFlags, AT_FDCWD};
+                        renameat2(
+                            AT_FDCWD,
+                            &tmp,
+                            AT_FDCWD,
+                            path,
+                            RenameFlags::RENAME_NOREPLACE,
+                        )
+                        .map_err(std::io::Error::from)
+                        .map_err(e("create"))?
+                    }
+                    linked => linked.map_err(e("create"))?,
+                }
                 Ok(())
             })();
             let _ = std::fs::remove_file(&tmp);

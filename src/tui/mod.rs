@@ -32,6 +32,7 @@ mod plan_view;
 mod registry;
 mod sector_size;
 mod term;
+mod term_size;
 mod text;
 mod theme;
 mod view;
@@ -86,7 +87,17 @@ const FIRST_FRAME_WAIT: Duration = Duration::from_millis(50);
 
 /// Runs the UI on `target` (disk view) or on the device list. Returns the process exit code.
 pub fn run(target: Option<PathBuf>, opts: InspectOptions) -> i32 {
-    run_session(target, opts, Session::default())
+    let banner = std::env::var("AFDISK_BANNER")
+        .ok()
+        .filter(|b| !b.is_empty()); // the rescue image's
+    run_session(
+        target,
+        opts,
+        Session {
+            banner,
+            ..Session::default()
+        },
+    )
 }
 
 /// What a UI session other than the plain one sets: the demo's lists only its sample disks, shows a banner on
@@ -178,6 +189,7 @@ fn run_session(target: Option<PathBuf>, opts: InspectOptions, session: Session) 
             job::spawn(work::ProbeList(session.disks), &env, tx.clone());
         }
     }
+    term_size::ensure(); // a serial console's 0x0 window: ask the terminal, else 80x24
     let mut terminal = ratatui::init();
     spawn_input(tx.clone());
     let mut code = 0;

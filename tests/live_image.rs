@@ -1,0 +1,490 @@
+//! The bootable rescue image (assets/live, issue 26) under QEMU: booted with SeaBIOS and with OVMF, as a CD and as
+//! a USB stick (usb-storage on qemu-xhci), with the emulated-hardware lab's drives (SATA 512e, SCSI 512e and 4Kn,
+//! NVMe), afdisk driven over the guest's serial console in tmux.
+//!
+//! Terms: the *ISO* is `afdisk-live.iso` from `assets/live/build.sh`; the *stick* is a raw file holding it as `dd`
+//! writes it (assets/live/qemu.sh makes it); the *serial entry* is the GRUB menu's second entry, which starts
+//! afdisk on ttyS0 too; the *shell* is the one afdisk's console wrapper offers after afdisk exits (key s).
+//!
+//! The ISO is $AFDISK_LIVE_ISO (.ci/run builds it, with the stand-in vendor tool assets/live/standin/), else this
+//! test builds one into target/live-test (needs the packages .ci/run installs and $AFDISK_STATIC_BIN or a static
+//! build). Needs qemu-system-x86, ovmf and tmux. AFDISK_TEST_NO_LIVE=1 skips (quick local runs only). Times are
+//! not asserted (tests/bench/live_boot.sh measures them); the waits below only bound a hung guest.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// How long one step may take before the guest counts as hung (TCG on a loaded 2-core machine is slow).
+const STEP: Duration = Duration::from_secs(900);
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn skip() -> bool {
+    let skip = std::env::var_os("AFDISK_TEST_NO_LIVE").is_some_and(|v| v == "1");
+    if skip {
+        eprintln!("live_image: skipped (AFDISK_TEST_NO_LIVE=1)");
+    }
+    skip
+}
+
+fn run_ok(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The ISO under test: $AFDISK_LIVE_ISO, else one built here once (with the stand-in vendor tool).
+fn iso() -> &'static Path {
+    static ISO: OnceLock<PathBuf> = OnceLock::new();
+    ISO.get_or_init(|| {
+        if let Some(p) = std::env::var_os("AFDISK_LIVE_ISO") {
+            return PathBuf::from(p);
+        }
+        let bin = match std::env::var_os("AFDISK_STATIC_BIN") {
+            Some(b) => PathBuf::from(b),
+            None => {
+                let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+                run_ok(
+                    Command::new(cargo)
+                        .args(["build", "--release", "--target", "x86_64-unknown-linux-gnu"])
+                        .args(["--bin", "afdisk"])
+                        .env("RUSTFLAGS", "-C target-feature=+crt-static")
+                        .current_dir(root()),
+                );
+                root().join("target/x86_64-unknown-linux-gnu/release/afdisk")
+            }
+        };
+        let out = root().join("target/live-test");
+        run_ok(
+            Command::new("bash")
+                .arg(root().join("assets/live/build.sh"))
+                .arg(&out)
+                .arg("--afdisk")
+                .arg(&bin)
+                .arg("--with-tools")
+                .arg(root().join("assets/live/standin")),
+        );
+        out.join("afdisk-live.iso")
+    })
+}
+
+/// The serial line's bytes as text, escape sequences and carriage returns removed.
+fn plain(raw: &[u8]) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let text = String::from_utf8_lossy(raw);
+    let mut it = text.chars().peekable();
+    while let Some(c) = it.next() {
+        match c {
+            '\u{1b}' => {
+                if it.peek() == Some(&'[') {
+                    it.next();
+                    // CSI: parameters and intermediates up to a final byte in @..~
+                    for d in it.by_ref() {
+                        if ('@'..='~').contains(&d) {
+                            break;
+                        }
+                    }
+                } else {
+                    it.next();
+                }
+            }
+            '\r' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One QEMU guest in a tmux session (132x40), its serial line logged; killed on drop.
+struct Vm {
+    session: String,
+    log: PathBuf,
+    /// How much of the log earlier waits consumed: a wait looks only at what came after.
+    seen: usize,
+    dir: tempfile::TempDir,
+    shell_n: u32,
+}
+
+impl Vm {
+    /// Starts the ISO with `firmware` (bios, uefi) from `media` (cd, usb); `prepare` fills the drives' directory
+    /// first (a drive file it creates replaces the empty one).
+    fn start(name: &str, firmware: &str, media: &str, prepare: impl FnOnce(&Path)) -> Vm {
+        let dir = tempfile::Builder::new()
+            .prefix("afdisk-live-")
+            .tempdir()
+            .expect("temporary directory");
+        prepare(dir.path());
+        let session = format!("afdisk-live-{name}-{}", std::process::id());
+        let log = dir.path().join("serial.log");
+        let qemu = format!(
+            "bash {} --iso {} --disks {} --firmware {firmware} --media {media} 2>{}; sleep 600",
+            root().join("assets/live/qemu.sh").display(),
+            iso().display(),
+            dir.path().display(),
+            dir.path().join("qemu.err").display()
+        );
+        run_ok(Command::new("tmux").args([
+            "new-session",
+            "-d",
+            "-s",
+            &session,
+            "-x",
+            "132",
+            "-y",
+            "40",
+            &qemu,
+        ]));
+        let vm = Vm {
+            session,
+            log,
+            seen: 0,
+            dir,
+            shell_n: 0,
+        };
+        run_ok(Command::new("tmux").args([
+            "pipe-pane",
+            "-t",
+            &vm.session,
+            "-o",
+            &format!("cat >> {}", vm.log.display()),
+        ]));
+        vm
+    }
+
+    fn text(&self) -> String {
+        plain(&std::fs::read(&self.log).unwrap_or_default())
+    }
+
+    fn diagnose(&self) -> String {
+        let t = self.text();
+        let tail: String = t
+            .chars()
+            .skip(t.chars().count().saturating_sub(3000))
+            .collect();
+        let err = std::fs::read_to_string(self.dir.path().join("qemu.err")).unwrap_or_default();
+        format!(
+            "screen:\n{}\nserial tail:\n{tail}\nqemu: {err}",
+            self.screen()
+        )
+    }
+
+    /// Waits until `needle` appears in the serial output after what earlier waits consumed; consumes up to it.
+    fn wait_log(&mut self, needle: &str) {
+        let t0 = Instant::now();
+        loop {
+            let t = self.text();
+            if let Some(i) = t.get(self.seen..).and_then(|s| s.find(needle)) {
+                self.seen += i + needle.len();
+                return;
+            }
+            assert!(
+                t0.elapsed() < STEP,
+                "no {needle:?} on the serial line\n{}",
+                self.diagnose()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        run_ok(
+            Command::new("tmux")
+                .args(["send-keys", "-t", &self.session])
+                .args(keys),
+        );
+    }
+
+    fn literal(&self, s: &str) {
+        run_ok(Command::new("tmux").args(["send-keys", "-t", &self.session, "-l", s]));
+    }
+
+    fn screen(&self) -> String {
+        Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.session])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+    }
+
+    /// Waits until the screen shows every one of `needles`; returns the screen.
+    fn wait_screen(&self, needles: &[&str]) -> String {
+        let t0 = Instant::now();
+        loop {
+            let s = self.screen();
+            if needles.iter().all(|n| s.contains(n)) {
+                return s;
+            }
+            assert!(
+                t0.elapsed() < STEP,
+                "the screen never showed {needles:?}\n{}",
+                self.diagnose()
+            );
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+
+    /// Picks GRUB's serial entry and waits for afdisk's device list on the serial console.
+    fn boot_to_list(&mut self) -> String {
+        self.wait_log("automatically in");
+        self.keys(&["Down"]);
+        self.wait_screen(&["*afdisk rescue (serial"]);
+        self.keys(&["Enter"]);
+        self.wait_screen(&["Disks (", "AFLAB"])
+    }
+
+    /// Quits afdisk (q) and opens the console wrapper's shell (s).
+    fn open_shell(&mut self) {
+        self.keys(&["q"]);
+        self.wait_log("afdisk exited");
+        self.keys(&["s", "Enter"]);
+        self.wait_log("Root shell");
+    }
+
+    /// Runs `cmd` in the guest's shell; returns its output (stdout and stderr) and exit status.
+    fn sh(&mut self, cmd: &str) -> (String, i32) {
+        self.shell_n += 1;
+        let n = self.shell_n;
+        // The typed line holds `@@B%s@@`, never `@@B7@@`: only the printf's output matches the markers.
+        self.literal(&format!(
+            "{{ {cmd} ; }} >/tmp/o 2>&1; echo \"rc=$?\" >>/tmp/o; printf '@@B%s@@\\n' {n}; cat /tmp/o; printf '@@E%s@@\\n' {n}"
+        ));
+        self.keys(&["Enter"]);
+        self.wait_log(&format!("@@B{n}@@\n"));
+        let start = self.seen;
+        self.wait_log(&format!("@@E{n}@@"));
+        let t = self.text();
+        let body = &t[start..self.seen - format!("@@E{n}@@").len()];
+        let (out, rc) = body
+            .trim_end()
+            .rsplit_once("rc=")
+            .unwrap_or_else(|| panic!("no exit status in {body:?}"));
+        (out.to_string(), rc.trim().parse().unwrap_or(-1))
+    }
+
+    fn sh_ok(&mut self, cmd: &str) -> String {
+        let (out, rc) = self.sh(cmd);
+        assert_eq!(rc, 0, "`{cmd}` exited {rc}:\n{out}");
+        out
+    }
+}
+
+impl Drop for Vm {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.session])
+            .output();
+    }
+}
+
+/// The device list's rows: every lab drive with its model, the boot stick (when there is one) in use.
+fn check_list(screen: &str, stick: bool) {
+    for model in [
+        "MODEL",
+        "AFLAB SATA 512e",
+        "SCSI 512e",
+        "SCSI 4Kn",
+        "QEMU NVMe Ctrl",
+    ] {
+        assert!(
+            screen.contains(model),
+            "no {model:?} in the list:\n{screen}"
+        );
+    }
+    assert!(
+        screen.contains("afdisk rescue: booted from /dev/"),
+        "no banner:\n{screen}"
+    );
+    if stick {
+        let row = screen
+            .lines()
+            .find(|l| l.contains("QEMU HARDDISK"))
+            .unwrap_or_else(|| panic!("the stick is not listed:\n{screen}"));
+        assert!(
+            row.contains("in use"),
+            "the stick is not in use: {row}\n{screen}"
+        );
+    }
+}
+
+/// Guest shell: the device node of the lab drive whose SCSI/ATA model starts with `model`.
+fn dev_of(model: &str) -> String {
+    format!(
+        "for b in /sys/block/sd*; do case \"$(cat $b/device/model)\" in \"{model}\"*) echo /dev/${{b##*/}};; esac; done"
+    )
+}
+
+/// Host: the SCSI 512e drive starts with an MBR whose one partition starts at sector 63 (misaligned).
+fn misaligned_scsi_disk(dir: &Path) {
+    let img = dir.join("scsi512e.img");
+    let f = std::fs::File::create(&img).expect("create the SCSI image");
+    f.set_len(256 << 20).expect("size the SCSI image");
+    let mut c = Command::new("sfdisk");
+    c.args(["-q", "--no-reread"]).arg(&img);
+    c.stdin(std::process::Stdio::piped());
+    let mut child = c.spawn().expect("run sfdisk");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .expect("sfdisk's stdin")
+        .write_all(b"label: dos\nstart=63, size=100000, type=83\n")
+        .expect("write sfdisk's script");
+    assert!(child.wait().expect("sfdisk").success(), "sfdisk failed");
+}
+
+/// Guest: backups go to the stick's FAT partition, and afdisk lists the stick as in use and refuses to write it.
+fn check_stick_refused(vm: &mut Vm) {
+    let env = vm
+        .sh_ok("echo boot=$AFDISK_LIVE_BOOT_DEV data=$AFDISK_LIVE_DATA_DEV dir=$AFDISK_BACKUP_DIR");
+    assert!(env.contains("dir=/media/afdata/afdisk/backups"), "{env}");
+    let boot = env
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("boot="))
+        .filter(|b| b.starts_with("/dev/sd"))
+        .unwrap_or_else(|| panic!("no boot disk: {env}"))
+        .to_string();
+    // afdisk refuses to write to the stick: it is in use (its partitions are mounted).
+    let list = vm.sh_ok("afdisk list --json");
+    let v: serde_json::Value =
+        serde_json::from_str(list.trim()).unwrap_or_else(|e| panic!("{e}: {list}"));
+    let stick = v["devices"]
+        .as_array()
+        .and_then(|ds| ds.iter().find(|d| d["path"] == boot.as_str()))
+        .unwrap_or_else(|| panic!("{boot} not in {list}"));
+    let uses = stick["in_use"].to_string();
+    assert!(
+        uses.contains("/media/afdata"),
+        "the stick is not in use: {stick}"
+    );
+    let (out, rc) = vm.sh(&format!(
+        "afdisk backup {boot} -o /tmp/stick.bak && afdisk restore {boot} /tmp/stick.bak --yes --confirm ${{AFDISK_LIVE_BOOT_DEV#/dev/}}"
+    ));
+    assert_ne!(rc, 0, "a write to the boot stick was not refused:\n{out}");
+    assert!(
+        out.contains("in use") || out.contains("mounted"),
+        "refused for another reason:\n{out}"
+    );
+}
+
+/// Guest: the vendor tool given with --with-tools is on PATH, and `afdisk sector-size` runs nvme-cli.
+fn check_tools(vm: &mut Vm) {
+    // The vendor tool given with --with-tools is on PATH.
+    let tool = vm.sh_ok("command -v openSeaChest_Format && openSeaChest_Format --noBanner -i");
+    assert!(
+        tool.contains("/usr/local/sbin/openSeaChest_Format"),
+        "{tool}"
+    );
+    assert!(tool.contains("afdisk-live stand-in"), "{tool}");
+    // afdisk sector-size on the NVMe namespace runs the guest's nvme-cli (a shim on PATH records the calls).
+    vm.sh_ok("mkdir -p /tmp/shim && printf '#!/bin/sh\\necho \"$*\" >>/tmp/nvme.calls\\nexec /usr/sbin/nvme \"$@\"\\n' >/tmp/shim/nvme && chmod +x /tmp/shim/nvme");
+    let ss = vm.sh_ok("PATH=/tmp/shim:$PATH afdisk sector-size /dev/nvme0n1");
+    assert!(ss.contains("512"), "{ss}");
+    let calls = vm.sh_ok("cat /tmp/nvme.calls");
+    // Without --set it only needs the tool's version (the drive's formats come from afdisk's own Identify).
+    assert!(
+        !calls.trim().is_empty(),
+        "afdisk did not run nvme-cli:\n{ss}"
+    );
+    eprintln!("sector-size in the guest:\n{ss}\nnvme-cli calls: {calls}");
+}
+
+/// The most important path: BIOS, booted from the stick. afdisk lists the drives and not the stick as a target;
+/// the vendor tools are on PATH; a realign on the SCSI 512e disk is applied with its backup on the stick's FAT
+/// partition; after a reboot the backup is still there and restoring it gives back the table's bytes.
+#[test]
+fn bios_usb_realign_backup_survives_reboot() {
+    if skip() {
+        return;
+    }
+    let mut vm = Vm::start("bios-usb", "bios", "usb", misaligned_scsi_disk);
+    let screen = vm.boot_to_list();
+    check_list(&screen, true);
+    assert!(screen.contains("kept across reboots"), "{screen}");
+    vm.open_shell();
+    check_stick_refused(&mut vm);
+    check_tools(&mut vm);
+    // The realign on the SCSI 512e disk, its backup on the stick's FAT partition.
+    let d = vm.sh_ok(&dev_of("SCSI 512e")).trim().to_string();
+    assert!(d.starts_with("/dev/sd"), "no SCSI 512e disk: {d}");
+    let before = vm.sh_ok(&format!("dd if={d} bs=512 count=1 2>/dev/null | sha256sum"));
+    vm.sh_ok(&format!("afdisk plan {d} --realign -o /tmp/p.json"));
+    vm.sh_ok(&format!(
+        "afdisk apply {d} --plan /tmp/p.json --yes --confirm AFLAB-SCSI-512E"
+    ));
+    let table = vm.sh_ok(&format!("sfdisk -d {d}"));
+    assert!(
+        table.contains("start=        2048"),
+        "not realigned:\n{table}"
+    );
+    let backups = vm.sh_ok("ls $AFDISK_BACKUP_DIR && sync");
+    let backup = backups
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or_else(|| panic!("no backup on the stick: {backups:?}"))
+        .to_string();
+    // Reboot: the backup is still on the stick, and restoring it gives back the table's bytes.
+    vm.literal("reboot");
+    vm.keys(&["Enter"]);
+    let screen = vm.boot_to_list();
+    check_list(&screen, true);
+    vm.open_shell();
+    let again = vm.sh_ok("ls $AFDISK_BACKUP_DIR");
+    assert!(
+        again.contains(&backup),
+        "{backup} vanished after the reboot: {again}"
+    );
+    let d = vm.sh_ok(&dev_of("SCSI 512e")).trim().to_string();
+    vm.sh_ok(&format!(
+        "afdisk restore {d} $AFDISK_BACKUP_DIR/{backup} --yes --confirm AFLAB-SCSI-512E"
+    ));
+    let after = vm.sh_ok(&format!("dd if={d} bs=512 count=1 2>/dev/null | sha256sum"));
+    assert_eq!(after, before, "the undo did not restore sector 0");
+    let table = vm.sh_ok(&format!("sfdisk -d {d}"));
+    assert!(
+        table.contains("start=          63"),
+        "not restored:\n{table}"
+    );
+}
+
+/// OVMF, booted as a CD: the drives are listed, backups go to RAM and the banner says so.
+#[test]
+fn uefi_cd_lists_drives_and_warns_backups_are_in_ram() {
+    if skip() {
+        return;
+    }
+    let mut vm = Vm::start("uefi-cd", "uefi", "cd", |_| {});
+    let screen = vm.boot_to_list();
+    check_list(&screen, false);
+    assert!(screen.contains("vanish at power-off"), "{screen}");
+    vm.open_shell();
+    let env = vm.sh_ok("echo boot=$AFDISK_LIVE_BOOT_DEV dir=$AFDISK_BACKUP_DIR; afdisk list");
+    assert!(env.contains("boot=/dev/sr0"), "{env}");
+    assert!(env.contains("dir=/run/afdisk/backups"), "{env}");
+}
+
+/// OVMF from the stick, and SeaBIOS from the CD: both reach afdisk's list on the serial console.
+#[test]
+fn uefi_usb_and_bios_cd_boot_to_the_list() {
+    if skip() {
+        return;
+    }
+    let mut vm = Vm::start("uefi-usb", "uefi", "usb", |_| {});
+    let screen = vm.boot_to_list();
+    check_list(&screen, true);
+    assert!(screen.contains("kept across reboots"), "{screen}");
+    drop(vm);
+    let mut vm = Vm::start("bios-cd", "bios", "cd", |_| {});
+    let screen = vm.boot_to_list();
+    check_list(&screen, false);
+    assert!(screen.contains("vanish at power-off"), "{screen}");
+}
