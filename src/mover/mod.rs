@@ -208,8 +208,12 @@ pub fn damaged_journals(dir: &Path, opened: &Opened) -> Vec<(PathBuf, String)> {
     scan_journals(dir, opened).1
 }
 
+/// Journals found in a directory: the unfinished ones for one disk with their newest record, and the unreadable
+/// ones with the reason.
+type Scanned = (Vec<(PathBuf, Record)>, Vec<(PathBuf, String)>);
+
 /// The journals in `dir`: the unfinished ones made for `opened` (sorted by path), and the unreadable ones.
-fn scan_journals(dir: &Path, opened: &Opened) -> (Vec<(PathBuf, Record)>, Vec<(PathBuf, String)>) {
+fn scan_journals(dir: &Path, opened: &Opened) -> Scanned {
     let now = DiskIdentity::from_info(&opened.info);
     let (mut out, mut damaged) = (Vec::new(), Vec::new());
     let Ok(rd) = std::fs::read_dir(dir) else {

@@ -1,0 +1,358 @@
+//! Applying a plan: the plan re-derived and checked against the disk, the backup, the writes (or the data move,
+//! through `moves` and the mover), the read-back; and the plan and journal files it reads.
+//!
+//! Terms:
+//! - **Re-derived**: the plan's layout encoded again over the disk as it is now must give exactly the plan's
+//!   sectors, phases and descriptions (an edited or damaged plan is refused).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::device::access::Confirmation;
+use crate::device::Opened;
+use crate::error::{Error, Result};
+use crate::plan::encode::{self, table_problems, verify_overlay, Overlay};
+use crate::plan::{Plan, SCHEMA};
+use crate::table::source::{ByteSource, FileSource};
+
+use super::backup::{self};
+use super::kernel::{self};
+use super::moves;
+use super::write::*;
+
+/// Checks that `plan.writes` are exactly what the plan's layout encodes to over `src` (the disk as it is now,
+/// already checked to be what the plan saw): same sectors, bytes, phases, descriptions and old CRCs.
+fn check_rederived(src: &dyn ByteSource, ss: u64, plan: &Plan, path: &Path) -> Result<()> {
+    let path = path.display();
+    let refuse = |why: String| {
+        Error::refused(
+            format!("the plan's sectors are not what its layout encodes to on {path} ({why}); the plan was edited or damaged; nothing was written"),
+            "make the plan again with `afdisk plan`",
+        )
+    };
+    let again = encode::encode(src, ss, plan.old.as_ref(), &plan.new, plan.kind)
+        .map_err(|e| refuse(format!("its layout cannot be encoded: {}", e.problem)))?;
+    if again.len() != plan.writes.len() {
+        return Err(refuse(format!(
+            "{} sector(s) in the plan, {} from its layout",
+            plan.writes.len(),
+            again.len()
+        )));
+    }
+    for (w, a) in plan.writes.iter().zip(&again) {
+        let field = if w.lba != a.lba {
+            Some("sector number")
+        } else if w.phase != a.phase {
+            Some("write phase")
+        } else if !w.data.eq_ignore_ascii_case(&a.data) {
+            Some("contents")
+        } else if w.old_crc32 != a.old_crc32 {
+            Some("old CRC")
+        } else if w.what != a.what {
+            Some("description")
+        } else {
+            None
+        };
+        if let Some(f) = field {
+            return Err(refuse(format!(
+                "the {f} of the write of sector {} differs",
+                w.lba
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The journal of the interrupted move on `opened` to resume: the one `given`, else the single unfinished one
+/// for this disk in `dir` (where apply keeps its backups and journals). The CLI's `resume` and the TUI's move
+/// screen both ask here.
+pub fn move_journal(dir: &Path, opened: &Opened, given: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = given {
+        return Ok(p.to_path_buf());
+    }
+    let found = crate::mover::pending_journals(dir, opened);
+    let damaged = crate::mover::damaged_journals(dir, opened);
+    match found.as_slice() {
+        [] if !damaged.is_empty() => Err(Error::refused(
+            format!(
+                "no readable unfinished move journal for {} in {}, but {} cannot be read: {}",
+                opened.info.path.display(),
+                dir.display(),
+                if damaged.len() == 1 { "one journal there" } else { "journals there" },
+                damaged
+                    .iter()
+                    .map(|(p, why)| format!("{} ({why})", p.display()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            "if it is this disk's move, `afdisk inspect` shows where its partitions are (marked as moving): \
+             restore the apply's backup only where no data was copied yet; otherwise give an intact copy of \
+             the journal with --journal FILE",
+        )),
+        [] => Err(Error::usage(
+            format!(
+                "no unfinished move journal for {} in {}",
+                opened.info.path.display(),
+                dir.display()
+            ),
+            "give it with --journal FILE (the apply that started the move named it)",
+        )),
+        [(p, _)] => Ok(p.clone()),
+        many => Err(Error::usage(
+            format!(
+                "{} unfinished move journals for {} in {}: {}",
+                many.len(),
+                opened.info.path.display(),
+                dir.display(),
+                many.iter()
+                    .map(|(p, _)| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            "choose one with --journal FILE",
+        )),
+    }
+}
+
+/// Applies `plan` to `opened`; the backup goes into `backup_dir`.
+pub fn apply(
+    opened: &Opened,
+    plan: &Plan,
+    confirm: &Confirmation,
+    backup_dir: &Path,
+) -> Result<WriteOutcome> {
+    let mut quiet = |_: &crate::mover::Progress| {};
+    let mut ctl = crate::mover::Control {
+        stop: crate::mover::never(),
+        progress: &mut quiet,
+    };
+    apply_with(opened, plan, confirm, backup_dir, &mut ctl)
+}
+
+/// [`apply`], with progress and a stop request for a plan that moves data (see `crate::mover`).
+pub fn apply_with(
+    opened: &Opened,
+    plan: &Plan,
+    confirm: &Confirmation,
+    backup_dir: &Path,
+    ctl: &mut crate::mover::Control,
+) -> Result<WriteOutcome> {
+    if plan.schema != SCHEMA {
+        return Err(Error::usage(
+            format!("plan schema {} is not {SCHEMA}", plan.schema),
+            "make the plan again with this afdisk",
+        ));
+    }
+    same_device(&plan.device, opened, "plan")?;
+    crate::mover::refuse_if_unfinished(opened, backup_dir)?;
+    if plan.is_noop() {
+        return Err(Error::usage(
+            format!(
+                "the plan for {} changes nothing: there is nothing to apply",
+                opened.info.path.display()
+            ),
+            if plan.notes.is_empty() {
+                "nothing to do: the disk already has the planned layout".to_string()
+            } else {
+                format!("the plan's notes say why: {}", plan.notes.join("; "))
+            },
+        ));
+    }
+    let ss = opened.info.logical_sector_size;
+    let total = opened.info.size_bytes / ss;
+    let sectors = plan.sectors()?;
+    if let Some((lba, _, _)) = sectors.iter().find(|(l, _, _)| *l >= total) {
+        return Err(Error::refused(
+            format!(
+                "the plan writes sector {lba}, beyond the end of {}; nothing was written",
+                opened.info.path.display()
+            ),
+            "the plan file is damaged or edited: make it again",
+        ));
+    }
+    // What this plan destroys, read from the disk now (a plan file cannot talk its way out of it).
+    let mut losses = crate::plan::losses(
+        &opened.source(),
+        plan.old.as_ref(),
+        &plan.new,
+        plan.kind == crate::plan::PlanKind::Fresh,
+        &crate::plan::data_moves(&plan.changes),
+    );
+    losses.extend(
+        plan.destroys
+            .iter()
+            .filter(|l| !losses.iter().any(|m| m.partition == l.partition))
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
+    let file = prepare(opened, confirm, "write the partition table", &losses)?;
+    let src = FileSource {
+        file: &file,
+        size: opened.info.size_bytes,
+    };
+    // The disk must still be what the plan saw.
+    let now = current_layout(&src, ss);
+    let unchanged = match (&now, &plan.old) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.same_table(b),
+        _ => false,
+    };
+    if !unchanged {
+        return Err(Error::refused(
+            format!(
+                "the partition table of {} changed since the plan was made; nothing was written",
+                opened.info.path.display()
+            ),
+            "make a new plan with `afdisk plan`",
+        ));
+    }
+    for w in &plan.writes {
+        let cur = src
+            .read_vec(w.lba * ss, ss as usize)
+            .map_err(|e| Error::from_io("read", Path::new(&opened.info.path), &e))?;
+        if crc32fast::hash(&cur) != w.old_crc32 {
+            return Err(Error::refused(
+                format!(
+                    "sector {} ({}) of {} changed since the plan was made; nothing was written",
+                    w.lba,
+                    w.what,
+                    opened.info.path.display()
+                ),
+                "make a new plan with `afdisk plan`",
+            ));
+        }
+    }
+    // The table sectors it read but does not write must be unchanged too (a hybrid MBR added to LBA 0 since).
+    for seen in &plan.seen {
+        let cur = src
+            .read_vec(seen.lba * ss, ss as usize)
+            .map_err(|e| Error::from_io("read", &opened.info.path, &e))?;
+        if crc32fast::hash(&cur) != seen.crc32 {
+            return Err(Error::refused(
+                format!(
+                    "table sector {} of {} changed since the plan was made (the plan read it and leaves it as \
+                     it was, so its writes would no longer fit the table there); nothing was written",
+                    seen.lba,
+                    opened.info.path.display()
+                ),
+                "make a new plan with `afdisk plan`",
+            ));
+        }
+    }
+    // The plan's sectors and phases must be what its layout encodes to, and read back as its new table.
+    check_rederived(&src, ss, plan, &opened.info.path)?;
+    let mut ov = Overlay::new(&src, ss);
+    for (lba, _, data) in &sectors {
+        ov.put(*lba, data.clone());
+    }
+    verify_overlay(&ov, ss, &plan.new).map_err(|e| {
+        Error::refused(
+            format!(
+                "the plan's sectors do not encode the plan's new table ({}); nothing was written",
+                e.problem
+            ),
+            "the plan file is damaged or was edited: make it again with `afdisk plan`",
+        )
+    })?;
+    // ... and what they leave must pass `sgdisk -v`'s checks (a hybrid MBR added since the plan is caught here).
+    let problems = table_problems(&ov, ss, plan.new.table.label);
+    if !problems.is_empty() {
+        return Err(Error::refused(
+            format!(
+                "after the plan's writes the table of {} would fail verification ({}); nothing was written",
+                opened.info.path.display(),
+                problems.join("; ")
+            ),
+            "the disk changed since the plan was made (e.g. a hybrid MBR was added): make a new plan",
+        ));
+    }
+    // Backup first: every sector written (and the table sectors), with what will be written.
+    let mut lbas: BTreeSet<u64> = backup::table_sectors(&src, ss);
+    lbas.extend(sectors.iter().map(|s| s.0));
+    let reason = if moves::moves_data(plan) {
+        moves::BACKUP_REASON
+    } else {
+        "before apply"
+    };
+    let b = backup::capture(&src, &plan.device, &lbas, reason)?;
+    let b = backup::into_undo(b, &sectors);
+    let backup_file = backup::save_in(&b, backup_dir)?;
+    let cmd = restore_command(&opened.info.path, &backup_file);
+    // A plan that moves data: the mover marks, copies, verifies and writes the new table (its errors say how
+    // to resume; restoring the old table would not move the data back).
+    let moved = if moves::moves_data(plan) {
+        let job = moves::job_for(plan, &src)?;
+        let m = crate::mover::start(opened, &file, job, backup_dir, ctl)?;
+        if m.status != "finished" {
+            let now = current_layout(&src, ss);
+            return Ok(WriteOutcome {
+                device: opened.info.path.clone(),
+                backup_file,
+                sectors_written: 0,
+                phases: 0,
+                reread: Reread {
+                    method: "none".into(),
+                    message: "the move stopped at a commit point; the table is the marked one"
+                        .into(),
+                },
+                verified: false,
+                kernel: kernel::view(opened, now.as_ref()),
+                table: now,
+                outside_table_space: Vec::new(),
+                undo_command: m.resume_command.clone().unwrap_or_default(),
+                moved: Some(m),
+            });
+        }
+        Some(m)
+    } else {
+        None
+    };
+    let phases = if moved.is_some() {
+        sectors.iter().map(|s| s.1).max().unwrap_or(0)
+    } else {
+        write_phases(&file, Path::new(&opened.info.path), ss, &sectors)
+            .map_err(|e| with_restore(e, &backup_file, &cmd))?
+    };
+    let rr = reread(opened, &file, plan.old.as_ref(), Some(&plan.new));
+    let after = current_layout(&src, ss);
+    let verified = after.as_ref().is_some_and(|a| a.same_table(&plan.new))
+        && table_problems(&src, ss, plan.new.table.label).is_empty()
+        && reads_back(&src, ss, &sectors);
+    if !verified {
+        return Err(read_back_failed(
+            format!(
+                "the table read back from {} differs from the plan",
+                opened.info.path.display()
+            ),
+            &backup_file,
+            &cmd,
+        ));
+    }
+    let kernel = kernel::view(opened, after.as_ref());
+    Ok(WriteOutcome {
+        device: opened.info.path.clone(),
+        backup_file,
+        sectors_written: sectors.len(),
+        phases,
+        reread: rr,
+        verified,
+        table: after,
+        kernel,
+        outside_table_space: Vec::new(),
+        // Restoring the old table would not move the data back (see `mover::refuse_undo_of_move`).
+        undo_command: if moved.is_some() { String::new() } else { cmd },
+        moved,
+    })
+}
+
+/// Reads a plan file: a regular file of bounded size (see `backup::read_bounded`), a plan of this schema
+/// whose seal matches (see `Plan::from_json`).
+pub fn load_plan(path: &Path) -> Result<Plan> {
+    let text = backup::read_bounded(
+        path,
+        crate::plan::MAX_FILE_BYTES,
+        "plan",
+        "check the path; `afdisk plan TARGET -o FILE` writes a plan",
+    )?;
+    Plan::from_json(&text, &path.display().to_string())
+}

@@ -1,0 +1,337 @@
+//! Backups and restores: a backup of a disk's table sectors, and writing a backup back (an undo or a table
+//! restore, see `backup` for the two kinds), previewed first.
+//!
+//! Terms:
+//! - An **undo** writes back exactly the sectors a write changed, in the reverse order of its phases; a
+//!   **table** restore writes only the saved table's own sectors.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::device::access::Confirmation;
+use crate::device::identity::DiskIdentity;
+use crate::device::Opened;
+use crate::error::{Error, Result};
+use crate::plan::ranges;
+use crate::table;
+use crate::table::source::{ByteSource, FileSource};
+
+use super::backup::{self, Backup, BackupKind};
+use super::kernel::{self};
+use super::moves;
+use super::write::*;
+
+/// Writes a backup of the table sectors of `opened` to `out`.
+pub fn backup_to(opened: &Opened, out: &Path) -> Result<Backup> {
+    let src = opened.source();
+    let ss = opened.info.logical_sector_size;
+    let lbas = backup::table_sectors(&src, ss);
+    let b = backup::capture(
+        &src,
+        &DiskIdentity::from_info(&opened.info),
+        &lbas,
+        "afdisk backup",
+    )?;
+    backup::save_to(&b, out)?;
+    Ok(b)
+}
+
+/// What a restore would do to the disk as it is now.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct RestorePreview {
+    pub kind: BackupKind,
+    /// For table backups: the saved table's label.
+    pub label: Option<String>,
+    /// The sectors that would be written (those whose contents differ now), in write order.
+    pub sectors: Vec<u64>,
+    /// Of those, the ones that are not table space of the table on disk now.
+    pub outside_table_space: Vec<u64>,
+    /// For people: one line each.
+    pub lines: Vec<String>,
+    #[serde(skip)]
+    writes: Vec<(u64, u32, Vec<u8>)>,
+}
+
+/// Checks `b` against `opened` (sector size, identity, size) before anything is opened for writing.
+fn check_backup_fits(opened: &Opened, b: &Backup) -> Result<()> {
+    moves::refuse_undo_of_move(b)?;
+    if b.sector_size != opened.info.logical_sector_size {
+        return Err(Error::refused(
+            format!(
+                "the backup holds {}-byte sectors but {} uses {}-byte sectors; restoring it would put every \
+                 partition {}x off; nothing was written",
+                b.sector_size,
+                opened.info.path.display(),
+                opened.info.logical_sector_size,
+                b.sector_size.max(opened.info.logical_sector_size)
+                    / b.sector_size.min(opened.info.logical_sector_size).max(1)
+            ),
+            "restore it onto the device as it was attached when the backup was taken",
+        ));
+    }
+    same_device(&b.device, opened, "backup")?;
+    let total = opened.info.size_bytes / b.sector_size;
+    if b.sectors.iter().any(|s| s.lba >= total) {
+        return Err(Error::refused(
+            "the backup holds sectors beyond the end of the device; nothing was written",
+            "use a backup of this device",
+        ));
+    }
+    Ok(())
+}
+
+/// The sectors restoring `b` onto `src` (the disk now) writes, in order, or why it must not.
+fn plan_restore(src: &dyn ByteSource, b: &Backup, file: &Path) -> Result<RestorePreview> {
+    let path = file.display();
+    let ss = b.sector_size;
+    let total = src.len() / ss;
+    let saved: std::collections::BTreeMap<u64, Vec<u8>> = b.decoded()?.into_iter().collect();
+    let read = |lba: u64| {
+        src.read_vec(lba * ss, ss as usize)
+            .map_err(|e| Error::from_io("read", file, &e))
+    };
+    // Table space of the table on disk now (nothing, when it holds none).
+    let now_space = table::occupied_sectors(src, ss)
+        .map(|(_, s)| s)
+        .unwrap_or_default();
+    let (mut writes, label) = match b.kind {
+        BackupKind::Undo => {
+            let mut changed = Vec::new();
+            let mut writes = Vec::new();
+            for w in &b.written {
+                let old = saved.get(&w.lba).ok_or_else(|| {
+                    Error::usage(
+                        format!("the backup does not hold sector {} that its write changed: it is damaged", w.lba),
+                        "use another backup",
+                    )
+                })?;
+                let cur = read(w.lba)?;
+                if cur == *old {
+                    // Already put back (an undo cut short): nothing to write there.
+                    continue;
+                }
+                if crc32fast::hash(&cur) != w.crc32 {
+                    changed.push(w.lba);
+                    continue;
+                }
+                writes.push((w.lba, w.phase, old.clone()));
+            }
+            if !changed.is_empty() {
+                changed.sort_unstable();
+                return Err(Error::refused(
+                    format!(
+                        "sector(s) {} of {path} changed since the write this backup undoes (the disk was used, or \
+                         a boot loader or another tool wrote there): undoing would overwrite that; nothing was \
+                         written",
+                        ranges(&changed)
+                    ),
+                    "inspect the disk (`afdisk inspect`) and make a new plan for the table you want; a backup \
+                     made with `afdisk backup` restores only table sectors",
+                ));
+            }
+            undo_order(&mut writes);
+            (writes, None)
+        }
+        BackupKind::Table => {
+            let img = backup::SectorMap {
+                ss,
+                len: src.len(),
+                map: saved.clone(),
+            };
+            let Some((label, lbas)) = table::occupied_sectors(&img, ss) else {
+                return Err(Error::refused(
+                    "the backup holds no partition table that afdisk can read; nothing was written",
+                    "use a backup of a disk that had a table",
+                ));
+            };
+            if let Some(l) = lbas.iter().find(|l| !saved.contains_key(l)) {
+                return Err(Error::refused(
+                    format!(
+                        "the backup's {} table places a table sector at {l}, which the backup does not hold; \
+                         nothing was written",
+                        label.as_str()
+                    ),
+                    "use a complete backup (made with `afdisk backup`)",
+                ));
+            }
+            // A current partition must not lie over any sector the restore writes.
+            let scan = table::scan(src, ss);
+            let mut covered = Vec::new();
+            for p in scan
+                .partitions
+                .iter()
+                .filter(|p| p.kind != table::PartKind::Extended && p.size > 0)
+            {
+                let hit: Vec<u64> = lbas
+                    .iter()
+                    .copied()
+                    .filter(|l| *l >= p.start && *l <= p.end())
+                    .collect();
+                if !hit.is_empty() {
+                    covered.push(format!(
+                        "partition {} covers sector(s) {}",
+                        p.number,
+                        ranges(&hit)
+                    ));
+                }
+            }
+            if !covered.is_empty() {
+                return Err(Error::refused(
+                    format!(
+                        "restoring the {} table would write into partitions that exist on {path} now ({}); \
+                         nothing was written",
+                        label.as_str(),
+                        covered.join("; ")
+                    ),
+                    "back up their data and delete those partitions first, or use a backup that fits the \
+                     disk as it is",
+                ));
+            }
+            // Crash-safe order, as for a GPT apply: the end of the disk first, then the array, header, LBA 0.
+            let half = total / 2;
+            let mut writes = Vec::new();
+            for lba in lbas {
+                let data = saved.get(&lba).cloned().unwrap_or_default();
+                if read(lba)? == data {
+                    continue;
+                }
+                let phase = if lba >= half {
+                    1
+                } else if lba >= 2 {
+                    2
+                } else if lba == 1 {
+                    3
+                } else {
+                    4
+                };
+                writes.push((lba, phase, data));
+            }
+            writes.sort_by_key(|s| (s.1, s.0));
+            (writes, Some(label.as_str().to_string()))
+        }
+    };
+    // Renumber phases densely in write order (1, 2, ...), as the backup of this restore records them.
+    let mut last = None;
+    let mut n = 0;
+    for w in &mut writes {
+        if last != Some(w.1) {
+            n += 1;
+            last = Some(w.1);
+        }
+        w.1 = n;
+    }
+    let sectors: Vec<u64> = writes.iter().map(|w| w.0).collect();
+    let mut outside: Vec<u64> = sectors
+        .iter()
+        .copied()
+        .filter(|l| !now_space.contains(l))
+        .collect();
+    outside.sort_unstable();
+    let mut sorted = sectors.clone();
+    sorted.sort_unstable();
+    let mut lines = vec![match (&b.kind, &label) {
+        (BackupKind::Undo, _) => format!(
+            "Undo of the write saved in this backup ({}): {} sector(s) to put back: {}",
+            b.reason,
+            sorted.len(),
+            ranges(&sorted)
+        ),
+        (BackupKind::Table, l) => format!(
+            "Restore of the saved {} table: {} sector(s) differ and would be written: {}",
+            l.as_deref().unwrap_or("?"),
+            sorted.len(),
+            ranges(&sorted)
+        ),
+    }];
+    if !outside.is_empty() {
+        lines.push(format!(
+            "Not table space now (their current contents are overwritten): {}",
+            ranges(&outside)
+        ));
+    }
+    Ok(RestorePreview {
+        kind: b.kind,
+        label,
+        sectors,
+        outside_table_space: outside,
+        lines,
+        writes,
+    })
+}
+
+/// Orders an undo's writes (lba, phase of the original write, bytes): the exact reverse of the original write
+/// sequence (phase, then LBA). After k undo writes the disk is as it was after all but the last k original
+/// writes, so every cut point of an undo is a state the original write went through (and those are
+/// crash-consistent: `tests/plan.rs` checks every cut point of an apply).
+pub fn undo_order(writes: &mut [(u64, u32, Vec<u8>)]) {
+    writes.sort_by_key(|(lba, phase, _)| std::cmp::Reverse((*phase, *lba)));
+}
+
+/// What restoring `b` onto `opened` would write, read without opening it for writing (for the preview).
+pub fn restore_preview(opened: &Opened, b: &Backup) -> Result<RestorePreview> {
+    check_backup_fits(opened, b)?;
+    plan_restore(&opened.source(), b, &opened.info.path)
+}
+
+/// Restores `b` onto `opened`: same identity, size and sector size; same confirmation as apply. An undo backup
+/// puts back exactly the sectors its write changed (refused if any changed since); a table backup writes only
+/// the saved table's sectors (refused where a current partition covers one). The sectors overwritten are
+/// backed up first (into `backup_dir`), so a restore can be undone too.
+pub fn restore(
+    opened: &Opened,
+    b: &Backup,
+    confirm: &Confirmation,
+    backup_dir: &Path,
+) -> Result<WriteOutcome> {
+    check_backup_fits(opened, b)?;
+    let ss = b.sector_size;
+    let file = prepare(opened, confirm, "restore the partition table", &[])?;
+    let src = FileSource {
+        file: &file,
+        size: opened.info.size_bytes,
+    };
+    // Decided on the locked fd: what the preview said may have changed meanwhile.
+    let pre = plan_restore(&src, b, &opened.info.path)?;
+    let ordered = pre.writes;
+    let before = current_layout(&src, ss);
+    let lbas: BTreeSet<u64> = ordered
+        .iter()
+        .map(|s| s.0)
+        .chain(backup::table_sectors(&src, ss))
+        .collect();
+    let undo = backup::capture(&src, &b.device, &lbas, "before restore")?;
+    let undo = backup::into_undo(undo, &ordered);
+    let backup_file = backup::save_in(&undo, backup_dir)?;
+    let cmd = restore_command(&opened.info.path, &backup_file);
+    let phases = write_phases(&file, Path::new(&opened.info.path), ss, &ordered)
+        .map_err(|e| with_restore(e, &backup_file, &cmd))?;
+    let after = current_layout(&src, ss);
+    let rr = reread(opened, &file, before.as_ref(), after.as_ref());
+    let verified = reads_back(&src, ss, &ordered);
+    if !verified {
+        return Err(read_back_failed(
+            format!(
+                "the sectors read back from {} differ from the backup",
+                opened.info.path.display()
+            ),
+            &backup_file,
+            &cmd,
+        ));
+    }
+    let kernel = kernel::view(opened, after.as_ref());
+    Ok(WriteOutcome {
+        device: opened.info.path.clone(),
+        backup_file,
+        sectors_written: ordered.len(),
+        phases,
+        reread: rr,
+        verified,
+        table: after,
+        kernel,
+        outside_table_space: pre.outside_table_space,
+        undo_command: cmd,
+        moved: None,
+    })
+}
