@@ -869,10 +869,14 @@ fn footprints_from_peer_made_superblocks() {
     );
 }
 
-/// The real process killed (SIGKILL) at seeded random moments while `afdisk resume` runs on a loop device the
-/// test attached, then resumed again, until a resume finishes: the result is the uninterrupted one.
+/// The real process killed (SIGKILL) while `afdisk resume` runs on a loop device the test attached (a move of
+/// about 25 journaled windows): six times, each on the progress line (`--json`) that shows the run passed a
+/// commit point of its own, so every kill lands mid-copy and every run copies further than the one before; then a
+/// last resume finishes: the result is the uninterrupted one.
 #[test]
 fn sigkill_during_resume_on_a_loop_device() {
+    use std::io::BufRead;
+    use std::os::unix::process::ExitStatusExt;
     let sc = Scratch::new();
     let img = sc.image("q.img", 160 * MIB);
     let Some(lo) = common::LoopDev::attach(&img, 512) else {
@@ -883,42 +887,69 @@ fn sigkill_during_resume_on_a_loop_device() {
     let dev = Path::new(&lo.path);
     let original = std::fs::read(&img).expect("read");
     let p = move_plan(dev, &[(1, 4096, 100 * 2048)]);
-    let job = {
+    let mut job = {
         let o = device::open(dev, &Overrides::default()).expect("open");
         mover::job_for(&p, &o.source()).expect("job")
     };
+    // 4 MiB windows, each committed: about 25 commit points to kill between.
+    small_windows(4 * MIB)(&mut job);
+    assert!(
+        job.moves[0].schedule.count() >= 20,
+        "a copy of many windows"
+    );
     let bdir = sc.dir.path().join("backups");
     std::fs::create_dir(&bdir).expect("mkdir");
     // Interrupted right after the first copy batch was committed.
     cut_to_file(dev, &job, 2 + job.mark.len() as u64 + 3, &bdir);
     let name = lo.base_name();
-    let mut x = 0x5EED_u64;
-    let mut kills = 0;
-    for _ in 0..6 {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let ms = 50 + (x >> 33) % 700;
+    let mut last_done = 0;
+    for round in 0..6 {
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_afdisk"))
-            .args(["resume", &lo.path, "--yes", "--confirm", &name])
+            .args(["resume", &lo.path, "--yes", "--confirm", &name, "--json"])
             .env("AFDISK_BACKUP_DIR", &bdir)
-            .stdout(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("spawn");
-        std::thread::sleep(std::time::Duration::from_millis(ms));
-        if child.try_wait().expect("wait").is_none() {
-            child.kill().expect("SIGKILL");
-            kills += 1;
-        }
-        let _ = child.wait();
+        let mut out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut seen = String::new();
+        let mut first: Option<u64> = None;
+        let done = loop {
+            let mut line = String::new();
+            if out.read_line(&mut line).expect("read") == 0 {
+                panic!("resume {round} ended before it passed a commit point of its own: {seen}");
+            }
+            seen.push_str(&line);
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
+                continue;
+            };
+            if v["phase"] != "copying" {
+                continue;
+            }
+            let c = v["commit_points"].as_u64().expect("commit_points");
+            let done = v["bytes_done"].as_u64().expect("bytes_done");
+            match first {
+                None => first = Some(c),
+                Some(f) if c > f => break done,
+                Some(_) => {}
+            }
+        };
+        child.kill().expect("SIGKILL");
+        let st = child.wait().expect("wait");
+        assert_eq!(
+            st.signal(),
+            Some(9),
+            "resume {round}: the kill did not land mid-copy ({st}): {seen}"
+        );
+        assert!(
+            done > last_done,
+            "resume {round} got no further than the one before ({done} bytes copied)"
+        );
+        last_done = done;
     }
     let (code, out, err) = afdisk_env(&["resume", &lo.path, "--yes", "--confirm", &name], &bdir);
-    if kills == 6 {
-        assert_eq!(code, 0, "{out}{err}");
-    }
+    assert_eq!(code, 0, "{out}{err}");
     check_moved(dev, &original, &job, "gpt");
-    assert!(kills >= 3, "only {kills} kills landed mid-move");
 }
 
 /// A device that silently damages one write (a byte flipped in the write that lands at `at`).
