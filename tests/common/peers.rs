@@ -9,14 +9,16 @@
 use std::path::Path;
 use std::process::Command;
 
-/// What `sgdisk -v` prints when it read something other than a sound GPT (it then verifies a repaired copy).
+/// What `sgdisk -v` prints when it read something other than a sound GPT (it then verifies a repaired copy) or
+/// found a problem. Its advisory notes ("Caution: Partition 1 doesn't end on a 4-sector boundary") are not
+/// among them.
 const SGDISK_TROUBLE: [&str; 10] = [
-    "Caution",
     "Warning",
     "Problem:",
     "corrupt",
     "ERROR",
     "Invalid",
+    "invalid",
     "Unsupported",
     "Header size is specified",
     "supports only 128-byte",
