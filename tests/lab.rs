@@ -396,29 +396,106 @@ fn lab_drives_report_their_own_sectors() {
         "{}",
         sec("realign.sums")
     );
-    check_tui_step(&sec("tui.rc"), &sec("tui.text"));
+    check_tui_step(&sec("tui.rc"), &sec("tui.hex"));
 }
 
-/// What the TUI step's screen must show: the drive by its serial, partition 1's misalignment in the disk view,
-/// and the sector zoom that `z` opens on partition 1's start.
-const TUI_WORDS: [&str; 4] = [
-    "AFLAB-SATA-512E",
-    "MISALIGNED +3584",
-    "Sector zoom:",
-    "partition 1 start (LBA 63)",
-];
+/// What the TUI step's screens must show: the disk view with the drive by its serial and partition 1's
+/// misalignment, then (after `z`, the last screen) the sector zoom on partition 1's start.
+const TUI_DISK_VIEW: [&str; 2] = ["AFLAB-SATA-512E", "MISALIGNED +3584"];
+const TUI_ZOOM: [&str; 2] = ["Sector zoom:", "partition 1 start (LBA 63)"];
 
 /// The TUI step of afdisk-guest.sh: afdisk opened the (restored) SATA disk in a pty, zoomed into partition 1
-/// with `z` and quit with `q`. It exits 0, and its screen shows the drive, the partition at sector 63 and the
-/// misalignment.
-fn check_tui_step(rc: &str, text: &str) {
-    assert_eq!(rc, "0", "the TUI did not exit 0; its screen:\n{text}");
-    for want in TUI_WORDS {
+/// with `z` and quit with `q`. It exits 0; its output, replayed on an 80x24 screen, shows the disk view in some
+/// frame and the zoom in the last one.
+fn check_tui_step(rc: &str, hex: &str) {
+    let bytes: Vec<u8> = hex
+        .split_whitespace()
+        .map(|b| u8::from_str_radix(b, 16).unwrap_or_else(|e| panic!("tui.hex: {b}: {e}")))
+        .collect();
+    let frames = replay(&bytes, 80, 24);
+    let last = frames.last().cloned().unwrap_or_default();
+    assert_eq!(rc, "0", "the TUI did not exit 0; its last screen:\n{last}");
+    assert!(
+        frames
+            .iter()
+            .any(|f| TUI_DISK_VIEW.iter().all(|w| f.contains(w))),
+        "no screen shows {TUI_DISK_VIEW:?}; the last one:\n{last}"
+    );
+    for want in TUI_ZOOM {
         assert!(
-            text.contains(want),
-            "the TUI screen lacks {want:?}; its screen:\n{text}"
+            last.contains(want),
+            "the last screen lacks {want:?}:\n{last}"
         );
     }
+}
+
+/// Replays terminal output on a `cols`x`rows` screen: printable characters at the cursor, `ESC [ row ; col H`
+/// moves it, CR and LF; other escape sequences change nothing on the screen. A frame ends where the program
+/// hides the cursor (`ESC [ ? 25 l`, after each draw) and at the end. Returns each frame's text, a line a row.
+fn replay(bytes: &[u8], cols: usize, rows: usize) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut screen = vec![vec![' '; cols]; rows];
+    let (mut r, mut c) = (0usize, 0usize);
+    let mut frames = Vec::new();
+    let show = |s: &Vec<Vec<char>>| {
+        s.iter()
+            .map(|l| l.iter().collect::<String>().trim_end().to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let mut it = text.chars().peekable();
+    while let Some(ch) = it.next() {
+        match ch {
+            '\u{1b}' => {
+                if it.peek() != Some(&'[') {
+                    it.next();
+                    continue;
+                }
+                it.next();
+                let mut params = String::new();
+                let mut fin = ' ';
+                for x in it.by_ref() {
+                    if ('@'..='~').contains(&x) {
+                        fin = x;
+                        break;
+                    }
+                    params.push(x);
+                }
+                match fin {
+                    'H' | 'f' => {
+                        let mut n = params
+                            .split(';')
+                            .map(|p| p.parse::<usize>().unwrap_or(1).max(1));
+                        r = (n.next().unwrap_or(1) - 1).min(rows - 1);
+                        c = (n.next().unwrap_or(1) - 1).min(cols - 1);
+                    }
+                    'l' if params == "?25" => frames.push(show(&screen)),
+                    _ => {}
+                }
+            }
+            '\r' => c = 0,
+            '\n' => r = (r + 1).min(rows - 1),
+            x if !x.is_control() => {
+                if c < cols {
+                    screen[r][c] = x;
+                    c += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    frames.push(show(&screen));
+    frames
+}
+
+/// The replay keeps a cell that a later frame does not rewrite, as the terminal does.
+#[test]
+fn replay_keeps_cells_a_redraw_leaves() {
+    let out = b"\x1b[?1049h\x1b[1;1H\x1b[1mSector zoom\x1b[22m\x1b[?25l\x1b[1;1HV\x1b[1;3Hk\x1b[2;2Hx\x1b[?25l";
+    let frames = replay(out, 20, 3);
+    assert_eq!(frames.len(), 3);
+    assert_eq!(frames[0], "Sector zoom\n\n");
+    assert_eq!(frames[1], "Vektor zoom\n x\n");
 }
 
 /// openSeaChest_Format for the opt-in test: the path in `AFDISK_OPENSEACHEST`. Set but not a file is an error,
