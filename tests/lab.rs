@@ -475,11 +475,9 @@ fn replay(bytes: &[u8], cols: usize, rows: usize) -> Vec<String> {
             }
             '\r' => c = 0,
             '\n' => r = (r + 1).min(rows - 1),
-            x if !x.is_control() => {
-                if c < cols {
-                    screen[r][c] = x;
-                    c += 1;
-                }
+            x if !x.is_control() && c < cols => {
+                screen[r][c] = x;
+                c += 1;
             }
             _ => {}
         }
