@@ -40,7 +40,14 @@ fn schema(name: &str) -> Value {
 #[test]
 fn committed_schema_files_are_the_generated_ones() {
     let dir = schema_dir();
-    let update = std::env::var_os("AFDISK_UPDATE_SCHEMAS").is_some();
+    // Only `1` rewrites; any other value (`0`, `no`, ...) is a mistake, not a quiet "compare" or "rewrite".
+    let update = match std::env::var_os("AFDISK_UPDATE_SCHEMAS") {
+        None => false,
+        Some(v) if v == "1" => true,
+        Some(v) => {
+            panic!("AFDISK_UPDATE_SCHEMAS={v:?}: only 1 (rewrite) is accepted; unset it to compare")
+        }
+    };
     let mut stale = Vec::new();
     let mut names = Vec::new();
     for (name, s) in afdisk::contract::schemas() {

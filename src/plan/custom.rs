@@ -944,6 +944,11 @@ pub fn from_sgdisk_backup(
     Ok(plan.sealed())
 }
 
+/// The peers' verdicts on written images (`sgdisk -v`, `sfdisk --verify`), shared with the integration tests.
+#[cfg(test)]
+#[path = "../../tests/common/peers.rs"]
+mod test_peers;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1264,18 +1269,22 @@ mod tests {
     ];
     const DOS_TYPES: [&str; 6] = ["0", "zz", "5", "82", "c", "83"];
 
-    /// A random layout: mostly sequential numbers and valid types, so that many are valid.
+    /// A random layout: mostly sequential numbers and valid types, and sizes of 64 KiB to 2.5 MiB (most hold a
+    /// whole 1 MiB grain, so a realign has something to keep), so that many are valid. A dos layout has up
+    /// to 5 entries (one more than the 4 primaries it holds, so that the refusal is tested too, not most of the
+    /// time), a GPT up to 6.
     fn arb_layout(label: Label, ss: u64, total: u64) -> impl Strategy<Value = Layout> {
+        let most = if label == Label::Dos { 6 } else { 7 };
         proptest::collection::vec(
             (
                 0u32..24,
                 0u64..176,
-                1u64..376,
+                16u64..640,
                 0usize..40,
                 any::<bool>(),
                 0u8..4,
             ),
-            0..7,
+            0..most,
         )
         .prop_map(move |v| {
             // Sizes in units of 4 KiB, so both sector sizes see the same shapes.
@@ -1351,41 +1360,128 @@ mod tests {
             })
     }
 
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(800))]
-        /// Random target layouts over random current tables: never a panic; a bad target is a usage error
-        /// (or a refusal); a good one encodes, and afdisk's reader reads back exactly the planned layout (a GPT
-        /// also passes `gpt::verify`, the `sgdisk -v` checks).
-        #[test]
-        fn random_targets_over_random_tables(case in arb_case()) {
-            let (ss, total, cur, tgt, realign) = case;
-            let blank = vec![0u8; (total * ss) as usize];
-            let disk = match write_layout(&blank, ss, &cur, false) {
-                Ok((d, _, _)) => d,
-                Err(e) => {
-                    prop_assert!(matches!(e.kind, ErrorKind::Usage | ErrorKind::Refused), "{e:?}");
-                    blank
-                }
-            };
-            match write_layout(&disk, ss, &tgt, realign) {
-                Ok((after, new, ch)) => {
-                    let read = Layout::from_scan(&table::scan(&after, ss));
-                    prop_assert!(read.as_ref().is_some_and(|r| r.same_table(&new)), "{read:?} vs {new:?}");
-                    if new.table.label == Label::Gpt {
-                        let v = table::gpt::verify(&after, ss);
-                        prop_assert!(v.is_empty(), "{v:?}");
-                    }
-                    prop_assert_eq!(after.len() as u64, ByteSource::len(&disk));
-                    for p in new.partitions.iter().filter(|p| realign && p.kind != PartKind::Extended) {
-                        prop_assert_eq!((p.start * ss) % (1 << 20), 0);
-                        prop_assert_eq!(((p.end() + 1) * ss) % (1 << 20), 0);
-                    }
-                    for c in &ch {
-                        prop_assert!(c.action != Action::Blocked && c.action != Action::Unfixable);
-                    }
-                }
-                Err(e) => prop_assert!(matches!(e.kind, ErrorKind::Usage | ErrorKind::Refused), "{e:?}"),
+    use super::test_peers as peers;
+
+    /// Writes `disk` as a sparse image file (only its non-zero 4 KiB blocks) for the peers to read.
+    fn sparse_image(disk: &[u8], path: &std::path::Path) {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::File::create(path).expect("create the case image");
+        f.set_len(disk.len() as u64).expect("size the case image");
+        let zero = [0u8; 4096];
+        for (i, b) in disk.chunks(4096).enumerate() {
+            if b != &zero[..b.len()] {
+                f.write_all_at(b, i as u64 * 4096)
+                    .expect("write the case image");
             }
+        }
+    }
+
+    /// Outcomes of the random cases, by label of the target: refused, accepted with no partition, accepted with
+    /// partitions (the non-trivial ones: encoded and read back), and of those judged by the peers (512-byte
+    /// sectors).
+    #[derive(Default, Debug)]
+    struct Tally {
+        refused: [u32; 2],
+        empty: [u32; 2],
+        written: [u32; 2],
+        judged: [u32; 2],
+    }
+
+    const CASES: u32 = 800;
+
+    /// One random case: never a panic; a bad target is a usage error (or a refusal); a good one encodes, afdisk's
+    /// reader reads back exactly the planned layout, and the peers (`sgdisk -v` for a GPT, `sfdisk --verify`)
+    /// find the written image clean.
+    fn one_case(
+        (ss, total, cur, tgt, realign): (u64, u64, Layout, Layout, bool),
+        dir: &std::path::Path,
+        tally: &mut Tally,
+    ) -> std::result::Result<(), TestCaseError> {
+        let kind = usize::from(tgt.table.label == Label::Gpt);
+        let blank = vec![0u8; (total * ss) as usize];
+        let disk = match write_layout(&blank, ss, &cur, false) {
+            Ok((d, _, _)) => d,
+            Err(e) => {
+                prop_assert!(
+                    matches!(e.kind, ErrorKind::Usage | ErrorKind::Refused),
+                    "{e:?}"
+                );
+                blank
+            }
+        };
+        let (after, new, ch) = match write_layout(&disk, ss, &tgt, realign) {
+            Ok(w) => w,
+            Err(e) => {
+                prop_assert!(
+                    matches!(e.kind, ErrorKind::Usage | ErrorKind::Refused),
+                    "{e:?}"
+                );
+                tally.refused[kind] += 1;
+                return Ok(());
+            }
+        };
+        let read = Layout::from_scan(&table::scan(&after, ss));
+        prop_assert!(
+            read.as_ref().is_some_and(|r| r.same_table(&new)),
+            "{read:?} vs {new:?}"
+        );
+        if new.table.label == Label::Gpt {
+            let v = table::gpt::verify(&after, ss);
+            prop_assert!(v.is_empty(), "{v:?}");
+        }
+        prop_assert_eq!(after.len() as u64, ByteSource::len(&disk));
+        for p in new
+            .partitions
+            .iter()
+            .filter(|p| realign && p.kind != PartKind::Extended)
+        {
+            prop_assert_eq!((p.start * ss) % (1 << 20), 0);
+            prop_assert_eq!(((p.end() + 1) * ss) % (1 << 20), 0);
+        }
+        for c in &ch {
+            prop_assert!(c.action != Action::Blocked && c.action != Action::Unfixable);
+        }
+        if new.partitions.is_empty() {
+            tally.empty[kind] += 1;
+            return Ok(());
+        }
+        tally.written[kind] += 1;
+        // The peers read sectors of 512 bytes from an image file; a 4096-byte-sector table is theirs to judge
+        // only on a device of that sector size, so those are judged by afdisk's reader and gpt::verify above.
+        if ss == 512 {
+            tally.judged[kind] += 1;
+            let img = dir.join("case.img");
+            sparse_image(&after, &img);
+            let verdict = peers::verify_table(&img, new.table.label == Label::Gpt);
+            prop_assert!(verdict.is_ok(), "{}\n{new:?}", verdict.unwrap_err());
+        }
+        Ok(())
+    }
+
+    /// Random target layouts over random current tables ([`one_case`]), with a floor on the cases that test
+    /// something: per label, at least an eighth of the cases write a table with partitions (about a fifth do)
+    /// and a sixteenth are judged by the peers (about a tenth are).
+    #[test]
+    fn random_targets_over_random_tables() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let tally = std::cell::RefCell::new(Tally::default());
+        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(CASES));
+        let r = runner.run(&arb_case(), |case| {
+            one_case(case, dir.path(), &mut tally.borrow_mut())
+        });
+        if let Err(e) = r {
+            panic!("{e}");
+        }
+        let t = tally.into_inner();
+        eprintln!("random_targets_over_random_tables: {t:?} (index 0 dos, 1 gpt)");
+        for (kind, name) in [(0, "dos"), (1, "gpt")] {
+            let all = t.refused[kind] + t.empty[kind] + t.written[kind];
+            assert!(
+                t.written[kind] * 8 >= all && t.judged[kind] * 16 >= all,
+                "{name}: only {} of {all} cases wrote a table with partitions ({} judged by the peers): {t:?}",
+                t.written[kind],
+                t.judged[kind]
+            );
         }
     }
 }

@@ -569,15 +569,36 @@ impl Editor {
                 "delete the logical partitions first",
             ));
         }
-        let done = match self.content.get(&number) {
+        let mut done = match self.content.get(&number) {
             Some(c) => format!(
                 "deleted partition {number} (it holds {c}: the plan asks to confirm its loss)"
             ),
             None => format!("deleted partition {number}"),
         };
+        let logical = p.kind == PartKind::Logical;
         self.layout.partitions.remove(i);
         // Its data goes with it: a partition that takes its number later holds nothing.
         self.content.remove(&number);
+        if logical {
+            // Logical partitions are numbered 5, 6, … without gaps: the ones after it move down one number, as
+            // fdisk and sfdisk renumber them (their data and what is known of it go with them).
+            let mut moved = Vec::new();
+            for q in &mut self.layout.partitions {
+                if q.kind == PartKind::Logical && q.number > number {
+                    moved.push(format!("{} is now {}", q.number, q.number - 1));
+                    if let Some(c) = self.content.remove(&q.number) {
+                        self.content.insert(q.number - 1, c);
+                    }
+                    q.number -= 1;
+                }
+            }
+            if !moved.is_empty() {
+                done.push_str(&format!(
+                    "; the logical partitions after it are renumbered ({})",
+                    moved.join(", ")
+                ));
+            }
+        }
         Ok(Outcome {
             number,
             done,

@@ -6,6 +6,7 @@
 //! `--yes --confirm TOKEN --json`, as a script runs it; a *trace* is the output file of `strace -o`.
 #![allow(dead_code)]
 
+pub mod peers;
 pub mod rng;
 pub mod tmux;
 

@@ -1,5 +1,5 @@
 //! Blank partition tables and bare entries for the tests of the layout code, shared by the unit tests of
-//! `plan::edit` and `plan::custom` and by tests/adversarial_edit.rs and tests/sfdisk_interop.rs (`plan` and each
+//! `plan::edit` and `plan::custom` and by tests/hand_editor.rs and tests/sfdisk_interop.rs (`plan` and each
 //! test file include this one file with `#[path]`; the includer has the `table` module in scope).
 //!
 //! Terms: a *blank* table has no partitions and the usable range a fresh table of its label has on a disk of

@@ -70,11 +70,19 @@ if [ -f /lab/files/realign.sums ]; then
     umount /mnt/r 2>/dev/null
     export AFDISK_BACKUP_DIR=/tmp/bk
 fi
-# The TUI on the 512e drive, through a pty: open the disk view, zoom into partition 1, quit.
+# The TUI on the 512e drive, through a pty: open the disk view, zoom into partition 1, quit. `script -e` exits
+# with afdisk's status. tui.text is the terminal output with every byte outside printable ASCII and newline made
+# a space (a range: busybox tr reads `[:print:]` as a literal set of characters); tui.hex the raw bytes.
+tui_rc=0
 (sleep 4; printf z; sleep 3; printf q) | SHELL=/bin/sh TERM=linux NO_COLOR=1 \
-    script -q -c "stty cols 80 rows 24; /bin/afdisk $LAB_SATA_512E" /dev/null > /tmp/tui.out 2>&1
+    script -q -e -c "stty cols 80 rows 24; /bin/afdisk $LAB_SATA_512E" /dev/null > /tmp/tui.out 2>&1 || tui_rc=$?
 lab_section tui.rc
-echo $?
+echo "$tui_rc"
 lab_section tui.text
-tr -c '[:print:]\n' ' ' < /tmp/tui.out
+tr -c '\n -~' ' ' < /tmp/tui.out
+echo  # the capture ends without a newline: the next section header must start a line
+# The raw bytes, in hex: the host replays them on an 80x24 screen (ratatui redraws only the cells that change, so
+# the text above has words broken where a cell kept its character).
+lab_section tui.hex
+od -An -tx1 -v /tmp/tui.out
 exit 0

@@ -442,10 +442,11 @@ fn dos_rest_on_a_disk_over_2tib_stays_within_32_bit_sectors() {
     }
 }
 
-/// The current dos table with an extended container and two logical partitions (made by sfdisk): deleting a
-/// logical partition by hand either makes a plan whose table sfdisk verifies, or is refused with a fix.
+/// The current dos table with an extended container and two logical partitions (made by sfdisk): deleting
+/// logical partition 5 by hand renumbers logical 6 to 5, as fdisk and sfdisk do (logical partitions are numbered
+/// without gaps), keeping where it is; the plan applies, and sfdisk verifies and reads the table it wrote.
 #[test]
-fn deleting_a_logical_partition_by_hand_is_written_right_or_refused() {
+fn deleting_a_logical_partition_by_hand_renumbers_the_ones_after_it() {
     let sc = Scratch::new();
     let img = sc.image("l.img", 128 * MIB);
     common::run_stdin(
@@ -453,6 +454,9 @@ fn deleting_a_logical_partition_by_hand_is_written_right_or_refused() {
         &["-q", &s(&img)],
         "label: dos\n2048,16384,83\n18432,,5\n,16384,83\n,16384,83\n",
     );
+    let before = common::sfdisk_json(&s(&img)).expect("sfdisk -J");
+    let rows = common::sfdisk_rows(&before);
+    let six = rows[3].clone();
     let o = afdisk::device::open(&img, &Default::default()).expect("open");
     let req = afdisk::plan::Request {
         realign: true,
@@ -464,17 +468,25 @@ fn deleting_a_logical_partition_by_hand_is_written_right_or_refused() {
         plan.old.clone().expect("a table"),
         plan.grain.bytes,
         plan.device.alignment_offset,
-        BTreeMap::new(),
+        BTreeMap::from([(6, "ext4".to_string())]),
     )
     .expect("editor");
     assert_eq!(e.layout.partitions.len(), 4, "{:?}", e.layout.partitions);
-    match e.apply(&Op::Delete { number: 5 }) {
-        Err(err) => {
-            assert!(!err.fix.is_empty());
-            return;
-        }
-        Ok(o) => eprintln!("{o}"),
-    }
+    let done = e
+        .apply(&Op::Delete { number: 5 })
+        .expect("delete logical 5");
+    assert!(done.done.contains("6 is now 5"), "{done}");
+    let numbers: Vec<u32> = e.layout.partitions.iter().map(|p| p.number).collect();
+    assert_eq!(numbers, vec![1, 2, 5], "{:?}", e.layout.partitions);
+    let l5 = &e.layout.partitions[2];
+    assert_eq!(
+        (l5.start, l5.size),
+        (six.1, six.2),
+        "logical 6 stays where it is"
+    );
+    // What is known of its data goes with the partition, not with the number.
+    assert_eq!(e.content.get(&5).map(String::as_str), Some("ext4"));
+    assert!(!e.content.contains_key(&6));
     let o = afdisk::device::open(&img, &Default::default()).expect("open");
     let req = afdisk::plan::custom::CustomRequest {
         origin: "hand edit".into(),
@@ -484,13 +496,8 @@ fn deleting_a_logical_partition_by_hand_is_written_right_or_refused() {
         stripe: None,
         destroy_ok: Vec::new(),
     };
-    let plan = match afdisk::plan::custom::make(&o, &e.layout, &req) {
-        Ok(p) => p,
-        Err(err) => {
-            assert!(!err.fix.is_empty(), "{}", err.problem);
-            return;
-        }
-    };
+    let plan =
+        afdisk::plan::custom::make(&o, &e.layout, &req).expect("the renumbered layout is planned");
     let name = plan.device.name.clone();
     afdisk::apply::apply(
         &o,
@@ -500,10 +507,15 @@ fn deleting_a_logical_partition_by_hand_is_written_right_or_refused() {
     )
     .expect("apply");
     drop(o);
-    run("sfdisk", &["--verify", &s(&img)]);
-    let dump = String::from_utf8_lossy(&run("sfdisk", &["-d", &s(&img)]).stdout).into_owned();
-    let lines: Vec<&str> = dump.lines().filter(|l| l.contains("start=")).collect();
-    assert_eq!(lines.len(), 3, "{dump}");
+    let v = run("sfdisk", &["--verify", &s(&img)]);
+    let out = String::from_utf8_lossy(&v.stdout).into_owned() + &String::from_utf8_lossy(&v.stderr);
+    assert!(out.contains("No errors detected"), "sfdisk --verify: {out}");
+    let after = common::sfdisk_json(&s(&img)).expect("sfdisk -J");
+    let rows = common::sfdisk_rows(&after);
+    assert_eq!(rows.len(), 3, "{after}");
+    assert_eq!(&rows[..2], &common::sfdisk_rows(&before)[..2], "{after}");
+    assert_eq!((rows[2].1, rows[2].2), (six.1, six.2), "{after}");
+    assert_eq!(rows[2].0, 5, "the logical partition is number 5: {after}");
 }
 
 /// A partition carried over from the disk off the grain (made by sgdisk at sector 34), kept as it is while
