@@ -229,7 +229,9 @@ pub fn used_map(src: &dyn ByteSource, base: u64, size: u64) -> UsedMap {
     let w = Window::new(src, base, size);
     match recognise(&w) {
         Some((fs, _)) => fs.used_ranges(&w),
-        None => UsedMap::Whole("no filesystem recognised".into()),
+        None => UsedMap::Whole(
+            swap::hibernation(&w).unwrap_or_else(|| "no filesystem recognised".into()),
+        ),
     }
 }
 

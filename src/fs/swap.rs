@@ -21,6 +21,19 @@ const PAGES: [u64; 4] = [4096, 8192, 16384, 65536];
 /// Signatures a hibernation image leaves at the end of the first page.
 const HIBERNATION: [&[u8]; 4] = [b"S1SUSPEND", b"S2SUSPEND", b"ULSUSPEND", b"LINHIB0001"];
 
+/// Why the window must be copied whole when a hibernation signature ends one of its first pages (such a swap area
+/// is not recognised by [`Swap`]'s probe, whose signature the image replaced).
+pub(super) fn hibernation(w: &Window) -> Option<String> {
+    PAGES.iter().find_map(|p| {
+        HIBERNATION.iter().find(|sig| w.eq(p - 10, sig)).map(|sig| {
+            format!(
+                "swap holds a hibernation image ({}): copied whole",
+                String::from_utf8_lossy(sig)
+            )
+        })
+    })
+}
+
 impl Filesystem for Swap {
     fn names(&self) -> &'static [&'static str] {
         &["swap"]
@@ -70,15 +83,8 @@ impl Filesystem for Swap {
     }
 
     fn used_ranges(&self, w: &Window) -> UsedMap {
-        for p in PAGES {
-            for sig in HIBERNATION {
-                if w.eq(p - 10, sig) {
-                    return UsedMap::Whole(format!(
-                        "swap holds a hibernation image ({}): copied whole",
-                        String::from_utf8_lossy(sig)
-                    ));
-                }
-            }
+        if let Some(why) = hibernation(w) {
+            return UsedMap::Whole(why);
         }
         match PAGES
             .iter()

@@ -77,7 +77,7 @@ pub fn set_runs(map: &[u8], bits: u64, mut f: impl FnMut(u64, u64)) {
     while i < bits {
         let byte = map[(i / 8) as usize];
         // Whole bytes of one value skip eight bits at once.
-        if i % 8 == 0 && i + 8 <= bits && (byte == 0 || byte == 0xFF) {
+        if i.is_multiple_of(8) && i + 8 <= bits && (byte == 0 || byte == 0xFF) {
             match (byte == 0xFF, run) {
                 (true, None) => run = Some(i),
                 (false, Some(s)) => {
