@@ -501,3 +501,24 @@ proptest! {
         check(&KINDS[k], &ops, seed);
     }
 }
+
+/// Benchmark helper, not a pass/fail test (run by tests/bench/used_map.sh): reads the map of the image named by
+/// AFDISK_USED_MAP_IMAGE through a file, as a plan reads a device, and prints the time it took.
+#[test]
+#[ignore]
+fn time_map_of_image() {
+    let Some(path) = std::env::var_os("AFDISK_USED_MAP_IMAGE") else {
+        panic!("set AFDISK_USED_MAP_IMAGE (tests/bench/used_map.sh does)");
+    };
+    let file = std::fs::File::open(&path).expect("open image");
+    let size = file.metadata().expect("metadata").len();
+    let src = afdisk::table::source::FileSource { file: &file, size };
+    let t = std::time::Instant::now();
+    let map = used_map(&src, 0, size);
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    let (ranges, bytes) = match &map {
+        UsedMap::Ranges(r) => (r.len(), r.iter().map(|x| x.1).sum::<u64>()),
+        UsedMap::Whole(why) => panic!("copy whole: {why}"),
+    };
+    println!("used_map: {ms:.1} ms, {ranges} ranges, {bytes} bytes used of {size}");
+}
