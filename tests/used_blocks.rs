@@ -283,7 +283,16 @@ fn outside(ours: &[(u64, u64)], o: u64, n: u64) -> u64 {
 }
 
 /// Makes `kind`, plays `ops`, and checks both oracles. Returns (ours, partclone's) used bytes.
-fn check(kind: &Kind, ops: &[Op], seed: u64) -> (u64, Option<u64>) {
+/// What one checked image showed: our used bytes, partclone's (when it is an oracle), files compared, and the
+/// ext groups dumpe2fs calls BLOCK_UNINIT (whose metadata the map computes instead of reading a bitmap).
+struct Seen {
+    ours: u64,
+    theirs: Option<u64>,
+    files: usize,
+    uninit_groups: usize,
+}
+
+fn check(kind: &Kind, ops: &[Op], seed: u64) -> Seen {
     let scratch = Scratch::new();
     let img = scratch.image("fs.img", kind.size);
     let mut mk: Vec<&str> = kind.opts.to_vec();
@@ -396,7 +405,20 @@ fn check(kind: &Kind, ops: &[Op], seed: u64) -> (u64, Option<u64>) {
             kind.name
         );
     }
-    (ours_bytes, theirs_bytes)
+    let uninit_groups = if kind.checker == EXT_CHECK {
+        let d = run("dumpe2fs", &[&p]);
+        String::from_utf8_lossy(&d.stdout)
+            .matches("BLOCK_UNINIT")
+            .count()
+    } else {
+        0
+    };
+    Seen {
+        ours: ours_bytes,
+        theirs: theirs_bytes,
+        files: truth.len(),
+        uninit_groups,
+    }
 }
 
 const FILL_DELETE_REFILL: &[Op] = &[
@@ -413,14 +435,25 @@ const FILL_DELETE_REFILL: &[Op] = &[
 
 #[test]
 fn every_kind_filled_deleted_refilled() {
+    let mut uninit = 0;
     for (i, kind) in KINDS.iter().enumerate() {
-        let (ours, theirs) = check(kind, FILL_DELETE_REFILL, 0x5eed + i as u64);
+        let seen = check(kind, FILL_DELETE_REFILL, 0x5eed + i as u64);
         eprintln!(
-            "{}: ours {ours} bytes, partclone {theirs:?}, surplus {:?}",
+            "{}: ours {} bytes, partclone {:?}, surplus {:?}, {} BLOCK_UNINIT groups",
             kind.name,
-            theirs.map(|t| ours - t)
+            seen.ours,
+            seen.theirs,
+            seen.theirs.map(|t| seen.ours - t),
+            seen.uninit_groups
         );
+        // The fixed sequence writes files on every kind, and the ext kinds exercise uninitialised groups.
+        assert!(seen.files > 0, "{}: no file written", kind.name);
+        uninit += seen.uninit_groups;
     }
+    assert!(
+        uninit > 0,
+        "no ext image had a BLOCK_UNINIT group: that path went untested"
+    );
 }
 
 #[test]
@@ -494,8 +527,8 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    // Each case makes, fills and checks one image (about 1-3 s); 12 cases.
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    // Each case makes, fills and checks one image (about 1-3 s); 32 cases.
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
     #[test]
     fn random_fill_delete_sequences(k in prop::sample::select(vec![0usize, 2, 3, 4, 6, 7, 8]), ops in prop::collection::vec(op(), 1..6), seed in any::<u64>()) {
         check(&KINDS[k], &ops, seed);
