@@ -2,7 +2,7 @@
 //!
 //! Terms: the kind is blkid's **bcache**. Its magic is not hidden during a move (as before).
 
-use super::{Checker, Described, Filesystem, FixUp, Stated, Window};
+use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
 
 /// bcache.
 pub struct Bcache;
@@ -31,6 +31,10 @@ impl Filesystem for Bcache {
 
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
         &[]
+    }
+
+    fn used_ranges(&self, _w: &Window) -> UsedMap {
+        UsedMap::Whole("bcache: its used-block map is not read yet".into())
     }
 
     fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {

@@ -10,7 +10,7 @@
 //! 65,536 partitions.
 
 use super::window::{text, uuid16};
-use super::{Checker, Described, Filesystem, FixUp, Stated, Window};
+use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
 use crate::bytes::le32;
 
 /// ext2/3/4.
@@ -96,6 +96,13 @@ impl Filesystem for Ext {
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
         // s_magic (ext2/3/4 and jbd).
         &[(SB + 0x38, 2)]
+    }
+
+    fn used_ranges(&self, w: &Window) -> UsedMap {
+        match (superblock(w), w.at(SB, 0x400)) {
+            (Some(_), Some(sb)) => super::ext_used::used_ranges(w, &sb),
+            _ => UsedMap::Whole("ext: no readable superblock".into()),
+        }
     }
 
     fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {

@@ -2,7 +2,7 @@
 //!
 //! Terms: the kind is blkid's **f2fs**. Its magic is not hidden during a move (as before).
 
-use super::{Checker, Described, Filesystem, FixUp, Stated, Window};
+use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
 
 /// f2fs.
 pub struct F2fs;
@@ -30,6 +30,10 @@ impl Filesystem for F2fs {
 
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
         &[]
+    }
+
+    fn used_ranges(&self, _w: &Window) -> UsedMap {
+        UsedMap::Whole("f2fs: its used-block map is not read yet".into())
     }
 
     fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {

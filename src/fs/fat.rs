@@ -8,7 +8,7 @@
 //! total sectors × bytes/sector. A label "NO NAME" is no label.
 
 use super::window::{serial32, text};
-use super::{Checker, Described, Filesystem, FixUp, Stated, Window};
+use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
 use crate::bytes::{le16, le32};
 
 /// FAT12/16/32.
@@ -71,6 +71,13 @@ impl Filesystem for Fat {
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
         // The jump instruction, `MSDOS`/`FATxx` at 0x36, `MSWIN`/`FAT32` at 0x52, the boot sector's 55 AA.
         &[(0, 3), (0x36, 8), (0x52, 8), (0x1FE, 2)]
+    }
+
+    fn used_ranges(&self, w: &Window) -> UsedMap {
+        if self.probe(w).is_none() {
+            return UsedMap::Whole("vfat: no FAT boot sector".into());
+        }
+        super::fat_used::used_ranges(w)
     }
 
     fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {

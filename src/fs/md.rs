@@ -5,7 +5,7 @@
 //! Terms: the kind is blkid's **linux_raid_member**; the array's content is read through the array, so there is
 //! no size field, checker or bytes in use here.
 
-use super::{Checker, Described, Filesystem, FixUp, Stated, Window};
+use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
 
 /// md RAID members.
 pub struct Md;
@@ -47,6 +47,10 @@ impl Filesystem for Md {
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
         // Version 1.1's magic; 1.2's at 4 KiB and the end-of-device ones are not hidden (as before).
         &[(0, 4)]
+    }
+
+    fn used_ranges(&self, _w: &Window) -> UsedMap {
+        UsedMap::Whole("md RAID member: its data is the array's, copied whole".into())
     }
 
     fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {

@@ -16,9 +16,11 @@
 //!   sectors record the partition's start).
 //! - The **checker** ([`Checker`]) is the filesystem's own tool run in no-change mode after a move.
 //!
+//! - The **used-block map** ([`UsedMap`], see `used`) is the byte ranges the content uses, read from its own
+//!   allocation data, or the reason to copy the whole partition.
+//!
 //! Adding a filesystem: one new module file here, its `mod` line and one line in [`ALL`]. Every method of the trait
-//! is required, so the compiler asks for each answer. The used-block map (which byte ranges hold data, for faster
-//! moves) will be one more method of [`Filesystem`].
+//! is required, so the compiler asks for each answer.
 //!
 //! Layer: this module imports only leaves (`bytes`, `units`) and `table::source` (the byte source).
 
@@ -26,8 +28,10 @@ mod bcache;
 mod btrfs;
 mod exfat;
 mod ext;
+mod ext_used;
 mod f2fs;
 mod fat;
+mod fat_used;
 mod iso9660;
 mod luks;
 mod lvm;
@@ -35,6 +39,7 @@ mod md;
 pub mod ntfs;
 mod squashfs;
 mod swap;
+mod used;
 mod window;
 mod xfs;
 mod zfs;
@@ -42,6 +47,7 @@ mod zfs;
 use std::sync::LazyLock;
 
 use crate::table::source::ByteSource;
+pub use used::UsedMap;
 pub use window::{Window, HEAD};
 
 /// Every filesystem module, in probing order.
@@ -86,6 +92,9 @@ pub trait Filesystem: Sync {
     /// The byte changes the content of `w` (at its old place) needs once it starts at byte `new_start` of the
     /// disk; empty when it records nothing about its place.
     fn after_move(&self, w: &Window, new_start: u64) -> Vec<FixUp>;
+    /// The byte ranges the content of `w` uses, from its allocation data, or why the whole window must be copied
+    /// (not recognised, not read yet, damaged, needs a journal replay, marked dirty).
+    fn used_ranges(&self, w: &Window) -> UsedMap;
 }
 
 /// What a partition holds, as far as its superblock tells: the type (blkid's name), label, UUID, and the bytes
@@ -211,6 +220,18 @@ pub fn footprint(src: &dyn ByteSource, base: u64, size: u64) -> (u64, String) {
             ),
         ),
         None => (size, "no size field known: whole partition".into()),
+    }
+}
+
+/// The used-block map of the content of `[base, base+size)`: the ranges of the module that recognises it, or copy
+/// whole with the reason.
+pub fn used_map(src: &dyn ByteSource, base: u64, size: u64) -> UsedMap {
+    let w = Window::new(src, base, size);
+    match recognise(&w) {
+        Some((fs, _)) => fs.used_ranges(&w),
+        None => UsedMap::Whole(
+            swap::hibernation(&w).unwrap_or_else(|| "no filesystem recognised".into()),
+        ),
     }
 }
 

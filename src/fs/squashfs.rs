@@ -2,7 +2,7 @@
 //!
 //! Terms: the kind is blkid's **squashfs**. A read-only image: no checker; afdisk reads no size field from it.
 
-use super::{Checker, Described, Filesystem, FixUp, Stated, Window};
+use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
 
 /// squashfs.
 pub struct Squashfs;
@@ -30,6 +30,10 @@ impl Filesystem for Squashfs {
 
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
         &[(0, 4)]
+    }
+
+    fn used_ranges(&self, _w: &Window) -> UsedMap {
+        UsedMap::Whole("squashfs: its used-block map is not read yet".into())
     }
 
     fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {

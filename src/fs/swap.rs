@@ -4,16 +4,35 @@
 //!
 //! Terms: a **page** is 4 KiB on the machines afdisk runs on; 8, 16 and 64 KiB pages are probed too. The footprint
 //! of a version-2 area is `(last_page + 1) × page`; `last_page` is read little-endian, and big-endian when the
-//! little-endian value does not fit the partition.
+//! little-endian value does not fit the partition. The used-block map is the header page alone: a swap area's
+//! pages are scratch that no one reads after a reboot, unless a **hibernation signature** (`S1SUSPEND`,
+//! `S2SUSPEND`, `ULSUSPEND`, `LINHIB0001` at the page's end, as libblkid's `probe_swsuspend()` knows them) says an
+//! image waits there to be resumed: then the whole area is copied.
 
 use super::window::{text, uuid16};
-use super::{Checker, Described, Filesystem, FixUp, Stated, Window};
+use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
 use crate::bytes::{be32, le32};
 
 /// Linux swap.
 pub struct Swap;
 
 const PAGES: [u64; 4] = [4096, 8192, 16384, 65536];
+
+/// Signatures a hibernation image leaves at the end of the first page.
+const HIBERNATION: [&[u8]; 4] = [b"S1SUSPEND", b"S2SUSPEND", b"ULSUSPEND", b"LINHIB0001"];
+
+/// Why the window must be copied whole when a hibernation signature ends one of its first pages (such a swap area
+/// is not recognised by [`Swap`]'s probe, whose signature the image replaced).
+pub(super) fn hibernation(w: &Window) -> Option<String> {
+    PAGES.iter().find_map(|p| {
+        HIBERNATION.iter().find(|sig| w.eq(p - 10, sig)).map(|sig| {
+            format!(
+                "swap holds a hibernation image ({}): copied whole",
+                String::from_utf8_lossy(sig)
+            )
+        })
+    })
+}
 
 impl Filesystem for Swap {
     fn names(&self) -> &'static [&'static str] {
@@ -61,6 +80,19 @@ impl Filesystem for Swap {
             (0x8000 - 10, 10),
             (0x10000 - 10, 10),
         ]
+    }
+
+    fn used_ranges(&self, w: &Window) -> UsedMap {
+        if let Some(why) = hibernation(w) {
+            return UsedMap::Whole(why);
+        }
+        match PAGES
+            .iter()
+            .find(|p| w.eq(*p - 10, b"SWAPSPACE2") || w.eq(*p - 10, b"SWAP-SPACE"))
+        {
+            Some(&p) if p <= w.size() => UsedMap::Ranges(vec![(0, p)]),
+            _ => UsedMap::Whole("swap: no signature".into()),
+        }
     }
 
     fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {

@@ -363,7 +363,9 @@ fn every_method(v: &dyn ByteSource, base: u64, size: u64) {
         }
         let _ = fs.footprint(&w);
         let _ = fs.after_move(&w, size.wrapping_mul(3));
+        let _ = fs.used_ranges(&w);
     }
+    let _ = used_map(v, base, size);
 }
 
 proptest! {
@@ -434,6 +436,11 @@ proptest! {
         // Sane ext block size half the time, so the ext fields past the magic are read too.
         if seed & 1 == 0 {
             v[b + 0x418..b + 0x41C].copy_from_slice(&((seed >> 1) as u32 % 7).to_le_bytes());
+            // Marked clean with no incompat feature a quarter of the time, so the used-block map reads on.
+            if seed & 2 == 0 {
+                v[b + 0x43A] = 1;
+                v[b + 0x460..b + 0x464].copy_from_slice(&[0; 4]);
+            }
         }
         every_method(&v, base, size);
         let _ = (identify(&v, base, size), footprint(&v, base, size));

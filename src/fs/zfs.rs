@@ -5,7 +5,7 @@
 //! Terms: the kind is blkid's **zfs_member**. Its magic is not hidden during a move (as before); no checker, no
 //! size field.
 
-use super::{Checker, Described, Filesystem, FixUp, Stated, Window};
+use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
 
 /// ZFS pool members.
 pub struct Zfs;
@@ -38,6 +38,10 @@ impl Filesystem for Zfs {
 
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
         &[]
+    }
+
+    fn used_ranges(&self, _w: &Window) -> UsedMap {
+        UsedMap::Whole("zfs: its used-block map is not read yet".into())
     }
 
     fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {

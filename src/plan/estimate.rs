@@ -5,8 +5,11 @@
 //! - **Probe**: up to 16 MiB read with `O_DIRECT` from the first moving partition, and one flush, timed
 //!   (`mover::probe`); it gives a read rate and a flush time.
 //! - **Estimate**: per moving partition, milliseconds in its `data_move`, and the plan's note with the total.
+//! - **Used bytes**: what the filesystem's used-block map (`fs::used_map`, read from the device) says is in use
+//!   within the footprint, shown in the move's reason beside the footprint, or why the map is not used (copy
+//!   whole). The move itself still copies the whole footprint (`copy_bytes`).
 
-use super::{Action, Change};
+use super::{Action, Change, DataMove};
 use crate::mover;
 
 /// Fills the time estimate of every data move in `changes` from one short probe of the device (`file`), and
@@ -32,6 +35,7 @@ pub fn estimate_moves(file: &std::fs::File, ss: u64, changes: &mut [Change]) -> 
         let Some(d) = c.data_move.as_mut() else {
             continue;
         };
+        c.reason.push_str(&used_note(file, d));
         let sch = mover::Schedule::new(
             d.from_offset_bytes,
             d.to_offset_bytes,
@@ -52,4 +56,21 @@ pub fn estimate_moves(file: &std::fs::File, ss: u64, changes: &mut [Change]) -> 
         moving.len(),
         if probe.is_some() { format!(" (about {total:.0} s, from a short read probe)") } else { String::new() }
     )]
+}
+
+/// The used-block map's figure beside the footprint, for a move's reason: `; 300 MiB of its 1 GiB footprint in
+/// use (used-block map)` or `; used-block map: copy whole (WHY)`.
+fn used_note(file: &std::fs::File, d: &DataMove) -> String {
+    let src = crate::table::source::FileSource {
+        file,
+        size: d.from_offset_bytes.saturating_add(d.copy_bytes),
+    };
+    match crate::fs::used_map(&src, d.from_offset_bytes, d.copy_bytes) {
+        crate::fs::UsedMap::Ranges(r) => format!(
+            "; {} of its {} footprint in use (used-block map)",
+            crate::units::human(r.iter().map(|x| x.1).sum()),
+            crate::units::human(d.copy_bytes)
+        ),
+        crate::fs::UsedMap::Whole(why) => format!("; used-block map: copy whole ({why})"),
+    }
 }
