@@ -182,7 +182,10 @@ impl Page for PlanPage {
         } else if self.editing {
             self.job.as_ref().map(|h| h.title.clone())
         } else if self.typing() {
-            Some("type the device name  Enter confirm  Esc cancel".to_string())
+            self.state
+                .as_ref()
+                .and_then(|p| p.dialog.as_ref())
+                .map(|d| d.confirm.status())
         } else {
             self.job.as_ref().map(|h| h.title.clone())
         }
