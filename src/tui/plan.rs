@@ -223,7 +223,7 @@ impl Page for PlanPage {
             return Reply::Open("bench");
         }
         if code == KeyCode::Char('e') && !ps.typing() {
-            if ps.written.is_some() {
+            if ps.on_disk() {
                 ps.error = Some(
                     "this plan is already written; press u to undo it, or Esc and p to plan again"
                         .into(),

@@ -165,6 +165,12 @@ impl PlanState {
         self.error = None;
     }
 
+    /// Whether this screen's plan is on the disk now: written and not undone. After an undo the disk is
+    /// as it was before the plan, so the plan can be applied (or edited) again, and there is nothing to undo.
+    pub fn on_disk(&self) -> bool {
+        self.written.as_ref().is_some_and(|w| !w.undone)
+    }
+
     /// Whether keys go to the dialog's input (so `q` and `?` are letters, not commands).
     pub fn typing(&self) -> bool {
         self.dialog.is_some()
@@ -199,7 +205,7 @@ impl PlanState {
             KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
             KeyCode::Down | KeyCode::Char('j') => self.scroll = self.scroll.saturating_add(1),
             KeyCode::Char('a') => {
-                if self.written.is_some() {
+                if self.on_disk() {
                     self.error = Some(
                         "this plan is already written; press u to undo it, Esc to go back".into(),
                     );
@@ -212,12 +218,18 @@ impl PlanState {
             }
             KeyCode::Char('u') => match &self.written {
                 Some(w) if !w.undone => self.dialog = Some(self.dialog_for(DialogKind::Undo)),
-                _ => {
+                Some(_) => {
+                    self.error = Some(
+                        "nothing to undo: the write was undone already; press a to apply the plan again"
+                            .into(),
+                    )
+                }
+                None => {
                     self.error =
                         Some("nothing to undo: no table was written from this screen".into())
                 }
             },
-            KeyCode::Char('n') if self.plan.kind == PlanKind::Fresh && self.written.is_none() => {
+            KeyCode::Char('n') if self.plan.kind == PlanKind::Fresh && !self.on_disk() => {
                 let mut next = self.preset.clone().unwrap_or_else(afdisk::present::presets);
                 if self.preset.is_some() {
                     next.next();
