@@ -191,6 +191,14 @@ impl Page for PlanPage {
         }
     }
 
+    fn details(&self) -> Vec<String> {
+        self.state
+            .as_ref()
+            .and_then(|p| p.written.as_ref())
+            .map(|w| w.details.clone())
+            .unwrap_or_default()
+    }
+
     fn typing(&self) -> bool {
         if self.editing {
             return self.edit.as_ref().is_some_and(|e| e.typing());
@@ -387,6 +395,7 @@ mod tests {
         pp(&mut page).state.as_mut().expect("plan").written = Some(Written {
             backup_file: "/b".into(),
             message: String::new(),
+            details: Vec::new(),
             undone: false,
         });
         page.key(KeyCode::Char('e'));

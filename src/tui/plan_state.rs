@@ -40,7 +40,10 @@ pub struct Dialog {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
     pub backup_file: PathBuf,
+    /// What the status shows: three lines (what was done, how it is undone, the backup's name).
     pub message: String,
+    /// Everything the core says of the write (paths in full, the kernel's answer), shown on `?`.
+    pub details: Vec<String>,
     pub undone: bool,
 }
 
@@ -152,14 +155,38 @@ impl PlanState {
             _ => o.backup_file.clone(),
         };
         let verb = if undo { Verb::Restored } else { Verb::Wrote };
-        let message = written_lines(o, verb)
-            .into_iter()
-            .filter(|l| !l.starts_with("Undo:"))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let name = |p: &std::path::Path| {
+            p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+        };
+        let how_undone = if undo {
+            "Undone. The disk is as before the plan; a writes the plan again.".to_string()
+        } else if o.undo_command.is_empty() {
+            "No undo by a table restore: the data was moved (make a new plan to change it again)."
+                .into()
+        } else {
+            "Press u to undo, b to benchmark the result.".into()
+        };
+        let message = [
+            format!(
+                "{} {} sector(s) on {}, read back and verified.",
+                verb.as_str(),
+                o.sectors_written,
+                name(&o.device)
+            ),
+            how_undone,
+            format!(
+                "Backup: {} (? shows its path and the details)",
+                name(&o.backup_file)
+            ),
+        ]
+        .join("\n");
         self.written = Some(Written {
             backup_file,
             message,
+            details: written_lines(o, verb),
             undone: undo,
         });
         self.error = None;
