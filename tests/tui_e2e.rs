@@ -145,6 +145,14 @@ fn hand_edited_layout_is_written_aligned_and_read_back_by_the_peers() {
     tm.keys(&["Enter"]);
     let screen = tm.wait_for("Press a to write");
     assert!(screen.contains("a apply"), "{screen}");
+    // The screens have no --grain: the plan names the grain's real reason (issue 25, item 6).
+    assert!(!screen.contains("--grain"), "{screen}");
+    let flat = screen
+        .lines()
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(flat.contains("(the 1 MiB default)"), "{screen}");
     tm.keys(&["a"]);
     tm.wait_for("Confirm write");
     tm.type_enter("hand.img");
