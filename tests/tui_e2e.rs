@@ -145,16 +145,50 @@ fn hand_edited_layout_is_written_aligned_and_read_back_by_the_peers() {
     tm.keys(&["Enter"]);
     let screen = tm.wait_for("Press a to write");
     assert!(screen.contains("a apply"), "{screen}");
+    // The screens have no --grain: the plan names the grain's real reason (issue 25, item 6).
+    assert!(!screen.contains("--grain"), "{screen}");
+    let flat = screen
+        .lines()
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(flat.contains("(the 1 MiB default)"), "{screen}");
     tm.keys(&["a"]);
     tm.wait_for("Confirm write");
     tm.type_enter("hand.img");
-    // The whole outcome shows at 80x24: what was written, the backup and the undo key.
+    // The outcome in three lines at 80x24 (issue 25, item 9): what was written, the undo key and the
+    // backup's name; the details (paths in full, the kernel's answer) on `?`.
     let screen = tm.wait_for("Press u to undo");
-    assert!(screen.contains("Wrote"), "{screen}");
+    let status: Vec<&str> = screen
+        .lines()
+        .skip_while(|l| !l.starts_with("Wrote "))
+        .take(4)
+        .collect();
+    assert_eq!(
+        status.len(),
+        4,
+        "three lines and the key bar: {status:?}\n{screen}"
+    );
     assert!(
-        screen.contains("Backup of the previous sectors"),
+        status[3].contains("? help"),
+        "the key bar follows: {screen}"
+    );
+    assert!(
+        status[0].starts_with("Wrote ") && status[0].contains("sector(s) on hand.img"),
         "{screen}"
     );
+    assert!(status[1].starts_with("Press u to undo"), "{screen}");
+    assert!(status[2].starts_with("Backup: hand.img-"), "{screen}");
+    assert!(
+        !screen.contains("Kernel:"),
+        "the kernel's answer is a detail: {screen}"
+    );
+    tm.keys(&["?"]);
+    let help = tm.wait_for("Last write:");
+    assert!(help.contains("Kernel:"), "{help}");
+    assert!(help.contains("Backup of the previous sectors"), "{help}");
+    tm.keys(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
     tm.keys(&["q"]);
     let code = tm.wait_exit();
     assert!(

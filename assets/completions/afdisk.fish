@@ -46,7 +46,7 @@ complete -c afdisk -n "__fish_afdisk_needs_command" -a "help" -d 'Print this mes
 complete -c afdisk -n "__fish_afdisk_using_subcommand list" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand list" -l physical-sector-size -d 'Physical sector size in bytes (e.g. 4096 for a drive that reports 512)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand list" -l alignment-offset -d 'Alignment offset in bytes (the byte offset of the first aligned physical sector)' -r
-complete -c afdisk -n "__fish_afdisk_using_subcommand list" -l json -d 'Print JSON (an array of device objects with a summary)'
+complete -c afdisk -n "__fish_afdisk_using_subcommand list" -l json -d 'Print JSON (an object: the schema version and the devices, each with its summary or its error)'
 complete -c afdisk -n "__fish_afdisk_using_subcommand list" -s h -l help -d 'Print help'
 complete -c afdisk -n "__fish_afdisk_using_subcommand inspect" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand inspect" -l physical-sector-size -d 'Physical sector size in bytes (e.g. 4096 for a drive that reports 512)' -r
@@ -60,7 +60,7 @@ complete -c afdisk -n "__fish_afdisk_using_subcommand check" -l physical-sector-
 complete -c afdisk -n "__fish_afdisk_using_subcommand check" -l alignment-offset -d 'Alignment offset in bytes (the byte offset of the first aligned physical sector)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand check" -l stripe -d 'Also check starts against this boundary (a RAID stripe, e.g. 256KiB)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand check" -l block-size -d 'Filesystem block size used to compute the read-modify-write cost' -r
-complete -c afdisk -n "__fish_afdisk_using_subcommand check" -l json -d 'Print JSON (an array with one result per target)'
+complete -c afdisk -n "__fish_afdisk_using_subcommand check" -l json -d 'Print JSON (an object: the schema version and one result per target)'
 complete -c afdisk -n "__fish_afdisk_using_subcommand check" -l strict -d 'Also fail on starts off 1 MiB and on ends off a physical boundary'
 complete -c afdisk -n "__fish_afdisk_using_subcommand check" -s h -l help -d 'Print help'
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r
@@ -79,7 +79,7 @@ dos\t''"
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l grain -d 'Use this grain instead of max(1 MiB, optimal I/O, stripe)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l stripe -d 'RAID stripe (chunk × data disks): the grain becomes a multiple of it' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -s o -l output -d 'Write the plan (JSON) to FILE, for `afdisk apply --plan FILE`' -r -F
-complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l realign -d 'Realign the existing table: move misaligned empty partitions to the nearest aligned start (with --from-sfdisk: snap the script\'s starts forward and ends down to the grain)'
+complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l realign -d 'Realign the existing table: move misaligned partitions to the nearest aligned start (their data moves with them) (with --from-sfdisk: snap the script\'s starts forward and ends down to the grain)'
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l strict -d 'With --realign, also align partition ends'
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l replace -d 'With a preset, replace an existing table (its partitions are lost)'
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l json -d 'Print the plan as JSON instead of the readable diff'
@@ -94,7 +94,7 @@ complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l alignment-offset
 complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l plan -d 'The plan file (`afdisk plan ... -o FILE`)' -r -F
 complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l yes -d 'Do not ask (scripts); requires --confirm'
-complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l destroy-data -d 'With --yes: allow destroying filesystems (a plan made with --discard-data/--replace, bench --write all over a filesystem); without it such a run is refused'
+complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l destroy-data -d 'With --yes: allow a run that destroys filesystems (the one whose typed confirmation would ask for NAME DESTROY); without it such a run is refused'
 complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l json -d 'Print the outcome as JSON'
 complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -s h -l help -d 'Print help'
 complete -c afdisk -n "__fish_afdisk_using_subcommand backup" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r
@@ -108,7 +108,7 @@ complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l physical-secto
 complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l alignment-offset -d 'Alignment offset in bytes (the byte offset of the first aligned physical sector)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l yes -d 'Do not ask (scripts); requires --confirm'
-complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l destroy-data -d 'With --yes: allow destroying filesystems (a plan made with --discard-data/--replace, bench --write all over a filesystem); without it such a run is refused'
+complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l destroy-data -d 'With --yes: allow a run that destroys filesystems (the one whose typed confirmation would ask for NAME DESTROY); without it such a run is refused'
 complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l json -d 'Print the outcome as JSON'
 complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -s h -l help -d 'Print help'
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r
@@ -121,7 +121,7 @@ complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l confirm -d
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l allow-unknown-tool-version -d 'Use a tool version afdisk was not written against'
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l let-tool-decide -d 'Run the tool although the drive does not list the size (SATA/SAS): its own check decides'
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l yes -d 'Do not ask (scripts); requires --confirm'
-complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l destroy-data -d 'With --yes: allow destroying filesystems (a plan made with --discard-data/--replace, bench --write all over a filesystem); without it such a run is refused'
+complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l destroy-data -d 'With --yes: allow a run that destroys filesystems (the one whose typed confirmation would ask for NAME DESTROY); without it such a run is refused'
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l json -d 'Print JSON (the status, or the plan and the outcome)'
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -s h -l help -d 'Print help'
 complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r
@@ -131,7 +131,7 @@ complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l journal -d 'The
 complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l rollback -d 'Put the old table back instead (only before any data was written)'
 complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l yes -d 'Do not ask (scripts); requires --confirm'
-complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l destroy-data -d 'With --yes: allow destroying filesystems (a plan made with --discard-data/--replace, bench --write all over a filesystem); without it such a run is refused'
+complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l destroy-data -d 'With --yes: allow a run that destroys filesystems (the one whose typed confirmation would ask for NAME DESTROY); without it such a run is refused'
 complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l json -d 'Print progress as JSON lines and the outcome as JSON'
 complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -s h -l help -d 'Print help'
 complete -c afdisk -n "__fish_afdisk_using_subcommand demo" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r
@@ -154,7 +154,7 @@ complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l probe -d 'Add th
 complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l json -d 'Print the JSON result (schema 1)'
 complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l samples -d 'With --json: add every class\'s raw latencies (classes[].samples_ns)'
 complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l yes -d 'Do not ask (scripts); requires --confirm'
-complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l destroy-data -d 'With --yes: allow destroying filesystems (a plan made with --discard-data/--replace, bench --write all over a filesystem); without it such a run is refused'
+complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l destroy-data -d 'With --yes: allow a run that destroys filesystems (the one whose typed confirmation would ask for NAME DESTROY); without it such a run is refused'
 complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c afdisk -n "__fish_afdisk_using_subcommand completions" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand completions" -l physical-sector-size -d 'Physical sector size in bytes (e.g. 4096 for a drive that reports 512)' -r

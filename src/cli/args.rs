@@ -68,7 +68,7 @@ pub struct Cli {
 pub enum Command {
     /// List every disk of the machine, one line each
     List {
-        /// Print JSON (an array of device objects with a summary)
+        /// Print JSON (an object: the schema version and the devices, each with its summary or its error)
         #[arg(long)]
         json: bool,
     },
@@ -86,7 +86,7 @@ pub enum Command {
     Check {
         /// Disks, partitions (/dev/sdb1: that partition of its disk) or images; none: every disk `list` shows
         targets: Vec<PathBuf>,
-        /// Print JSON (an array with one result per target)
+        /// Print JSON (an object: the schema version and one result per target)
         #[arg(long)]
         json: bool,
         /// Also fail on starts off 1 MiB and on ends off a physical boundary
@@ -117,6 +117,7 @@ pub enum Command {
     },
     /// Save the table sectors (MBR, both GPT headers and arrays, EBRs) of a disk to a file
     Backup {
+        /// Block device or disk image whose table sectors are saved
         target: PathBuf,
         /// The backup file to write
         #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -127,6 +128,7 @@ pub enum Command {
     },
     /// Write a backup (from `afdisk backup` or an apply) back onto the same disk, or an `sgdisk --backup` file
     Restore {
+        /// Block device or disk image the backup was taken from
         target: PathBuf,
         /// The backup file (afdisk's, or one written by `sgdisk --backup`)
         backup: PathBuf,
@@ -256,7 +258,8 @@ pub struct PlanArgs {
     /// A preset file of your own (TOML, see PRESET FILES in the man page)
     #[arg(long, value_name = "FILE")]
     pub preset_file: Option<PathBuf>,
-    /// Realign the existing table: move misaligned empty partitions to the nearest aligned start
+    /// Realign the existing table: move misaligned partitions to the nearest aligned start (their data
+    /// moves with them)
     /// (with --from-sfdisk: snap the script's starts forward and ends down to the grain)
     #[arg(long)]
     pub realign: bool,
@@ -300,8 +303,8 @@ pub struct ConfirmArgs {
     /// With --yes: the drive's serial number, or the base name of a loop device or image file
     #[arg(long, value_name = "SERIAL", requires = "yes")]
     pub confirm: Option<String>,
-    /// With --yes: allow destroying filesystems (a plan made with --discard-data/--replace, bench --write all
-    /// over a filesystem); without it such a run is refused
+    /// With --yes: allow a run that destroys filesystems (the one whose typed confirmation would ask for
+    /// NAME DESTROY); without it such a run is refused
     #[arg(long, requires = "yes")]
     pub destroy_data: bool,
 }

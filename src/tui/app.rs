@@ -240,7 +240,8 @@ impl App {
                     return Some(Request::OpenDisk(path));
                 }
             }
-            KeyCode::Esc => self.quit = true,
+            // Esc is "back" everywhere, and the list is the first screen: it never quits (in the demo,
+            // quitting removes the demo disks). q quits.
             _ => {}
         }
         None

@@ -199,8 +199,8 @@ impl Page for BenchState {
     }
 
     fn status(&self) -> Option<String> {
-        if self.typing() {
-            Some("type the device name  Enter confirm  Esc cancel".into())
+        if let super::bench_state::Phase::Confirm(c) = &self.phase {
+            Some(c.status())
         } else if let (Some(h), true) = (&self.job, self.running()) {
             Some(h.status())
         } else if self.stopping() {

@@ -8,7 +8,7 @@ use crossterm::event::KeyCode;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Clear, Paragraph};
 use ratatui::Frame;
 
 use afdisk::device::access::Prompt;
@@ -93,28 +93,41 @@ impl Confirm {
         type_key(&mut self.input, code)
     }
 
+    /// The key bar's line while the dialog is open: what it wants typed, in the prompt's own words
+    /// (`type "sdb DESTROY" or the label "data"`), never a paraphrase that could name the wrong thing.
+    pub fn status(&self) -> String {
+        let ask = self.prompt.ask();
+        let ask = ask
+            .strip_prefix("Type")
+            .map_or(ask.clone(), |r| format!("type{r}"));
+        format!("{ask}  Enter confirm  Esc cancel")
+    }
+
     pub fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
         let text = self.prompt.lines();
         let (ask, facts) = text
             .split_last()
             .map_or((None, &text[..]), |(a, f)| (Some(a), f));
-        let mut lines: Vec<Line> = facts
+        let body: Vec<(String, Style)> = facts
             .iter()
             .enumerate()
             .map(|(i, l)| {
                 let bad = i == 0 && !self.prompt.losses.is_empty();
-                Line::from(Span::styled(
-                    l.clone(),
-                    if bad { st.bad } else { Style::default() },
-                ))
+                (l.clone(), if bad { st.bad } else { Style::default() })
             })
             .collect();
-        lines.push(Line::from(vec![
-            Span::styled(ask.cloned().unwrap_or_default(), st.title),
-            Span::raw(" and press Enter (Esc cancels):"),
-        ]));
-        lines.push(typed_line(&self.input));
-        draw_box(f, area, lines, Line::from(self.title).style(st.bad));
+        let ask = format!(
+            "{} and press Enter (Esc cancels):",
+            ask.cloned().unwrap_or_default()
+        );
+        draw_box(
+            f,
+            area,
+            body,
+            vec![(ask, st.title)],
+            &self.input,
+            Line::from(self.title).style(st.bad),
+        );
     }
 }
 
@@ -133,27 +146,118 @@ fn type_key(input: &mut String, code: KeyCode) -> Answer {
     Answer::Typing
 }
 
-/// The line of what has been typed so far, with its cursor.
-fn typed_line(input: &str) -> Line<'static> {
+/// The line of what has been typed so far, with its cursor, in `width` cells: a long input shows its end
+/// (where the cursor is), marked `…` where its start is cut.
+fn typed_line(input: &str, width: usize) -> Line<'static> {
+    let room = width.saturating_sub(3).max(1);
+    let n = input.chars().count();
+    let shown = if n > room {
+        let tail: String = input.chars().skip(n + 1 - room).collect();
+        format!("…{tail}")
+    } else {
+        input.to_string()
+    };
     Line::from(Span::styled(
-        format!("> {input}_"),
+        format!("> {shown}_"),
         Style::default().add_modifier(Modifier::BOLD),
     ))
 }
 
-/// Draws `lines` wrapped in a bordered box titled `title`, at most 72 columns wide, centred in `area` and as
-/// tall as the wrapped lines.
-fn draw_box(f: &mut Frame, area: Rect, lines: Vec<Line>, title: Line) {
-    let w = area.width.min(72);
+/// `text` wrapped at spaces into lines of at most `width` characters; a word longer than a line is cut
+/// (the only place a word is broken). Leading spaces (an indented line) are kept.
+pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    // An indent takes at most half the line, so a fresh line always has room for a character.
+    let indent_len = text
+        .chars()
+        .take_while(|c| *c == ' ')
+        .count()
+        .min(width / 2);
+    let indent = " ".repeat(indent_len);
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = indent.clone();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let mut word: Vec<char> = word.chars().collect();
+        loop {
+            let used = cur.chars().count();
+            let fresh = used == indent_len;
+            if used + word.len() + usize::from(!fresh) <= width {
+                if !fresh {
+                    cur.push(' ');
+                }
+                cur.extend(word.iter());
+                break;
+            }
+            if !fresh {
+                out.push(std::mem::replace(&mut cur, indent.clone()));
+                continue;
+            }
+            let room = width - used;
+            cur.extend(word.drain(..room));
+            out.push(std::mem::replace(&mut cur, indent.clone()));
+        }
+    }
+    if cur.chars().count() > indent_len || out.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Draws a bordered box titled `title`, centred in `area`, as wide as its longest line (at most 100 columns)
+/// and as tall as its text wrapped at spaces: the `body`, then the `ask` lines and the typed `input`. The ask
+/// and the input line are always inside the frame: when the terminal is too short the body is cut, its last
+/// shown row marked `…`.
+fn draw_box(
+    f: &mut Frame,
+    area: Rect,
+    body: Vec<(String, Style)>,
+    ask: Vec<(String, Style)>,
+    input: &str,
+    title: Line,
+) {
+    let longest = body
+        .iter()
+        .chain(&ask)
+        .map(|(l, _)| l.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(input.chars().count() + 3)
+        .max(title.width() + 2);
+    // As wide as the text, up to 100 columns with a margin on each side (the text under the box shows).
+    let most = area.width.saturating_sub(4).clamp(area.width.min(30), 100);
+    let w = most.min(u16::try_from(longest + 2).unwrap_or(u16::MAX).max(30));
     let inner = usize::from(w.saturating_sub(2)).max(1);
-    // Wrapped height: each line takes ceil(len / inner) rows, plus the borders.
-    let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
+    let wrap = |v: &[(String, Style)]| -> Vec<Line<'static>> {
+        v.iter()
+            .flat_map(|(l, st)| {
+                wrap_words(l, inner)
+                    .into_iter()
+                    .map(|r| Line::from(Span::styled(r, *st)))
+            })
+            .collect()
+    };
+    let mut body = wrap(&body);
+    let mut tail = wrap(&ask);
+    tail.push(typed_line(input, inner));
+    let room = usize::from(area.height.saturating_sub(2));
+    // The tail first: what is typed is never below the frame.
+    let tail_keep = tail.len().min(room);
+    let tail = tail.split_off(tail.len() - tail_keep);
+    let body_room = room - tail_keep;
+    if body.len() > body_room {
+        body.truncate(body_room);
+        if let Some(last) = body.last_mut() {
+            let t: String = last.spans.iter().map(|s| s.content.as_ref()).collect();
+            let cut: String = t.chars().take(inner.saturating_sub(1)).collect();
+            *last = Line::from(format!("{}…", cut.trim_end()));
+        }
+    }
+    let rows = body.len() + tail.len();
     let r = centred(area, w, u16::try_from(rows + 2).unwrap_or(u16::MAX));
+    body.extend(tail);
     f.render_widget(Clear, r);
     f.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(Block::bordered().title(title)),
+        Paragraph::new(body).block(Block::bordered().title(title)),
         r,
     );
 }
@@ -197,18 +301,16 @@ impl Input {
     }
 
     pub fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
-        let lines = vec![
-            Line::from(vec![
-                Span::styled(self.label.clone(), st.title),
-                Span::raw(" (Enter ok, Esc cancel):"),
-            ]),
-            Line::from(Span::raw(self.hint.clone())),
-            typed_line(&self.input),
+        let ask = vec![
+            (format!("{} (Enter ok, Esc cancel):", self.label), st.title),
+            (self.hint.clone(), Style::default()),
         ];
         draw_box(
             f,
             area,
-            lines,
+            Vec::new(),
+            ask,
+            &self.input,
             Line::from(self.title.clone()).style(st.title),
         );
     }

@@ -282,14 +282,22 @@ pub fn make_plan(
     grain: u64,
     destroy_ok: Vec<u32>,
 ) -> Result<Plan, afdisk::Error> {
-    let req = afdisk::plan::custom::CustomRequest {
+    let mut req = afdisk::plan::custom::CustomRequest {
         origin: "hand edit".into(),
         realign: false,
         replace: false,
-        grain: Some(grain),
+        grain: None,
         stripe: None,
         destroy_ok,
     };
+    // The grain the device's own choice gives keeps its reason ("the 1 MiB default"): the screens have no
+    // --grain, so the plan never says "set by --grain" for it. Another grain is passed as chosen.
+    if let Ok(plan) = afdisk::plan::custom::make(opened, target, &req) {
+        if plan.grain.bytes == grain {
+            return Ok(plan);
+        }
+    }
+    req.grain = Some(grain);
     afdisk::plan::custom::make(opened, target, &req)
 }
 

@@ -22,8 +22,9 @@ pub fn draw_list(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         (false, None) => " Disks: looking... ".to_string(),
     };
     let wide = area.width >= 100;
-    let rows: Vec<Row> = l.items.iter().map(|it| list_row(it, wide, th)).collect();
-    let table = Table::new(rows, widths(wide))
+    let cols = Columns::of(&l.items, wide, area.width);
+    let rows: Vec<Row> = l.items.iter().map(|it| list_row(it, &cols, th)).collect();
+    let table = Table::new(rows, widths(&cols))
         .header(header(wide, th))
         .block(Block::bordered().title(Line::from(progress).style(th.title)))
         .row_highlight_style(th.sel)
@@ -74,14 +75,15 @@ pub fn draw_list(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
 }
 
 /// One row of the device list: the disk's cells and its status (styled by its tone), or why it failed.
-fn list_row<'a>(it: &ListItem, wide: bool, th: &Theme) -> Row<'a> {
+fn list_row<'a>(it: &ListItem, cols: &Columns, th: &Theme) -> Row<'a> {
+    let wide = cols.wide;
     match it {
         ListItem::Disk(r) => {
             let d = &r.device;
             let status = ListStatus::of(r);
-            let mut cells = vec![d.name.clone()];
+            let mut cells = vec![cut(&d.name, cols.name)];
             if wide {
-                cells.push(d.model.clone().unwrap_or_else(|| "-".into()));
+                cells.push(cut(d.model.as_deref().unwrap_or("-"), cols.model));
             }
             cells.extend([
                 human(d.size_bytes),
@@ -94,14 +96,23 @@ fn list_row<'a>(it: &ListItem, wide: bool, th: &Theme) -> Row<'a> {
                 r.summary.partitions.to_string(),
                 // A loop device's backing file ends its row, as in `afdisk list`.
                 match afdisk::present::backing_file(d) {
-                    Some(f) => format!("{status}  {f}"),
-                    None => status.to_string(),
+                    // A path too long keeps its end (the file's name): its start is cut and marked.
+                    Some(f) => {
+                        let head = format!("{status}  ");
+                        let room = cols.status.saturating_sub(head.chars().count());
+                        if room >= 8 {
+                            format!("{head}{}", cut_start(&f, room))
+                        } else {
+                            cut(&format!("{head}{f}"), cols.status)
+                        }
+                    }
+                    None => cut(&status.to_string(), cols.status),
                 },
             ]);
             Row::new(cells).style(th.styles().of(status.tone()))
         }
         ListItem::Failed { name, error } => {
-            let mut cells = vec![name.clone()];
+            let mut cells = vec![cut(name, cols.name)];
             if wide {
                 cells.push(String::new());
             }
@@ -111,7 +122,7 @@ fn list_row<'a>(it: &ListItem, wide: bool, th: &Theme) -> Row<'a> {
                 "".into(),
                 "".into(),
                 "".into(),
-                format!("ERROR: {error}"),
+                cut(&format!("ERROR: {error}"), cols.status),
             ]);
             Row::new(cells).style(th.warn)
         }
@@ -139,26 +150,79 @@ fn header(wide: bool, th: &Theme) -> Row<'static> {
     .style(th.title)
 }
 
-/// The widths of the list's columns.
-fn widths(wide: bool) -> Vec<Constraint> {
-    if wide {
-        let mut w: Vec<Constraint> = [10, 24, 10, 10, 10, 6, 6]
-            .iter()
-            .map(|&w| Constraint::Length(w))
-            .collect();
-        w.push(Constraint::Min(30));
-        w
-    } else {
-        // 80 columns: a 13-character name (xp-dos-63.img), sizes up to "1023.9 GiB", and 21 columns left
-        // for the status ("MISALIGNED 1, in use").
-        vec![
-            Constraint::Length(13),
-            Constraint::Length(10),
-            Constraint::Length(9),
-            Constraint::Length(7),
-            Constraint::Length(5),
-            Constraint::Length(5),
-            Constraint::Min(10),
-        ]
+/// The list's column widths in cells: the name and the model as wide as the longest one (at 80 columns the
+/// name takes at most 13, at 100 and more at most 40), the fixed columns, and the status the rest.
+struct Columns {
+    wide: bool,
+    name: usize,
+    model: usize,
+    status: usize,
+}
+
+/// The fixed columns' widths: size, sector sizes, bus, table, partitions.
+const FIXED_WIDE: [u16; 5] = [10, 10, 10, 6, 6];
+const FIXED_NARROW: [u16; 5] = [10, 9, 7, 5, 5];
+
+impl Columns {
+    fn of(items: &[ListItem], wide: bool, width: u16) -> Columns {
+        let longest = |f: &dyn Fn(&ListItem) -> usize| items.iter().map(f).max().unwrap_or(0);
+        let name = longest(&|it| match it {
+            ListItem::Disk(r) => r.device.name.chars().count(),
+            ListItem::Failed { name, .. } => name.chars().count(),
+        })
+        .clamp(4, if wide { 40 } else { 13 });
+        let model = if wide {
+            longest(&|it| match it {
+                ListItem::Disk(r) => r.device.model.as_deref().map_or(1, |m| m.chars().count()),
+                ListItem::Failed { .. } => 0,
+            })
+            .clamp(5, 24)
+        } else {
+            0
+        };
+        let fixed: u16 = if wide { FIXED_WIDE } else { FIXED_NARROW }.iter().sum();
+        let ncols = if wide { 8 } else { 7 };
+        // Borders, the highlight symbol and one space between columns.
+        let used = usize::from(fixed) + name + model + 2 + 2 + (ncols - 1);
+        let status = usize::from(width).saturating_sub(used).max(10);
+        Columns {
+            wide,
+            name,
+            model,
+            status,
+        }
     }
+}
+
+/// `text` in at most `w` cells: whole, or cut and marked `…`.
+fn cut(text: &str, w: usize) -> String {
+    if text.chars().count() <= w {
+        return text.to_string();
+    }
+    let mut s: String = text.chars().take(w.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
+/// `text` in at most `w` cells: whole, or its end with the start cut and marked `…`.
+fn cut_start(text: &str, w: usize) -> String {
+    let n = text.chars().count();
+    if n <= w {
+        return text.to_string();
+    }
+    let tail: String = text.chars().skip(n + 1 - w.max(1)).collect();
+    format!("…{tail}")
+}
+
+/// The widths of the list's columns (see [`Columns`]).
+fn widths(c: &Columns) -> Vec<Constraint> {
+    let len = |n: usize| Constraint::Length(u16::try_from(n).unwrap_or(u16::MAX));
+    let mut w = vec![len(c.name)];
+    if c.wide {
+        w.push(len(c.model));
+    }
+    let fixed = if c.wide { FIXED_WIDE } else { FIXED_NARROW };
+    w.extend(fixed.iter().map(|&n| Constraint::Length(n)));
+    w.push(Constraint::Min(10));
+    w
 }

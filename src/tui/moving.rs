@@ -321,7 +321,7 @@ impl Page for MovePage {
 
     fn status(&self) -> Option<String> {
         match &self.phase {
-            Phase::Confirm { .. } => Some("type the device name  Enter confirm  Esc cancel".into()),
+            Phase::Confirm { confirm, .. } => Some(confirm.status()),
             Phase::Running if self.stopping() => {
                 Some(format!("stopping {}…", present::MOVE_STOP_POINT))
             }

@@ -89,6 +89,11 @@ pub trait Page {
     }
     /// Whether every key goes to its dialog (so `q` and `?` are letters).
     fn typing(&self) -> bool;
+    /// What the help (`?`) shows under the keys: the details of the page's last result (a write's paths in
+    /// full), none by default.
+    fn details(&self) -> Vec<String> {
+        Vec::new()
+    }
     fn draw(&self, f: &mut Frame, area: Rect, st: &Styles);
     fn key(&mut self, code: KeyCode) -> Reply;
     /// What opening it does first: show it (the default), or start its job and show it once it has a result.

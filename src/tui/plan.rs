@@ -182,10 +182,21 @@ impl Page for PlanPage {
         } else if self.editing {
             self.job.as_ref().map(|h| h.title.clone())
         } else if self.typing() {
-            Some("type the device name  Enter confirm  Esc cancel".to_string())
+            self.state
+                .as_ref()
+                .and_then(|p| p.dialog.as_ref())
+                .map(|d| d.confirm.status())
         } else {
             self.job.as_ref().map(|h| h.title.clone())
         }
+    }
+
+    fn details(&self) -> Vec<String> {
+        self.state
+            .as_ref()
+            .and_then(|p| p.written.as_ref())
+            .map(|w| w.details.clone())
+            .unwrap_or_default()
     }
 
     fn typing(&self) -> bool {
@@ -220,7 +231,7 @@ impl Page for PlanPage {
             return Reply::Open("bench");
         }
         if code == KeyCode::Char('e') && !ps.typing() {
-            if ps.written.is_some() {
+            if ps.on_disk() {
                 ps.error = Some(
                     "this plan is already written; press u to undo it, or Esc and p to plan again"
                         .into(),
@@ -384,6 +395,7 @@ mod tests {
         pp(&mut page).state.as_mut().expect("plan").written = Some(Written {
             backup_file: "/b".into(),
             message: String::new(),
+            details: Vec::new(),
             undone: false,
         });
         page.key(KeyCode::Char('e'));

@@ -40,7 +40,10 @@ pub struct Dialog {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
     pub backup_file: PathBuf,
+    /// What the status shows: three lines (what was done, how it is undone, the backup's name).
     pub message: String,
+    /// Everything the core says of the write (paths in full, the kernel's answer), shown on `?`.
+    pub details: Vec<String>,
     pub undone: bool,
 }
 
@@ -152,17 +155,47 @@ impl PlanState {
             _ => o.backup_file.clone(),
         };
         let verb = if undo { Verb::Restored } else { Verb::Wrote };
-        let message = written_lines(o, verb)
-            .into_iter()
-            .filter(|l| !l.starts_with("Undo:"))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let name = |p: &std::path::Path| {
+            p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+        };
+        let how_undone = if undo {
+            "Undone. The disk is as before the plan; a writes the plan again.".to_string()
+        } else if o.undo_command.is_empty() {
+            "No undo by a table restore: the data was moved (make a new plan to change it again)."
+                .into()
+        } else {
+            "Press u to undo, b to benchmark the result.".into()
+        };
+        let message = [
+            format!(
+                "{} {} sector(s) on {}, read back and verified.",
+                verb.as_str(),
+                o.sectors_written,
+                name(&o.device)
+            ),
+            how_undone,
+            format!(
+                "Backup: {} (? shows its path and the details)",
+                name(&o.backup_file)
+            ),
+        ]
+        .join("\n");
         self.written = Some(Written {
             backup_file,
             message,
+            details: written_lines(o, verb),
             undone: undo,
         });
         self.error = None;
+    }
+
+    /// Whether this screen's plan is on the disk now: written and not undone. After an undo the disk is
+    /// as it was before the plan, so the plan can be applied (or edited) again, and there is nothing to undo.
+    pub fn on_disk(&self) -> bool {
+        self.written.as_ref().is_some_and(|w| !w.undone)
     }
 
     /// Whether keys go to the dialog's input (so `q` and `?` are letters, not commands).
@@ -199,7 +232,7 @@ impl PlanState {
             KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
             KeyCode::Down | KeyCode::Char('j') => self.scroll = self.scroll.saturating_add(1),
             KeyCode::Char('a') => {
-                if self.written.is_some() {
+                if self.on_disk() {
                     self.error = Some(
                         "this plan is already written; press u to undo it, Esc to go back".into(),
                     );
@@ -212,12 +245,18 @@ impl PlanState {
             }
             KeyCode::Char('u') => match &self.written {
                 Some(w) if !w.undone => self.dialog = Some(self.dialog_for(DialogKind::Undo)),
-                _ => {
+                Some(_) => {
+                    self.error = Some(
+                        "nothing to undo: the write was undone already; press a to apply the plan again"
+                            .into(),
+                    )
+                }
+                None => {
                     self.error =
                         Some("nothing to undo: no table was written from this screen".into())
                 }
             },
-            KeyCode::Char('n') if self.plan.kind == PlanKind::Fresh && self.written.is_none() => {
+            KeyCode::Char('n') if self.plan.kind == PlanKind::Fresh && !self.on_disk() => {
                 let mut next = self.preset.clone().unwrap_or_else(afdisk::present::presets);
                 if self.preset.is_some() {
                     next.next();

@@ -108,11 +108,7 @@ fn status_text(ps: &PlanState, st: &Styles) -> (String, Style) {
     match (&ps.error, &ps.written) {
         // The text says what kind of failure it was (see `plan::failure_text`).
         (Some(e), _) => (e.clone(), st.bad),
-        (None, Some(w)) if w.undone => (format!("{} Undone.", w.message), st.ok),
-        (None, Some(w)) => (
-            format!("Press u to undo, b to benchmark the result. {}", w.message),
-            st.ok,
-        ),
+        (None, Some(w)) => (w.message.clone(), st.ok),
         (None, None) if plan.is_noop() => ("Nothing to write.".to_string(), st.warn),
         (None, None) => (
             format!(
@@ -134,8 +130,11 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
     let table_h = (n + 3).min(area.height.saturating_sub(6) / 2).max(4);
     let (msg, style) = status_text(ps, st);
     // The status gets the rows its text wraps to (the backup's path and the undo key after a write), 2 to 8.
-    let status_h =
-        u16::try_from(wrapped_rows(&msg, usize::from(area.width)).clamp(2, 8)).unwrap_or(2);
+    let rows: usize = msg
+        .lines()
+        .map(|l| wrapped_rows(l, usize::from(area.width)))
+        .sum();
+    let status_h = u16::try_from(rows.clamp(2, 8)).unwrap_or(2);
     let [head, tables, body, status] = Layout::vertical([
         Constraint::Length(2),
         Constraint::Length(table_h),
@@ -232,14 +231,15 @@ mod tests {
         };
         let plan = afdisk::plan::make(&o, &req).expect("plan");
         let mut ps = PlanState::new(img, plan, None);
+        // Three lines, each wrapped at spaces: all of them show at 80x24.
         let message = String::from(
-            "Wrote /tmp/.tmp36iN1M/hand.img: 5 sector(s) in 4 phase(s), read back and verified. Backup of the \
-             previous sectors: /tmp/.tmp36iN1M/backups/hand.img-1795405022-before-apply.json Kernel: image file: \
-             no kernel partitions to update; the END"
+            "Wrote 5 sector(s) on hand.img, read back and verified.\nPress u to undo, b to benchmark the \
+             result.\nBackup: hand.img-1795405022-before-apply.json (? shows its path and the END)",
         );
         ps.written = Some(super::super::plan_state::Written {
             backup_file: "/b.json".into(),
             message,
+            details: Vec::new(),
             undone: false,
         });
         let st = Styles {

@@ -104,7 +104,12 @@ fn draw_keybar(f: &mut Frame, app: &App, area: Rect) {
 }
 
 fn draw_help(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
-    let w = area.width.min(70);
+    // The page's details (a write's paths in full) under the keys.
+    let details = match app.screen {
+        super::app::Screen::Page(name) => app.page(name).map(|p| p.details()).unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    let w = area.width.min(if details.is_empty() { 70 } else { 100 });
     let keys = app.commands();
     // Each command's line as wrapped in the box, plus the border and a spare line.
     let rows: u16 = keys
@@ -113,7 +118,12 @@ fn draw_help(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
             let help = if c.help.is_empty() { c.bar } else { c.help };
             rows_of(&format!("{:<12}{help}", c.keys), w.saturating_sub(2))
         })
-        .sum();
+        .sum::<u16>()
+        + details
+            .iter()
+            .map(|d| rows_of(d, w.saturating_sub(2)))
+            .sum::<u16>()
+        + u16::from(!details.is_empty());
     let h = (rows + 3).min(area.height);
     let r = Rect {
         x: area.x + (area.width - w) / 2,
@@ -122,7 +132,7 @@ fn draw_help(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         height: h,
     };
     f.render_widget(Clear, r);
-    let lines: Vec<Line> = keys
+    let mut lines: Vec<Line> = keys
         .iter()
         .map(|c| {
             Line::from(vec![
@@ -131,6 +141,10 @@ fn draw_help(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
             ])
         })
         .collect();
+    if !details.is_empty() {
+        lines.push(Line::from(Span::styled("Last write:", th.title)));
+        lines.extend(details.into_iter().map(Line::from));
+    }
     let block = Block::bordered().title(Line::from(" Keys (Esc or ? closes) "));
     f.render_widget(
         Paragraph::new(lines)

@@ -1,0 +1,69 @@
+//! End-to-end (issue 25, item 8): the device list uses the terminal's width. On `afdisk demo` in tmux with
+//! TERM=linux at 120x40 every sample's name shows whole and a loop device's backing file ends its row in
+//! whole
+//! or with its start cut and marked; at 80x24 a path too long for its column keeps its end (the file's name).
+
+mod common;
+
+use common::tmux::Tmux;
+use common::*;
+
+fn demo(sc: &Scratch, tag: &str, x: u16, y: u16) -> Tmux {
+    let tmp = sc.path("tmp");
+    std::fs::create_dir_all(&tmp).expect("tmp");
+    let tmp_env = format!("TMPDIR={}", s(&tmp));
+    let tm = Tmux::start(
+        tag,
+        &[
+            "env",
+            "TERM=linux",
+            "NO_COLOR=1",
+            &tmp_env,
+            env!("CARGO_BIN_EXE_afdisk"),
+            "demo",
+        ],
+    );
+    tm.resize(x, y);
+    tm.wait_for("Disks (4)");
+    tm
+}
+
+fn quit(tm: &Tmux) {
+    tm.keys(&["q"]);
+    let code = tm.wait_exit();
+    assert!(matches!(code, None | Some(0)), "exit status {code:?}");
+}
+
+#[test]
+fn names_and_backing_files_are_whole_at_120_columns() {
+    let sc = Scratch::new();
+    let tm = demo(&sc, "wide", 120, 40);
+    let screen = tm.wait_for("4kn-gpt");
+    for name in ["xp-dos-63.img ", "gpt-2049.img ", "4kn-gpt.img "] {
+        assert!(screen.contains(name), "{name:?} whole:\n{screen}");
+    }
+    let loop_row = screen
+        .lines()
+        .find(|r| r.contains(" loop "))
+        .expect("the loop device's row");
+    assert!(
+        loop_row.contains("/usb-bridge.img"),
+        "the backing file in full: {loop_row:?}\n{screen}"
+    );
+    quit(&tm);
+}
+
+#[test]
+fn a_cut_cell_is_marked_at_80_columns() {
+    let sc = Scratch::new();
+    let tm = demo(&sc, "narrow", 80, 24);
+    let screen = tm.wait_for("4kn-gpt");
+    let loop_row = screen
+        .lines()
+        .find(|r| r.contains(" loop "))
+        .expect("the loop device's row");
+    // The backing file's path does not fit: its start is cut and marked, its end (the file's name) stays.
+    assert!(!loop_row.contains("file /"), "{loop_row:?}\n{screen}");
+    assert!(loop_row.contains(".img"), "{loop_row:?}\n{screen}");
+    quit(&tm);
+}
