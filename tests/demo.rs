@@ -30,12 +30,25 @@ fn demo_dirs(tmp: &Path) -> Vec<PathBuf> {
 
 /// Loop devices whose backing file is under `dir`.
 fn loops_over(dir: &Path) -> String {
-    let out = Command::new("losetup").arg("-a").output().expect("losetup");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| l.contains(&*dir.to_string_lossy()))
-        .collect::<Vec<_>>()
-        .join("\n")
+    // A view afdisk detached while a peer it started (blkid, sfdisk) still had it open is only marked
+    // auto-clear: the kernel detaches it when that last opener closes, just after afdisk has exited. So the
+    // listing is taken again until it is empty, for at most 10 s, and the last one is returned.
+    let listing = || {
+        let out = Command::new("losetup").arg("-a").output().expect("losetup");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.contains(&*dir.to_string_lossy()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let now = listing();
+        if now.is_empty() || std::time::Instant::now() > until {
+            return now;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
 
 /// Answers the typed confirmation of the sample `name`.
