@@ -1,6 +1,7 @@
 //! Tests of `plan::custom`.
 use super::*;
 use crate::plan::tables::entry;
+use crate::plan::{Action, Change};
 use crate::table::source::ByteSource;
 use proptest::prelude::*;
 

@@ -8,7 +8,10 @@
 
 pub mod chain;
 pub mod custom;
+mod custom_changes;
 pub mod edit;
+mod edit_fields;
+mod edit_ops;
 pub mod encode;
 mod encode_custom;
 pub mod estimate;

@@ -1,0 +1,227 @@
+//! What a custom layout changes, partition by partition: each old partition kept, moved, resized or deleted,
+//! each new one created, and the data move a moved partition's filesystem follows it with.
+//!
+//! Terms:
+//! - **contents**: what each old partition holds (a filesystem or other signature), by number;
+//!   **footprints**: the bytes its filesystem uses.
+//! - **destroy-ok**: partitions whose data the user agreed to lose (`--replace`, DESTROY).
+
+use std::collections::BTreeMap;
+
+use super::{Action, Change, DataMove, Layout};
+use crate::error::{Error, ErrorKind, Result};
+use crate::table::PartKind;
+use crate::units::human;
+
+/// The changes from `old` to `new`, with data moves where a moved partition's data can follow it.
+/// `contents` and `footprints` (bytes its filesystem uses) are per old partition number.
+pub fn changes(
+    old: Option<&Layout>,
+    new: &Layout,
+    contents: &BTreeMap<u32, String>,
+    footprints: &BTreeMap<u32, u64>,
+    destroy_ok: &[u32],
+    realigned: &BTreeMap<u32, String>,
+) -> Result<Vec<Change>> {
+    let ss = new.table.sector_size.max(1);
+    let empty = Vec::new();
+    let olds = old.map(|o| &o.partitions).unwrap_or(&empty);
+    let same_label = old.is_some_and(|o| o.table.label == new.table.label);
+    let mut out = Vec::new();
+    for p in &new.partitions {
+        let reason_extra = realigned
+            .get(&p.number)
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
+        let Some(o) = olds.iter().find(|o| o.number == p.number) else {
+            out.push(Change {
+                number: p.number,
+                action: Action::Create,
+                old_start: None,
+                old_size: None,
+                new_start: Some(p.start),
+                new_size: Some(p.size),
+                reason: format!(
+                    "new {} partition of {} at {}{reason_extra}",
+                    p.type_name,
+                    human(p.size * ss),
+                    human(p.start * ss)
+                ),
+                content: None,
+                data_move: None,
+            });
+            continue;
+        };
+        let content = contents.get(&o.number).cloned();
+        let base = Change {
+            number: p.number,
+            action: Action::Keep,
+            old_start: Some(o.start),
+            old_size: Some(o.size),
+            new_start: Some(p.start),
+            new_size: Some(p.size),
+            reason: String::new(),
+            content: content.clone(),
+            data_move: None,
+        };
+        if (o.start, o.size) == (p.start, p.size) {
+            let mut edited = Vec::new();
+            if o.type_code != p.type_code {
+                edited.push(format!("type {} → {}", o.type_name, p.type_name));
+            }
+            if o.name != p.name && same_label {
+                edited.push("name".to_string());
+            }
+            if o.uuid != p.uuid && same_label {
+                edited.push("GUID".to_string());
+            }
+            if o.attributes != p.attributes || o.bootable != p.bootable {
+                edited.push("flags".to_string());
+            }
+            out.push(Change {
+                reason: if edited.is_empty() {
+                    "stays as it is".into()
+                } else {
+                    format!("stays in place; entry edited: {}", edited.join(", "))
+                },
+                ..base
+            });
+            continue;
+        }
+        let mut why = super::describe_change(o.start, o.size, p.start, p.size, ss, None);
+        why.push_str(&reason_extra);
+        let action = if p.start == o.start {
+            Action::Resize
+        } else {
+            Action::Move
+        };
+        let Some(fs) = content.clone().filter(|_| o.kind != PartKind::Extended) else {
+            out.push(Change {
+                action,
+                reason: why,
+                ..base
+            });
+            continue;
+        };
+        if destroy_ok.contains(&o.number) {
+            why.push_str(&format!(
+                "; its {fs} data is discarded (allowed for partition {})",
+                o.number
+            ));
+            out.push(Change {
+                action,
+                reason: why,
+                ..base
+            });
+            continue;
+        }
+        if action == Action::Resize {
+            // Growing in place keeps the data; shrinking is a loss (see `losses`).
+            out.push(Change {
+                action,
+                reason: why,
+                ..base
+            });
+            continue;
+        }
+        // A move with data: through the mover when it can follow.
+        let used = footprints.get(&o.number).copied().unwrap_or(o.size * ss);
+        let (from, to) = (o.start * ss, p.start * ss);
+        let dest = (p.start, p.start + used.div_ceil(ss).max(1) - 1);
+        let blocker = olds.iter().find(|q| {
+            q.number != o.number
+                && q.kind != PartKind::Extended
+                && contents.contains_key(&q.number)
+                && !destroy_ok.contains(&q.number)
+                && q.start <= dest.1
+                && dest.0 <= q.end()
+        });
+        let cannot = if !same_label {
+            Some("the table type changes".to_string())
+        } else if used > p.size * ss {
+            Some(format!(
+                "its filesystem uses {} but the new place holds {}",
+                human(used),
+                human(p.size * ss)
+            ))
+        } else {
+            blocker.map(|q| {
+                format!(
+                    "the new place overlaps partition {}, which holds data",
+                    q.number
+                )
+            })
+        };
+        if let Some(c) = cannot {
+            return Err(Error::worded(
+                ErrorKind::Refused,
+                &format!(
+                    "partition {} holds {fs} and the layout moves it ({why}), but its data cannot follow: {c}; \
+                     nothing was written",
+                    o.number
+                ),
+                &format!(
+                    "keep partition {} where it is, or accept the loss: {{discard-data={}}}",
+                    o.number, o.number
+                ),
+            ));
+        }
+        let bytes = from.abs_diff(to);
+        let toward_end = to > from;
+        let mode = crate::mover::Schedule::new(from, to, used, ss, crate::mover::MAX_CHUNK).mode;
+        out.push(Change {
+            action: Action::Move,
+            reason: format!(
+                "{why}: holds {fs}, whose {} are moved {} {} ({}; journaled, resumable)",
+                human(used),
+                human(bytes),
+                if toward_end {
+                    "toward the end"
+                } else {
+                    "toward the start"
+                },
+                match mode {
+                    crate::mover::Mode::Shift => "copied in windows of the shift",
+                    crate::mover::Mode::Disjoint => "source and destination do not overlap",
+                    crate::mover::Mode::Journaled => "each window saved in the journal first",
+                }
+            ),
+            data_move: Some(DataMove {
+                bytes,
+                direction: if toward_end {
+                    "toward-end"
+                } else {
+                    "toward-start"
+                }
+                .into(),
+                from_offset_bytes: from,
+                to_offset_bytes: to,
+                copy_bytes: used,
+                estimate_ms: None,
+            }),
+            ..base
+        });
+    }
+    for o in olds {
+        if new.partitions.iter().any(|p| p.number == o.number) {
+            continue;
+        }
+        let content = contents.get(&o.number).cloned();
+        out.push(Change {
+            number: o.number,
+            action: Action::Delete,
+            old_start: Some(o.start),
+            old_size: Some(o.size),
+            new_start: None,
+            new_size: None,
+            reason: match &content {
+                Some(fs) => format!("not in the new layout: its {fs} data is lost"),
+                None => "not in the new layout".into(),
+            },
+            content,
+            data_move: None,
+        });
+    }
+    out.sort_by_key(|c| c.number);
+    Ok(out)
+}
