@@ -7,45 +7,17 @@
 
 mod common;
 
-use std::path::Path;
 use std::time::Duration;
 
 use common::tmux::Tmux;
 use common::*;
-
-/// Starts `afdisk demo` with its disks under `tmp`, in a window of `x`x`y`.
-fn demo(tmp: &Path, tag: &str, x: u16, y: u16) -> Tmux {
-    std::fs::create_dir_all(tmp).expect("tmp");
-    let tmp_env = format!("TMPDIR={}", s(tmp));
-    let tm = Tmux::start(
-        tag,
-        &[
-            "env",
-            "TERM=linux",
-            "NO_COLOR=1",
-            &tmp_env,
-            env!("CARGO_BIN_EXE_afdisk"),
-            "demo",
-        ],
-    );
-    tm.resize(x, y);
-    tm.wait_for("xp-dos-63");
-    tm
-}
-
-/// Quits with q and checks the status.
-fn quit(tm: &Tmux) {
-    tm.keys(&["q"]);
-    let code = tm.wait_exit();
-    assert!(matches!(code, None | Some(0)), "exit status {code:?}");
-}
 
 /// The steps: Enter on the XP disk, `p`, `e`, partition 5 (the logical with ext4), `d`, Enter,
 /// `a`; then some letters typed. They show inside the dialog's frame (the row below them is its bottom
 /// border), and the key bar names the typed answer.
 fn destroy_dialog_shows_what_is_typed(x: u16, y: u16) {
     let sc = Scratch::new();
-    let tm = demo(&sc.path("tmp"), &format!("destroy{x}"), x, y);
+    let tm = Tmux::demo(&sc.path("tmp"), &format!("destroy{x}"), x, y, "xp-dos-63");
     tm.keys(&["Enter"]);
     tm.wait_for("Findings (");
     tm.keys(&["p"]);
@@ -90,7 +62,7 @@ fn destroy_dialog_shows_what_is_typed(x: u16, y: u16) {
     // Esc cancels: nothing is written.
     tm.keys(&["Escape"]);
     tm.wait_for("Press a to write");
-    quit(&tm);
+    tm.quit_ok();
 }
 
 #[test]
@@ -107,7 +79,7 @@ fn destroy_dialog_shows_what_is_typed_at_120x40() {
 #[test]
 fn destroy_dialog_keeps_the_typed_line_in_a_short_terminal() {
     let sc = Scratch::new();
-    let tm = demo(&sc.path("tmp"), "destroyshort", 80, 24);
+    let tm = Tmux::demo(&sc.path("tmp"), "destroyshort", 80, 24, "xp-dos-63");
     tm.keys(&["Enter"]);
     tm.wait_for("Findings (");
     tm.keys(&["p"]);
@@ -128,7 +100,7 @@ fn destroy_dialog_keeps_the_typed_line_in_a_short_terminal() {
     tm.resize(80, 24);
     tm.keys(&["Escape"]);
     tm.wait_for("Press a to write");
-    quit(&tm);
+    tm.quit_ok();
 }
 
 /// Esc (several times, as a user backing out) on the device list: the list stays, the demo disks stay;
@@ -137,7 +109,7 @@ fn destroy_dialog_keeps_the_typed_line_in_a_short_terminal() {
 fn esc_on_the_device_list_does_not_quit() {
     let sc = Scratch::new();
     let tmp = sc.path("tmp");
-    let tm = demo(&tmp, "escl", 80, 24);
+    let tm = Tmux::demo(&tmp, "escl", 80, 24, "xp-dos-63");
     for _ in 0..2 {
         tm.keys(&["Escape"]);
         // Two Escapes in one burst can reach the program as one Alt-Escape: let each one land.
@@ -147,5 +119,5 @@ fn esc_on_the_device_list_does_not_quit() {
     tm.keys(&["Down"]);
     let screen = tm.wait_for("|> gpt-2049");
     assert!(screen.contains("Disks (4)"), "{screen}");
-    quit(&tm);
+    tm.quit_ok();
 }

@@ -8,36 +8,10 @@ mod common;
 use common::tmux::Tmux;
 use common::*;
 
-fn demo(sc: &Scratch, tag: &str, x: u16, y: u16) -> Tmux {
-    let tmp = sc.path("tmp");
-    std::fs::create_dir_all(&tmp).expect("tmp");
-    let tmp_env = format!("TMPDIR={}", s(&tmp));
-    let tm = Tmux::start(
-        tag,
-        &[
-            "env",
-            "TERM=linux",
-            "NO_COLOR=1",
-            &tmp_env,
-            env!("CARGO_BIN_EXE_afdisk"),
-            "demo",
-        ],
-    );
-    tm.resize(x, y);
-    tm.wait_for("Disks (4)");
-    tm
-}
-
-fn quit(tm: &Tmux) {
-    tm.keys(&["q"]);
-    let code = tm.wait_exit();
-    assert!(matches!(code, None | Some(0)), "exit status {code:?}");
-}
-
 #[test]
 fn names_and_backing_files_are_whole_at_120_columns() {
     let sc = Scratch::new();
-    let tm = demo(&sc, "wide", 120, 40);
+    let tm = Tmux::demo(&sc.path("tmp"), "wide", 120, 40, "Disks (4)");
     let screen = tm.wait_for("4kn-gpt");
     for name in ["xp-dos-63.img ", "gpt-2049.img ", "4kn-gpt.img "] {
         assert!(screen.contains(name), "{name:?} whole:\n{screen}");
@@ -50,13 +24,13 @@ fn names_and_backing_files_are_whole_at_120_columns() {
         loop_row.contains("/usb-bridge.img"),
         "the backing file in full: {loop_row:?}\n{screen}"
     );
-    quit(&tm);
+    tm.quit_ok();
 }
 
 #[test]
 fn a_cut_cell_is_marked_at_80_columns() {
     let sc = Scratch::new();
-    let tm = demo(&sc, "narrow", 80, 24);
+    let tm = Tmux::demo(&sc.path("tmp"), "narrow", 80, 24, "Disks (4)");
     let screen = tm.wait_for("4kn-gpt");
     let loop_row = screen
         .lines()
@@ -65,5 +39,5 @@ fn a_cut_cell_is_marked_at_80_columns() {
     // The backing file's path does not fit: its start is cut and marked, its end (the file's name) stays.
     assert!(!loop_row.contains("file /"), "{loop_row:?}\n{screen}");
     assert!(loop_row.contains(".img"), "{loop_row:?}\n{screen}");
-    quit(&tm);
+    tm.quit_ok();
 }

@@ -13,21 +13,7 @@ use common::*;
 #[test]
 fn after_an_undo_the_plan_can_be_applied_and_edited_again() {
     let sc = Scratch::new();
-    let tmp = sc.path("tmp");
-    std::fs::create_dir_all(&tmp).expect("tmp");
-    let tmp_env = format!("TMPDIR={}", s(&tmp));
-    let tm = Tmux::start(
-        "undo",
-        &[
-            "env",
-            "TERM=linux",
-            "NO_COLOR=1",
-            &tmp_env,
-            env!("CARGO_BIN_EXE_afdisk"),
-            "demo",
-        ],
-    );
-    tm.wait_for("Disks (4)");
+    let tm = Tmux::demo(&sc.path("tmp"), "undo", 80, 24, "Disks (4)");
     tm.keys(&["Enter"]);
     tm.wait_for("Findings (");
     tm.keys(&["p"]);

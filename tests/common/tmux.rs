@@ -25,6 +25,34 @@ pub struct Tmux {
 }
 
 impl Tmux {
+    /// Starts `afdisk demo` as a user would (TERM=linux, no colour) with its disks under `tmp`, in a window of
+    /// `x`x`y`, and waits until `ready` shows.
+    pub fn demo(tmp: &std::path::Path, tag: &str, x: u16, y: u16, ready: &str) -> Tmux {
+        std::fs::create_dir_all(tmp).expect("tmp");
+        let tmp_env = format!("TMPDIR={}", tmp.to_string_lossy());
+        let tm = Tmux::start(
+            tag,
+            &[
+                "env",
+                "TERM=linux",
+                "NO_COLOR=1",
+                &tmp_env,
+                env!("CARGO_BIN_EXE_afdisk"),
+                "demo",
+            ],
+        );
+        tm.resize(x, y);
+        tm.wait_for(ready);
+        tm
+    }
+
+    /// Quits with q and checks that the program ended well.
+    pub fn quit_ok(&self) {
+        self.keys(&["q"]);
+        let code = self.wait_exit();
+        assert!(matches!(code, None | Some(0)), "exit status {code:?}");
+    }
+
     /// Starts `argv` (no shell; `env NAME=VALUE …` sets its environment) in an 80x24 window that stays after
     /// the program ends, so its status can be read.
     pub fn start(tag: &str, argv: &[&str]) -> Tmux {
