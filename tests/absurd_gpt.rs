@@ -820,7 +820,7 @@ fn plan_and_apply(
             &opened,
             &p,
             &Confirmation::Scripted {
-                confirm: Some(name),
+                confirm: Some(name.into()),
                 destroy_data: false,
             },
             backups,

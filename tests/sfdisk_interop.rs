@@ -48,7 +48,7 @@ fn apply_plan(img: &Path, p: &Plan, backups: &Path, destroy: bool) {
         &opened,
         p,
         &Confirmation::Scripted {
-            confirm: Some(name),
+            confirm: Some(name.into()),
             destroy_data: destroy,
         },
         backups,
@@ -238,7 +238,7 @@ fn dropping_or_shrinking_a_filesystem_is_refused_unless_allowed() {
         &opened,
         &plan,
         &Confirmation::Scripted {
-            confirm: Some(name),
+            confirm: Some(name.into()),
             destroy_data: false,
         },
         &sc.path("bk"),

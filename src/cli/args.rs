@@ -300,9 +300,10 @@ pub struct ConfirmArgs {
     /// Do not ask (scripts); requires --confirm
     #[arg(long)]
     pub yes: bool,
-    /// With --yes: the drive's serial number, or the base name of a loop device or image file
+    /// With --yes: the drive's serial number, or the base name of a loop device or image file (byte for
+    /// byte: a file name that is not UTF-8 is given as it is)
     #[arg(long, value_name = "SERIAL", requires = "yes")]
-    pub confirm: Option<String>,
+    pub confirm: Option<std::ffi::OsString>,
     /// With --yes: allow a run that destroys filesystems (the one whose typed confirmation would ask for
     /// NAME DESTROY); without it such a run is refused
     #[arg(long, requires = "yes")]

@@ -82,7 +82,14 @@ impl Asker for Terminal<'_> {
                 Reply::Go
             }
             Question::Confirm { .. } if self.a.confirm.yes => {
-                Reply::Scripted(self.a.confirm.confirm.clone())
+                Reply::Scripted(
+                    // Serial numbers are text: a name that is not UTF-8 never matches one.
+                    self.a
+                        .confirm
+                        .confirm
+                        .as_ref()
+                        .map(|s| s.to_string_lossy().into_owned()),
+                )
             }
             // The core's prompts, one per step (the TUI's dialog shows the same lines).
             Question::Confirm { prompt, .. } if std::io::stdin().is_terminal() => Reply::Typed(

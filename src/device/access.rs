@@ -21,9 +21,10 @@ use crate::units::human;
 pub enum Confirmation {
     /// Typed at an interactive prompt.
     Typed(String),
-    /// `--yes` (with `--confirm TOKEN` when given, and `--destroy-data` when the script says data may be lost).
+    /// `--yes` (with `--confirm TOKEN` when given, byte for byte, and `--destroy-data` when the script says data
+    /// may be lost).
     Scripted {
-        confirm: Option<String>,
+        confirm: Option<std::ffi::OsString>,
         destroy_data: bool,
     },
     /// Neither a terminal to ask on nor `--yes`.
@@ -135,7 +136,7 @@ impl Prompt {
 /// Checks a confirmation against the device; `what` names the operation for the messages ("write the
 /// partition table").
 pub fn check_confirmation(info: &DeviceInfo, c: &Confirmation, what: &str) -> Result<()> {
-    let token = info.confirm_token();
+    let token = super::shell_quote(&info.confirm_token_os());
     match c {
         Confirmation::Typed(s) => {
             let s = s.trim();
@@ -163,14 +164,17 @@ pub fn check_confirmation(info: &DeviceInfo, c: &Confirmation, what: &str) -> Re
         Confirmation::Scripted {
             confirm: Some(s), ..
         } => {
-            if *s == token {
+            // Byte for byte: a file name that is not UTF-8 is confirmed as it is, never by a lossy spelling
+            // that two different names could share.
+            use std::os::unix::ffi::OsStrExt;
+            if s.as_bytes() == info.confirm_token_os().as_bytes() {
                 Ok(())
             } else {
                 Err(Error::worded(
                     ErrorKind::Refused,
                     &format!(
                         "{{confirm}} {} does not match {} of {} ({}): nothing was written",
-                        lit(s),
+                        lit(super::shell_quote(s)),
                         token_kind(info),
                         lit(info.path.display()),
                         lit(&token)
@@ -285,7 +289,7 @@ pub fn check_destroy_confirmation(
                 "run it interactively and type {}, or pass {{yes}} {{confirm={}}} {{destroy-data}} in \
                  scripts",
                 lit(format!("{answer}{or_label}")),
-                info.confirm_token()
+                super::shell_quote(&info.confirm_token_os())
             ),
         )),
     }

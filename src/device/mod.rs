@@ -159,6 +159,17 @@ impl DeviceInfo {
     }
 
     /// What a script must pass to `--confirm`: the drive's serial, or the base name for loop devices and images.
+    /// The confirmation token byte for byte, as `--confirm` must give it: an image's own file name (which need
+    /// not be UTF-8), else [`DeviceInfo::confirm_token`].
+    pub fn confirm_token_os(&self) -> std::ffi::OsString {
+        match (self.kind, self.path.file_name()) {
+            (TargetKind::Image, Some(n)) => n.to_os_string(),
+            _ => self.confirm_token().into(),
+        }
+    }
+
+    /// The confirmation token as text: the drive's serial, else the kernel name, or the image's file name
+    /// (lossy when that name is not UTF-8: compare with [`DeviceInfo::confirm_token_os`]).
     pub fn confirm_token(&self) -> String {
         match (&self.serial, self.transport.as_str(), self.kind) {
             (_, _, TargetKind::Image) | (_, "loop", _) | (None, _, _) => self.name.clone(),
