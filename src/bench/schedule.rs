@@ -172,208 +172,250 @@ fn slot_for(c: &ClassSpec, align: u64) -> u64 {
 /// Builds the schedule for a device. Sub-4096 classes are skipped on 4Kn devices (they would fail with EINVAL), with a
 /// note saying so.
 pub fn build(input: &ScheduleInput) -> Schedule {
-    let logical = input.logical.max(512);
-    let align = input.physical.max(4096);
-    let sub4k = logical < 4096;
-    let mut classes: Vec<ClassSpec> = Vec::new();
-    let mut pairs = Vec::new();
-    let mut notes = Vec::new();
-    let mut add = |c: ClassSpec| {
-        classes.push(c);
-        classes.len() - 1
-    };
-    let mis = if sub4k { logical } else { 0 };
-    if !sub4k {
-        notes.push(format!(
+    let mut b = Builder::new(input.logical.max(512));
+    if !b.sub4k {
+        let logical = b.logical;
+        b.notes.push(format!(
             "{logical}-byte logical sectors (4Kn): I/O at +512 and 512-byte writes are impossible, so the \
              misaligned write and read classes, the 512-byte class, the split-write class and the offset sweep \
              are skipped"
         ));
     }
-    let r0 = add(ClassSpec::new(
-        "read-4k@0",
-        Op::Read,
-        4096,
-        0,
-        Pattern::Random,
-    ));
-    if sub4k {
-        let b = add(ClassSpec::new(
-            format!("read-4k@{mis}"),
-            Op::Read,
+    let r0 = b.reads();
+    let (w0, w_mis) = if input.writes {
+        let (w0, w_mis) = b.writes();
+        (Some(w0), w_mis)
+    } else {
+        (None, None)
+    };
+    if let Some(start) = input.partition_start {
+        let align = input.physical.max(4096);
+        b.partition(start, align, w0.unwrap_or(r0), w0.is_some());
+    }
+    let (probe, sweep) = if input.probe && input.writes {
+        (b.probe(), b.sweep(w0, w_mis))
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    b.finish(input.physical.max(4096), probe, sweep)
+}
+
+/// The schedule as it is built: its classes and pairs so far, for one logical sector size.
+struct Builder {
+    logical: u64,
+    /// Whether the device takes I/O smaller than 4 KiB (512e, 512n): the misaligned classes exist only then.
+    sub4k: bool,
+    /// The misaligned offset: one logical sector (0 on 4Kn, where no class uses it).
+    mis: u64,
+    classes: Vec<ClassSpec>,
+    pairs: Vec<Pair>,
+    notes: Vec<String>,
+}
+
+impl Builder {
+    fn new(logical: u64) -> Self {
+        let sub4k = logical < 4096;
+        Builder {
+            logical,
+            sub4k,
+            mis: if sub4k { logical } else { 0 },
+            classes: Vec::new(),
+            pairs: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// Adds a class; returns its index.
+    fn add(&mut self, name: impl Into<String>, op: Op, len: u64, offset: u64, p: Pattern) -> usize {
+        self.classes.push(ClassSpec::new(name, op, len, offset, p));
+        self.classes.len() - 1
+    }
+
+    fn pair(&mut self, role: Role, reference: usize, test: usize, subject: impl Into<String>) {
+        self.pairs.push(Pair {
+            role,
+            reference,
+            test,
+            subject: subject.into(),
+        });
+    }
+
+    /// The aligned read class, and the misaligned one paired with it where the device allows; returns the
+    /// aligned one.
+    fn reads(&mut self) -> usize {
+        let r0 = self.add("read-4k@0", Op::Read, 4096, 0, Pattern::Random);
+        if self.sub4k {
+            let mis = self.mis;
+            let b = self.add(
+                format!("read-4k@{mis}"),
+                Op::Read,
+                4096,
+                mis,
+                Pattern::Random,
+            );
+            self.pair(Role::DriveRead, r0, b, "misaligned 4 KiB reads");
+        }
+        r0
+    }
+
+    /// The aligned write class and, on sub-4K devices, the misaligned, small, sequential and split write
+    /// pairs; returns the aligned and the misaligned 4 KiB write classes.
+    fn writes(&mut self) -> (usize, Option<usize>) {
+        let a = self.add("write-4k@0", Op::Write, 4096, 0, Pattern::Random);
+        if !self.sub4k {
+            return (a, None);
+        }
+        let (mis, logical) = (self.mis, self.logical);
+        let b = self.add(
+            format!("write-4k@{mis}"),
+            Op::Write,
             4096,
             mis,
             Pattern::Random,
-        ));
-        pairs.push(Pair {
-            role: Role::DriveRead,
-            reference: r0,
-            test: b,
-            subject: "misaligned 4 KiB reads".into(),
-        });
-    }
-    let mut w0 = None;
-    let mut w_mis = None;
-    if input.writes {
-        let a = add(ClassSpec::new(
-            "write-4k@0",
+        );
+        self.pair(Role::DriveWrite, a, b, "misaligned 4 KiB writes");
+        let c = self.add(
+            format!("write-{logical}@0"),
             Op::Write,
-            4096,
+            logical,
             0,
             Pattern::Random,
-        ));
-        w0 = Some(a);
-        if sub4k {
-            let b = add(ClassSpec::new(
-                format!("write-4k@{mis}"),
-                Op::Write,
-                4096,
-                mis,
-                Pattern::Random,
-            ));
-            w_mis = Some(b);
-            pairs.push(Pair {
-                role: Role::DriveWrite,
-                reference: a,
-                test: b,
-                subject: "misaligned 4 KiB writes".into(),
-            });
-            let c = add(ClassSpec::new(
-                format!("write-{logical}@0"),
-                Op::Write,
-                logical,
-                0,
-                Pattern::Random,
-            ));
-            pairs.push(Pair {
-                role: Role::SmallWrite,
-                reference: a,
-                test: c,
-                subject: format!("{logical}-byte writes on a 4 KiB stride"),
-            });
-            let s0 = add(ClassSpec::new(
-                "seq-write-4k@0",
-                Op::Write,
-                4096,
-                0,
-                Pattern::Sequential,
-            ));
-            let s1 = add(ClassSpec::new(
-                format!("seq-write-4k@{mis}"),
-                Op::Write,
-                4096,
-                mis,
-                Pattern::Sequential,
-            ));
-            pairs.push(Pair {
-                role: Role::SequentialWrite,
-                reference: s0,
-                test: s1,
-                subject: "synced sequential 4 KiB writes from a misaligned start".into(),
-            });
-            let one = add(ClassSpec::new(
-                format!("write-136k@{mis}"),
-                Op::Write,
-                LARGE,
-                mis,
-                Pattern::Random,
-            ));
-            let split = add(ClassSpec::new(
-                format!("write-4k+132k@{mis}"),
-                Op::Write,
-                LARGE,
-                mis,
-                Pattern::Split { first: 4096 },
-            ));
-            pairs.push(Pair {
-                role: Role::LargeSplit,
-                reference: one,
-                test: split,
-                subject: "misaligned 136 KiB written as 4 KiB + 132 KiB".into(),
-            });
-        }
+        );
+        self.pair(
+            Role::SmallWrite,
+            a,
+            c,
+            format!("{logical}-byte writes on a 4 KiB stride"),
+        );
+        let s0 = self.add("seq-write-4k@0", Op::Write, 4096, 0, Pattern::Sequential);
+        let s1 = self.add(
+            format!("seq-write-4k@{mis}"),
+            Op::Write,
+            4096,
+            mis,
+            Pattern::Sequential,
+        );
+        self.pair(
+            Role::SequentialWrite,
+            s0,
+            s1,
+            "synced sequential 4 KiB writes from a misaligned start",
+        );
+        let one = self.add(
+            format!("write-136k@{mis}"),
+            Op::Write,
+            LARGE,
+            mis,
+            Pattern::Random,
+        );
+        let split = self.add(
+            format!("write-4k+132k@{mis}"),
+            Op::Write,
+            LARGE,
+            mis,
+            Pattern::Split { first: 4096 },
+        );
+        self.pair(
+            Role::LargeSplit,
+            one,
+            split,
+            "misaligned 136 KiB written as 4 KiB + 132 KiB",
+        );
+        (a, Some(b))
     }
-    if let Some(start) = input.partition_start {
-        // A filesystem issues 4 KiB I/O at multiples of 4096 from the partition's start: within an aligned slot that
-        // is the start's distance from the previous physical boundary, taken modulo 4096.
+
+    /// The partition's class: 4 KiB I/O at the offset the partition's filesystem issues it, paired with the
+    /// aligned class `reference` (a write class when `writes`).
+    fn partition(&mut self, start: u64, align: u64, reference: usize, writes: bool) {
+        // A filesystem issues 4 KiB I/O at multiples of 4096 from the partition's start: within an aligned slot
+        // that is the start's distance from the previous physical boundary, taken modulo 4096.
         let delta = start % align % 4096;
-        let (op, reference, what) = match w0 {
-            Some(w) => (Op::Write, w, "writes"),
-            None => (Op::Read, r0, "reads"),
+        let (op, kind, what) = if writes {
+            (Op::Write, "write", "writes")
+        } else {
+            (Op::Read, "read", "reads")
         };
-        let kind = if op == Op::Write { "write" } else { "read" };
-        let t = add(ClassSpec::new(
+        let t = self.add(
             format!("fs-{kind}-4k@{delta}"),
             op,
             4096,
             delta,
             Pattern::Random,
-        ));
-        pairs.push(Pair {
-            role: Role::Partition,
+        );
+        self.pair(
+            Role::Partition,
             reference,
-            test: t,
-            subject: format!("4 KiB {what} as the partition's filesystem issues them"),
-        });
+            t,
+            format!("4 KiB {what} as the partition's filesystem issues them"),
+        );
     }
-    let mut probe = Vec::new();
-    let mut sweep = Vec::new();
-    if input.probe && input.writes {
-        let mut p = (2 * logical).max(1024);
+
+    /// The physical-sector probe: aligned and half-shifted writes of each power of two up to 64 KiB.
+    fn probe(&mut self) -> Vec<ProbeSize> {
+        let mut probe = Vec::new();
+        let mut p = (2 * self.logical).max(1024);
         while p <= 64 * KIB {
-            let a = add(ClassSpec::new(
-                format!("probe-{}k@0", p / KIB),
-                Op::Write,
-                p,
-                0,
-                Pattern::Random,
-            ));
-            let b = add(ClassSpec::new(
-                format!("probe-{}k@{}", p / KIB, p / 2),
+            let k = p / KIB;
+            let aligned = self.add(format!("probe-{k}k@0"), Op::Write, p, 0, Pattern::Random);
+            let shifted = self.add(
+                format!("probe-{k}k@{}", p / 2),
                 Op::Write,
                 p,
                 p / 2,
                 Pattern::Random,
-            ));
+            );
             probe.push(ProbeSize {
                 bytes: p,
-                aligned: a,
-                shifted: b,
+                aligned,
+                shifted,
             });
             p *= 2;
         }
-        if sub4k {
-            let mut off = 0;
-            while off < 4096 {
-                let idx = match (off, w0, w_mis) {
-                    (0, Some(a), _) => a,
-                    (o, _, Some(b)) if o == mis => b,
-                    _ => add(ClassSpec::new(
-                        format!("write-4k@{off}"),
-                        Op::Write,
-                        4096,
-                        off,
-                        Pattern::Random,
-                    )),
-                };
-                sweep.push((off, idx));
-                off += logical;
-            }
-        }
+        probe
     }
-    let slot_size = classes
-        .iter()
-        .map(|c| slot_for(c, align))
-        .max()
-        .unwrap_or(MIN_SLOT.max(align));
-    Schedule {
-        classes,
-        pairs,
-        probe,
-        sweep,
-        slot_size,
-        align,
-        notes,
+
+    /// The offset sweep (sub-4K devices): a 4 KiB write class at every logical sector within 4 KiB, reusing
+    /// the aligned (`w0`) and misaligned (`w_mis`) classes.
+    fn sweep(&mut self, w0: Option<usize>, w_mis: Option<usize>) -> Vec<(u64, usize)> {
+        let mut sweep = Vec::new();
+        if !self.sub4k {
+            return sweep;
+        }
+        let mut off = 0;
+        while off < 4096 {
+            let idx = match (off, w0, w_mis) {
+                (0, Some(a), _) => a,
+                (o, _, Some(b)) if o == self.mis => b,
+                _ => self.add(
+                    format!("write-4k@{off}"),
+                    Op::Write,
+                    4096,
+                    off,
+                    Pattern::Random,
+                ),
+            };
+            sweep.push((off, idx));
+            off += self.logical;
+        }
+        sweep
+    }
+
+    fn finish(self, align: u64, probe: Vec<ProbeSize>, sweep: Vec<(u64, usize)>) -> Schedule {
+        let slot_size = self
+            .classes
+            .iter()
+            .map(|c| slot_for(c, align))
+            .max()
+            .unwrap_or(MIN_SLOT.max(align));
+        Schedule {
+            classes: self.classes,
+            pairs: self.pairs,
+            probe,
+            sweep,
+            slot_size,
+            align,
+            notes: self.notes,
+        }
     }
 }
 
