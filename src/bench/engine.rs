@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::analysis::{all_decided, analyze, drive_verdict, StopReason};
 use super::probe::Geometry;
 use super::random::Rng;
-use super::schedule::{Io, Op, Schedule, Scheduler};
+use super::schedule::{Io, Op, Schedule, Scheduler, Step};
 use super::verdict::Thresholds;
 use super::{DriveVerdict, Progress};
 use crate::error::{Error, Result};
@@ -241,21 +241,13 @@ pub fn measure(
     seed: u64,
     progress: &mut dyn FnMut(&Progress) -> ControlFlow<()>,
 ) -> Result<Measured> {
-    let max_len = schedule.classes.iter().map(|c| c.len).max().unwrap_or(4096);
-    let align = schedule.align.clamp(4096, 65536);
-    let mut buf = AlignedBuf::new(
-        usize::try_from(max_len.next_multiple_of(align)).unwrap_or(usize::MAX),
-        usize::try_from(align).unwrap_or(4096),
-        seed,
-    )?;
+    let mut buf = buffer_for(schedule, seed)?;
     let mut samples: Vec<Vec<u64>> = vec![Vec::new(); schedule.classes.len()];
     let before = read_stat(sysfs);
     let start = Instant::now();
     let mut last_look = start;
-    let mut rounds = 0u64;
-    let mut warmup_rounds = 0u64;
-    let mut ios = 0u64;
-    let mut ours_bytes = 0u64;
+    // Rounds run, of which warm-up; I/Os and bytes this run moved (the noise check compares them).
+    let (mut rounds, mut warmup_rounds, mut ios, mut ours_bytes) = (0u64, 0u64, 0u64, 0u64);
     let mut in_warmup = true;
     let mut verdict: Option<DriveVerdict> = None;
     let mut this_round: Vec<(usize, u64)> = Vec::with_capacity(schedule.classes.len());
@@ -263,20 +255,14 @@ pub fn measure(
         let Some(round) = sched.next_round() else {
             break StopReason::OutOfSlots;
         };
-        this_round.clear();
-        for step in &round {
-            let mut total = 0u64;
-            for io in &step.ios {
-                total = total.saturating_add(timed(file, &mut buf, io, path)?);
-                ios += 1;
-                ours_bytes += io.len;
-            }
-            this_round.push((step.class, total));
-        }
+        let (n, bytes) = run_round(file, &mut buf, &round, path, &mut this_round)?;
+        ios += n;
+        ours_bytes += bytes;
         rounds += 1;
         let now = Instant::now();
         if in_warmup {
             warmup_rounds += 1;
+            // At least 16 I/Os, then until the warm-up time or round count is reached.
             if ios >= 16
                 && (now - start >= timing.warmup || warmup_rounds >= timing.max_warmup_rounds)
             {
@@ -289,12 +275,12 @@ pub fn measure(
             }
         }
         let elapsed = now - start;
+        // Every `look_every` after the warm-up: is every pair decided, and what does the drive look like.
         let mut decided = false;
         if !in_warmup && now - last_look >= timing.look_every {
             last_look = now;
             decided = all_decided(schedule, &samples, th, seed);
-            let o = analyze(schedule, &samples, th, seed);
-            verdict = Some(drive_verdict(&o, geometry).0);
+            verdict = Some(drive_verdict(&analyze(schedule, &samples, th, seed), geometry).0);
         }
         let flow = progress(&Progress {
             elapsed,
@@ -306,14 +292,13 @@ pub fn measure(
             samples: &samples,
             verdict: verdict.as_ref(),
         });
-        if flow.is_break() {
-            break StopReason::Cancelled;
-        }
-        if decided {
-            break StopReason::Decided;
-        }
-        if elapsed >= timing.cap {
-            break StopReason::TimeCap;
+        let reasons = [
+            (flow.is_break(), StopReason::Cancelled),
+            (decided, StopReason::Decided),
+            (elapsed >= timing.cap, StopReason::TimeCap),
+        ];
+        if let Some((_, why)) = reasons.into_iter().find(|(stop, _)| *stop) {
+            break why;
         }
     };
     let after = read_stat(sysfs);
@@ -325,6 +310,39 @@ pub fn measure(
         stop,
         noise: noise(before, after, ours_bytes),
     })
+}
+
+/// One aligned buffer that holds the schedule's largest I/O, filled from `seed`.
+fn buffer_for(schedule: &Schedule, seed: u64) -> Result<AlignedBuf> {
+    let max_len = schedule.classes.iter().map(|c| c.len).max().unwrap_or(4096);
+    let align = schedule.align.clamp(4096, 65536);
+    AlignedBuf::new(
+        usize::try_from(max_len.next_multiple_of(align)).unwrap_or(usize::MAX),
+        usize::try_from(align).unwrap_or(4096),
+        seed,
+    )
+}
+
+/// Runs one round's I/O, each step timed as a whole, into `out` as (class, ns); returns the I/Os and bytes.
+fn run_round(
+    file: &File,
+    buf: &mut AlignedBuf,
+    round: &[Step],
+    path: &Path,
+    out: &mut Vec<(usize, u64)>,
+) -> Result<(u64, u64)> {
+    out.clear();
+    let (mut ios, mut bytes) = (0u64, 0u64);
+    for step in round {
+        let mut total = 0u64;
+        for io in &step.ios {
+            total = total.saturating_add(timed(file, buf, io, path)?);
+            ios += 1;
+            bytes += io.len;
+        }
+        out.push((step.class, total));
+    }
+    Ok((ios, bytes))
 }
 
 #[cfg(test)]

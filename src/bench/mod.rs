@@ -194,48 +194,10 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
     options.validate()?;
     let info = &opened.info;
     let scan = table::scan(&opened.source(), info.logical_sector_size);
-    let partition = match options.partition {
-        None => None,
-        Some(n) => {
-            let Some(t) = &scan.table else {
-                return Err(Error::worded(
-                    ErrorKind::Usage,
-                    &format!("{{partition={n}}}: {} has no partition table", lit(info.path.display())),
-                    "run without {partition} to measure the whole disk; `afdisk inspect` shows what is on it",
-                ));
-            };
-            let ss = t.sector_size;
-            let Some(p) = scan.partitions.iter().find(|p| p.number == n && p.size > 0) else {
-                let have: Vec<String> = scan
-                    .partitions
-                    .iter()
-                    .map(|p| p.number.to_string())
-                    .collect();
-                return Err(Error::worded(
-                    ErrorKind::Usage,
-                    &format!(
-                        "{{partition={n}}} does not exist on {} (partitions: {})",
-                        lit(info.path.display()),
-                        if have.is_empty() {
-                            "none".to_string()
-                        } else {
-                            have.join(", ")
-                        }
-                    ),
-                    "give one of the listed numbers; `afdisk inspect` shows the table",
-                ));
-            };
-            Some(PartitionTarget {
-                number: n,
-                start_bytes: p.start.saturating_mul(ss),
-                end_bytes: p
-                    .start
-                    .saturating_add(p.size)
-                    .saturating_mul(ss)
-                    .min(info.size_bytes),
-            })
-        }
-    };
+    let partition = options
+        .partition
+        .map(|n| partition_target(&scan, info, n))
+        .transpose()?;
     let align = info.physical_sector_size.max(4096);
     let ao = info.alignment_offset % align;
     let schedule = schedule::build(&ScheduleInput {
@@ -253,7 +215,81 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
                 .into(),
         );
     }
-    let regions = match (options.write, partition) {
+    let regions = bench_regions(&scan, info, options.write, partition)?;
+    let pool = SlotPool::new(&regions, schedule.slot_size, ao);
+    let need = schedule.bytes_needed(MIN_ROUNDS);
+    let have = pool.len() * schedule.slot_size;
+    if have < need {
+        return Err(too_small(info, options, partition, &schedule, (have, need)));
+    }
+    if options.write == WriteMode::Free {
+        notes.push(format!(
+            "writes only to {} of unallocated space in {}",
+            human(pool.len() * schedule.slot_size),
+            plural(regions.len() as u64, "region", "regions")
+        ));
+    }
+    Ok(Prepared {
+        options: options.clone(),
+        schedule,
+        regions,
+        partition,
+        notes,
+    })
+}
+
+/// The partition `--partition n` names, in bytes; refused when the disk has no table or no such partition.
+fn partition_target(scan: &table::TableScan, info: &DeviceInfo, n: u32) -> Result<PartitionTarget> {
+    let Some(t) = &scan.table else {
+        return Err(Error::worded(
+            ErrorKind::Usage,
+            &format!(
+                "{{partition={n}}}: {} has no partition table",
+                lit(info.path.display())
+            ),
+            "run without {partition} to measure the whole disk; `afdisk inspect` shows what is on it",
+        ));
+    };
+    let ss = t.sector_size;
+    let Some(p) = scan.partitions.iter().find(|p| p.number == n && p.size > 0) else {
+        let have: Vec<String> = scan
+            .partitions
+            .iter()
+            .map(|p| p.number.to_string())
+            .collect();
+        return Err(Error::worded(
+            ErrorKind::Usage,
+            &format!(
+                "{{partition={n}}} does not exist on {} (partitions: {})",
+                lit(info.path.display()),
+                if have.is_empty() {
+                    "none".to_string()
+                } else {
+                    have.join(", ")
+                }
+            ),
+            "give one of the listed numbers; `afdisk inspect` shows the table",
+        ));
+    };
+    Ok(PartitionTarget {
+        number: n,
+        start_bytes: p.start.saturating_mul(ss),
+        end_bytes: p
+            .start
+            .saturating_add(p.size)
+            .saturating_mul(ss)
+            .min(info.size_bytes),
+    })
+}
+
+/// The byte ranges the run may use: the partition, the unallocated space (`--write free`), or the whole disk.
+fn bench_regions(
+    scan: &table::TableScan,
+    info: &DeviceInfo,
+    write: WriteMode,
+    partition: Option<PartitionTarget>,
+) -> Result<Vec<Region>> {
+    Ok(match (write, partition) {
         (_, Some(p)) => vec![Region {
             start: p.start_bytes,
             end: p.end_bytes,
@@ -292,63 +328,59 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
             start: 0,
             end: info.size_bytes,
         }],
-    };
-    let pool = SlotPool::new(&regions, schedule.slot_size, ao);
-    let need = schedule.bytes_needed(MIN_ROUNDS);
-    let have = pool.len() * schedule.slot_size;
-    if have < need {
-        let (problem, fix) = match (options.write, partition) {
-            (WriteMode::Free, _) => (
-                format!(
-                    "{{write=free}}: {} has {} of usable unallocated space, but this run needs at least {} \
-                     ({} classes × {MIN_ROUNDS} rounds, {} per round)",
-                    lit(info.path.display()),
-                    human(have),
-                    human(need),
-                    schedule.classes.len(),
-                    human(schedule.bytes_per_round())
-                ),
-                "shrink or delete a partition to leave that much unallocated, drop {probe} (fewer classes), or use \
-                 {write=none}"
-                    .to_string(),
-            ),
-            (_, Some(p)) => (
-                format!(
-                    "partition {} is too small to benchmark: {} usable, {} needed",
-                    p.number,
-                    human(have),
-                    human(need)
-                ),
-                match &options.partition_node {
-                    Some(node) => format!(
-                        "benchmark the whole disk instead: afdisk bench {} (not its partition {})",
-                        lit(crate::device::shell_quote(info.path.as_os_str())),
-                        lit(node.display())
-                    ),
-                    None => "benchmark the whole disk instead (omit {partition})".to_string(),
-                },
-            ),
-            _ => (
-                format!("{} is too small to benchmark: {} usable, {} needed", lit(info.path.display()), human(have), human(need)),
-                "use a larger disk or image".to_string(),
-            ),
-        };
-        return Err(Error::worded(ErrorKind::Usage, &problem, &fix));
-    }
-    if options.write == WriteMode::Free {
-        notes.push(format!(
-            "writes only to {} of unallocated space in {}",
-            human(pool.len() * schedule.slot_size),
-            plural(regions.len() as u64, "region", "regions")
-        ));
-    }
-    Ok(Prepared {
-        options: options.clone(),
-        schedule,
-        regions,
-        partition,
-        notes,
     })
+}
+
+/// The refusal of a run that does not fit: `have` bytes of slots where the schedule needs `need`.
+fn too_small(
+    info: &DeviceInfo,
+    options: &BenchOptions,
+    partition: Option<PartitionTarget>,
+    schedule: &Schedule,
+    (have, need): (u64, u64),
+) -> Error {
+    let (problem, fix) = match (options.write, partition) {
+        (WriteMode::Free, _) => (
+            format!(
+                "{{write=free}}: {} has {} of usable unallocated space, but this run needs at least {} \
+                 ({} classes × {MIN_ROUNDS} rounds, {} per round)",
+                lit(info.path.display()),
+                human(have),
+                human(need),
+                schedule.classes.len(),
+                human(schedule.bytes_per_round())
+            ),
+            "shrink or delete a partition to leave that much unallocated, drop {probe} (fewer classes), or use \
+             {write=none}"
+                .to_string(),
+        ),
+        (_, Some(p)) => (
+            format!(
+                "partition {} is too small to benchmark: {} usable, {} needed",
+                p.number,
+                human(have),
+                human(need)
+            ),
+            match &options.partition_node {
+                Some(node) => format!(
+                    "benchmark the whole disk instead: afdisk bench {} (not its partition {})",
+                    lit(crate::device::shell_quote(info.path.as_os_str())),
+                    lit(node.display())
+                ),
+                None => "benchmark the whole disk instead (omit {partition})".to_string(),
+            },
+        ),
+        _ => (
+            format!(
+                "{} is too small to benchmark: {} usable, {} needed",
+                lit(info.path.display()),
+                human(have),
+                human(need)
+            ),
+            "use a larger disk or image".to_string(),
+        ),
+    };
+    Error::worded(ErrorKind::Usage, &problem, &fix)
 }
 
 /// One moment of a run, for live display.
@@ -464,14 +496,6 @@ pub fn run(
         None
     };
     let schedule = &prepared.schedule;
-    let align = info.physical_sector_size.max(4096);
-    let pool = SlotPool::new(
-        &prepared.regions,
-        schedule.slot_size,
-        info.alignment_offset % align,
-    );
-    let rounds_possible = (pool.len() * schedule.slot_size) / schedule.bytes_per_round().max(1);
-    let sched = Scheduler::new(schedule, pool, opts.seed);
     // Loop devices report rotational=1 whatever backs them: the spinning-disk floor does not apply to them.
     let th = analysis::thresholds(
         info.rotational && info.kind == TargetKind::Block && info.transport != "loop",
@@ -480,27 +504,7 @@ pub fn run(
         logical: info.logical_sector_size,
         physical: info.physical_sector_size,
     };
-    let cap = Duration::from_secs(opts.duration_secs);
-    let timing = engine::Timing {
-        cap,
-        warmup: Duration::from_millis(500).min(cap / 10),
-        max_warmup_rounds: (rounds_possible / 10).max(2),
-        look_every: Duration::from_secs(2)
-            .min(cap / 4)
-            .max(Duration::from_millis(250)),
-    };
-    let m = engine::measure(
-        &file,
-        Path::new(&info.path),
-        opened.sysfs.as_deref(),
-        schedule,
-        sched,
-        &th,
-        geometry,
-        timing,
-        opts.seed,
-        progress,
-    )?;
+    let m = measure(opened, prepared, &file, (&th, geometry), progress)?;
     let mut analysis = analysis::analyze(schedule, &m.samples, &th, opts.seed);
     let (mut verdict, mut warnings) = analysis::drive_verdict(&analysis, geometry);
     let mut partition = prepared
@@ -517,23 +521,7 @@ pub fn run(
         )
     }) {
         if inconclusive {
-            // Every comparison of a read-only run rests on those reads: none of them may say "no penalty".
-            for p in &mut analysis.pairs {
-                p.comparison.verdict = Verdict::Inconclusive;
-            }
-            verdict.rmw = false;
-            verdict.message =
-                "inconclusive: the reads landed in unallocated regions of the sparse image, which \
-                               return zeros without touching a disk, so they measure nothing"
-                    .to_string();
-            if let Some(p) = partition.as_mut() {
-                p.penalty = false;
-                p.verdict = Verdict::Inconclusive;
-                p.message = format!(
-                    "partition {}: inconclusive: the image's unallocated regions measure nothing",
-                    p.number
-                );
-            }
+            sparse_reads_measure_nothing(&mut analysis, &mut verdict, partition.as_mut());
             status = Status::Inconclusive;
         }
         warnings.push(w);
@@ -546,37 +534,8 @@ pub fn run(
             human(m.noise.ours_bytes)
         ));
     }
-    let mut notes = prepared.notes.clone();
-    if m.stop == StopReason::Cancelled {
-        notes.push(format!(
-            "cancelled after {}: the figures and the verdict cover only what was measured",
-            plural(m.rounds, "round", "rounds")
-        ));
-    }
-    if m.stop == StopReason::OutOfSlots {
-        notes.push(format!(
-            "stopped after {}: every fresh slot of the usable space was used (a reused slot would measure a \
-             cache)",
-            plural(m.rounds, "round", "rounds")
-        ));
-    }
-    if opts.write == WriteMode::None {
-        notes.push(
-            "read-only run: misaligned reads on 512e drives show little penalty; --write free or all measures the \
-             writes that pay read-modify-write"
-                .into(),
-        );
-    }
-    let classes = schedule
-        .classes
-        .iter()
-        .zip(&m.samples)
-        .map(|(spec, s)| ClassResult {
-            spec: spec.clone(),
-            summary: summarize(s),
-            samples: s.clone(),
-        })
-        .collect();
+    let notes = run_notes(prepared, &m);
+    let classes = class_results(schedule, &m.samples);
     Ok(BenchReport {
         device: info.clone(),
         write_mode: opts.write,
@@ -594,6 +553,112 @@ pub fn run(
         warmup_rounds: m.warmup_rounds,
         queue: queue_facts(opened.sysfs.as_deref()),
     })
+}
+
+/// Runs the schedule on `file` (opened for the run) until the cap, the stop rule or the user stops it.
+fn measure(
+    opened: &Opened,
+    prepared: &Prepared,
+    file: &std::fs::File,
+    (th, geometry): (&verdict::Thresholds, probe::Geometry),
+    progress: &mut dyn FnMut(&Progress) -> std::ops::ControlFlow<()>,
+) -> Result<engine::Measured> {
+    let info = &opened.info;
+    let (schedule, opts) = (&prepared.schedule, &prepared.options);
+    let align = info.physical_sector_size.max(4096);
+    let pool = SlotPool::new(
+        &prepared.regions,
+        schedule.slot_size,
+        info.alignment_offset % align,
+    );
+    let rounds_possible = (pool.len() * schedule.slot_size) / schedule.bytes_per_round().max(1);
+    let sched = Scheduler::new(schedule, pool, opts.seed);
+    let cap = Duration::from_secs(opts.duration_secs);
+    let timing = engine::Timing {
+        cap,
+        warmup: Duration::from_millis(500).min(cap / 10),
+        max_warmup_rounds: (rounds_possible / 10).max(2),
+        look_every: Duration::from_secs(2)
+            .min(cap / 4)
+            .max(Duration::from_millis(250)),
+    };
+    engine::measure(
+        file,
+        Path::new(&info.path),
+        opened.sysfs.as_deref(),
+        schedule,
+        sched,
+        th,
+        geometry,
+        timing,
+        opts.seed,
+        progress,
+    )
+}
+
+/// Each class's samples and their summary.
+fn class_results(schedule: &Schedule, samples: &[Vec<u64>]) -> Vec<ClassResult> {
+    schedule
+        .classes
+        .iter()
+        .zip(samples)
+        .map(|(spec, s)| ClassResult {
+            spec: spec.clone(),
+            summary: summarize(s),
+            samples: s.clone(),
+        })
+        .collect()
+}
+
+/// A read-only run on a sparse image whose reads landed in holes: every comparison rests on reads that touched
+/// no disk, so none of them may say "no penalty".
+fn sparse_reads_measure_nothing(
+    analysis: &mut analysis::Analysis,
+    verdict: &mut analysis::DriveVerdict,
+    partition: Option<&mut analysis::PartitionVerdict>,
+) {
+    for p in &mut analysis.pairs {
+        p.comparison.verdict = Verdict::Inconclusive;
+    }
+    verdict.rmw = false;
+    verdict.message =
+        "inconclusive: the reads landed in unallocated regions of the sparse image, which return \
+                       zeros without touching a disk, so they measure nothing"
+            .to_string();
+    if let Some(p) = partition {
+        p.penalty = false;
+        p.verdict = Verdict::Inconclusive;
+        p.message = format!(
+            "partition {}: inconclusive: the image's unallocated regions measure nothing",
+            p.number
+        );
+    }
+}
+
+/// The run's notes: the preparation's, then how the run stopped early and what a read-only run cannot show.
+fn run_notes(prepared: &Prepared, m: &engine::Measured) -> Vec<String> {
+    let mut notes = prepared.notes.clone();
+    if m.stop == StopReason::Cancelled {
+        notes.push(format!(
+            "cancelled after {}: the figures and the verdict cover only what was measured",
+            plural(m.rounds, "round", "rounds")
+        ));
+    }
+    if m.stop == StopReason::OutOfSlots {
+        notes.push(format!(
+            "stopped after {}: every fresh slot of the usable space was used (a reused slot would measure a \
+             cache)",
+            plural(m.rounds, "round", "rounds")
+        ));
+    }
+    if prepared.options.write == WriteMode::None {
+        notes.push(
+            "read-only run: misaligned reads on 512e drives show little penalty; --write free or all measures the \
+             writes that pay read-modify-write"
+                .into(),
+        );
+    }
+    notes
 }
 
 fn span_of(regions: &[Region]) -> u64 {
