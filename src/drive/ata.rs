@@ -140,6 +140,34 @@ pub fn decode_identify(buf: &[u8]) -> Result<DriveReport, DriveError> {
         }
     }
 
+    let (logical, log2_per_phys) = sector_sizes(&id, &mut notes);
+    let per_phys: u64 = 1 << log2_per_phys;
+    let physical = logical.saturating_mul(per_phys);
+    let alignment = alignment_offset(&id, (logical, physical, log2_per_phys), &mut notes);
+    let mut r = DriveReport::new(DriveSource::AtaIdentify, logical, physical);
+    r.alignment_offset = alignment;
+    r.serial = id.string(10, 10);
+    r.firmware = id.string(23, 4);
+    r.model = id.string(27, 20);
+
+    // Word 87 bits 15:14 = 01b and bit 8: words 108-111 hold the WWN.
+    if id.w(87) & 0xc100 == 0x4100 {
+        let raw: Vec<u8> = (108..112).flat_map(|i| id.w(i).to_be_bytes()).collect();
+        if raw.iter().any(|&b| b != 0) {
+            r.wwn = Some(format!("naa.{}", hex(&raw)));
+        }
+    }
+
+    match capacity_sectors(&id) {
+        Some(n) => r.capacity_bytes = n.checked_mul(logical),
+        None => notes.push("IDENTIFY DEVICE gives no LBA capacity".into()),
+    }
+    r.notes = notes;
+    Ok(r)
+}
+
+/// Word 106 (and 117-118): the logical sector size in bytes and log2 of logical sectors per physical sector.
+fn sector_sizes(id: &Words, notes: &mut Vec<String>) -> (u64, u32) {
     // Word 106: physical/logical sector size.
     let w106 = id.w(106);
     let mut logical: u64 = 512;
@@ -169,9 +197,17 @@ pub fn decode_identify(buf: &[u8]) -> Result<DriveReport, DriveError> {
             "logical sector size {logical} bytes is not one Linux can use (512, 1024, 2048 or 4096)"
         ));
     }
-    let per_phys: u64 = 1 << log2_per_phys;
-    let physical = logical.saturating_mul(per_phys);
 
+    (logical, log2_per_phys)
+}
+
+/// Word 209: the alignment offset in bytes, as the kernel derives it.
+fn alignment_offset(
+    id: &Words,
+    (logical, physical, log2_per_phys): (u64, u64, u32),
+    notes: &mut Vec<String>,
+) -> u64 {
+    let per_phys: u64 = 1 << log2_per_phys;
     // Word 209: where LBA 0 sits inside the first physical sector. The kernel
     // turns it into READ CAPACITY(16)'s LOWEST ALIGNED LBA
     // (= per_phys - offset, 16-bit, only when more than 2 logical sectors
@@ -200,20 +236,11 @@ pub fn decode_identify(buf: &[u8]) -> Result<DriveReport, DriveError> {
         }
     }
 
-    let mut r = DriveReport::new(DriveSource::AtaIdentify, logical, physical);
-    r.alignment_offset = alignment;
-    r.serial = id.string(10, 10);
-    r.firmware = id.string(23, 4);
-    r.model = id.string(27, 20);
+    alignment
+}
 
-    // Word 87 bits 15:14 = 01b and bit 8: words 108-111 hold the WWN.
-    if id.w(87) & 0xc100 == 0x4100 {
-        let raw: Vec<u8> = (108..112).flat_map(|i| id.w(i).to_be_bytes()).collect();
-        if raw.iter().any(|&b| b != 0) {
-            r.wwn = Some(format!("naa.{}", hex(&raw)));
-        }
-    }
-
+/// The capacity in logical sectors (`None` when IDENTIFY gives no LBA capacity).
+fn capacity_sectors(id: &Words) -> Option<u64> {
     // Capacity, as libata's ata_id_n_sectors: LBA48 words 100-103 when the
     // 48-bit feature set is supported (word 83 bit 10), else words 60-61.
     let has_lba = id.w(49) & (1 << 9) != 0;
@@ -223,13 +250,7 @@ pub fn decode_identify(buf: &[u8]) -> Result<DriveReport, DriveError> {
     } else {
         id.wide(60, 2)
     };
-    if has_lba && sectors > 0 {
-        r.capacity_bytes = sectors.checked_mul(logical);
-    } else {
-        notes.push("IDENTIFY DEVICE gives no LBA capacity".into());
-    }
-    r.notes = notes;
-    Ok(r)
+    (has_lba && sectors > 0).then_some(sectors)
 }
 
 /// The General Purpose Logging feature set is supported (word 84 or 87 bit 5),

@@ -178,11 +178,52 @@ pub fn report_from_identify(
     ctrl: Option<&NvmeController>,
     ns: &NvmeNamespace,
 ) -> Result<DriveReport, DriveError> {
+    let mut notes = Vec::new();
+    let (index, bs) = current_format(ns, &mut notes)?;
+    let version = match ctrl {
+        Some(c) => c.version,
+        None => {
+            notes.push("Identify Controller failed: NVMe version unknown, only NSFEAT bit 4 taken as OPTPERF".into());
+            0
+        }
+    };
+    let io_opt = ns.has_io_opt(version);
+    let phys_bs = if io_opt {
+        bs.saturating_mul(u64::from(ns.npwg) + 1)
+    } else {
+        bs
+    };
+    let physical = physical_size(ctrl, ns, bs, phys_bs, &mut notes);
+    let mut r = DriveReport::new(DriveSource::NvmeIdentify, bs, physical);
+    r.capacity_bytes = ns.nsze.checked_mul(bs);
+    if io_opt {
+        r.preferred_write_granularity = Some(phys_bs);
+        r.preferred_write_alignment = Some(bs.saturating_mul(u64::from(ns.npwa) + 1));
+    }
+    r.wwn = if ns.nguid.iter().any(|&b| b != 0) {
+        Some(format!("eui.{}", hex(&ns.nguid)))
+    } else if ns.eui64.iter().any(|&b| b != 0) {
+        Some(format!("eui.{}", hex(&ns.eui64)))
+    } else {
+        None
+    };
+    if let Some(c) = ctrl {
+        r.model.clone_from(&c.model);
+        r.serial.clone_from(&c.serial);
+        r.firmware.clone_from(&c.firmware);
+    }
+    add_lba_formats(&mut r, ns, index, &mut notes);
+    r.notes = notes;
+    Ok(r)
+}
+
+/// The LBA format in use (FLBAS) and its block size, with notes on what Linux makes of it; refused when FLBAS
+/// names no format or the format's LBADS is no usable size.
+fn current_format(ns: &NvmeNamespace, notes: &mut Vec<String>) -> Result<(usize, u64), DriveError> {
     let malformed = |detail: String| DriveError::Malformed {
         what: "NVMe Identify Namespace data",
         detail,
     };
-    let mut notes = Vec::new();
     let index = ns.format_index();
     if ns.format_count <= 16 && ns.flbas & 0x60 != 0 {
         notes.push(format!(
@@ -214,20 +255,18 @@ pub fn report_from_identify(
             current.ms
         ));
     }
+    Ok((index, bs))
+}
 
-    let version = match ctrl {
-        Some(c) => c.version,
-        None => {
-            notes.push("Identify Controller failed: NVMe version unknown, only NSFEAT bit 4 taken as OPTPERF".into());
-            0
-        }
-    };
-    let io_opt = ns.has_io_opt(version);
-    let phys_bs = if io_opt {
-        bs.saturating_mul(u64::from(ns.npwg) + 1)
-    } else {
-        bs
-    };
+/// The physical sector size as Linux derives it: the preferred write granularity `phys_bs` (NPWG), capped by
+/// the namespace's power-fail atomic write size, with notes where kernels or the rules disagree.
+fn physical_size(
+    ctrl: Option<&NvmeController>,
+    ns: &NvmeNamespace,
+    bs: u64,
+    phys_bs: u64,
+    notes: &mut Vec<String>,
+) -> u64 {
     let namespace_atomics = ns.nabo == 0 && ns.nsfeat & 0x02 != 0 && ns.nawupf != 0;
     let atomic_bs = if namespace_atomics {
         bs.saturating_mul(u64::from(ns.nawupf) + 1)
@@ -253,27 +292,13 @@ pub fn report_from_identify(
             "derived physical sector size {physical} bytes is not a power of two; Linux rejects such limits"
         ));
     }
+    physical
+}
 
-    let mut r = DriveReport::new(DriveSource::NvmeIdentify, bs, physical);
-    r.capacity_bytes = ns.nsze.checked_mul(bs);
-    if io_opt {
-        r.preferred_write_granularity = Some(phys_bs);
-        r.preferred_write_alignment = Some(bs.saturating_mul(u64::from(ns.npwa) + 1));
-    }
-    r.wwn = if ns.nguid.iter().any(|&b| b != 0) {
-        Some(format!("eui.{}", hex(&ns.nguid)))
-    } else if ns.eui64.iter().any(|&b| b != 0) {
-        Some(format!("eui.{}", hex(&ns.eui64)))
-    } else {
-        None
-    };
-    if let Some(c) = ctrl {
-        r.model.clone_from(&c.model);
-        r.serial.clone_from(&c.serial);
-        r.firmware.clone_from(&c.firmware);
-    }
-
-    let mut sizes = vec![bs];
+/// Every LBA format into `r` (format `index` is the one in use), and the logical sizes a format switch can
+/// reach (those without metadata, and the current one).
+fn add_lba_formats(r: &mut DriveReport, ns: &NvmeNamespace, index: usize, notes: &mut Vec<String>) {
+    let mut sizes = vec![r.logical_sector_size];
     for (i, f) in ns.lbaf.iter().enumerate() {
         let Some(size) = data_size(f.lbads) else {
             if f.lbads != 0 {
@@ -298,8 +323,6 @@ pub fn report_from_identify(
     sizes.sort_unstable();
     sizes.dedup();
     r.supported_logical_sizes = sizes;
-    r.notes = notes;
-    Ok(r)
 }
 
 /// The ioctls. `struct nvme_passthru_cmd` / `nvme_admin_cmd` from
