@@ -140,6 +140,20 @@ fn run_once(fd: i32, cdb: &[u8], len: usize, command: &'static str) -> Result<Do
         .get(..usize::from(hdr.sb_len_wr).min(SENSE_LEN))
         .unwrap_or_default()
         .to_vec();
+    check_status(&hdr, &sense, command)?;
+    let resid = usize::try_from(hdr.resid).unwrap_or(0).min(len);
+    let got = len - resid;
+    let data = page.0.get(..got).unwrap_or_default().to_vec();
+    Ok(Done { data, sense })
+}
+
+/// Refuses a command the host adapter, the driver or the device failed: a CHECK CONDITION whose sense key is
+/// NO SENSE or RECOVERED ERROR passes.
+fn check_status(hdr: &SgIoHdr, sense: &[u8], command: &'static str) -> Result<(), DriveError> {
+    let internal = |detail: &str| DriveError::Command {
+        command,
+        detail: detail.to_string(),
+    };
     if hdr.host_status != 0 {
         return Err(internal(&format!(
             "host adapter status {:#x} (timeout, reset or lost connection)",
@@ -152,11 +166,11 @@ fn run_once(fd: i32, cdb: &[u8], len: usize, command: &'static str) -> Result<Do
     }
     match hdr.status & 0x7e {
         0x00 | 0x04 => {}
-        0x02 => match scsi::decode_sense(&sense) {
+        0x02 => match scsi::decode_sense(sense) {
             Some(s) if s.key <= 1 => {}
             Some(s) => {
                 let mut detail = s.to_string();
-                if let Some(a) = ata::ata_return(&sense) {
+                if let Some(a) = ata::ata_return(sense) {
                     detail.push_str(&format!(
                         "; ATA status {:#04x} error {:#04x}",
                         a.status, a.error
@@ -169,10 +183,7 @@ fn run_once(fd: i32, cdb: &[u8], len: usize, command: &'static str) -> Result<Do
         0x08 => return Err(internal("device busy")),
         other => return Err(internal(&format!("SCSI status {other:#x}"))),
     }
-    let resid = usize::try_from(hdr.resid).unwrap_or(0).min(len);
-    let got = len - resid;
-    let data = page.0.get(..got).unwrap_or_default().to_vec();
-    Ok(Done { data, sense })
+    Ok(())
 }
 
 /// Standard INQUIRY. `Ok(None)` when the device has no SG_IO at all.
