@@ -92,7 +92,7 @@ complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l logical-sector-s
 complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l physical-sector-size -d 'Physical sector size in bytes (e.g. 4096 for a drive that reports 512)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l alignment-offset -d 'Alignment offset in bytes (the byte offset of the first aligned physical sector)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l plan -d 'The plan file (`afdisk plan ... -o FILE`)' -r -F
-complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file' -r
+complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file, byte for byte' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l yes -d 'Do not ask (scripts); requires --confirm'
 complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l destroy-data -d 'With --yes: allow a run that destroys filesystems (the one whose typed confirmation would ask for NAME DESTROY); without it such a run is refused'
 complete -c afdisk -n "__fish_afdisk_using_subcommand apply" -l json -d 'Print the outcome as JSON'
@@ -106,7 +106,7 @@ complete -c afdisk -n "__fish_afdisk_using_subcommand backup" -s h -l help -d 'P
 complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l physical-sector-size -d 'Physical sector size in bytes (e.g. 4096 for a drive that reports 512)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l alignment-offset -d 'Alignment offset in bytes (the byte offset of the first aligned physical sector)' -r
-complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file' -r
+complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file, byte for byte' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l yes -d 'Do not ask (scripts); requires --confirm'
 complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l destroy-data -d 'With --yes: allow a run that destroys filesystems (the one whose typed confirmation would ask for NAME DESTROY); without it such a run is refused'
 complete -c afdisk -n "__fish_afdisk_using_subcommand restore" -l json -d 'Print the outcome as JSON'
@@ -117,7 +117,7 @@ complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l alignment-
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l set -d 'Switch to this logical sector size (512 or 4096) with a vendor tool' -r -f -a "512\t''
 4096\t''"
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l tool -d 'The tool: openseachest, seachest, hdparm, sg_format, nvme, or a path to its binary' -r
-complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file' -r
+complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file, byte for byte' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l allow-unknown-tool-version -d 'Use a tool version afdisk was not written against'
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l let-tool-decide -d 'Run the tool although the drive does not list the size (SATA/SAS): its own check decides'
 complete -c afdisk -n "__fish_afdisk_using_subcommand sector-size" -l yes -d 'Do not ask (scripts); requires --confirm'
@@ -128,7 +128,7 @@ complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l logical-sector-
 complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l physical-sector-size -d 'Physical sector size in bytes (e.g. 4096 for a drive that reports 512)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l alignment-offset -d 'Alignment offset in bytes (the byte offset of the first aligned physical sector)' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l journal -d 'The move journal (default: the one unfinished journal for TARGET in $AFDISK_BACKUP_DIR)' -r -F
-complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file' -r
+complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file, byte for byte' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l rollback -d 'Put the old table back instead (only before any data was written)'
 complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l yes -d 'Do not ask (scripts); requires --confirm'
 complete -c afdisk -n "__fish_afdisk_using_subcommand resume" -l destroy-data -d 'With --yes: allow a run that destroys filesystems (the one whose typed confirmation would ask for NAME DESTROY); without it such a run is refused'
@@ -149,7 +149,7 @@ complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l write -d 'Where 
 free\t'writes only to unallocated space, outside every partition and table (exclusive open)'
 all\t'writes anywhere on the disk: DESTROYS DATA there (asks for the device name)'"
 complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l plot -d 'Also write the latency distributions (aligned vs misaligned) as an SVG plot to FILE' -r -F
-complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file' -r
+complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l confirm -d 'With --yes: the drive\'s serial number, or the base name of a loop device or image file, byte for byte' -r
 complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l probe -d 'Add the physical-sector probe (1 KiB..64 KiB) and the offset sweep (0..3584); needs writes'
 complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l json -d 'Print the JSON result (schema 1)'
 complete -c afdisk -n "__fish_afdisk_using_subcommand bench" -l samples -d 'With --json: add every class\'s raw latencies (classes[].samples_ns)'

@@ -139,27 +139,7 @@ pub enum Command {
         json: bool,
     },
     /// Show a drive's logical sector sizes; with --set, switch it between 512 and 4096 (erases it)
-    SectorSize {
-        /// The whole drive (/dev/sdX, /dev/nvmeXnY)
-        target: PathBuf,
-        /// Switch to this logical sector size (512 or 4096) with a vendor tool
-        #[arg(long, value_name = "BYTES", value_parser = ["512", "4096"])]
-        set: Option<String>,
-        /// The tool: openseachest, seachest, hdparm, sg_format, nvme, or a path to its binary
-        #[arg(long, value_name = "NAME|PATH")]
-        tool: Option<std::ffi::OsString>,
-        /// Use a tool version afdisk was not written against
-        #[arg(long)]
-        allow_unknown_tool_version: bool,
-        /// Run the tool although the drive does not list the size (SATA/SAS): its own check decides
-        #[arg(long)]
-        let_tool_decide: bool,
-        #[command(flatten)]
-        confirm: ConfirmArgs,
-        /// Print JSON (the status, or the plan and the outcome)
-        #[arg(long)]
-        json: bool,
-    },
+    SectorSize(SectorSizeCommand),
     /// Finish a data move that an apply started and something interrupted, from its journal
     Resume {
         /// The disk or image whose move was interrupted
@@ -186,34 +166,7 @@ pub enum Command {
         json: bool,
     },
     /// Measure whether misaligned I/O pays a read-modify-write penalty: exit 0 none, 1 penalty, 2 error, 3 refused, 4 inconclusive
-    Bench {
-        /// Disk (/dev/sdb), partition (/dev/sdb1) or image file
-        target: PathBuf,
-        /// Also compare I/O as partition N's filesystem issues it against aligned I/O
-        #[arg(long, value_name = "N")]
-        partition: Option<u32>,
-        /// Time cap in seconds (1-60); the run stops earlier once the verdict is decided
-        #[arg(long, value_name = "SECS", default_value_t = afdisk::bench::DEFAULT_DURATION_SECS)]
-        duration: u64,
-        /// Where writes may go (the library's write modes: none, free, all)
-        #[arg(long, value_name = "MODE", default_value = "none", value_parser = write_modes())]
-        write: afdisk::bench::WriteMode,
-        /// Add the physical-sector probe (1 KiB..64 KiB) and the offset sweep (0..3584); needs writes
-        #[arg(long)]
-        probe: bool,
-        /// Print the JSON result (schema 1)
-        #[arg(long)]
-        json: bool,
-        /// With --json: add every class's raw latencies (classes[].samples_ns)
-        #[arg(long, requires = "json")]
-        samples: bool,
-        /// Also write the latency distributions (aligned vs misaligned) as an SVG plot to FILE
-        #[arg(long, value_name = "FILE.svg")]
-        plot: Option<PathBuf>,
-        /// Confirmation of --write all
-        #[command(flatten)]
-        confirm: ConfirmArgs,
-    },
+    Bench(BenchCommand),
     /// Print the completion script for SHELL (bash, zsh or fish), generated from this command line
     Completions {
         /// The shell to complete in
@@ -243,6 +196,61 @@ impl CompletionShell {
         clap_complete::generate(shell, &mut Cli::command(), "afdisk", &mut out);
         out
     }
+}
+
+// What `afdisk sector-size` is asked for. (A plain comment: see `PlanArgs`.)
+#[derive(Debug, Clone, Args)]
+pub struct SectorSizeCommand {
+    /// The whole drive (/dev/sdX, /dev/nvmeXnY)
+    pub target: PathBuf,
+    /// Switch to this logical sector size (512 or 4096) with a vendor tool
+    #[arg(long, value_name = "BYTES", value_parser = ["512", "4096"])]
+    pub set: Option<String>,
+    /// The tool: openseachest, seachest, hdparm, sg_format, nvme, or a path to its binary
+    #[arg(long, value_name = "NAME|PATH")]
+    pub tool: Option<std::ffi::OsString>,
+    /// Use a tool version afdisk was not written against
+    #[arg(long)]
+    pub allow_unknown_tool_version: bool,
+    /// Run the tool although the drive does not list the size (SATA/SAS): its own check decides
+    #[arg(long)]
+    pub let_tool_decide: bool,
+    #[command(flatten)]
+    pub confirm: ConfirmArgs,
+    /// Print JSON (the status, or the plan and the outcome)
+    #[arg(long)]
+    pub json: bool,
+}
+
+// What `afdisk bench` is asked for. (A plain comment: see `PlanArgs`.)
+#[derive(Debug, Clone, Args)]
+pub struct BenchCommand {
+    /// Disk (/dev/sdb), partition (/dev/sdb1) or image file
+    pub target: PathBuf,
+    /// Also compare I/O as partition N's filesystem issues it against aligned I/O
+    #[arg(long, value_name = "N")]
+    pub partition: Option<u32>,
+    /// Time cap in seconds (1-60); the run stops earlier once the verdict is decided
+    #[arg(long, value_name = "SECS", default_value_t = afdisk::bench::DEFAULT_DURATION_SECS)]
+    pub duration: u64,
+    /// Where writes may go (the library's write modes: none, free, all)
+    #[arg(long, value_name = "MODE", default_value = "none", value_parser = write_modes())]
+    pub write: afdisk::bench::WriteMode,
+    /// Add the physical-sector probe (1 KiB..64 KiB) and the offset sweep (0..3584); needs writes
+    #[arg(long)]
+    pub probe: bool,
+    /// Print the JSON result (schema 1)
+    #[arg(long)]
+    pub json: bool,
+    /// With --json: add every class's raw latencies (classes[].samples_ns)
+    #[arg(long, requires = "json")]
+    pub samples: bool,
+    /// Also write the latency distributions (aligned vs misaligned) as an SVG plot to FILE
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// Confirmation of --write all
+    #[command(flatten)]
+    pub confirm: ConfirmArgs,
 }
 
 // What `afdisk plan` is asked for.
@@ -300,8 +308,7 @@ pub struct ConfirmArgs {
     /// Do not ask (scripts); requires --confirm
     #[arg(long)]
     pub yes: bool,
-    /// With --yes: the drive's serial number, or the base name of a loop device or image file (byte for
-    /// byte: a file name that is not UTF-8 is given as it is)
+    /// With --yes: the drive's serial number, or the base name of a loop device or image file, byte for byte
     #[arg(long, value_name = "SERIAL", requires = "yes")]
     pub confirm: Option<std::ffi::OsString>,
     /// With --yes: allow a run that destroys filesystems (the one whose typed confirmation would ask for
@@ -449,7 +456,7 @@ mod tests {
             .expect("parses");
         assert!(matches!(
             cli.command,
-            Some(Command::SectorSize { set: Some(ref s), .. }) if s == "4096"
+            Some(Command::SectorSize(SectorSizeCommand { set: Some(ref s), .. })) if s == "4096"
         ));
     }
 
@@ -471,7 +478,7 @@ mod tests {
             let cli = Cli::try_parse_from(["afdisk", "bench", "x.img", "--write", o.name])
                 .expect("a mode of the choice parses");
             match cli.command {
-                Some(Command::Bench { write, .. }) => assert_eq!(write, o.value),
+                Some(Command::Bench(b)) => assert_eq!(b.write, o.value),
                 other => panic!("{other:?}"),
             }
             assert!(long_help("bench").contains(&o.description));

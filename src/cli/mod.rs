@@ -262,23 +262,7 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             target,
             json: as_json,
             analysis,
-        } => {
-            match options(&target, &geometry, &analysis).and_then(|o| report::inspect(&target, &o))
-            {
-                Ok((_, r)) => {
-                    emit(&if as_json {
-                        json(&r)
-                    } else {
-                        render::inspect(&r)
-                    });
-                    EXIT_OK
-                }
-                Err(e) => {
-                    print_error(&e);
-                    EXIT_ERROR
-                }
-            }
-        }
+        } => cmd_inspect(&target, as_json, (&geometry, &analysis)),
         Command::Check {
             targets,
             json: as_json,
@@ -310,24 +294,7 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             confirm,
             json: as_json,
         } => write::restore(&target, &backup, &confirm, as_json, &geometry),
-        Command::SectorSize {
-            target,
-            set,
-            tool,
-            allow_unknown_tool_version,
-            let_tool_decide,
-            confirm,
-            json: as_json,
-        } => sector_size::cmd(&sector_size::SectorSizeArgs {
-            target: &target,
-            set: set.and_then(|s| s.parse().ok()),
-            tool: tool.as_ref(),
-            allow_unknown_tool_version,
-            let_tool_decide,
-            confirm: &confirm,
-            json: as_json,
-            overrides: geometry.overrides(),
-        }),
+        Command::SectorSize(a) => cmd_sector_size(&a, &geometry),
         Command::Resume {
             target,
             journal,
@@ -346,35 +313,66 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
             keep,
             json: as_json,
         } => demo::cmd_demo(keep, as_json),
-        Command::Bench {
-            target,
-            partition,
-            duration,
-            write,
-            probe,
-            json: as_json,
-            samples,
-            plot,
-            confirm,
-        } => bench::cmd_bench(
-            &target,
-            &bench::BenchArgs {
-                partition,
-                duration,
-                write,
-                probe,
-                json: as_json,
-                samples,
-                plot,
-                confirm,
-                overrides: geometry.overrides(),
-            },
-        ),
+        Command::Bench(a) => cmd_bench(a, &geometry),
         Command::Completions { shell } => {
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(&shell.script());
             let _ = out.flush();
             EXIT_OK
+        }
+    }
+}
+
+/// `afdisk sector-size`, with the global geometry options.
+fn cmd_sector_size(a: &args::SectorSizeCommand, geometry: &GeometryArgs) -> i32 {
+    sector_size::cmd(&sector_size::SectorSizeArgs {
+        target: &a.target,
+        set: a.set.as_deref().and_then(|s| s.parse().ok()),
+        tool: a.tool.as_ref(),
+        allow_unknown_tool_version: a.allow_unknown_tool_version,
+        let_tool_decide: a.let_tool_decide,
+        confirm: &a.confirm,
+        json: a.json,
+        overrides: geometry.overrides(),
+    })
+}
+
+/// `afdisk bench`, with the global geometry options.
+fn cmd_bench(a: args::BenchCommand, geometry: &GeometryArgs) -> i32 {
+    bench::cmd_bench(
+        &a.target,
+        &bench::BenchArgs {
+            partition: a.partition,
+            duration: a.duration,
+            write: a.write,
+            probe: a.probe,
+            json: a.json,
+            samples: a.samples,
+            plot: a.plot,
+            confirm: a.confirm,
+            overrides: geometry.overrides(),
+        },
+    )
+}
+
+/// `afdisk inspect TARGET`: the report, as text or JSON.
+fn cmd_inspect(
+    target: &std::path::Path,
+    as_json: bool,
+    (geometry, analysis): (&GeometryArgs, &AnalysisArgs),
+) -> i32 {
+    match options(target, geometry, analysis).and_then(|o| report::inspect(target, &o)) {
+        Ok((_, r)) => {
+            emit(&if as_json {
+                json(&r)
+            } else {
+                render::inspect(&r)
+            });
+            EXIT_OK
+        }
+        Err(e) => {
+            print_error(&e);
+            EXIT_ERROR
         }
     }
 }
