@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use crate::bench::plot::{position, Plot, Side};
+use crate::bench::plot::{position, Plot, Series, Side};
 
 const W: f64 = 800.0;
 const H: f64 = 480.0;
@@ -42,20 +42,7 @@ fn colour(side: Side) -> &'static str {
 
 /// The plot as a standalone SVG document.
 pub fn svg(p: &Plot) -> String {
-    let pw = W - LEFT - RIGHT;
-    let ph = H - TOP - BOTTOM;
-    let x_of = |ns: f64| LEFT + position(ns, p.lo_ns, p.hi_ns) * pw;
-    let max_share = p
-        .series
-        .iter()
-        .flat_map(|s| {
-            let n = s.samples.max(1) as f64;
-            s.counts.iter().map(move |&c| c as f64 / n)
-        })
-        .fold(0.0f64, f64::max)
-        .max(0.01);
-    let y_top = (max_share * 10.0).ceil() / 10.0;
-    let y_of = |share: f64| TOP + ph - share / y_top * ph;
+    let f = Frame::of(p);
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -68,15 +55,66 @@ pub fn svg(p: &Plot) -> String {
         W / 2.0,
         escape(&p.title)
     );
-    // Axes.
+    axes(&mut o, p, &f);
+    for s in &p.series {
+        series(&mut o, p, &f, s);
+    }
+    legend(&mut o, p, &f);
+    o.push_str("</svg>\n");
+    o
+}
+
+/// The plot area: its size, and where a latency (x, log scale) and a share of samples (y) fall in it.
+struct Frame {
+    /// Width and height of the plot area.
+    pw: f64,
+    ph: f64,
+    /// The share at the top of the y axis (the largest bin's share, rounded up to a tenth).
+    y_top: f64,
+    lo_ns: f64,
+    hi_ns: f64,
+}
+
+impl Frame {
+    fn of(p: &Plot) -> Frame {
+        let max_share = p
+            .series
+            .iter()
+            .flat_map(|s| {
+                let n = s.samples.max(1) as f64;
+                s.counts.iter().map(move |&c| c as f64 / n)
+            })
+            .fold(0.0f64, f64::max)
+            .max(0.01);
+        Frame {
+            pw: W - LEFT - RIGHT,
+            ph: H - TOP - BOTTOM,
+            y_top: (max_share * 10.0).ceil() / 10.0,
+            lo_ns: p.lo_ns,
+            hi_ns: p.hi_ns,
+        }
+    }
+
+    fn x(&self, ns: f64) -> f64 {
+        LEFT + position(ns, self.lo_ns, self.hi_ns) * self.pw
+    }
+
+    fn y(&self, share: f64) -> f64 {
+        TOP + self.ph - share / self.y_top * self.ph
+    }
+}
+
+/// The axes, the latency ticks, the share ticks and both axis titles.
+fn axes(o: &mut String, p: &Plot, f: &Frame) {
+    let ph = f.ph;
     let _ = writeln!(
         o,
         r#"<g stroke="black" stroke-width="1"><line x1="{LEFT}" y1="{y0:.1}" x2="{xr:.1}" y2="{y0:.1}"/><line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{y0:.1}"/></g>"#,
         y0 = TOP + ph,
-        xr = LEFT + pw
+        xr = LEFT + f.pw
     );
     for (v, label) in &p.ticks {
-        let x = x_of(*v);
+        let x = f.x(*v);
         let _ = writeln!(
             o,
             r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{y1:.1}" stroke="#ddd"/><text x="{x:.1}" y="{ty:.1}" text-anchor="middle">{}</text>"##,
@@ -86,20 +124,19 @@ pub fn svg(p: &Plot) -> String {
         );
     }
     for k in 0..=4 {
-        let share = y_top * f64::from(k) / 4.0;
-        let y = y_of(share);
+        let share = f.y_top * f64::from(k) / 4.0;
         let _ = writeln!(
             o,
             r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{:.0}%</text>"#,
             LEFT - 6.0,
-            y + 4.0,
+            f.y(share) + 4.0,
             share * 100.0
         );
     }
     let _ = writeln!(
         o,
         r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">latency per I/O (log scale)</text>"#,
-        LEFT + pw / 2.0,
+        LEFT + f.pw / 2.0,
         TOP + ph + 38.0
     );
     let _ = writeln!(
@@ -108,37 +145,41 @@ pub fn svg(p: &Plot) -> String {
         TOP + ph / 2.0,
         TOP + ph / 2.0
     );
-    // One step outline per series, and its median.
-    for s in &p.series {
-        let n = s.samples.max(1) as f64;
-        let mut d = format!("M{:.1} {:.1}", x_of(p.lo_ns), y_of(0.0));
-        for (i, &c) in s.counts.iter().enumerate() {
-            let y = y_of(c as f64 / n);
-            let _ = write!(
-                d,
-                " L{:.1} {y:.1} L{:.1} {y:.1}",
-                x_of(p.edges_ns[i]),
-                x_of(p.edges_ns[i + 1])
-            );
-        }
-        let _ = write!(d, " L{:.1} {:.1}", x_of(p.hi_ns), y_of(0.0));
-        let c = colour(s.side);
+}
+
+/// One series: its step outline, and its median as a dashed line.
+fn series(o: &mut String, p: &Plot, f: &Frame, s: &Series) {
+    let n = s.samples.max(1) as f64;
+    let mut d = format!("M{:.1} {:.1}", f.x(p.lo_ns), f.y(0.0));
+    for (i, &c) in s.counts.iter().enumerate() {
+        let y = f.y(c as f64 / n);
+        let _ = write!(
+            d,
+            " L{:.1} {y:.1} L{:.1} {y:.1}",
+            f.x(p.edges_ns[i]),
+            f.x(p.edges_ns[i + 1])
+        );
+    }
+    let _ = write!(d, " L{:.1} {:.1}", f.x(p.hi_ns), f.y(0.0));
+    let c = colour(s.side);
+    let _ = writeln!(
+        o,
+        r#"<path d="{d}" fill="{c}" fill-opacity="0.15" stroke="{c}" stroke-width="1.5"/>"#
+    );
+    if s.samples > 0 {
+        let x = f.x(s.median_ns);
         let _ = writeln!(
             o,
-            r#"<path d="{d}" fill="{c}" fill-opacity="0.15" stroke="{c}" stroke-width="1.5"/>"#
+            r#"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="{c}" stroke-dasharray="4 3"/>"#,
+            TOP + f.ph
         );
-        if s.samples > 0 {
-            let x = x_of(s.median_ns);
-            let _ = writeln!(
-                o,
-                r#"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="{c}" stroke-dasharray="4 3"/>"#,
-                TOP + ph
-            );
-        }
     }
-    // Legend.
+}
+
+/// The legend: a swatch and a line per series, and what the dashed line means.
+fn legend(o: &mut String, p: &Plot, f: &Frame) {
     for (i, s) in p.series.iter().enumerate() {
-        let y = TOP + ph + 62.0 + 20.0 * i as f64;
+        let y = TOP + f.ph + 62.0 + 20.0 * i as f64;
         let c = colour(s.side);
         let _ = writeln!(
             o,
@@ -153,8 +194,6 @@ pub fn svg(p: &Plot) -> String {
         r##"<text x="{LEFT}" y="{:.1}" fill="#555">dashed line: median of the class</text>"##,
         H - 8.0
     );
-    o.push_str("</svg>\n");
-    o
 }
 
 #[cfg(test)]
