@@ -112,6 +112,28 @@ impl DiskIdentity {
                 self.name, other.name
             ));
         }
+        self.file_mismatch(other, what, &mut why);
+        if self.size_bytes != other.size_bytes {
+            why.push(format!(
+                "size {} ({} bytes) in the {what}, {} ({} bytes) here",
+                human(self.size_bytes),
+                self.size_bytes,
+                human(other.size_bytes),
+                other.size_bytes
+            ));
+        }
+        if self.logical_sector_size != other.logical_sector_size {
+            why.push(format!(
+                "logical sector size {} bytes in the {what}, {} here",
+                self.logical_sector_size, other.logical_sector_size
+            ));
+        }
+        (!why.is_empty()).then(|| why.join("; "))
+    }
+
+    /// The differences between the files the two identities name (an image, or a loop device's backing file),
+    /// added to `why`.
+    fn file_mismatch(&self, other: &DiskIdentity, what: &str, why: &mut Vec<String>) {
         let file_word = if self.kind == TargetKind::Image {
             "image file"
         } else {
@@ -133,10 +155,10 @@ impl DiskIdentity {
                     ));
                 } else if (a.dev, a.ino) != (b.dev, b.ino) {
                     why.push(format!(
-                        "{file_word} {} is another file than when the {what} was made (inode {} on device {:#x} \
-                         then, inode {} on device {:#x} now: it was replaced or copied over)",
-                        a.path, a.ino, a.dev, b.ino, b.dev
-                    ));
+                            "{file_word} {} is another file than when the {what} was made (inode {} on device {:#x} \
+                             then, inode {} on device {:#x} now: it was replaced or copied over)",
+                            a.path, a.ino, a.dev, b.ino, b.dev
+                        ));
                 }
                 if a.offset != b.offset {
                     why.push(format!(
@@ -156,21 +178,5 @@ impl DiskIdentity {
             }
             _ => {}
         }
-        if self.size_bytes != other.size_bytes {
-            why.push(format!(
-                "size {} ({} bytes) in the {what}, {} ({} bytes) here",
-                human(self.size_bytes),
-                self.size_bytes,
-                human(other.size_bytes),
-                other.size_bytes
-            ));
-        }
-        if self.logical_sector_size != other.logical_sector_size {
-            why.push(format!(
-                "logical sector size {} bytes in the {what}, {} here",
-                self.logical_sector_size, other.logical_sector_size
-            ));
-        }
-        (!why.is_empty()).then(|| why.join("; "))
     }
 }

@@ -387,20 +387,7 @@ fn open_block(path: &Path, file: File, rdev: u64, ov: &Overrides) -> Result<Open
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if dir.join("partition").exists() {
-        let parent = dir
-            .parent()
-            .and_then(|p| p.file_name())
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "its disk".into());
-        return Err(Error::usage(
-            format!(
-                "{} is partition {name} of /dev/{parent}, not a whole disk",
-                path.display()
-            ),
-            format!("afdisk works on whole disks: run it on /dev/{parent}"),
-        ));
-    }
+    refuse_partition(path, &dir, &name)?;
     let g = ioctl::geometry(&file).map_err(|e| {
         Error::io(
             format!("cannot query the geometry of {}: {e}", path.display()),
@@ -464,6 +451,25 @@ fn open_block(path: &Path, file: File, rdev: u64, ov: &Overrides) -> Result<Open
         info,
         sysfs: Some(dir),
     })
+}
+
+/// Refuses a partition's node (`/dev/sdb1`): afdisk works on whole disks, and the error names the disk.
+fn refuse_partition(path: &Path, dir: &Path, name: &str) -> Result<()> {
+    if !dir.join("partition").exists() {
+        return Ok(());
+    }
+    let parent = dir
+        .parent()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "its disk".into());
+    Err(Error::usage(
+        format!(
+            "{} is partition {name} of /dev/{parent}, not a whole disk",
+            path.display()
+        ),
+        format!("afdisk works on whole disks: run it on /dev/{parent}"),
+    ))
 }
 
 /// The backing file of a loop device: dev/ino/offset from the kernel (LOOP_GET_STATUS64), the path from sysfs
