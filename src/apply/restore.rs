@@ -84,144 +84,21 @@ fn check_backup_fits(opened: &Opened, b: &Backup) -> Result<()> {
 
 /// The sectors restoring `b` onto `src` (the disk now) writes, in order, or why it must not.
 fn plan_restore(src: &dyn ByteSource, b: &Backup, file: &Path) -> Result<RestorePreview> {
-    let path = file.display();
     let ss = b.sector_size;
-    let total = src.len() / ss;
-    let saved: std::collections::BTreeMap<u64, Vec<u8>> = b.decoded()?.into_iter().collect();
-    let read = |lba: u64| {
-        src.read_vec(lba * ss, ss as usize)
-            .map_err(|e| Error::from_io("read", file, &e))
-    };
+    let saved: Saved = b.decoded()?.into_iter().collect();
+    let reader = Reader { src, ss, file };
     // Table space of the table on disk now (nothing, when it holds none).
     let now_space = table::occupied_sectors(src, ss)
         .map(|(_, s)| s)
         .unwrap_or_default();
     let (mut writes, label) = match b.kind {
-        BackupKind::Undo => {
-            let mut changed = Vec::new();
-            let mut writes = Vec::new();
-            for w in &b.written {
-                let old = saved.get(&w.lba).ok_or_else(|| {
-                    Error::usage(
-                        format!("the backup does not hold sector {} that its write changed: it is damaged", w.lba),
-                        "use another backup",
-                    )
-                })?;
-                let cur = read(w.lba)?;
-                if cur == *old {
-                    // Already put back (an undo cut short): nothing to write there.
-                    continue;
-                }
-                if crc32fast::hash(&cur) != w.crc32 {
-                    changed.push(w.lba);
-                    continue;
-                }
-                writes.push((w.lba, w.phase, old.clone()));
-            }
-            if !changed.is_empty() {
-                changed.sort_unstable();
-                return Err(Error::refused(
-                    format!(
-                        "sector(s) {} of {path} changed since the write this backup undoes (the disk was used, or \
-                         a boot loader or another tool wrote there): undoing would overwrite that; nothing was \
-                         written",
-                        ranges(&changed)
-                    ),
-                    "inspect the disk (`afdisk inspect`) and make a new plan for the table you want; a backup \
-                     made with `afdisk backup` restores only table sectors",
-                ));
-            }
-            undo_order(&mut writes);
-            (writes, None)
-        }
+        BackupKind::Undo => (undo_writes(&reader, b, &saved)?, None),
         BackupKind::Table => {
-            let img = backup::SectorMap {
-                ss,
-                len: src.len(),
-                map: saved.clone(),
-            };
-            let Some((label, lbas)) = table::occupied_sectors(&img, ss) else {
-                return Err(Error::refused(
-                    "the backup holds no partition table that afdisk can read; nothing was written",
-                    "use a backup of a disk that had a table",
-                ));
-            };
-            if let Some(l) = lbas.iter().find(|l| !saved.contains_key(l)) {
-                return Err(Error::refused(
-                    format!(
-                        "the backup's {} table places a table sector at {l}, which the backup does not hold; \
-                         nothing was written",
-                        label.as_str()
-                    ),
-                    "use a complete backup (made with `afdisk backup`)",
-                ));
-            }
-            // A current partition must not lie over any sector the restore writes.
-            let scan = table::scan(src, ss);
-            let mut covered = Vec::new();
-            for p in scan
-                .partitions
-                .iter()
-                .filter(|p| p.kind != table::PartKind::Extended && p.size > 0)
-            {
-                let hit: Vec<u64> = lbas
-                    .iter()
-                    .copied()
-                    .filter(|l| *l >= p.start && *l <= p.end())
-                    .collect();
-                if !hit.is_empty() {
-                    covered.push(format!(
-                        "partition {} covers sector(s) {}",
-                        p.number,
-                        ranges(&hit)
-                    ));
-                }
-            }
-            if !covered.is_empty() {
-                return Err(Error::refused(
-                    format!(
-                        "restoring the {} table would write into partitions that exist on {path} now ({}); \
-                         nothing was written",
-                        label.as_str(),
-                        covered.join("; ")
-                    ),
-                    "back up their data and delete those partitions first, or use a backup that fits the \
-                     disk as it is",
-                ));
-            }
-            // Crash-safe order, as for a GPT apply: the end of the disk first, then the array, header, LBA 0.
-            let half = total / 2;
-            let mut writes = Vec::new();
-            for lba in lbas {
-                let data = saved.get(&lba).cloned().unwrap_or_default();
-                if read(lba)? == data {
-                    continue;
-                }
-                let phase = if lba >= half {
-                    1
-                } else if lba >= 2 {
-                    2
-                } else if lba == 1 {
-                    3
-                } else {
-                    4
-                };
-                writes.push((lba, phase, data));
-            }
-            writes.sort_by_key(|s| (s.1, s.0));
-            (writes, Some(label.as_str().to_string()))
+            let (writes, label) = table_writes(&reader, &saved)?;
+            (writes, Some(label))
         }
     };
-    // Renumber phases densely in write order (1, 2, ...), as the backup of this restore records them.
-    let mut last = None;
-    let mut n = 0;
-    for w in &mut writes {
-        if last != Some(w.1) {
-            n += 1;
-            last = Some(w.1);
-        }
-        w.1 = n;
-    }
+    renumber_phases(&mut writes);
     let sectors: Vec<u64> = writes.iter().map(|w| w.0).collect();
     let mut outside: Vec<u64> = sectors
         .iter()
@@ -259,6 +136,167 @@ fn plan_restore(src: &dyn ByteSource, b: &Backup, file: &Path) -> Result<Restore
         lines,
         writes,
     })
+}
+
+/// A backup's saved sectors by LBA.
+type Saved = std::collections::BTreeMap<u64, Vec<u8>>;
+
+/// One restore write: LBA, phase, bytes.
+type SectorWrite = (u64, u32, Vec<u8>);
+
+/// Reads whole sectors of the target, naming `file` in errors.
+struct Reader<'a> {
+    src: &'a dyn ByteSource,
+    ss: u64,
+    file: &'a Path,
+}
+
+impl Reader<'_> {
+    fn read(&self, lba: u64) -> Result<Vec<u8>> {
+        self.src
+            .read_vec(lba * self.ss, self.ss as usize)
+            .map_err(|e| Error::from_io("read", self.file, &e))
+    }
+}
+
+/// An undo backup's writes: every sector its write changed, back to the saved bytes, in the reverse of the
+/// original order; sectors already put back are skipped, and any changed since that write refuse the undo.
+fn undo_writes(r: &Reader, b: &Backup, saved: &Saved) -> Result<Vec<SectorWrite>> {
+    let path = r.file.display();
+    let mut changed = Vec::new();
+    let mut writes = Vec::new();
+    for w in &b.written {
+        let old = saved.get(&w.lba).ok_or_else(|| {
+            Error::usage(
+                format!(
+                    "the backup does not hold sector {} that its write changed: it is damaged",
+                    w.lba
+                ),
+                "use another backup",
+            )
+        })?;
+        let cur = r.read(w.lba)?;
+        if cur == *old {
+            // Already put back (an undo cut short): nothing to write there.
+            continue;
+        }
+        if crc32fast::hash(&cur) != w.crc32 {
+            changed.push(w.lba);
+            continue;
+        }
+        writes.push((w.lba, w.phase, old.clone()));
+    }
+    if !changed.is_empty() {
+        changed.sort_unstable();
+        return Err(Error::refused(
+                format!(
+                    "sector(s) {} of {path} changed since the write this backup undoes (the disk was used, or \
+                     a boot loader or another tool wrote there): undoing would overwrite that; nothing was \
+                     written",
+                    ranges(&changed)
+                ),
+                "inspect the disk (`afdisk inspect`) and make a new plan for the table you want; a backup \
+                 made with `afdisk backup` restores only table sectors",
+            ));
+    }
+    undo_order(&mut writes);
+    Ok(writes)
+}
+
+/// A table backup's writes: the saved table's sectors that differ now, in the crash-safe order of a GPT
+/// apply; refused when the backup misses one of them or a current partition lies over one. Returns the
+/// writes and the saved table's type.
+fn table_writes(r: &Reader, saved: &Saved) -> Result<(Vec<SectorWrite>, String)> {
+    let (src, ss, path) = (r.src, r.ss, r.file.display());
+    let total = src.len() / ss;
+    let img = backup::SectorMap {
+        ss,
+        len: src.len(),
+        map: saved.clone(),
+    };
+    let Some((label, lbas)) = table::occupied_sectors(&img, ss) else {
+        return Err(Error::refused(
+            "the backup holds no partition table that afdisk can read; nothing was written",
+            "use a backup of a disk that had a table",
+        ));
+    };
+    if let Some(l) = lbas.iter().find(|l| !saved.contains_key(l)) {
+        return Err(Error::refused(
+            format!(
+                "the backup's {} table places a table sector at {l}, which the backup does not hold; \
+                 nothing was written",
+                label.as_str()
+            ),
+            "use a complete backup (made with `afdisk backup`)",
+        ));
+    }
+    // A current partition must not lie over any sector the restore writes.
+    let scan = table::scan(src, ss);
+    let mut covered = Vec::new();
+    for p in scan
+        .partitions
+        .iter()
+        .filter(|p| p.kind != table::PartKind::Extended && p.size > 0)
+    {
+        let hit: Vec<u64> = lbas
+            .iter()
+            .copied()
+            .filter(|l| *l >= p.start && *l <= p.end())
+            .collect();
+        if !hit.is_empty() {
+            covered.push(format!(
+                "partition {} covers sector(s) {}",
+                p.number,
+                ranges(&hit)
+            ));
+        }
+    }
+    if !covered.is_empty() {
+        return Err(Error::refused(
+            format!(
+                "restoring the {} table would write into partitions that exist on {path} now ({}); \
+                 nothing was written",
+                label.as_str(),
+                covered.join("; ")
+            ),
+            "back up their data and delete those partitions first, or use a backup that fits the \
+             disk as it is",
+        ));
+    }
+    // Crash-safe order, as for a GPT apply: the end of the disk first, then the array, header, LBA 0.
+    let half = total / 2;
+    let mut writes = Vec::new();
+    for lba in lbas {
+        let data = saved.get(&lba).cloned().unwrap_or_default();
+        if r.read(lba)? == data {
+            continue;
+        }
+        let phase = if lba >= half {
+            1
+        } else if lba >= 2 {
+            2
+        } else if lba == 1 {
+            3
+        } else {
+            4
+        };
+        writes.push((lba, phase, data));
+    }
+    writes.sort_by_key(|s| (s.1, s.0));
+    Ok((writes, label.as_str().to_string()))
+}
+
+/// Renumbers phases densely in write order (1, 2, ...), as the backup of this restore records them.
+fn renumber_phases(writes: &mut [SectorWrite]) {
+    let mut last = None;
+    let mut n = 0;
+    for w in writes {
+        if last != Some(w.1) {
+            n += 1;
+            last = Some(w.1);
+        }
+        w.1 = n;
+    }
 }
 
 /// Orders an undo's writes (lba, phase of the original write, bytes): the exact reverse of the original write
