@@ -328,32 +328,11 @@ pub fn disagreement(
 // ---------------------------------------------------------------------------
 // Small panic-free byte helpers shared by the decoders.
 
-pub(crate) fn bytes<const N: usize>(b: &[u8], off: usize) -> Option<[u8; N]> {
-    b.get(off..off.checked_add(N)?)?.try_into().ok()
-}
+// The drive's structures are read with the crate's one set of integer readers.
+pub(crate) use crate::bytes::{array as bytes, be16, be32, be64, le16, le64};
 
 pub(crate) fn u8_at(b: &[u8], off: usize) -> Option<u8> {
     b.get(off).copied()
-}
-
-pub(crate) fn le16(b: &[u8], off: usize) -> Option<u16> {
-    bytes(b, off).map(u16::from_le_bytes)
-}
-
-pub(crate) fn le64(b: &[u8], off: usize) -> Option<u64> {
-    bytes(b, off).map(u64::from_le_bytes)
-}
-
-pub(crate) fn be16(b: &[u8], off: usize) -> Option<u16> {
-    bytes(b, off).map(u16::from_be_bytes)
-}
-
-pub(crate) fn be32(b: &[u8], off: usize) -> Option<u32> {
-    bytes(b, off).map(u32::from_be_bytes)
-}
-
-pub(crate) fn be64(b: &[u8], off: usize) -> Option<u64> {
-    bytes(b, off).map(u64::from_be_bytes)
 }
 
 /// Printable ASCII with leading/trailing spaces and NULs removed; `None` if
