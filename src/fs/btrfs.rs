@@ -5,7 +5,7 @@
 //! Terms: the footprint is `dev_item.total_bytes`; the bytes in use are `bytes_used`.
 
 use super::window::{text, uuid16};
-use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
+use super::{Described, Filesystem, Stated, Window};
 use crate::bytes::le64;
 
 /// btrfs.
@@ -40,19 +40,7 @@ impl Filesystem for Btrfs {
         })
     }
 
-    fn checker(&self) -> Option<Checker> {
-        None
-    }
-
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
         &[(SB + 0x40, 8)]
-    }
-
-    fn used_ranges(&self, _w: &Window) -> UsedMap {
-        UsedMap::Whole("btrfs: its used-block map is not read yet".into())
-    }
-
-    fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {
-        Vec::new()
     }
 }

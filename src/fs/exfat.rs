@@ -5,7 +5,7 @@
 //! checker for exFAT: a move copies the whole partition.
 
 use super::window::serial32;
-use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
+use super::{Described, Filesystem, Window};
 
 /// exFAT.
 pub struct Exfat;
@@ -26,24 +26,8 @@ impl Filesystem for Exfat {
         }
     }
 
-    fn footprint(&self, _w: &Window) -> Option<Stated> {
-        None
-    }
-
-    fn checker(&self) -> Option<Checker> {
-        None
-    }
-
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
         // The jump instruction and `EXFAT   `; the boot sector's 55 AA.
         &[(0, 11), (0x1FE, 2)]
-    }
-
-    fn used_ranges(&self, _w: &Window) -> UsedMap {
-        UsedMap::Whole("exfat: its used-block map is not read yet".into())
-    }
-
-    fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {
-        Vec::new()
     }
 }

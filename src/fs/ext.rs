@@ -10,7 +10,7 @@
 //! 65,536 partitions.
 
 use super::window::{text, uuid16};
-use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
+use super::{Checker, Described, Filesystem, Stated, UsedMap, Window};
 use crate::bytes::le32;
 
 /// ext2/3/4.
@@ -103,9 +103,5 @@ impl Filesystem for Ext {
             (Some(_), Some(sb)) => super::ext_used::used_ranges(w, &sb),
             _ => UsedMap::Whole("ext: no readable superblock".into()),
         }
-    }
-
-    fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {
-        Vec::new()
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! Terms: the kind is blkid's **f2fs**. Its magic is not hidden during a move (as before).
 
-use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
+use super::{Filesystem, Window};
 
 /// f2fs.
 pub struct F2fs;
@@ -14,29 +14,5 @@ impl Filesystem for F2fs {
 
     fn probe(&self, w: &Window) -> Option<&'static str> {
         w.eq(0x400, &[0x10, 0x20, 0xF5, 0xF2]).then_some("f2fs")
-    }
-
-    fn describe(&self, _w: &Window, _kind: &str) -> Described {
-        Described::default()
-    }
-
-    fn footprint(&self, _w: &Window) -> Option<Stated> {
-        None
-    }
-
-    fn checker(&self) -> Option<Checker> {
-        None
-    }
-
-    fn signature_ranges(&self) -> &'static [(u64, u64)] {
-        &[]
-    }
-
-    fn used_ranges(&self, _w: &Window) -> UsedMap {
-        UsedMap::Whole("f2fs: its used-block map is not read yet".into())
-    }
-
-    fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {
-        Vec::new()
     }
 }

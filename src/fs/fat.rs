@@ -8,7 +8,7 @@
 //! total sectors × bytes/sector. A label "NO NAME" is no label.
 
 use super::window::{serial32, text};
-use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
+use super::{Checker, Described, Filesystem, Stated, UsedMap, Window};
 use crate::bytes::{le16, le32};
 
 /// FAT12/16/32.
@@ -78,9 +78,5 @@ impl Filesystem for Fat {
             return UsedMap::Whole("vfat: no FAT boot sector".into());
         }
         super::fat_used::used_ranges(w)
-    }
-
-    fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {
-        Vec::new()
     }
 }

@@ -6,7 +6,7 @@
 //! in use.
 
 use super::window::text;
-use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
+use super::{Described, Filesystem, UsedMap, Window};
 
 /// LUKS1 and LUKS2.
 pub struct Luks;
@@ -32,23 +32,11 @@ impl Filesystem for Luks {
         }
     }
 
-    fn footprint(&self, _w: &Window) -> Option<Stated> {
-        None
-    }
-
-    fn checker(&self) -> Option<Checker> {
-        None
-    }
-
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
         &[(0, 6)]
     }
 
     fn used_ranges(&self, _w: &Window) -> UsedMap {
         UsedMap::Whole("LUKS: encrypted or redundant content, copied whole".into())
-    }
-
-    fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {
-        Vec::new()
     }
 }

@@ -6,7 +6,7 @@
 //! Terms: the kind is blkid's **LVM2_member**. It is recognised by `LVM2 001` in sector 0 or 1 (where pvcreate
 //! writes it); the footprint looks for a whole label in sectors 0 to 3 and is `device_size`.
 
-use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
+use super::{Described, Filesystem, Stated, UsedMap, Window};
 use crate::bytes::{le32, le64};
 
 /// LVM2 physical volumes.
@@ -59,10 +59,6 @@ impl Filesystem for Lvm {
         None
     }
 
-    fn checker(&self) -> Option<Checker> {
-        None
-    }
-
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
         // `LABELONE` in sector 0 (its type there is not hidden, as before), the whole label head in sectors 1-3.
         &[(0, 8), (512, 32), (1024, 32), (1536, 32)]
@@ -70,9 +66,5 @@ impl Filesystem for Lvm {
 
     fn used_ranges(&self, _w: &Window) -> UsedMap {
         UsedMap::Whole("LVM2 PV: its used-block map is not read yet".into())
-    }
-
-    fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {
-        Vec::new()
     }
 }

@@ -5,7 +5,7 @@
 //! Terms: the kind is blkid's **linux_raid_member**; the array's content is read through the array, so there is
 //! no size field, checker or bytes in use here.
 
-use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
+use super::{Filesystem, UsedMap, Window};
 
 /// md RAID members.
 pub struct Md;
@@ -32,18 +32,6 @@ impl Filesystem for Md {
         None
     }
 
-    fn describe(&self, _w: &Window, _kind: &str) -> Described {
-        Described::default()
-    }
-
-    fn footprint(&self, _w: &Window) -> Option<Stated> {
-        None
-    }
-
-    fn checker(&self) -> Option<Checker> {
-        None
-    }
-
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
         // Version 1.1's magic; 1.2's at 4 KiB and the end-of-device ones are not hidden (as before).
         &[(0, 4)]
@@ -51,9 +39,5 @@ impl Filesystem for Md {
 
     fn used_ranges(&self, _w: &Window) -> UsedMap {
         UsedMap::Whole("md RAID member: its data is the array's, copied whole".into())
-    }
-
-    fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {
-        Vec::new()
     }
 }

@@ -75,26 +75,43 @@ pub static ALL: &[&dyn Filesystem] = &[
 pub const UNIDENTIFIED_RANGES: &[(u64, u64)] = &[(0x2000 + 0x34, 10), (0x10000 + 0x34, 10)];
 
 /// One kind of content a partition can hold. Every method answers for this kind only and checks its own magic:
-/// none may panic on any bytes.
+/// none may panic on any bytes. A module states its names and how it recognises its kind; every other method
+/// has a default that says "not known" (no label or size, no checker, nothing hidden or fixed up during a move,
+/// the whole window copied), which a module overrides for what its kind has.
 pub trait Filesystem: Sync {
     /// The kinds this module reports, the main one first; [`by_name`] also accepts each of them.
     fn names(&self) -> &'static [&'static str];
     /// The kind of the window's content when this module recognises it (its magic, and what else it checks).
     fn probe(&self, w: &Window) -> Option<&'static str>;
     /// Label, UUID and bytes in use, from the superblock of content [`Filesystem::probe`] named `kind`.
-    fn describe(&self, w: &Window, kind: &str) -> Described;
+    fn describe(&self, _w: &Window, _kind: &str) -> Described {
+        Described::default()
+    }
     /// The size the superblock states, when this module recognises the content and it has a size field.
-    fn footprint(&self, w: &Window) -> Option<Stated>;
+    fn footprint(&self, _w: &Window) -> Option<Stated> {
+        None
+    }
     /// The read-only checker, when afdisk runs one for this kind after a move.
-    fn checker(&self) -> Option<Checker>;
+    fn checker(&self) -> Option<Checker> {
+        None
+    }
     /// The signature ranges `(offset, length)` libblkid compares for this kind, hidden during a move.
-    fn signature_ranges(&self) -> &'static [(u64, u64)];
+    fn signature_ranges(&self) -> &'static [(u64, u64)] {
+        &[]
+    }
     /// The byte changes the content of `w` (at its old place) needs once it starts at byte `new_start` of the
     /// disk; empty when it records nothing about its place.
-    fn after_move(&self, w: &Window, new_start: u64) -> Vec<FixUp>;
+    fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {
+        Vec::new()
+    }
     /// The byte ranges the content of `w` uses, from its allocation data, or why the whole window must be copied
     /// (not recognised, not read yet, damaged, needs a journal replay, marked dirty).
-    fn used_ranges(&self, w: &Window) -> UsedMap;
+    fn used_ranges(&self, _w: &Window) -> UsedMap {
+        UsedMap::Whole(format!(
+            "{}: its used-block map is not read yet",
+            self.names().first().copied().unwrap_or("this content")
+        ))
+    }
 }
 
 /// What a partition holds, as far as its superblock tells: the type (blkid's name), label, UUID, and the bytes

@@ -10,7 +10,7 @@
 //!   and chkdsk read it; after a move it must hold the new start, in the boot sector and in the backup boot
 //!   sector (GParted and ntfsresize do the same): this module's fix-up.
 
-use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
+use super::{Described, Filesystem, FixUp, Stated, Window};
 use crate::bytes::{le16, le64};
 
 /// NTFS.
@@ -118,17 +118,9 @@ impl Filesystem for Ntfs {
         })
     }
 
-    fn checker(&self) -> Option<Checker> {
-        None
-    }
-
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
         // The jump instruction and `NTFS    `; the boot sector's 55 AA.
         &[(0, 11), (0x1FE, 2)]
-    }
-
-    fn used_ranges(&self, _w: &Window) -> UsedMap {
-        UsedMap::Whole("ntfs: its used-block map is not read yet".into())
     }
 
     fn after_move(&self, w: &Window, new_start: u64) -> Vec<FixUp> {

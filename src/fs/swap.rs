@@ -10,7 +10,7 @@
 //! image waits there to be resumed: then the whole area is copied.
 
 use super::window::{text, uuid16};
-use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
+use super::{Described, Filesystem, Stated, UsedMap, Window};
 use crate::bytes::{be32, le32};
 
 /// Linux swap.
@@ -67,10 +67,6 @@ impl Filesystem for Swap {
         })
     }
 
-    fn checker(&self) -> Option<Checker> {
-        None
-    }
-
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
         // The end of the first page for pages of 4 to 64 KiB.
         &[
@@ -93,9 +89,5 @@ impl Filesystem for Swap {
             Some(&p) if p <= w.size() => UsedMap::Ranges(vec![(0, p)]),
             _ => UsedMap::Whole("swap: no signature".into()),
         }
-    }
-
-    fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {
-        Vec::new()
     }
 }

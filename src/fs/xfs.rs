@@ -6,7 +6,7 @@
 //! sb_blocksize`.
 
 use super::window::{text, uuid16};
-use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
+use super::{Checker, Described, Filesystem, Stated, Window};
 use crate::bytes::{be32, be64};
 
 /// XFS.
@@ -55,13 +55,5 @@ impl Filesystem for Xfs {
 
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
         &[(0, 4)]
-    }
-
-    fn used_ranges(&self, _w: &Window) -> UsedMap {
-        UsedMap::Whole("xfs: its used-block map is not read yet".into())
-    }
-
-    fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {
-        Vec::new()
     }
 }

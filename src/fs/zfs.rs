@@ -5,7 +5,7 @@
 //! Terms: the kind is blkid's **zfs_member**. Its magic is not hidden during a move (as before); no checker, no
 //! size field.
 
-use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
+use super::{Filesystem, UsedMap, Window};
 
 /// ZFS pool members.
 pub struct Zfs;
@@ -24,27 +24,7 @@ impl Filesystem for Zfs {
             .then_some("zfs_member")
     }
 
-    fn describe(&self, _w: &Window, _kind: &str) -> Described {
-        Described::default()
-    }
-
-    fn footprint(&self, _w: &Window) -> Option<Stated> {
-        None
-    }
-
-    fn checker(&self) -> Option<Checker> {
-        None
-    }
-
-    fn signature_ranges(&self) -> &'static [(u64, u64)] {
-        &[]
-    }
-
     fn used_ranges(&self, _w: &Window) -> UsedMap {
         UsedMap::Whole("zfs: its used-block map is not read yet".into())
-    }
-
-    fn after_move(&self, _w: &Window, _new_start: u64) -> Vec<FixUp> {
-        Vec::new()
     }
 }
