@@ -9,7 +9,6 @@ use std::io::{IsTerminal, Write};
 use std::sync::atomic::AtomicBool;
 
 use afdisk::mover::{MoveOutcome, Progress};
-use afdisk::units::human;
 
 use super::{emit, json};
 
@@ -35,28 +34,18 @@ pub(crate) fn presenter(as_json: bool) -> impl FnMut(&Progress) {
             return;
         }
         last = std::time::Instant::now();
-        let pct = if p.bytes_total > 0 {
-            100.0 * p.bytes_done as f64 / p.bytes_total as f64
-        } else {
-            0.0
-        };
-        let width = 30usize;
-        let fill = ((pct / 100.0) * width as f64) as usize;
-        let eta = p
-            .eta_seconds
-            .map(|s| format!("ETA {s:.0} s"))
-            .unwrap_or_default();
+        // The one text of a move's progress (`present`), after a gauge: fits 80 columns.
+        let t = afdisk::present::progress::move_progress(p);
+        let width = 10usize;
+        let fill = ((t.ratio * width as f64) as usize).min(width);
         let mut e = std::io::stderr().lock();
         let _ = write!(
             e,
-            "\r{:<28} [{}{}] {:5.1}% {}/{} {}/s {eta}   ",
-            p.phase.as_str(),
-            "#".repeat(fill.min(width)),
-            " ".repeat(width - fill.min(width)),
-            pct,
-            human(p.bytes_done),
-            human(p.bytes_total),
-            human(p.rate_bytes_per_sec as u64),
+            "\r\x1b[K[{}{}] {:>4} {}",
+            "#".repeat(fill),
+            " ".repeat(width - fill),
+            t.percent(),
+            t.line()
         );
         let _ = e.flush();
     }

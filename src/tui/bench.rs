@@ -122,11 +122,7 @@ impl Job for BenchJob {
                 last = Some(Instant::now());
                 ctx.detail(live_of(p));
                 ctx.progress(Progress {
-                    phase: if p.warmup {
-                        "warm-up".into()
-                    } else {
-                        format!("round {}", p.rounds)
-                    },
+                    phase: afdisk::present::progress::bench_step(p),
                     done: p.elapsed.as_secs(),
                     total: Some(p.cap.as_secs()),
                     bytes: false,
