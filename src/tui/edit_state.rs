@@ -1,7 +1,8 @@
 //! The hand editor's state (see `edit`), drawn by `edit_view`. Terms:
 //! - **rows** ([`Row`]): the editor's list, partitions and free regions in disk order;
 //! - **field target** ([`Target`]): what the one open typed field will change (a new partition's size, a
-//!   resize, a move, a type, a name, an attribute);
+//!   resize, a move, a name, an attribute; a type is picked from a list instead);
+//! - **picker**: the type list `t` opens (`type_picker`), in place of a typed field;
 //! - **held**: what the partitions on the disk now hold, by number, against which a loss is judged.
 
 use std::collections::BTreeMap;
@@ -11,6 +12,7 @@ use afdisk::plan::{Action, Layout, Plan};
 use afdisk::table::{Label, Table};
 
 use super::dialog::Input;
+use super::type_picker::TypePicker;
 
 /// One row of the editor's list: a partition (its index in the layout) or a free region.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +27,6 @@ pub enum Target {
     New(u64),
     Resize(u32),
     Move(u32),
-    Type(u32),
     Name(u32),
     Attribute(u32),
 }
@@ -36,6 +37,8 @@ pub struct EditState {
     pub editor: Editor,
     pub selected: usize,
     pub field: Option<(Target, Input)>,
+    /// The open type picker (`t`) and the partition whose type it sets.
+    pub picker: Option<(u32, TypePicker)>,
     /// The last edit's outcome (what snapped), or its refusal; `true` for a refusal.
     pub message: Option<(String, bool)>,
     /// The table of a fresh layout for this disk (`c` clears to it).
@@ -72,6 +75,7 @@ impl EditState {
             editor,
             selected: 0,
             field: None,
+            picker: None,
             message: None,
             fresh_table,
             current: plan.old.clone(),
@@ -80,7 +84,15 @@ impl EditState {
     }
 
     pub fn typing(&self) -> bool {
-        self.field.is_some()
+        self.field.is_some() || self.picker.is_some()
+    }
+
+    /// The key bar's line while a field or the picker is open: what it wants.
+    pub fn status(&self) -> String {
+        match &self.picker {
+            Some((_, p)) => p.status(),
+            None => "type the value  Enter ok  Esc cancel".into(),
+        }
     }
 
     pub fn label(&self) -> Label {

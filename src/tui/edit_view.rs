@@ -1,6 +1,6 @@
 //! Rendering of the hand editor: the working layout with its free regions (the selected row reversed; `!`
 //! marks a partition carried over from the disk that is off the grain), the
-//! last edit's words (what snapped, where and why, or the refusal), and the open input field.
+//! last edit's words (what snapped, where and why, or the refusal), the open input field, and the open type picker.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
@@ -67,6 +67,9 @@ pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles
     );
     if let Some((_, input)) = &es.field {
         input.draw(f, area, st);
+    }
+    if let Some((_, picker)) = &es.picker {
+        picker.draw(f, area, st);
     }
 }
 

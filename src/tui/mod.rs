@@ -35,6 +35,7 @@ mod term;
 mod term_size;
 mod text;
 mod theme;
+mod type_picker;
 mod view;
 mod work;
 mod zoom_view;

@@ -178,7 +178,7 @@ impl Page for PlanPage {
 
     fn status(&self) -> Option<String> {
         if self.editing && self.typing() {
-            Some("type the value  Enter ok  Esc cancel".to_string())
+            Some(self.edit.as_ref().map_or_else(String::new, |e| e.status()))
         } else if self.editing {
             self.job.as_ref().map(|h| h.title.clone())
         } else if self.typing() {
