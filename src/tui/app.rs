@@ -321,6 +321,14 @@ impl App {
             }
             Some(Reply::Open(other)) => self.open_page(other),
             Some(Reply::Move(order)) => self.push_page(registry::open_move(order)),
+            Some(Reply::Review(order)) => self.push_page(registry::open_review(order)),
+            Some(Reply::Return(other)) => {
+                self.screen = match self.page(other) {
+                    Some(p) => Screen::Page(p.name()),
+                    None => Screen::Disk,
+                };
+                None
+            }
             Some(Reply::Failed(e)) => {
                 self.error = Some(e);
                 None
@@ -464,7 +472,7 @@ pub const DISK_KEYS: (&[Command], &[Command]) = (
         ),
         cmd(
             "Tab",
-            "panel",
+            "",
             "switch between the partition table and the findings",
         ),
         cmd(
@@ -519,7 +527,7 @@ impl App {
                 v.extend(
                     OPENERS
                         .iter()
-                        .filter(|o| o.offered.on(disk))
+                        .filter(|o| o.offered.on(disk) && !o.command.keys.is_empty())
                         .map(|o| o.command),
                 );
                 v.extend_from_slice(DISK_KEYS.1);

@@ -687,7 +687,8 @@ mod tests {
             "{:?}",
             es.editor.problems()
         );
-        assert!(screen(&es).contains("│  1 2048 "), "{}", screen(&es));
+        // The proposal moved partition 1 from 2049: `*` marks it as differing from the disk.
+        assert!(screen(&es).contains("│* 1 2048 "), "{}", screen(&es));
         es.key(KeyCode::Char('o'));
         let s = screen(&es);
         assert!(s.contains("│! 1 2049 "), "{s}");
@@ -698,7 +699,7 @@ mod tests {
             "{:?}",
             es.editor.problems()
         );
-        assert!(screen(&es).contains("│  1 2048 "));
+        assert!(screen(&es).contains("│* 1 2048 "));
     }
 
     /// The editor's key bar fits 80 columns (the plan screen's too, with its e).

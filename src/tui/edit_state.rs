@@ -83,6 +83,87 @@ impl EditState {
         })
     }
 
+    /// An editor on the table on `plan`'s disk now (the disk view's edits start from what is on screen), or
+    /// on an empty table of the plan's type when the disk has none.
+    pub fn from_disk(plan: &Plan) -> Result<EditState, afdisk::Error> {
+        let mut es = EditState::from_plan(plan)?;
+        let layout = plan.old.clone().unwrap_or_else(|| Layout {
+            table: es.fresh_table.clone(),
+            partitions: Vec::new(),
+        });
+        es.editor = Editor::new(
+            layout,
+            plan.grain.bytes,
+            plan.device.alignment_offset,
+            es.held.clone(),
+        )?;
+        Ok(es)
+    }
+
+    /// Selects the row of partition `n` (the disk view's selection), if it is in the layout.
+    pub fn select_number(&mut self, n: u32) {
+        let parts = &self.editor.layout.partitions;
+        if let Some(at) = self
+            .rows()
+            .iter()
+            .position(|r| matches!(r, Row::Part(i) if parts.get(*i).is_some_and(|p| p.number == n)))
+        {
+            self.selected = at;
+        }
+    }
+
+    /// What the edits change against the table on the disk now, by partition number, in words (`new`,
+    /// `deleted`, `moved`, `resized`, `type`, `name`, `flags`); empty when nothing is pending.
+    pub fn changes(&self) -> Vec<(u32, String)> {
+        let now = self.current.as_ref().map_or(&[][..], |l| &l.partitions[..]);
+        let edited = &self.editor.layout.partitions;
+        let mut out: Vec<(u32, String)> = Vec::new();
+        for p in now {
+            match edited.iter().find(|q| q.number == p.number) {
+                None => out.push((p.number, "deleted".into())),
+                Some(q) => {
+                    let what: Vec<&str> = [
+                        (q.start != p.start, "moved"),
+                        (q.size != p.size, "resized"),
+                        (q.type_code != p.type_code, "type"),
+                        (q.name != p.name, "name"),
+                        (
+                            q.attributes != p.attributes || q.bootable != p.bootable,
+                            "flags",
+                        ),
+                    ]
+                    .iter()
+                    .filter(|(c, _)| *c)
+                    .map(|(_, w)| *w)
+                    .collect();
+                    if !what.is_empty() {
+                        out.push((p.number, what.join("+")));
+                    }
+                }
+            }
+        }
+        for q in edited {
+            if !now.iter().any(|p| p.number == q.number) {
+                out.push((q.number, "new".into()));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// The line under the disk view's edits: how many changes are pending and what they are.
+    pub fn pending_line(&self) -> Option<String> {
+        let c = self.changes();
+        (!c.is_empty()).then(|| {
+            let what: Vec<String> = c.iter().map(|(n, w)| format!("{n} {w}")).collect();
+            format!(
+                "{} pending ({}) — Enter to review",
+                afdisk::units::plural(c.len() as u64, "change", "changes"),
+                what.join(", ")
+            )
+        })
+    }
+
     pub fn typing(&self) -> bool {
         self.field.is_some() || self.picker.is_some()
     }

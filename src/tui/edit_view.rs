@@ -1,5 +1,6 @@
 //! Rendering of the hand editor: the working layout with its free regions (the selected row reversed; `!`
-//! marks a partition carried over from the disk that is off the grain), the
+//! marks a partition carried over from the disk that is off the grain, `*` one that differs from the
+//! table on the disk now), the
 //! last edit's words (what snapped, where and why, or the refusal), the open input field, and the open type picker.
 
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -35,7 +36,12 @@ pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles
         .wrap(Wrap { trim: true }),
         head,
     );
-    let rows: Vec<TRow> = es.rows().into_iter().map(|r| row(es, r, st)).collect();
+    let changed: Vec<u32> = es.changes().into_iter().map(|(n, _)| n).collect();
+    let rows: Vec<TRow> = es
+        .rows()
+        .into_iter()
+        .map(|r| row(es, r, &changed, st))
+        .collect();
     let table = Table::new(
         rows,
         [
@@ -73,8 +79,9 @@ pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles
     }
 }
 
-/// One row of the layout: a partition (`!` when it is off the grain) or a free region.
-fn row(es: &EditState, r: Row, st: &Styles) -> TRow<'static> {
+/// One row of the layout: a partition (`!` when it is off the grain, else `*` when it differs from the table
+/// on the disk now) or a free region.
+fn row(es: &EditState, r: Row, changed: &[u32], st: &Styles) -> TRow<'static> {
     let e = &es.editor;
     let ss = e.layout.table.sector_size.max(1);
     match r {
@@ -84,7 +91,15 @@ fn row(es: &EditState, r: Row, st: &Styles) -> TRow<'static> {
             let name = p.name.clone().unwrap_or_default();
             let aligned = e.aligned(p);
             TRow::new(vec![
-                format!("{}{:>2}", if aligned { ' ' } else { '!' }, p.number),
+                format!(
+                    "{}{:>2}",
+                    match (aligned, changed.contains(&p.number)) {
+                        (false, _) => '!',
+                        (true, true) => '*',
+                        (true, false) => ' ',
+                    },
+                    p.number
+                ),
                 p.start.to_string(),
                 p.end().to_string(),
                 human(p.size * ss),

@@ -17,6 +17,7 @@ mod bench;
 mod bench_state;
 mod bench_view;
 mod dialog;
+mod disk_edit;
 mod edit;
 mod edit_state;
 mod edit_view;
@@ -40,6 +41,8 @@ mod view;
 mod work;
 mod zoom_view;
 
+#[cfg(test)]
+mod disk_edit_tests;
 #[cfg(test)]
 mod fit_tests;
 #[cfg(test)]

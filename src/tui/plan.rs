@@ -16,7 +16,7 @@ use super::dialog::Styles;
 use super::edit::{EditAction, EditState, EDIT_KEYS};
 use super::job::{self, Event, Handle};
 use super::model::DiskState;
-use super::page::{cmd, Command, MoveOrder, Page, Reply};
+use super::page::{cmd, Command, MoveOrder, Page, Reply, ReviewOrder};
 use super::plan_job::{PlanDone, PlanJob};
 use super::plan_state::presets_at;
 pub use super::plan_state::{PlanAction, PlanRequest, PlanState};
@@ -69,6 +69,32 @@ pub struct PlanPage {
     pub editing: bool,
     /// Whether the plan being made comes from the editor.
     from_edit: bool,
+    /// A layout edited on another page to review: its plan is made on opening.
+    review: Option<PlanRequest>,
+    /// The page Esc returns to while the reviewed plan is not written (the disk view's edits).
+    back_to: Option<&'static str>,
+}
+
+/// Opens the plan screen on a layout edited on the disk view's editing page: it makes that layout's plan
+/// (the diff, the sectors, the typed confirmation are the plan screen's as for every plan); Esc goes back to
+/// the edits until the plan is written.
+pub fn open_review(o: ReviewOrder) -> Box<dyn Page> {
+    Box::new(PlanPage {
+        path: o.path.clone(),
+        preset: None,
+        state: None,
+        job: None,
+        edit: None,
+        editing: false,
+        from_edit: false,
+        review: Some(PlanRequest::Custom {
+            path: o.path,
+            target: o.target,
+            grain: o.grain,
+            destroy_ok: o.destroy_ok,
+        }),
+        back_to: Some(o.back_to),
+    })
 }
 
 /// Opens the plan screen on the disk on screen: it makes a fresh plan (the previous one is dropped, as the
@@ -88,10 +114,21 @@ pub fn open(d: &DiskState, _prev: Option<Box<dyn Page>>) -> Box<dyn Page> {
         edit: None,
         editing: false,
         from_edit: false,
+        review: None,
+        back_to: None,
     })
 }
 
 impl PlanPage {
+    /// Where Esc goes from the plan: back to the edits it reviews while nothing is written, else the disk.
+    fn back(&self) -> Reply {
+        let written = self.state.as_ref().is_some_and(|p| p.written.is_some());
+        match self.back_to {
+            Some(name) if !written => Reply::Return(name),
+            _ => Reply::Back,
+        }
+    }
+
     /// A key while the editor is on screen.
     fn edit_key(&mut self, code: KeyCode) -> Reply {
         let Some(es) = self.edit.as_mut() else {
@@ -225,7 +262,7 @@ impl Page for PlanPage {
             return self.edit_key(code);
         }
         let Some(ps) = self.state.as_mut() else {
-            return Reply::Back;
+            return self.back();
         };
         if code == KeyCode::Char('b') && !ps.typing() && ps.written.is_some() {
             return Reply::Open("bench");
@@ -252,7 +289,7 @@ impl Page for PlanPage {
         }
         match ps.key(code) {
             PlanAction::None => Reply::None,
-            PlanAction::Back => Reply::Back,
+            PlanAction::Back => self.back(),
             // A plan that moves data runs on the move screen: progress, a stop at a commit point, the outcome.
             PlanAction::Request(PlanRequest::Apply { path, plan, typed })
                 if afdisk::apply::moves::moves_data(&plan) =>
@@ -264,10 +301,10 @@ impl Page for PlanPage {
     }
 
     fn opened(&mut self) -> Reply {
-        let r = PlanRequest::Make {
+        let r = self.review.take().unwrap_or_else(|| PlanRequest::Make {
             path: self.path.clone(),
             preset: self.preset.clone(),
-        };
+        });
         self.start(r)
     }
 
