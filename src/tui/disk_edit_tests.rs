@@ -12,11 +12,11 @@ use ratatui::Terminal;
 use super::app::{App, Request, Screen};
 use afdisk::report::{self, InspectOptions};
 
-fn key(app: &mut App, c: KeyCode) -> Option<Request> {
+pub(super) fn key(app: &mut App, c: KeyCode) -> Option<Request> {
     app.handle_key(KeyEvent::new(c, KeyModifiers::NONE))
 }
 
-fn keys(app: &mut App, text: &str) -> Option<Request> {
+pub(super) fn keys(app: &mut App, text: &str) -> Option<Request> {
     let mut last = None;
     for c in text.chars() {
         last = key(app, KeyCode::Char(c));
@@ -24,14 +24,14 @@ fn keys(app: &mut App, text: &str) -> Option<Request> {
     last
 }
 
-fn render(app: &App) -> String {
+pub(super) fn render(app: &App) -> String {
     let mut t = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
     t.draw(|f| super::view::draw(f, app)).expect("draw");
     t.backend().to_string()
 }
 
 /// Runs a request's job and hands its messages to the app until it is quiet (a write also reloads the disk).
-fn pump(app: &mut App, r: Option<Request>, dir: &Path) {
+pub(super) fn pump(app: &mut App, r: Option<Request>, dir: &Path) {
     let r = r.expect("the key asks for a job");
     let (tx, rx) = std::sync::mpsc::channel();
     let env = super::job::Env::new(InspectOptions::default(), dir.to_path_buf());
@@ -46,7 +46,7 @@ fn pump(app: &mut App, r: Option<Request>, dir: &Path) {
     }
 }
 
-fn run(prog: &str, args: &[&str], stdin: &str) -> String {
+pub(super) fn run(prog: &str, args: &[&str], stdin: &str) -> String {
     let mut c = Command::new(prog)
         .args(args)
         .stdin(Stdio::piped())
@@ -77,7 +77,7 @@ fn image(dir: &Path, mib: u64, script: &str) -> PathBuf {
     img
 }
 
-fn disk_app(img: &Path) -> App {
+pub(super) fn disk_app(img: &Path) -> App {
     let mut app = App::new(false, true);
     let (_, r) = report::inspect(img, &InspectOptions::default()).expect("inspect");
     app.set_disk(r);

@@ -31,6 +31,7 @@ mod plan_job;
 mod plan_state;
 mod plan_view;
 mod registry;
+mod restore;
 mod sector_size;
 mod term;
 mod term_size;
@@ -47,6 +48,8 @@ mod disk_edit_tests;
 mod fit_tests;
 #[cfg(test)]
 mod layering_tests;
+#[cfg(test)]
+mod restore_tests;
 #[cfg(test)]
 mod tests;
 

@@ -3,7 +3,7 @@
 //! imports another page, the app, or this list. Adding a page: its module and one line here.
 
 use super::page::{Command, MoveOrder, Offered, Opener, Page, ReviewOrder};
-use super::{bench, disk_edit, moving, plan, sector_size};
+use super::{bench, disk_edit, moving, plan, restore, sector_size};
 
 /// Every page the disk view opens, in the order of the key bar.
 pub const OPENERS: &[Opener] = &[
@@ -62,6 +62,13 @@ pub const OPENERS: &[Opener] = &[
     disk_edit::opener('m'),
     disk_edit::opener('N'),
     disk_edit::opener('f'),
+    Opener {
+        name: restore::NAME,
+        key: 'R',
+        command: restore::KEY,
+        offered: Offered::Always,
+        open: restore::open,
+    },
 ];
 
 /// The plan screen on a layout edited on the disk view (its Enter: review).
