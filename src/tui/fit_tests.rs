@@ -208,6 +208,24 @@ fn every_help_line_fits_at_80x24() {
     }
 }
 
+/// At 80x14 the disk view's help is taller than the terminal: its title says it scrolls, and Down brings
+/// its last line (q) into view.
+#[test]
+fn the_help_scrolls_when_taller_than_the_terminal() {
+    let (_d, img) = image();
+    let mut app = app_on(&img, TermKind::Full);
+    key(&mut app, KeyCode::Char('?'));
+    let w = words_in(&frame(&app, 80, 14), 5, 75);
+    assert!(w.contains("Up/Dn scroll"), "{w}");
+    assert!(!w.contains("quit (also Ctrl-C)"), "{w}");
+    for _ in 0..40 {
+        key(&mut app, KeyCode::Down);
+    }
+    assert!(app.help, "Down does not close the help");
+    let w = words_in(&frame(&app, 80, 14), 5, 75);
+    assert!(w.contains("quit (also Ctrl-C)"), "{w}");
+}
+
 #[test]
 fn a_switches_an_image_s_physical_size_and_everything_is_read_again() {
     let (_d, img) = image();

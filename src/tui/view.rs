@@ -145,11 +145,19 @@ fn draw_help(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         lines.push(Line::from(Span::styled("Last write:", th.title)));
         lines.extend(details.into_iter().map(Line::from));
     }
-    let block = Block::bordered().title(Line::from(" Keys (Esc or ? closes) "));
+    // Taller than the terminal: it scrolls (Up/Dn), and its title says so.
+    let hidden = (rows + 3).saturating_sub(area.height);
+    let title = if hidden > 0 {
+        " Keys (Up/Dn scroll, Esc or ? closes) "
+    } else {
+        " Keys (Esc or ? closes) "
+    };
+    let block = Block::bordered().title(Line::from(title));
     f.render_widget(
         Paragraph::new(lines)
             .block(block)
-            .wrap(Wrap { trim: false }),
+            .wrap(Wrap { trim: false })
+            .scroll((app.help_scroll.min(hidden), 0)),
         r,
     );
 }
