@@ -151,11 +151,11 @@ impl Badge {
         }
     }
 
-    /// The narrow cell (14 columns), as the TUI's partition table shows it.
+    /// The narrow cell, as the TUI's partition table shows it (the offset keeps its unit).
     pub fn short(&self) -> String {
         match *self {
             Badge::Exempt(e) => format!("n/a {}", Self::exempt_word(e)),
-            Badge::Misaligned { offset, .. } => format!("!! MISALIGNED +{offset}"),
+            Badge::Misaligned { offset, .. } => format!("!! MISALIGNED +{offset} B"),
             Badge::NotMib { end_off } => {
                 format!("ok phys, !1MiB{}", if end_off { " end-off" } else { "" })
             }
@@ -328,7 +328,7 @@ mod tests {
             block: 4096,
         };
         assert_eq!(m.long(), "MISALIGNED +512 B, 2 RMW per 4 KiB write");
-        assert_eq!(m.short(), "!! MISALIGNED +512");
+        assert_eq!(m.short(), "!! MISALIGNED +512 B");
         assert_eq!(Badge::Ok { end_off: true }.long(), "ok (1 MiB), end off");
         assert_eq!(Badge::Ok { end_off: true }.short(), "ok 1MiB end-off");
         assert_eq!(Badge::Exempt(Exemption::Extended).long(), "n/a (extended)");

@@ -377,3 +377,20 @@ fn d_after_a_bench_run_shows_the_distributions() {
     key(&mut app, KeyCode::Char('d'));
     assert!(text(&frame(&app, 80, 24)).contains("IOPS"));
 }
+
+/// A cell too long for its column is cut with `…` as its last column; columns are as wide as their content,
+/// and the type (the flexible column) takes what is left.
+#[test]
+fn columns_fit_their_content_and_a_cut_is_marked() {
+    use super::view::{column_widths, cut};
+    assert_eq!(cut("HPFS/NTFS/exFAT", 15), "HPFS/NTFS/exFAT");
+    assert_eq!(cut("HPFS/NTFS/exFAT", 6), "HPFS/…");
+    let head = ["#", "START", "TYPE"];
+    let cells = vec![vec![
+        "1".to_string(),
+        "2048".into(),
+        "HPFS/NTFS/exFAT".into(),
+    ]];
+    assert_eq!(column_widths(&head, &cells, &[2], 40), vec![1, 5, 15]);
+    assert_eq!(column_widths(&head, &cells, &[2], 12), vec![1, 5, 6]);
+}

@@ -196,16 +196,21 @@ fn disk_title(r: &Report) -> Vec<Line<'static>> {
         None => "drive cannot be asked".into(),
     };
     // A loop device has no model: its backing file names it (as in `afdisk list`).
-    let l2 = format!(
-        " {}  serial {}  align offset {}  {}",
-        d.model
-            .clone()
-            .or_else(|| afdisk::present::backing_file(d))
-            .unwrap_or_else(|| "-".into()),
-        d.serial.as_deref().unwrap_or("-"),
-        d.alignment_offset,
-        drive
-    );
+    // Only what is known is named: no unlabelled "-" (an image file has neither model nor serial).
+    let who: Vec<String> = d
+        .model
+        .clone()
+        .map(|m| format!("model {m}"))
+        .or_else(|| afdisk::present::backing_file(d))
+        .into_iter()
+        .chain(d.serial.as_ref().map(|s| format!("serial {s}")))
+        .collect();
+    let who = if who.is_empty() {
+        "no model or serial".to_string()
+    } else {
+        who.join("  ")
+    };
+    let l2 = format!(" {who}  align offset {}  {}", d.alignment_offset, drive);
     vec![Line::from(l1), Line::from(l2)]
 }
 
@@ -320,21 +325,73 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     draw_findings(f, d, findings, th);
 }
 
-/// The disk view's partition table, each row styled by its alignment badge's tone.
+/// `s` in at most `w` columns: whole, or cut with `…` as its last column.
+pub fn cut(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        s.to_string()
+    } else if w == 0 {
+        String::new()
+    } else {
+        let mut t: String = s.chars().take(w - 1).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// Column widths sized by content: every column as wide as its widest cell, except the `flex` ones (type,
+/// name), which share what is left of `room` (the name at most a third) and are cut with `…` to it.
+pub fn column_widths(
+    head: &[&str],
+    cells: &[Vec<String>],
+    flex: &[usize],
+    room: usize,
+) -> Vec<usize> {
+    let mut w: Vec<usize> = head
+        .iter()
+        .enumerate()
+        .map(|(c, h)| {
+            cells
+                .iter()
+                .filter_map(|r| r.get(c).map(|x| x.chars().count()))
+                .chain([h.chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let fixed: usize = (0..w.len())
+        .filter(|c| !flex.contains(c))
+        .map(|c| w[c])
+        .sum();
+    let mut left = room.saturating_sub(fixed);
+    // The name (the second flexible column) gets at most a third when both do not fit.
+    let wanted: usize = flex.iter().map(|c| w[*c]).sum();
+    if wanted > left {
+        if let [ty, name] = flex {
+            w[*name] = w[*name].min(left / 3).max(4);
+            left = left.saturating_sub(w[*name]);
+            w[*ty] = w[*ty].min(left).max(4);
+        } else if let [ty] = flex {
+            w[*ty] = w[*ty].min(left).max(4);
+        }
+    }
+    w
+}
+
+/// The disk view's partition table, each row styled by its alignment badge's tone; columns sized by content
+/// and width (the name shown from 100 columns), a cut type or name marked `…`.
 fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
     let r = &d.report;
-    let wide = parts.width >= 110;
+    let wide = parts.width >= 100;
     let mut head = vec!["#", "START", "END", "SIZE", "TYPE"];
     if wide {
         head.push("NAME");
     }
     head.extend(["FS", "ALIGNMENT"]);
-    let rows: Vec<Row> = r
+    let cells: Vec<Vec<String>> = r
         .partitions
         .iter()
         .map(|p| {
-            let badge = Badge::of(p);
-            let mut cells = vec![
+            let mut c = vec![
                 p.number.to_string(),
                 p.start.to_string(),
                 p.end.to_string(),
@@ -342,24 +399,33 @@ fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
                 p.type_name.clone(),
             ];
             if wide {
-                cells.push(p.name.clone().unwrap_or_default());
+                c.push(p.name.clone().unwrap_or_default());
             }
-            cells.push(p.filesystem.clone().unwrap_or_else(|| "-".into()));
-            cells.push(badge.short());
-            Row::new(cells).style(th.styles().of(badge.tone()))
+            c.push(p.filesystem.clone().unwrap_or_else(|| "-".into()));
+            c.push(Badge::of(p).short());
+            c
         })
         .collect();
-    let mut widths = vec![
-        Constraint::Length(3),
-        Constraint::Length(9),
-        Constraint::Length(9),
-        Constraint::Length(9),
-        Constraint::Length(if wide { 22 } else { 14 }),
-    ];
-    if wide {
-        widths.push(Constraint::Length(16));
-    }
-    widths.extend([Constraint::Length(7), Constraint::Min(14)]);
+    let flex: Vec<usize> = if wide { vec![4, 5] } else { vec![4] };
+    // Inside the borders, less the highlight symbol and one space between columns.
+    let room = usize::from(parts.width)
+        .saturating_sub(3)
+        .saturating_sub(head.len() - 1);
+    let w = column_widths(&head, &cells, &flex, room);
+    let rows: Vec<Row> = r
+        .partitions
+        .iter()
+        .zip(&cells)
+        .map(|(p, c)| {
+            let badge = Badge::of(p);
+            let cut_cells: Vec<String> = c.iter().zip(&w).map(|(x, w)| cut(x, *w)).collect();
+            Row::new(cut_cells).style(th.styles().of(badge.tone()))
+        })
+        .collect();
+    let widths: Vec<Constraint> = w
+        .iter()
+        .map(|x| Constraint::Length(u16::try_from(*x).unwrap_or(u16::MAX)))
+        .collect();
     let title_text = if r.partitions.is_empty() {
         " Partitions: none "
     } else {
