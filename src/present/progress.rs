@@ -87,13 +87,19 @@ pub fn bench_round(elapsed_secs: f64, cap_secs: f64, rounds: u64, warmup: bool) 
     )
 }
 
-/// The benchmark's step, short (a job's phase): `warm-up` or `round N`.
+/// The benchmark's step, short enough for a status line of 80 columns: `warm-up` or `round N`, and the
+/// seconds run of the cap (`round 12, 3/10 s`).
 pub fn bench_step(p: &crate::bench::Progress) -> String {
-    if p.warmup {
-        "warm-up".into()
+    let step = if p.warmup {
+        "warm-up".to_string()
     } else {
         format!("round {}", p.rounds)
-    }
+    };
+    format!(
+        "{step}, {:.0}/{} s",
+        p.elapsed.as_secs_f64().floor(),
+        p.cap.as_secs()
+    )
 }
 
 /// The running drive verdict's ratio: misaligned against aligned writes with its confidence interval, or reads
