@@ -27,10 +27,16 @@ pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles
     .areas(area);
     f.render_widget(
         Paragraph::new(format!(
-            "Edit by hand: {device} ({}, {}-byte sectors), every start and end on the {} grain",
+            "Edit by hand: {device} ({}, {}-byte sectors), edits snap to the {} grain{}",
             t.label.as_str(),
             ss,
-            human(e.grain)
+            human(e.grain),
+            // Never "every start and end on the grain" above a row that is not (issue 25, item 5).
+            if e.layout.partitions.iter().any(|p| !e.aligned(p)) {
+                "; ! marks a partition off it"
+            } else {
+                ""
+            }
         ))
         .style(st.title)
         .wrap(Wrap { trim: true }),
