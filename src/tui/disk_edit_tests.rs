@@ -134,7 +134,10 @@ fn t_on_the_disk_view_changes_a_type_and_the_write_is_what_sfdisk_reads() {
     let r = key(&mut app, KeyCode::Enter);
     pump(&mut app, r, dir.path());
     let s = render(&app);
-    assert!(s.contains("type"), "the plan shows the type change: {s}");
+    assert!(
+        s.contains("type HPFS/NTFS/exFAT → W95 FAT32 (LBA)"),
+        "the plan shows the type change: {s}"
+    );
     key(&mut app, KeyCode::Char('a'));
     let name = device_name(&app);
     keys(&mut app, &name);
