@@ -38,15 +38,18 @@ pub(crate) fn presenter(as_json: bool) -> impl FnMut(&Progress) {
         let t = afdisk::present::progress::move_progress(p);
         let width = 10usize;
         let fill = ((t.ratio * width as f64) as usize).min(width);
-        let mut e = std::io::stderr().lock();
-        let _ = write!(
-            e,
-            "\r\x1b[K[{}{}] {:>4} {}",
+        let line = format!(
+            "[{}{}] {:>4} {}",
             "#".repeat(fill),
             " ".repeat(width - fill),
             t.percent(),
             t.line()
         );
+        // One terminal row (it is rewritten in place): cut to the terminal's width, else 80 columns.
+        let cols = crossterm::terminal::size().map_or(80, |(c, _)| usize::from(c.max(20)));
+        let line: String = line.chars().take(cols - 1).collect();
+        let mut e = std::io::stderr().lock();
+        let _ = write!(e, "\r\x1b[K{line}");
         let _ = e.flush();
     }
 }

@@ -25,7 +25,11 @@ pub(super) fn keys(app: &mut App, text: &str) -> Option<Request> {
 }
 
 pub(super) fn render(app: &App) -> String {
-    let mut t = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+    render_at(app, 80, 24)
+}
+
+fn render_at(app: &App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).expect("terminal");
     t.draw(|f| super::view::draw(f, app)).expect("draw");
     t.backend().to_string()
 }
@@ -217,4 +221,38 @@ fn n_and_d_on_the_disk_view_make_the_layout_sgdisk_reads() {
     assert_eq!(app.screen, Screen::Disk);
     let r = key(&mut app, KeyCode::Char('d'));
     assert!(r.is_some(), "the disk is read again for new edits");
+}
+
+/// A refusal in the editor is shown whole (issue 25, item 8: the type error was cut at "or an"): the message
+/// area grows with its wrapped words, at 80x24 and in a terminal 40 columns wide.
+#[test]
+fn a_long_refusal_is_shown_whole() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = image(dir.path(), 100, "label: gpt\nstart=2048, size=32768\n");
+    let mut app = disk_app(&img);
+    let r = key(&mut app, KeyCode::Char('t'));
+    pump(&mut app, r, dir.path());
+    // A type byte on a GPT: not in the list, so it is handed to the editor, which refuses it.
+    keys(&mut app, "0x83");
+    key(&mut app, KeyCode::Enter);
+    let (m, bad) = app
+        .page(super::disk_edit::NAME)
+        .and_then(|p| p.as_any().downcast_ref::<super::disk_edit::DiskEdit>())
+        .and_then(|p| p.edit.as_ref())
+        .and_then(|e| e.message.clone())
+        .expect("a message");
+    assert!(bad && m.contains("MBR type byte"), "{m}");
+    let words: Vec<&str> = m.split_whitespace().collect();
+    let end = words[words.len().saturating_sub(3)..].join(" ");
+    for w in [80, 40] {
+        let flat: String = render_at(&app, w, 24)
+            .lines()
+            .map(|l| l.trim_matches('"').trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            flat.contains(&end),
+            "{w} columns: the message's end {end:?} is on screen:\n{flat}"
+        );
+    }
 }

@@ -692,7 +692,10 @@ mod tests {
         es.key(KeyCode::Char('o'));
         let s = screen(&es);
         assert!(s.contains("│! 1 2049 "), "{s}");
-        assert!(s.contains("! marks a partition off it"), "the header says so: {s}");
+        assert!(
+            s.contains("! marks a partition off it"),
+            "the header says so: {s}"
+        );
         es.key(KeyCode::Char('m'));
         typed(&mut es, "1M");
         assert!(

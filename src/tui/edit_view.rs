@@ -19,10 +19,22 @@ pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles
     let e = &es.editor;
     let t = &e.layout.table;
     let ss = t.sector_size.max(1);
+    let (text, style) = match &es.message {
+        Some((m, true)) => (m.clone(), st.bad),
+        Some((m, false)) => (m.clone(), st.ok),
+        None => (
+            "n makes a partition in the selected free region; Enter makes the plan of this layout."
+                .into(),
+            Style::default(),
+        ),
+    };
+    // The message as tall as its words wrapped (an error is never cut mid-sentence), at most 6 rows.
+    let msg_rows = super::dialog::wrap_words(&text, usize::from(area.width.max(1))).len();
+    let msg_h = u16::try_from(msg_rows).unwrap_or(6).clamp(1, 6);
     let [head, list, msg] = Layout::vertical([
         Constraint::Length(2),
         Constraint::Min(4),
-        Constraint::Length(3),
+        Constraint::Length(msg_h),
     ])
     .areas(area);
     f.render_widget(
@@ -64,15 +76,6 @@ pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles
     .block(Block::bordered().title(Line::from(" Layout (Up/Dn select) ")));
     let mut state = TableState::default().with_selected(Some(es.selected));
     f.render_stateful_widget(table, list, &mut state);
-    let (text, style) = match &es.message {
-        Some((m, true)) => (m.clone(), st.bad),
-        Some((m, false)) => (m.clone(), st.ok),
-        None => (
-            "n makes a partition in the selected free region; Enter makes the plan of this layout."
-                .into(),
-            Style::default(),
-        ),
-    };
     f.render_widget(
         Paragraph::new(text).style(style).wrap(Wrap { trim: true }),
         msg,
