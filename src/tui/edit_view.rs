@@ -55,25 +55,38 @@ pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles
         head,
     );
     let changed: Vec<u32> = es.changes().into_iter().map(|(n, _)| n).collect();
-    let rows: Vec<TRow> = es
+    let head = ["  #", "start", "end", "size", "type", "name, flags"];
+    let cells: Vec<(Vec<String>, Style)> = es
         .rows()
         .into_iter()
         .map(|r| row(es, r, &changed, st))
         .collect();
-    let table = Table::new(
-        rows,
-        [
-            Constraint::Length(3),
-            Constraint::Length(10),
-            Constraint::Length(10),
-            Constraint::Length(10),
-            Constraint::Length(20),
-            Constraint::Min(8),
-        ],
-    )
-    .header(TRow::new(vec!["  #", "start", "end", "size", "type", "name, flags"]).style(st.title))
-    .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
-    .block(Block::bordered().title(Line::from(" Layout (Up/Dn select) ")));
+    let texts: Vec<Vec<String>> = cells.iter().map(|(c, _)| c.clone()).collect();
+    // Inside the borders, one space between the columns; the type and the name share what is left.
+    let room = usize::from(list.width).saturating_sub(2 + head.len() - 1);
+    let w = super::text::column_widths(&head, &texts, &[4, 5], room);
+    let rows: Vec<TRow> = cells
+        .into_iter()
+        .map(|(c, style)| {
+            TRow::new(
+                c.iter()
+                    .zip(&w)
+                    .map(|(x, w)| super::text::cut(x, *w))
+                    .collect::<Vec<_>>(),
+            )
+            .style(style)
+        })
+        .collect();
+    let widths: Vec<Constraint> = w
+        .iter()
+        .map(|x| Constraint::Length(u16::try_from(*x).unwrap_or(u16::MAX)))
+        .collect();
+    let table = Table::new(rows, widths)
+        .header(
+            TRow::new(vec!["  #", "start", "end", "size", "type", "name, flags"]).style(st.title),
+        )
+        .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
+        .block(Block::bordered().title(Line::from(" Layout (Up/Dn select) ")));
     let mut state = TableState::default().with_selected(Some(es.selected));
     f.render_stateful_widget(table, list, &mut state);
     f.render_widget(
@@ -90,7 +103,7 @@ pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles
 
 /// One row of the layout: a partition (`!` when it is off the grain, else `*` when it differs from the table
 /// on the disk now) or a free region.
-fn row(es: &EditState, r: Row, changed: &[u32], st: &Styles) -> TRow<'static> {
+fn row(es: &EditState, r: Row, changed: &[u32], st: &Styles) -> (Vec<String>, Style) {
     let e = &es.editor;
     let ss = e.layout.table.sector_size.max(1);
     match r {
@@ -99,37 +112,41 @@ fn row(es: &EditState, r: Row, changed: &[u32], st: &Styles) -> TRow<'static> {
             let held = e.content.get(&p.number).map(String::as_str).unwrap_or("");
             let name = p.name.clone().unwrap_or_default();
             let aligned = e.aligned(p);
-            TRow::new(vec![
-                format!(
-                    "{}{:>2}",
-                    match (aligned, changed.contains(&p.number)) {
-                        (false, _) => '!',
-                        (true, true) => '*',
-                        (true, false) => ' ',
-                    },
-                    p.number
-                ),
-                p.start.to_string(),
-                p.end().to_string(),
-                human(p.size * ss),
-                p.type_name.clone(),
-                [name.as_str(), flags(p).as_str(), held]
-                    .iter()
-                    .filter(|s| !s.is_empty())
-                    .copied()
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            ])
-            .style(if aligned { Style::default() } else { st.bad })
+            (
+                vec![
+                    format!(
+                        "{}{:>2}",
+                        match (aligned, changed.contains(&p.number)) {
+                            (false, _) => '!',
+                            (true, true) => '*',
+                            (true, false) => ' ',
+                        },
+                        p.number
+                    ),
+                    p.start.to_string(),
+                    p.end().to_string(),
+                    human(p.size * ss),
+                    p.type_name.clone(),
+                    [name.as_str(), flags(p).as_str(), held]
+                        .iter()
+                        .filter(|s| !s.is_empty())
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ],
+                if aligned { Style::default() } else { st.bad },
+            )
         }
-        Row::Free(r) => TRow::new(vec![
-            "  -".to_string(),
-            r.start.to_string(),
-            (r.end - 1).to_string(),
-            human(r.sectors() * ss),
-            "free".to_string(),
-            String::new(),
-        ])
-        .style(st.warn),
+        Row::Free(r) => (
+            vec![
+                "  -".to_string(),
+                r.start.to_string(),
+                (r.end - 1).to_string(),
+                human(r.sectors() * ss),
+                "free".to_string(),
+                String::new(),
+            ],
+            st.warn,
+        ),
     }
 }

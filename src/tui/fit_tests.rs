@@ -382,7 +382,7 @@ fn d_after_a_bench_run_shows_the_distributions() {
 /// and the type (the flexible column) takes what is left.
 #[test]
 fn columns_fit_their_content_and_a_cut_is_marked() {
-    use super::view::{column_widths, cut};
+    use super::text::{column_widths, cut};
     assert_eq!(cut("HPFS/NTFS/exFAT", 15), "HPFS/NTFS/exFAT");
     assert_eq!(cut("HPFS/NTFS/exFAT", 6), "HPFS/…");
     let head = ["#", "START", "TYPE"];

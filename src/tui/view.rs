@@ -325,58 +325,6 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     draw_findings(f, d, findings, th);
 }
 
-/// `s` in at most `w` columns: whole, or cut with `…` as its last column.
-pub fn cut(s: &str, w: usize) -> String {
-    if s.chars().count() <= w {
-        s.to_string()
-    } else if w == 0 {
-        String::new()
-    } else {
-        let mut t: String = s.chars().take(w - 1).collect();
-        t.push('…');
-        t
-    }
-}
-
-/// Column widths sized by content: every column as wide as its widest cell, except the `flex` ones (type,
-/// name), which share what is left of `room` (the name at most a third) and are cut with `…` to it.
-pub fn column_widths(
-    head: &[&str],
-    cells: &[Vec<String>],
-    flex: &[usize],
-    room: usize,
-) -> Vec<usize> {
-    let mut w: Vec<usize> = head
-        .iter()
-        .enumerate()
-        .map(|(c, h)| {
-            cells
-                .iter()
-                .filter_map(|r| r.get(c).map(|x| x.chars().count()))
-                .chain([h.chars().count()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let fixed: usize = (0..w.len())
-        .filter(|c| !flex.contains(c))
-        .map(|c| w[c])
-        .sum();
-    let mut left = room.saturating_sub(fixed);
-    // The name (the second flexible column) gets at most a third when both do not fit.
-    let wanted: usize = flex.iter().map(|c| w[*c]).sum();
-    if wanted > left {
-        if let [ty, name] = flex {
-            w[*name] = w[*name].min(left / 3).max(4);
-            left = left.saturating_sub(w[*name]);
-            w[*ty] = w[*ty].min(left).max(4);
-        } else if let [ty] = flex {
-            w[*ty] = w[*ty].min(left).max(4);
-        }
-    }
-    w
-}
-
 /// The disk view's partition table, each row styled by its alignment badge's tone; columns sized by content
 /// and width (the name shown from 100 columns), a cut type or name marked `…`.
 fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
@@ -411,14 +359,18 @@ fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
     let room = usize::from(parts.width)
         .saturating_sub(3)
         .saturating_sub(head.len() - 1);
-    let w = column_widths(&head, &cells, &flex, room);
+    let w = super::text::column_widths(&head, &cells, &flex, room);
     let rows: Vec<Row> = r
         .partitions
         .iter()
         .zip(&cells)
         .map(|(p, c)| {
             let badge = Badge::of(p);
-            let cut_cells: Vec<String> = c.iter().zip(&w).map(|(x, w)| cut(x, *w)).collect();
+            let cut_cells: Vec<String> = c
+                .iter()
+                .zip(&w)
+                .map(|(x, w)| super::text::cut(x, *w))
+                .collect();
             Row::new(cut_cells).style(th.styles().of(badge.tone()))
         })
         .collect();
