@@ -256,3 +256,30 @@ fn a_long_refusal_is_shown_whole() {
         );
     }
 }
+
+/// The disk view's table lists free space as cfdisk does: between and after the partitions, inside the
+/// extended partition too (after its logical, a MiB left for the next EBR: 79872 as cfdisk shows it), and
+/// never a gap under 1 MiB (the EBR room before logical 5).
+#[test]
+fn the_disk_view_lists_free_regions_inside_the_extended_partition_too() {
+    use super::view::DiskRow;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = "label: dos\nstart=2048, size=32768, type=7\nstart=34816, size=98304, type=5\n\
+                  start=36864, size=40960, type=83\n";
+    let img = image(dir.path(), 100, script);
+    let app = disk_app(&img);
+    let r = &app.disk.as_ref().expect("disk").report;
+    let mib = 1u64 << 20;
+    assert_eq!(
+        super::view::disk_rows(r),
+        vec![
+            DiskRow::Part(0),
+            DiskRow::Part(1),
+            DiskRow::Part(2),
+            DiskRow::Free(79872 * 512, 133120 * 512),
+            DiskRow::Free(133120 * 512, 100 * mib),
+        ]
+    );
+    let s = render(&app);
+    assert!(s.contains("- 79872  133119 26 MiB free"), "{s}");
+}

@@ -290,7 +290,7 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         return;
     };
     let r = &d.report;
-    let table_h = (r.partitions.len() as u16 + 3).clamp(4, (area.height / 2).max(4));
+    let table_h = (disk_rows(r).len() as u16 + 3).clamp(4, (area.height / 2).max(4));
     let mut head = disk_title(r);
     let banner = image_banner(r);
     let head_h = head
@@ -335,23 +335,41 @@ fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
         head.push("NAME");
     }
     head.extend(["FS", "ALIGNMENT"]);
-    let cells: Vec<Vec<String>> = r
-        .partitions
+    let ss = r.table.as_ref().map_or(512, |t| t.sector_size).max(1);
+    let order = disk_rows(r);
+    let cells: Vec<Vec<String>> = order
         .iter()
-        .map(|p| {
-            let mut c = vec![
-                p.number.to_string(),
-                p.start.to_string(),
-                p.end.to_string(),
-                human(p.size_bytes),
-                p.type_name.clone(),
-            ];
-            if wide {
-                c.push(p.name.clone().unwrap_or_default());
+        .map(|row| match *row {
+            DiskRow::Part(i) => {
+                let p = &r.partitions[i];
+                let mut c = vec![
+                    p.number.to_string(),
+                    p.start.to_string(),
+                    p.end.to_string(),
+                    human(p.size_bytes),
+                    p.type_name.clone(),
+                ];
+                if wide {
+                    c.push(p.name.clone().unwrap_or_default());
+                }
+                c.push(p.filesystem.clone().unwrap_or_else(|| "-".into()));
+                c.push(Badge::of(p).short());
+                c
             }
-            c.push(p.filesystem.clone().unwrap_or_else(|| "-".into()));
-            c.push(Badge::of(p).short());
-            c
+            DiskRow::Free(a, b) => {
+                let mut c = vec![
+                    "-".to_string(),
+                    (a / ss).to_string(),
+                    (b / ss).saturating_sub(1).to_string(),
+                    human(b - a),
+                    "free".to_string(),
+                ];
+                if wide {
+                    c.push(String::new());
+                }
+                c.extend([String::new(), String::new()]);
+                c
+            }
         })
         .collect();
     let flex: Vec<usize> = if wide { vec![4, 5] } else { vec![4] };
@@ -360,18 +378,20 @@ fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
         .saturating_sub(3)
         .saturating_sub(head.len() - 1);
     let w = super::text::column_widths(&head, &cells, &flex, room);
-    let rows: Vec<Row> = r
-        .partitions
+    let rows: Vec<Row> = order
         .iter()
         .zip(&cells)
-        .map(|(p, c)| {
-            let badge = Badge::of(p);
+        .map(|(row, c)| {
+            let style = match *row {
+                DiskRow::Part(i) => th.styles().of(Badge::of(&r.partitions[i]).tone()),
+                DiskRow::Free(..) => th.dim,
+            };
             let cut_cells: Vec<String> = c
                 .iter()
                 .zip(&w)
                 .map(|(x, w)| super::text::cut(x, *w))
                 .collect();
-            Row::new(cut_cells).style(th.styles().of(badge.tone()))
+            Row::new(cut_cells).style(style)
         })
         .collect();
     let widths: Vec<Constraint> = w
@@ -394,12 +414,64 @@ fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
         )
         .row_highlight_style(th.sel)
         .highlight_symbol(">");
-    let mut st = TableState::default().with_selected(if r.partitions.is_empty() {
-        None
-    } else {
-        Some(d.selected)
-    });
+    let selected = order
+        .iter()
+        .position(|row| matches!(row, DiskRow::Part(i) if *i == d.selected));
+    let mut st = TableState::default().with_selected(selected);
     f.render_stateful_widget(table, parts, &mut st);
+}
+
+/// A row of the disk view's partition table: a partition (its index in the report) or a free region of at
+/// least 1 MiB (bytes, start and end), as cfdisk lists free space between the partitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiskRow {
+    Part(usize),
+    Free(u64, u64),
+}
+
+/// The table's rows in disk order: the partitions (an extended one before its logicals) and the free
+/// regions of the disk map between and after them (`model::segments`), split at an extended partition's
+/// end; inside one, the first MiB of a region is left for the next logical's EBR (as cfdisk counts it), and
+/// regions under 1 MiB are left out.
+pub fn disk_rows(r: &Report) -> Vec<DiskRow> {
+    const MIB: u64 = 1 << 20;
+    let mut v: Vec<(u64, u8, DiskRow)> = r
+        .partitions
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.start_bytes, 0, DiskRow::Part(i)))
+        .collect();
+    let extended: Vec<(u64, u64)> = r
+        .partitions
+        .iter()
+        .filter(|p| p.kind == afdisk::table::PartKind::Extended)
+        .map(|p| (p.start_bytes, p.start_bytes + p.size_bytes))
+        .collect();
+    if r.table.is_some() {
+        for s in model::segments(r)
+            .into_iter()
+            .filter(|s| s.kind == SegKind::Free)
+        {
+            // Split at every extended partition's end; a piece inside one keeps a MiB for its EBR.
+            let mut cuts: Vec<u64> = extended
+                .iter()
+                .map(|e| e.1)
+                .filter(|e| *e > s.start && *e < s.end)
+                .collect();
+            cuts.push(s.end);
+            let mut a = s.start;
+            for b in cuts {
+                let inside = extended.iter().any(|e| a >= e.0 && b <= e.1);
+                let from = if inside { a + MIB } else { a };
+                if b > from && b - from >= MIB {
+                    v.push((from, 1, DiskRow::Free(from, b)));
+                }
+                a = b;
+            }
+        }
+    }
+    v.sort_by_key(|(start, kind, _)| (*start, *kind));
+    v.into_iter().map(|(_, _, row)| row).collect()
 }
 
 /// The disk view's findings: the selected partition's first, then the rest, styled by severity.
