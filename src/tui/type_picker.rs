@@ -54,10 +54,13 @@ pub struct TypePicker {
     pub selected: usize,
 }
 
+/// One of the presets' type aliases: (alias, GPT type GUID, MBR type byte).
+type PresetType = (&'static str, &'static str, Option<u8>);
+
 /// The types a table of `label` takes, in the library's order: every MBR type byte the library names, or
 /// every GPT type GUID the library knows an alias or a name for.
 pub fn items(label: Label) -> Vec<Item> {
-    let aliases = |pick: &dyn Fn(&(&str, &str, Option<u8>)) -> bool| {
+    let aliases = |pick: &dyn Fn(&PresetType) -> bool| {
         afdisk::plan::preset::TYPES
             .iter()
             .filter(|t| pick(t))
