@@ -16,9 +16,6 @@ use super::dialog::Styles;
 use super::edit_state::{EditState, Row};
 
 pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles) {
-    let e = &es.editor;
-    let t = &e.layout.table;
-    let ss = t.sector_size.max(1);
     let (text, style) = match &es.message {
         Some((m, true)) => (m.clone(), st.bad),
         Some((m, false)) => (m.clone(), st.ok),
@@ -38,20 +35,9 @@ pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles
     ])
     .areas(area);
     f.render_widget(
-        Paragraph::new(format!(
-            "Edit by hand: {device} ({}, {}-byte sectors), edits snap to the {} grain{}",
-            t.label.as_str(),
-            ss,
-            human(e.grain),
-            // Never "every start and end on the grain" above a row that is not (issue 25, item 5).
-            if e.layout.partitions.iter().any(|p| !e.aligned(p)) {
-                "; ! marks a partition off it"
-            } else {
-                ""
-            }
-        ))
-        .style(st.title)
-        .wrap(Wrap { trim: true }),
+        Paragraph::new(header(es, device))
+            .style(st.title)
+            .wrap(Wrap { trim: true }),
         head,
     );
     let changed: Vec<u32> = es.changes().into_iter().map(|(n, _)| n).collect();
@@ -99,6 +85,25 @@ pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles
     if let Some((_, picker)) = &es.picker {
         picker.draw(f, area, st);
     }
+}
+
+/// The editor's header: the device, the table type, the sector size and the grain edits snap to; never
+/// "every start and end on the grain" above a row that is not (issue 25, item 5).
+fn header(es: &EditState, device: &str) -> String {
+    let e = &es.editor;
+    let t = &e.layout.table;
+    let ss = t.sector_size.max(1);
+    format!(
+        "Edit by hand: {device} ({}, {}-byte sectors), edits snap to the {} grain{}",
+        t.label.as_str(),
+        ss,
+        human(e.grain),
+        if e.layout.partitions.iter().any(|p| !e.aligned(p)) {
+            "; ! marks a partition off it"
+        } else {
+            ""
+        }
+    )
 }
 
 /// One row of the layout: a partition (`!` when it is off the grain, else `*` when it differs from the table

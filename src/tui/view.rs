@@ -337,41 +337,7 @@ fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
     head.extend(["FS", "ALIGNMENT"]);
     let ss = r.table.as_ref().map_or(512, |t| t.sector_size).max(1);
     let order = disk_rows(r);
-    let cells: Vec<Vec<String>> = order
-        .iter()
-        .map(|row| match *row {
-            DiskRow::Part(i) => {
-                let p = &r.partitions[i];
-                let mut c = vec![
-                    p.number.to_string(),
-                    p.start.to_string(),
-                    p.end.to_string(),
-                    human(p.size_bytes),
-                    p.type_name.clone(),
-                ];
-                if wide {
-                    c.push(p.name.clone().unwrap_or_default());
-                }
-                c.push(p.filesystem.clone().unwrap_or_else(|| "-".into()));
-                c.push(Badge::of(p).short());
-                c
-            }
-            DiskRow::Free(a, b) => {
-                let mut c = vec![
-                    "-".to_string(),
-                    (a / ss).to_string(),
-                    (b / ss).saturating_sub(1).to_string(),
-                    human(b - a),
-                    "free".to_string(),
-                ];
-                if wide {
-                    c.push(String::new());
-                }
-                c.extend([String::new(), String::new()]);
-                c
-            }
-        })
-        .collect();
+    let cells = row_cells(r, &order, wide, ss);
     let flex: Vec<usize> = if wide { vec![4, 5] } else { vec![4] };
     // Inside the borders, less the highlight symbol and one space between columns.
     let room = usize::from(parts.width)
@@ -419,6 +385,45 @@ fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
         .position(|row| matches!(row, DiskRow::Part(i) if *i == d.selected));
     let mut st = TableState::default().with_selected(selected);
     f.render_stateful_widget(table, parts, &mut st);
+}
+
+/// The cells of the disk view's table rows (`ss`: the table's sector size; `wide`: with the NAME column).
+fn row_cells(r: &Report, order: &[DiskRow], wide: bool, ss: u64) -> Vec<Vec<String>> {
+    order
+        .iter()
+        .map(|row| match *row {
+            DiskRow::Part(i) => {
+                let p = &r.partitions[i];
+                let mut c = vec![
+                    p.number.to_string(),
+                    p.start.to_string(),
+                    p.end.to_string(),
+                    human(p.size_bytes),
+                    p.type_name.clone(),
+                ];
+                if wide {
+                    c.push(p.name.clone().unwrap_or_default());
+                }
+                c.push(p.filesystem.clone().unwrap_or_else(|| "-".into()));
+                c.push(Badge::of(p).short());
+                c
+            }
+            DiskRow::Free(a, b) => {
+                let mut c = vec![
+                    "-".to_string(),
+                    (a / ss).to_string(),
+                    (b / ss).saturating_sub(1).to_string(),
+                    human(b - a),
+                    "free".to_string(),
+                ];
+                if wide {
+                    c.push(String::new());
+                }
+                c.extend([String::new(), String::new()]);
+                c
+            }
+        })
+        .collect()
 }
 
 /// A row of the disk view's partition table: a partition (its index in the report) or a free region of at
