@@ -282,4 +282,15 @@ fn the_disk_view_lists_free_regions_inside_the_extended_partition_too() {
     );
     let s = render(&app);
     assert!(s.contains("- 79872  133119 26 MiB free"), "{s}");
+    // Free space before an extended partition ends where it starts (the XP sample's layout: 24576-32767
+    // free, the extended partition from 32768, its logical from 34816).
+    let script = "label: dos\nstart=63, size=24513, type=7\nstart=32768, size=98304, type=5\n\
+                  start=34816, size=40960, type=83\n";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = image(dir.path(), 64, script);
+    let app = disk_app(&img);
+    let r = &app.disk.as_ref().expect("disk").report;
+    let rows = super::view::disk_rows(r);
+    assert_eq!(rows[1], DiskRow::Free(24576 * 512, 32768 * 512), "{rows:?}");
+    assert_eq!(rows[2], DiskRow::Part(1), "{rows:?}");
 }

@@ -436,7 +436,7 @@ pub enum DiskRow {
 
 /// The table's rows in disk order: the partitions (an extended one before its logicals) and the free
 /// regions of the disk map between and after them (`model::segments`), split at an extended partition's
-/// end; inside one, the first MiB of a region is left for the next logical's EBR (as cfdisk counts it), and
+/// start and end; inside one, the first MiB of a region is left for the next logical's EBR (as cfdisk counts it), and
 /// regions under 1 MiB are left out.
 pub fn disk_rows(r: &Report) -> Vec<DiskRow> {
     const MIB: u64 = 1 << 20;
@@ -457,12 +457,14 @@ pub fn disk_rows(r: &Report) -> Vec<DiskRow> {
             .into_iter()
             .filter(|s| s.kind == SegKind::Free)
         {
-            // Split at every extended partition's end; a piece inside one keeps a MiB for its EBR.
+            // Split at every extended partition's start and end; a piece inside one keeps a MiB for its
+            // EBR.
             let mut cuts: Vec<u64> = extended
                 .iter()
-                .map(|e| e.1)
+                .flat_map(|e| [e.0, e.1])
                 .filter(|e| *e > s.start && *e < s.end)
                 .collect();
+            cuts.sort_unstable();
             cuts.push(s.end);
             let mut a = s.start;
             for b in cuts {
