@@ -101,9 +101,14 @@ impl EditState {
     /// A field's typed text, submitted.
     fn submit(&mut self, t: Target, text: String) {
         let op = match t {
+            // Enter alone fills the free region (cfdisk's default size).
             Target::New(at) => Op::New {
                 at,
-                size: text,
+                size: if text.trim().is_empty() {
+                    "rest".into()
+                } else {
+                    text
+                },
                 type_spec: None,
                 name: None,
                 uuid: uuid::Uuid::new_v4().to_string(),
@@ -209,7 +214,7 @@ impl EditState {
                 Target::New(r.start),
                 "New partition",
                 &format!(
-                    "Size in the free region of {} at {}",
+                    "Size in the free region of {} at {} (Enter alone: all of it)",
                     afdisk::units::human(r.sectors() * ss),
                     afdisk::units::human(r.start * ss)
                 ),
