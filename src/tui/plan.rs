@@ -73,6 +73,8 @@ pub struct PlanPage {
     review: Option<PlanRequest>,
     /// The page Esc returns to while the reviewed plan is not written (the disk view's edits).
     back_to: Option<&'static str>,
+    /// Why the reviewed edits make no plan (the library's refusal).
+    refused: Option<String>,
 }
 
 /// Opens the plan screen on a layout edited on the disk view's editing page: it makes that layout's plan
@@ -94,6 +96,7 @@ pub fn open_review(o: ReviewOrder) -> Box<dyn Page> {
             destroy_ok: o.destroy_ok,
         }),
         back_to: Some(o.back_to),
+        refused: None,
     })
 }
 
@@ -116,6 +119,7 @@ pub fn open(d: &DiskState, _prev: Option<Box<dyn Page>>) -> Box<dyn Page> {
         from_edit: false,
         review: None,
         back_to: None,
+        refused: None,
     })
 }
 
@@ -185,6 +189,11 @@ impl PlanPage {
                 }
                 Reply::None
             }
+            // The review of the disk view's edits: the refusal is shown here, Esc goes back to the edits.
+            PlanDone::Made(_, Err(e)) if self.back_to.is_some() && self.state.is_none() => {
+                self.refused = Some(failure_text(&e));
+                Reply::Show
+            }
             PlanDone::Made(_, Err(e)) => Reply::Failed(failure_text(&e)),
             PlanDone::Written { undo, result, .. } => {
                 if let Some(ps) = self.state.as_mut() {
@@ -253,7 +262,16 @@ impl Page for PlanPage {
         }
         match &self.state {
             Some(ps) => super::plan_view::draw(f, ps, area, st),
-            None => f.render_widget(Paragraph::new("No plan."), area),
+            None => f.render_widget(
+                Paragraph::new(match &self.refused {
+                    Some(why) => {
+                        format!("These edits make no plan: {why}\n\nEsc goes back to them.")
+                    }
+                    None => "No plan.".into(),
+                })
+                .wrap(ratatui::widgets::Wrap { trim: true }),
+                area,
+            ),
         }
     }
 
@@ -443,5 +461,41 @@ mod tests {
             .as_ref()
             .and_then(|s| s.error.clone())
             .is_some_and(|e| e.contains("already written")));
+    }
+
+    /// The review of the disk view's edits: a refusal is shown on the plan screen (not lost as an error for
+    /// the disk view), and Esc goes back to the edits.
+    #[test]
+    fn a_refused_review_says_why_and_esc_returns_to_the_edits() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut page = page_with_plan(dir.path());
+        let layout = pp(&mut page).state.as_ref().expect("plan").plan.new.clone();
+        let mut review = open_review(ReviewOrder {
+            path: dir.path().join("t.img"),
+            target: Box::new(layout),
+            grain: 1 << 20,
+            destroy_ok: Vec::new(),
+            back_to: "edit",
+        });
+        assert!(matches!(review.opened(), Reply::Start(_)));
+        let e = afdisk::Error::usage("the edits overlap", "fix them");
+        let done: Result<PlanDone, afdisk::Error> =
+            Ok(PlanDone::Made(dir.path().join("t.img"), Err(e)));
+        assert!(matches!(
+            review.on_job(Event::Done(Box::new(done))),
+            Reply::Show
+        ));
+        let mut t =
+            ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 10)).expect("terminal");
+        let st = Styles {
+            ok: Default::default(),
+            bad: Default::default(),
+            warn: Default::default(),
+            title: Default::default(),
+        };
+        t.draw(|f| review.draw(f, f.area(), &st)).expect("draw");
+        let s = t.backend().to_string();
+        assert!(s.contains("the edits overlap"), "{s}");
+        assert!(matches!(review.key(KeyCode::Esc), Reply::Return("edit")));
     }
 }
