@@ -1,5 +1,5 @@
 //! Editing where one looks (cfdisk's model), a page: a key of the editor pressed on the disk view (n new,
-//! d delete, r resize, t type, m move, N name, f flags) opens the disk's table as the editor's rows, free
+//! d delete, r resize, t type, m move, N name, f flags, A realign) opens the disk's table as the editor's rows, free
 //! regions included, on the partition selected there, and does what the key asks at once. The edits build a
 //! pending layout; its rows carry a mark (`*`) and a line says "N changes pending — Enter to review". Enter
 //! opens the plan screen on it (`Reply::Review`): the diff, the sectors and the typed confirmation stay the
@@ -54,6 +54,11 @@ pub const DISK_EDIT_KEYS: &[Command] = &[
         "toggle an attribute (GPT bits) or the boot flag (dos)",
     ),
     cmd(
+        "A",
+        "",
+        "realign the selected partition: start and end onto the grain (an empty one; p plans a data move)",
+    ),
+    cmd(
         "o",
         "",
         "drop the edits: start again from the table on the disk",
@@ -77,8 +82,8 @@ pub const fn opener(key: char) -> Opener {
         'n' => Command {
             keys: "n/d/t",
             bar: "edit",
-            help: "edit here: n new, d delete, r resize, t type, m move, N name, f flags; \
-                   Enter there reviews the plan",
+            help: "edit here: n new, d delete, r resize, t type, m move, N name, f flags, \
+                   A realign; Enter there reviews the plan",
         },
         _ => Command {
             keys: "",
@@ -98,6 +103,7 @@ pub const fn opener(key: char) -> Opener {
             't' => |d, p| open(d, p, 't'),
             'm' => |d, p| open(d, p, 'm'),
             'N' => |d, p| open(d, p, 'N'),
+            'A' => |d, p| open(d, p, 'A'),
             _ => |d, p| open(d, p, 'a'),
         },
     }
@@ -200,7 +206,12 @@ impl DiskEdit {
         if let Some(n) = self.selected {
             es.select_number(n);
         }
-        es.key(KeyCode::Char(k));
+        match k {
+            'A' => realign_selected(es),
+            k => {
+                es.key(KeyCode::Char(k));
+            }
+        }
         Reply::Show
     }
 
@@ -223,6 +234,27 @@ impl DiskEdit {
             destroy_ok: es.destroy_ok(),
             back_to: NAME,
         })
+    }
+}
+
+/// `A`: the selected partition moved to its own start, which the editor snaps up to the grain (its size
+/// rounded up to it, so its end is on it too); a partition holding data is refused in the editor's words
+/// (the realign plan moves data).
+fn realign_selected(es: &mut EditState) {
+    let Some(start) = es
+        .selected_number()
+        .and_then(|n| es.editor.partition(n))
+        .map(|p| p.start)
+    else {
+        es.message = Some(("select a partition first (Up/Dn)".into(), true));
+        return;
+    };
+    es.key(KeyCode::Char('m'));
+    if es.typing() {
+        for c in format!("{start}s").chars() {
+            es.key(KeyCode::Char(c));
+        }
+        es.key(KeyCode::Enter);
     }
 }
 
@@ -277,6 +309,10 @@ impl Page for DiskEdit {
         };
         if !es.typing() && matches!(code, KeyCode::Enter | KeyCode::Char('p')) {
             return self.review();
+        }
+        if !es.typing() && code == KeyCode::Char('A') {
+            realign_selected(es);
+            return Reply::None;
         }
         match es.key(code) {
             EditAction::None => Reply::None,

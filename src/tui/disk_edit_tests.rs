@@ -294,3 +294,34 @@ fn the_disk_view_lists_free_regions_inside_the_extended_partition_too() {
     assert_eq!(rows[1], DiskRow::Free(24576 * 512, 32768 * 512), "{rows:?}");
     assert_eq!(rows[2], DiskRow::Part(1), "{rows:?}");
 }
+
+/// `A` on the disk view realigns the selected (empty) partition: its start snaps up to the next MiB and its
+/// size up to whole MiB; the write is what sgdisk reads.
+#[test]
+fn a_realigns_the_selected_empty_partition_and_sgdisk_reads_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("e.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(128 << 20))
+        .expect("image");
+    let t = img.to_str().expect("utf-8");
+    // 2049 to 22527: 10 MiB less one sector, so the start moves and the size rounds up.
+    run("sgdisk", &["-a", "1", "-n", "1:2049:22527", t], "");
+    let mut app = disk_app(&img);
+    let r = key(&mut app, KeyCode::Char('A'));
+    pump(&mut app, r, dir.path());
+    assert_eq!(pending(&app), vec![(1, "moved+resized".to_string())]);
+    let r = key(&mut app, KeyCode::Enter);
+    pump(&mut app, r, dir.path());
+    key(&mut app, KeyCode::Char('a'));
+    let name = device_name(&app);
+    keys(&mut app, &name);
+    let r = key(&mut app, KeyCode::Enter);
+    pump(&mut app, r, dir.path());
+    let info = run("sgdisk", &["-i", "1", t], "");
+    assert!(info.contains("First sector: 4096 "), "{info}");
+    assert!(
+        info.contains("Last sector: 24575 "),
+        "10 MiB, ending on the MiB: {info}"
+    );
+}

@@ -62,6 +62,7 @@ pub const OPENERS: &[Opener] = &[
     disk_edit::opener('m'),
     disk_edit::opener('N'),
     disk_edit::opener('f'),
+    disk_edit::opener('A'),
     Opener {
         name: restore::NAME,
         key: 'R',
