@@ -151,11 +151,11 @@ impl Badge {
         }
     }
 
-    /// The narrow cell (14 columns), as the TUI's partition table shows it.
+    /// The narrow cell, as the TUI's partition table shows it (the offset keeps its unit).
     pub fn short(&self) -> String {
         match *self {
             Badge::Exempt(e) => format!("n/a {}", Self::exempt_word(e)),
-            Badge::Misaligned { offset, .. } => format!("!! MISALIGNED +{offset}"),
+            Badge::Misaligned { offset, .. } => format!("!! MISALIGNED +{offset} B"),
             Badge::NotMib { end_off } => {
                 format!("ok phys, !1MiB{}", if end_off { " end-off" } else { "" })
             }
@@ -165,6 +165,9 @@ impl Badge {
 }
 
 pub use crate::units::latency;
+
+pub mod progress;
+pub use progress::{switch_event, switch_progress};
 
 /// What a write did: an apply (`Wrote`) or a restore or undo (`Restored`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -325,7 +328,7 @@ mod tests {
             block: 4096,
         };
         assert_eq!(m.long(), "MISALIGNED +512 B, 2 RMW per 4 KiB write");
-        assert_eq!(m.short(), "!! MISALIGNED +512");
+        assert_eq!(m.short(), "!! MISALIGNED +512 B");
         assert_eq!(Badge::Ok { end_off: true }.long(), "ok (1 MiB), end off");
         assert_eq!(Badge::Ok { end_off: true }.short(), "ok 1MiB end-off");
         assert_eq!(Badge::Exempt(Exemption::Extended).long(), "n/a (extended)");
@@ -478,84 +481,5 @@ mod choice_tests {
         assert_eq!(c.value(), Some(WriteMode::All));
         assert!(!c.select("some"));
         assert_eq!(c.names(), "none, free, all");
-    }
-}
-
-// ---- The sector-size switch: its events and its progress, one text each ----
-
-/// The text of one event of a running sector-size switch, as every front end shows it (the CLI prints the
-/// lines, the TUI its live view); `None` for an event with nothing to say (the re-probe starting: the tool's
-/// end already says so).
-pub fn switch_event(e: &crate::reformat::Event) -> Option<String> {
-    use crate::reformat::Event as E;
-    Some(match e {
-        E::BackedUp { table } => format!(
-            "Table backup: {}\nRunning; Ctrl-C is ignored until the tool ends: {}.",
-            table.display(),
-            crate::reformat::SAFE_STOP
-        ),
-        E::Started { command, log } => format!("$ {command}  (log: {})", log.display()),
-        E::Output { line } => format!("| {line}"),
-        E::Progress { percent } => format!("progress: {}", switch_progress(Some(*percent), None)),
-        E::ToolEnded { exit, seconds } => switch_progress(None, Some((*exit, *seconds))),
-        E::Rescan { what } => format!("Kernel: {what}"),
-        E::Checking => return None,
-    })
-}
-
-/// How far a running switch is: the tool's last percentage, or that it reports none; once the tool ended
-/// (`ended`: its exit code, `None` for a signal, and seconds), that the drive is being asked again.
-pub fn switch_progress(percent: Option<f64>, ended: Option<(Option<i32>, f64)>) -> String {
-    match (ended, percent) {
-        (Some((exit, seconds)), _) => format!(
-            "The tool ended (exit {}, {seconds:.1} s); asking the drive again…",
-            exit.map_or_else(|| "by a signal".into(), |c| c.to_string())
-        ),
-        (None, Some(p)) => format!("{p:.1}%"),
-        (None, None) => "running (the tool reports no progress)".into(),
-    }
-}
-
-#[cfg(test)]
-mod switch_tests {
-    use super::*;
-    use crate::reformat::Event;
-
-    /// One text per event and per state of the progress.
-    #[test]
-    fn switch_events_and_progress_read_once() {
-        let line = |e: Event| switch_event(&e).unwrap_or_default();
-        assert_eq!(
-            line(Event::Output {
-                line: "Percent Complete: 42.00%".into()
-            }),
-            "| Percent Complete: 42.00%"
-        );
-        assert_eq!(line(Event::Progress { percent: 42.0 }), "progress: 42.0%");
-        assert_eq!(
-            line(Event::ToolEnded {
-                exit: None,
-                seconds: 2.04
-            }),
-            "The tool ended (exit by a signal, 2.0 s); asking the drive again…"
-        );
-        assert_eq!(switch_event(&Event::Checking), None);
-        assert_eq!(switch_progress(Some(42.0), None), "42.0%");
-        assert_eq!(
-            switch_progress(None, None),
-            "running (the tool reports no progress)"
-        );
-        let started = line(Event::Started {
-            command: "nvme format /dev/nvme0n1".into(),
-            log: "/l.log".into(),
-        });
-        assert!(
-            started.starts_with("$ nvme format /dev/nvme0n1"),
-            "{started}"
-        );
-        assert!(line(Event::BackedUp {
-            table: "/b.json".into()
-        })
-        .contains("Ctrl-C is ignored"));
     }
 }

@@ -167,32 +167,10 @@ fn bench(target: &Path, a: &BenchArgs) -> Result<BenchReport, Error> {
     r
 }
 
-/// One status line: elapsed/cap, rounds, the latest median of the first classes, the running verdict.
+/// One status line: the one text of a run's progress (`present`): elapsed/cap, rounds, the latest median of
+/// the first classes, the running verdict.
 pub fn progress_line(p: &Progress) -> String {
-    let mut s = format!(
-        "bench {:>4.1}/{} s, {}{}",
-        p.elapsed.as_secs_f64(),
-        p.cap.as_secs(),
-        plural(p.rounds, "round", "rounds"),
-        if p.warmup { " (warm-up)" } else { "" }
-    );
-    for (i, c) in p.classes.iter().enumerate().take(4) {
-        if let Some(m) = p.samples.get(i).and_then(|v| bench::running_median(v)) {
-            let _ = write!(s, ", {} {}", c.name, dur(m));
-        }
-    }
-    if let Some(v) = p.verdict {
-        match (v.write_ratio, v.write_ratio_ci, v.read_ratio) {
-            (Some(r), Some([lo, hi]), _) => {
-                let _ = write!(s, " | misaligned writes {r:.2}x [{lo:.2}, {hi:.2}]");
-            }
-            (_, _, Some(r)) => {
-                let _ = write!(s, " | misaligned reads {r:.2}x");
-            }
-            _ => {}
-        }
-    }
-    s
+    format!("bench {}", afdisk::present::progress::bench_progress(p, 4))
 }
 
 use afdisk::present::latency as dur;

@@ -9,7 +9,6 @@ use std::io::{IsTerminal, Write};
 use std::sync::atomic::AtomicBool;
 
 use afdisk::mover::{MoveOutcome, Progress};
-use afdisk::units::human;
 
 use super::{emit, json};
 
@@ -35,29 +34,22 @@ pub(crate) fn presenter(as_json: bool) -> impl FnMut(&Progress) {
             return;
         }
         last = std::time::Instant::now();
-        let pct = if p.bytes_total > 0 {
-            100.0 * p.bytes_done as f64 / p.bytes_total as f64
-        } else {
-            0.0
-        };
-        let width = 30usize;
-        let fill = ((pct / 100.0) * width as f64) as usize;
-        let eta = p
-            .eta_seconds
-            .map(|s| format!("ETA {s:.0} s"))
-            .unwrap_or_default();
-        let mut e = std::io::stderr().lock();
-        let _ = write!(
-            e,
-            "\r{:<28} [{}{}] {:5.1}% {}/{} {}/s {eta}   ",
-            p.phase.as_str(),
-            "#".repeat(fill.min(width)),
-            " ".repeat(width - fill.min(width)),
-            pct,
-            human(p.bytes_done),
-            human(p.bytes_total),
-            human(p.rate_bytes_per_sec as u64),
+        // The one text of a move's progress (`present`), after a gauge: fits 80 columns.
+        let t = afdisk::present::progress::move_progress(p);
+        let width = 10usize;
+        let fill = ((t.ratio * width as f64) as usize).min(width);
+        let line = format!(
+            "[{}{}] {:>4} {}",
+            "#".repeat(fill),
+            " ".repeat(width - fill),
+            t.percent(),
+            t.line()
         );
+        // One terminal row (it is rewritten in place): cut to the terminal's width, else 80 columns.
+        let cols = crossterm::terminal::size().map_or(80, |(c, _)| usize::from(c.max(20)));
+        let line: String = line.chars().take(cols - 1).collect();
+        let mut e = std::io::stderr().lock();
+        let _ = write!(e, "\r\x1b[K{line}");
         let _ = e.flush();
     }
 }

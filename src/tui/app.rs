@@ -62,6 +62,8 @@ pub struct App {
     /// The job screens opened so far (each keeps its state when left).
     pub pages: Vec<Box<dyn Page>>,
     pub help: bool,
+    /// How far the help is scrolled (Up/Dn while it is open, when it is taller than the terminal).
+    pub help_scroll: u16,
     /// "Loading /dev/sdb…" while background work runs.
     pub busy: Option<String>,
     /// The page whose job `busy` describes (it is cleared when that job ends).
@@ -101,6 +103,7 @@ impl App {
             },
             pages: Vec::new(),
             help: false,
+            help_scroll: 0,
             busy: None,
             busy_for: None,
             holding: None,
@@ -184,11 +187,17 @@ impl App {
             }
         }
         if self.help {
-            if matches!(
-                key.code,
-                KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter
-            ) {
-                self.help = false;
+            match key.code {
+                KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter => {
+                    self.help = false
+                }
+                KeyCode::Up | KeyCode::Char('k') => {
+                    self.help_scroll = self.help_scroll.saturating_sub(1)
+                }
+                KeyCode::Down | KeyCode::Char('j') => {
+                    self.help_scroll = self.help_scroll.saturating_add(1).min(200)
+                }
+                _ => {}
             }
             return None;
         }
@@ -199,6 +208,7 @@ impl App {
             }
             KeyCode::Char('?') => {
                 self.help = true;
+                self.help_scroll = 0;
                 return None;
             }
             _ => {}
@@ -321,6 +331,14 @@ impl App {
             }
             Some(Reply::Open(other)) => self.open_page(other),
             Some(Reply::Move(order)) => self.push_page(registry::open_move(order)),
+            Some(Reply::Review(order)) => self.push_page(registry::open_review(order)),
+            Some(Reply::Return(other)) => {
+                self.screen = match self.page(other) {
+                    Some(p) => Screen::Page(p.name()),
+                    None => Screen::Disk,
+                };
+                None
+            }
             Some(Reply::Failed(e)) => {
                 self.error = Some(e);
                 None
@@ -464,7 +482,7 @@ pub const DISK_KEYS: (&[Command], &[Command]) = (
         ),
         cmd(
             "Tab",
-            "panel",
+            "",
             "switch between the partition table and the findings",
         ),
         cmd(
@@ -519,7 +537,7 @@ impl App {
                 v.extend(
                     OPENERS
                         .iter()
-                        .filter(|o| o.offered.on(disk))
+                        .filter(|o| o.offered.on(disk) && !o.command.keys.is_empty())
                         .map(|o| o.command),
                 );
                 v.extend_from_slice(DISK_KEYS.1);

@@ -84,6 +84,17 @@ fn live_of(p: &afdisk::bench::Progress) -> Live {
     }
 }
 
+/// The job's progress for the status line: the step and the seconds run of the cap, no rate (a rate of
+/// seconds per second says nothing), so the line stays within 80 columns.
+pub fn job_progress(p: &afdisk::bench::Progress) -> Progress {
+    Progress {
+        phase: afdisk::present::progress::bench_step(p),
+        done: 0,
+        total: None,
+        bytes: false,
+    }
+}
+
 /// The benchmark as a job: the library's `bench::run`, a live snapshot about ten times a second, stopping
 /// after the current round when asked.
 pub struct BenchJob(pub BenchRequest);
@@ -121,16 +132,7 @@ impl Job for BenchJob {
             if last.is_none_or(|t| t.elapsed() >= Duration::from_millis(100)) {
                 last = Some(Instant::now());
                 ctx.detail(live_of(p));
-                ctx.progress(Progress {
-                    phase: if p.warmup {
-                        "warm-up".into()
-                    } else {
-                        format!("round {}", p.rounds)
-                    },
-                    done: p.elapsed.as_secs(),
-                    total: Some(p.cap.as_secs()),
-                    bytes: false,
-                });
+                ctx.progress(job_progress(p));
             }
             if ctx.stop_requested() {
                 std::ops::ControlFlow::Break(())
@@ -165,6 +167,15 @@ impl Page for BenchState {
                 keys: "o",
                 bar: "probe",
                 help: "bench: probe the physical sector size (with writes)",
+            },
+            Command {
+                keys: "p",
+                bar: match (self.offered, self.partition) {
+                    (None, _) => "",
+                    (Some(_), Some(_)) => "whole disk",
+                    (Some(_), None) => "partition",
+                },
+                help: "bench: the whole disk, or the partition selected on the disk view",
             },
             Command {
                 keys: "d",

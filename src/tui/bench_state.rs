@@ -1,5 +1,6 @@
 //! The bench screen's state and keys, drawn by `bench_view` and run by `bench`. Terms:
-//! - **options**: the write mode, the probe and the partition (the disk's selected one, if any);
+//! - **options**: the write mode, the probe and the partition (the disk's selected one, if any, or the whole
+//!   disk: `p` switches);
 //! - **phase**: setup, the confirm dialog that a destructive write mode needs (the device name typed), a run
 //!   (live per-class latencies and the running verdict), done (the report) or failed;
 //! - **request**: the run a confirmed setup asks for (the bench job's input).
@@ -54,6 +55,8 @@ pub enum Phase {
 pub struct BenchState {
     pub path: PathBuf,
     pub partition: Option<u32>,
+    /// The partition selected on the disk view (`p` switches between it and the whole disk).
+    pub offered: Option<u32>,
     /// Where the run may write: the library's choice (`present::write_modes`), stepped by w.
     pub write: Choice<WriteMode>,
     pub probe: bool,
@@ -100,6 +103,7 @@ impl BenchState {
         BenchState {
             path,
             partition,
+            offered: partition,
             write: afdisk::present::write_modes(WriteMode::None),
             probe: false,
             phase: Phase::Setup,
@@ -209,6 +213,13 @@ impl BenchState {
                     return BenchAction::Start(self.request(None));
                 }
             }
+            KeyCode::Char('p') if self.offered.is_some() => {
+                self.partition = match self.partition {
+                    Some(_) => None,
+                    None => self.offered,
+                };
+                self.phase = Phase::Setup;
+            }
             KeyCode::Char('d') if matches!(self.phase, Phase::Done(_)) => self.plot = !self.plot,
             KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
             KeyCode::Down | KeyCode::Char('j') if matches!(self.phase, Phase::Done(_)) => {
@@ -218,5 +229,62 @@ impl BenchState {
             _ => {}
         }
         BenchAction::None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 25, item 7: the bench screen opened on a partition can bench the whole disk instead (`p`), so
+    /// write mode free (refused inside a partition) can run; `p` again goes back to the partition.
+    #[test]
+    fn p_switches_between_the_partition_and_the_whole_disk() {
+        let mut b = BenchState::new("x.img".into(), "x.img".into(), Some(2));
+        b.key(KeyCode::Char('p'));
+        assert_eq!(b.partition, None);
+        b.key(KeyCode::Char('w'));
+        assert_eq!(b.mode(), WriteMode::Free);
+        let BenchAction::Start(r) = b.key(KeyCode::Char('r')) else {
+            panic!("r runs");
+        };
+        assert_eq!((r.partition, r.write), (None, WriteMode::Free));
+        let mut b = BenchState::new("x.img".into(), "x.img".into(), Some(2));
+        b.key(KeyCode::Char('p'));
+        b.key(KeyCode::Char('p'));
+        assert_eq!(b.partition, Some(2));
+        let mut whole = BenchState::new("x.img".into(), "x.img".into(), None);
+        whole.key(KeyCode::Char('p'));
+        assert_eq!(whole.partition, None, "nothing to switch to");
+    }
+
+    /// Issue 25, item 7: the running bench's status line (title, progress, stop rule, q) fits 80 columns
+    /// three seconds in (it had a rate of seconds per second and wrapped).
+    #[test]
+    fn the_running_status_fits_80_columns() {
+        use crate::tui::job::Job;
+        let p = afdisk::bench::Progress {
+            elapsed: std::time::Duration::from_secs_f64(3.2),
+            cap: std::time::Duration::from_secs(10),
+            rounds: 120,
+            warmup: false,
+            classes: &[],
+            round: &[],
+            samples: &[],
+            verdict: None,
+        };
+        let text = crate::tui::bench::job_progress(&p).text(std::time::Duration::from_secs(3));
+        assert_eq!(text, "round 120, 3/10 s");
+        let mut b = BenchState::new("x.img".into(), "x.img".into(), None);
+        let BenchAction::Start(r) = b.key(KeyCode::Char('r')) else {
+            panic!("r runs");
+        };
+        let job = crate::tui::bench::BenchJob(r);
+        let line = format!(
+            "{} {text}  {}  q quit",
+            job.title(),
+            job.stop_rule().words()
+        );
+        assert!(line.chars().count() <= 80, "{line}");
     }
 }

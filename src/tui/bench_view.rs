@@ -85,15 +85,8 @@ fn draw_live(f: &mut Frame, l: &Live, area: Rect, st: &Styles) {
     .areas(area);
     f.render_widget(
         Paragraph::new(format!(
-            "running {:.1} s of at most {:.0} s, {} rounds{}",
-            l.elapsed_secs,
-            l.cap_secs,
-            l.rounds,
-            if l.warmup {
-                " (warm-up, discarded)"
-            } else {
-                ""
-            }
+            "running {}",
+            afdisk::present::progress::bench_round(l.elapsed_secs, l.cap_secs, l.rounds, l.warmup)
         )),
         status,
     );

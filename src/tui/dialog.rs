@@ -66,6 +66,8 @@ pub struct Confirm {
     pub title: &'static str,
     pub prompt: Prompt,
     pub input: String,
+    /// How far its text is scrolled (Up/Dn) when the terminal is too short for it.
+    pub scroll: u16,
 }
 
 /// What a key did to the dialog.
@@ -85,12 +87,14 @@ impl Confirm {
             title,
             prompt,
             input: String::new(),
+            scroll: 0,
         }
     }
 
-    /// Every key is the dialog's while it is open (so `q` and `?` are letters, not commands).
+    /// Every key is the dialog's while it is open (so `q` and `?` are letters, not commands); Up/Dn scroll
+    /// its text when it does not fit.
     pub fn key(&mut self, code: KeyCode) -> Answer {
-        type_key(&mut self.input, code)
+        scroll_key(&mut self.scroll, code).unwrap_or_else(|| type_key(&mut self.input, code))
     }
 
     /// The key bar's line while the dialog is open: what it wants typed, in the prompt's own words
@@ -127,8 +131,21 @@ impl Confirm {
             vec![(ask, st.title)],
             &self.input,
             Line::from(self.title).style(st.bad),
+            self.scroll,
         );
     }
+}
+
+/// Up/Dn (and PgUp/PgDn by 5) move a dialog's `scroll`; `None` for every other key.
+fn scroll_key(scroll: &mut u16, code: KeyCode) -> Option<Answer> {
+    match code {
+        KeyCode::Up => *scroll = scroll.saturating_sub(1),
+        KeyCode::Down => *scroll = scroll.saturating_add(1).min(500),
+        KeyCode::PageUp => *scroll = scroll.saturating_sub(5),
+        KeyCode::PageDown => *scroll = scroll.saturating_add(5).min(500),
+        _ => return None,
+    }
+    Some(Answer::Typing)
 }
 
 /// A key typed into a dialog's text `input` (at most 128 characters): Esc cancels, Enter submits, Backspace
@@ -205,8 +222,8 @@ pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
 
 /// Draws a bordered box titled `title`, centred in `area`, as wide as its longest line (at most 100 columns)
 /// and as tall as its text wrapped at spaces: the `body`, then the `ask` lines and the typed `input`. The ask
-/// and the input line are always inside the frame: when the terminal is too short the body is cut, its last
-/// shown row marked `…`.
+/// and the input line are always inside the frame: when the terminal is too short the body scrolls (from
+/// row `scroll`, clamped), its last row saying how many rows are hidden and that Up/Dn scroll.
 fn draw_box(
     f: &mut Frame,
     area: Rect,
@@ -214,6 +231,7 @@ fn draw_box(
     ask: Vec<(String, Style)>,
     input: &str,
     title: Line,
+    scroll: u16,
 ) {
     let longest = body
         .iter()
@@ -245,11 +263,15 @@ fn draw_box(
     let tail = tail.split_off(tail.len() - tail_keep);
     let body_room = room - tail_keep;
     if body.len() > body_room {
-        body.truncate(body_room);
-        if let Some(last) = body.last_mut() {
-            let t: String = last.spans.iter().map(|s| s.content.as_ref()).collect();
-            let cut: String = t.chars().take(inner.saturating_sub(1)).collect();
-            *last = Line::from(format!("{}…", cut.trim_end()));
+        // One row says what is hidden; the others show the body from `scroll` on.
+        let shown = body_room.saturating_sub(1);
+        let from = usize::from(scroll).min(body.len() - shown);
+        let hidden = body.len() - shown;
+        body = body.split_off(from);
+        body.truncate(shown);
+        if body_room > 0 {
+            let more = format!("… {hidden} more row(s): Up/Dn scroll");
+            body.push(Line::from(more.chars().take(inner).collect::<String>()));
         }
     }
     let rows = body.len() + tail.len();
@@ -273,6 +295,8 @@ pub struct Input {
     /// What may be typed, in the library's terms ("+20G, 20GiB, 50% of the free region, rest").
     pub hint: String,
     pub input: String,
+    /// How far its text is scrolled (Up/Dn) when the terminal is too short for it.
+    pub scroll: u16,
 }
 
 impl Input {
@@ -286,6 +310,7 @@ impl Input {
             label: label.into(),
             hint: hint.into(),
             input: String::new(),
+            scroll: 0,
         }
     }
 
@@ -295,9 +320,10 @@ impl Input {
         self
     }
 
-    /// Every key is the field's while it is open (so `q` and `?` are letters).
+    /// Every key is the field's while it is open (so `q` and `?` are letters); Up/Dn scroll its text when it
+    /// does not fit.
     pub fn key(&mut self, code: KeyCode) -> Answer {
-        type_key(&mut self.input, code)
+        scroll_key(&mut self.scroll, code).unwrap_or_else(|| type_key(&mut self.input, code))
     }
 
     pub fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
@@ -312,6 +338,67 @@ impl Input {
             ask,
             &self.input,
             Line::from(self.title.clone()).style(st.title),
+            self.scroll,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    fn plain() -> Styles {
+        Styles {
+            ok: Style::default(),
+            bad: Style::default(),
+            warn: Style::default(),
+            title: Style::default(),
+        }
+    }
+
+    fn screen(c: &Confirm, w: u16, h: u16) -> String {
+        let mut t = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+        t.draw(|f| c.draw(f, f.area(), &plain())).expect("draw");
+        t.backend().to_string()
+    }
+
+    /// A confirmation longer than the terminal: the typed line stays inside the frame, a row says how much is
+    /// hidden, Up/Dn scroll the text (never typed into the answer), and every loss can be brought into view.
+    #[test]
+    fn a_long_dialog_scrolls_and_keeps_its_input_line() {
+        let losses: Vec<String> = (1..=12)
+            .map(|i| format!("partition {i}: ext4 \"data{i}\" (64 MiB)"))
+            .collect();
+        let prompt = Prompt::named(("sdz", "/dev/sdz", "a disk"), "write", losses, None);
+        let mut c = Confirm::new(" Confirm write ", prompt);
+        for ch in "abc".chars() {
+            c.key(KeyCode::Char(ch));
+        }
+        let s = screen(&c, 60, 12);
+        assert!(s.contains("> abc_"), "{s}");
+        assert!(s.contains("more row(s): Up/Dn scroll"), "{s}");
+        assert!(!s.contains("data12"), "{s}");
+        for _ in 0..30 {
+            assert_eq!(c.key(KeyCode::Down), Answer::Typing);
+        }
+        let s = screen(&c, 60, 12);
+        assert!(s.contains("data12"), "the last loss is reachable: {s}");
+        assert!(s.contains("> abc_"), "{s}");
+        assert_eq!(c.input, "abc", "Up/Dn are not typed");
+        let rows: Vec<&str> = s.lines().collect();
+        let at = rows
+            .iter()
+            .position(|r| r.contains("> abc_"))
+            .expect("input");
+        assert!(
+            rows[at + 1].contains('└'),
+            "the frame's bottom is right below: {s}"
+        );
+        // At 80x24 the same dialog fits: nothing hidden.
+        c.scroll = 0;
+        let s = screen(&c, 80, 24);
+        assert!(!s.contains("more row(s)") && s.contains("data12"), "{s}");
     }
 }

@@ -15,6 +15,7 @@ use afdisk::table::Label;
 use super::dialog::{Answer, Input};
 pub use super::edit_state::{EditState, Row, Target};
 use super::page::{cmd, Command};
+use super::type_picker::{Pick, TypePicker};
 
 /// What a key in the editor asks of the plan screen.
 #[derive(Debug, PartialEq, Eq)]
@@ -40,7 +41,11 @@ pub const EDIT_KEYS: &[Command] = &[
         "resize the selected partition (size, 50%, rest)",
     ),
     cmd("m", "move", "move the selected partition (empty ones only)"),
-    cmd("t", "type", "change the type (alias, GPT GUID, MBR byte)"),
+    cmd(
+        "t",
+        "type",
+        "change the type: pick from the list (type to search; a GUID or byte not listed is taken as typed)",
+    ),
     cmd("N", "name", "change the name (GPT)"),
     cmd(
         "a",
@@ -96,19 +101,20 @@ impl EditState {
     /// A field's typed text, submitted.
     fn submit(&mut self, t: Target, text: String) {
         let op = match t {
+            // Enter alone fills the free region (cfdisk's default size).
             Target::New(at) => Op::New {
                 at,
-                size: text,
+                size: if text.trim().is_empty() {
+                    "rest".into()
+                } else {
+                    text
+                },
                 type_spec: None,
                 name: None,
                 uuid: uuid::Uuid::new_v4().to_string(),
             },
             Target::Resize(number) => Op::Resize { number, size: text },
             Target::Move(number) => Op::Move { number, to: text },
-            Target::Type(number) => Op::SetType {
-                number,
-                type_spec: text,
-            },
             Target::Name(number) => Op::SetName { number, name: text },
             Target::Attribute(number) => match attribute_bit(&text) {
                 Ok(bit) => Op::ToggleAttribute { number, bit },
@@ -136,6 +142,18 @@ impl EditState {
     }
 
     pub fn key(&mut self, code: KeyCode) -> EditAction {
+        if let Some((n, picker)) = self.picker.as_mut() {
+            match picker.key(code) {
+                Pick::Open => {}
+                Pick::Cancelled => self.picker = None,
+                Pick::Picked(type_spec) => {
+                    let number = *n;
+                    self.picker = None;
+                    self.apply(Op::SetType { number, type_spec });
+                }
+            }
+            return EditAction::None;
+        }
         if let Some((t, input)) = self.field.as_mut() {
             match input.key(code) {
                 Answer::Typing => {}
@@ -196,7 +214,7 @@ impl EditState {
                 Target::New(r.start),
                 "New partition",
                 &format!(
-                    "Size in the free region of {} at {}",
+                    "Size in the free region of {} at {} (Enter alone: all of it)",
                     afdisk::units::human(r.sectors() * ss),
                     afdisk::units::human(r.start * ss)
                 ),
@@ -234,13 +252,15 @@ impl EditState {
                     "",
                 ),
             },
-            't' => self.open(
-                Target::Type(n),
-                "Type",
-                &format!("Type of partition {n}"),
-                Field::Type,
-                "",
-            ),
+            't' => {
+                let current = self
+                    .editor
+                    .partition(n)
+                    .map(|p| p.type_code.clone())
+                    .unwrap_or_default();
+                let title = format!(" Type of partition {n} ");
+                self.picker = Some((n, TypePicker::new(title, self.label(), &current)));
+            }
             'N' => {
                 if let Err(e) = self.editor.names_allowed() {
                     return self.refuse(&e);
@@ -672,10 +692,15 @@ mod tests {
             "{:?}",
             es.editor.problems()
         );
-        assert!(screen(&es).contains("│  1 2048 "), "{}", screen(&es));
+        // The proposal moved partition 1 from 2049: `*` marks it as differing from the disk.
+        assert!(screen(&es).contains("│* 1 2048 "), "{}", screen(&es));
         es.key(KeyCode::Char('o'));
         let s = screen(&es);
         assert!(s.contains("│! 1 2049 "), "{s}");
+        assert!(
+            s.contains("! marks a partition off it"),
+            "the header says so: {s}"
+        );
         es.key(KeyCode::Char('m'));
         typed(&mut es, "1M");
         assert!(
@@ -683,7 +708,7 @@ mod tests {
             "{:?}",
             es.editor.problems()
         );
-        assert!(screen(&es).contains("│  1 2048 "));
+        assert!(screen(&es).contains("│* 1 2048 "));
     }
 
     /// The editor's key bar fits 80 columns (the plan screen's too, with its e).

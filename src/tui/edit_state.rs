@@ -1,7 +1,8 @@
 //! The hand editor's state (see `edit`), drawn by `edit_view`. Terms:
 //! - **rows** ([`Row`]): the editor's list, partitions and free regions in disk order;
 //! - **field target** ([`Target`]): what the one open typed field will change (a new partition's size, a
-//!   resize, a move, a type, a name, an attribute);
+//!   resize, a move, a name, an attribute; a type is picked from a list instead);
+//! - **picker**: the type list `t` opens (`type_picker`), in place of a typed field;
 //! - **held**: what the partitions on the disk now hold, by number, against which a loss is judged.
 
 use std::collections::BTreeMap;
@@ -11,6 +12,7 @@ use afdisk::plan::{Action, Layout, Plan};
 use afdisk::table::{Label, Table};
 
 use super::dialog::Input;
+use super::type_picker::TypePicker;
 
 /// One row of the editor's list: a partition (its index in the layout) or a free region.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +27,6 @@ pub enum Target {
     New(u64),
     Resize(u32),
     Move(u32),
-    Type(u32),
     Name(u32),
     Attribute(u32),
 }
@@ -36,6 +37,8 @@ pub struct EditState {
     pub editor: Editor,
     pub selected: usize,
     pub field: Option<(Target, Input)>,
+    /// The open type picker (`t`) and the partition whose type it sets.
+    pub picker: Option<(u32, TypePicker)>,
     /// The last edit's outcome (what snapped), or its refusal; `true` for a refusal.
     pub message: Option<(String, bool)>,
     /// The table of a fresh layout for this disk (`c` clears to it).
@@ -72,6 +75,7 @@ impl EditState {
             editor,
             selected: 0,
             field: None,
+            picker: None,
             message: None,
             fresh_table,
             current: plan.old.clone(),
@@ -79,8 +83,97 @@ impl EditState {
         })
     }
 
+    /// An editor on the table on `plan`'s disk now (the disk view's edits start from what is on screen), or
+    /// on an empty table of the plan's type when the disk has none.
+    pub fn from_disk(plan: &Plan) -> Result<EditState, afdisk::Error> {
+        let mut es = EditState::from_plan(plan)?;
+        let layout = plan.old.clone().unwrap_or_else(|| Layout {
+            table: es.fresh_table.clone(),
+            partitions: Vec::new(),
+        });
+        es.editor = Editor::new(
+            layout,
+            plan.grain.bytes,
+            plan.device.alignment_offset,
+            es.held.clone(),
+        )?;
+        Ok(es)
+    }
+
+    /// Selects the row of partition `n` (the disk view's selection), if it is in the layout.
+    pub fn select_number(&mut self, n: u32) {
+        let parts = &self.editor.layout.partitions;
+        if let Some(at) = self
+            .rows()
+            .iter()
+            .position(|r| matches!(r, Row::Part(i) if parts.get(*i).is_some_and(|p| p.number == n)))
+        {
+            self.selected = at;
+        }
+    }
+
+    /// What the edits change against the table on the disk now, by partition number, in words (`new`,
+    /// `deleted`, `moved`, `resized`, `type`, `name`, `flags`); empty when nothing is pending.
+    pub fn changes(&self) -> Vec<(u32, String)> {
+        let now = self.current.as_ref().map_or(&[][..], |l| &l.partitions[..]);
+        let edited = &self.editor.layout.partitions;
+        let mut out: Vec<(u32, String)> = Vec::new();
+        for p in now {
+            match edited.iter().find(|q| q.number == p.number) {
+                None => out.push((p.number, "deleted".into())),
+                Some(q) => {
+                    let what: Vec<&str> = [
+                        (q.start != p.start, "moved"),
+                        (q.size != p.size, "resized"),
+                        (q.type_code != p.type_code, "type"),
+                        (q.name != p.name, "name"),
+                        (
+                            q.attributes != p.attributes || q.bootable != p.bootable,
+                            "flags",
+                        ),
+                    ]
+                    .iter()
+                    .filter(|(c, _)| *c)
+                    .map(|(_, w)| *w)
+                    .collect();
+                    if !what.is_empty() {
+                        out.push((p.number, what.join("+")));
+                    }
+                }
+            }
+        }
+        for q in edited {
+            if !now.iter().any(|p| p.number == q.number) {
+                out.push((q.number, "new".into()));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// The line under the disk view's edits: how many changes are pending and what they are.
+    pub fn pending_line(&self) -> Option<String> {
+        let c = self.changes();
+        (!c.is_empty()).then(|| {
+            let what: Vec<String> = c.iter().map(|(n, w)| format!("{n} {w}")).collect();
+            format!(
+                "{} pending ({}) — Enter to review",
+                afdisk::units::plural(c.len() as u64, "change", "changes"),
+                what.join(", ")
+            )
+        })
+    }
+
     pub fn typing(&self) -> bool {
-        self.field.is_some()
+        self.field.is_some() || self.picker.is_some()
+    }
+
+    /// The key bar's line while a field or the picker is open: what it wants.
+    pub fn status(&self) -> String {
+        match &self.picker {
+            Some((_, p)) => p.status(),
+            None => "type the value  Enter ok  Esc cancel".into(),
+        }
     }
 
     pub fn label(&self) -> Label {

@@ -208,6 +208,24 @@ fn every_help_line_fits_at_80x24() {
     }
 }
 
+/// At 80x14 the disk view's help is taller than the terminal: its title says it scrolls, and Down brings
+/// its last line (q) into view.
+#[test]
+fn the_help_scrolls_when_taller_than_the_terminal() {
+    let (_d, img) = image();
+    let mut app = app_on(&img, TermKind::Full);
+    key(&mut app, KeyCode::Char('?'));
+    let w = words_in(&frame(&app, 80, 14), 5, 75);
+    assert!(w.contains("Up/Dn scroll"), "{w}");
+    assert!(!w.contains("quit (also Ctrl-C)"), "{w}");
+    for _ in 0..40 {
+        key(&mut app, KeyCode::Down);
+    }
+    assert!(app.help, "Down does not close the help");
+    let w = words_in(&frame(&app, 80, 14), 5, 75);
+    assert!(w.contains("quit (also Ctrl-C)"), "{w}");
+}
+
 #[test]
 fn a_switches_an_image_s_physical_size_and_everything_is_read_again() {
     let (_d, img) = image();
@@ -358,4 +376,21 @@ fn d_after_a_bench_run_shows_the_distributions() {
     assert!(s.contains("d plot/table"), "the key bar names d: {s}");
     key(&mut app, KeyCode::Char('d'));
     assert!(text(&frame(&app, 80, 24)).contains("IOPS"));
+}
+
+/// A cell too long for its column is cut with `…` as its last column; columns are as wide as their content,
+/// and the type (the flexible column) takes what is left.
+#[test]
+fn columns_fit_their_content_and_a_cut_is_marked() {
+    use super::text::{column_widths, cut};
+    assert_eq!(cut("HPFS/NTFS/exFAT", 15), "HPFS/NTFS/exFAT");
+    assert_eq!(cut("HPFS/NTFS/exFAT", 6), "HPFS/…");
+    let head = ["#", "START", "TYPE"];
+    let cells = vec![vec![
+        "1".to_string(),
+        "2048".into(),
+        "HPFS/NTFS/exFAT".into(),
+    ]];
+    assert_eq!(column_widths(&head, &cells, &[2], 40), vec![1, 5, 15]);
+    assert_eq!(column_widths(&head, &cells, &[2], 12), vec![1, 5, 6]);
 }

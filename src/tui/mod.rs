@@ -17,6 +17,7 @@ mod bench;
 mod bench_state;
 mod bench_view;
 mod dialog;
+mod disk_edit;
 mod edit;
 mod edit_state;
 mod edit_view;
@@ -30,19 +31,25 @@ mod plan_job;
 mod plan_state;
 mod plan_view;
 mod registry;
+mod restore;
 mod sector_size;
 mod term;
 mod term_size;
 mod text;
 mod theme;
+mod type_picker;
 mod view;
 mod work;
 mod zoom_view;
 
 #[cfg(test)]
+mod disk_edit_tests;
+#[cfg(test)]
 mod fit_tests;
 #[cfg(test)]
 mod layering_tests;
+#[cfg(test)]
+mod restore_tests;
 #[cfg(test)]
 mod tests;
 

@@ -29,7 +29,6 @@ use afdisk::mover::{self, MoveOutcome};
 use afdisk::plan::Plan;
 use afdisk::present::{self, Verb};
 use afdisk::report::Report;
-use afdisk::units::human;
 use afdisk::Error;
 
 use super::dialog::{Answer, Confirm, Styles};
@@ -517,32 +516,13 @@ fn running(f: &mut Frame, p: &MovePage, title: Line<'static>, area: Rect, st: &S
     .areas(area);
     let mut l = vec![title, plain(p.title.clone())];
     let mut ratio = 0.0;
-    match &p.progress {
-        Some(g) => {
-            let part = if g.partition > 0 {
-                format!(" (partition {})", g.partition)
-            } else {
-                String::new()
-            };
-            l.push(plain(format!("{}{part}", g.phase.as_str())));
-            if g.bytes_total > 0 {
-                ratio = (g.bytes_done as f64 / g.bytes_total as f64).clamp(0.0, 1.0);
-                l.push(plain(format!(
-                    "{} / {}",
-                    human(g.bytes_done),
-                    human(g.bytes_total)
-                )));
-            } else {
-                l.push(plain(""));
-            }
-            l.push(plain(format!(
-                "{}/s{}",
-                human(g.rate_bytes_per_sec as u64),
-                g.eta_seconds
-                    .map(|s| format!(", ETA {s:.0} s"))
-                    .unwrap_or_default()
-            )));
-            l.push(plain(format!("commit points: {}", g.commit_points)));
+    match p.progress.as_ref().map(present::progress::move_progress) {
+        Some(t) => {
+            ratio = t.ratio;
+            l.push(plain(t.doing));
+            l.push(plain(t.amount.unwrap_or_default()));
+            l.push(plain(t.rate));
+            l.push(plain(t.commits));
         }
         None => l.push(plain("")),
     }

@@ -57,6 +57,18 @@ pub struct MoveOrder {
     pub typed: String,
 }
 
+/// A layout edited on the disk view's editing page, for the plan screen to review: the custom plan of
+/// `target` for the disk at `path`, aligned to `grain` bytes; `destroy_ok` names the partitions with data it
+/// gives up; `back_to` is the page Esc returns to while nothing is written.
+#[derive(Debug)]
+pub struct ReviewOrder {
+    pub path: PathBuf,
+    pub target: Box<afdisk::table::Layout>,
+    pub grain: u64,
+    pub destroy_ok: Vec<u32>,
+    pub back_to: &'static str,
+}
+
 /// What a key or a job message asks of the UI.
 pub enum Reply {
     None,
@@ -73,6 +85,10 @@ pub enum Reply {
     /// Open the data-move page on a plan whose apply moves data, confirmed on the replying page (the plan
     /// screen's apply), and start the move.
     Move(MoveOrder),
+    /// Open the plan screen on a layout edited elsewhere (the disk view's edits), to review and apply it.
+    Review(ReviewOrder),
+    /// Show the page of this name again as it was (the plan screen's Esc back to the edits it reviews).
+    Return(&'static str),
     /// Its job failed before the page had anything to show: the app shows the error where it is.
     Failed(String),
 }

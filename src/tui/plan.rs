@@ -16,7 +16,7 @@ use super::dialog::Styles;
 use super::edit::{EditAction, EditState, EDIT_KEYS};
 use super::job::{self, Event, Handle};
 use super::model::DiskState;
-use super::page::{cmd, Command, MoveOrder, Page, Reply};
+use super::page::{cmd, Command, MoveOrder, Page, Reply, ReviewOrder};
 use super::plan_job::{PlanDone, PlanJob};
 use super::plan_state::presets_at;
 pub use super::plan_state::{PlanAction, PlanRequest, PlanState};
@@ -69,6 +69,35 @@ pub struct PlanPage {
     pub editing: bool,
     /// Whether the plan being made comes from the editor.
     from_edit: bool,
+    /// A layout edited on another page to review: its plan is made on opening.
+    review: Option<PlanRequest>,
+    /// The page Esc returns to while the reviewed plan is not written (the disk view's edits).
+    back_to: Option<&'static str>,
+    /// Why the reviewed edits make no plan (the library's refusal).
+    refused: Option<String>,
+}
+
+/// Opens the plan screen on a layout edited on the disk view's editing page: it makes that layout's plan
+/// (the diff, the sectors, the typed confirmation are the plan screen's as for every plan); Esc goes back to
+/// the edits until the plan is written.
+pub fn open_review(o: ReviewOrder) -> Box<dyn Page> {
+    Box::new(PlanPage {
+        path: o.path.clone(),
+        preset: None,
+        state: None,
+        job: None,
+        edit: None,
+        editing: false,
+        from_edit: false,
+        review: Some(PlanRequest::Custom {
+            path: o.path,
+            target: o.target,
+            grain: o.grain,
+            destroy_ok: o.destroy_ok,
+        }),
+        back_to: Some(o.back_to),
+        refused: None,
+    })
 }
 
 /// Opens the plan screen on the disk on screen: it makes a fresh plan (the previous one is dropped, as the
@@ -88,10 +117,22 @@ pub fn open(d: &DiskState, _prev: Option<Box<dyn Page>>) -> Box<dyn Page> {
         edit: None,
         editing: false,
         from_edit: false,
+        review: None,
+        back_to: None,
+        refused: None,
     })
 }
 
 impl PlanPage {
+    /// Where Esc goes from the plan: back to the edits it reviews while nothing is written, else the disk.
+    fn back(&self) -> Reply {
+        let written = self.state.as_ref().is_some_and(|p| p.written.is_some());
+        match self.back_to {
+            Some(name) if !written => Reply::Return(name),
+            _ => Reply::Back,
+        }
+    }
+
     /// A key while the editor is on screen.
     fn edit_key(&mut self, code: KeyCode) -> Reply {
         let Some(es) = self.edit.as_mut() else {
@@ -148,6 +189,11 @@ impl PlanPage {
                 }
                 Reply::None
             }
+            // The review of the disk view's edits: the refusal is shown here, Esc goes back to the edits.
+            PlanDone::Made(_, Err(e)) if self.back_to.is_some() && self.state.is_none() => {
+                self.refused = Some(failure_text(&e));
+                Reply::Show
+            }
             PlanDone::Made(_, Err(e)) => Reply::Failed(failure_text(&e)),
             PlanDone::Written { undo, result, .. } => {
                 if let Some(ps) = self.state.as_mut() {
@@ -178,7 +224,7 @@ impl Page for PlanPage {
 
     fn status(&self) -> Option<String> {
         if self.editing && self.typing() {
-            Some("type the value  Enter ok  Esc cancel".to_string())
+            Some(self.edit.as_ref().map_or_else(String::new, |e| e.status()))
         } else if self.editing {
             self.job.as_ref().map(|h| h.title.clone())
         } else if self.typing() {
@@ -216,7 +262,16 @@ impl Page for PlanPage {
         }
         match &self.state {
             Some(ps) => super::plan_view::draw(f, ps, area, st),
-            None => f.render_widget(Paragraph::new("No plan."), area),
+            None => f.render_widget(
+                Paragraph::new(match &self.refused {
+                    Some(why) => {
+                        format!("These edits make no plan: {why}\n\nEsc goes back to them.")
+                    }
+                    None => "No plan.".into(),
+                })
+                .wrap(ratatui::widgets::Wrap { trim: true }),
+                area,
+            ),
         }
     }
 
@@ -225,7 +280,7 @@ impl Page for PlanPage {
             return self.edit_key(code);
         }
         let Some(ps) = self.state.as_mut() else {
-            return Reply::Back;
+            return self.back();
         };
         if code == KeyCode::Char('b') && !ps.typing() && ps.written.is_some() {
             return Reply::Open("bench");
@@ -252,7 +307,7 @@ impl Page for PlanPage {
         }
         match ps.key(code) {
             PlanAction::None => Reply::None,
-            PlanAction::Back => Reply::Back,
+            PlanAction::Back => self.back(),
             // A plan that moves data runs on the move screen: progress, a stop at a commit point, the outcome.
             PlanAction::Request(PlanRequest::Apply { path, plan, typed })
                 if afdisk::apply::moves::moves_data(&plan) =>
@@ -264,10 +319,10 @@ impl Page for PlanPage {
     }
 
     fn opened(&mut self) -> Reply {
-        let r = PlanRequest::Make {
+        let r = self.review.take().unwrap_or_else(|| PlanRequest::Make {
             path: self.path.clone(),
             preset: self.preset.clone(),
-        };
+        });
         self.start(r)
     }
 
@@ -406,5 +461,41 @@ mod tests {
             .as_ref()
             .and_then(|s| s.error.clone())
             .is_some_and(|e| e.contains("already written")));
+    }
+
+    /// The review of the disk view's edits: a refusal is shown on the plan screen (not lost as an error for
+    /// the disk view), and Esc goes back to the edits.
+    #[test]
+    fn a_refused_review_says_why_and_esc_returns_to_the_edits() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut page = page_with_plan(dir.path());
+        let layout = pp(&mut page).state.as_ref().expect("plan").plan.new.clone();
+        let mut review = open_review(ReviewOrder {
+            path: dir.path().join("t.img"),
+            target: Box::new(layout),
+            grain: 1 << 20,
+            destroy_ok: Vec::new(),
+            back_to: "edit",
+        });
+        assert!(matches!(review.opened(), Reply::Start(_)));
+        let e = afdisk::Error::usage("the edits overlap", "fix them");
+        let done: Result<PlanDone, afdisk::Error> =
+            Ok(PlanDone::Made(dir.path().join("t.img"), Err(e)));
+        assert!(matches!(
+            review.on_job(Event::Done(Box::new(done))),
+            Reply::Show
+        ));
+        let mut t =
+            ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 10)).expect("terminal");
+        let st = Styles {
+            ok: Default::default(),
+            bad: Default::default(),
+            warn: Default::default(),
+            title: Default::default(),
+        };
+        t.draw(|f| review.draw(f, f.area(), &st)).expect("draw");
+        let s = t.backend().to_string();
+        assert!(s.contains("the edits overlap"), "{s}");
+        assert!(matches!(review.key(KeyCode::Esc), Reply::Return("edit")));
     }
 }

@@ -2,8 +2,8 @@
 //! disk view's key for it) or, for a data move confirmed on the plan screen, through [`open_move`]; no page
 //! imports another page, the app, or this list. Adding a page: its module and one line here.
 
-use super::page::{Command, MoveOrder, Offered, Opener, Page};
-use super::{bench, moving, plan, sector_size};
+use super::page::{Command, MoveOrder, Offered, Opener, Page, ReviewOrder};
+use super::{bench, disk_edit, moving, plan, restore, sector_size};
 
 /// Every page the disk view opens, in the order of the key bar.
 pub const OPENERS: &[Opener] = &[
@@ -54,7 +54,28 @@ pub const OPENERS: &[Opener] = &[
         offered: Offered::When(|d| moving::rollback_offered(&d.report)),
         open: |d, _| moving::open_resume(d, true),
     },
+    // After the data move's r and u: a disk with an interrupted move is resumed first, never edited.
+    disk_edit::opener('n'),
+    disk_edit::opener('d'),
+    disk_edit::opener('r'),
+    disk_edit::opener('t'),
+    disk_edit::opener('m'),
+    disk_edit::opener('N'),
+    disk_edit::opener('f'),
+    disk_edit::opener('A'),
+    Opener {
+        name: restore::NAME,
+        key: 'R',
+        command: restore::KEY,
+        offered: Offered::Always,
+        open: restore::open,
+    },
 ];
+
+/// The plan screen on a layout edited on the disk view (its Enter: review).
+pub fn open_review(order: ReviewOrder) -> Box<dyn Page> {
+    plan::open_review(order)
+}
 
 /// The data-move page for a plan confirmed on another page (the plan screen's apply of a plan that moves data).
 pub fn open_move(order: MoveOrder) -> Box<dyn Page> {

@@ -386,16 +386,10 @@ fn empty_disk_gets_a_preset_and_n_cycles_presets() {
 }
 
 #[test]
-fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
-    let (dir, img) = fixture_image();
+fn bench_screen_from_the_disk_view_sets_up_and_confirms_write_all() {
+    let (_dir, img) = fixture_image();
     let original = std::fs::read(&img).expect("read");
-    let mut app = App::new(false, true);
-    let (_, mut r) = report::inspect(&img, &InspectOptions::default()).expect("inspect");
-    r.device.path = img.clone();
-    app.set_disk(r);
-    app.disk.as_mut().expect("disk").selected = 1;
-    key(&mut app, KeyCode::Char('b'));
-    assert_eq!(app.screen, Screen::Page("bench"));
+    let mut app = bench_app(&img);
     {
         let b = bench(&mut app).expect("bench");
         assert_eq!(b.partition, Some(2), "the selected (misaligned) partition");
@@ -415,34 +409,60 @@ fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
     insta::assert_snapshot!("bench_confirm_80x24", render(&app, 80, 24));
     key(&mut app, KeyCode::Esc);
     assert!(std::fs::read(&img).expect("read") == original);
-    // A read-only run: live snapshots arrive, then the result.
-    key(&mut app, KeyCode::Char('w'));
-    bench(&mut app).expect("bench").path = img.clone();
-    let req = app.handle_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE));
-    let (tx, rx) = std::sync::mpsc::channel();
-    let env = env(dir.path());
-    let mut code = 0;
-    super::on_request(&mut app, req.expect("r starts a run"), &tx, &env);
-    let mut lives = 0;
+}
+
+/// The fixture on the disk view, its misaligned partition 2 selected, and `b` pressed: the bench screen.
+fn bench_app(img: &Path) -> App {
+    let mut app = App::new(false, true);
+    let (_, mut r) = report::inspect(img, &InspectOptions::default()).expect("inspect");
+    r.device.path = img.to_path_buf();
+    app.set_disk(r);
+    app.disk.as_mut().expect("disk").selected = 1;
+    key(&mut app, KeyCode::Char('b'));
+    assert_eq!(app.screen, Screen::Page("bench"));
+    app
+}
+
+/// Dispatches the bench job's messages until it is done; returns how many live snapshots came, and the screen
+/// rendered at the first.
+fn run_bench(
+    app: &mut App,
+    rx: &std::sync::mpsc::Receiver<super::Msg>,
+    tx: &std::sync::mpsc::Sender<super::Msg>,
+    env: &super::job::Env,
+) -> (usize, Option<String>) {
+    let (mut lives, mut first, mut code) = (0, None, 0);
     loop {
         let m = rx
             .recv_timeout(std::time::Duration::from_secs(30))
             .expect("the run reports");
         let done = is_bench_done(&m);
         let live = is_bench_live(&m);
-        if live {
-            lives += 1;
-        }
-        super::dispatch(&mut app, m, &tx, &env, &mut code);
+        lives += usize::from(live);
+        super::dispatch(app, m, tx, env, &mut code);
         if live && lives == 1 {
-            let s = render(&app, 80, 24);
-            assert!(s.contains("running") && s.contains("read-4k"), "{s}");
+            first = Some(render(app, 80, 24));
         }
         if done {
-            break;
+            return (lives, first);
         }
     }
+}
+
+/// A read-only run from the bench screen: live snapshots arrive, then the result; nothing is written.
+#[test]
+fn bench_screen_runs_read_only_live_then_shows_the_result() {
+    let (dir, img) = fixture_image();
+    let original = std::fs::read(&img).expect("read");
+    let mut app = bench_app(&img);
+    let req = app.handle_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let env = env(dir.path());
+    super::on_request(&mut app, req.expect("r starts a run"), &tx, &env);
+    let (lives, first) = run_bench(&mut app, &rx, &tx, &env);
     assert!(lives > 0, "live progress was shown");
+    let s = first.unwrap_or_default();
+    assert!(s.contains("running") && s.contains("read-4k"), "{s}");
     let b = bench(&mut app).expect("bench");
     let super::bench::Phase::Done(rep) = &b.phase else {
         panic!("run failed: {:?}", b.phase);
@@ -454,43 +474,38 @@ fn bench_screen_from_the_disk_view_runs_live_and_confirms_write_all() {
         std::fs::read(&img).expect("read") == original,
         "a read-only run writes nothing"
     );
-    // Esc during a run stops it after the current round: the footer says so, and the result says it was
-    // cancelled. Esc is pressed once the screen is running and before the worker reports anything, so the
-    // test does not race the worker (on a loaded machine a short run can end before a later Esc is seen).
+}
+
+/// Esc during a run stops it after the current round: the footer says so, and the result says it was
+/// cancelled. Esc is pressed once the screen is running and before the worker reports anything, so the test
+/// does not race the worker (on a loaded machine a short run can end before a later Esc is seen; waiting for
+/// its first report raced the run out of fresh slots, OutOfSlots instead of Cancelled).
+#[test]
+fn esc_stops_a_bench_run_after_its_round_and_it_says_cancelled() {
+    let (dir, img) = fixture_image();
+    let mut app = bench_app(&img);
     let req = app.handle_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE));
-    key(&mut app, KeyCode::Esc);
-    assert_eq!(
-        app.screen,
-        Screen::Page("bench"),
-        "Esc stops the run, it does not leave"
-    );
-    let s = render(&app, 80, 24);
-    assert!(s.contains("stopping after this round"), "{s}");
-    super::on_request(&mut app, req.expect("r runs again"), &tx, &env);
-    // Esc while the run is live (pressed at once: waiting for its first report raced the run out of fresh
-    // slots on a loaded machine, OutOfSlots instead of Cancelled).
+    let (tx, rx) = std::sync::mpsc::channel();
+    let env = env(dir.path());
+    let esc_stops = |app: &mut App| {
+        key(app, KeyCode::Esc);
+        assert_eq!(
+            app.screen,
+            Screen::Page("bench"),
+            "Esc stops the run, it does not leave"
+        );
+        let s = render(app, 80, 24);
+        assert!(s.contains("stopping after this round"), "{s}");
+    };
+    // Before the job has started, and again once it is live.
+    esc_stops(&mut app);
+    super::on_request(&mut app, req.expect("r starts a run"), &tx, &env);
     assert!(
         bench(&mut app).is_some_and(|b| b.running()),
         "the run is live"
     );
-    key(&mut app, KeyCode::Esc);
-    assert_eq!(
-        app.screen,
-        Screen::Page("bench"),
-        "Esc stops the run, it does not leave"
-    );
-    let s = render(&app, 80, 24);
-    assert!(s.contains("stopping after this round"), "{s}");
-    loop {
-        let m = rx
-            .recv_timeout(std::time::Duration::from_secs(30))
-            .expect("the run reports");
-        let done = is_bench_done(&m);
-        super::dispatch(&mut app, m, &tx, &env, &mut code);
-        if done {
-            break;
-        }
-    }
+    esc_stops(&mut app);
+    run_bench(&mut app, &rx, &tx, &env);
     let b = bench(&mut app).expect("bench");
     let super::bench::Phase::Done(rep) = &b.phase else {
         panic!("run failed: {:?}", b.phase);

@@ -1,6 +1,7 @@
 //! How the TUI words what the core names: a **setting** (the core's `Setting`: a write mode, a partition, a
 //! confirmation) by the key or the dialog that sets it on screen, never by a command-line option (the screens
-//! have none), and a **failure** in one line (kind, problem and fix) in those words.
+//! have none), and a **failure** in one line (kind, problem and fix) in those words; and how a table's
+//! **cells** fit their columns (sized by content, a **cut** cell ending in `…`).
 
 use afdisk::error::Setting;
 
@@ -22,4 +23,56 @@ pub fn key_name(s: Setting, value: Option<&str>) -> String {
 /// A failure in one line as the screens show it: kind, problem and fix, settings named by their keys.
 pub fn failure_text(e: &afdisk::Error) -> String {
     afdisk::error::failure_text_in(e, &key_name)
+}
+
+/// `s` in at most `w` columns: whole, or cut with `…` as its last column.
+pub fn cut(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        s.to_string()
+    } else if w == 0 {
+        String::new()
+    } else {
+        let mut t: String = s.chars().take(w - 1).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// Column widths sized by content: every column as wide as its widest cell, except the `flex` ones (type,
+/// name), which share what is left of `room` (the name at most a third) and are cut with `…` to it.
+pub fn column_widths(
+    head: &[&str],
+    cells: &[Vec<String>],
+    flex: &[usize],
+    room: usize,
+) -> Vec<usize> {
+    let mut w: Vec<usize> = head
+        .iter()
+        .enumerate()
+        .map(|(c, h)| {
+            cells
+                .iter()
+                .filter_map(|r| r.get(c).map(|x| x.chars().count()))
+                .chain([h.chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let fixed: usize = (0..w.len())
+        .filter(|c| !flex.contains(c))
+        .map(|c| w[c])
+        .sum();
+    let mut left = room.saturating_sub(fixed);
+    // The name (the second flexible column) gets at most a third when both do not fit.
+    let wanted: usize = flex.iter().map(|c| w[*c]).sum();
+    if wanted > left {
+        if let [ty, name] = flex {
+            w[*name] = w[*name].min(left / 3).max(4);
+            left = left.saturating_sub(w[*name]);
+            w[*ty] = w[*ty].min(left).max(4);
+        } else if let [ty] = flex {
+            w[*ty] = w[*ty].min(left).max(4);
+        }
+    }
+    w
 }

@@ -145,11 +145,19 @@ fn draw_help(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         lines.push(Line::from(Span::styled("Last write:", th.title)));
         lines.extend(details.into_iter().map(Line::from));
     }
-    let block = Block::bordered().title(Line::from(" Keys (Esc or ? closes) "));
+    // Taller than the terminal: it scrolls (Up/Dn), and its title says so.
+    let hidden = (rows + 3).saturating_sub(area.height);
+    let title = if hidden > 0 {
+        " Keys (Up/Dn scroll, Esc or ? closes) "
+    } else {
+        " Keys (Esc or ? closes) "
+    };
+    let block = Block::bordered().title(Line::from(title));
     f.render_widget(
         Paragraph::new(lines)
             .block(block)
-            .wrap(Wrap { trim: false }),
+            .wrap(Wrap { trim: false })
+            .scroll((app.help_scroll.min(hidden), 0)),
         r,
     );
 }
@@ -188,16 +196,21 @@ fn disk_title(r: &Report) -> Vec<Line<'static>> {
         None => "drive cannot be asked".into(),
     };
     // A loop device has no model: its backing file names it (as in `afdisk list`).
-    let l2 = format!(
-        " {}  serial {}  align offset {}  {}",
-        d.model
-            .clone()
-            .or_else(|| afdisk::present::backing_file(d))
-            .unwrap_or_else(|| "-".into()),
-        d.serial.as_deref().unwrap_or("-"),
-        d.alignment_offset,
-        drive
-    );
+    // Only what is known is named: no unlabelled "-" (an image file has neither model nor serial).
+    let who: Vec<String> = d
+        .model
+        .clone()
+        .map(|m| format!("model {m}"))
+        .or_else(|| afdisk::present::backing_file(d))
+        .into_iter()
+        .chain(d.serial.as_ref().map(|s| format!("serial {s}")))
+        .collect();
+    let who = if who.is_empty() {
+        "no model or serial".to_string()
+    } else {
+        who.join("  ")
+    };
+    let l2 = format!(" {who}  align offset {}  {}", d.alignment_offset, drive);
     vec![Line::from(l1), Line::from(l2)]
 }
 
@@ -277,7 +290,7 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         return;
     };
     let r = &d.report;
-    let table_h = (r.partitions.len() as u16 + 3).clamp(4, (area.height / 2).max(4));
+    let table_h = (disk_rows(r).len() as u16 + 3).clamp(4, (area.height / 2).max(4));
     let mut head = disk_title(r);
     let banner = image_banner(r);
     let head_h = head
@@ -312,46 +325,45 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     draw_findings(f, d, findings, th);
 }
 
-/// The disk view's partition table, each row styled by its alignment badge's tone.
+/// The disk view's partition table, each row styled by its alignment badge's tone; columns sized by content
+/// and width (the name shown from 100 columns), a cut type or name marked `…`.
 fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
     let r = &d.report;
-    let wide = parts.width >= 110;
+    let wide = parts.width >= 100;
     let mut head = vec!["#", "START", "END", "SIZE", "TYPE"];
     if wide {
         head.push("NAME");
     }
     head.extend(["FS", "ALIGNMENT"]);
-    let rows: Vec<Row> = r
-        .partitions
+    let ss = r.table.as_ref().map_or(512, |t| t.sector_size).max(1);
+    let order = disk_rows(r);
+    let cells = row_cells(r, &order, wide, ss);
+    let flex: Vec<usize> = if wide { vec![4, 5] } else { vec![4] };
+    // Inside the borders, less the highlight symbol and one space between columns.
+    let room = usize::from(parts.width)
+        .saturating_sub(3)
+        .saturating_sub(head.len() - 1);
+    let w = super::text::column_widths(&head, &cells, &flex, room);
+    let rows: Vec<Row> = order
         .iter()
-        .map(|p| {
-            let badge = Badge::of(p);
-            let mut cells = vec![
-                p.number.to_string(),
-                p.start.to_string(),
-                p.end.to_string(),
-                human(p.size_bytes),
-                p.type_name.clone(),
-            ];
-            if wide {
-                cells.push(p.name.clone().unwrap_or_default());
-            }
-            cells.push(p.filesystem.clone().unwrap_or_else(|| "-".into()));
-            cells.push(badge.short());
-            Row::new(cells).style(th.styles().of(badge.tone()))
+        .zip(&cells)
+        .map(|(row, c)| {
+            let style = match *row {
+                DiskRow::Part(i) => th.styles().of(Badge::of(&r.partitions[i]).tone()),
+                DiskRow::Free(..) => th.dim,
+            };
+            let cut_cells: Vec<String> = c
+                .iter()
+                .zip(&w)
+                .map(|(x, w)| super::text::cut(x, *w))
+                .collect();
+            Row::new(cut_cells).style(style)
         })
         .collect();
-    let mut widths = vec![
-        Constraint::Length(3),
-        Constraint::Length(9),
-        Constraint::Length(9),
-        Constraint::Length(9),
-        Constraint::Length(if wide { 22 } else { 14 }),
-    ];
-    if wide {
-        widths.push(Constraint::Length(16));
-    }
-    widths.extend([Constraint::Length(7), Constraint::Min(14)]);
+    let widths: Vec<Constraint> = w
+        .iter()
+        .map(|x| Constraint::Length(u16::try_from(*x).unwrap_or(u16::MAX)))
+        .collect();
     let title_text = if r.partitions.is_empty() {
         " Partitions: none "
     } else {
@@ -368,12 +380,105 @@ fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
         )
         .row_highlight_style(th.sel)
         .highlight_symbol(">");
-    let mut st = TableState::default().with_selected(if r.partitions.is_empty() {
-        None
-    } else {
-        Some(d.selected)
-    });
+    let selected = order
+        .iter()
+        .position(|row| matches!(row, DiskRow::Part(i) if *i == d.selected));
+    let mut st = TableState::default().with_selected(selected);
     f.render_stateful_widget(table, parts, &mut st);
+}
+
+/// The cells of the disk view's table rows (`ss`: the table's sector size; `wide`: with the NAME column).
+fn row_cells(r: &Report, order: &[DiskRow], wide: bool, ss: u64) -> Vec<Vec<String>> {
+    order
+        .iter()
+        .map(|row| match *row {
+            DiskRow::Part(i) => {
+                let p = &r.partitions[i];
+                let mut c = vec![
+                    p.number.to_string(),
+                    p.start.to_string(),
+                    p.end.to_string(),
+                    human(p.size_bytes),
+                    p.type_name.clone(),
+                ];
+                if wide {
+                    c.push(p.name.clone().unwrap_or_default());
+                }
+                c.push(p.filesystem.clone().unwrap_or_else(|| "-".into()));
+                c.push(Badge::of(p).short());
+                c
+            }
+            DiskRow::Free(a, b) => {
+                let mut c = vec![
+                    "-".to_string(),
+                    (a / ss).to_string(),
+                    (b / ss).saturating_sub(1).to_string(),
+                    human(b - a),
+                    "free".to_string(),
+                ];
+                if wide {
+                    c.push(String::new());
+                }
+                c.extend([String::new(), String::new()]);
+                c
+            }
+        })
+        .collect()
+}
+
+/// A row of the disk view's partition table: a partition (its index in the report) or a free region of at
+/// least 1 MiB (bytes, start and end), as cfdisk lists free space between the partitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiskRow {
+    Part(usize),
+    Free(u64, u64),
+}
+
+/// The table's rows in disk order: the partitions (an extended one before its logicals) and the free
+/// regions of the disk map between and after them (`model::segments`), split at an extended partition's
+/// start and end; inside one, the first MiB of a region is left for the next logical's EBR (as cfdisk counts it), and
+/// regions under 1 MiB are left out.
+pub fn disk_rows(r: &Report) -> Vec<DiskRow> {
+    const MIB: u64 = 1 << 20;
+    let mut v: Vec<(u64, u8, DiskRow)> = r
+        .partitions
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.start_bytes, 0, DiskRow::Part(i)))
+        .collect();
+    let extended: Vec<(u64, u64)> = r
+        .partitions
+        .iter()
+        .filter(|p| p.kind == afdisk::table::PartKind::Extended)
+        .map(|p| (p.start_bytes, p.start_bytes + p.size_bytes))
+        .collect();
+    if r.table.is_some() {
+        for s in model::segments(r)
+            .into_iter()
+            .filter(|s| s.kind == SegKind::Free)
+        {
+            // Split at every extended partition's start and end; a piece inside one keeps a MiB for its
+            // EBR.
+            let mut cuts: Vec<u64> = extended
+                .iter()
+                .flat_map(|e| [e.0, e.1])
+                .filter(|e| *e > s.start && *e < s.end)
+                .collect();
+            cuts.sort_unstable();
+            cuts.push(s.end);
+            let mut a = s.start;
+            for b in cuts {
+                let inside = extended.iter().any(|e| a >= e.0 && b <= e.1);
+                let from = if inside { a + MIB } else { a };
+                if b > from && b - from >= MIB {
+                    v.push((from, 1, DiskRow::Free(from, b)));
+                }
+                a = b;
+            }
+        }
+    }
+    v.sort_by_key(|(start, kind, _)| (*start, *kind));
+    v.into_iter().map(|(_, _, row)| row).collect()
 }
 
 /// The disk view's findings: the selected partition's first, then the rest, styled by severity.

@@ -1,0 +1,363 @@
+//! Editing where one looks (cfdisk's model), a page: a key of the editor pressed on the disk view (n new,
+//! d delete, r resize, t type, m move, N name, f flags, A realign) opens the disk's table as the editor's rows, free
+//! regions included, on the partition selected there, and does what the key asks at once. The edits build a
+//! pending layout; its rows carry a mark (`*`) and a line says "N changes pending — Enter to review". Enter
+//! opens the plan screen on it (`Reply::Review`): the diff, the sectors and the typed confirmation stay the
+//! plan screen's, and Esc there comes back to these edits. Nothing here touches a disk.
+//!
+//! Terms:
+//! - the **base** is the plan that reads the disk for the editor (a realign plan of the table, or the first
+//!   preset for an empty disk): its old layout is what the edits start from, its grain theirs;
+//! - a **pending** change is a difference between the edited layout and the table on the disk now
+//!   (`EditState::changes`);
+//! - the **fingerprint** is the disk's partitions as the disk view shows them: edits kept from an earlier
+//!   visit are dropped once the disk changed under them (after a write, say).
+
+use std::any::Any;
+use std::path::PathBuf;
+
+use crossterm::event::KeyCode;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::widgets::{Paragraph, Wrap};
+use ratatui::Frame;
+
+use afdisk::plan::Plan;
+
+use super::dialog::Styles;
+use super::edit::{EditAction, EditState};
+use super::job::{self, Ctx, Env, Event, Handle, Job, StopRule};
+use super::model::DiskState;
+use super::page::{cmd, Command, Offered, Opener, Page, Reply, ReviewOrder};
+
+/// The page's name: the owner of its job's messages.
+pub const NAME: &str = "edit";
+
+/// The editing page's commands (the editor's, with Enter reviewing on the plan screen).
+pub const DISK_EDIT_KEYS: &[Command] = &[
+    cmd("n", "new", "new partition in the selected free region"),
+    cmd("d", "del", "delete the selected partition"),
+    cmd(
+        "r",
+        "resize",
+        "resize the selected partition (size, 50%, rest)",
+    ),
+    cmd(
+        "t",
+        "type",
+        "change the type: pick from the list (type to search)",
+    ),
+    cmd("m", "", "move the selected partition (empty ones only)"),
+    cmd("N", "", "change the name (GPT)"),
+    cmd(
+        "a",
+        "",
+        "toggle an attribute (GPT bits) or the boot flag (dos)",
+    ),
+    cmd(
+        "A",
+        "",
+        "realign the selected partition: start and end onto the grain (an empty one; p plans a data move)",
+    ),
+    cmd(
+        "o",
+        "",
+        "drop the edits: start again from the table on the disk",
+    ),
+    cmd("c", "", "clear: start again from an empty table"),
+    cmd("Up/Dn", "", "select a row (partitions and free regions)"),
+    cmd(
+        "Enter",
+        "review",
+        "review the pending changes on the plan screen (a applies them there)",
+    ),
+    cmd("?", "", "this help"),
+    cmd("Esc", "back", "back to the disk view (the edits are kept)"),
+    cmd("q", "", "quit (also Ctrl-C); nothing is written"),
+];
+
+/// The disk view's key `key` as an opener of this page (the registry lists one per editing key).
+pub const fn opener(key: char) -> Opener {
+    // One line in the key bar and the help for them all (the others' commands are empty: listed once).
+    let command = match key {
+        'n' => Command {
+            keys: "n/d/t",
+            bar: "edit",
+            help: "edit here: n new, d delete, r resize, t type, m move, N name, f flags, \
+                   A realign; Enter there reviews the plan",
+        },
+        _ => Command {
+            keys: "",
+            bar: "",
+            help: "",
+        },
+    };
+    Opener {
+        name: NAME,
+        key,
+        command,
+        offered: Offered::When(editable),
+        open: match key {
+            'n' => |d, p| open(d, p, 'n'),
+            'd' => |d, p| open(d, p, 'd'),
+            'r' => |d, p| open(d, p, 'r'),
+            't' => |d, p| open(d, p, 't'),
+            'm' => |d, p| open(d, p, 'm'),
+            'N' => |d, p| open(d, p, 'N'),
+            'A' => |d, p| open(d, p, 'A'),
+            _ => |d, p| open(d, p, 'a'),
+        },
+    }
+}
+
+/// Whether the disk view edits this disk: not while a data move on it is unfinished (it is resumed first).
+fn editable(d: &DiskState) -> bool {
+    !d.report
+        .findings
+        .iter()
+        .any(|f| f.code == "interrupted-move")
+}
+
+/// The disk's partitions as the disk view shows them (number, start, size, type).
+fn fingerprint(d: &DiskState) -> Vec<(u32, u64, u64, String)> {
+    d.report
+        .partitions
+        .iter()
+        .map(|p| (p.number, p.start, p.size, p.type_code.clone()))
+        .collect()
+}
+
+/// The editing page.
+#[derive(Debug)]
+pub struct DiskEdit {
+    pub path: PathBuf,
+    device: String,
+    fingerprint: Vec<(u32, u64, u64, String)>,
+    empty: bool,
+    pub edit: Option<EditState>,
+    /// The key pressed on the disk view, done once the editor is ready.
+    key: Option<char>,
+    /// The partition selected on the disk view.
+    selected: Option<u32>,
+    job: Option<Handle>,
+}
+
+/// Opens the editing page on the disk on screen for the key `key`, keeping the edits of an earlier visit
+/// while the disk has not changed.
+fn open(d: &DiskState, prev: Option<Box<dyn Page>>, key: char) -> Box<dyn Page> {
+    let fp = fingerprint(d);
+    let selected = d.report.partitions.get(d.selected).map(|p| p.number);
+    // Edits of an earlier visit are kept only while the disk is what it was when they were made.
+    let kept = prev
+        .as_ref()
+        .and_then(|p| p.as_any().downcast_ref::<DiskEdit>())
+        .filter(|e| e.fingerprint == fp)
+        .and_then(|e| e.edit.clone());
+    let page = DiskEdit {
+        path: d.report.device.path.clone(),
+        device: d.report.device.name.clone(),
+        fingerprint: fp,
+        empty: d.report.table.is_none(),
+        edit: kept,
+        key: Some(key),
+        selected,
+        job: None,
+    };
+    Box::new(page)
+}
+
+/// The base plan's job: reads the disk (writes nothing).
+struct BaseJob {
+    path: PathBuf,
+    empty: bool,
+}
+
+impl Job for BaseJob {
+    type Output = Box<Plan>;
+    fn owner(&self) -> &'static str {
+        NAME
+    }
+    fn title(&self) -> String {
+        format!("Reading {} to edit it…", self.path.display())
+    }
+    fn stop_rule(&self) -> StopRule {
+        StopRule::Anytime("reading the table")
+    }
+    fn run(self, env: &Env, _: &Ctx) -> Result<Box<Plan>, afdisk::Error> {
+        let preset = self
+            .empty
+            .then(|| afdisk::present::presets().value().map(String::from))
+            .flatten();
+        let req = afdisk::plan::Request {
+            realign: preset.is_none(),
+            preset,
+            ..Default::default()
+        };
+        let o = afdisk::device::open(&self.path, &env.opts.overrides)?;
+        afdisk::plan::make(&o, &req).map(Box::new)
+    }
+}
+
+impl DiskEdit {
+    /// Does the disk view's key on the ready editor: selects the disk view's partition, then the key.
+    fn do_key(&mut self) -> Reply {
+        let (Some(es), Some(k)) = (self.edit.as_mut(), self.key.take()) else {
+            return Reply::Show;
+        };
+        if let Some(n) = self.selected {
+            es.select_number(n);
+        }
+        match k {
+            'A' => realign_selected(es),
+            k => {
+                es.key(KeyCode::Char(k));
+            }
+        }
+        Reply::Show
+    }
+
+    fn review(&mut self) -> Reply {
+        let Some(es) = self.edit.as_mut() else {
+            return Reply::None;
+        };
+        if es.changes().is_empty() {
+            es.message = Some((
+                "nothing to review: no change is pending (n, d, r, t edit the selected row)".into(),
+                true,
+            ));
+            return Reply::None;
+        }
+        es.message = None;
+        Reply::Review(ReviewOrder {
+            path: self.path.clone(),
+            target: Box::new(es.editor.layout.clone()),
+            grain: es.editor.grain,
+            destroy_ok: es.destroy_ok(),
+            back_to: NAME,
+        })
+    }
+}
+
+/// `A`: the selected partition moved to its own start, which the editor snaps up to the grain (its size
+/// rounded up to it, so its end is on it too); a partition holding data is refused in the editor's words
+/// (the realign plan moves data).
+fn realign_selected(es: &mut EditState) {
+    let Some(start) = es
+        .selected_number()
+        .and_then(|n| es.editor.partition(n))
+        .map(|p| p.start)
+    else {
+        es.message = Some(("select a partition first (Up/Dn)".into(), true));
+        return;
+    };
+    es.key(KeyCode::Char('m'));
+    if es.typing() {
+        for c in format!("{start}s").chars() {
+            es.key(KeyCode::Char(c));
+        }
+        es.key(KeyCode::Enter);
+    }
+}
+
+impl Page for DiskEdit {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn commands(&self) -> Vec<Command> {
+        DISK_EDIT_KEYS.to_vec()
+    }
+
+    fn status(&self) -> Option<String> {
+        match &self.edit {
+            Some(es) if es.typing() => Some(es.status()),
+            Some(_) => None,
+            None => self.job.as_ref().map(|h| h.title.clone()),
+        }
+    }
+
+    fn typing(&self) -> bool {
+        self.edit.as_ref().is_some_and(|e| e.typing())
+    }
+
+    fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
+        let Some(es) = &self.edit else {
+            f.render_widget(Paragraph::new("Reading the table…"), area);
+            return;
+        };
+        let [body, pending] =
+            Layout::vertical([Constraint::Min(6), Constraint::Length(2)]).areas(area);
+        super::edit_view::draw(f, es, &self.device, body, st);
+        let (text, style) = match es.pending_line() {
+            Some(l) => (l, st.warn),
+            None => (
+                "No change pending: n, d, r, t edit the selected row; Esc back".into(),
+                ratatui::style::Style::default(),
+            ),
+        };
+        f.render_widget(
+            Paragraph::new(text).style(style).wrap(Wrap { trim: true }),
+            pending,
+        );
+    }
+
+    fn key(&mut self, code: KeyCode) -> Reply {
+        let Some(es) = self.edit.as_mut() else {
+            return match code {
+                KeyCode::Esc => Reply::Back,
+                _ => Reply::None,
+            };
+        };
+        if !es.typing() && matches!(code, KeyCode::Enter | KeyCode::Char('p')) {
+            return self.review();
+        }
+        if !es.typing() && code == KeyCode::Char('A') {
+            realign_selected(es);
+            return Reply::None;
+        }
+        match es.key(code) {
+            EditAction::None => Reply::None,
+            EditAction::Back => Reply::Back,
+            EditAction::MakePlan => self.review(),
+        }
+    }
+
+    fn opened(&mut self) -> Reply {
+        if self.edit.is_some() {
+            return self.do_key();
+        }
+        Reply::Start(job::ready(BaseJob {
+            path: self.path.clone(),
+            empty: self.empty,
+        }))
+    }
+
+    fn started(&mut self, h: Handle) {
+        self.job = Some(h);
+    }
+
+    fn on_job(&mut self, ev: Event) -> Reply {
+        let Event::Done(d) = ev else {
+            return Reply::None;
+        };
+        self.job = None;
+        let res = job::outcome::<Box<Plan>>(d);
+        match res {
+            Some(Ok(plan)) => match EditState::from_disk(&plan) {
+                Ok(es) => {
+                    self.edit = Some(es);
+                    self.do_key()
+                }
+                Err(e) => Reply::Failed(super::text::failure_text(&e)),
+            },
+            Some(Err(e)) => Reply::Failed(super::text::failure_text(&e)),
+            None => Reply::None,
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
