@@ -341,6 +341,72 @@ fn misaligned_scsi_disk(dir: &Path) {
     assert!(child.wait().expect("sfdisk").success(), "sfdisk failed");
 }
 
+/// Host: the SATA 512e drive holds an MBR whose one partition starts at sector 63 (misaligned) and holds an
+/// ext4 filesystem with one file of known bytes (`/data.bin`, 1 MiB); returns the file's SHA-256 as sha256sum
+/// prints it. Small enough that the move's journal (which holds every window of a shift this short) fits on
+/// the stick's 8 MiB partition beside the backups.
+fn misaligned_ext4_sata_disk(dir: &Path) -> String {
+    let img = dir.join("sata512e.img");
+    let f = std::fs::File::create(&img).expect("create the SATA image");
+    f.set_len(256 << 20).expect("size the SATA image");
+    let mut c = Command::new("sfdisk");
+    c.args(["-q", "--no-reread"]).arg(&img);
+    c.stdin(std::process::Stdio::piped());
+    let mut child = c.spawn().expect("run sfdisk");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .expect("sfdisk's stdin")
+        .write_all(b"label: dos\nstart=63, size=8192, type=83\n")
+        .expect("write sfdisk's script");
+    assert!(child.wait().expect("sfdisk").success(), "sfdisk failed");
+    let content = dir.join("content");
+    std::fs::create_dir(&content).expect("content directory");
+    let data: Vec<u8> = (0..1u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(content.join("data.bin"), &data).expect("write data.bin");
+    // 8192 sectors of 512 bytes = 4096 KiB.
+    run_ok(
+        Command::new("mkfs.ext4")
+            .args(["-q", "-F", "-E", "offset=32256", "-d"])
+            .arg(&content)
+            .arg(&img)
+            .arg("4096k"),
+    );
+    let sum = run_ok(Command::new("sha256sum").arg(content.join("data.bin")));
+    sum.split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Guest: a realign that moves the ext4 partition of the SATA disk: its journal is on the stick's partition
+/// (retired as `.done` when the move is finished), the moved filesystem passes e2fsck, and its file is intact.
+fn check_move_journal_on_stick(vm: &mut Vm, sha: &str) {
+    let d = vm.sh_ok(&dev_of("AFLAB SATA 512e")).trim().to_string();
+    assert!(d.starts_with("/dev/sd"), "no SATA 512e disk: {d}");
+    vm.sh_ok(&format!("afdisk plan {d} --realign -o /tmp/m.json"));
+    vm.sh_ok(&format!(
+        "afdisk apply {d} --plan /tmp/m.json --yes --confirm AFLAB-SATA-512E"
+    ));
+    let table = vm.sh_ok(&format!("sfdisk -d {d}"));
+    assert!(table.contains("start=        2048"), "not moved:\n{table}");
+    let journals = vm.sh_ok("ls $AFDISK_BACKUP_DIR");
+    assert!(
+        journals.contains(".move-journal.done"),
+        "no retired move journal on the stick: {journals}"
+    );
+    vm.sh_ok(&format!(
+        "blockdev --rereadpt {d} || partx -u {d}; e2fsck -fn {d}1"
+    ));
+    let got = vm.sh_ok(&format!(
+        "debugfs -R 'cat /data.bin' {d}1 2>/dev/null | sha256sum"
+    ));
+    assert!(got.contains(sha), "data.bin changed in the move: {got}");
+}
+
 /// Guest: backups go to the stick's FAT partition, and afdisk lists the stick as in use and refuses to write it.
 fn check_stick_refused(vm: &mut Vm) {
     let env = vm
@@ -472,16 +538,22 @@ fn uefi_cd_lists_drives_and_warns_backups_are_in_ram() {
     assert!(env.contains("dir=/run/afdisk/backups"), "{env}");
 }
 
-/// OVMF from the stick, and SeaBIOS from the CD: both reach afdisk's list on the serial console.
+/// OVMF from the stick, and SeaBIOS from the CD: both reach afdisk's list on the serial console; from the stick,
+/// a data move runs with its journal on the stick.
 #[test]
 fn uefi_usb_and_bios_cd_boot_to_the_list() {
     if skip() {
         return;
     }
-    let mut vm = Vm::start("uefi-usb", "uefi", "usb", |_| {});
+    let mut sha = String::new();
+    let mut vm = Vm::start("uefi-usb", "uefi", "usb", |d| {
+        sha = misaligned_ext4_sata_disk(d)
+    });
     let screen = vm.boot_to_list();
     check_list(&screen, true);
     assert!(screen.contains("kept across reboots"), "{screen}");
+    vm.open_shell();
+    check_move_journal_on_stick(&mut vm, &sha);
     drop(vm);
     let mut vm = Vm::start("bios-cd", "bios", "cd", |_| {});
     let screen = vm.boot_to_list();

@@ -413,9 +413,9 @@ mod tests {
             d.message
         };
         let cap = advised(StopReason::TimeCap);
-        assert!(cap.contains("rerun longer"), "{cap}");
+        assert!(cap.contains("longer time cap"), "{cap}");
         let slots = advised(StopReason::OutOfSlots);
-        assert!(!slots.contains("rerun longer"), "{slots}");
+        assert!(!slots.contains("longer time cap"), "{slots}");
         assert!(
             slots.contains("cannot help") && slots.contains("more room"),
             "{slots}"

@@ -181,15 +181,15 @@ impl StopReason {
     /// Only a run that hit the time cap is helped by running longer.
     pub fn advice(self) -> &'static str {
         match self {
-            StopReason::TimeCap => "rerun longer (--duration, up to 60 s) on an idle disk",
+            StopReason::TimeCap => "rerun with a longer time cap (up to 60 s) on an idle disk",
             StopReason::OutOfSlots => {
                 "the run used every fresh slot of the space it may use, so a longer run cannot help: give it more \
-                 room (a larger disk or image, more unallocated space for --write free, the whole disk rather than \
-                 a partition), or drop --probe so that fewer classes share the slots"
+                 room (a larger disk or image, more unallocated space for write mode free, the whole disk rather \
+                 than a partition), or run without the probe so that fewer classes share the slots"
             }
             StopReason::Cancelled => "the run was stopped early; let it run to its end",
             StopReason::Decided => {
-                "the stop rule decided the other comparisons first; rerun with a longer --duration to decide this \
+                "the stop rule decided the other comparisons first; rerun with a longer time cap to decide this \
                  one"
             }
         }

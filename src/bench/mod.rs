@@ -653,8 +653,8 @@ fn run_notes(prepared: &Prepared, m: &engine::Measured) -> Vec<String> {
     }
     if prepared.options.write == WriteMode::None {
         notes.push(
-            "read-only run: misaligned reads on 512e drives show little penalty; --write free or all measures the \
-             writes that pay read-modify-write"
+            "read-only run: misaligned reads on 512e drives show little penalty; write mode free or all measures \
+             the writes that pay read-modify-write"
                 .into(),
         );
     }

@@ -98,7 +98,7 @@ pub fn drive_message(
         (Some((c, subject)), _) => describe(c, subject, sector),
         (None, Some((c, subject))) => format!(
             "{} (reads only: read-modify-write shows on writes, and 512e drives barely penalise misaligned reads, \
-             so this is weak evidence; --write free or --write all measures writes)",
+             so this is weak evidence; write mode free or all measures writes)",
             describe(c, subject, sector)
         ),
         (None, None) => format!(
