@@ -1,4 +1,5 @@
-//! The module structure of `src/`: no import circles between source files, and imports flow down the layers.
+//! The module structure of `src/`: no import circles between source files, imports flow down the layers, the
+//! TUI's pages stand alone, and neither front end calls the other.
 //!
 //! Terms:
 //! - A **module file** is one `.rs` file under `src/`; its module path comes from its place (`src/apply/mod.rs` is
@@ -12,6 +13,8 @@
 //!   connected component of the import graph).
 //! - A **layer** is a rank given below to each top-level module; an import **runs up** when it goes from a lower
 //!   layer to a higher one.
+//! - The TUI's **pages** are the modules under `tui` that its registry (`tui::registry`) opens, besides the shared
+//!   `page`, `model`, `dialog` and `job`; a page's **view** is `tui::<page>_view` or `tui::<page>::view`.
 //!
 //! The check reads the source as text; it is the CI check the architecture rules ask for.
 
@@ -408,4 +411,77 @@ fn the_checker_sees_a_planted_circle() {
     g.insert(vec!["b".into()], BTreeSet::new());
     g.insert(vec!["b".into(), "c".into()], c.into_iter().collect());
     assert_eq!(circles(&g).len(), 1);
+}
+
+/// A TUI module (`tui::x…`) as its path below `tui` ("" for the TUI's root).
+fn in_tui(m: &[String]) -> Option<String> {
+    (m.first().map(String::as_str) == Some("tui")).then(|| m[1..].join("::"))
+}
+
+#[test]
+fn tui_pages_import_no_page_no_app_and_no_registry() {
+    let g = import_graph();
+    // The TUI's own graph: module names below `tui`.
+    let tui: BTreeMap<String, BTreeSet<String>> = g
+        .iter()
+        .filter_map(|(m, to)| Some((in_tui(m)?, to.iter().filter_map(|t| in_tui(t)).collect())))
+        .collect();
+    let pages: BTreeSet<String> = tui
+        .get("registry")
+        .into_iter()
+        .flatten()
+        .filter(|m| !m.is_empty() && !["page", "model", "dialog", "job"].contains(&m.as_str()))
+        .cloned()
+        .collect();
+    assert!(
+        pages.contains("plan") && pages.contains("moving"),
+        "the registry's pages were not read: {pages:?}"
+    );
+    let page_of = |m: &str| {
+        pages
+            .iter()
+            .find(|p| m == p.as_str() || m.starts_with(&format!("{p}::")))
+            .cloned()
+    };
+    for (m, to) in &tui {
+        if to.contains("registry") {
+            assert_eq!(m, "app", "only the app opens pages through the registry");
+        }
+        if let Some(p) = page_of(m) {
+            assert!(!to.contains("app"), "page {m} imports the app");
+            let others: Vec<&String> = to.intersection(&pages).filter(|o| **o != p).collect();
+            assert!(others.is_empty(), "page {m} imports pages {others:?}");
+        }
+        let stem = m.strip_suffix("_view").or_else(|| m.strip_suffix("::view"));
+        if let Some(p) = stem.filter(|p| pages.contains(*p)) {
+            assert!(!to.contains(p), "the view {m} imports its page {p}");
+        }
+    }
+    assert!(
+        tui.get("app").is_some_and(|a| !a.contains("view")),
+        "the app imports the view"
+    );
+}
+
+#[test]
+fn neither_front_end_calls_the_other() {
+    let g = import_graph();
+    let top = |m: &[String]| m.first().cloned().unwrap_or_default();
+    let crossing: Vec<String> = g
+        .iter()
+        .flat_map(|(m, to)| to.iter().map(move |t| (m, t)))
+        .filter(|(m, t)| {
+            let (a, b) = (top(m), top(t));
+            (a == "cli" && b == "tui") || (a == "tui" && b == "cli")
+        })
+        .map(|(m, t)| format!("{} -> {}", show(m), show(t)))
+        .collect();
+    assert!(
+        g.keys().any(|m| top(m) == "cli") && g.keys().any(|m| top(m) == "tui"),
+        "the scan read both front ends"
+    );
+    assert!(
+        crossing.is_empty(),
+        "a front end calls the other: {crossing:?}"
+    );
 }

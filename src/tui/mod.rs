@@ -2,7 +2,7 @@
 //! the pages (job screens, `page`): the plan screen (propose, edit by hand, confirm by typing the device name,
 //! write, undo), the benchmark, the sector-size wizard and the data move.
 //!
-//! Structure, imports running down only (`layering_tests` checks it): this module runs the event loop; `app`
+//! Structure, imports running down only (`tests/module_layers.rs` checks it): this module runs the event loop; `app`
 //! holds the state and turns keys into state or requests, and `view` (with `list_view`, `zoom_view`) draws it;
 //! `registry` is the one list of pages, which only `app` uses; a page (`plan`, `bench`, `moving`,
 //! `sector_size`) owns its state (`*_state`), its drawing (`*_view`) and its jobs, and imports only the lower
@@ -46,8 +46,6 @@ mod zoom_view;
 mod disk_edit_tests;
 #[cfg(test)]
 mod fit_tests;
-#[cfg(test)]
-mod layering_tests;
 #[cfg(test)]
 mod restore_tests;
 #[cfg(test)]
