@@ -322,11 +322,11 @@ fn dev_of(model: &str) -> String {
     )
 }
 
-/// Host: the SCSI 512e drive starts with an MBR whose one partition starts at sector 63 (misaligned).
-fn misaligned_scsi_disk(dir: &Path) {
-    let img = dir.join("scsi512e.img");
-    let f = std::fs::File::create(&img).expect("create the SCSI image");
-    f.set_len(256 << 20).expect("size the SCSI image");
+/// Host: the drive image `name` (256 MiB) with the dos table of the sfdisk script `script`.
+fn dos_image(dir: &Path, name: &str, script: &[u8]) -> PathBuf {
+    let img = dir.join(name);
+    let f = std::fs::File::create(&img).expect("create the drive image");
+    f.set_len(256 << 20).expect("size the drive image");
     let mut c = Command::new("sfdisk");
     c.args(["-q", "--no-reread"]).arg(&img);
     c.stdin(std::process::Stdio::piped());
@@ -336,9 +336,19 @@ fn misaligned_scsi_disk(dir: &Path) {
         .stdin
         .take()
         .expect("sfdisk's stdin")
-        .write_all(b"label: dos\nstart=63, size=100000, type=83\n")
+        .write_all(script)
         .expect("write sfdisk's script");
     assert!(child.wait().expect("sfdisk").success(), "sfdisk failed");
+    img
+}
+
+/// Host: the SCSI 512e drive starts with an MBR whose one partition starts at sector 63 (misaligned).
+fn misaligned_scsi_disk(dir: &Path) {
+    dos_image(
+        dir,
+        "scsi512e.img",
+        b"label: dos\nstart=63, size=100000, type=83\n",
+    );
 }
 
 /// Host: the SATA 512e drive holds an MBR whose one partition starts at sector 63 (misaligned) and holds an
@@ -346,21 +356,11 @@ fn misaligned_scsi_disk(dir: &Path) {
 /// prints it. Small enough that the move's journal (which holds every window of a shift this short) fits on
 /// the stick's 8 MiB partition beside the backups.
 fn misaligned_ext4_sata_disk(dir: &Path) -> String {
-    let img = dir.join("sata512e.img");
-    let f = std::fs::File::create(&img).expect("create the SATA image");
-    f.set_len(256 << 20).expect("size the SATA image");
-    let mut c = Command::new("sfdisk");
-    c.args(["-q", "--no-reread"]).arg(&img);
-    c.stdin(std::process::Stdio::piped());
-    let mut child = c.spawn().expect("run sfdisk");
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .expect("sfdisk's stdin")
-        .write_all(b"label: dos\nstart=63, size=8192, type=83\n")
-        .expect("write sfdisk's script");
-    assert!(child.wait().expect("sfdisk").success(), "sfdisk failed");
+    let img = dos_image(
+        dir,
+        "sata512e.img",
+        b"label: dos\nstart=63, size=8192, type=83\n",
+    );
     let content = dir.join("content");
     std::fs::create_dir(&content).expect("content directory");
     let data: Vec<u8> = (0..1u32 << 20)
