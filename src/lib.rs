@@ -23,6 +23,7 @@
 pub mod alignment;
 pub mod apply;
 pub mod bench;
+pub mod blkid;
 pub mod bytes;
 pub mod contract;
 pub mod demo;
