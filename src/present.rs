@@ -100,7 +100,11 @@ pub enum Badge {
 
 impl Badge {
     pub fn of(p: &PartitionReport) -> Self {
-        let a = &p.alignment;
+        Self::of_alignment(&p.alignment)
+    }
+
+    /// The badge of an alignment analysis (of afdisk's own partitions, or of a foreign table's).
+    pub fn of_alignment(a: &crate::alignment::PartitionAlignment) -> Self {
         match a.exempt {
             Some(e) => Badge::Exempt(e),
             None if !a.physical => Badge::Misaligned {

@@ -59,7 +59,10 @@ fn make_cases() -> (Scratch, Vec<Case>) {
         fdisk(p, "b\ny\nn\na\n\n+8M\nt\na\n7\nw\nq\n");
     });
     add("parted-atari", 64 * MIB, &|p| {
-        parted(p, &["mklabel", "atari", "mkpart", "primary", "1MiB", "9MiB"]);
+        parted(
+            p,
+            &["mklabel", "atari", "mkpart", "primary", "1MiB", "9MiB"],
+        );
         parted(p, &["mkpart", "primary", "9MiB", "20MiB"]);
     });
     add("parted-mac", 64 * MIB, &|p| {
@@ -75,8 +78,16 @@ fn make_cases() -> (Scratch, Vec<Case>) {
         parted(p, &["mklabel", "bsd", "mkpart", "ext2", "1MiB", "9MiB"])
     });
     add("parted-msdos-logical", 64 * MIB, &|p| {
-        parted(p, &["mklabel", "msdos", "mkpart", "primary", "1MiB", "9MiB"]);
-        parted(p, &["mkpart", "extended", "9MiB", "60MiB", "mkpart", "logical", "10MiB", "20MiB"]);
+        parted(
+            p,
+            &["mklabel", "msdos", "mkpart", "primary", "1MiB", "9MiB"],
+        );
+        parted(
+            p,
+            &[
+                "mkpart", "extended", "9MiB", "60MiB", "mkpart", "logical", "10MiB", "20MiB",
+            ],
+        );
     });
     add("sfdisk-dos-logical", 64 * MIB, &|p| {
         run_stdin(
@@ -86,7 +97,10 @@ fn make_cases() -> (Scratch, Vec<Case>) {
         );
     });
     add("sgdisk-gpt", 64 * MIB, &|p| {
-        run("sgdisk", &["-n", "1:2048:+16M", "-c", "1:root", "-n", "3:0:+8M", &s(p)]);
+        run(
+            "sgdisk",
+            &["-n", "1:2048:+16M", "-c", "1:root", "-n", "3:0:+8M", &s(p)],
+        );
     });
     add("mkswap", 64 * MIB, &|p| {
         run("mkswap", &["-L", "myswap", &s(p)]);
@@ -112,8 +126,17 @@ fn make_cases() -> (Scratch, Vec<Case>) {
         run(
             "cryptsetup",
             &[
-                "luksFormat", "-q", "--type", "luks2", "--pbkdf", "pbkdf2", "--pbkdf-force-iterations",
-                "1000", "--key-file", &s(&key), &s(p),
+                "luksFormat",
+                "-q",
+                "--type",
+                "luks2",
+                "--pbkdf",
+                "pbkdf2",
+                "--pbkdf-force-iterations",
+                "1000",
+                "--key-file",
+                &s(&key),
+                &s(p),
             ],
         );
     });
@@ -135,7 +158,10 @@ fn make_cases() -> (Scratch, Vec<Case>) {
 fn splice(from: &Path, into: &Path, at: u64) {
     use std::io::{Seek, Write};
     let bytes = std::fs::read(from).expect("read part");
-    let mut f = std::fs::OpenOptions::new().write(true).open(into).expect("open");
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(into)
+        .expect("open");
     f.seek(std::io::SeekFrom::Start(at)).expect("seek");
     f.write_all(&bytes).expect("write");
 }
@@ -154,7 +180,12 @@ fn wipefs(img: &Path) -> Vec<(String, u64, Option<String>, Option<String>)> {
         .map(|sg| {
             let off = sg["offset"].as_str().expect("offset");
             let off = u64::from_str_radix(off.trim_start_matches("0x"), 16).expect("hex offset");
-            (text(&sg["type"]).expect("type"), off, text(&sg["label"]), text(&sg["uuid"]))
+            (
+                text(&sg["type"]).expect("type"),
+                off,
+                text(&sg["label"]),
+                text(&sg["uuid"]),
+            )
         })
         .collect()
 }
@@ -171,7 +202,10 @@ fn partx(img: &Path) -> BTreeSet<(u32, u64, u64)> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| {
-            let f: Vec<u64> = l.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+            let f: Vec<u64> = l
+                .split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect();
             (f.len() == 3).then(|| (f[0] as u32, f[1], f[2]))
         })
         .collect()
@@ -198,9 +232,21 @@ fn signatures_equal_wipefs_on_every_image() {
         let got: Vec<(String, u64, Option<String>, Option<String>)> = ours
             .signatures
             .iter()
-            .map(|sg| (sg.kind.clone(), sg.offset, sg.label.clone(), sg.uuid.clone()))
+            .map(|sg| {
+                (
+                    sg.kind.clone(),
+                    sg.offset,
+                    sg.label.clone(),
+                    sg.uuid.clone(),
+                )
+            })
             .collect();
-        assert_eq!(got, wipefs(&c.path), "{}: afdisk vs wipefs --no-act", c.name);
+        assert_eq!(
+            got,
+            wipefs(&c.path),
+            "{}: afdisk vs wipefs --no-act",
+            c.name
+        );
         checked += 1;
     }
     assert_eq!(checked, 20, "every case was checked");
@@ -210,7 +256,12 @@ fn signatures_equal_wipefs_on_every_image() {
 fn partitions_equal_partx_and_sfdisk_on_every_image() {
     for c in cases() {
         let ours = probed(&c.path);
-        assert_eq!(rows(&ours), partx(&c.path), "{}: afdisk vs partx --show", c.name);
+        assert_eq!(
+            rows(&ours),
+            partx(&c.path),
+            "{}: afdisk vs partx --show",
+            c.name
+        );
         let Some(sf) = common::sfdisk_json(&s(&c.path)) else {
             continue;
         };
@@ -221,7 +272,12 @@ fn partitions_equal_partx_and_sfdisk_on_every_image() {
             .into_iter()
             .flatten()
             .filter(|p| !(label == "sun" && p["type"] == "5"))
-            .map(|p| (p["start"].as_u64().unwrap_or(0), p["size"].as_u64().unwrap_or(0)))
+            .map(|p| {
+                (
+                    p["start"].as_u64().unwrap_or(0),
+                    p["size"].as_u64().unwrap_or(0),
+                )
+            })
             .collect();
         let mine: BTreeSet<(u64, u64)> = ours
             .tables
@@ -234,7 +290,12 @@ fn partitions_equal_partx_and_sfdisk_on_every_image() {
         assert_eq!(mine, theirs, "{}: afdisk vs sfdisk --json", c.name);
         // sfdisk reads a FAT boot sector (0x55AA, no entries) as an empty dos label; libblkid sees vfat.
         if !theirs.is_empty() {
-            assert_eq!(ours.table().map(|t| t.kind.as_str()), Some(label), "{}", c.name);
+            assert_eq!(
+                ours.table().map(|t| t.kind.as_str()),
+                Some(label),
+                "{}",
+                c.name
+            );
         }
     }
 }
@@ -244,19 +305,32 @@ fn foreign_and_nested_labels_have_their_types_and_parents() {
     let by = |n: &str| probed(&cases().iter().find(|c| c.name == n).expect("case").path);
     let sun = by("fdisk-sun");
     let t = sun.table().expect("sun table");
-    assert_eq!((t.kind.as_str(), t.offset, t.partitions.len()), ("sun", 0, 2));
+    assert_eq!(
+        (t.kind.as_str(), t.offset, t.partitions.len()),
+        ("sun", 0, 2)
+    );
     assert_eq!(t.partitions[1].type_code, 0x82, "{t:?}");
     assert!(!t.is_native());
     let nested = by("fdisk-dos-nested-bsd");
-    let kinds: Vec<(&str, Option<u32>, u64)> =
-        nested.tables.iter().map(|t| (t.kind.as_str(), t.parent, t.offset)).collect();
+    let kinds: Vec<(&str, Option<u32>, u64)> = nested
+        .tables
+        .iter()
+        .map(|t| (t.kind.as_str(), t.parent, t.offset))
+        .collect();
     // The dos table is the entries at 446; the BSD label lies in partition 1 (type a5: FreeBSD), at that partition's second sector.
-    assert_eq!(kinds, [("dos", None, 446), ("freebsd", Some(1), 2048 * 512 + 512)]);
+    assert_eq!(
+        kinds,
+        [("dos", None, 446), ("freebsd", Some(1), 2048 * 512 + 512)]
+    );
     // Probing partition 1 alone as a window finds the same label at the same absolute place.
     let f = std::fs::File::open(&cases()[2].path).expect("open");
     let w = afdisk::blkid::tables(f.as_fd(), 2048 * 512, 81920 * 512, 512).expect("window");
     let t = w.first().expect("a table in the window");
-    assert_eq!((t.kind.as_str(), t.offset), ("bsd", 2048 * 512 + 512), "{w:?}");
+    assert_eq!(
+        (t.kind.as_str(), t.offset),
+        ("bsd", 2048 * 512 + 512),
+        "{w:?}"
+    );
     // A BSD label stores disk-absolute starts: libblkid gives them as stored.
     assert_eq!(t.partitions.first().map(|p| p.start), Some(2048), "{w:?}");
     let atari = by("parted-atari");
@@ -305,7 +379,11 @@ fn truncated_and_flipped_images_never_panic_or_hang() {
             std::fs::write(&p, &bytes).expect("write copy");
             if round == 3 {
                 // The original length, with only the mutated head: GPT backups and RAID tails are read too.
-                std::fs::File::options().write(true).open(&p).and_then(|f| f.set_len(len)).expect("len");
+                std::fs::File::options()
+                    .write(true)
+                    .open(&p)
+                    .and_then(|f| f.set_len(len))
+                    .expect("len");
             }
             let (tx, rx) = std::sync::mpsc::channel();
             let q = p.clone();

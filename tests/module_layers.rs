@@ -31,7 +31,7 @@ const LAYERS: &[&[&str]] = &[
         "signals",
     ],
     &["drive", "table"],
-    &["fs", "signature"],
+    &["fs", "signature", "blkid"],
     &["device"],
     &["mover"],
     &["plan"],

@@ -27,6 +27,7 @@
 //! is whatever libblkid makes of it (usually nothing): never a panic, and every loop here is bounded.
 
 mod ffi;
+pub mod foreign;
 mod mirror;
 mod probe;
 

@@ -66,7 +66,12 @@ pub fn signatures(
             (kind, usage, text(&p, "SBMAGIC_OFFSET"), p.value("SBMAGIC"))
         } else if let Some(kind) = text(&p, "PTTYPE") {
             let magic = p.value("PTMAGIC");
-            (kind, Usage::PartitionTable, text(&p, "PTMAGIC_OFFSET"), magic)
+            (
+                kind,
+                Usage::PartitionTable,
+                text(&p, "PTMAGIC_OFFSET"),
+                magic,
+            )
         } else {
             continue;
         };
@@ -124,11 +129,12 @@ fn assemble(offset: u64, raw: &[RawPartition]) -> Vec<PartTable> {
                 .find(|p| p.number == n)
                 .map(|p| p.start_bytes)
         });
-        let table_offset = parent_start.unwrap_or(offset).saturating_add(r.table_offset);
-        let idx = match out
-            .iter()
-            .position(|t| t.kind == r.table_type && t.offset == table_offset && t.parent == r.parent)
-        {
+        let table_offset = parent_start
+            .unwrap_or(offset)
+            .saturating_add(r.table_offset);
+        let idx = match out.iter().position(|t| {
+            t.kind == r.table_type && t.offset == table_offset && t.parent == r.parent
+        }) {
             Some(i) => i,
             None => {
                 out.push(PartTable {

@@ -39,14 +39,20 @@ fn a_swap_signature_is_listed_with_its_magic_and_absolute_offset() {
     assert_eq!(s.first().map(|s| s.offset), Some((1 << 20) + 4086));
     // And through the in-memory copy of a ByteSource.
     let p = probe_source(&shifted, 1 << 20, 4 << 20, 512).expect("probe");
-    assert_eq!(p.signatures.first().map(|s| s.offset), Some((1 << 20) + 4086));
+    assert_eq!(
+        p.signatures.first().map(|s| s.offset),
+        Some((1 << 20) + 4086)
+    );
     assert_eq!(p.content(), Some("swap"));
 }
 
 #[test]
 fn nothing_is_found_on_zeros_and_a_window_past_the_end_is_a_range_error() {
     let f = memfile(&vec![0u8; 1 << 20]);
-    assert_eq!(probe(f.as_fd(), 0, 0, 512).expect("probe"), Probed::default());
+    assert_eq!(
+        probe(f.as_fd(), 0, 0, 512).expect("probe"),
+        Probed::default()
+    );
     let e = signatures(f.as_fd(), 4 << 20, 1 << 20, 512).expect_err("past the end");
     assert!(matches!(e, ProbeError::Range { .. }), "{e:?}");
     assert!(e.to_string().contains("does not fit"), "{e}");
@@ -56,7 +62,15 @@ fn nothing_is_found_on_zeros_and_a_window_past_the_end_is_a_range_error() {
 fn the_catalogue_knows_the_common_types() {
     let (version, sb, pt) = catalogue();
     assert!(!version.is_empty());
-    for t in ["ext4", "xfs", "vfat", "btrfs", "swap", "crypto_LUKS", "linux_raid_member"] {
+    for t in [
+        "ext4",
+        "xfs",
+        "vfat",
+        "btrfs",
+        "swap",
+        "crypto_LUKS",
+        "linux_raid_member",
+    ] {
         assert!(sb.iter().any(|(n, _)| n == t), "{t} missing from {sb:?}");
     }
     for t in ["dos", "gpt", "sun", "sgi", "bsd", "atari", "mac"] {
