@@ -39,8 +39,12 @@ fn blkid_info(src: &dyn ByteSource, base: u64, size: u64) -> Option<FsInfo> {
     info_of(&found)
 }
 
+/// The content libblkid found: its first superblock, else a table afdisk does not read itself (a dos or GPT
+/// table is [`crate::table`]'s business, not content: a disk that gained one since a plan reads as "changed").
 fn info_of(found: &crate::blkid::Probed) -> Option<FsInfo> {
-    let kind = found.content()?;
+    let kind = found
+        .content()
+        .filter(|k| found.table().is_none_or(|t| t.kind != *k || !t.is_native()))?;
     let sig = found.signatures.iter().find(|s| s.kind == kind);
     Some(FsInfo {
         kind: kind.to_string(),
