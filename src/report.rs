@@ -23,7 +23,9 @@ pub struct InspectOptions {
     pub stripe: Option<u64>,
     /// Filesystem block size for the read-modify-write cost (bytes).
     pub block_size: u64,
-    /// Probe partitions for filesystem signatures (reads a few KiB of each).
+    /// Probe partitions for filesystem signatures (reads a few KiB of each), and list libblkid's signatures
+    /// and nested labels of the whole disk. Without it, only a disk without a GPT or dos table is probed, for
+    /// a foreign table (what `list` needs for its status).
     pub probe_signatures: bool,
     /// Where to look for unfinished move journals (else the backup directory, `$AFDISK_BACKUP_DIR`).
     pub journal_dir: Option<std::path::PathBuf>,
@@ -252,13 +254,21 @@ pub fn inspect(path: &Path, opts: &InspectOptions) -> Result<(Opened, Report)> {
         .unwrap_or_else(crate::apply::backup::backup_dir);
     let pending = crate::mover::pending_moves(&dir, &opened);
     add_interrupted_moves(&mut report, &hidden, pending);
-    let probed = crate::blkid::probe(
+    let (fd, size) = (
         std::os::fd::AsFd::as_fd(&opened.file),
-        0,
         opened.info.size_bytes,
-        opened.info.logical_sector_size,
     );
-    add_blkid(&mut report, probed, opts);
+    let lss = opened.info.logical_sector_size;
+    if opts.probe_signatures {
+        add_blkid(&mut report, crate::blkid::probe(fd, 0, size, lss), opts);
+    } else if report.table.is_none() {
+        // `list`: only what its status needs, a foreign table on a disk without a GPT or dos table.
+        let tables = crate::blkid::tables(fd, 0, size, lss).map(|tables| crate::blkid::Probed {
+            signatures: Vec::new(),
+            tables,
+        });
+        add_blkid(&mut report, tables, opts);
+    }
     Ok((opened, report))
 }
 
