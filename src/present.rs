@@ -45,7 +45,7 @@ pub struct ListStatus {
     pub status: DiskStatus,
     /// How many partitions start off a physical boundary.
     pub misaligned: usize,
-    /// The disk has no partition table.
+    /// The disk has no partition table (neither afdisk's own nor a foreign one).
     pub empty: bool,
     /// Something uses the disk (mounted, swap, holders).
     pub in_use: bool,
@@ -56,7 +56,7 @@ impl ListStatus {
         ListStatus {
             status: r.status(false),
             misaligned: r.summary.misaligned,
-            empty: r.table.is_none(),
+            empty: r.table.is_none() && r.foreign_table.is_none(),
             in_use: r.summary.in_use,
         }
     }

@@ -102,6 +102,12 @@ fn make_cases() -> (Scratch, Vec<Case>) {
             &["-n", "1:2048:+16M", "-c", "1:root", "-n", "3:0:+8M", &s(p)],
         );
     });
+    filesystem_cases(&mut add);
+    (sc, v)
+}
+
+/// The cases of superblocks on the whole disk (and one under a fresh dos label, one inside a GPT partition).
+fn filesystem_cases(add: &mut dyn FnMut(&'static str, u64, &dyn Fn(&Path))) {
     add("mkswap", 64 * MIB, &|p| {
         run("mkswap", &["-L", "myswap", &s(p)]);
     });
@@ -151,7 +157,6 @@ fn make_cases() -> (Scratch, Vec<Case>) {
         run("mkswap", &[&s(p)]);
         run_stdin("sfdisk", &["--wipe", "never", &s(p)], "label: dos\n");
     });
-    (sc, v)
 }
 
 /// Copies `from` into `into` at byte `at`.
