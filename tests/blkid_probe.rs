@@ -107,7 +107,10 @@ fn make_cases() -> (Scratch, Vec<Case>) {
 }
 
 /// The cases of superblocks on the whole disk (and one under a fresh dos label, one inside a GPT partition).
-fn filesystem_cases(add: &mut dyn FnMut(&'static str, u64, &dyn Fn(&Path))) {
+/// Adds one case: its name, image size, and how the image is made.
+type AddCase<'a> = dyn FnMut(&'static str, u64, &dyn Fn(&Path)) + 'a;
+
+fn filesystem_cases(add: &mut AddCase<'_>) {
     add("mkswap", 64 * MIB, &|p| {
         run("mkswap", &["-L", "myswap", &s(p)]);
     });
