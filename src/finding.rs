@@ -82,6 +82,9 @@ pub const CODES: &[&str] = &[
     "ebr-chain-anomaly",
     "tools-disagree",
     "unsupported-table",
+    "foreign-table",
+    "nested-label",
+    "blkid-failed",
     "bogus-optimal-io",
     "misreported-physical-sector",
     "kernel-drive-disagree",
@@ -161,6 +164,18 @@ pub const KIND_DOCS: &[KindDoc] = &[
          a protective MBR that sfdisk reads as dos, an MBR boot flag byte other than 0x00 or 0x80, an entry of \
          size 0 that is not empty, or (a warning) a primary of type 0 with a size."),
     doc("unsupported-table", "reserved", "Listed among the codes, not emitted yet."),
+    doc("foreign-table", "error",
+        "The disk holds a partition table afdisk does not edit (sun, sgi, bsd, atari, mac, and the other types \
+         libblkid reads), and no GPT or dos table. \
+         inspect lists its partitions with their alignment (JSON foreign_table); check reports a problem; a plan \
+         is refused unless it replaces the table with --replace, and apply refuses a plan that would \
+         overwrite it unannounced. \
+         Back the disk up before replacing it, or edit the label with fdisk or parted."),
+    doc("nested-label", "info",
+        "A partition of the disk's table holds a disklabel of its own (a BSD label in a dos partition of type \
+         0xa5, 0xa6 or 0xa9, and the others libblkid reads); inspect lists its partitions (JSON nested_labels)."),
+    doc("blkid-failed", "warning",
+        "libblkid could not probe the disk: signatures and foreign tables are not shown."),
     doc("bogus-optimal-io", "info",
         "The reported optimal I/O size was discarded (0xFFFF sectors from a USB bridge, or not a multiple of \
          the physical size)."),

@@ -8,7 +8,8 @@
 //!   every writer encodes into; sfdisk scripts and sgdisk backups. [`drive`]: the drive's own report (ATA
 //!   IDENTIFY, SCSI READ CAPACITY(16), NVMe Identify)
 //! - [`fs`]: one module per filesystem (identify, footprint, checker, signature bytes, fix-ups after a move);
-//!   [`signature`]: what a partition holds, through `fs`
+//!   [`blkid`]: libblkid's view (every signature as wipefs lists it, every partition table, foreign and nested
+//!   ones included; the only FFI); [`signature`]: what a partition holds, through `fs`, then `blkid`
 //! - [`device`]: targets, geometry, disk identity, in-use detection, exclusive access and the confirmation
 //!   model (I/O at the edge)
 //! - [`mover`]: power-cut-safe, resumable moves of partition data (journal, schedule, engine); runs jobs
@@ -23,6 +24,7 @@
 pub mod alignment;
 pub mod apply;
 pub mod bench;
+pub mod blkid;
 pub mod bytes;
 pub mod contract;
 pub mod demo;

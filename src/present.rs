@@ -45,7 +45,7 @@ pub struct ListStatus {
     pub status: DiskStatus,
     /// How many partitions start off a physical boundary.
     pub misaligned: usize,
-    /// The disk has no partition table.
+    /// The disk has no partition table (neither afdisk's own nor a foreign one).
     pub empty: bool,
     /// Something uses the disk (mounted, swap, holders).
     pub in_use: bool,
@@ -56,7 +56,7 @@ impl ListStatus {
         ListStatus {
             status: r.status(false),
             misaligned: r.summary.misaligned,
-            empty: r.table.is_none(),
+            empty: r.table.is_none() && r.foreign_table.is_none(),
             in_use: r.summary.in_use,
         }
     }
@@ -100,7 +100,11 @@ pub enum Badge {
 
 impl Badge {
     pub fn of(p: &PartitionReport) -> Self {
-        let a = &p.alignment;
+        Self::of_alignment(&p.alignment)
+    }
+
+    /// The badge of an alignment analysis (of afdisk's own partitions, or of a foreign table's).
+    pub fn of_alignment(a: &crate::alignment::PartitionAlignment) -> Self {
         match a.exempt {
             Some(e) => Badge::Exempt(e),
             None if !a.physical => Badge::Misaligned {

@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::alignment::{self, Exemption, PartitionAlignment, Topology};
+use crate::blkid::foreign::ForeignTable;
 use crate::device::{self, DeviceInfo, Opened, Overrides};
 use crate::error::Result;
 use crate::finding::{Finding, Severity};
@@ -22,7 +23,9 @@ pub struct InspectOptions {
     pub stripe: Option<u64>,
     /// Filesystem block size for the read-modify-write cost (bytes).
     pub block_size: u64,
-    /// Probe partitions for filesystem signatures (reads a few KiB of each).
+    /// Probe partitions for filesystem signatures (reads a few KiB of each), and list libblkid's signatures
+    /// and nested labels of the whole disk. Without it, only a disk without a GPT or dos table is probed, for
+    /// a foreign table (what `list` needs for its status).
     pub probe_signatures: bool,
     /// Where to look for unfinished move journals (else the backup directory, `$AFDISK_BACKUP_DIR`).
     pub journal_dir: Option<std::path::PathBuf>,
@@ -96,6 +99,13 @@ pub struct Report {
     /// An afdisk data move on this disk that did not finish, as its journal next to the backups records it
     /// (`null` when there is none; `afdisk resume TARGET` finishes it).
     pub pending_move: Option<crate::mover::PendingMove>,
+    /// Every signature libblkid finds on the whole disk, as `wipefs --no-act` lists them.
+    pub signatures: Vec<crate::blkid::Signature>,
+    /// The disk's partition table when afdisk does not edit its type (sun, sgi, bsd, atari, mac, …): read
+    /// through libblkid, shown, never written (`null` otherwise).
+    pub foreign_table: Option<ForeignTable>,
+    /// Disklabels nested in partitions of the disk's table (a BSD label in a dos partition of type 0xa5).
+    pub nested_labels: Vec<ForeignTable>,
 }
 
 /// What `list` and `check` say about a disk, in one word. `Problem` wins over `Misaligned`: a corrupt or
@@ -206,8 +216,13 @@ pub fn inspect(path: &Path, opts: &InspectOptions) -> Result<(Opened, Report)> {
             if skip {
                 None
             } else {
-                crate::signature::probe(&src, p.start.saturating_mul(ss), p.size.saturating_mul(ss))
-                    .map(str::to_string)
+                crate::signature::probe_file(
+                    &opened.file,
+                    opened.info.size_bytes,
+                    p.start.saturating_mul(ss),
+                    p.size.saturating_mul(ss),
+                    opened.info.logical_sector_size,
+                )
             }
         })
         .collect();
@@ -239,7 +254,70 @@ pub fn inspect(path: &Path, opts: &InspectOptions) -> Result<(Opened, Report)> {
         .unwrap_or_else(crate::apply::backup::backup_dir);
     let pending = crate::mover::pending_moves(&dir, &opened);
     add_interrupted_moves(&mut report, &hidden, pending);
+    let (fd, size) = (
+        std::os::fd::AsFd::as_fd(&opened.file),
+        opened.info.size_bytes,
+    );
+    let lss = opened.info.logical_sector_size;
+    if opts.probe_signatures {
+        add_blkid(&mut report, crate::blkid::probe(fd, 0, size, lss), opts);
+    } else if report.table.is_none() {
+        // `list`: only what its status needs, a foreign table on a disk without a GPT or dos table.
+        let tables = crate::blkid::tables(fd, 0, size, lss).map(|tables| crate::blkid::Probed {
+            signatures: Vec::new(),
+            tables,
+        });
+        add_blkid(&mut report, tables, opts);
+    }
     Ok((opened, report))
+}
+
+/// Adds what libblkid found on the whole disk (`probed`): its signatures; the disk's table when afdisk's
+/// reader found none and libblkid reads one afdisk does not edit (a `foreign-table` error); the labels nested
+/// in partitions (`nested-label`, info). A libblkid failure is a `blkid-failed` warning. Pure.
+pub fn add_blkid(
+    report: &mut Report,
+    probed: std::result::Result<crate::blkid::Probed, crate::blkid::ProbeError>,
+    opts: &InspectOptions,
+) {
+    use crate::blkid::foreign;
+    let found = match probed {
+        Ok(f) => f,
+        Err(e) => {
+            report.findings.push(Finding::new(
+                Severity::Warning,
+                "blkid-failed",
+                None,
+                format!(
+                    "libblkid could not probe the disk ({e}): signatures and partition tables afdisk does not \
+                     read itself are not shown, and the disk may hold more than this report says."
+                ),
+            ));
+            return;
+        }
+    };
+    let topo = report.device.topology();
+    let show = |t| ForeignTable::of(t, &topo, opts.stripe, opts.block_size);
+    if report.table.is_none() {
+        if let Some(t) = found.table().filter(|t| !t.is_native()) {
+            let ft = show(t);
+            // "No table … the disk is empty" is not true of it.
+            report.findings.retain(|f| f.code != "no-table");
+            report.findings.push(foreign::finding(&ft, &topo));
+            report.foreign_table = Some(ft);
+        }
+    }
+    for t in found.tables.iter().filter(|t| t.parent.is_some()) {
+        let ft = show(t);
+        report.findings.push(foreign::nested_finding(&ft));
+        report.nested_labels.push(ft);
+    }
+    report.signatures = found.signatures;
+    report.findings.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then(a.partition.cmp(&b.partition))
+    });
 }
 
 fn exemption(p: &Partition) -> Option<Exemption> {
@@ -366,6 +444,9 @@ pub fn build(
         findings,
         summary,
         pending_move: None,
+        signatures: Vec::new(),
+        foreign_table: None,
+        nested_labels: Vec::new(),
     }
 }
 

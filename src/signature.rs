@@ -1,21 +1,87 @@
-//! Content signatures: what a partition holds (a filesystem, swap, an LVM or md member, a LUKS container: every
-//! kind a module of [`crate::fs`] knows), named as blkid names it. Used to explain findings and to refuse moving a
-//! table entry over live data.
+//! Content signatures: what a partition (or a disk without a table) holds — a filesystem, swap, an LVM or md
+//! member, a LUKS container, a disklabel — named as blkid names it. Used to explain findings and to refuse
+//! moving a table entry over live data.
 //!
-//! The knowledge lives in the filesystem modules ([`crate::fs`], one per kind); this module keeps the names the
-//! rest of afdisk calls: [`probe`] (the kind) and [`identify`] (kind, label, UUID and, where the superblock counts
-//! free space, the bytes in use).
+//! Two sources, in this order: the filesystem modules ([`crate::fs`], one per kind afdisk moves and sizes:
+//! they also give the bytes in use), then libblkid ([`crate::blkid`]) for every other kind it knows (about 80
+//! superblock and 14 partition-table types), so that nothing libblkid sees reads as empty. This module keeps
+//! the names the rest of afdisk calls: [`probe`] (the kind) and [`identify`] (kind, label, UUID and, where the
+//! superblock counts free space, the bytes in use) over any byte source, and [`probe_file`] over an open file
+//! (libblkid reads it directly instead of through an in-memory copy of the range's head and tail).
 
-use crate::table::source::ByteSource;
+use std::collections::BTreeSet;
+use std::os::fd::AsFd;
+use std::sync::{Mutex, OnceLock};
+
+use crate::table::source::{ByteSource, FileSource};
 
 pub use crate::fs::FsInfo;
+
+/// A libblkid type name as a `&'static str` (the names come from libblkid's fixed list, so the set is small
+/// and bounded).
+fn intern(name: &str) -> &'static str {
+    static NAMES: OnceLock<Mutex<BTreeSet<&'static str>>> = OnceLock::new();
+    let mut set = NAMES
+        .get_or_init(|| Mutex::new(BTreeSet::new()))
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = set.get(name) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.to_string().into_boxed_str());
+    set.insert(n);
+    n
+}
+
+/// What libblkid says `[base, base+size)` of `src` holds (see [`crate::blkid::probe_source`]).
+fn blkid_info(src: &dyn ByteSource, base: u64, size: u64) -> Option<FsInfo> {
+    let found = crate::blkid::probe_source(src, base, size, 512).ok()?;
+    info_of(&found)
+}
+
+/// The content libblkid found: its first superblock, else a table afdisk does not read itself (a dos or GPT
+/// table is [`crate::table`]'s business, not content: a disk that gained one since a plan reads as "changed").
+fn info_of(found: &crate::blkid::Probed) -> Option<FsInfo> {
+    let kind = found
+        .content()
+        .filter(|k| found.table().is_none_or(|t| t.kind != *k || !t.is_native()))?;
+    let sig = found.signatures.iter().find(|s| s.kind == kind);
+    Some(FsInfo {
+        kind: kind.to_string(),
+        label: sig.and_then(|s| s.label.clone()),
+        uuid: sig.and_then(|s| s.uuid.clone()),
+        used_bytes: None,
+    })
+}
 
 /// Identifies the content of the byte range `[base, base+size)`.
 pub fn probe(src: &dyn ByteSource, base: u64, size: u64) -> Option<&'static str> {
     crate::fs::probe(src, base, size)
+        .or_else(|| blkid_info(src, base, size).map(|i| intern(&i.kind)))
 }
 
 /// Type, label, UUID and used bytes of what `[base, base+size)` holds, or `None` when nothing is recognised.
 pub fn identify(src: &dyn ByteSource, base: u64, size: u64) -> Option<FsInfo> {
-    crate::fs::identify(src, base, size)
+    crate::fs::identify(src, base, size).or_else(|| blkid_info(src, base, size))
+}
+
+/// [`probe`] of `[base, base+size)` of the open `file` (`len` bytes long), with libblkid reading the file
+/// itself. `sector_size` is the logical sector size.
+pub fn probe_file(
+    file: &std::fs::File,
+    len: u64,
+    base: u64,
+    size: u64,
+    sector_size: u64,
+) -> Option<String> {
+    let src = FileSource { file, size: len };
+    if let Some(k) = crate::fs::probe(&src, base, size) {
+        return Some(k.to_string());
+    }
+    let size = size.min(len.saturating_sub(base));
+    if size == 0 {
+        return None;
+    }
+    let found = crate::blkid::probe(file.as_fd(), base, size, sector_size).ok()?;
+    info_of(&found).map(|i| i.kind)
 }

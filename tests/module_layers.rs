@@ -34,7 +34,7 @@ const LAYERS: &[&[&str]] = &[
         "signals",
     ],
     &["drive", "table"],
-    &["fs", "signature"],
+    &["fs", "signature", "blkid"],
     &["device"],
     &["mover"],
     &["plan"],

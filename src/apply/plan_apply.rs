@@ -114,6 +114,43 @@ pub fn move_journal(dir: &Path, opened: &Opened, given: Option<&Path>) -> Result
     }
 }
 
+/// Refuses a plan made for a disk without a table when the disk now holds a partition table afdisk does not
+/// edit (sun, sgi, bsd, atari, mac, …: see [`crate::blkid::foreign`]) that the plan does not list among what it
+/// destroys: the plan was made before the label was written, or without `--replace`, and applying it would
+/// replace the label unannounced. A plan made with `--replace` lists it (the whole disk's content).
+fn refuse_unannounced_foreign(opened: &Opened, plan: &Plan) -> Result<()> {
+    if plan.old.is_some() {
+        return Ok(());
+    }
+    let fd = std::os::fd::AsFd::as_fd(&opened.file);
+    let ss = opened.info.logical_sector_size;
+    // A disk libblkid cannot probe gets no extra refusal here; the plan's own checks still apply.
+    let Ok(tables) = crate::blkid::tables(fd, 0, opened.info.size_bytes, ss) else {
+        return Ok(());
+    };
+    let Some(t) = tables.iter().find(|t| t.parent.is_none() && !t.is_native()) else {
+        return Ok(());
+    };
+    let announced = plan
+        .destroys
+        .iter()
+        .any(|l| l.partition.is_none() && l.filesystem.kind == t.kind);
+    if announced {
+        return Ok(());
+    }
+    Err(Error::refused(
+        format!(
+            "{} holds a {} partition table with {} partition(s), which afdisk does not edit and this plan does \
+             not say it destroys; nothing was written",
+            opened.info.path.display(),
+            t.kind,
+            t.partitions.len()
+        ),
+        "back the disk up, then make the plan again with --replace (it then lists the table among what it \
+         destroys), or edit the label with fdisk or parted",
+    ))
+}
+
 /// Applies `plan` to `opened`; the backup goes into `backup_dir`.
 pub fn apply(
     opened: &Opened,
@@ -185,6 +222,7 @@ pub fn apply_with(
             .cloned()
             .collect::<Vec<_>>(),
     );
+    refuse_unannounced_foreign(opened, plan)?;
     let file = prepare(opened, confirm, "write the partition table", &losses)?;
     let src = FileSource {
         file: &file,

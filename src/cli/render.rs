@@ -139,13 +139,95 @@ pub fn inspect(r: &Report) -> String {
                 }
             );
         }
-        None => {
-            let _ = writeln!(o, "Table: none");
-        }
+        None => match &r.foreign_table {
+            Some(t) => {
+                let _ =
+                    writeln!(
+                    o,
+                    "Table: {} (foreign: read through libblkid, shown, never edited), at byte {}{}",
+                    t.kind,
+                    t.offset,
+                    t.id.as_deref().map(|i| format!(", id {i}")).unwrap_or_default()
+                );
+            }
+            None => {
+                let _ = writeln!(o, "Table: none");
+            }
+        },
     }
     inspect_partitions(&mut o, r);
+    if let Some(t) = &r.foreign_table {
+        foreign_partitions(&mut o, t, &format!("Partitions of the {} table", t.kind));
+    }
+    for t in &r.nested_labels {
+        let title = format!(
+            "Partition {} holds a {} label, at byte {}",
+            t.parent.unwrap_or(0),
+            t.kind,
+            t.offset
+        );
+        foreign_partitions(&mut o, t, &title);
+    }
+    inspect_signatures(&mut o, r);
     inspect_findings(&mut o, r);
     o
+}
+
+/// A foreign table's (or nested label's) partitions, in 512-byte units, with their alignment badges.
+fn foreign_partitions(o: &mut String, t: &afdisk::blkid::foreign::ForeignTable, title: &str) {
+    let _ = writeln!(o, "\n{title} (512-byte units):");
+    if t.partitions.is_empty() {
+        let _ = writeln!(o, "  (no partitions)");
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "{:>3} {:>12} {:>12} {:>9} {:<20} {:<12} ALIGNMENT",
+        "#", "START", "END", "SIZE", "TYPE", "NAME"
+    );
+    for p in &t.partitions {
+        let _ = writeln!(
+            o,
+            "{:>3} {:>12} {:>12} {:>9} {:<20} {:<12} {}",
+            p.number,
+            p.start,
+            (p.start + p.size).saturating_sub(1),
+            human(p.size_bytes),
+            trunc(&p.type_code, 20),
+            trunc(p.name.as_deref().unwrap_or(""), 12),
+            Badge::of_alignment(&p.alignment).long()
+        );
+    }
+}
+
+/// The signatures libblkid finds on the whole disk, as `wipefs --no-act` lists them; shown when one of them is
+/// not the magic of the table afdisk read (a leftover swap or filesystem, a second table, a foreign label).
+fn inspect_signatures(o: &mut String, r: &Report) {
+    let own = |k: &str| match r.table.as_ref().map(|t| t.label.as_str()) {
+        Some("gpt") => k == "gpt" || k == "PMBR",
+        Some(l) => k == l,
+        None => false,
+    };
+    if r.signatures.iter().all(|s| own(&s.kind)) {
+        return;
+    }
+    let _ = writeln!(o, "\nSignatures (libblkid, as wipefs lists them):");
+    for s in &r.signatures {
+        let _ = write!(
+            o,
+            "  {:<15} {} at {:#x}",
+            s.usage.as_str(),
+            s.kind,
+            s.offset
+        );
+        if let Some(l) = &s.label {
+            let _ = write!(o, ", label {l:?}");
+        }
+        if let Some(u) = &s.uuid {
+            let _ = write!(o, ", UUID {u}");
+        }
+        let _ = writeln!(o);
+    }
 }
 
 /// The partition table of `inspect`, each with its alignment badge (the long form).

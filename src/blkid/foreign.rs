@@ -1,0 +1,179 @@
+//! What afdisk makes of a partition table it does not edit: the values `inspect` shows (text and JSON) and the
+//! `foreign-table` finding. Pure: it takes what [`super::tables`] found.
+//!
+//! Terms:
+//! - a **foreign table** is the disk's own table when libblkid reads one that afdisk does not edit (sun, sgi,
+//!   bsd, atari, mac, …) and afdisk's reader finds no GPT or dos table;
+//! - a **nested label** is a table inside a partition of the disk's table (a BSD disklabel in a dos partition
+//!   of type 0xa5), shown under that partition;
+//! - the **alignment** of a foreign partition is the same analysis as for afdisk's own partitions
+//!   ([`crate::alignment::analyze`]) of its byte start and size.
+
+use serde::Serialize;
+
+use super::PartTable;
+use crate::alignment::{self, PartitionAlignment, Topology};
+use crate::finding::{Finding, Severity};
+use crate::units::human;
+
+/// One partition of a foreign table or nested label, with its alignment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct ForeignPartition {
+    pub number: u32,
+    /// Start and size in 512-byte units, as libblkid (and `sfdisk --json` on an image) gives them.
+    pub start: u64,
+    pub size: u64,
+    pub start_bytes: u64,
+    pub size_bytes: u64,
+    /// The table's type of the partition: its numeric code in hex (`0x83`), or its type text (a mac or atari
+    /// type name) where the table has one.
+    #[serde(rename = "type")]
+    pub type_code: String,
+    pub name: Option<String>,
+    pub alignment: PartitionAlignment,
+}
+
+/// A table afdisk reads through libblkid but does not edit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct ForeignTable {
+    /// libblkid's name of the table type: `sun`, `sgi`, `bsd`, `atari`, `mac`, `freebsd` (nested), …
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub id: Option<String>,
+    /// Byte offset of the table on the disk.
+    pub offset: u64,
+    /// The partition of the disk's table a nested label lies in; `null` for the disk's own table.
+    pub parent: Option<u32>,
+    pub partitions: Vec<ForeignPartition>,
+}
+
+impl ForeignTable {
+    /// The table as shown, with each partition's alignment analysed against `topo`.
+    pub fn of(t: &PartTable, topo: &Topology, stripe: Option<u64>, block: u64) -> ForeignTable {
+        ForeignTable {
+            kind: t.kind.clone(),
+            id: t.id.clone(),
+            offset: t.offset,
+            parent: t.parent,
+            partitions: t
+                .partitions
+                .iter()
+                .map(|p| ForeignPartition {
+                    number: p.number,
+                    start: p.start,
+                    size: p.size,
+                    start_bytes: p.start_bytes,
+                    size_bytes: p.size_bytes,
+                    type_code: p
+                        .type_string
+                        .clone()
+                        .unwrap_or_else(|| format!("{:#x}", p.type_code)),
+                    name: p.name.clone().filter(|n| !n.is_empty()),
+                    alignment: alignment::analyze(
+                        p.start_bytes,
+                        p.size_bytes,
+                        topo,
+                        stripe,
+                        block,
+                        None,
+                    ),
+                })
+                .collect(),
+        }
+    }
+
+    /// The partitions that start off a physical boundary (their numbers).
+    pub fn misaligned(&self) -> Vec<u32> {
+        self.partitions
+            .iter()
+            .filter(|p| p.size > 0 && !p.alignment.physical)
+            .map(|p| p.number)
+            .collect()
+    }
+}
+
+/// The `foreign-table` finding for the disk's own foreign table `t` (an error: `check` never calls the disk
+/// ok, and no plan replaces the table without `--replace`).
+pub fn finding(t: &ForeignTable, topo: &Topology) -> Finding {
+    let parts: Vec<String> = t
+        .partitions
+        .iter()
+        .map(|p| {
+            format!(
+                "{} at sector {} ({}, type {})",
+                p.number,
+                p.start,
+                human(p.size_bytes),
+                p.type_code
+            )
+        })
+        .collect();
+    let listed = if parts.is_empty() {
+        "no partitions".to_string()
+    } else {
+        format!("partitions {}", parts.join(", "))
+    };
+    let mis = t.misaligned();
+    let align = if t.partitions.is_empty() {
+        String::new()
+    } else if mis.is_empty() {
+        format!(
+            " Every partition starts on a {}-byte physical boundary.",
+            topo.physical_unit()
+        )
+    } else {
+        let list: Vec<String> = mis.iter().map(u32::to_string).collect();
+        format!(
+            " Partition(s) {} start off a {}-byte physical boundary (read-modify-write on every write).",
+            list.join(", "),
+            topo.physical_unit()
+        )
+    };
+    Finding::new(
+        Severity::Error,
+        "foreign-table",
+        None,
+        format!(
+            "The disk holds a {kind} partition table (read by libblkid, as sfdisk, udev and the kernel read \
+             it) with {listed}. afdisk shows it and analyses its alignment, but does not edit or realign a \
+             {kind} table: a plan for this disk is refused unless it replaces the table, and replacing it \
+             loses every partition on it.{align} Fix: to keep the data, use a tool that edits {kind} labels \
+             (fdisk, parted); to start over, back the disk up, then `afdisk plan TARGET --preset NAME \
+             --replace`.",
+            kind = t.kind,
+        ),
+    )
+}
+
+/// An info finding for a nested label `t` inside partition `parent` of afdisk's own table.
+pub fn nested_finding(t: &ForeignTable) -> Finding {
+    let parts: Vec<String> = t
+        .partitions
+        .iter()
+        .map(|p| {
+            format!(
+                "{} at sector {} ({})",
+                p.number,
+                p.start,
+                human(p.size_bytes)
+            )
+        })
+        .collect();
+    Finding::new(
+        Severity::Info,
+        "nested-label",
+        t.parent,
+        format!(
+            "Partition {} holds a {} disklabel with {}. afdisk never edits the label inside. A BSD-style label \
+             counts its starts from the start of the disk, so a plan that moves this partition leaves the label \
+             pointing at the old place: fix the label with the BSD tools after such a move.",
+            t.parent.unwrap_or(0),
+            t.kind,
+            if parts.is_empty() {
+                "no partitions".to_string()
+            } else {
+                format!("partitions {}", parts.join(", "))
+            }
+        ),
+    )
+}

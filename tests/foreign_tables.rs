@@ -1,0 +1,312 @@
+//! Disks whose partition table afdisk does not edit (fdisk's Sun and SGI labels, parted's atari and mac
+//! labels, a BSD label nested in a dos partition): afdisk shows the table and its partitions as libblkid
+//! reads them, `check` never calls the disk ok, and no write replaces the table unless the plan says
+//! `--replace` (and the apply `--destroy-data`).
+//!
+//! Terms: a *foreign* image is one made by the real tool with such a label; *identical* means byte for byte
+//! the same file as before the refused command.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use common::{afdisk, afdisk_in, run, run_stdin, s, Scratch, MIB};
+use serde_json::Value;
+
+/// A 64 MiB image labelled by `fdisk` with `keys`, or by `parted` with `args`.
+fn fdisk_image(sc: &Scratch, name: &str, keys: &str) -> PathBuf {
+    let p = sc.image(name, 64 * MIB);
+    run_stdin("fdisk", &[&s(&p)], keys);
+    p
+}
+
+fn parted_image(sc: &Scratch, name: &str, args: &[&str]) -> PathBuf {
+    let p = sc.image(name, 64 * MIB);
+    let mut a = vec!["-s", "-a", "none"];
+    let ps = s(&p);
+    a.push(&ps);
+    a.extend_from_slice(args);
+    run("parted", &a);
+    p
+}
+
+/// The foreign images of this file: (name, libblkid's table type, image).
+fn foreign_images(sc: &Scratch) -> Vec<(&'static str, &'static str, PathBuf)> {
+    vec![
+        ("sun", "sun", fdisk_image(sc, "sun.img", "s\nw\n")),
+        ("sgi", "sgi", fdisk_image(sc, "sgi.img", "G\nw\n")),
+        (
+            "atari",
+            "atari",
+            parted_image(
+                sc,
+                "atari.img",
+                &["mklabel", "atari", "mkpart", "primary", "1MiB", "9MiB"],
+            ),
+        ),
+        (
+            "mac",
+            "mac",
+            parted_image(
+                sc,
+                "mac.img",
+                &["mklabel", "mac", "mkpart", "p1", "1MiB", "9MiB"],
+            ),
+        ),
+    ]
+}
+
+/// `partx --show` rows (number, start, size): libblkid's list as util-linux prints it.
+fn partx(img: &Path) -> BTreeSet<(u64, u64, u64)> {
+    let out = run("partx", &["-r", "-g", "-o", "NR,START,SECTORS", &s(img)]);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<u64> = l
+                .split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            (f.len() == 3).then(|| (f[0], f[1], f[2]))
+        })
+        .collect()
+}
+
+fn codes(v: &Value) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["code"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn inspect_shows_the_foreign_table_and_its_partitions_as_partx_lists_them() {
+    let sc = Scratch::new();
+    for (name, kind, img) in foreign_images(&sc) {
+        let v = common::inspect(&s(&img));
+        assert_eq!(v["schema"], 2);
+        assert!(
+            v["table"].is_null(),
+            "{name}: afdisk does not read it as its own table"
+        );
+        let t = &v["foreign_table"];
+        assert_eq!(t["type"], kind, "{name}: {t}");
+        let rows: BTreeSet<(u64, u64, u64)> = t["partitions"]
+            .as_array()
+            .expect("partitions")
+            .iter()
+            .map(|p| {
+                let n = |k: &str| p[k].as_u64().expect("number");
+                (n("number"), n("start"), n("size"))
+            })
+            .collect();
+        assert_eq!(rows, partx(&img), "{name}: afdisk vs partx");
+        assert!(!rows.is_empty(), "{name}");
+        for p in t["partitions"].as_array().into_iter().flatten() {
+            assert!(p["alignment"]["physical"].is_boolean(), "{name}: {p}");
+        }
+        let c = codes(&v);
+        assert!(c.contains(&"foreign-table".to_string()), "{name}: {c:?}");
+        assert!(
+            !c.contains(&"no-table".to_string()),
+            "{name}: the disk is not empty: {c:?}"
+        );
+        // The signatures wipefs lists are in the report too.
+        let sigs: Vec<&str> = v["signatures"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s["type"].as_str())
+            .collect();
+        assert!(sigs.contains(&kind), "{name}: {sigs:?}");
+        let text = afdisk(&["inspect", &s(&img)]);
+        assert_eq!(text.code, 0, "{}", text.stderr);
+        assert!(
+            text.stdout.contains(&format!("Table: {kind} (foreign")),
+            "{}",
+            text.stdout
+        );
+        assert!(
+            text.stdout
+                .contains(&format!("Partitions of the {kind} table")),
+            "{}",
+            text.stdout
+        );
+    }
+}
+
+#[test]
+fn check_never_calls_a_foreign_disk_ok() {
+    let sc = Scratch::new();
+    for (name, kind, img) in foreign_images(&sc) {
+        let r = afdisk(&["check", &s(&img)]);
+        assert_eq!(r.code, 5, "{name}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.contains("PROBLEM foreign-table"),
+            "{name}: {}",
+            r.stdout
+        );
+        assert!(!r.stdout.contains(": ok"), "{name}");
+        let j = afdisk(&["check", &s(&img), "--json"]).json();
+        assert_eq!(j["targets"][0]["status"], "problem", "{name} ({kind}): {j}");
+    }
+}
+
+/// `plan --preset data` is refused with exit 3 and the image stays identical; a plan made before the label
+/// was written is refused at apply; with `--replace` the plan names the table among what it destroys, the
+/// apply (with `--destroy-data`) writes a GPT that `sgdisk -v` passes, and wipefs lists only the new table.
+#[test]
+fn writes_are_refused_without_replace_and_accepted_with_it() {
+    let sc = Scratch::new();
+    let backups = sc.path("backups");
+    std::fs::create_dir_all(&backups).expect("backups dir");
+    for (name, kind, img) in foreign_images(&sc) {
+        let before = std::fs::read(&img).expect("read");
+        let plan_file = sc.path(format!("{name}.plan.json"));
+        let r = afdisk_in(
+            &["plan", &s(&img), "--preset", "data", "-o", &s(&plan_file)],
+            &backups,
+        );
+        assert_eq!(r.code, 3, "{name}: {}{}", r.stdout, r.stderr);
+        assert!(!plan_file.exists(), "{name}: no plan is saved");
+        assert_eq!(
+            std::fs::read(&img).expect("read"),
+            before,
+            "{name}: image changed"
+        );
+
+        // A plan made while the disk was empty, applied after the label was written.
+        let early = sc.image(&format!("{name}-early.img"), 64 * MIB);
+        let early_plan = sc.path(format!("{name}-early.plan.json"));
+        common::plan(&s(&early), &["--preset", "data"], &early_plan);
+        std::fs::write(&early, &before).expect("label the disk after planning");
+        let r = common::apply(
+            &s(&early),
+            &early_plan,
+            &format!("{name}-early.img"),
+            &backups,
+        );
+        assert_eq!(r.code, 3, "{name}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr
+                .contains(&format!("holds a {kind} partition table")),
+            "{}",
+            r.stderr
+        );
+        let r = afdisk_in(
+            &[
+                "apply",
+                &s(&early),
+                "--plan",
+                &s(&early_plan),
+                "--yes",
+                "--confirm",
+                &format!("{name}-early.img"),
+                "--destroy-data",
+                "--json",
+            ],
+            &backups,
+        );
+        assert_eq!(
+            r.code, 3,
+            "{name}: --destroy-data does not announce it: {}{}",
+            r.stdout, r.stderr
+        );
+        assert_eq!(
+            std::fs::read(&early).expect("read"),
+            before,
+            "{name}: image changed"
+        );
+
+        // With --replace: the plan says what it destroys, the apply needs --destroy-data.
+        let v = common::plan(&s(&img), &["--preset", "data", "--replace"], &plan_file);
+        let destroys = v["destroys"].to_string();
+        assert!(
+            destroys.contains(&format!("\"{kind}\"")),
+            "{name}: {destroys}"
+        );
+        let token = img
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("name")
+            .to_string();
+        let r = common::apply(&s(&img), &plan_file, &token, &backups);
+        assert_eq!(
+            r.code, 3,
+            "{name}: refused without --destroy-data: {}{}",
+            r.stdout, r.stderr
+        );
+        assert_eq!(
+            std::fs::read(&img).expect("read"),
+            before,
+            "{name}: image changed"
+        );
+        let r = afdisk_in(
+            &[
+                "apply",
+                &s(&img),
+                "--plan",
+                &s(&plan_file),
+                "--yes",
+                "--confirm",
+                &token,
+                "--destroy-data",
+                "--json",
+            ],
+            &backups,
+        );
+        assert_eq!(r.code, 0, "{name}: {}{}", r.stdout, r.stderr);
+        let (clean, text) = common::peers::sgdisk_v(&img);
+        assert!(clean, "{name}: sgdisk -v after the replace:\n{text}");
+        let w = run("wipefs", &["--no-act", "-J", &s(&img)]);
+        let w: Value = serde_json::from_slice(&w.stdout).expect("wipefs json");
+        let types: BTreeSet<&str> = w["signatures"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s["type"].as_str())
+            .collect();
+        assert_eq!(
+            types,
+            BTreeSet::from(["gpt", "PMBR"]),
+            "{name}: wipefs after the replace"
+        );
+    }
+}
+
+#[test]
+fn a_bsd_label_nested_in_a_dos_partition_is_shown_under_it() {
+    let sc = Scratch::new();
+    let img = fdisk_image(&sc, "nested.img", "o\nn\np\n1\n\n+40M\nt\na5\nw\n");
+    run_stdin("fdisk", &[&s(&img)], "b\ny\nn\na\n\n+8M\nt\na\n7\nw\nq\n");
+    let v = common::inspect(&s(&img));
+    assert_eq!(v["table"]["label"], "dos");
+    assert!(v["foreign_table"].is_null());
+    let n = &v["nested_labels"][0];
+    assert_eq!(
+        (n["type"].as_str(), n["parent"].as_u64()),
+        (Some("freebsd"), Some(1)),
+        "{v}"
+    );
+    let rows: BTreeSet<(u64, u64, u64)> = n["partitions"]
+        .as_array()
+        .expect("partitions")
+        .iter()
+        .map(|p| {
+            (
+                p["number"].as_u64().unwrap_or(0),
+                p["start"].as_u64().unwrap_or(0),
+                p["size"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let all = partx(&img);
+    assert!(
+        rows.iter().all(|r| all.contains(r)) && !rows.is_empty(),
+        "{rows:?} vs partx {all:?}"
+    );
+    assert_eq!(v["partitions"][0]["filesystem"], "bsd", "{v}");
+    assert!(codes(&v).contains(&"nested-label".to_string()));
+}
