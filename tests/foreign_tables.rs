@@ -310,3 +310,46 @@ fn a_bsd_label_nested_in_a_dos_partition_is_shown_under_it() {
     assert_eq!(v["partitions"][0]["filesystem"], "bsd", "{v}");
     assert!(codes(&v).contains(&"nested-label".to_string()));
 }
+
+#[test]
+fn a_restore_onto_a_foreign_label_is_refused() {
+    let sc = Scratch::new();
+    let backups = sc.path("backups");
+    std::fs::create_dir_all(&backups).expect("backups dir");
+    for (name, kind, labelled) in foreign_images(&sc) {
+        // A GPT written by afdisk and backed up, then the disk relabelled by the foreign tool's bytes.
+        let img = sc.image(&format!("{name}-restore.img"), 64 * MIB);
+        let token = format!("{name}-restore.img");
+        let plan_file = sc.path(format!("{name}-restore.plan.json"));
+        common::plan(&s(&img), &["--preset", "data"], &plan_file);
+        let r = common::apply(&s(&img), &plan_file, &token, &backups);
+        assert_eq!(r.code, 0, "{name}: {}{}", r.stdout, r.stderr);
+        let undo = r
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("Backup of the previous sectors: "))
+            .unwrap_or_else(|| panic!("{name}: no backup line: {}", r.stdout))
+            .to_string();
+        let bk = sc.path(format!("{name}.table-backup.json"));
+        let r = afdisk(&["backup", &s(&img), "-o", &s(&bk)]);
+        assert_eq!(r.code, 0, "{name}: {}", r.stderr);
+        let foreign = std::fs::read(&labelled).expect("read the labelled image");
+        std::fs::write(&img, &foreign).expect("relabel");
+        // The apply's undo backup and a table backup: both are refused.
+        for backup in [undo, s(&bk)] {
+            let r = common::restore(&s(&img), &backup, &token, &backups);
+            assert_eq!(r.code, 3, "{name}: {}{}", r.stdout, r.stderr);
+            assert!(
+                r.stderr
+                    .contains(&format!("holds a {kind} partition table")),
+                "{name}: {}",
+                r.stderr
+            );
+            assert_eq!(
+                std::fs::read(&img).expect("read"),
+                foreign,
+                "{name}: image changed"
+            );
+        }
+    }
+}

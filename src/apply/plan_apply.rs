@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::device::access::Confirmation;
 use crate::device::Opened;
-use crate::error::{Error, Result};
+use crate::error::{lit, Error, ErrorKind, Result};
 use crate::plan::encode::{self, table_problems, verify_overlay, Overlay};
 use crate::plan::{Plan, SCHEMA};
 use crate::table::source::{ByteSource, FileSource};
@@ -122,13 +122,7 @@ fn refuse_unannounced_foreign(opened: &Opened, plan: &Plan) -> Result<()> {
     if plan.old.is_some() {
         return Ok(());
     }
-    let fd = std::os::fd::AsFd::as_fd(&opened.file);
-    let ss = opened.info.logical_sector_size;
-    // A disk libblkid cannot probe gets no extra refusal here; the plan's own checks still apply.
-    let Ok(tables) = crate::blkid::tables(fd, 0, opened.info.size_bytes, ss) else {
-        return Ok(());
-    };
-    let Some(t) = tables.iter().find(|t| t.parent.is_none() && !t.is_native()) else {
+    let Some(t) = foreign_table(opened) else {
         return Ok(());
     };
     let announced = plan
@@ -138,17 +132,30 @@ fn refuse_unannounced_foreign(opened: &Opened, plan: &Plan) -> Result<()> {
     if announced {
         return Ok(());
     }
-    Err(Error::refused(
-        format!(
+    Err(Error::worded(
+        ErrorKind::Refused,
+        &format!(
             "{} holds a {} partition table with {} partition(s), which afdisk does not edit and this plan does \
              not say it destroys; nothing was written",
-            opened.info.path.display(),
-            t.kind,
+            lit(opened.info.path.display()),
+            lit(&t.kind),
             t.partitions.len()
         ),
-        "back the disk up, then make the plan again with --replace (it then lists the table among what it \
+        "back the disk up, then make the plan again with {replace} (it then lists the table among what it \
          destroys), or edit the label with fdisk or parted",
     ))
+}
+
+/// The partition table on the whole of `opened` that afdisk does not edit (sun, sgi, bsd, atari, mac, …: see
+/// [`crate::blkid::foreign`]), when libblkid finds one. A disk libblkid cannot probe gives `None`: the other
+/// checks of the write still apply.
+pub(super) fn foreign_table(opened: &Opened) -> Option<crate::blkid::PartTable> {
+    let fd = std::os::fd::AsFd::as_fd(&opened.file);
+    let ss = opened.info.logical_sector_size;
+    crate::blkid::tables(fd, 0, opened.info.size_bytes, ss)
+        .ok()?
+        .into_iter()
+        .find(|t| t.parent.is_none() && !t.is_native())
 }
 
 /// Applies `plan` to `opened`; the backup goes into `backup_dir`.

@@ -57,6 +57,20 @@ pub struct RestorePreview {
 /// Checks `b` against `opened` (sector size, identity, size) before anything is opened for writing.
 fn check_backup_fits(opened: &Opened, b: &Backup) -> Result<()> {
     moves::refuse_undo_of_move(b)?;
+    if let Some(t) = super::plan_apply::foreign_table(opened) {
+        return Err(Error::refused(
+            format!(
+                "{} now holds a {} partition table with {} partition(s), which afdisk does not edit; restoring \
+                 would overwrite it: nothing was written",
+                opened.info.path.display(),
+                t.kind,
+                t.partitions.len()
+            ),
+            "if the table in this backup is the one you want back, copy the disk's first and last MiB aside (no \
+             afdisk backup holds that label), remove the label with `wipefs -a` on the disk, then restore; \
+             otherwise edit the label with fdisk or parted",
+        ));
+    }
     if b.sector_size != opened.info.logical_sector_size {
         return Err(Error::refused(
             format!(
