@@ -324,11 +324,9 @@ fn a_restore_onto_a_foreign_label_is_refused() {
         common::plan(&s(&img), &["--preset", "data"], &plan_file);
         let r = common::apply(&s(&img), &plan_file, &token, &backups);
         assert_eq!(r.code, 0, "{name}: {}{}", r.stdout, r.stderr);
-        let undo = r
-            .stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("Backup of the previous sectors: "))
-            .unwrap_or_else(|| panic!("{name}: no backup line: {}", r.stdout))
+        let undo = r.json()["backup_file"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name}: no backup file: {}", r.stdout))
             .to_string();
         let bk = sc.path(format!("{name}.table-backup.json"));
         let r = afdisk(&["backup", &s(&img), "-o", &s(&bk)]);
