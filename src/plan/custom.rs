@@ -26,13 +26,8 @@
 //! partitions 5, 6, … in disk order inside the extended one with room for their EBRs, 2^32 sectors), valid
 //! types, GUIDs and names.
 //!
-//! Encoding (`encode_custom::encode_into`, called by `encode::encode` for `PlanKind::Custom`): the whole table is written
-//! anew, as `sfdisk` does. GPT: both headers and arrays (the target's entry count) and the protective MBR; the
-//! headers and arrays of an old GPT (wherever its headers put them) zeroed, never a sweep of the gap between a
-//! usable range and the disk's end. dos: the MBR (its boot code kept), one EBR per
-//! logical partition, and the old table's sectors that the new one no longer uses (a replaced GPT, old EBRs)
-//! zeroed. Write order: GPT as a fresh GPT (backup side, primary array, primary header, LBA 0); dos: EBRs
-//! (and the old primary GPT header), then LBA 0, then the zeroed leftovers.
+//! Encoding: the whole table is written anew, as `sfdisk` does, by the new table's driver (`table::driver`,
+//! custom encoding) after the old table's driver erased what the new one does not cover (see `plan::encode`).
 
 use std::collections::{BTreeMap, BTreeSet};
 

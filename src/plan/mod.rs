@@ -13,7 +13,6 @@ pub mod edit;
 mod edit_fields;
 mod edit_ops;
 pub mod encode;
-mod encode_custom;
 pub mod estimate;
 pub mod grain;
 pub mod layout;
