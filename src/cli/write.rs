@@ -90,7 +90,7 @@ fn make_plan(a: &PlanArgs, geometry: &GeometryArgs) -> Result<Plan, Error> {
         table: a
             .table
             .as_deref()
-            .map(|t| if t == "dos" { Label::Dos } else { Label::Gpt }),
+            .and_then(Label::from_name),
         // A sector count (`2048s`) is in the device's logical sectors.
         grain: sized(&a.grain, &opened)?,
         stripe: sized(&a.stripe, &opened)?,

@@ -39,9 +39,7 @@ use crate::device::identity::DiskIdentity;
 use crate::device::Opened;
 use crate::error::{lit, Error, ErrorKind, Result};
 use crate::finding::Severity;
-use crate::table::source::ByteSource;
-use crate::table::types::{gpt_type_name, mbr_is_extended, mbr_type_name};
-use crate::table::{self, Label, PartKind, Partition, Table};
+use crate::table::{self, PartKind, Partition};
 use crate::units::human;
 
 /// What the user asked for besides the layout itself.
@@ -56,9 +54,6 @@ pub struct CustomRequest {
     /// Old partitions whose data may be lost (as `--discard-data`).
     pub destroy_ok: Vec<u32>,
 }
-
-/// GPT entries of a target that does not say.
-const DEFAULT_ENTRIES: u32 = 128;
 
 fn bad(problem: String, fix: &str) -> Error {
     Error::usage(problem, fix)
@@ -99,108 +94,10 @@ pub fn prepare(
         ));
     }
     let label = t.label;
-    // The table: id and usable range.
-    let (id, first, last, slots) = match label {
-        Label::Gpt => {
-            let id = if t.id.trim().is_empty() {
-                new_guid()
-            } else {
-                uuid::Uuid::parse_str(t.id.trim())
-                    .map_err(|_| {
-                        bad(
-                            format!("the disk GUID (label-id) '{}' is not a GUID", t.id),
-                            "give a GUID such as 01234567-89AB-CDEF-0123-456789ABCDEF, or leave it out for a new one",
-                        )
-                    })?
-                    .to_string()
-                    .to_uppercase()
-            };
-            let n = if t.max_partitions == 0 {
-                DEFAULT_ENTRIES
-            } else {
-                t.max_partitions
-            };
-            if !(1..=4096).contains(&n) {
-                return Err(bad(
-                    format!("a GPT with {n} entries is not supported"),
-                    "use 128 entries (table-length: 128)",
-                ));
-            }
-            let arr = (u64::from(n) * 128).div_ceil(ss);
-            let min_first = 2 + arr;
-            let max_last = total.saturating_sub(2 + arr);
-            if max_last <= min_first {
-                return Err(bad(
-                    format!(
-                        "the disk ({}) is too small for a GPT",
-                        human(total.saturating_mul(ss))
-                    ),
-                    "use a larger disk or image",
-                ));
-            }
-            let (first, last) = if t.first_usable == 0 && t.last_usable == 0 {
-                (min_first, max_last)
-            } else {
-                (t.first_usable, t.last_usable)
-            };
-            if first < min_first || last > max_last || first > last {
-                return Err(bad(
-                    format!(
-                        "the layout's usable range {first}–{last} does not fit this disk: a GPT with {n} entries \
-                         needs first-lba ≥ {min_first} and last-lba ≤ {max_last} here"
-                    ),
-                    "use first-lba/last-lba within that range, or leave them out for the default",
-                ));
-            }
-            (id, first, last, n)
-        }
-        Label::Dos => {
-            if total > 1u64 << 32 {
-                return Err(Error::worded(
-                    ErrorKind::Usage,
-                    &format!(
-                        "a dos (MBR) table cannot describe this disk: it has {total} sectors of {ss} bytes, and MBR \
-                         counts sectors in 32 bits (at most 2 TiB with 512-byte sectors)"
-                    ),
-                    "use {table=gpt}",
-                ));
-            }
-            let v = if t.id.trim().is_empty() {
-                let g = new_guid().replace('-', "");
-                u32::from_str_radix(g.get(..8).unwrap_or("1"), 16).unwrap_or(1)
-            } else {
-                let s = t.id.trim();
-                let s = s
-                    .strip_prefix("0x")
-                    .or_else(|| s.strip_prefix("0X"))
-                    .unwrap_or(s);
-                u32::from_str_radix(s, 16).map_err(|_| {
-                    bad(
-                        format!(
-                            "the disk identifier (label-id) '{}' is not a 32-bit hex number",
-                            t.id
-                        ),
-                        "give it as 0x1234abcd, or leave it out for a new one",
-                    )
-                })?
-            };
-            (
-                format!("{v:#010x}"),
-                1,
-                total.saturating_sub(1).min(u64::from(u32::MAX)),
-                4,
-            )
-        }
-    };
-    let table = Table {
-        label,
-        sector_size: ss,
-        id,
-        first_usable: first,
-        last_usable: last,
-        header_used: None,
-        max_partitions: slots,
-    };
+    let driver = table::driver(label);
+    let table = driver.prepare_table(t, ss, total, new_guid)?;
+    let slots = table.max_partitions;
+    let (first, last) = (table.first_usable, table.last_usable);
     // The entries, completed.
     let mut parts: Vec<Partition> = Vec::new();
     let mut seen_guids = BTreeSet::new();
@@ -218,117 +115,13 @@ pub fn prepare(
                 "give it a size, or leave the partition out",
             ));
         }
-        let mut q = p.clone();
-        match label {
-            Label::Gpt => {
-                if n == 0 || n > slots {
-                    return Err(bad(
-                        format!("partition number {n} is outside the GPT's slots 1–{slots}"),
-                        &format!("renumber it within 1–{slots} (or give a larger table-length)"),
-                    ));
-                }
-                let ty = uuid::Uuid::parse_str(p.type_code.trim()).map_err(|_| {
-                    bad(
-                        format!("partition {n}: type '{}' is not a GPT type GUID", p.type_code),
-                        "use a type GUID (e.g. 0FC63DAF-8483-4772-8E79-3D69D8477DE4 for Linux data) or an alias",
-                    )
-                })?;
-                if ty.is_nil() {
-                    return Err(bad(
-                        format!("partition {n}: the all-zero type GUID marks an unused entry"),
-                        "give it a real type, or leave the partition out",
-                    ));
-                }
-                q.type_code = ty.to_string().to_uppercase();
-                q.type_name = gpt_type_name(&q.type_code).to_string();
-                let g = match p.uuid.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
-                    Some(s) => uuid::Uuid::parse_str(s)
-                        .map_err(|_| {
-                            bad(
-                                format!("partition {n}: uuid '{s}' is not a GUID"),
-                                "give a GUID, or leave uuid out for a new one",
-                            )
-                        })?
-                        .to_string()
-                        .to_uppercase(),
-                    None => new_guid(),
-                };
-                if !seen_guids.insert(g.clone()) {
-                    return Err(bad(
-                        format!("partition {n}: its GUID {g} is already used by another partition"),
-                        "give each partition its own uuid (or leave it out for a new one)",
-                    ));
-                }
-                q.uuid = Some(g);
-                let name = p.name.clone().unwrap_or_default();
-                if name.encode_utf16().count() > 36 {
-                    return Err(bad(
-                        format!("partition {n}: the name '{name}' is longer than 36 UTF-16 units"),
-                        "shorten the name (a GPT entry holds 36)",
-                    ));
-                }
-                q.name = Some(name);
-                if p.bootable {
-                    return Err(bad(
-                        format!("partition {n}: 'bootable' is a dos flag; a GPT has none"),
-                        "use attrs=LegacyBIOSBootable (attribute bit 2) on a GPT",
-                    ));
-                }
-                q.kind = PartKind::Gpt;
-                q.ebr_lba = None;
-            }
-            Label::Dos => {
-                let s = p.type_code.trim();
-                let h = s
-                    .strip_prefix("0x")
-                    .or_else(|| s.strip_prefix("0X"))
-                    .unwrap_or(s);
-                let sys = u8::from_str_radix(h, 16).map_err(|_| {
-                    bad(
-                        format!("partition {n}: type '{}' is not an MBR type byte", p.type_code),
-                        "use a hex type such as 83 (Linux), 82 (swap), 7 (NTFS), c (FAT32) or 5 (extended)",
-                    )
-                })?;
-                if sys == 0 {
-                    return Err(bad(
-                        format!("partition {n}: type 0 marks an unused MBR slot"),
-                        "give it a real type (e.g. 83), or leave the partition out",
-                    ));
-                }
-                if p.name.as_deref().is_some_and(|s| !s.is_empty()) || p.attributes != 0 {
-                    return Err(bad(
-                        format!("partition {n}: a dos table has no partition names or attributes"),
-                        "leave name= and attrs= out for a dos table, or use a GPT",
-                    ));
-                }
-                q.type_code = format!("{sys:#04x}");
-                q.type_name = mbr_type_name(sys).to_string();
-                q.uuid = None;
-                q.name = None;
-                q.attributes = 0;
-                q.kind = match (n, mbr_is_extended(sys)) {
-                    (0, _) => {
-                        return Err(bad(
-                            "partition number 0 does not exist".into(),
-                            "number primaries 1–4 and logical partitions from 5",
-                        ))
-                    }
-                    (1..=4, true) => PartKind::Extended,
-                    (1..=4, false) => PartKind::Primary,
-                    (_, true) => {
-                        return Err(bad(
-                            format!("partition {n}: an extended partition must be one of the primary slots 1–4"),
-                            "number it 1–4",
-                        ))
-                    }
-                    (_, false) => PartKind::Logical,
-                };
-                if q.kind == PartKind::Extended && p.bootable {
-                    q.bootable = false;
-                }
-                if q.kind != PartKind::Logical {
-                    q.ebr_lba = None;
-                }
+        let q = driver.prepare_partition(p, slots, new_guid)?;
+        if let Some(g) = q.uuid.as_ref().filter(|_| driver.has_guids()) {
+            if !seen_guids.insert(g.clone()) {
+                return Err(bad(
+                    format!("partition {n}: its GUID {g} is already used by another partition"),
+                    "give each partition its own uuid (or leave it out for a new one)",
+                ));
             }
         }
         parts.push(q);
@@ -450,7 +243,7 @@ pub fn prepare(
             }
         }
     }
-    if label == Label::Dos {
+    if driver.has_logicals() {
         let exts = parts
             .iter()
             .filter(|p| p.kind == PartKind::Extended)
@@ -641,27 +434,7 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
             ));
         }
     }
-    if new.table.label == Label::Gpt && old.as_ref().is_some_and(|o| o.table.label == Label::Gpt) {
-        let lba0 = src.read_vec(0, 512).unwrap_or_default();
-        let hybrid = lba0.len() == 512
-            && (0..4).any(|k| {
-                let ty = lba0[446 + 16 * k + 4];
-                ty != 0 && ty != 0xEE
-            });
-        if hybrid {
-            notes.push(
-                "LBA 0 holds a hybrid MBR; the new table gets a protective MBR (recreate the hybrid with gdisk r, h                  if a legacy OS needs it)"
-                    .into(),
-            );
-        }
-    }
-    if new.table.label == Label::Dos && new.partitions.iter().any(|p| p.kind == PartKind::Logical) {
-        notes.push(
-            "the EBR chain is written anew: a power cut between its sectors and the MBR may leave the logical \
-             partitions half written (the backup restores them)"
-                .into(),
-        );
-    }
+    notes.extend(table::driver(new.table.label).notes(&src, old.as_ref(), &new));
     let mut device = DiskIdentity::from_info(info);
     device.add_table(old.as_ref().map(|l| &l.table));
     device.add_table(Some(&new.table));

@@ -8,93 +8,12 @@ use super::preset::{resolve_type, Preset, Size};
 use super::{Action, Change, DataMove, Layout};
 use crate::alignment::{align_down, align_up, misalignment, Topology};
 use crate::error::{lit, Error, ErrorKind, Result};
-use crate::table::types::{gpt_type_name, mbr_type_name, GPT_BIOS_BOOT};
-use crate::table::{Label, PartKind, Partition, Table};
+use crate::table::types::GPT_BIOS_BOOT;
+use crate::table::{driver, Label, PartKind, Partition, Table};
 use crate::units::human;
 
-/// GPT entries afdisk writes in a fresh table.
-pub const GPT_ENTRIES: u64 = 128;
-
-/// First and last usable LBA of a fresh table of `label` on `topo`.
-pub fn usable_range(topo: &Topology, label: Label) -> Result<(u64, u64)> {
-    let ss = topo.logical.max(1);
-    let total = topo.size_bytes / ss;
-    match label {
-        Label::Gpt => {
-            let arr = (GPT_ENTRIES * 128).div_ceil(ss);
-            let first = 2 + arr;
-            let last = total.saturating_sub(2 + arr);
-            if total < 2 * (2 + arr) + 1 || last < first {
-                return Err(Error::usage(
-                    format!(
-                        "the disk ({}) is too small for a GPT",
-                        human(topo.size_bytes)
-                    ),
-                    "use a larger disk or image",
-                ));
-            }
-            Ok((first, last))
-        }
-        Label::Dos => {
-            if total > 1u64 << 32 {
-                return Err(Error::worded(
-                    ErrorKind::Usage,
-                    &format!(
-                        "a dos (MBR) table cannot describe this disk: it has {total} sectors of {ss} bytes ({}), \
-                         and MBR counts sectors in 32 bits (at most 2 TiB with 512-byte sectors)",
-                        human(topo.size_bytes)
-                    ),
-                    "use {table=gpt} (the default); every current OS and firmware reads GPT",
-                ));
-            }
-            if total < 2 {
-                return Err(Error::usage(
-                    "the disk is too small for a partition table",
-                    "use a larger disk",
-                ));
-            }
-            Ok((1, total - 1))
-        }
-    }
-}
-
-/// A fresh layout from `preset` with grain `grain` (bytes). `new_guid` yields partition GUIDs (upper case)
-/// and is called once per GPT partition, then once for the disk GUID; `disk_id` is the MBR signature.
-pub fn fresh(
-    topo: &Topology,
-    grain: u64,
-    label: Label,
-    preset: &Preset,
-    new_guid: &mut dyn FnMut() -> String,
-    disk_id: u32,
-) -> Result<(Layout, Vec<Change>)> {
-    let ss = topo.logical.max(1);
-    let ao = topo.alignment_offset;
-    let (first, last) = usable_range(topo, label)?;
-    let lo = align_up(first * ss, ao, grain);
-    let hi = align_down((last + 1) * ss, ao, grain);
-    if hi <= lo {
-        return Err(Error::worded(
-            ErrorKind::Usage,
-            &format!(
-                "the disk ({}) has no room for an aligned partition",
-                human(topo.size_bytes)
-            ),
-            "use a larger disk, or a smaller {grain}",
-        ));
-    }
-    let avail = hi - lo;
-    if label == Label::Dos && preset.partitions.len() > 4 {
-        return Err(Error::worded(
-            ErrorKind::Usage,
-            &format!(
-                "preset '{}' has {} partitions; a dos table holds 4 primary partitions",
-                lit(&preset.name),
-                preset.partitions.len()
-            ),
-            "use {table=gpt} (the default)",
-        ));
-    }
+/// The byte size of each partition of `preset` in `avail` aligned bytes (a `rest` partition gets what is left).
+fn preset_sizes(preset: &Preset, avail: u64, grain: u64) -> Result<Vec<u64>> {
     let round_up = |b: u64| b.div_ceil(grain).saturating_mul(grain);
     let mut sizes: Vec<u64> = Vec::new();
     let mut fixed = 0u64;
@@ -131,12 +50,25 @@ pub fn fresh(
     if let Some(i) = preset.partitions.iter().position(|p| p.size == Size::Rest) {
         sizes[i] = avail - fixed;
     }
-    // Slots: explicit numbers first, then the lowest free ones in order.
-    let max_slot = if label == Label::Dos {
-        4
-    } else {
-        GPT_ENTRIES as u32
-    };
+    Ok(sizes)
+}
+
+/// The slot of each partition of `preset` in a table of `max_slot` slots: explicit numbers first, then the
+/// lowest free ones in order.
+fn preset_slots(preset: &Preset, label: Label, max_slot: u32) -> Result<Vec<u32>> {
+    if preset.partitions.len() > max_slot as usize {
+        return Err(Error::worded(
+            ErrorKind::Usage,
+            &format!(
+                "preset '{}' has {} partitions; a {} table holds {max_slot} {}partitions",
+                lit(&preset.name),
+                preset.partitions.len(),
+                label.as_str(),
+                if driver(label).has_logicals() { "primary " } else { "" }
+            ),
+            "use {table=gpt} (the default)",
+        ));
+    }
     let mut used: Vec<u32> = preset.partitions.iter().filter_map(|p| p.number).collect();
     if let Some(n) = used.iter().find(|n| **n > max_slot) {
         return Err(Error::worded(
@@ -149,11 +81,9 @@ pub fn fresh(
             "use {table=gpt}, or lower numbers in the preset",
         ));
     }
-    let mut parts = Vec::new();
-    let mut changes = Vec::new();
-    let mut at = lo;
-    for (p, size) in preset.partitions.iter().zip(sizes) {
-        let number = match p.number {
+    let mut out = Vec::new();
+    for p in &preset.partitions {
+        out.push(match p.number {
             Some(n) => n,
             None => {
                 let n = (1..=max_slot)
@@ -162,51 +92,64 @@ pub fn fresh(
                 used.push(n);
                 n
             }
-        };
-        let (gpt_type, mbr_type) = resolve_type(&p.type_spec)?;
-        let (type_code, type_name, uuid, name) = match label {
-            Label::Gpt => {
-                let g = gpt_type.ok_or_else(|| {
-                    Error::usage(
-                        format!(
-                            "type '{}' is an MBR type byte; a GPT needs a type GUID or alias",
-                            p.type_spec
-                        ),
-                        "use an alias such as linux, esp, linux-lvm, or a GPT type GUID",
-                    )
-                })?;
-                let n = gpt_type_name(&g).to_string();
-                (g, n, Some(new_guid()), Some(p.name.clone()))
-            }
-            Label::Dos => {
-                let m = mbr_type.ok_or_else(|| {
-                    Error::worded(
-                        ErrorKind::Usage,
-                        &format!("type '{}' has no MBR type byte", lit(&p.type_spec)),
-                        "use {table=gpt}, or an MBR type such as 0x83",
-                    )
-                })?;
-                (
-                    format!("{m:#04x}"),
-                    mbr_type_name(m).to_string(),
-                    None,
-                    None,
-                )
-            }
-        };
+        });
+    }
+    Ok(out)
+}
+
+/// The type code and name of type `spec` in a `label` table, or the usage error saying why it has none (its
+/// fix begins with `verb`: "use", "type").
+pub fn type_for(label: Label, spec: &str, verb: &str) -> Result<(String, String)> {
+    let (g, m) = resolve_type(spec)?;
+    let d = driver(label);
+    d.type_code(g.as_deref(), m)
+        .ok_or_else(|| Error::usage(d.type_missing(spec), &format!("{verb} {}", d.type_hint())))
+}
+
+/// A fresh layout from `preset` with grain `grain` (bytes). `new_guid` yields partition GUIDs (upper case)
+/// and is called once per partition of a table whose entries have GUIDs, then once for the disk's identity;
+/// `disk_id` is a 32-bit identity for tables that use one (the MBR signature).
+pub fn fresh(
+    topo: &Topology,
+    grain: u64,
+    label: Label,
+    preset: &Preset,
+    new_guid: &mut dyn FnMut() -> String,
+    disk_id: u32,
+) -> Result<(Layout, Vec<Change>)> {
+    let d = driver(label);
+    let ss = topo.logical.max(1);
+    let ao = topo.alignment_offset;
+    let (first, last) = d.new_usable_range(ss, topo.size_bytes / ss)?;
+    let lo = align_up(first * ss, ao, grain);
+    let hi = align_down((last + 1) * ss, ao, grain);
+    if hi <= lo {
+        return Err(Error::worded(
+            ErrorKind::Usage,
+            &format!(
+                "the disk ({}) has no room for an aligned partition",
+                human(topo.size_bytes)
+            ),
+            "use a larger disk, or a smaller {grain}",
+        ));
+    }
+    let max_slot = d.new_slots();
+    let slots = preset_slots(preset, label, max_slot)?;
+    let sizes = preset_sizes(preset, hi - lo, grain)?;
+    let mut parts = Vec::new();
+    let mut changes = Vec::new();
+    let mut at = lo;
+    for ((p, size), number) in preset.partitions.iter().zip(sizes).zip(slots) {
+        let (type_code, type_name) = type_for(label, &p.type_spec, "use")?;
         let part = Partition {
             number,
             start: at / ss,
             size: size / ss,
             type_code,
             type_name,
-            uuid,
-            name,
-            kind: if label == Label::Gpt {
-                PartKind::Gpt
-            } else {
-                PartKind::Primary
-            },
+            uuid: d.has_guids().then(&mut *new_guid),
+            name: d.has_names().then(|| p.name.clone()),
+            kind: d.data_kind(),
             attributes: 0,
             bootable: false,
             ebr_lba: None,
@@ -232,14 +175,10 @@ pub fn fresh(
     }
     parts.sort_by_key(|p| p.number);
     changes.sort_by_key(|c| c.number);
-    let disk_guid = new_guid();
     let table = Table {
         label,
         sector_size: ss,
-        id: match label {
-            Label::Gpt => disk_guid,
-            Label::Dos => format!("{disk_id:#010x}"),
-        },
+        id: d.new_id(&new_guid(), disk_id),
         first_usable: first,
         last_usable: last,
         header_used: None,

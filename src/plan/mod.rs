@@ -232,7 +232,7 @@ pub fn filesystems_on(
             None,
             &Layout {
                 table: Table {
-                    label: Label::Gpt,
+                    label: Label::default(),
                     sector_size: lss,
                     id: String::new(),
                     first_usable: 0,
@@ -675,7 +675,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                 &opts,
             )?;
             notes.extend(estimate::estimate_moves(&opened.file, ss, &mut changes));
-            if old.table.label == Label::Dos {
+            if table::driver(old.table.label).has_logicals() {
                 notes.extend(chain::make_crash_safe(
                     &old.partitions,
                     &mut new.partitions,
@@ -730,7 +730,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                     ));
                 }
             }
-            let label = req.table.unwrap_or(Label::Gpt);
+            let label = req.table.unwrap_or_default();
             let mut guid = || uuid::Uuid::new_v4().to_string().to_uppercase();
             let disk_id = u32::from_le_bytes(
                 *uuid::Uuid::new_v4()
@@ -746,10 +746,11 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                 &mut guid,
                 disk_id.max(1),
             )?;
-            if label == Label::Dos {
-                notes.push(
-                    "dos tables have no partition names; preset names are not written".into(),
-                );
+            if !table::driver(label).has_names() {
+                notes.push(format!(
+                    "{} tables have no partition names; preset names are not written",
+                    label.as_str()
+                ));
             }
             (PlanKind::Fresh, new, changes)
         }

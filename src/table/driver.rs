@@ -186,6 +186,11 @@ pub trait TableDriver: Sync {
         )
     }
 
+    /// What to give instead of a type this table has no code for (after "use" or "type").
+    fn type_hint(&self) -> &'static str {
+        "an alias such as linux"
+    }
+
     /// What a type of this table is typed as (for an editor's prompt), given the alias list.
     fn type_prompt(&self, aliases: &str) -> String {
         format!("an alias ({aliases})")

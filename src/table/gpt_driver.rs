@@ -178,6 +178,10 @@ impl TableDriver for GptDriver {
         format!("type '{spec}' is an MBR type byte; a GPT needs a type GUID or alias")
     }
 
+    fn type_hint(&self) -> &'static str {
+        "an alias such as linux, esp, linux-lvm, or a GPT type GUID"
+    }
+
     fn type_prompt(&self, aliases: &str) -> String {
         format!("an alias ({aliases}) or a GPT type GUID")
     }

@@ -127,6 +127,10 @@ impl TableDriver for DosDriver {
         format!("type '{spec}' has no MBR type byte")
     }
 
+    fn type_hint(&self) -> &'static str {
+        "an MBR type such as 0x83, or an alias such as linux"
+    }
+
     fn type_prompt(&self, aliases: &str) -> String {
         format!("an MBR type byte (0x83, 0x0c, 0x07) or an alias ({aliases})")
     }
