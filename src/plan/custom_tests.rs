@@ -3,6 +3,7 @@ use super::*;
 use crate::plan::tables::entry;
 use crate::plan::{Action, Change};
 use crate::table::source::ByteSource;
+use crate::table::{Label, Table};
 use proptest::prelude::*;
 
 const LINUX: &str = "0FC63DAF-8483-4772-8E79-3D69D8477DE4";

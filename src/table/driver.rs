@@ -248,3 +248,76 @@ pub trait TableDriver: Sync {
         (1, "table sector".into())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::{driver, DRIVERS};
+
+    /// A read-only driver that gives only what a driver must: every write-side method refuses.
+    struct ReadOnly;
+
+    impl TableDriver for ReadOnly {
+        fn label(&self) -> Label {
+            Label::Dos
+        }
+        fn probe(&self, _src: &dyn ByteSource, _lss: u64) -> Probe {
+            Probe::Absent
+        }
+        fn occupied_sectors(&self, _: &dyn ByteSource, _: u64, _: &TableScan) -> BTreeSet<u64> {
+            BTreeSet::new()
+        }
+        fn type_code(&self, _gpt: Option<&str>, _mbr: Option<u8>) -> Option<(String, String)> {
+            None
+        }
+    }
+
+    #[test]
+    fn every_label_has_its_driver_and_every_driver_is_listed_once() {
+        for label in [Label::Gpt, Label::Dos] {
+            assert_eq!(driver(label).label(), label);
+            assert_eq!(Label::from_name(label.as_str()), Some(label));
+        }
+        let mut seen: Vec<Label> = DRIVERS.iter().map(|d| d.label()).collect();
+        seen.dedup();
+        assert_eq!(seen.len(), DRIVERS.len());
+        assert!(DRIVERS.iter().all(|d| d.editable()));
+        assert_eq!(Label::from_name("sun"), None);
+    }
+
+    #[test]
+    fn a_read_only_driver_refuses_every_write() {
+        let d = ReadOnly;
+        assert!(!d.editable());
+        let img = vec![0u8; 1 << 20];
+        let mut ov = Overlay::new(&img, 512);
+        let new = Layout {
+            table: Table {
+                label: Label::Dos,
+                sector_size: 512,
+                id: "0x1".into(),
+                first_usable: 1,
+                last_usable: 2047,
+                header_used: None,
+                max_partitions: 4,
+            },
+            partitions: Vec::new(),
+        };
+        let job = Encoding {
+            kind: EncodeKind::Fresh,
+            old: None,
+            new: &new,
+            moving: &|_| false,
+        };
+        for e in [
+            d.encode(&mut ov, &job).err(),
+            d.erase(&mut ov, &job).err(),
+            d.new_usable_range(512, 2048).err(),
+            d.prepare_table(&new.table, 512, 2048, &mut String::new).err(),
+        ] {
+            let e = e.expect("a read-only driver refuses");
+            assert!(e.to_string().contains("afdisk cannot write a dos table"), "{e}");
+        }
+        assert!(ov.changed().expect("changed").is_empty());
+    }
+}
