@@ -36,10 +36,10 @@ use super::encode;
 use super::{data_moves, grain, losses, seen_sectors, Layout, Plan, PlanKind, SCHEMA};
 use crate::alignment::{align_down, align_up, misalignment};
 use crate::device::identity::DiskIdentity;
-use crate::device::Opened;
+use crate::device::{DeviceInfo, Opened};
 use crate::error::{lit, Error, ErrorKind, Result};
 use crate::finding::Severity;
-use crate::table::{self, PartKind, Partition};
+use crate::table::{self, PartKind, Partition, TableDriver};
 use crate::units::human;
 
 /// What the user asked for besides the layout itself.
@@ -93,12 +93,43 @@ pub fn prepare(
             "convert the layout to this device's sectors (an sfdisk script with a sector-size header is converted)",
         ));
     }
-    let label = t.label;
-    let driver = table::driver(label);
+    let driver = table::driver(t.label);
     let table = driver.prepare_table(t, ss, total, new_guid)?;
-    let slots = table.max_partitions;
-    let (first, last) = (table.first_usable, table.last_usable);
-    // The entries, completed.
+    let mut parts = complete_entries(driver, target, table.max_partitions, new_guid)?;
+    // Alignment: snap, or report.
+    let mut realigned = BTreeMap::new();
+    let mut notes = Vec::new();
+    let geometry = Grain { ss, ao, grain };
+    for p in parts.iter_mut().filter(|p| p.kind != PartKind::Extended) {
+        if realign {
+            if let Some(why) = snap(p, geometry)? {
+                realigned.insert(p.number, why);
+            }
+        } else {
+            notes.extend(misaligned(p, geometry));
+        }
+    }
+    check_bounds(&parts, (table.first_usable, table.last_usable))?;
+    if driver.has_logicals() {
+        place_ebrs(&mut parts, old, (grain / ss).max(1))?;
+    }
+    Ok(Prepared {
+        layout: Layout {
+            table,
+            partitions: parts,
+        },
+        realigned,
+        notes,
+    })
+}
+
+/// The target's entries checked and completed by the table's driver, sorted by number.
+fn complete_entries(
+    driver: &dyn TableDriver,
+    target: &Layout,
+    slots: u32,
+    new_guid: &mut dyn FnMut() -> String,
+) -> Result<Vec<Partition>> {
     let mut parts: Vec<Partition> = Vec::new();
     let mut seen_guids = BTreeSet::new();
     for p in &target.partitions {
@@ -127,69 +158,86 @@ pub fn prepare(
         parts.push(q);
     }
     parts.sort_by_key(|p| p.number);
-    // Alignment: snap, or report.
-    let mut realigned = BTreeMap::new();
-    let mut notes = Vec::new();
-    for p in parts.iter_mut().filter(|p| p.kind != PartKind::Extended) {
-        let (sb, eb) = (
-            p.start.saturating_mul(ss),
-            p.start.saturating_add(p.size).saturating_mul(ss),
-        );
-        let start_off = misalignment(sb, ao, grain);
-        if realign {
-            let ns = align_up(sb, ao, grain);
-            let ne = align_down(eb, ao, grain);
-            if ne <= ns {
-                return Err(Error::worded(
-                    ErrorKind::Usage,
-                    &format!(
-                        "partition {} (sectors {}–{}) holds no whole {} grain: snapping its start forward and its \
-                         end down leaves nothing",
-                        p.number,
-                        p.start,
-                        p.end(),
-                        human(grain)
-                    ),
-                    "make it at least one grain long, or plan without {realign}",
-                ));
-            }
-            let (s2, n2) = (ns / ss, (ne - ns) / ss);
-            if (s2, n2) != (p.start, p.size) {
-                let mut why = Vec::new();
-                if s2 != p.start {
-                    why.push(format!(
-                        "start {} → {} (snapped forward to the {} grain: {} past a boundary)",
-                        p.start,
-                        s2,
-                        human(grain),
-                        human(start_off)
-                    ));
-                }
-                if s2 + n2 != p.start + p.size {
-                    why.push(format!(
-                        "end {} → {} (snapped down so the next grain boundary follows it)",
-                        p.end(),
-                        s2 + n2 - 1
-                    ));
-                }
-                realigned.insert(p.number, why.join(", "));
-                p.start = s2;
-                p.size = n2;
-            }
-        } else if start_off != 0 {
-            notes.push(format!(
-                "partition {} starts at sector {}, {} past a {} grain boundary: writes to it straddle physical \
-                 sectors (plan with realign to snap it)",
+    Ok(parts)
+}
+
+/// Sector size, alignment offset and grain (bytes) of a disk.
+#[derive(Clone, Copy)]
+struct Grain {
+    ss: u64,
+    ao: u64,
+    grain: u64,
+}
+
+/// Snaps `p`'s start forward and its end down to the grain; why it moved, if it did.
+fn snap(p: &mut Partition, Grain { ss, ao, grain }: Grain) -> Result<Option<String>> {
+    let (sb, eb) = (
+        p.start.saturating_mul(ss),
+        p.start.saturating_add(p.size).saturating_mul(ss),
+    );
+    let start_off = misalignment(sb, ao, grain);
+    let ns = align_up(sb, ao, grain);
+    let ne = align_down(eb, ao, grain);
+    if ne <= ns {
+        return Err(Error::worded(
+            ErrorKind::Usage,
+            &format!(
+                "partition {} (sectors {}–{}) holds no whole {} grain: snapping its start forward and its \
+                 end down leaves nothing",
                 p.number,
                 p.start,
-                human(start_off),
+                p.end(),
                 human(grain)
-            ));
-        }
+            ),
+            "make it at least one grain long, or plan without {realign}",
+        ));
     }
-    // Bounds and overlaps.
+    let (s2, n2) = (ns / ss, (ne - ns) / ss);
+    if (s2, n2) == (p.start, p.size) {
+        return Ok(None);
+    }
+    let mut why = Vec::new();
+    if s2 != p.start {
+        why.push(format!(
+            "start {} → {} (snapped forward to the {} grain: {} past a boundary)",
+            p.start,
+            s2,
+            human(grain),
+            human(start_off)
+        ));
+    }
+    if s2 + n2 != p.start + p.size {
+        why.push(format!(
+            "end {} → {} (snapped down so the next grain boundary follows it)",
+            p.end(),
+            s2 + n2 - 1
+        ));
+    }
+    p.start = s2;
+    p.size = n2;
+    Ok(Some(why.join(", ")))
+}
+
+/// The note about `p`'s start when it is not on the grain (and is left there).
+fn misaligned(p: &Partition, Grain { ss, ao, grain }: Grain) -> Option<String> {
+    let start_off = misalignment(p.start.saturating_mul(ss), ao, grain);
+    (start_off != 0).then(|| {
+        format!(
+            "partition {} starts at sector {}, {} past a {} grain boundary: writes to it straddle physical \
+             sectors (plan with realign to snap it)",
+            p.number,
+            p.start,
+            human(start_off),
+            human(grain)
+        )
+    })
+}
+
+/// Every partition inside the usable range `first..=last` (a logical one inside its extended partition), and no
+/// two overlapping (primaries among themselves, logical partitions among themselves).
+fn check_bounds(parts: &[Partition], (first, last): (u64, u64)) -> Result<()> {
     let ext = parts.iter().find(|p| p.kind == PartKind::Extended).cloned();
-    for p in &parts {
+    for p in parts {
         let (lo, hi, within) = match p.kind {
             PartKind::Logical => match &ext {
                 Some(e) => (e.start + 1, e.end(), "its extended partition"),
@@ -243,103 +291,97 @@ pub fn prepare(
             }
         }
     }
-    if driver.has_logicals() {
-        let exts = parts
-            .iter()
-            .filter(|p| p.kind == PartKind::Extended)
-            .count();
-        if exts > 1 {
-            return Err(bad(
-                "a dos table holds one extended partition; the layout has more".into(),
-                "keep one extended partition (type 5) and put the logical partitions in it",
-            ));
-        }
-        // Logical partitions: numbered 5, 6, … in disk order; an EBR before each.
-        let logicals: Vec<usize> = (0..parts.len())
-            .filter(|&i| parts[i].kind == PartKind::Logical)
-            .collect();
-        let gs = (grain / ss).max(1);
-        let mut prev_end: Option<u64> = None;
-        for (k, &i) in logicals.iter().enumerate() {
-            let want = 5 + k as u32;
-            let p = parts[i].clone();
-            if p.number != want {
-                return Err(bad(
-                    format!(
-                        "logical partition {} should be number {want}: logical partitions are numbered 5, 6, … \
-                         without gaps",
-                        p.number
-                    ),
-                    "renumber the logical partitions 5, 6, … in disk order",
-                ));
-            }
-            if prev_end.is_some_and(|e| p.start <= e) {
-                return Err(bad(
-                    format!(
-                        "logical partition {} starts before logical partition {}: afdisk writes the EBR chain in \
-                         disk order",
-                        p.number,
-                        p.number - 1
-                    ),
-                    "number the logical partitions in the order they lie on the disk",
-                ));
-            }
-            let e_start = ext.as_ref().map(|e| e.start).unwrap_or(0);
-            let lo = prev_end.map(|e| e + 1).unwrap_or(e_start);
-            let kept = old.and_then(|o| {
-                o.partitions
-                    .iter()
-                    .find(|o| {
-                        o.number == p.number && o.start == p.start && o.kind == PartKind::Logical
-                    })
-                    .and_then(|o| o.ebr_lba)
-            });
-            let ebr = match (k, kept, p.ebr_lba) {
-                (0, _, _) => e_start,
-                (_, Some(e), _) | (_, None, Some(e)) if e >= lo && e < p.start => e,
-                _ => p.start.saturating_sub(gs).max(lo),
-            };
-            if ebr >= p.start {
-                return Err(bad(
-                    format!(
-                        "logical partition {} (sector {}) leaves no room for its EBR before it (the sector after {} \
-                         is its start)",
-                        p.number,
-                        p.start,
-                        if k == 0 {
-                            "the extended partition's first sector".to_string()
-                        } else {
-                            format!("logical partition {}", p.number - 1)
-                        }
-                    ),
-                    "leave a gap of at least one sector (1 MiB keeps it aligned) before each logical partition",
-                ));
-            }
-            parts[i].ebr_lba = Some(ebr);
-            prev_end = Some(p.end());
-        }
-    }
-    Ok(Prepared {
-        layout: Layout {
-            table,
-            partitions: parts,
-        },
-        realigned,
-        notes,
-    })
+    Ok(())
 }
 
-/// Reads the table and contents of `opened` and makes the plan that writes `target` (see the module doc).
-pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Plan> {
-    let info = &opened.info;
-    let src = opened.source();
+/// Places the EBR of each logical partition (see the module doc) and checks the dos rules: one extended
+/// partition, logical partitions numbered 5, 6, … in disk order, room for each EBR. `gs` is the grain in sectors;
+/// `old` supplies the EBRs of logical partitions that stay.
+fn place_ebrs(parts: &mut [Partition], old: Option<&Layout>, gs: u64) -> Result<()> {
+    let ext = parts.iter().find(|p| p.kind == PartKind::Extended).cloned();
+    let exts = parts
+        .iter()
+        .filter(|p| p.kind == PartKind::Extended)
+        .count();
+    if exts > 1 {
+        return Err(bad(
+            "a dos table holds one extended partition; the layout has more".into(),
+            "keep one extended partition (type 5) and put the logical partitions in it",
+        ));
+    }
+    // Logical partitions: numbered 5, 6, … in disk order; an EBR before each.
+    let logicals: Vec<usize> = (0..parts.len())
+        .filter(|&i| parts[i].kind == PartKind::Logical)
+        .collect();
+    let mut prev_end: Option<u64> = None;
+    for (k, &i) in logicals.iter().enumerate() {
+        let want = 5 + k as u32;
+        let p = parts[i].clone();
+        if p.number != want {
+            return Err(bad(
+                format!(
+                    "logical partition {} should be number {want}: logical partitions are numbered 5, 6, … \
+                     without gaps",
+                    p.number
+                ),
+                "renumber the logical partitions 5, 6, … in disk order",
+            ));
+        }
+        if prev_end.is_some_and(|e| p.start <= e) {
+            return Err(bad(
+                format!(
+                    "logical partition {} starts before logical partition {}: afdisk writes the EBR chain in \
+                     disk order",
+                    p.number,
+                    p.number - 1
+                ),
+                "number the logical partitions in the order they lie on the disk",
+            ));
+        }
+        let e_start = ext.as_ref().map(|e| e.start).unwrap_or(0);
+        let lo = prev_end.map(|e| e + 1).unwrap_or(e_start);
+        let kept = old.and_then(|o| {
+            o.partitions
+                .iter()
+                .find(|o| {
+                    o.number == p.number && o.start == p.start && o.kind == PartKind::Logical
+                })
+                .and_then(|o| o.ebr_lba)
+        });
+        let ebr = match (k, kept, p.ebr_lba) {
+            (0, _, _) => e_start,
+            (_, Some(e), _) | (_, None, Some(e)) if e >= lo && e < p.start => e,
+            _ => p.start.saturating_sub(gs).max(lo),
+        };
+        if ebr >= p.start {
+            return Err(bad(
+                format!(
+                    "logical partition {} (sector {}) leaves no room for its EBR before it (the sector after {} \
+                     is its start)",
+                    p.number,
+                    p.start,
+                    if k == 0 {
+                        "the extended partition's first sector".to_string()
+                    } else {
+                        format!("logical partition {}", p.number - 1)
+                    }
+                ),
+                "leave a gap of at least one sector (1 MiB keeps it aligned) before each logical partition",
+            ));
+        }
+        parts[i].ebr_lba = Some(ebr);
+        prev_end = Some(p.end());
+    }
+    Ok(())
+}
+
+/// The table on the disk that a custom plan edits: `None` when there is none, or when `replace` writes over a
+/// table of another sector size; a damaged table or one of another sector size is refused without `replace`.
+fn usable_old(info: &DeviceInfo, scan: &table::TableScan, replace: bool) -> Result<Option<Layout>> {
     let ss = info.logical_sector_size;
-    let scan = table::scan(&src, ss);
-    let topo = info.topology();
-    let grain = grain::choose(&topo, req.grain, req.stripe)?;
-    let old = Layout::from_scan(&scan);
+    let old = Layout::from_scan(scan);
     if let Some(f) = scan.findings.iter().find(|f| f.severity == Severity::Error) {
-        if !req.replace {
+        if !replace {
             return Err(Error::worded(
                 ErrorKind::Refused,
                 &format!(
@@ -352,9 +394,9 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
             ));
         }
     }
-    let old = match old {
+    Ok(match old {
         Some(o) if o.table.sector_size != ss => {
-            if !req.replace {
+            if !replace {
                 return Err(Error::worded(
                     ErrorKind::Refused,
                     &format!(
@@ -368,7 +410,48 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
             None
         }
         o => o,
-    };
+    })
+}
+
+/// The refusal of the first loss in `destroys` that `destroy_ok` does not accept (see the module doc).
+fn refuse_losses(destroys: &[super::Loss], new: &Layout, destroy_ok: &[u32]) -> Result<()> {
+    if let Some(l) = destroys
+        .iter()
+        .find(|l| l.partition.is_none_or(|n| !destroy_ok.contains(&n)))
+    {
+        let fix = match l.partition {
+            Some(n) => format!(
+                "keep partition {n} as it is in the layout, or accept the loss: {{discard-data={n}}}"
+            ),
+            None => "choose {replace} if its data is expendable".to_string(),
+        };
+        return Err(Error::worded(
+            ErrorKind::Refused,
+            &format!(
+                "the layout destroys {}: {}; nothing was written",
+                lit(l),
+                match l.partition {
+                    Some(n) if !new.partitions.iter().any(|p| p.number == n) =>
+                        "the layout drops it",
+                    Some(_) => "the layout moves or shrinks it where its data does not follow",
+                    None => "there is no partition table, and the new one does not keep it",
+                }
+            ),
+            &fix,
+        ));
+    }
+    Ok(())
+}
+
+/// Reads the table and contents of `opened` and makes the plan that writes `target` (see the module doc).
+pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Plan> {
+    let info = &opened.info;
+    let src = opened.source();
+    let ss = info.logical_sector_size;
+    let scan = table::scan(&src, ss);
+    let topo = info.topology();
+    let grain = grain::choose(&topo, req.grain, req.stripe)?;
+    let old = usable_old(info, &scan, req.replace)?;
     let total = info.size_bytes / ss.max(1);
     let mut guid = || uuid::Uuid::new_v4().to_string().to_uppercase();
     let prep = prepare(
@@ -408,31 +491,7 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
     let writes = encode::encode(&src, ss, old.as_ref(), &new, PlanKind::Custom)?;
     let destroys = losses(&src, old.as_ref(), &new, false, &data_moves(&changes));
     if !req.replace {
-        if let Some(l) = destroys
-            .iter()
-            .find(|l| l.partition.is_none_or(|n| !req.destroy_ok.contains(&n)))
-        {
-            let fix = match l.partition {
-                Some(n) => format!(
-                    "keep partition {n} as it is in the layout, or accept the loss: {{discard-data={n}}}"
-                ),
-                None => "choose {replace} if its data is expendable".to_string(),
-            };
-            return Err(Error::worded(
-                ErrorKind::Refused,
-                &format!(
-                    "the layout destroys {}: {}; nothing was written",
-                    lit(l),
-                    match l.partition {
-                        Some(n) if !new.partitions.iter().any(|p| p.number == n) =>
-                            "the layout drops it",
-                        Some(_) => "the layout moves or shrinks it where its data does not follow",
-                        None => "there is no partition table, and the new one does not keep it",
-                    }
-                ),
-                &fix,
-            ));
-        }
+        refuse_losses(&destroys, &new, &req.destroy_ok)?;
     }
     notes.extend(table::driver(new.table.label).notes(&src, old.as_ref(), &new));
     let mut device = DiskIdentity::from_info(info);

@@ -305,77 +305,19 @@ pub fn realign(
             .as_ref()
             .filter(|_| !opts.discard_data.contains(&p.number))
         {
-            let (bytes, dir) = if ns > start_b {
-                (ns - start_b, "toward-end")
-            } else {
-                (start_b - ns, "toward-start")
+            let to = Place {
+                start_b,
+                size_b,
+                ns,
+                new_start,
+                new_size,
+                ss,
             };
+            changes.push(data_change(p, fs, &to, holds_data, opts));
             if holds_data {
-                let copy = opts.footprints.get(&p.number).copied().unwrap_or(size_b);
-                let mode =
-                    crate::mover::Schedule::new(start_b, ns, copy, ss, crate::mover::MAX_CHUNK)
-                        .mode;
-                changes.push(Change {
-                    number: p.number,
-                    action: Action::Move,
-                    old_start: Some(p.start),
-                    old_size: Some(p.size),
-                    new_start: Some(new_start),
-                    new_size: Some(new_size),
-                    reason: format!(
-                        "start {} → {}: holds {fs}, whose {} are moved {} {} ({}; journaled, resumable)",
-                        p.start,
-                        new_start,
-                        human(copy),
-                        human(bytes),
-                        if ns > start_b { "toward the end" } else { "toward the start" },
-                        match mode {
-                            crate::mover::Mode::Shift => "copied in windows of the shift",
-                            crate::mover::Mode::Disjoint => "source and destination do not overlap",
-                            crate::mover::Mode::Journaled => "each window saved in the journal first",
-                        }
-                    ),
-                    content: Some(fs.clone()),
-                    data_move: Some(DataMove {
-                        bytes,
-                        direction: dir.into(),
-                        from_offset_bytes: start_b,
-                        to_offset_bytes: ns,
-                        copy_bytes: copy,
-                        estimate_ms: None,
-                    }),
-                });
                 new_parts[idx].start = new_start;
                 new_parts[idx].size = new_size;
-                continue;
             }
-            changes.push(Change {
-                number: p.number,
-                action: Action::Blocked,
-                old_start: Some(p.start),
-                old_size: Some(p.size),
-                new_start: Some(new_start),
-                new_size: Some(new_size),
-                reason: format!(
-                    "holds {fs}: moving its table entry would leave the {fs} data {} {} the new start, so it is \
-                     not moved. Fixing it needs the data moved {} {} (a later afdisk feature), or, if the data is \
-                     expendable, --discard-data {}",
-                    human(bytes),
-                    if ns > start_b { "before" } else { "after" },
-                    human(bytes),
-                    if ns > start_b { "toward the end of the disk" } else { "toward the start of the disk" },
-                    p.number
-                ),
-                content: Some(fs.clone()),
-                data_move: Some(DataMove {
-                    bytes,
-                    direction: dir.into(),
-                    from_offset_bytes: start_b,
-                    to_offset_bytes: ns,
-                    copy_bytes: opts.footprints.get(&p.number).copied().unwrap_or(size_b),
-                    estimate_ms: None,
-                }),
-            });
             continue;
         }
         let strict_end = opts.strict && ne < (ns + size_b).min(hi_b);
@@ -414,6 +356,99 @@ pub fn realign(
         },
         changes,
     ))
+}
+
+/// Where a realignment would put a partition: its old start and size in bytes, the new start in bytes, and the
+/// new start and size in sectors of `ss` bytes.
+#[derive(Clone, Copy)]
+struct Place {
+    start_b: u64,
+    size_b: u64,
+    ns: u64,
+    new_start: u64,
+    new_size: u64,
+    ss: u64,
+}
+
+/// The change of partition `p`, which holds filesystem `fs`, realigned to `to`: a data move when the mover
+/// takes its data along (`holds_data`), else blocked (moving the entry alone would lose the data).
+fn data_change(p: &Partition, fs: &str, to: &Place, holds_data: bool, opts: &RealignOptions) -> Change {
+    let Place {
+        start_b,
+        size_b,
+        ns,
+        new_start,
+        new_size,
+        ss,
+    } = *to;
+    let (bytes, dir) = if ns > start_b {
+        (ns - start_b, "toward-end")
+    } else {
+        (start_b - ns, "toward-start")
+    };
+    if holds_data {
+        let copy = opts.footprints.get(&p.number).copied().unwrap_or(size_b);
+        let mode =
+            crate::mover::Schedule::new(start_b, ns, copy, ss, crate::mover::MAX_CHUNK)
+                .mode;
+        return Change {
+            number: p.number,
+            action: Action::Move,
+            old_start: Some(p.start),
+            old_size: Some(p.size),
+            new_start: Some(new_start),
+            new_size: Some(new_size),
+            reason: format!(
+                "start {} → {}: holds {fs}, whose {} are moved {} {} ({}; journaled, resumable)",
+                p.start,
+                new_start,
+                human(copy),
+                human(bytes),
+                if ns > start_b { "toward the end" } else { "toward the start" },
+                match mode {
+                    crate::mover::Mode::Shift => "copied in windows of the shift",
+                    crate::mover::Mode::Disjoint => "source and destination do not overlap",
+                    crate::mover::Mode::Journaled => "each window saved in the journal first",
+                }
+            ),
+            content: Some(fs.to_string()),
+            data_move: Some(DataMove {
+                bytes,
+                direction: dir.into(),
+                from_offset_bytes: start_b,
+                to_offset_bytes: ns,
+                copy_bytes: copy,
+                estimate_ms: None,
+            }),
+        };
+    }
+    Change {
+        number: p.number,
+        action: Action::Blocked,
+        old_start: Some(p.start),
+        old_size: Some(p.size),
+        new_start: Some(new_start),
+        new_size: Some(new_size),
+        reason: format!(
+            "holds {fs}: moving its table entry would leave the {fs} data {} {} the new start, so it is \
+             not moved. Fixing it needs the data moved {} {} (a later afdisk feature), or, if the data is \
+             expendable, --discard-data {}",
+            human(bytes),
+            if ns > start_b { "before" } else { "after" },
+            human(bytes),
+            if ns > start_b { "toward the end of the disk" } else { "toward the start of the disk" },
+            p.number
+        ),
+        content: Some(fs.to_string()),
+        data_move: Some(DataMove {
+            bytes,
+            direction: dir.into(),
+            from_offset_bytes: start_b,
+            to_offset_bytes: ns,
+            copy_bytes: opts.footprints.get(&p.number).copied().unwrap_or(size_b),
+            estimate_ms: None,
+        }),
+    }
 }
 
 /// The free sectors `[lo, hi]` around partition `idx`: bounded by the table's usable range, the neighbours

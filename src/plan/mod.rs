@@ -17,6 +17,7 @@ pub mod estimate;
 pub mod grain;
 pub mod layout;
 pub mod preset;
+mod requested;
 /// Blank tables and bare entries for the tests of the layout code, shared with the integration tests.
 #[cfg(test)]
 #[path = "../../tests/common/tables.rs"]
@@ -596,6 +597,7 @@ pub struct Request {
 }
 
 /// Reads the table and contents of `opened` and makes the plan `req` asks for.
+
 pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
     let info = &opened.info;
     let src = opened.source();
@@ -611,6 +613,15 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
         .collect();
     let device = DiskIdentity::from_info(info);
     let mut notes = Vec::new();
+    let ctx = requested::MakeCtx {
+        opened,
+        req,
+        src: &src,
+        old: old.as_ref(),
+        blocking: &blocking,
+        topo: &topo,
+        grain: &grain,
+    };
     let (kind, new, changes) = match (&req.preset, req.realign) {
         (Some(_), true) => {
             return Err(Error::worded(
@@ -626,134 +637,8 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                 &format!("built-in presets: {}", lit(preset::builtin_names())),
             ))
         }
-        (None, true) => {
-            if let Some(f) = blocking.first() {
-                return Err(Error::refused(
-                    format!("the table of {} is damaged ({}: {}): afdisk does not edit it", info.path.display(), f.code, f.message),
-                    "repair it first (restore a backup with `afdisk restore`, or `sgdisk -e`/`fdisk`), then plan again",
-                ));
-            }
-            let Some(old) = old.as_ref() else {
-                return Err(Error::worded(
-                    ErrorKind::Usage,
-                    &format!(
-                        "{} has no partition table to realign",
-                        lit(info.path.display())
-                    ),
-                    "make a fresh layout with {preset} (e.g. {preset=data})",
-                ));
-            };
-            if old.table.sector_size != ss {
-                return Err(Error::refused(
-                    format!(
-                        "the table of {} was written for {}-byte sectors but the device uses {ss}",
-                        info.path.display(), old.table.sector_size
-                    ),
-                    "attach the disk the way it was partitioned; afdisk does not realign across sector sizes",
-                ));
-            }
-            if req.table.is_some_and(|t| t != old.table.label) {
-                return Err(Error::worded(
-                    ErrorKind::Usage,
-                    "{table} cannot change the table type of a realignment",
-                    "leave {table} out with {realign}",
-                ));
-            }
-            let contents = contents(&src, ss, &old.partitions);
-            let opts = layout::RealignOptions {
-                strict: req.strict,
-                discard_data: req.discard_data.clone(),
-                move_data: true,
-                footprints: crate::mover::footprints(&src, ss, &old.partitions, &contents),
-            };
-            let (mut new, mut changes) = layout::realign(
-                &topo,
-                grain.bytes,
-                &old.table,
-                &old.partitions,
-                &contents,
-                &opts,
-            )?;
-            notes.extend(estimate::estimate_moves(&opened.file, ss, &mut changes));
-            if table::driver(old.table.label).has_logicals() {
-                notes.extend(chain::make_crash_safe(
-                    &old.partitions,
-                    &mut new.partitions,
-                    &mut changes,
-                ));
-            }
-            (PlanKind::Realign, new, changes)
-        }
-        (Some(name), false) => {
-            let preset = match &req.preset_text {
-                Some(text) => preset::parse(name, text)?,
-                None => preset::builtin(name)?,
-            };
-            if !req.discard_data.is_empty() {
-                return Err(Error::worded(
-                    ErrorKind::Usage,
-                    "{discard-data} only applies to {realign}",
-                    "a fresh layout replaces the whole table; say so with {replace}",
-                ));
-            }
-            if let Some(o) = &old {
-                if !req.replace {
-                    return Err(Error::worded(
-                        ErrorKind::Refused,
-                        &format!(
-                            "{} already has a {} table with {}; a fresh layout would replace it",
-                            lit(info.path.display()),
-                            o.table.label.as_str(),
-                            plural(o.partitions.len() as u64, "partition", "partitions")
-                        ),
-                        "choose {realign} to fix alignment in place, or {replace} to discard the old table",
-                    ));
-                }
-            } else if !blocking.is_empty() && !req.replace {
-                return Err(Error::worded(
-                    ErrorKind::Refused,
-                    &format!("{} holds a damaged partition table", lit(info.path.display())),
-                    "choose {replace} to write a fresh table over it (its partitions are lost), or repair it first",
-                ));
-            }
-            let whole = crate::signature::probe(&src, 0, info.size_bytes);
-            if let (Some(sig), None) = (whole, &old) {
-                if !req.replace {
-                    return Err(Error::worded(
-                        ErrorKind::Refused,
-                        &format!(
-                            "{} holds a {} filesystem on the whole disk (no partition table)",
-                            lit(info.path.display()),
-                            lit(sig)
-                        ),
-                        "choose {replace} if its data is expendable",
-                    ));
-                }
-            }
-            let label = req.table.unwrap_or_default();
-            let mut guid = || uuid::Uuid::new_v4().to_string().to_uppercase();
-            let disk_id = u32::from_le_bytes(
-                *uuid::Uuid::new_v4()
-                    .as_bytes()
-                    .first_chunk()
-                    .unwrap_or(&[1, 2, 3, 4]),
-            );
-            let (new, changes) = layout::fresh(
-                &topo,
-                grain.bytes,
-                label,
-                &preset,
-                &mut guid,
-                disk_id.max(1),
-            )?;
-            if !table::driver(label).has_names() {
-                notes.push(format!(
-                    "{} tables have no partition names; preset names are not written",
-                    label.as_str()
-                ));
-            }
-            (PlanKind::Fresh, new, changes)
-        }
+        (None, true) => requested::realign(&ctx, &mut notes)?,
+        (Some(name), false) => requested::fresh(&ctx, name, &mut notes)?,
     };
     let writes = encode::encode(&src, ss, old.as_ref(), &new, kind)?;
     let destroys = losses(
