@@ -97,7 +97,10 @@ fn convert_and_undo(sc: &Scratch, ours: &Path, args: &[&str]) -> Value {
 /// zeroed, listed in the plan, and restored by the undo.
 #[test]
 fn gpt_to_dos_gives_sfdisks_result() {
-    for (case, gpt_script) in [("one partition", "label: gpt\n,,L\n"), ("empty", "label: gpt\n")] {
+    for (case, gpt_script) in [
+        ("one partition", "label: gpt\n,,L\n"),
+        ("empty", "label: gpt\n"),
+    ] {
         let sc = Scratch::new();
         let (theirs, ours) = twins(&sc, 50 * MIB, gpt_script);
         let script = "label: dos\n,,L\n";
@@ -106,23 +109,41 @@ fn gpt_to_dos_gives_sfdisks_result() {
         std::fs::write(&f, script).expect("write");
         let plan = convert_and_undo(&sc, &ours, &["--from-sfdisk", &s(&f)]);
         assert_eq!(dump(&ours), dump(&theirs), "{case}");
-        assert!(dump(&ours).contains("start=        2048, size=      100352, type=83"), "{case}: {}", dump(&ours));
+        assert!(
+            dump(&ours).contains("start=        2048, size=      100352, type=83"),
+            "{case}: {}",
+            dump(&ours)
+        );
         assert_eq!(
             signatures(&ours).replace(&s(&ours), "X"),
             signatures(&theirs).replace(&s(&theirs), "X"),
             "{case}"
         );
-        assert_eq!(signatures(&ours).split_whitespace().collect::<Vec<_>>(), ["0x1fe", "dos"], "{case}");
+        assert_eq!(
+            signatures(&ours).split_whitespace().collect::<Vec<_>>(),
+            ["0x1fe", "dos"],
+            "{case}"
+        );
         let w = writes(&plan);
         let last = 50 * MIB / 512 - 1;
         assert!(
-            w.iter().any(|(l, what)| *l == 1 && what.contains("old primary GPT header")),
+            w.iter()
+                .any(|(l, what)| *l == 1 && what.contains("old primary GPT header")),
             "{case}: {w:?}"
         );
-        assert!(w.iter().any(|(l, _)| *l == last), "{case}: the backup header is not in the plan: {w:?}");
+        assert!(
+            w.iter().any(|(l, _)| *l == last),
+            "{case}: the backup header is not in the plan: {w:?}"
+        );
         let img = std::fs::read(&ours).expect("read");
-        assert!(img[512..34 * 512].iter().all(|b| *b == 0), "{case}: the old primary GPT is not zeroed");
-        assert!(!img.windows(8).any(|x| x == b"EFI PART"), "{case}: a GPT signature is left");
+        assert!(
+            img[512..34 * 512].iter().all(|b| *b == 0),
+            "{case}: the old primary GPT is not zeroed"
+        );
+        assert!(
+            !img.windows(8).any(|x| x == b"EFI PART"),
+            "{case}: a GPT signature is left"
+        );
         let (clean, text) = common::peers::sfdisk_verify(&ours);
         assert!(clean, "{case}: {text}");
     }
@@ -158,10 +179,20 @@ fn a_fresh_layout_of_the_other_type_leaves_only_the_new_table() {
     for (from, to, sig) in [("gpt", "dos", "0x1fe dos"), ("dos", "gpt", "gpt")] {
         let sc = Scratch::new();
         let (_, ours) = twins(&sc, 50 * MIB, &format!("label: {from}\n,,L\n"));
-        convert_and_undo(&sc, &ours, &["--preset", "data", "--table", to, "--replace"]);
-        let found = signatures(&ours).split_whitespace().collect::<Vec<_>>().join(" ");
+        convert_and_undo(
+            &sc,
+            &ours,
+            &["--preset", "data", "--table", to, "--replace"],
+        );
+        let found = signatures(&ours)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         assert!(found.contains(sig), "{from} → {to}: {found}");
-        assert!(!found.contains(from), "{from} → {to}: the old table is still found: {found}");
+        assert!(
+            !found.contains(from),
+            "{from} → {to}: the old table is still found: {found}"
+        );
         let ok = match to {
             "gpt" => common::peers::sgdisk_v(&ours),
             _ => common::peers::sfdisk_verify(&ours),
@@ -184,9 +215,19 @@ fn a_conversion_losing_data_needs_replace() {
     let f = sc.path("s.sfdisk");
     std::fs::write(&f, "label: dos\nsize=20M\n").expect("write");
     let before = std::fs::read(&ours).expect("read");
-    let r = common::afdisk(&["plan", &s(&ours), "--from-sfdisk", &s(&f), "-o", &s(&sc.path("p.json"))]);
+    let r = common::afdisk(&[
+        "plan",
+        &s(&ours),
+        "--from-sfdisk",
+        &s(&f),
+        "-o",
+        &s(&sc.path("p.json")),
+    ]);
     assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
-    assert!(std::fs::read(&ours).expect("read") == before, "the image changed");
+    assert!(
+        std::fs::read(&ours).expect("read") == before,
+        "the image changed"
+    );
     let r = common::afdisk(&[
         "plan",
         &s(&ours),

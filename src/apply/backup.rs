@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 use crate::device::identity::DiskIdentity;
 use crate::error::{Error, Result};
 use crate::hex::{from_hex, to_hex};
-use crate::table::source::ByteSource;
 use crate::table;
+use crate::table::source::ByteSource;
 
 /// Version of the backup file format (2: `kind` and `written`; 1 is still read, as a table backup).
 pub const SCHEMA: u32 = 2;

@@ -17,8 +17,8 @@ use crate::mover::{
 };
 use crate::plan::encode::{self, Overlay};
 use crate::plan::{data_moves, Action, Change, Layout, Plan, PlanKind, SectorWrite};
-use crate::table::source::ByteSource;
 use crate::table;
+use crate::table::source::ByteSource;
 use crate::units::human;
 
 /// The reason an apply that moves data gives its backup.

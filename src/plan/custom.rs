@@ -343,9 +343,7 @@ fn place_ebrs(parts: &mut [Partition], old: Option<&Layout>, gs: u64) -> Result<
         let kept = old.and_then(|o| {
             o.partitions
                 .iter()
-                .find(|o| {
-                    o.number == p.number && o.start == p.start && o.kind == PartKind::Logical
-                })
+                .find(|o| o.number == p.number && o.start == p.start && o.kind == PartKind::Logical)
                 .and_then(|o| o.ebr_lba)
         });
         let ebr = match (k, kept, p.ebr_lba) {

@@ -18,8 +18,8 @@
 
 use std::collections::BTreeMap;
 
-pub use super::edit_fields::{attribute_bit, flags, Field, GPT_ATTRIBUTES, GPT_NAME_UNITS};
 use super::edit_fields::check_name;
+pub use super::edit_fields::{attribute_bit, flags, Field, GPT_ATTRIBUTES, GPT_NAME_UNITS};
 pub use super::edit_ops::{Edge, Op, Outcome, Region, Snap};
 use super::preset::{parse_size, Size};
 use super::Layout;

@@ -64,7 +64,11 @@ fn preset_slots(preset: &Preset, label: Label, max_slot: u32) -> Result<Vec<u32>
                 lit(&preset.name),
                 preset.partitions.len(),
                 label.as_str(),
-                if driver(label).has_logicals() { "primary " } else { "" }
+                if driver(label).has_logicals() {
+                    "primary "
+                } else {
+                    ""
+                }
             ),
             "use {table=gpt} (the default)",
         ));
@@ -154,22 +158,7 @@ pub fn fresh(
             bootable: false,
             ebr_lba: None,
         };
-        changes.push(Change {
-            number,
-            action: Action::Create,
-            old_start: None,
-            old_size: None,
-            new_start: Some(part.start),
-            new_size: Some(part.size),
-            reason: format!(
-                "new {} partition of {} at {}",
-                part.type_name,
-                human(size),
-                human(at)
-            ),
-            content: None,
-            data_move: None,
-        });
+        changes.push(super::custom_changes::created(&part, ss, ""));
         parts.push(part);
         at += size;
     }
@@ -218,86 +207,92 @@ pub fn realign(
 ) -> Result<(Layout, Vec<Change>)> {
     let ss = table.sector_size.max(1);
     let ao = topo.alignment_offset;
-    for n in &opts.discard_data {
-        if !parts.iter().any(|p| p.number == *n) {
-            return Err(Error::worded(
-                ErrorKind::Usage,
-                &format!("{{discard-data={n}}}: there is no partition {n}"),
-                "give the number of an existing partition (see `afdisk inspect`)",
-            ));
-        }
+    if let Some(n) = opts
+        .discard_data
+        .iter()
+        .find(|n| !parts.iter().any(|p| p.number == **n))
+    {
+        return Err(Error::worded(
+            ErrorKind::Usage,
+            &format!("{{discard-data={n}}}: there is no partition {n}"),
+            "give the number of an existing partition (see `afdisk inspect`)",
+        ));
     }
     let mut new_parts = parts.to_vec();
     let mut changes = Vec::new();
     // In start order, each against its neighbours' new places.
     let mut order: Vec<usize> = (0..parts.len()).collect();
     order.sort_by_key(|&i| (parts[i].start, parts[i].number));
+    let r = Realigner {
+        table,
+        contents,
+        opts,
+        ss,
+        ao,
+        grain,
+    };
     for idx in order {
+        changes.push(r.change(parts, &mut new_parts, idx));
+    }
+    changes.sort_by_key(|c| c.number);
+    Ok((
+        Layout {
+            table: table.clone(),
+            partitions: new_parts,
+        },
+        changes,
+    ))
+}
+
+/// What a realignment places each partition with.
+struct Realigner<'a> {
+    table: &'a Table,
+    contents: &'a BTreeMap<u32, String>,
+    opts: &'a RealignOptions,
+    ss: u64,
+    ao: u64,
+    grain: u64,
+}
+
+impl Realigner<'_> {
+    /// The change of partition `idx` of `parts` against its neighbours' new places in `new_parts`, where its
+    /// own new place is written when its entry moves.
+    fn change(&self, parts: &[Partition], new_parts: &mut [Partition], idx: usize) -> Change {
+        let Realigner {
+            table,
+            contents,
+            opts,
+            ss,
+            ao,
+            grain,
+        } = *self;
         let p = &parts[idx];
         let keep = |reason: String| Change {
-            number: p.number,
-            action: Action::Keep,
-            old_start: Some(p.start),
-            old_size: Some(p.size),
-            new_start: Some(p.start),
-            new_size: Some(p.size),
             reason,
             content: contents.get(&p.number).cloned(),
-            data_move: None,
+            ..super::custom_changes::kept(p, p)
         };
-        if p.kind == PartKind::Extended {
-            changes.push(keep(
-                "extended container: it holds no data itself, its logical partitions are checked"
-                    .into(),
-            ));
-            continue;
-        }
-        if p.type_code.eq_ignore_ascii_case(GPT_BIOS_BOOT) {
-            changes.push(keep(
-                "BIOS boot partition: GRUB reads it in 512-byte units, so its alignment costs nothing".into(),
-            ));
-            continue;
+        if let Some(why) = stays(p, ss, ao, grain, opts.strict) {
+            return keep(why);
         }
         let start_b = p.start * ss;
         let size_b = p.size * ss;
-        let start_off = misalignment(start_b, ao, grain) != 0;
-        let end_off = opts.strict && misalignment(start_b + size_b, ao, grain) != 0;
-        if !start_off && !end_off {
-            changes.push(keep(format!(
-                "already starts on the {} grain",
-                human(grain)
-            )));
-            continue;
-        }
         let (lo, hi) = free_range(table, &new_parts, idx);
         let (lo_b, hi_b) = (lo * ss, (hi + 1) * ss);
         let holds_data = opts.move_data
             && contents.contains_key(&p.number)
             && !opts.discard_data.contains(&p.number);
-        let new = if holds_data {
-            let used = opts.footprints.get(&p.number).copied().unwrap_or(size_b);
-            place_for_data(start_b, size_b, lo_b, hi_b, ao, grain, opts.strict, used)
-        } else {
-            place(start_b, size_b, lo_b, hi_b, ao, grain, opts.strict)
+        let used = holds_data.then(|| opts.footprints.get(&p.number).copied().unwrap_or(size_b));
+        let new = match used {
+            Some(used) => place_for_data(start_b, size_b, lo_b, hi_b, ao, grain, opts.strict, used),
+            None => place(start_b, size_b, lo_b, hi_b, ao, grain, opts.strict),
         };
         let Some((ns, ne)) = new else {
-            changes.push(Change {
+            return Change {
                 action: Action::Unfixable,
-                reason: if holds_data {
-                    format!(
-                        "no {}-aligned start in the free space around it (sectors {lo}–{hi}) holds the {} its filesystem uses; it stays where it is (shrink the filesystem, or free space next to it)",
-                        human(grain),
-                        human(opts.footprints.get(&p.number).copied().unwrap_or(size_b))
-                    )
-                } else {
-                    format!(
-                        "no {}-aligned start fits in the free space around it (sectors {lo}–{hi}); it stays where it is",
-                        human(grain)
-                    )
-                },
+                reason: unfixable(grain, (lo, hi), used),
                 ..keep(String::new())
-            });
-            continue;
+            };
         };
         let (new_start, new_size) = (ns / ss, (ne - ns) / ss);
         let content = contents.get(&p.number).cloned();
@@ -313,49 +308,89 @@ pub fn realign(
                 new_size,
                 ss,
             };
-            changes.push(data_change(p, fs, &to, holds_data, opts));
             if holds_data {
                 new_parts[idx].start = new_start;
                 new_parts[idx].size = new_size;
             }
-            continue;
+            return data_change(p, fs, &to, holds_data, opts);
         }
         let strict_end = opts.strict && ne < (ns + size_b).min(hi_b);
         let shrink = crate::plan::shrink_reason(&new_parts, p, hi, strict_end);
-        let mut why =
-            crate::plan::describe_change(p.start, p.size, new_start, new_size, ss, Some(&shrink));
-        if let Some(fs) = &content {
-            why.push_str(&format!(
-                "; its {fs} data is discarded (--discard-data {})",
-                p.number
-            ));
-        }
-        changes.push(Change {
-            number: p.number,
-            action: if new_start == p.start {
-                Action::Resize
-            } else {
-                Action::Move
-            },
-            old_start: Some(p.start),
-            old_size: Some(p.size),
-            new_start: Some(new_start),
-            new_size: Some(new_size),
-            reason: why,
-            content,
-            data_move: None,
-        });
         new_parts[idx].start = new_start;
         new_parts[idx].size = new_size;
+        entry_change(p, (new_start, new_size), ss, &shrink, content)
     }
-    changes.sort_by_key(|c| c.number);
-    Ok((
-        Layout {
-            table: table.clone(),
-            partitions: new_parts,
+}
+
+/// The change of partition `p` whose entry alone moves to `(new_start, new_size)` (no data, or its data
+/// discarded: `content` names what is lost); `shrink` says why it got smaller, if it did.
+fn entry_change(
+    p: &Partition,
+    (new_start, new_size): (u64, u64),
+    ss: u64,
+    shrink: &str,
+    content: Option<String>,
+) -> Change {
+    let mut why =
+        crate::plan::describe_change(p.start, p.size, new_start, new_size, ss, Some(shrink));
+    if let Some(fs) = &content {
+        why.push_str(&format!(
+            "; its {fs} data is discarded (--discard-data {})",
+            p.number
+        ));
+    }
+    Change {
+        number: p.number,
+        action: if new_start == p.start {
+            Action::Resize
+        } else {
+            Action::Move
         },
-        changes,
-    ))
+        old_start: Some(p.start),
+        old_size: Some(p.size),
+        new_start: Some(new_start),
+        new_size: Some(new_size),
+        reason: why,
+        content,
+        data_move: None,
+    }
+}
+
+/// Why partition `p` is left as it is, if it is: an extended container, a BIOS boot partition, or already on
+/// the grain (and, with `strict`, ending on it).
+fn stays(p: &Partition, ss: u64, ao: u64, grain: u64, strict: bool) -> Option<String> {
+    if p.kind == PartKind::Extended {
+        return Some(
+            "extended container: it holds no data itself, its logical partitions are checked"
+                .into(),
+        );
+    }
+    if p.type_code.eq_ignore_ascii_case(GPT_BIOS_BOOT) {
+        return Some(
+            "BIOS boot partition: GRUB reads it in 512-byte units, so its alignment costs nothing"
+                .into(),
+        );
+    }
+    let (start_b, size_b) = (p.start * ss, p.size * ss);
+    let start_off = misalignment(start_b, ao, grain) != 0;
+    let end_off = strict && misalignment(start_b + size_b, ao, grain) != 0;
+    (!start_off && !end_off).then(|| format!("already starts on the {} grain", human(grain)))
+}
+
+/// Why no aligned place was found in the free sectors `lo..=hi`; `used` is what a data-holding partition's
+/// filesystem needs.
+fn unfixable(grain: u64, (lo, hi): (u64, u64), used: Option<u64>) -> String {
+    match used {
+        Some(used) => format!(
+            "no {}-aligned start in the free space around it (sectors {lo}–{hi}) holds the {} its filesystem uses; it stays where it is (shrink the filesystem, or free space next to it)",
+            human(grain),
+            human(used)
+        ),
+        None => format!(
+            "no {}-aligned start fits in the free space around it (sectors {lo}–{hi}); it stays where it is",
+            human(grain)
+        ),
+    }
 }
 
 /// Where a realignment would put a partition: its old start and size in bytes, the new start in bytes, and the
@@ -372,7 +407,13 @@ struct Place {
 
 /// The change of partition `p`, which holds filesystem `fs`, realigned to `to`: a data move when the mover
 /// takes its data along (`holds_data`), else blocked (moving the entry alone would lose the data).
-fn data_change(p: &Partition, fs: &str, to: &Place, holds_data: bool, opts: &RealignOptions) -> Change {
+fn data_change(
+    p: &Partition,
+    fs: &str,
+    to: &Place,
+    holds_data: bool,
+    opts: &RealignOptions,
+) -> Change {
     let Place {
         start_b,
         size_b,
@@ -386,11 +427,17 @@ fn data_change(p: &Partition, fs: &str, to: &Place, holds_data: bool, opts: &Rea
     } else {
         (start_b - ns, "toward-start")
     };
+    let copy = opts.footprints.get(&p.number).copied().unwrap_or(size_b);
+    let data_move = Some(DataMove {
+        bytes,
+        direction: dir.into(),
+        from_offset_bytes: start_b,
+        to_offset_bytes: ns,
+        copy_bytes: copy,
+        estimate_ms: None,
+    });
     if holds_data {
-        let copy = opts.footprints.get(&p.number).copied().unwrap_or(size_b);
-        let mode =
-            crate::mover::Schedule::new(start_b, ns, copy, ss, crate::mover::MAX_CHUNK)
-                .mode;
+        let mode = crate::mover::Schedule::new(start_b, ns, copy, ss, crate::mover::MAX_CHUNK).mode;
         return Change {
             number: p.number,
             action: Action::Move,
@@ -404,22 +451,15 @@ fn data_change(p: &Partition, fs: &str, to: &Place, holds_data: bool, opts: &Rea
                 new_start,
                 human(copy),
                 human(bytes),
-                if ns > start_b { "toward the end" } else { "toward the start" },
-                match mode {
-                    crate::mover::Mode::Shift => "copied in windows of the shift",
-                    crate::mover::Mode::Disjoint => "source and destination do not overlap",
-                    crate::mover::Mode::Journaled => "each window saved in the journal first",
-                }
+                if ns > start_b {
+                    "toward the end"
+                } else {
+                    "toward the start"
+                },
+                super::custom_changes::mode_words(mode)
             ),
             content: Some(fs.to_string()),
-            data_move: Some(DataMove {
-                bytes,
-                direction: dir.into(),
-                from_offset_bytes: start_b,
-                to_offset_bytes: ns,
-                copy_bytes: copy,
-                estimate_ms: None,
-            }),
+            data_move,
         };
     }
     Change {
@@ -440,14 +480,7 @@ fn data_change(p: &Partition, fs: &str, to: &Place, holds_data: bool, opts: &Rea
             p.number
         ),
         content: Some(fs.to_string()),
-        data_move: Some(DataMove {
-            bytes,
-            direction: dir.into(),
-            from_offset_bytes: start_b,
-            to_offset_bytes: ns,
-            copy_bytes: opts.footprints.get(&p.number).copied().unwrap_or(size_b),
-            estimate_ms: None,
-        }),
+        data_move,
     }
 }
 

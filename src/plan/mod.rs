@@ -31,7 +31,7 @@ pub use crate::device::access::Loss;
 use crate::device::identity::DiskIdentity;
 use crate::device::Opened;
 use crate::error::{lit, Error, ErrorKind, Result};
-use crate::finding::Severity;
+use crate::finding::{Finding, Severity};
 pub use crate::hex::{from_hex, to_hex};
 use crate::table::source::ByteSource;
 pub use crate::table::Layout;
@@ -383,44 +383,7 @@ impl Plan {
             ),
         );
         for c in &self.changes {
-            // Rounded sizes that read the same although the sizes differ ("1.5 GiB → 1.5 GiB") hide the change:
-            // then both sides show exact sectors.
-            let exact = matches!((c.old_size, c.new_size), (Some(a), Some(b))
-                if a != b && human(a * ss) == human(b * ss));
-            let ext = |s: Option<u64>, n: Option<u64>| match (s, n) {
-                (Some(s), Some(n)) => format!(
-                    "{s}–{} ({})",
-                    (s + n).saturating_sub(1),
-                    if exact {
-                        plural(n, "sector", "sectors")
-                    } else {
-                        human(n * ss)
-                    }
-                ),
-                _ => "—".to_string(),
-            };
-            let sign = match c.action {
-                Action::Create => "+",
-                Action::Move | Action::Resize => "~",
-                Action::Keep => " ",
-                Action::Blocked | Action::Unfixable => "!",
-                Action::Delete => "-",
-            };
-            let mut line = format!(
-                "{sign} {:>3} {:<9}",
-                c.number,
-                format!("{:?}", c.action).to_lowercase()
-            );
-            match c.action {
-                Action::Create => line.push_str(&format!(" {}", ext(c.new_start, c.new_size))),
-                Action::Move | Action::Resize => line.push_str(&format!(
-                    " {}  →  {}",
-                    ext(c.old_start, c.old_size),
-                    ext(c.new_start, c.new_size)
-                )),
-                _ => line.push_str(&format!(" {}", ext(c.old_start, c.old_size))),
-            }
-            push(DiffKind::Change(c.action), line);
+            push(DiffKind::Change(c.action), change_line(c, ss));
             push(DiffKind::Reason(c.action), format!("        {}", c.reason));
         }
         if let Some(old) = &self.old {
@@ -461,6 +424,48 @@ impl Plan {
         }
         out
     }
+}
+
+/// The diff line of change `c` (sectors of `ss` bytes): its sign, number, action and extents.
+fn change_line(c: &Change, ss: u64) -> String {
+    // Rounded sizes that read the same although the sizes differ ("1.5 GiB → 1.5 GiB") hide the change:
+    // then both sides show exact sectors.
+    let exact = matches!((c.old_size, c.new_size), (Some(a), Some(b))
+        if a != b && human(a * ss) == human(b * ss));
+    let ext = |s: Option<u64>, n: Option<u64>| match (s, n) {
+        (Some(s), Some(n)) => format!(
+            "{s}–{} ({})",
+            (s + n).saturating_sub(1),
+            if exact {
+                plural(n, "sector", "sectors")
+            } else {
+                human(n * ss)
+            }
+        ),
+        _ => "—".to_string(),
+    };
+    let sign = match c.action {
+        Action::Create => "+",
+        Action::Move | Action::Resize => "~",
+        Action::Keep => " ",
+        Action::Blocked | Action::Unfixable => "!",
+        Action::Delete => "-",
+    };
+    let mut line = format!(
+        "{sign} {:>3} {:<9}",
+        c.number,
+        format!("{:?}", c.action).to_lowercase()
+    );
+    match c.action {
+        Action::Create => line.push_str(&format!(" {}", ext(c.new_start, c.new_size))),
+        Action::Move | Action::Resize => line.push_str(&format!(
+            " {}  →  {}",
+            ext(c.old_start, c.old_size),
+            ext(c.new_start, c.new_size)
+        )),
+        _ => line.push_str(&format!(" {}", ext(c.old_start, c.old_size))),
+    }
+    line
 }
 
 /// The kind of a line of a plan's diff: what a front end styles it by.
@@ -606,12 +611,11 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
     let topo = info.topology();
     let grain = grain::choose(&topo, req.grain, req.stripe)?;
     let old = Layout::from_scan(&scan);
-    let blocking: Vec<&crate::finding::Finding> = scan
+    let blocking: Vec<&Finding> = scan
         .findings
         .iter()
         .filter(|f| f.severity == Severity::Error)
         .collect();
-    let device = DiskIdentity::from_info(info);
     let mut notes = Vec::new();
     let ctx = requested::MakeCtx {
         opened,
@@ -648,7 +652,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
         kind == PlanKind::Fresh,
         &data_moves(&changes),
     );
-    let mut device = device;
+    let mut device = DiskIdentity::from_info(info);
     device.add_table(old.as_ref().map(|l| &l.table));
     device.add_table(Some(&new.table));
     if writes.iter().any(|w| w.what == encode::HYBRID_WRITE) {

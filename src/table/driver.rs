@@ -166,10 +166,7 @@ pub trait TableDriver: Sync {
     /// The refusal of a partition name on this table.
     fn no_names(&self) -> Error {
         Error::usage(
-            format!(
-                "a {} table has no partition names",
-                self.label().as_str()
-            ),
+            format!("a {} table has no partition names", self.label().as_str()),
             "leave the name empty, or use a GPT",
         )
     }
@@ -180,10 +177,7 @@ pub trait TableDriver: Sync {
 
     /// Why type `spec` (which resolved to no code of this table) cannot be used.
     fn type_missing(&self, spec: &str) -> String {
-        format!(
-            "type '{spec}' has no {} type code",
-            self.label().as_str()
-        )
+        format!("type '{spec}' has no {} type code", self.label().as_str())
     }
 
     /// What to give instead of a type this table has no code for (after "use" or "type").
@@ -313,10 +307,14 @@ mod tests {
             d.encode(&mut ov, &job).err(),
             d.erase(&mut ov, &job).err(),
             d.new_usable_range(512, 2048).err(),
-            d.prepare_table(&new.table, 512, 2048, &mut String::new).err(),
+            d.prepare_table(&new.table, 512, 2048, &mut String::new)
+                .err(),
         ] {
             let e = e.expect("a read-only driver refuses");
-            assert!(e.to_string().contains("afdisk cannot write a dos table"), "{e}");
+            assert!(
+                e.to_string().contains("afdisk cannot write a dos table"),
+                "{e}"
+            );
         }
         assert!(ov.changed().expect("changed").is_empty());
     }

@@ -130,7 +130,11 @@ impl TableDriver for GptDriver {
 
     fn table_areas(&self, t: &Table, disk_bytes: u64) -> (u64, u64) {
         let ss = t.sector_size;
-        let tail = t.last_usable.saturating_add(1).saturating_mul(ss).min(disk_bytes);
+        let tail = t
+            .last_usable
+            .saturating_add(1)
+            .saturating_mul(ss)
+            .min(disk_bytes);
         (t.first_usable.saturating_mul(ss).min(disk_bytes), tail)
     }
 
@@ -262,55 +266,55 @@ impl TableDriver for GptDriver {
     ) -> Result<Partition> {
         let n = p.number;
         let mut q = p.clone();
-            if n == 0 || n > slots {
-                return Err(bad(
-                    format!("partition number {n} is outside the GPT's slots 1–{slots}"),
-                    &format!("renumber it within 1–{slots} (or give a larger table-length)"),
-                ));
-            }
-            let ty = uuid::Uuid::parse_str(p.type_code.trim()).map_err(|_| {
+        if n == 0 || n > slots {
+            return Err(bad(
+                format!("partition number {n} is outside the GPT's slots 1–{slots}"),
+                &format!("renumber it within 1–{slots} (or give a larger table-length)"),
+            ));
+        }
+        let ty = uuid::Uuid::parse_str(p.type_code.trim()).map_err(|_| {
                 bad(
                     format!("partition {n}: type '{}' is not a GPT type GUID", p.type_code),
                     "use a type GUID (e.g. 0FC63DAF-8483-4772-8E79-3D69D8477DE4 for Linux data) or an alias",
                 )
             })?;
-            if ty.is_nil() {
-                return Err(bad(
-                    format!("partition {n}: the all-zero type GUID marks an unused entry"),
-                    "give it a real type, or leave the partition out",
-                ));
-            }
-            q.type_code = ty.to_string().to_uppercase();
-            q.type_name = gpt_type_name(&q.type_code).to_string();
-            let g = match p.uuid.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
-                Some(s) => uuid::Uuid::parse_str(s)
-                    .map_err(|_| {
-                        bad(
-                            format!("partition {n}: uuid '{s}' is not a GUID"),
-                            "give a GUID, or leave uuid out for a new one",
-                        )
-                    })?
-                    .to_string()
-                    .to_uppercase(),
-                None => new_guid(),
-            };
-            q.uuid = Some(g);
-            let name = p.name.clone().unwrap_or_default();
-            if name.encode_utf16().count() > 36 {
-                return Err(bad(
-                    format!("partition {n}: the name '{name}' is longer than 36 UTF-16 units"),
-                    "shorten the name (a GPT entry holds 36)",
-                ));
-            }
-            q.name = Some(name);
-            if p.bootable {
-                return Err(bad(
-                    format!("partition {n}: 'bootable' is a dos flag; a GPT has none"),
-                    "use attrs=LegacyBIOSBootable (attribute bit 2) on a GPT",
-                ));
-            }
-            q.kind = PartKind::Gpt;
-            q.ebr_lba = None;
+        if ty.is_nil() {
+            return Err(bad(
+                format!("partition {n}: the all-zero type GUID marks an unused entry"),
+                "give it a real type, or leave the partition out",
+            ));
+        }
+        q.type_code = ty.to_string().to_uppercase();
+        q.type_name = gpt_type_name(&q.type_code).to_string();
+        let g = match p.uuid.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            Some(s) => uuid::Uuid::parse_str(s)
+                .map_err(|_| {
+                    bad(
+                        format!("partition {n}: uuid '{s}' is not a GUID"),
+                        "give a GUID, or leave uuid out for a new one",
+                    )
+                })?
+                .to_string()
+                .to_uppercase(),
+            None => new_guid(),
+        };
+        q.uuid = Some(g);
+        let name = p.name.clone().unwrap_or_default();
+        if name.encode_utf16().count() > 36 {
+            return Err(bad(
+                format!("partition {n}: the name '{name}' is longer than 36 UTF-16 units"),
+                "shorten the name (a GPT entry holds 36)",
+            ));
+        }
+        q.name = Some(name);
+        if p.bootable {
+            return Err(bad(
+                format!("partition {n}: 'bootable' is a dos flag; a GPT has none"),
+                "use attrs=LegacyBIOSBootable (attribute bit 2) on a GPT",
+            ));
+        }
+        q.kind = PartKind::Gpt;
+        q.ebr_lba = None;
         Ok(q)
     }
 

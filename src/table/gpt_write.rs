@@ -57,7 +57,12 @@ pub fn array_sectors(entries: u64, ss: u64) -> u64 {
 
 /// Writes `array` into each copy's array sectors, then each header (its raw bytes, `header_size` of them under
 /// the CRC) with the array's CRC and its own: the backup copy first (see the write order in the module doc).
-fn put_copies(ov: &mut Overlay, array: &[u8], entries: usize, copies: [(Vec<u8>, u32, u64, u64); 2]) -> Result<()> {
+fn put_copies(
+    ov: &mut Overlay,
+    array: &[u8],
+    entries: usize,
+    copies: [(Vec<u8>, u32, u64, u64); 2],
+) -> Result<()> {
     let crc = crc32fast::hash(&array[..entries.min(array.len())]);
     for (mut hdr, header_size, my_lba, entries_lba) in copies {
         put_bytes(ov, entries_lba, array).map_err(|e| internal("GPT entry array", e))?;
@@ -88,7 +93,8 @@ fn guid(what: &str, s: &str) -> Result<uuid::Uuid> {
 /// One 128-byte entry of `p`.
 fn entry_bytes(p: &Partition, e: &mut [u8]) -> Result<()> {
     e[..16].copy_from_slice(&guid("GPT type", &p.type_code)?.to_bytes_le());
-    e[16..32].copy_from_slice(&guid("GPT GUID", p.uuid.as_deref().unwrap_or_default())?.to_bytes_le());
+    e[16..32]
+        .copy_from_slice(&guid("GPT GUID", p.uuid.as_deref().unwrap_or_default())?.to_bytes_le());
     e[32..40].copy_from_slice(&p.start.to_le_bytes());
     e[40..48].copy_from_slice(&p.end().to_le_bytes());
     e[48..56].copy_from_slice(&p.attributes.to_le_bytes());
@@ -106,7 +112,12 @@ fn entry_bytes(p: &Partition, e: &mut [u8]) -> Result<()> {
 }
 
 /// A new header's raw sector (CRCs filled by [`put_copies`]).
-fn new_header(ss: u64, (my, alt, entries): (u64, u64, u64), new: &Layout, disk: &uuid::Uuid) -> Vec<u8> {
+fn new_header(
+    ss: u64,
+    (my, alt, entries): (u64, u64, u64),
+    new: &Layout,
+    disk: &uuid::Uuid,
+) -> Vec<u8> {
     let mut h = vec![0u8; ss as usize];
     h[..8].copy_from_slice(b"EFI PART");
     h[8..12].copy_from_slice(&REVISION.to_le_bytes());
@@ -159,8 +170,8 @@ pub fn write_new(ov: &mut Overlay, new: &Layout) -> Result<()> {
 /// Both copies of the GPT on the disk, validated and in agreement, or the refusal saying why not.
 fn validated_copies(ov: &Overlay, ss: u64) -> Result<(GptCopy, GptCopy)> {
     let total = ov.len() / ss;
-    let primary =
-        read_copy(ov, ss, 1).map_err(|e| refuse_gpt(format!("the primary GPT cannot be used ({e})")))?;
+    let primary = read_copy(ov, ss, 1)
+        .map_err(|e| refuse_gpt(format!("the primary GPT cannot be used ({e})")))?;
     let backup = read_copy(ov, ss, primary.header.alt_lba).map_err(|e| {
         refuse_gpt(format!(
             "the backup GPT at LBA {} cannot be used ({e})",
@@ -189,7 +200,12 @@ fn validated_copies(ov: &Overlay, ss: u64) -> Result<(GptCopy, GptCopy)> {
 
 /// Edits entry `p` (moved from `o`) in `array`: its first/last LBA, and its type when that changed (the data
 /// mover marks a moving partition, and restores its type after), inside the usable range `first..=last`.
-fn move_entry(array: &mut [u8], o: &Partition, p: &Partition, (first, last): (u64, u64)) -> Result<()> {
+fn move_entry(
+    array: &mut [u8],
+    o: &Partition,
+    p: &Partition,
+    (first, last): (u64, u64),
+) -> Result<()> {
     if p.size == 0 || p.start < first || p.end() > last {
         return Err(internal(
             "GPT entry",

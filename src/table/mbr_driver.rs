@@ -190,64 +190,71 @@ impl TableDriver for DosDriver {
     ) -> Result<Partition> {
         let n = p.number;
         let mut q = p.clone();
-            let s = p.type_code.trim();
-            let h = s
-                .strip_prefix("0x")
-                .or_else(|| s.strip_prefix("0X"))
-                .unwrap_or(s);
-            let sys = u8::from_str_radix(h, 16).map_err(|_| {
-                bad(
-                    format!("partition {n}: type '{}' is not an MBR type byte", p.type_code),
-                    "use a hex type such as 83 (Linux), 82 (swap), 7 (NTFS), c (FAT32) or 5 (extended)",
-                )
-            })?;
-            if sys == 0 {
+        let s = p.type_code.trim();
+        let h = s
+            .strip_prefix("0x")
+            .or_else(|| s.strip_prefix("0X"))
+            .unwrap_or(s);
+        let sys = u8::from_str_radix(h, 16).map_err(|_| {
+            bad(
+                format!(
+                    "partition {n}: type '{}' is not an MBR type byte",
+                    p.type_code
+                ),
+                "use a hex type such as 83 (Linux), 82 (swap), 7 (NTFS), c (FAT32) or 5 (extended)",
+            )
+        })?;
+        if sys == 0 {
+            return Err(bad(
+                format!("partition {n}: type 0 marks an unused MBR slot"),
+                "give it a real type (e.g. 83), or leave the partition out",
+            ));
+        }
+        if p.name.as_deref().is_some_and(|s| !s.is_empty()) || p.attributes != 0 {
+            return Err(bad(
+                format!("partition {n}: a dos table has no partition names or attributes"),
+                "leave name= and attrs= out for a dos table, or use a GPT",
+            ));
+        }
+        q.type_code = format!("{sys:#04x}");
+        q.type_name = mbr_type_name(sys).to_string();
+        q.uuid = None;
+        q.name = None;
+        q.attributes = 0;
+        q.kind = match (n, mbr_is_extended(sys)) {
+            (0, _) => {
                 return Err(bad(
-                    format!("partition {n}: type 0 marks an unused MBR slot"),
-                    "give it a real type (e.g. 83), or leave the partition out",
-                ));
+                    "partition number 0 does not exist".into(),
+                    "number primaries 1–4 and logical partitions from 5",
+                ))
             }
-            if p.name.as_deref().is_some_and(|s| !s.is_empty()) || p.attributes != 0 {
+            (1..=4, true) => PartKind::Extended,
+            (1..=4, false) => PartKind::Primary,
+            (_, true) => {
                 return Err(bad(
-                    format!("partition {n}: a dos table has no partition names or attributes"),
-                    "leave name= and attrs= out for a dos table, or use a GPT",
-                ));
+                    format!(
+                        "partition {n}: an extended partition must be one of the primary slots 1–4"
+                    ),
+                    "number it 1–4",
+                ))
             }
-            q.type_code = format!("{sys:#04x}");
-            q.type_name = mbr_type_name(sys).to_string();
-            q.uuid = None;
-            q.name = None;
-            q.attributes = 0;
-            q.kind = match (n, mbr_is_extended(sys)) {
-                (0, _) => {
-                    return Err(bad(
-                        "partition number 0 does not exist".into(),
-                        "number primaries 1–4 and logical partitions from 5",
-                    ))
-                }
-                (1..=4, true) => PartKind::Extended,
-                (1..=4, false) => PartKind::Primary,
-                (_, true) => {
-                    return Err(bad(
-                        format!("partition {n}: an extended partition must be one of the primary slots 1–4"),
-                        "number it 1–4",
-                    ))
-                }
-                (_, false) => PartKind::Logical,
-            };
-            if q.kind == PartKind::Extended && p.bootable {
-                q.bootable = false;
-            }
-            if q.kind != PartKind::Logical {
-                q.ebr_lba = None;
-            }
+            (_, false) => PartKind::Logical,
+        };
+        if q.kind == PartKind::Extended && p.bootable {
+            q.bootable = false;
+        }
+        if q.kind != PartKind::Logical {
+            q.ebr_lba = None;
+        }
         Ok(q)
     }
 
     fn encode(&self, ov: &mut Overlay, job: &Encoding) -> Result<()> {
         match (job.kind, job.old) {
             (EncodeKind::Realign, Some(old)) => mbr_write::write_realigned(ov, old, job.new),
-            (EncodeKind::Realign, None) => Err(super::gpt_write::internal("realign", "no old table")),
+            (EncodeKind::Realign, None) => {
+                Err(super::gpt_write::internal("realign", "no old table"))
+            }
             (EncodeKind::Fresh, _) => mbr_write::write_new(ov, job.new, false),
             (EncodeKind::Custom, old) => {
                 let keep_boot_code = old.is_some_and(|o| o.table.label == Label::Dos);

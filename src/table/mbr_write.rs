@@ -21,7 +21,8 @@ use crate::error::Result;
 
 /// The disk identifier of `new` as a number.
 fn disk_id(new: &Layout) -> Result<u32> {
-    u32::from_str_radix(new.table.id.trim_start_matches("0x"), 16).map_err(|e| internal("disk id", e))
+    u32::from_str_radix(new.table.id.trim_start_matches("0x"), 16)
+        .map_err(|e| internal("disk id", e))
 }
 
 /// Writes `new` as a new dos table (see the module doc); `keep_boot_code` keeps LBA 0's first 440 bytes.
@@ -32,7 +33,11 @@ pub fn write_new(ov: &mut Overlay, new: &Layout, keep_boot_code: bool) -> Result
         let cur = ov.read_vec(0, 440).map_err(|e| internal("MBR", e))?;
         h.bootstrap_code.copy_from_slice(&cur);
     }
-    for p in new.partitions.iter().filter(|p| p.kind != PartKind::Logical) {
+    for p in new
+        .partitions
+        .iter()
+        .filter(|p| p.kind != PartKind::Logical)
+    {
         let e = mbr_entry(p.bootable, mbr_sys(p)?, p.start, p.start, p.size)?;
         match h.get_mut(p.number as usize) {
             Some(s) => *s = e,
@@ -90,8 +95,17 @@ fn sys_of(p: &Partition, cur: u8) -> u8 {
 /// boot flag and, unless `p` names one, its type.
 fn rewrite(ov: &mut Overlay, lba: u64, slot: usize, p: &Partition, rel_to: u64) -> Result<()> {
     let mut h = read_mbr_header(ov, lba)?;
-    let cur = h.get(slot).cloned().ok_or_else(|| internal("MBR", "slot"))?;
-    let e = mbr_entry(cur.boot == 0x80, sys_of(p, cur.sys), p.start, p.start - rel_to, p.size)?;
+    let cur = h
+        .get(slot)
+        .cloned()
+        .ok_or_else(|| internal("MBR", "slot"))?;
+    let e = mbr_entry(
+        cur.boot == 0x80,
+        sys_of(p, cur.sys),
+        p.start,
+        p.start - rel_to,
+        p.size,
+    )?;
     if let Some(s) = h.get_mut(slot) {
         *s = e;
     }
@@ -125,7 +139,13 @@ fn rebuild_chain(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
             .ok_or_else(|| internal("EBR", format!("partition {} had no EBR", p.number)))?;
         let mut h = read_mbr_header(ov, was)?;
         let cur = h.get(1).cloned().ok_or_else(|| internal("EBR", "slot"))?;
-        let part = mbr_entry(cur.boot == 0x80, sys_of(p, cur.sys), p.start, p.start - at, p.size)?;
+        let part = mbr_entry(
+            cur.boot == 0x80,
+            sys_of(p, cur.sys),
+            p.start,
+            p.start - at,
+            p.size,
+        )?;
         let link = match logicals.get(k + 1) {
             Some(n) => {
                 let next = n
@@ -144,7 +164,11 @@ fn rebuild_chain(ov: &mut Overlay, old: &Layout, new: &Layout) -> Result<()> {
         write_mbr_header(ov, at, &h)?;
     }
     // The MBR's entries from the new layout: a data move's final table restores the type its marking changed.
-    for p in new.partitions.iter().filter(|p| p.kind != PartKind::Logical) {
+    for p in new
+        .partitions
+        .iter()
+        .filter(|p| p.kind != PartKind::Logical)
+    {
         rewrite(ov, 0, p.number as usize, p, 0)?;
     }
     Ok(())
@@ -185,8 +209,12 @@ pub fn erase(ov: &mut Overlay, job: &Encoding) -> Result<()> {
         return Ok(());
     };
     let ss = ov.sector_size();
-    let keep: std::collections::BTreeSet<u64> =
-        job.new.partitions.iter().filter_map(|p| p.ebr_lba).collect();
+    let keep: std::collections::BTreeSet<u64> = job
+        .new
+        .partitions
+        .iter()
+        .filter_map(|p| p.ebr_lba)
+        .collect();
     for e in old.partitions.iter().filter_map(|p| p.ebr_lba) {
         if !keep.contains(&e) && !(job.kind == EncodeKind::Custom && job.inside_new(e)) {
             ov.put(e, vec![0; ss as usize]);

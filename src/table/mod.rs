@@ -26,8 +26,8 @@ pub mod types;
 use serde::{Deserialize, Serialize};
 
 use crate::finding::{Finding, Severity};
-pub use driver::TableDriver;
 use driver::Probe;
+pub use driver::TableDriver;
 pub use layout::Layout;
 pub use locate::occupied_sectors;
 use source::ByteSource;
@@ -46,11 +46,13 @@ pub fn driver(label: Label) -> &'static dyn TableDriver {
         .unwrap_or(DRIVERS[0])
 }
 
-/// A table type (the label of libfdisk), spelled in JSON and on the command line as `gpt`, `dos`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+// A table type (the label of libfdisk), spelled in JSON and on the command line as `gpt`, `dos`; the default
+// one is a new table's. (Plain comments: a doc comment would change the JSON schemas.)
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Label {
-    /// The default table type of a new table.
     #[default]
     Gpt,
     Dos,
