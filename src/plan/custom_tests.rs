@@ -251,7 +251,17 @@ fn bad_layouts_name_the_problem() {
 #[test]
 fn a_dos_layout_past_32_bit_sectors_is_refused() {
     let t = target(Label::Dos, 512, vec![entry(1, 2048, 100, "83")]);
-    let e = prepare(&t, None, (1 << 32) + 5, 512, 0, 1 << 20, false, &mut guids()).unwrap_err();
+    let e = prepare(
+        &t,
+        None,
+        (1 << 32) + 5,
+        512,
+        0,
+        1 << 20,
+        false,
+        &mut guids(),
+    )
+    .unwrap_err();
     assert!(e.problem.contains("32 bits"), "{}", e.problem);
 }
 

@@ -107,7 +107,7 @@ pub fn type_for(label: Label, spec: &str, verb: &str) -> Result<(String, String)
     let (g, m) = resolve_type(spec)?;
     let d = driver(label);
     d.type_code(g.as_deref(), m)
-        .ok_or_else(|| Error::usage(d.type_missing(spec), &format!("{verb} {}", d.type_hint())))
+        .ok_or_else(|| Error::usage(d.type_missing(spec), format!("{verb} {}", d.type_hint())))
 }
 
 /// A fresh layout from `preset` with grain `grain` (bytes). `new_guid` yields partition GUIDs (upper case)
@@ -277,7 +277,7 @@ impl Realigner<'_> {
         }
         let start_b = p.start * ss;
         let size_b = p.size * ss;
-        let (lo, hi) = free_range(table, &new_parts, idx);
+        let (lo, hi) = free_range(table, new_parts, idx);
         let (lo_b, hi_b) = (lo * ss, (hi + 1) * ss);
         let holds_data = opts.move_data
             && contents.contains_key(&p.number)
@@ -315,7 +315,7 @@ impl Realigner<'_> {
             return data_change(p, fs, &to, holds_data, opts);
         }
         let strict_end = opts.strict && ne < (ns + size_b).min(hi_b);
-        let shrink = crate::plan::shrink_reason(&new_parts, p, hi, strict_end);
+        let shrink = crate::plan::shrink_reason(new_parts, p, hi, strict_end);
         new_parts[idx].start = new_start;
         new_parts[idx].size = new_size;
         entry_change(p, (new_start, new_size), ss, &shrink, content)

@@ -602,7 +602,6 @@ pub struct Request {
 }
 
 /// Reads the table and contents of `opened` and makes the plan `req` asks for.
-
 pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
     let info = &opened.info;
     let src = opened.source();

@@ -79,7 +79,7 @@ pub(super) fn realign(ctx: &MakeCtx, notes: &mut Vec<String>) -> Result<Planned>
         footprints: crate::mover::footprints(src, ss, &old.partitions, &contents),
     };
     let (mut new, mut changes) = layout::realign(
-        &topo,
+        topo,
         grain.bytes,
         &old.table,
         &old.partitions,
@@ -162,14 +162,8 @@ pub(super) fn fresh(ctx: &MakeCtx, name: &str, notes: &mut Vec<String>) -> Resul
             .first_chunk()
             .unwrap_or(&[1, 2, 3, 4]),
     );
-    let (new, changes) = layout::fresh(
-        &topo,
-        grain.bytes,
-        label,
-        &preset,
-        &mut guid,
-        disk_id.max(1),
-    )?;
+    let (new, changes) =
+        layout::fresh(topo, grain.bytes, label, &preset, &mut guid, disk_id.max(1))?;
     if !table::driver(label).has_names() {
         notes.push(format!(
             "{} tables have no partition names; preset names are not written",

@@ -216,7 +216,8 @@ pub fn erase(ov: &mut Overlay, job: &Encoding) -> Result<()> {
         .filter_map(|p| p.ebr_lba)
         .collect();
     for e in old.partitions.iter().filter_map(|p| p.ebr_lba) {
-        if !keep.contains(&e) && !(job.kind == EncodeKind::Custom && job.inside_new(e)) {
+        let protected = job.kind == EncodeKind::Custom && job.inside_new(e);
+        if !keep.contains(&e) && !protected {
             ov.put(e, vec![0; ss as usize]);
         }
     }
