@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 use crate::device::identity::DiskIdentity;
 use crate::error::{Error, Result};
 use crate::hex::{from_hex, to_hex};
+use crate::table;
 use crate::table::source::ByteSource;
-use crate::table::{self, Label};
 
 /// Version of the backup file format (2: `kind` and `written`; 1 is still read, as a table backup).
 pub const SCHEMA: u32 = 2;
@@ -115,17 +115,8 @@ pub fn table_sectors(src: &dyn ByteSource, ss: u64) -> BTreeSet<u64> {
     set.extend(total.saturating_sub(1 + arr).max(first_end)..total);
     let scan = table::scan(src, ss);
     if let Some(t) = &scan.table {
-        if t.label == Label::Gpt && t.sector_size == ss {
-            // A larger entry array than 128 entries.
-            set.extend(first_end..t.first_usable.min(total).min(first_end + (1 << 20) / ss));
-            if let Ok(h) =
-                table::gpt::parse_header(&src.read_vec(ss, ss as usize).unwrap_or_default(), 1)
-            {
-                if h.alt_lba < total {
-                    set.insert(h.alt_lba);
-                }
-            }
-        }
+        // A larger GPT entry array than 128 entries, a backup header elsewhere.
+        set.extend(table::driver(t.label).backup_sectors(src, ss, &scan));
     }
     set.extend(scan.ebr_sectors.iter().copied());
     for p in &scan.partitions {

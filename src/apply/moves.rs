@@ -17,9 +17,8 @@ use crate::mover::{
 };
 use crate::plan::encode::{self, Overlay};
 use crate::plan::{data_moves, Action, Change, Layout, Plan, PlanKind, SectorWrite};
+use crate::table;
 use crate::table::source::ByteSource;
-use crate::table::types::{gpt_type_name, mbr_type_name};
-use crate::table::Label;
 use crate::units::human;
 
 /// The reason an apply that moves data gives its backup.
@@ -118,16 +117,10 @@ fn moves_and_marked(
             schedule: Schedule::new(os * ss, ns * ss, len, ss, MAX_CHUNK),
         });
         if let Some(p) = marked.partitions.iter_mut().find(|p| p.number == c.number) {
-            match old.table.label {
-                Label::Gpt => {
-                    p.type_code = MOVING_GPT_TYPE.into();
-                    p.type_name = gpt_type_name(MOVING_GPT_TYPE).into();
-                }
-                Label::Dos => {
-                    p.type_code = format!("{MOVING_MBR_TYPE:#04x}");
-                    p.type_name = mbr_type_name(MOVING_MBR_TYPE).into();
-                }
-            }
+            let moving = table::driver(old.table.label)
+                .type_code(Some(MOVING_GPT_TYPE), Some(MOVING_MBR_TYPE))
+                .ok_or_else(|| table::driver::cannot_write(old.table.label))?;
+            (p.type_code, p.type_name) = moving;
         }
     }
     Ok((moves, marked))

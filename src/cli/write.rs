@@ -87,10 +87,7 @@ fn make_plan(a: &PlanArgs, geometry: &GeometryArgs) -> Result<Plan, Error> {
         preset,
         preset_text,
         realign: a.realign,
-        table: a
-            .table
-            .as_deref()
-            .map(|t| if t == "dos" { Label::Dos } else { Label::Gpt }),
+        table: a.table.as_deref().and_then(Label::from_name),
         // A sector count (`2048s`) is in the device's logical sectors.
         grain: sized(&a.grain, &opened)?,
         stripe: sized(&a.stripe, &opened)?,

@@ -26,13 +26,8 @@
 //! partitions 5, 6, … in disk order inside the extended one with room for their EBRs, 2^32 sectors), valid
 //! types, GUIDs and names.
 //!
-//! Encoding (`encode_custom::encode_into`, called by `encode::encode` for `PlanKind::Custom`): the whole table is written
-//! anew, as `sfdisk` does. GPT: both headers and arrays (the target's entry count) and the protective MBR; the
-//! headers and arrays of an old GPT (wherever its headers put them) zeroed, never a sweep of the gap between a
-//! usable range and the disk's end. dos: the MBR (its boot code kept), one EBR per
-//! logical partition, and the old table's sectors that the new one no longer uses (a replaced GPT, old EBRs)
-//! zeroed. Write order: GPT as a fresh GPT (backup side, primary array, primary header, LBA 0); dos: EBRs
-//! (and the old primary GPT header), then LBA 0, then the zeroed leftovers.
+//! Encoding: the whole table is written anew, as `sfdisk` does, by the new table's driver (`table::driver`,
+//! custom encoding) after the old table's driver erased what the new one does not cover (see `plan::encode`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -41,12 +36,10 @@ use super::encode;
 use super::{data_moves, grain, losses, seen_sectors, Layout, Plan, PlanKind, SCHEMA};
 use crate::alignment::{align_down, align_up, misalignment};
 use crate::device::identity::DiskIdentity;
-use crate::device::Opened;
+use crate::device::{DeviceInfo, Opened};
 use crate::error::{lit, Error, ErrorKind, Result};
 use crate::finding::Severity;
-use crate::table::source::ByteSource;
-use crate::table::types::{gpt_type_name, mbr_is_extended, mbr_type_name};
-use crate::table::{self, Label, PartKind, Partition, Table};
+use crate::table::{self, PartKind, Partition, TableDriver};
 use crate::units::human;
 
 /// What the user asked for besides the layout itself.
@@ -61,9 +54,6 @@ pub struct CustomRequest {
     /// Old partitions whose data may be lost (as `--discard-data`).
     pub destroy_ok: Vec<u32>,
 }
-
-/// GPT entries of a target that does not say.
-const DEFAULT_ENTRIES: u32 = 128;
 
 fn bad(problem: String, fix: &str) -> Error {
     Error::usage(problem, fix)
@@ -103,110 +93,43 @@ pub fn prepare(
             "convert the layout to this device's sectors (an sfdisk script with a sector-size header is converted)",
         ));
     }
-    let label = t.label;
-    // The table: id and usable range.
-    let (id, first, last, slots) = match label {
-        Label::Gpt => {
-            let id = if t.id.trim().is_empty() {
-                new_guid()
-            } else {
-                uuid::Uuid::parse_str(t.id.trim())
-                    .map_err(|_| {
-                        bad(
-                            format!("the disk GUID (label-id) '{}' is not a GUID", t.id),
-                            "give a GUID such as 01234567-89AB-CDEF-0123-456789ABCDEF, or leave it out for a new one",
-                        )
-                    })?
-                    .to_string()
-                    .to_uppercase()
-            };
-            let n = if t.max_partitions == 0 {
-                DEFAULT_ENTRIES
-            } else {
-                t.max_partitions
-            };
-            if !(1..=4096).contains(&n) {
-                return Err(bad(
-                    format!("a GPT with {n} entries is not supported"),
-                    "use 128 entries (table-length: 128)",
-                ));
+    let driver = table::driver(t.label);
+    let table = driver.prepare_table(t, ss, total, new_guid)?;
+    let mut parts = complete_entries(driver, target, table.max_partitions, new_guid)?;
+    // Alignment: snap, or report.
+    let mut realigned = BTreeMap::new();
+    let mut notes = Vec::new();
+    let geometry = Grain { ss, ao, grain };
+    for p in parts.iter_mut().filter(|p| p.kind != PartKind::Extended) {
+        if realign {
+            if let Some(why) = snap(p, geometry)? {
+                realigned.insert(p.number, why);
             }
-            let arr = (u64::from(n) * 128).div_ceil(ss);
-            let min_first = 2 + arr;
-            let max_last = total.saturating_sub(2 + arr);
-            if max_last <= min_first {
-                return Err(bad(
-                    format!(
-                        "the disk ({}) is too small for a GPT",
-                        human(total.saturating_mul(ss))
-                    ),
-                    "use a larger disk or image",
-                ));
-            }
-            let (first, last) = if t.first_usable == 0 && t.last_usable == 0 {
-                (min_first, max_last)
-            } else {
-                (t.first_usable, t.last_usable)
-            };
-            if first < min_first || last > max_last || first > last {
-                return Err(bad(
-                    format!(
-                        "the layout's usable range {first}–{last} does not fit this disk: a GPT with {n} entries \
-                         needs first-lba ≥ {min_first} and last-lba ≤ {max_last} here"
-                    ),
-                    "use first-lba/last-lba within that range, or leave them out for the default",
-                ));
-            }
-            (id, first, last, n)
+        } else {
+            notes.extend(misaligned(p, geometry));
         }
-        Label::Dos => {
-            if total > 1u64 << 32 {
-                return Err(Error::worded(
-                    ErrorKind::Usage,
-                    &format!(
-                        "a dos (MBR) table cannot describe this disk: it has {total} sectors of {ss} bytes, and MBR \
-                         counts sectors in 32 bits (at most 2 TiB with 512-byte sectors)"
-                    ),
-                    "use {table=gpt}",
-                ));
-            }
-            let v = if t.id.trim().is_empty() {
-                let g = new_guid().replace('-', "");
-                u32::from_str_radix(g.get(..8).unwrap_or("1"), 16).unwrap_or(1)
-            } else {
-                let s = t.id.trim();
-                let s = s
-                    .strip_prefix("0x")
-                    .or_else(|| s.strip_prefix("0X"))
-                    .unwrap_or(s);
-                u32::from_str_radix(s, 16).map_err(|_| {
-                    bad(
-                        format!(
-                            "the disk identifier (label-id) '{}' is not a 32-bit hex number",
-                            t.id
-                        ),
-                        "give it as 0x1234abcd, or leave it out for a new one",
-                    )
-                })?
-            };
-            (
-                format!("{v:#010x}"),
-                1,
-                total.saturating_sub(1).min(u64::from(u32::MAX)),
-                4,
-            )
-        }
-    };
-    let table = Table {
-        label,
-        sector_size: ss,
-        id,
-        first_usable: first,
-        last_usable: last,
-        header_used: None,
-        max_partitions: slots,
-    };
-    // The entries, completed.
+    }
+    check_bounds(&parts, (table.first_usable, table.last_usable))?;
+    if driver.has_logicals() {
+        place_ebrs(&mut parts, old, (grain / ss).max(1))?;
+    }
+    Ok(Prepared {
+        layout: Layout {
+            table,
+            partitions: parts,
+        },
+        realigned,
+        notes,
+    })
+}
+
+/// The target's entries checked and completed by the table's driver, sorted by number.
+fn complete_entries(
+    driver: &dyn TableDriver,
+    target: &Layout,
+    slots: u32,
+    new_guid: &mut dyn FnMut() -> String,
+) -> Result<Vec<Partition>> {
     let mut parts: Vec<Partition> = Vec::new();
     let mut seen_guids = BTreeSet::new();
     for p in &target.partitions {
@@ -223,185 +146,98 @@ pub fn prepare(
                 "give it a size, or leave the partition out",
             ));
         }
-        let mut q = p.clone();
-        match label {
-            Label::Gpt => {
-                if n == 0 || n > slots {
-                    return Err(bad(
-                        format!("partition number {n} is outside the GPT's slots 1–{slots}"),
-                        &format!("renumber it within 1–{slots} (or give a larger table-length)"),
-                    ));
-                }
-                let ty = uuid::Uuid::parse_str(p.type_code.trim()).map_err(|_| {
-                    bad(
-                        format!("partition {n}: type '{}' is not a GPT type GUID", p.type_code),
-                        "use a type GUID (e.g. 0FC63DAF-8483-4772-8E79-3D69D8477DE4 for Linux data) or an alias",
-                    )
-                })?;
-                if ty.is_nil() {
-                    return Err(bad(
-                        format!("partition {n}: the all-zero type GUID marks an unused entry"),
-                        "give it a real type, or leave the partition out",
-                    ));
-                }
-                q.type_code = ty.to_string().to_uppercase();
-                q.type_name = gpt_type_name(&q.type_code).to_string();
-                let g = match p.uuid.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
-                    Some(s) => uuid::Uuid::parse_str(s)
-                        .map_err(|_| {
-                            bad(
-                                format!("partition {n}: uuid '{s}' is not a GUID"),
-                                "give a GUID, or leave uuid out for a new one",
-                            )
-                        })?
-                        .to_string()
-                        .to_uppercase(),
-                    None => new_guid(),
-                };
-                if !seen_guids.insert(g.clone()) {
-                    return Err(bad(
-                        format!("partition {n}: its GUID {g} is already used by another partition"),
-                        "give each partition its own uuid (or leave it out for a new one)",
-                    ));
-                }
-                q.uuid = Some(g);
-                let name = p.name.clone().unwrap_or_default();
-                if name.encode_utf16().count() > 36 {
-                    return Err(bad(
-                        format!("partition {n}: the name '{name}' is longer than 36 UTF-16 units"),
-                        "shorten the name (a GPT entry holds 36)",
-                    ));
-                }
-                q.name = Some(name);
-                if p.bootable {
-                    return Err(bad(
-                        format!("partition {n}: 'bootable' is a dos flag; a GPT has none"),
-                        "use attrs=LegacyBIOSBootable (attribute bit 2) on a GPT",
-                    ));
-                }
-                q.kind = PartKind::Gpt;
-                q.ebr_lba = None;
-            }
-            Label::Dos => {
-                let s = p.type_code.trim();
-                let h = s
-                    .strip_prefix("0x")
-                    .or_else(|| s.strip_prefix("0X"))
-                    .unwrap_or(s);
-                let sys = u8::from_str_radix(h, 16).map_err(|_| {
-                    bad(
-                        format!("partition {n}: type '{}' is not an MBR type byte", p.type_code),
-                        "use a hex type such as 83 (Linux), 82 (swap), 7 (NTFS), c (FAT32) or 5 (extended)",
-                    )
-                })?;
-                if sys == 0 {
-                    return Err(bad(
-                        format!("partition {n}: type 0 marks an unused MBR slot"),
-                        "give it a real type (e.g. 83), or leave the partition out",
-                    ));
-                }
-                if p.name.as_deref().is_some_and(|s| !s.is_empty()) || p.attributes != 0 {
-                    return Err(bad(
-                        format!("partition {n}: a dos table has no partition names or attributes"),
-                        "leave name= and attrs= out for a dos table, or use a GPT",
-                    ));
-                }
-                q.type_code = format!("{sys:#04x}");
-                q.type_name = mbr_type_name(sys).to_string();
-                q.uuid = None;
-                q.name = None;
-                q.attributes = 0;
-                q.kind = match (n, mbr_is_extended(sys)) {
-                    (0, _) => {
-                        return Err(bad(
-                            "partition number 0 does not exist".into(),
-                            "number primaries 1–4 and logical partitions from 5",
-                        ))
-                    }
-                    (1..=4, true) => PartKind::Extended,
-                    (1..=4, false) => PartKind::Primary,
-                    (_, true) => {
-                        return Err(bad(
-                            format!("partition {n}: an extended partition must be one of the primary slots 1–4"),
-                            "number it 1–4",
-                        ))
-                    }
-                    (_, false) => PartKind::Logical,
-                };
-                if q.kind == PartKind::Extended && p.bootable {
-                    q.bootable = false;
-                }
-                if q.kind != PartKind::Logical {
-                    q.ebr_lba = None;
-                }
+        let q = driver.prepare_partition(p, slots, new_guid)?;
+        if let Some(g) = q.uuid.as_ref().filter(|_| driver.has_guids()) {
+            if !seen_guids.insert(g.clone()) {
+                return Err(bad(
+                    format!("partition {n}: its GUID {g} is already used by another partition"),
+                    "give each partition its own uuid (or leave it out for a new one)",
+                ));
             }
         }
         parts.push(q);
     }
     parts.sort_by_key(|p| p.number);
-    // Alignment: snap, or report.
-    let mut realigned = BTreeMap::new();
-    let mut notes = Vec::new();
-    for p in parts.iter_mut().filter(|p| p.kind != PartKind::Extended) {
-        let (sb, eb) = (
-            p.start.saturating_mul(ss),
-            p.start.saturating_add(p.size).saturating_mul(ss),
-        );
-        let start_off = misalignment(sb, ao, grain);
-        if realign {
-            let ns = align_up(sb, ao, grain);
-            let ne = align_down(eb, ao, grain);
-            if ne <= ns {
-                return Err(Error::worded(
-                    ErrorKind::Usage,
-                    &format!(
-                        "partition {} (sectors {}–{}) holds no whole {} grain: snapping its start forward and its \
-                         end down leaves nothing",
-                        p.number,
-                        p.start,
-                        p.end(),
-                        human(grain)
-                    ),
-                    "make it at least one grain long, or plan without {realign}",
-                ));
-            }
-            let (s2, n2) = (ns / ss, (ne - ns) / ss);
-            if (s2, n2) != (p.start, p.size) {
-                let mut why = Vec::new();
-                if s2 != p.start {
-                    why.push(format!(
-                        "start {} → {} (snapped forward to the {} grain: {} past a boundary)",
-                        p.start,
-                        s2,
-                        human(grain),
-                        human(start_off)
-                    ));
-                }
-                if s2 + n2 != p.start + p.size {
-                    why.push(format!(
-                        "end {} → {} (snapped down so the next grain boundary follows it)",
-                        p.end(),
-                        s2 + n2 - 1
-                    ));
-                }
-                realigned.insert(p.number, why.join(", "));
-                p.start = s2;
-                p.size = n2;
-            }
-        } else if start_off != 0 {
-            notes.push(format!(
-                "partition {} starts at sector {}, {} past a {} grain boundary: writes to it straddle physical \
-                 sectors (plan with realign to snap it)",
+    Ok(parts)
+}
+
+/// Sector size, alignment offset and grain (bytes) of a disk.
+#[derive(Clone, Copy)]
+struct Grain {
+    ss: u64,
+    ao: u64,
+    grain: u64,
+}
+
+/// Snaps `p`'s start forward and its end down to the grain; why it moved, if it did.
+fn snap(p: &mut Partition, Grain { ss, ao, grain }: Grain) -> Result<Option<String>> {
+    let (sb, eb) = (
+        p.start.saturating_mul(ss),
+        p.start.saturating_add(p.size).saturating_mul(ss),
+    );
+    let start_off = misalignment(sb, ao, grain);
+    let ns = align_up(sb, ao, grain);
+    let ne = align_down(eb, ao, grain);
+    if ne <= ns {
+        return Err(Error::worded(
+            ErrorKind::Usage,
+            &format!(
+                "partition {} (sectors {}–{}) holds no whole {} grain: snapping its start forward and its \
+                 end down leaves nothing",
                 p.number,
                 p.start,
-                human(start_off),
+                p.end(),
                 human(grain)
-            ));
-        }
+            ),
+            "make it at least one grain long, or plan without {realign}",
+        ));
     }
-    // Bounds and overlaps.
+    let (s2, n2) = (ns / ss, (ne - ns) / ss);
+    if (s2, n2) == (p.start, p.size) {
+        return Ok(None);
+    }
+    let mut why = Vec::new();
+    if s2 != p.start {
+        why.push(format!(
+            "start {} → {} (snapped forward to the {} grain: {} past a boundary)",
+            p.start,
+            s2,
+            human(grain),
+            human(start_off)
+        ));
+    }
+    if s2 + n2 != p.start + p.size {
+        why.push(format!(
+            "end {} → {} (snapped down so the next grain boundary follows it)",
+            p.end(),
+            s2 + n2 - 1
+        ));
+    }
+    p.start = s2;
+    p.size = n2;
+    Ok(Some(why.join(", ")))
+}
+
+/// The note about `p`'s start when it is not on the grain (and is left there).
+fn misaligned(p: &Partition, Grain { ss, ao, grain }: Grain) -> Option<String> {
+    let start_off = misalignment(p.start.saturating_mul(ss), ao, grain);
+    (start_off != 0).then(|| {
+        format!(
+            "partition {} starts at sector {}, {} past a {} grain boundary: writes to it straddle physical \
+             sectors (plan with realign to snap it)",
+            p.number,
+            p.start,
+            human(start_off),
+            human(grain)
+        )
+    })
+}
+
+/// Every partition inside the usable range `first..=last` (a logical one inside its extended partition), and no
+/// two overlapping (primaries among themselves, logical partitions among themselves).
+fn check_bounds(parts: &[Partition], (first, last): (u64, u64)) -> Result<()> {
     let ext = parts.iter().find(|p| p.kind == PartKind::Extended).cloned();
-    for p in &parts {
+    for p in parts {
         let (lo, hi, within) = match p.kind {
             PartKind::Logical => match &ext {
                 Some(e) => (e.start + 1, e.end(), "its extended partition"),
@@ -455,103 +291,95 @@ pub fn prepare(
             }
         }
     }
-    if label == Label::Dos {
-        let exts = parts
-            .iter()
-            .filter(|p| p.kind == PartKind::Extended)
-            .count();
-        if exts > 1 {
-            return Err(bad(
-                "a dos table holds one extended partition; the layout has more".into(),
-                "keep one extended partition (type 5) and put the logical partitions in it",
-            ));
-        }
-        // Logical partitions: numbered 5, 6, … in disk order; an EBR before each.
-        let logicals: Vec<usize> = (0..parts.len())
-            .filter(|&i| parts[i].kind == PartKind::Logical)
-            .collect();
-        let gs = (grain / ss).max(1);
-        let mut prev_end: Option<u64> = None;
-        for (k, &i) in logicals.iter().enumerate() {
-            let want = 5 + k as u32;
-            let p = parts[i].clone();
-            if p.number != want {
-                return Err(bad(
-                    format!(
-                        "logical partition {} should be number {want}: logical partitions are numbered 5, 6, … \
-                         without gaps",
-                        p.number
-                    ),
-                    "renumber the logical partitions 5, 6, … in disk order",
-                ));
-            }
-            if prev_end.is_some_and(|e| p.start <= e) {
-                return Err(bad(
-                    format!(
-                        "logical partition {} starts before logical partition {}: afdisk writes the EBR chain in \
-                         disk order",
-                        p.number,
-                        p.number - 1
-                    ),
-                    "number the logical partitions in the order they lie on the disk",
-                ));
-            }
-            let e_start = ext.as_ref().map(|e| e.start).unwrap_or(0);
-            let lo = prev_end.map(|e| e + 1).unwrap_or(e_start);
-            let kept = old.and_then(|o| {
-                o.partitions
-                    .iter()
-                    .find(|o| {
-                        o.number == p.number && o.start == p.start && o.kind == PartKind::Logical
-                    })
-                    .and_then(|o| o.ebr_lba)
-            });
-            let ebr = match (k, kept, p.ebr_lba) {
-                (0, _, _) => e_start,
-                (_, Some(e), _) | (_, None, Some(e)) if e >= lo && e < p.start => e,
-                _ => p.start.saturating_sub(gs).max(lo),
-            };
-            if ebr >= p.start {
-                return Err(bad(
-                    format!(
-                        "logical partition {} (sector {}) leaves no room for its EBR before it (the sector after {} \
-                         is its start)",
-                        p.number,
-                        p.start,
-                        if k == 0 {
-                            "the extended partition's first sector".to_string()
-                        } else {
-                            format!("logical partition {}", p.number - 1)
-                        }
-                    ),
-                    "leave a gap of at least one sector (1 MiB keeps it aligned) before each logical partition",
-                ));
-            }
-            parts[i].ebr_lba = Some(ebr);
-            prev_end = Some(p.end());
-        }
-    }
-    Ok(Prepared {
-        layout: Layout {
-            table,
-            partitions: parts,
-        },
-        realigned,
-        notes,
-    })
+    Ok(())
 }
 
-/// Reads the table and contents of `opened` and makes the plan that writes `target` (see the module doc).
-pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Plan> {
-    let info = &opened.info;
-    let src = opened.source();
+/// Places the EBR of each logical partition (see the module doc) and checks the dos rules: one extended
+/// partition, logical partitions numbered 5, 6, … in disk order, room for each EBR. `gs` is the grain in sectors;
+/// `old` supplies the EBRs of logical partitions that stay.
+fn place_ebrs(parts: &mut [Partition], old: Option<&Layout>, gs: u64) -> Result<()> {
+    let ext = parts.iter().find(|p| p.kind == PartKind::Extended).cloned();
+    let exts = parts
+        .iter()
+        .filter(|p| p.kind == PartKind::Extended)
+        .count();
+    if exts > 1 {
+        return Err(bad(
+            "a dos table holds one extended partition; the layout has more".into(),
+            "keep one extended partition (type 5) and put the logical partitions in it",
+        ));
+    }
+    // Logical partitions: numbered 5, 6, … in disk order; an EBR before each.
+    let logicals: Vec<usize> = (0..parts.len())
+        .filter(|&i| parts[i].kind == PartKind::Logical)
+        .collect();
+    let mut prev_end: Option<u64> = None;
+    for (k, &i) in logicals.iter().enumerate() {
+        let want = 5 + k as u32;
+        let p = parts[i].clone();
+        if p.number != want {
+            return Err(bad(
+                format!(
+                    "logical partition {} should be number {want}: logical partitions are numbered 5, 6, … \
+                     without gaps",
+                    p.number
+                ),
+                "renumber the logical partitions 5, 6, … in disk order",
+            ));
+        }
+        if prev_end.is_some_and(|e| p.start <= e) {
+            return Err(bad(
+                format!(
+                    "logical partition {} starts before logical partition {}: afdisk writes the EBR chain in \
+                     disk order",
+                    p.number,
+                    p.number - 1
+                ),
+                "number the logical partitions in the order they lie on the disk",
+            ));
+        }
+        let e_start = ext.as_ref().map(|e| e.start).unwrap_or(0);
+        let lo = prev_end.map(|e| e + 1).unwrap_or(e_start);
+        let kept = old.and_then(|o| {
+            o.partitions
+                .iter()
+                .find(|o| o.number == p.number && o.start == p.start && o.kind == PartKind::Logical)
+                .and_then(|o| o.ebr_lba)
+        });
+        let ebr = match (k, kept, p.ebr_lba) {
+            (0, _, _) => e_start,
+            (_, Some(e), _) | (_, None, Some(e)) if e >= lo && e < p.start => e,
+            _ => p.start.saturating_sub(gs).max(lo),
+        };
+        if ebr >= p.start {
+            return Err(bad(
+                format!(
+                    "logical partition {} (sector {}) leaves no room for its EBR before it (the sector after {} \
+                     is its start)",
+                    p.number,
+                    p.start,
+                    if k == 0 {
+                        "the extended partition's first sector".to_string()
+                    } else {
+                        format!("logical partition {}", p.number - 1)
+                    }
+                ),
+                "leave a gap of at least one sector (1 MiB keeps it aligned) before each logical partition",
+            ));
+        }
+        parts[i].ebr_lba = Some(ebr);
+        prev_end = Some(p.end());
+    }
+    Ok(())
+}
+
+/// The table on the disk that a custom plan edits: `None` when there is none, or when `replace` writes over a
+/// table of another sector size; a damaged table or one of another sector size is refused without `replace`.
+fn usable_old(info: &DeviceInfo, scan: &table::TableScan, replace: bool) -> Result<Option<Layout>> {
     let ss = info.logical_sector_size;
-    let scan = table::scan(&src, ss);
-    let topo = info.topology();
-    let grain = grain::choose(&topo, req.grain, req.stripe)?;
-    let old = Layout::from_scan(&scan);
+    let old = Layout::from_scan(scan);
     if let Some(f) = scan.findings.iter().find(|f| f.severity == Severity::Error) {
-        if !req.replace {
+        if !replace {
             return Err(Error::worded(
                 ErrorKind::Refused,
                 &format!(
@@ -564,9 +392,9 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
             ));
         }
     }
-    let old = match old {
+    Ok(match old {
         Some(o) if o.table.sector_size != ss => {
-            if !req.replace {
+            if !replace {
                 return Err(Error::worded(
                     ErrorKind::Refused,
                     &format!(
@@ -580,7 +408,48 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
             None
         }
         o => o,
-    };
+    })
+}
+
+/// The refusal of the first loss in `destroys` that `destroy_ok` does not accept (see the module doc).
+fn refuse_losses(destroys: &[super::Loss], new: &Layout, destroy_ok: &[u32]) -> Result<()> {
+    if let Some(l) = destroys
+        .iter()
+        .find(|l| l.partition.is_none_or(|n| !destroy_ok.contains(&n)))
+    {
+        let fix = match l.partition {
+            Some(n) => format!(
+                "keep partition {n} as it is in the layout, or accept the loss: {{discard-data={n}}}"
+            ),
+            None => "choose {replace} if its data is expendable".to_string(),
+        };
+        return Err(Error::worded(
+            ErrorKind::Refused,
+            &format!(
+                "the layout destroys {}: {}; nothing was written",
+                lit(l),
+                match l.partition {
+                    Some(n) if !new.partitions.iter().any(|p| p.number == n) =>
+                        "the layout drops it",
+                    Some(_) => "the layout moves or shrinks it where its data does not follow",
+                    None => "there is no partition table, and the new one does not keep it",
+                }
+            ),
+            &fix,
+        ));
+    }
+    Ok(())
+}
+
+/// Reads the table and contents of `opened` and makes the plan that writes `target` (see the module doc).
+pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Plan> {
+    let info = &opened.info;
+    let src = opened.source();
+    let ss = info.logical_sector_size;
+    let scan = table::scan(&src, ss);
+    let topo = info.topology();
+    let grain = grain::choose(&topo, req.grain, req.stripe)?;
+    let old = usable_old(info, &scan, req.replace)?;
     let total = info.size_bytes / ss.max(1);
     let mut guid = || uuid::Uuid::new_v4().to_string().to_uppercase();
     let prep = prepare(
@@ -620,53 +489,9 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
     let writes = encode::encode(&src, ss, old.as_ref(), &new, PlanKind::Custom)?;
     let destroys = losses(&src, old.as_ref(), &new, false, &data_moves(&changes));
     if !req.replace {
-        if let Some(l) = destroys
-            .iter()
-            .find(|l| l.partition.is_none_or(|n| !req.destroy_ok.contains(&n)))
-        {
-            let fix = match l.partition {
-                Some(n) => format!(
-                    "keep partition {n} as it is in the layout, or accept the loss: {{discard-data={n}}}"
-                ),
-                None => "choose {replace} if its data is expendable".to_string(),
-            };
-            return Err(Error::worded(
-                ErrorKind::Refused,
-                &format!(
-                    "the layout destroys {}: {}; nothing was written",
-                    lit(l),
-                    match l.partition {
-                        Some(n) if !new.partitions.iter().any(|p| p.number == n) =>
-                            "the layout drops it",
-                        Some(_) => "the layout moves or shrinks it where its data does not follow",
-                        None => "there is no partition table, and the new one does not keep it",
-                    }
-                ),
-                &fix,
-            ));
-        }
+        refuse_losses(&destroys, &new, &req.destroy_ok)?;
     }
-    if new.table.label == Label::Gpt && old.as_ref().is_some_and(|o| o.table.label == Label::Gpt) {
-        let lba0 = src.read_vec(0, 512).unwrap_or_default();
-        let hybrid = lba0.len() == 512
-            && (0..4).any(|k| {
-                let ty = lba0[446 + 16 * k + 4];
-                ty != 0 && ty != 0xEE
-            });
-        if hybrid {
-            notes.push(
-                "LBA 0 holds a hybrid MBR; the new table gets a protective MBR (recreate the hybrid with gdisk r, h                  if a legacy OS needs it)"
-                    .into(),
-            );
-        }
-    }
-    if new.table.label == Label::Dos && new.partitions.iter().any(|p| p.kind == PartKind::Logical) {
-        notes.push(
-            "the EBR chain is written anew: a power cut between its sectors and the MBR may leave the logical \
-             partitions half written (the backup restores them)"
-                .into(),
-        );
-    }
+    notes.extend(table::driver(new.table.label).notes(&src, old.as_ref(), &new));
     let mut device = DiskIdentity::from_info(info);
     device.add_table(old.as_ref().map(|l| &l.table));
     device.add_table(Some(&new.table));

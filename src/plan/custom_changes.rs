@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use super::{Action, Change, DataMove, Layout};
 use crate::error::{Error, ErrorKind, Result};
-use crate::table::PartKind;
+use crate::table::{PartKind, Partition};
 use crate::units::human;
 
 /// The changes from `old` to `new`, with data moves where a moved partition's data can follow it.
@@ -34,56 +34,17 @@ pub fn changes(
             .map(|r| format!(" ({r})"))
             .unwrap_or_default();
         let Some(o) = olds.iter().find(|o| o.number == p.number) else {
-            out.push(Change {
-                number: p.number,
-                action: Action::Create,
-                old_start: None,
-                old_size: None,
-                new_start: Some(p.start),
-                new_size: Some(p.size),
-                reason: format!(
-                    "new {} partition of {} at {}{reason_extra}",
-                    p.type_name,
-                    human(p.size * ss),
-                    human(p.start * ss)
-                ),
-                content: None,
-                data_move: None,
-            });
+            out.push(created(p, ss, &reason_extra));
             continue;
         };
         let content = contents.get(&o.number).cloned();
         let base = Change {
-            number: p.number,
-            action: Action::Keep,
-            old_start: Some(o.start),
-            old_size: Some(o.size),
-            new_start: Some(p.start),
-            new_size: Some(p.size),
-            reason: String::new(),
             content: content.clone(),
-            data_move: None,
+            ..kept(o, p)
         };
         if (o.start, o.size) == (p.start, p.size) {
-            let mut edited = Vec::new();
-            if o.type_code != p.type_code {
-                edited.push(format!("type {} → {}", o.type_name, p.type_name));
-            }
-            if o.name != p.name && same_label {
-                edited.push("name".to_string());
-            }
-            if o.uuid != p.uuid && same_label {
-                edited.push("GUID".to_string());
-            }
-            if o.attributes != p.attributes || o.bootable != p.bootable {
-                edited.push("flags".to_string());
-            }
             out.push(Change {
-                reason: if edited.is_empty() {
-                    "stays as it is".into()
-                } else {
-                    format!("stays in place; entry edited: {}", edited.join(", "))
-                },
+                reason: kept_entry(o, p, same_label),
                 ..base
             });
             continue;
@@ -95,133 +56,237 @@ pub fn changes(
         } else {
             Action::Move
         };
-        let Some(fs) = content.clone().filter(|_| o.kind != PartKind::Extended) else {
-            out.push(Change {
-                action,
-                reason: why,
-                ..base
-            });
-            continue;
-        };
-        if destroy_ok.contains(&o.number) {
-            why.push_str(&format!(
-                "; its {fs} data is discarded (allowed for partition {})",
-                o.number
-            ));
-            out.push(Change {
-                action,
-                reason: why,
-                ..base
-            });
-            continue;
-        }
-        if action == Action::Resize {
-            // Growing in place keeps the data; shrinking is a loss (see `losses`).
-            out.push(Change {
-                action,
-                reason: why,
-                ..base
-            });
-            continue;
-        }
-        // A move with data: through the mover when it can follow.
-        let used = footprints.get(&o.number).copied().unwrap_or(o.size * ss);
-        let (from, to) = (o.start * ss, p.start * ss);
-        let dest = (p.start, p.start + used.div_ceil(ss).max(1) - 1);
-        let blocker = olds.iter().find(|q| {
-            q.number != o.number
-                && q.kind != PartKind::Extended
-                && contents.contains_key(&q.number)
-                && !destroy_ok.contains(&q.number)
-                && q.start <= dest.1
-                && dest.0 <= q.end()
-        });
-        let cannot = if !same_label {
-            Some("the table type changes".to_string())
-        } else if used > p.size * ss {
-            Some(format!(
-                "its filesystem uses {} but the new place holds {}",
-                human(used),
-                human(p.size * ss)
-            ))
-        } else {
-            blocker.map(|q| {
-                format!(
-                    "the new place overlaps partition {}, which holds data",
-                    q.number
-                )
-            })
-        };
-        if let Some(c) = cannot {
-            return Err(Error::worded(
-                ErrorKind::Refused,
-                &format!(
-                    "partition {} holds {fs} and the layout moves it ({why}), but its data cannot follow: {c}; \
-                     nothing was written",
+        let data = content.clone().filter(|_| o.kind != PartKind::Extended);
+        let discarded = destroy_ok.contains(&o.number);
+        // Without data, with its data discarded, or resized in place (growing keeps the data; shrinking is a
+        // loss, see `losses`): the entry alone changes.
+        let Some(fs) = data.filter(|_| !discarded && action != Action::Resize) else {
+            if let Some(fs) = content
+                .as_ref()
+                .filter(|_| discarded && o.kind != PartKind::Extended)
+            {
+                why.push_str(&format!(
+                    "; its {fs} data is discarded (allowed for partition {})",
                     o.number
-                ),
-                &format!(
-                    "keep partition {} where it is, or accept the loss: {{discard-data={}}}",
-                    o.number, o.number
-                ),
-            ));
-        }
-        let bytes = from.abs_diff(to);
-        let toward_end = to > from;
-        let mode = crate::mover::Schedule::new(from, to, used, ss, crate::mover::MAX_CHUNK).mode;
-        out.push(Change {
-            action: Action::Move,
-            reason: format!(
-                "{why}: holds {fs}, whose {} are moved {} {} ({}; journaled, resumable)",
-                human(used),
-                human(bytes),
-                if toward_end {
-                    "toward the end"
-                } else {
-                    "toward the start"
-                },
-                match mode {
-                    crate::mover::Mode::Shift => "copied in windows of the shift",
-                    crate::mover::Mode::Disjoint => "source and destination do not overlap",
-                    crate::mover::Mode::Journaled => "each window saved in the journal first",
-                }
-            ),
-            data_move: Some(DataMove {
-                bytes,
-                direction: if toward_end {
-                    "toward-end"
-                } else {
-                    "toward-start"
-                }
-                .into(),
-                from_offset_bytes: from,
-                to_offset_bytes: to,
-                copy_bytes: used,
-                estimate_ms: None,
-            }),
-            ..base
-        });
+                ));
+            }
+            out.push(Change {
+                action,
+                reason: why,
+                ..base
+            });
+            continue;
+        };
+        let inputs = Inputs {
+            olds,
+            contents,
+            footprints,
+            destroy_ok,
+            same_label,
+            ss,
+        };
+        out.push(moved_with_data(&inputs, o, p, &fs, why, base)?);
     }
     for o in olds {
-        if new.partitions.iter().any(|p| p.number == o.number) {
-            continue;
+        if !new.partitions.iter().any(|p| p.number == o.number) {
+            out.push(deleted(o, contents));
         }
-        let content = contents.get(&o.number).cloned();
-        out.push(Change {
-            number: o.number,
-            action: Action::Delete,
-            old_start: Some(o.start),
-            old_size: Some(o.size),
-            new_start: None,
-            new_size: None,
-            reason: match &content {
-                Some(fs) => format!("not in the new layout: its {fs} data is lost"),
-                None => "not in the new layout".into(),
-            },
-            content,
-            data_move: None,
-        });
     }
     out.sort_by_key(|c| c.number);
     Ok(out)
+}
+
+/// What `changes` compares a moved partition against.
+struct Inputs<'a> {
+    olds: &'a [Partition],
+    contents: &'a BTreeMap<u32, String>,
+    footprints: &'a BTreeMap<u32, u64>,
+    destroy_ok: &'a [u32],
+    same_label: bool,
+    ss: u64,
+}
+
+/// Why an entry that stays in place is listed: unchanged, or the fields edited.
+fn kept_entry(o: &Partition, p: &Partition, same_label: bool) -> String {
+    let mut edited = Vec::new();
+    if o.type_code != p.type_code {
+        edited.push(format!("type {} → {}", o.type_name, p.type_name));
+    }
+    if o.name != p.name && same_label {
+        edited.push("name".to_string());
+    }
+    if o.uuid != p.uuid && same_label {
+        edited.push("GUID".to_string());
+    }
+    if o.attributes != p.attributes || o.bootable != p.bootable {
+        edited.push("flags".to_string());
+    }
+    if edited.is_empty() {
+        "stays as it is".into()
+    } else {
+        format!("stays in place; entry edited: {}", edited.join(", "))
+    }
+}
+
+/// How the mover copies a move of this mode, in the plan's words.
+pub(super) fn mode_words(mode: crate::mover::Mode) -> &'static str {
+    match mode {
+        crate::mover::Mode::Shift => "copied in windows of the shift",
+        crate::mover::Mode::Disjoint => "source and destination do not overlap",
+        crate::mover::Mode::Journaled => "each window saved in the journal first",
+    }
+}
+
+/// The move of old partition `o` (holding `fs`) to `p`'s place with its data, through the mover; refused when
+/// the data cannot follow (another table type, a filesystem larger than the new place, a new place over another
+/// partition's data).
+fn moved_with_data(
+    inputs: &Inputs,
+    o: &Partition,
+    p: &Partition,
+    fs: &str,
+    why: String,
+    base: Change,
+) -> Result<Change> {
+    let Inputs { footprints, ss, .. } = *inputs;
+    // A move with data: through the mover when it can follow.
+    let used = footprints.get(&o.number).copied().unwrap_or(o.size * ss);
+    let (from, to) = (o.start * ss, p.start * ss);
+    let cannot = data_cannot_follow(inputs, o, p, used);
+    if let Some(c) = cannot {
+        return Err(Error::worded(
+            ErrorKind::Refused,
+            &format!(
+                "partition {} holds {fs} and the layout moves it ({why}), but its data cannot follow: {c}; \
+                 nothing was written",
+                o.number
+            ),
+            &format!(
+                "keep partition {} where it is, or accept the loss: {{discard-data={}}}",
+                o.number, o.number
+            ),
+        ));
+    }
+    let bytes = from.abs_diff(to);
+    let toward_end = to > from;
+    let mode = crate::mover::Schedule::new(from, to, used, ss, crate::mover::MAX_CHUNK).mode;
+    Ok(Change {
+        action: Action::Move,
+        reason: format!(
+            "{why}: holds {fs}, whose {} are moved {} {} ({}; journaled, resumable)",
+            human(used),
+            human(bytes),
+            if toward_end {
+                "toward the end"
+            } else {
+                "toward the start"
+            },
+            mode_words(mode)
+        ),
+        data_move: Some(DataMove {
+            bytes,
+            direction: if toward_end {
+                "toward-end"
+            } else {
+                "toward-start"
+            }
+            .into(),
+            from_offset_bytes: from,
+            to_offset_bytes: to,
+            copy_bytes: used,
+            estimate_ms: None,
+        }),
+        ..base
+    })
+}
+
+/// The change of new partition `p` (not in the old table).
+pub(super) fn created(p: &Partition, ss: u64, reason_extra: &str) -> Change {
+    Change {
+        number: p.number,
+        action: Action::Create,
+        old_start: None,
+        old_size: None,
+        new_start: Some(p.start),
+        new_size: Some(p.size),
+        reason: format!(
+            "new {} partition of {} at {}{reason_extra}",
+            p.type_name,
+            human(p.size * ss),
+            human(p.start * ss)
+        ),
+        content: None,
+        data_move: None,
+    }
+}
+
+/// The change of old partition `o`, which the new layout leaves out.
+fn deleted(o: &Partition, contents: &BTreeMap<u32, String>) -> Change {
+    let content = contents.get(&o.number).cloned();
+    Change {
+        number: o.number,
+        action: Action::Delete,
+        old_start: Some(o.start),
+        old_size: Some(o.size),
+        new_start: None,
+        new_size: None,
+        reason: match &content {
+            Some(fs) => format!("not in the new layout: its {fs} data is lost"),
+            None => "not in the new layout".into(),
+        },
+        content,
+        data_move: None,
+    }
+}
+
+/// Why old partition `o`'s data (`used` bytes) cannot follow it to `p`'s place, if it cannot.
+fn data_cannot_follow(inputs: &Inputs, o: &Partition, p: &Partition, used: u64) -> Option<String> {
+    let Inputs {
+        olds,
+        contents,
+        destroy_ok,
+        same_label,
+        ss,
+        ..
+    } = *inputs;
+    let dest = (p.start, p.start + used.div_ceil(ss).max(1) - 1);
+    let blocker = olds.iter().find(|q| {
+        q.number != o.number
+            && q.kind != PartKind::Extended
+            && contents.contains_key(&q.number)
+            && !destroy_ok.contains(&q.number)
+            && q.start <= dest.1
+            && dest.0 <= q.end()
+    });
+    if !same_label {
+        Some("the table type changes".to_string())
+    } else if used > p.size * ss {
+        Some(format!(
+            "its filesystem uses {} but the new place holds {}",
+            human(used),
+            human(p.size * ss)
+        ))
+    } else {
+        blocker.map(|q| {
+            format!(
+                "the new place overlaps partition {}, which holds data",
+                q.number
+            )
+        })
+    }
+}
+
+/// Old partition `o` at `p`'s place, kept, with no reason yet.
+pub(super) fn kept(o: &Partition, p: &Partition) -> Change {
+    Change {
+        number: p.number,
+        action: Action::Keep,
+        old_start: Some(o.start),
+        old_size: Some(o.size),
+        new_start: Some(p.start),
+        new_size: Some(p.size),
+        reason: String::new(),
+        content: None,
+        data_move: None,
+    }
 }

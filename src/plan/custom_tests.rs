@@ -3,6 +3,7 @@ use super::*;
 use crate::plan::tables::entry;
 use crate::plan::{Action, Change};
 use crate::table::source::ByteSource;
+use crate::table::{Label, Table};
 use proptest::prelude::*;
 
 const LINUX: &str = "0FC63DAF-8483-4772-8E79-3D69D8477DE4";
@@ -245,9 +246,22 @@ fn bad_layouts_name_the_problem() {
         assert!(e.problem.contains(want), "{want}: {}", e.problem);
         assert!(!e.fix.is_empty());
     }
-    // More than 2^32 sectors cannot be a dos table.
-    let t = target(Label::Dos, ss, vec![entry(1, 2048, 100, "83")]);
-    let e = prepare(&t, None, (1 << 32) + 5, ss, 0, 1 << 20, false, &mut guids()).unwrap_err();
+}
+
+#[test]
+fn a_dos_layout_past_32_bit_sectors_is_refused() {
+    let t = target(Label::Dos, 512, vec![entry(1, 2048, 100, "83")]);
+    let e = prepare(
+        &t,
+        None,
+        (1 << 32) + 5,
+        512,
+        0,
+        1 << 20,
+        false,
+        &mut guids(),
+    )
+    .unwrap_err();
     assert!(e.problem.contains("32 bits"), "{}", e.problem);
 }
 

@@ -18,15 +18,14 @@
 
 use std::collections::BTreeMap;
 
+use super::edit_fields::check_name;
 pub use super::edit_fields::{attribute_bit, flags, Field, GPT_ATTRIBUTES, GPT_NAME_UNITS};
-use super::edit_fields::{check_name, dos_has_no_names};
 pub use super::edit_ops::{Edge, Op, Outcome, Region, Snap};
-use super::preset::{parse_size, resolve_type, Size};
+use super::preset::{parse_size, Size};
 use super::Layout;
 use crate::alignment::{align_down, align_up};
 use crate::error::{Error, Result};
-use crate::table::types::{gpt_type_name, mbr_type_name};
-use crate::table::{Label, PartKind, Partition, Table};
+use crate::table::{self, PartKind, Partition, Table, TableDriver};
 use crate::units::{human, SizeArg};
 
 /// A size typed in the editor, which knows the disk: as the presets read it, except that a sector count
@@ -345,10 +344,12 @@ impl Editor {
     }
 
     fn max_slot(&self) -> u32 {
-        match self.layout.table.label {
-            Label::Dos => 4,
-            Label::Gpt => self.layout.table.max_partitions.max(1),
-        }
+        self.driver().max_slot(&self.layout.table)
+    }
+
+    /// The driver of the table being edited.
+    fn driver(&self) -> &'static dyn TableDriver {
+        table::driver(self.layout.table.label)
     }
 
     fn new_partition(
@@ -385,10 +386,11 @@ impl Editor {
         let mut snaps = Vec::new();
         let sectors = self.sized(size, region.sectors(), &mut snaps)?;
         let (type_code, type_name) = self.type_of(type_spec.unwrap_or("linux"))?;
-        let name = match (label, name) {
-            (Label::Gpt, n) => Some(check_name(n.unwrap_or(""))?),
-            (Label::Dos, Some(n)) if !n.is_empty() => return Err(dos_has_no_names()),
-            (Label::Dos, _) => None,
+        let d = self.driver();
+        let name = match (d.has_names(), name) {
+            (true, n) => Some(check_name(n.unwrap_or(""))?),
+            (false, Some(n)) if !n.is_empty() => return Err(d.no_names()),
+            (false, _) => None,
         };
         let p = Partition {
             number,
@@ -396,12 +398,9 @@ impl Editor {
             size: sectors,
             type_code,
             type_name,
-            uuid: (label == Label::Gpt).then(|| uuid.to_uppercase()),
+            uuid: d.has_guids().then(|| uuid.to_uppercase()),
             name,
-            kind: match label {
-                Label::Gpt => PartKind::Gpt,
-                Label::Dos => PartKind::Primary,
-            },
+            kind: d.data_kind(),
             attributes: 0,
             bootable: false,
             ebr_lba: None,
@@ -619,30 +618,7 @@ impl Editor {
 
     /// The type code and name of a typed type for this table.
     fn type_of(&self, spec: &str) -> Result<(String, String)> {
-        let (g, m) = resolve_type(spec)?;
-        match self.layout.table.label {
-            Label::Gpt => {
-                let g = g.ok_or_else(|| {
-                    Error::usage(
-                        format!(
-                            "type '{spec}' is an MBR type byte; a GPT needs a type GUID or alias"
-                        ),
-                        "type an alias such as linux, esp, linux-lvm, or a GPT type GUID",
-                    )
-                })?;
-                let n = gpt_type_name(&g).to_string();
-                Ok((g, n))
-            }
-            Label::Dos => {
-                let m = m.ok_or_else(|| {
-                    Error::usage(
-                        format!("type '{spec}' has no MBR type byte"),
-                        "type an MBR type such as 0x83, or an alias such as linux",
-                    )
-                })?;
-                Ok((format!("{m:#04x}"), mbr_type_name(m).to_string()))
-            }
-        }
+        super::layout::type_for(self.layout.table.label, spec, "type")
     }
 
     fn set_type(&mut self, number: u32, spec: &str) -> Result<Outcome> {
@@ -658,19 +634,18 @@ impl Editor {
         })
     }
 
-    /// Whether this table names partitions (GPT); a dos table's refusal otherwise, in the core's words.
+    /// Whether this table names partitions (GPT); the table's refusal otherwise, in the core's words.
     pub fn names_allowed(&self) -> Result<()> {
-        match self.layout.table.label {
-            Label::Gpt => Ok(()),
-            Label::Dos => Err(dos_has_no_names()),
+        if self.driver().has_names() {
+            Ok(())
+        } else {
+            Err(self.driver().no_names())
         }
     }
 
     fn set_name(&mut self, number: u32, name: &str) -> Result<Outcome> {
         let i = self.index(number)?;
-        if self.layout.table.label == Label::Dos {
-            return Err(dos_has_no_names());
-        }
+        self.names_allowed()?;
         let n = check_name(name)?;
         self.layout.partitions[i].name = Some(n);
         Ok(Outcome {
@@ -683,7 +658,7 @@ impl Editor {
     fn toggle(&mut self, number: u32, bit: u8) -> Result<Outcome> {
         let i = self.editable(number)?;
         let p = &mut self.layout.partitions[i];
-        if self.layout.table.label == Label::Dos {
+        if !table::driver(self.layout.table.label).has_attribute_bits() {
             p.bootable = !p.bootable;
             return Ok(Outcome {
                 number,

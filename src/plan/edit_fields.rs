@@ -44,19 +44,16 @@ impl Field {
             (Field::Start, _) => {
                 "an offset from the disk's start (1GiB, 2048s); it moves up to the next grain boundary".into()
             }
-            (Field::Type, Label::Gpt) => format!(
-                "an alias ({}) or a GPT type GUID",
-                super::preset::TYPES.iter().map(|t| t.0).collect::<Vec<_>>().join(", ")
-            ),
-            (Field::Type, Label::Dos) => format!(
-                "an MBR type byte (0x83, 0x0c, 0x07) or an alias ({})",
-                super::preset::TYPES
+            (Field::Type, label) => {
+                let d = crate::table::driver(label);
+                let aliases = super::preset::TYPES
                     .iter()
-                    .filter(|t| t.2.is_some())
+                    .filter(|t| d.type_code(Some(t.1), t.2).is_some())
                     .map(|t| t.0)
                     .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+                    .join(", ");
+                d.type_prompt(&aliases)
+            }
             (Field::Name, _) => format!(
                 "at most {GPT_NAME_UNITS} UTF-16 units: one per character, two for an emoji (empty: no name)"
             ),
@@ -109,13 +106,6 @@ pub fn flags(p: &Partition) -> String {
         }
     }
     v.join(" ")
-}
-
-pub(super) fn dos_has_no_names() -> Error {
-    Error::usage(
-        "a dos (MBR) table has no partition names",
-        "leave the name empty, or use a GPT",
-    )
 }
 
 /// A GPT partition name as typed, if it fits the entry.

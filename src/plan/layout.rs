@@ -8,93 +8,12 @@ use super::preset::{resolve_type, Preset, Size};
 use super::{Action, Change, DataMove, Layout};
 use crate::alignment::{align_down, align_up, misalignment, Topology};
 use crate::error::{lit, Error, ErrorKind, Result};
-use crate::table::types::{gpt_type_name, mbr_type_name, GPT_BIOS_BOOT};
-use crate::table::{Label, PartKind, Partition, Table};
+use crate::table::types::GPT_BIOS_BOOT;
+use crate::table::{driver, Label, PartKind, Partition, Table};
 use crate::units::human;
 
-/// GPT entries afdisk writes in a fresh table.
-pub const GPT_ENTRIES: u64 = 128;
-
-/// First and last usable LBA of a fresh table of `label` on `topo`.
-pub fn usable_range(topo: &Topology, label: Label) -> Result<(u64, u64)> {
-    let ss = topo.logical.max(1);
-    let total = topo.size_bytes / ss;
-    match label {
-        Label::Gpt => {
-            let arr = (GPT_ENTRIES * 128).div_ceil(ss);
-            let first = 2 + arr;
-            let last = total.saturating_sub(2 + arr);
-            if total < 2 * (2 + arr) + 1 || last < first {
-                return Err(Error::usage(
-                    format!(
-                        "the disk ({}) is too small for a GPT",
-                        human(topo.size_bytes)
-                    ),
-                    "use a larger disk or image",
-                ));
-            }
-            Ok((first, last))
-        }
-        Label::Dos => {
-            if total > 1u64 << 32 {
-                return Err(Error::worded(
-                    ErrorKind::Usage,
-                    &format!(
-                        "a dos (MBR) table cannot describe this disk: it has {total} sectors of {ss} bytes ({}), \
-                         and MBR counts sectors in 32 bits (at most 2 TiB with 512-byte sectors)",
-                        human(topo.size_bytes)
-                    ),
-                    "use {table=gpt} (the default); every current OS and firmware reads GPT",
-                ));
-            }
-            if total < 2 {
-                return Err(Error::usage(
-                    "the disk is too small for a partition table",
-                    "use a larger disk",
-                ));
-            }
-            Ok((1, total - 1))
-        }
-    }
-}
-
-/// A fresh layout from `preset` with grain `grain` (bytes). `new_guid` yields partition GUIDs (upper case)
-/// and is called once per GPT partition, then once for the disk GUID; `disk_id` is the MBR signature.
-pub fn fresh(
-    topo: &Topology,
-    grain: u64,
-    label: Label,
-    preset: &Preset,
-    new_guid: &mut dyn FnMut() -> String,
-    disk_id: u32,
-) -> Result<(Layout, Vec<Change>)> {
-    let ss = topo.logical.max(1);
-    let ao = topo.alignment_offset;
-    let (first, last) = usable_range(topo, label)?;
-    let lo = align_up(first * ss, ao, grain);
-    let hi = align_down((last + 1) * ss, ao, grain);
-    if hi <= lo {
-        return Err(Error::worded(
-            ErrorKind::Usage,
-            &format!(
-                "the disk ({}) has no room for an aligned partition",
-                human(topo.size_bytes)
-            ),
-            "use a larger disk, or a smaller {grain}",
-        ));
-    }
-    let avail = hi - lo;
-    if label == Label::Dos && preset.partitions.len() > 4 {
-        return Err(Error::worded(
-            ErrorKind::Usage,
-            &format!(
-                "preset '{}' has {} partitions; a dos table holds 4 primary partitions",
-                lit(&preset.name),
-                preset.partitions.len()
-            ),
-            "use {table=gpt} (the default)",
-        ));
-    }
+/// The byte size of each partition of `preset` in `avail` aligned bytes (a `rest` partition gets what is left).
+fn preset_sizes(preset: &Preset, avail: u64, grain: u64) -> Result<Vec<u64>> {
     let round_up = |b: u64| b.div_ceil(grain).saturating_mul(grain);
     let mut sizes: Vec<u64> = Vec::new();
     let mut fixed = 0u64;
@@ -131,12 +50,29 @@ pub fn fresh(
     if let Some(i) = preset.partitions.iter().position(|p| p.size == Size::Rest) {
         sizes[i] = avail - fixed;
     }
-    // Slots: explicit numbers first, then the lowest free ones in order.
-    let max_slot = if label == Label::Dos {
-        4
-    } else {
-        GPT_ENTRIES as u32
-    };
+    Ok(sizes)
+}
+
+/// The slot of each partition of `preset` in a table of `max_slot` slots: explicit numbers first, then the
+/// lowest free ones in order.
+fn preset_slots(preset: &Preset, label: Label, max_slot: u32) -> Result<Vec<u32>> {
+    if preset.partitions.len() > max_slot as usize {
+        return Err(Error::worded(
+            ErrorKind::Usage,
+            &format!(
+                "preset '{}' has {} partitions; a {} table holds {max_slot} {}partitions",
+                lit(&preset.name),
+                preset.partitions.len(),
+                label.as_str(),
+                if driver(label).has_logicals() {
+                    "primary "
+                } else {
+                    ""
+                }
+            ),
+            "use {table=gpt} (the default)",
+        ));
+    }
     let mut used: Vec<u32> = preset.partitions.iter().filter_map(|p| p.number).collect();
     if let Some(n) = used.iter().find(|n| **n > max_slot) {
         return Err(Error::worded(
@@ -149,11 +85,9 @@ pub fn fresh(
             "use {table=gpt}, or lower numbers in the preset",
         ));
     }
-    let mut parts = Vec::new();
-    let mut changes = Vec::new();
-    let mut at = lo;
-    for (p, size) in preset.partitions.iter().zip(sizes) {
-        let number = match p.number {
+    let mut out = Vec::new();
+    for p in &preset.partitions {
+        out.push(match p.number {
             Some(n) => n,
             None => {
                 let n = (1..=max_slot)
@@ -162,84 +96,78 @@ pub fn fresh(
                 used.push(n);
                 n
             }
-        };
-        let (gpt_type, mbr_type) = resolve_type(&p.type_spec)?;
-        let (type_code, type_name, uuid, name) = match label {
-            Label::Gpt => {
-                let g = gpt_type.ok_or_else(|| {
-                    Error::usage(
-                        format!(
-                            "type '{}' is an MBR type byte; a GPT needs a type GUID or alias",
-                            p.type_spec
-                        ),
-                        "use an alias such as linux, esp, linux-lvm, or a GPT type GUID",
-                    )
-                })?;
-                let n = gpt_type_name(&g).to_string();
-                (g, n, Some(new_guid()), Some(p.name.clone()))
-            }
-            Label::Dos => {
-                let m = mbr_type.ok_or_else(|| {
-                    Error::worded(
-                        ErrorKind::Usage,
-                        &format!("type '{}' has no MBR type byte", lit(&p.type_spec)),
-                        "use {table=gpt}, or an MBR type such as 0x83",
-                    )
-                })?;
-                (
-                    format!("{m:#04x}"),
-                    mbr_type_name(m).to_string(),
-                    None,
-                    None,
-                )
-            }
-        };
+        });
+    }
+    Ok(out)
+}
+
+/// The type code and name of type `spec` in a `label` table, or the usage error saying why it has none (its
+/// fix begins with `verb`: "use", "type").
+pub fn type_for(label: Label, spec: &str, verb: &str) -> Result<(String, String)> {
+    let (g, m) = resolve_type(spec)?;
+    let d = driver(label);
+    d.type_code(g.as_deref(), m)
+        .ok_or_else(|| Error::usage(d.type_missing(spec), format!("{verb} {}", d.type_hint())))
+}
+
+/// A fresh layout from `preset` with grain `grain` (bytes). `new_guid` yields partition GUIDs (upper case)
+/// and is called once per partition of a table whose entries have GUIDs, then once for the disk's identity;
+/// `disk_id` is a 32-bit identity for tables that use one (the MBR signature).
+pub fn fresh(
+    topo: &Topology,
+    grain: u64,
+    label: Label,
+    preset: &Preset,
+    new_guid: &mut dyn FnMut() -> String,
+    disk_id: u32,
+) -> Result<(Layout, Vec<Change>)> {
+    let d = driver(label);
+    let ss = topo.logical.max(1);
+    let ao = topo.alignment_offset;
+    let (first, last) = d.new_usable_range(ss, topo.size_bytes / ss)?;
+    let lo = align_up(first * ss, ao, grain);
+    let hi = align_down((last + 1) * ss, ao, grain);
+    if hi <= lo {
+        return Err(Error::worded(
+            ErrorKind::Usage,
+            &format!(
+                "the disk ({}) has no room for an aligned partition",
+                human(topo.size_bytes)
+            ),
+            "use a larger disk, or a smaller {grain}",
+        ));
+    }
+    let max_slot = d.new_slots();
+    let slots = preset_slots(preset, label, max_slot)?;
+    let sizes = preset_sizes(preset, hi - lo, grain)?;
+    let mut parts = Vec::new();
+    let mut changes = Vec::new();
+    let mut at = lo;
+    for ((p, size), number) in preset.partitions.iter().zip(sizes).zip(slots) {
+        let (type_code, type_name) = type_for(label, &p.type_spec, "use")?;
         let part = Partition {
             number,
             start: at / ss,
             size: size / ss,
             type_code,
             type_name,
-            uuid,
-            name,
-            kind: if label == Label::Gpt {
-                PartKind::Gpt
-            } else {
-                PartKind::Primary
-            },
+            uuid: d.has_guids().then(&mut *new_guid),
+            name: d.has_names().then(|| p.name.clone()),
+            kind: d.data_kind(),
             attributes: 0,
             bootable: false,
             ebr_lba: None,
         };
-        changes.push(Change {
-            number,
-            action: Action::Create,
-            old_start: None,
-            old_size: None,
-            new_start: Some(part.start),
-            new_size: Some(part.size),
-            reason: format!(
-                "new {} partition of {} at {}",
-                part.type_name,
-                human(size),
-                human(at)
-            ),
-            content: None,
-            data_move: None,
-        });
+        changes.push(super::custom_changes::created(&part, ss, ""));
         parts.push(part);
         at += size;
     }
     parts.sort_by_key(|p| p.number);
     changes.sort_by_key(|c| c.number);
-    let disk_guid = new_guid();
     let table = Table {
         label,
         sector_size: ss,
-        id: match label {
-            Label::Gpt => disk_guid,
-            Label::Dos => format!("{disk_id:#010x}"),
-        },
+        id: d.new_id(&new_guid(), disk_id),
         first_usable: first,
         last_usable: last,
         header_used: None,
@@ -279,193 +207,32 @@ pub fn realign(
 ) -> Result<(Layout, Vec<Change>)> {
     let ss = table.sector_size.max(1);
     let ao = topo.alignment_offset;
-    for n in &opts.discard_data {
-        if !parts.iter().any(|p| p.number == *n) {
-            return Err(Error::worded(
-                ErrorKind::Usage,
-                &format!("{{discard-data={n}}}: there is no partition {n}"),
-                "give the number of an existing partition (see `afdisk inspect`)",
-            ));
-        }
+    if let Some(n) = opts
+        .discard_data
+        .iter()
+        .find(|n| !parts.iter().any(|p| p.number == **n))
+    {
+        return Err(Error::worded(
+            ErrorKind::Usage,
+            &format!("{{discard-data={n}}}: there is no partition {n}"),
+            "give the number of an existing partition (see `afdisk inspect`)",
+        ));
     }
     let mut new_parts = parts.to_vec();
     let mut changes = Vec::new();
     // In start order, each against its neighbours' new places.
     let mut order: Vec<usize> = (0..parts.len()).collect();
     order.sort_by_key(|&i| (parts[i].start, parts[i].number));
+    let r = Realigner {
+        table,
+        contents,
+        opts,
+        ss,
+        ao,
+        grain,
+    };
     for idx in order {
-        let p = &parts[idx];
-        let keep = |reason: String| Change {
-            number: p.number,
-            action: Action::Keep,
-            old_start: Some(p.start),
-            old_size: Some(p.size),
-            new_start: Some(p.start),
-            new_size: Some(p.size),
-            reason,
-            content: contents.get(&p.number).cloned(),
-            data_move: None,
-        };
-        if p.kind == PartKind::Extended {
-            changes.push(keep(
-                "extended container: it holds no data itself, its logical partitions are checked"
-                    .into(),
-            ));
-            continue;
-        }
-        if p.type_code.eq_ignore_ascii_case(GPT_BIOS_BOOT) {
-            changes.push(keep(
-                "BIOS boot partition: GRUB reads it in 512-byte units, so its alignment costs nothing".into(),
-            ));
-            continue;
-        }
-        let start_b = p.start * ss;
-        let size_b = p.size * ss;
-        let start_off = misalignment(start_b, ao, grain) != 0;
-        let end_off = opts.strict && misalignment(start_b + size_b, ao, grain) != 0;
-        if !start_off && !end_off {
-            changes.push(keep(format!(
-                "already starts on the {} grain",
-                human(grain)
-            )));
-            continue;
-        }
-        let (lo, hi) = free_range(table, &new_parts, idx);
-        let (lo_b, hi_b) = (lo * ss, (hi + 1) * ss);
-        let holds_data = opts.move_data
-            && contents.contains_key(&p.number)
-            && !opts.discard_data.contains(&p.number);
-        let new = if holds_data {
-            let used = opts.footprints.get(&p.number).copied().unwrap_or(size_b);
-            place_for_data(start_b, size_b, lo_b, hi_b, ao, grain, opts.strict, used)
-        } else {
-            place(start_b, size_b, lo_b, hi_b, ao, grain, opts.strict)
-        };
-        let Some((ns, ne)) = new else {
-            changes.push(Change {
-                action: Action::Unfixable,
-                reason: if holds_data {
-                    format!(
-                        "no {}-aligned start in the free space around it (sectors {lo}–{hi}) holds the {} its filesystem uses; it stays where it is (shrink the filesystem, or free space next to it)",
-                        human(grain),
-                        human(opts.footprints.get(&p.number).copied().unwrap_or(size_b))
-                    )
-                } else {
-                    format!(
-                        "no {}-aligned start fits in the free space around it (sectors {lo}–{hi}); it stays where it is",
-                        human(grain)
-                    )
-                },
-                ..keep(String::new())
-            });
-            continue;
-        };
-        let (new_start, new_size) = (ns / ss, (ne - ns) / ss);
-        let content = contents.get(&p.number).cloned();
-        if let Some(fs) = content
-            .as_ref()
-            .filter(|_| !opts.discard_data.contains(&p.number))
-        {
-            let (bytes, dir) = if ns > start_b {
-                (ns - start_b, "toward-end")
-            } else {
-                (start_b - ns, "toward-start")
-            };
-            if holds_data {
-                let copy = opts.footprints.get(&p.number).copied().unwrap_or(size_b);
-                let mode =
-                    crate::mover::Schedule::new(start_b, ns, copy, ss, crate::mover::MAX_CHUNK)
-                        .mode;
-                changes.push(Change {
-                    number: p.number,
-                    action: Action::Move,
-                    old_start: Some(p.start),
-                    old_size: Some(p.size),
-                    new_start: Some(new_start),
-                    new_size: Some(new_size),
-                    reason: format!(
-                        "start {} → {}: holds {fs}, whose {} are moved {} {} ({}; journaled, resumable)",
-                        p.start,
-                        new_start,
-                        human(copy),
-                        human(bytes),
-                        if ns > start_b { "toward the end" } else { "toward the start" },
-                        match mode {
-                            crate::mover::Mode::Shift => "copied in windows of the shift",
-                            crate::mover::Mode::Disjoint => "source and destination do not overlap",
-                            crate::mover::Mode::Journaled => "each window saved in the journal first",
-                        }
-                    ),
-                    content: Some(fs.clone()),
-                    data_move: Some(DataMove {
-                        bytes,
-                        direction: dir.into(),
-                        from_offset_bytes: start_b,
-                        to_offset_bytes: ns,
-                        copy_bytes: copy,
-                        estimate_ms: None,
-                    }),
-                });
-                new_parts[idx].start = new_start;
-                new_parts[idx].size = new_size;
-                continue;
-            }
-            changes.push(Change {
-                number: p.number,
-                action: Action::Blocked,
-                old_start: Some(p.start),
-                old_size: Some(p.size),
-                new_start: Some(new_start),
-                new_size: Some(new_size),
-                reason: format!(
-                    "holds {fs}: moving its table entry would leave the {fs} data {} {} the new start, so it is \
-                     not moved. Fixing it needs the data moved {} {} (a later afdisk feature), or, if the data is \
-                     expendable, --discard-data {}",
-                    human(bytes),
-                    if ns > start_b { "before" } else { "after" },
-                    human(bytes),
-                    if ns > start_b { "toward the end of the disk" } else { "toward the start of the disk" },
-                    p.number
-                ),
-                content: Some(fs.clone()),
-                data_move: Some(DataMove {
-                    bytes,
-                    direction: dir.into(),
-                    from_offset_bytes: start_b,
-                    to_offset_bytes: ns,
-                    copy_bytes: opts.footprints.get(&p.number).copied().unwrap_or(size_b),
-                    estimate_ms: None,
-                }),
-            });
-            continue;
-        }
-        let strict_end = opts.strict && ne < (ns + size_b).min(hi_b);
-        let shrink = crate::plan::shrink_reason(&new_parts, p, hi, strict_end);
-        let mut why =
-            crate::plan::describe_change(p.start, p.size, new_start, new_size, ss, Some(&shrink));
-        if let Some(fs) = &content {
-            why.push_str(&format!(
-                "; its {fs} data is discarded (--discard-data {})",
-                p.number
-            ));
-        }
-        changes.push(Change {
-            number: p.number,
-            action: if new_start == p.start {
-                Action::Resize
-            } else {
-                Action::Move
-            },
-            old_start: Some(p.start),
-            old_size: Some(p.size),
-            new_start: Some(new_start),
-            new_size: Some(new_size),
-            reason: why,
-            content,
-            data_move: None,
-        });
-        new_parts[idx].start = new_start;
-        new_parts[idx].size = new_size;
+        changes.push(r.change(parts, &mut new_parts, idx));
     }
     changes.sort_by_key(|c| c.number);
     Ok((
@@ -475,6 +242,246 @@ pub fn realign(
         },
         changes,
     ))
+}
+
+/// What a realignment places each partition with.
+struct Realigner<'a> {
+    table: &'a Table,
+    contents: &'a BTreeMap<u32, String>,
+    opts: &'a RealignOptions,
+    ss: u64,
+    ao: u64,
+    grain: u64,
+}
+
+impl Realigner<'_> {
+    /// The change of partition `idx` of `parts` against its neighbours' new places in `new_parts`, where its
+    /// own new place is written when its entry moves.
+    fn change(&self, parts: &[Partition], new_parts: &mut [Partition], idx: usize) -> Change {
+        let Realigner {
+            table,
+            contents,
+            opts,
+            ss,
+            ao,
+            grain,
+        } = *self;
+        let p = &parts[idx];
+        let keep = |reason: String| Change {
+            reason,
+            content: contents.get(&p.number).cloned(),
+            ..super::custom_changes::kept(p, p)
+        };
+        if let Some(why) = stays(p, ss, ao, grain, opts.strict) {
+            return keep(why);
+        }
+        let start_b = p.start * ss;
+        let size_b = p.size * ss;
+        let (lo, hi) = free_range(table, new_parts, idx);
+        let (lo_b, hi_b) = (lo * ss, (hi + 1) * ss);
+        let holds_data = opts.move_data
+            && contents.contains_key(&p.number)
+            && !opts.discard_data.contains(&p.number);
+        let used = holds_data.then(|| opts.footprints.get(&p.number).copied().unwrap_or(size_b));
+        let new = match used {
+            Some(used) => place_for_data(start_b, size_b, lo_b, hi_b, ao, grain, opts.strict, used),
+            None => place(start_b, size_b, lo_b, hi_b, ao, grain, opts.strict),
+        };
+        let Some((ns, ne)) = new else {
+            return Change {
+                action: Action::Unfixable,
+                reason: unfixable(grain, (lo, hi), used),
+                ..keep(String::new())
+            };
+        };
+        let (new_start, new_size) = (ns / ss, (ne - ns) / ss);
+        let content = contents.get(&p.number).cloned();
+        if let Some(fs) = content
+            .as_ref()
+            .filter(|_| !opts.discard_data.contains(&p.number))
+        {
+            let to = Place {
+                start_b,
+                size_b,
+                ns,
+                new_start,
+                new_size,
+                ss,
+            };
+            if holds_data {
+                new_parts[idx].start = new_start;
+                new_parts[idx].size = new_size;
+            }
+            return data_change(p, fs, &to, holds_data, opts);
+        }
+        let strict_end = opts.strict && ne < (ns + size_b).min(hi_b);
+        let shrink = crate::plan::shrink_reason(new_parts, p, hi, strict_end);
+        new_parts[idx].start = new_start;
+        new_parts[idx].size = new_size;
+        entry_change(p, (new_start, new_size), ss, &shrink, content)
+    }
+}
+
+/// The change of partition `p` whose entry alone moves to `(new_start, new_size)` (no data, or its data
+/// discarded: `content` names what is lost); `shrink` says why it got smaller, if it did.
+fn entry_change(
+    p: &Partition,
+    (new_start, new_size): (u64, u64),
+    ss: u64,
+    shrink: &str,
+    content: Option<String>,
+) -> Change {
+    let mut why =
+        crate::plan::describe_change(p.start, p.size, new_start, new_size, ss, Some(shrink));
+    if let Some(fs) = &content {
+        why.push_str(&format!(
+            "; its {fs} data is discarded (--discard-data {})",
+            p.number
+        ));
+    }
+    Change {
+        number: p.number,
+        action: if new_start == p.start {
+            Action::Resize
+        } else {
+            Action::Move
+        },
+        old_start: Some(p.start),
+        old_size: Some(p.size),
+        new_start: Some(new_start),
+        new_size: Some(new_size),
+        reason: why,
+        content,
+        data_move: None,
+    }
+}
+
+/// Why partition `p` is left as it is, if it is: an extended container, a BIOS boot partition, or already on
+/// the grain (and, with `strict`, ending on it).
+fn stays(p: &Partition, ss: u64, ao: u64, grain: u64, strict: bool) -> Option<String> {
+    if p.kind == PartKind::Extended {
+        return Some(
+            "extended container: it holds no data itself, its logical partitions are checked"
+                .into(),
+        );
+    }
+    if p.type_code.eq_ignore_ascii_case(GPT_BIOS_BOOT) {
+        return Some(
+            "BIOS boot partition: GRUB reads it in 512-byte units, so its alignment costs nothing"
+                .into(),
+        );
+    }
+    let (start_b, size_b) = (p.start * ss, p.size * ss);
+    let start_off = misalignment(start_b, ao, grain) != 0;
+    let end_off = strict && misalignment(start_b + size_b, ao, grain) != 0;
+    (!start_off && !end_off).then(|| format!("already starts on the {} grain", human(grain)))
+}
+
+/// Why no aligned place was found in the free sectors `lo..=hi`; `used` is what a data-holding partition's
+/// filesystem needs.
+fn unfixable(grain: u64, (lo, hi): (u64, u64), used: Option<u64>) -> String {
+    match used {
+        Some(used) => format!(
+            "no {}-aligned start in the free space around it (sectors {lo}–{hi}) holds the {} its filesystem uses; it stays where it is (shrink the filesystem, or free space next to it)",
+            human(grain),
+            human(used)
+        ),
+        None => format!(
+            "no {}-aligned start fits in the free space around it (sectors {lo}–{hi}); it stays where it is",
+            human(grain)
+        ),
+    }
+}
+
+/// Where a realignment would put a partition: its old start and size in bytes, the new start in bytes, and the
+/// new start and size in sectors of `ss` bytes.
+#[derive(Clone, Copy)]
+struct Place {
+    start_b: u64,
+    size_b: u64,
+    ns: u64,
+    new_start: u64,
+    new_size: u64,
+    ss: u64,
+}
+
+/// The change of partition `p`, which holds filesystem `fs`, realigned to `to`: a data move when the mover
+/// takes its data along (`holds_data`), else blocked (moving the entry alone would lose the data).
+fn data_change(
+    p: &Partition,
+    fs: &str,
+    to: &Place,
+    holds_data: bool,
+    opts: &RealignOptions,
+) -> Change {
+    let Place {
+        start_b,
+        size_b,
+        ns,
+        new_start,
+        new_size,
+        ss,
+    } = *to;
+    let (bytes, dir) = if ns > start_b {
+        (ns - start_b, "toward-end")
+    } else {
+        (start_b - ns, "toward-start")
+    };
+    let copy = opts.footprints.get(&p.number).copied().unwrap_or(size_b);
+    let data_move = Some(DataMove {
+        bytes,
+        direction: dir.into(),
+        from_offset_bytes: start_b,
+        to_offset_bytes: ns,
+        copy_bytes: copy,
+        estimate_ms: None,
+    });
+    if holds_data {
+        let mode = crate::mover::Schedule::new(start_b, ns, copy, ss, crate::mover::MAX_CHUNK).mode;
+        return Change {
+            number: p.number,
+            action: Action::Move,
+            old_start: Some(p.start),
+            old_size: Some(p.size),
+            new_start: Some(new_start),
+            new_size: Some(new_size),
+            reason: format!(
+                "start {} → {}: holds {fs}, whose {} are moved {} {} ({}; journaled, resumable)",
+                p.start,
+                new_start,
+                human(copy),
+                human(bytes),
+                if ns > start_b {
+                    "toward the end"
+                } else {
+                    "toward the start"
+                },
+                super::custom_changes::mode_words(mode)
+            ),
+            content: Some(fs.to_string()),
+            data_move,
+        };
+    }
+    Change {
+        number: p.number,
+        action: Action::Blocked,
+        old_start: Some(p.start),
+        old_size: Some(p.size),
+        new_start: Some(new_start),
+        new_size: Some(new_size),
+        reason: format!(
+            "holds {fs}: moving its table entry would leave the {fs} data {} {} the new start, so it is \
+             not moved. Fixing it needs the data moved {} {} (a later afdisk feature), or, if the data is \
+             expendable, --discard-data {}",
+            human(bytes),
+            if ns > start_b { "before" } else { "after" },
+            human(bytes),
+            if ns > start_b { "toward the end of the disk" } else { "toward the start of the disk" },
+            p.number
+        ),
+        content: Some(fs.to_string()),
+        data_move,
+    }
 }
 
 /// The free sectors `[lo, hi]` around partition `idx`: bounded by the table's usable range, the neighbours

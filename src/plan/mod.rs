@@ -13,11 +13,11 @@ pub mod edit;
 mod edit_fields;
 mod edit_ops;
 pub mod encode;
-mod encode_custom;
 pub mod estimate;
 pub mod grain;
 pub mod layout;
 pub mod preset;
+mod requested;
 /// Blank tables and bare entries for the tests of the layout code, shared with the integration tests.
 #[cfg(test)]
 #[path = "../../tests/common/tables.rs"]
@@ -31,7 +31,7 @@ pub use crate::device::access::Loss;
 use crate::device::identity::DiskIdentity;
 use crate::device::Opened;
 use crate::error::{lit, Error, ErrorKind, Result};
-use crate::finding::Severity;
+use crate::finding::{Finding, Severity};
 pub use crate::hex::{from_hex, to_hex};
 use crate::table::source::ByteSource;
 pub use crate::table::Layout;
@@ -233,7 +233,7 @@ pub fn filesystems_on(
             None,
             &Layout {
                 table: Table {
-                    label: Label::Gpt,
+                    label: Label::default(),
                     sector_size: lss,
                     id: String::new(),
                     first_usable: 0,
@@ -383,44 +383,7 @@ impl Plan {
             ),
         );
         for c in &self.changes {
-            // Rounded sizes that read the same although the sizes differ ("1.5 GiB → 1.5 GiB") hide the change:
-            // then both sides show exact sectors.
-            let exact = matches!((c.old_size, c.new_size), (Some(a), Some(b))
-                if a != b && human(a * ss) == human(b * ss));
-            let ext = |s: Option<u64>, n: Option<u64>| match (s, n) {
-                (Some(s), Some(n)) => format!(
-                    "{s}–{} ({})",
-                    (s + n).saturating_sub(1),
-                    if exact {
-                        plural(n, "sector", "sectors")
-                    } else {
-                        human(n * ss)
-                    }
-                ),
-                _ => "—".to_string(),
-            };
-            let sign = match c.action {
-                Action::Create => "+",
-                Action::Move | Action::Resize => "~",
-                Action::Keep => " ",
-                Action::Blocked | Action::Unfixable => "!",
-                Action::Delete => "-",
-            };
-            let mut line = format!(
-                "{sign} {:>3} {:<9}",
-                c.number,
-                format!("{:?}", c.action).to_lowercase()
-            );
-            match c.action {
-                Action::Create => line.push_str(&format!(" {}", ext(c.new_start, c.new_size))),
-                Action::Move | Action::Resize => line.push_str(&format!(
-                    " {}  →  {}",
-                    ext(c.old_start, c.old_size),
-                    ext(c.new_start, c.new_size)
-                )),
-                _ => line.push_str(&format!(" {}", ext(c.old_start, c.old_size))),
-            }
-            push(DiffKind::Change(c.action), line);
+            push(DiffKind::Change(c.action), change_line(c, ss));
             push(DiffKind::Reason(c.action), format!("        {}", c.reason));
         }
         if let Some(old) = &self.old {
@@ -461,6 +424,48 @@ impl Plan {
         }
         out
     }
+}
+
+/// The diff line of change `c` (sectors of `ss` bytes): its sign, number, action and extents.
+fn change_line(c: &Change, ss: u64) -> String {
+    // Rounded sizes that read the same although the sizes differ ("1.5 GiB → 1.5 GiB") hide the change:
+    // then both sides show exact sectors.
+    let exact = matches!((c.old_size, c.new_size), (Some(a), Some(b))
+        if a != b && human(a * ss) == human(b * ss));
+    let ext = |s: Option<u64>, n: Option<u64>| match (s, n) {
+        (Some(s), Some(n)) => format!(
+            "{s}–{} ({})",
+            (s + n).saturating_sub(1),
+            if exact {
+                plural(n, "sector", "sectors")
+            } else {
+                human(n * ss)
+            }
+        ),
+        _ => "—".to_string(),
+    };
+    let sign = match c.action {
+        Action::Create => "+",
+        Action::Move | Action::Resize => "~",
+        Action::Keep => " ",
+        Action::Blocked | Action::Unfixable => "!",
+        Action::Delete => "-",
+    };
+    let mut line = format!(
+        "{sign} {:>3} {:<9}",
+        c.number,
+        format!("{:?}", c.action).to_lowercase()
+    );
+    match c.action {
+        Action::Create => line.push_str(&format!(" {}", ext(c.new_start, c.new_size))),
+        Action::Move | Action::Resize => line.push_str(&format!(
+            " {}  →  {}",
+            ext(c.old_start, c.old_size),
+            ext(c.new_start, c.new_size)
+        )),
+        _ => line.push_str(&format!(" {}", ext(c.old_start, c.old_size))),
+    }
+    line
 }
 
 /// The kind of a line of a plan's diff: what a front end styles it by.
@@ -605,13 +610,21 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
     let topo = info.topology();
     let grain = grain::choose(&topo, req.grain, req.stripe)?;
     let old = Layout::from_scan(&scan);
-    let blocking: Vec<&crate::finding::Finding> = scan
+    let blocking: Vec<&Finding> = scan
         .findings
         .iter()
         .filter(|f| f.severity == Severity::Error)
         .collect();
-    let device = DiskIdentity::from_info(info);
     let mut notes = Vec::new();
+    let ctx = requested::MakeCtx {
+        opened,
+        req,
+        src: &src,
+        old: old.as_ref(),
+        blocking: &blocking,
+        topo: &topo,
+        grain: &grain,
+    };
     let (kind, new, changes) = match (&req.preset, req.realign) {
         (Some(_), true) => {
             return Err(Error::worded(
@@ -627,133 +640,8 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
                 &format!("built-in presets: {}", lit(preset::builtin_names())),
             ))
         }
-        (None, true) => {
-            if let Some(f) = blocking.first() {
-                return Err(Error::refused(
-                    format!("the table of {} is damaged ({}: {}): afdisk does not edit it", info.path.display(), f.code, f.message),
-                    "repair it first (restore a backup with `afdisk restore`, or `sgdisk -e`/`fdisk`), then plan again",
-                ));
-            }
-            let Some(old) = old.as_ref() else {
-                return Err(Error::worded(
-                    ErrorKind::Usage,
-                    &format!(
-                        "{} has no partition table to realign",
-                        lit(info.path.display())
-                    ),
-                    "make a fresh layout with {preset} (e.g. {preset=data})",
-                ));
-            };
-            if old.table.sector_size != ss {
-                return Err(Error::refused(
-                    format!(
-                        "the table of {} was written for {}-byte sectors but the device uses {ss}",
-                        info.path.display(), old.table.sector_size
-                    ),
-                    "attach the disk the way it was partitioned; afdisk does not realign across sector sizes",
-                ));
-            }
-            if req.table.is_some_and(|t| t != old.table.label) {
-                return Err(Error::worded(
-                    ErrorKind::Usage,
-                    "{table} cannot change the table type of a realignment",
-                    "leave {table} out with {realign}",
-                ));
-            }
-            let contents = contents(&src, ss, &old.partitions);
-            let opts = layout::RealignOptions {
-                strict: req.strict,
-                discard_data: req.discard_data.clone(),
-                move_data: true,
-                footprints: crate::mover::footprints(&src, ss, &old.partitions, &contents),
-            };
-            let (mut new, mut changes) = layout::realign(
-                &topo,
-                grain.bytes,
-                &old.table,
-                &old.partitions,
-                &contents,
-                &opts,
-            )?;
-            notes.extend(estimate::estimate_moves(&opened.file, ss, &mut changes));
-            if old.table.label == Label::Dos {
-                notes.extend(chain::make_crash_safe(
-                    &old.partitions,
-                    &mut new.partitions,
-                    &mut changes,
-                ));
-            }
-            (PlanKind::Realign, new, changes)
-        }
-        (Some(name), false) => {
-            let preset = match &req.preset_text {
-                Some(text) => preset::parse(name, text)?,
-                None => preset::builtin(name)?,
-            };
-            if !req.discard_data.is_empty() {
-                return Err(Error::worded(
-                    ErrorKind::Usage,
-                    "{discard-data} only applies to {realign}",
-                    "a fresh layout replaces the whole table; say so with {replace}",
-                ));
-            }
-            if let Some(o) = &old {
-                if !req.replace {
-                    return Err(Error::worded(
-                        ErrorKind::Refused,
-                        &format!(
-                            "{} already has a {} table with {}; a fresh layout would replace it",
-                            lit(info.path.display()),
-                            o.table.label.as_str(),
-                            plural(o.partitions.len() as u64, "partition", "partitions")
-                        ),
-                        "choose {realign} to fix alignment in place, or {replace} to discard the old table",
-                    ));
-                }
-            } else if !blocking.is_empty() && !req.replace {
-                return Err(Error::worded(
-                    ErrorKind::Refused,
-                    &format!("{} holds a damaged partition table", lit(info.path.display())),
-                    "choose {replace} to write a fresh table over it (its partitions are lost), or repair it first",
-                ));
-            }
-            let whole = crate::signature::probe(&src, 0, info.size_bytes);
-            if let (Some(sig), None) = (whole, &old) {
-                if !req.replace {
-                    return Err(Error::worded(
-                        ErrorKind::Refused,
-                        &format!(
-                            "{} holds a {} filesystem on the whole disk (no partition table)",
-                            lit(info.path.display()),
-                            lit(sig)
-                        ),
-                        "choose {replace} if its data is expendable",
-                    ));
-                }
-            }
-            let label = req.table.unwrap_or(Label::Gpt);
-            let mut guid = || uuid::Uuid::new_v4().to_string().to_uppercase();
-            let disk_id = u32::from_le_bytes(
-                *uuid::Uuid::new_v4()
-                    .as_bytes()
-                    .first_chunk()
-                    .unwrap_or(&[1, 2, 3, 4]),
-            );
-            let (new, changes) = layout::fresh(
-                &topo,
-                grain.bytes,
-                label,
-                &preset,
-                &mut guid,
-                disk_id.max(1),
-            )?;
-            if label == Label::Dos {
-                notes.push(
-                    "dos tables have no partition names; preset names are not written".into(),
-                );
-            }
-            (PlanKind::Fresh, new, changes)
-        }
+        (None, true) => requested::realign(&ctx, &mut notes)?,
+        (Some(name), false) => requested::fresh(&ctx, name, &mut notes)?,
     };
     let writes = encode::encode(&src, ss, old.as_ref(), &new, kind)?;
     let destroys = losses(
@@ -763,7 +651,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
         kind == PlanKind::Fresh,
         &data_moves(&changes),
     );
-    let mut device = device;
+    let mut device = DiskIdentity::from_info(info);
     device.add_table(old.as_ref().map(|l| &l.table));
     device.add_table(Some(&new.table));
     if writes.iter().any(|w| w.what == encode::HYBRID_WRITE) {

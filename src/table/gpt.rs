@@ -154,6 +154,15 @@ pub fn array_sectors(num_entries: u32, entry_size: u32, lss: u64) -> u64 {
 /// - backup: the array lies after the last usable LBA and ends before the header; the first usable LBA leaves
 ///   room for the primary header and an array of the same size from LBA 2.
 pub fn header_problems(h: &RawHeader, lss: u64) -> Vec<String> {
+    let out = field_problems(h, lss);
+    if !out.is_empty() {
+        return out;
+    }
+    place_problems(h, lss)
+}
+
+/// What is wrong with a header's own fields (revision, sizes, entry count).
+fn field_problems(h: &RawHeader, lss: u64) -> Vec<String> {
     let mut out = Vec::new();
     if h.revision != REVISION {
         out.push(format!(
@@ -180,9 +189,12 @@ pub fn header_problems(h: &RawHeader, lss: u64) -> Vec<String> {
             MAX_ARRAY_BYTES / 128
         ));
     }
-    if !out.is_empty() {
-        return out;
-    }
+    out
+}
+
+/// What is wrong with where a header with sane fields puts its array and usable range.
+fn place_problems(h: &RawHeader, lss: u64) -> Vec<String> {
+    let mut out = Vec::new();
     let arr = array_sectors(h.num_entries, h.entry_size, lss);
     if h.first_usable > h.last_usable {
         out.push(format!(
@@ -508,128 +520,59 @@ pub fn verify(src: &dyn ByteSource, lss: u64) -> Vec<String> {
     out
 }
 
-/// Looks for a GPT when the device is read with `lss`-byte sectors.
-pub fn read(src: &dyn ByteSource, lss: u64, lba0: Option<&Lba0>) -> GptRead {
-    let sectors = src.len() / lss.max(1);
-    let protective = lba0.is_some_and(|m| m.has_protective());
-    if sectors < 3 {
-        return GptRead::Absent;
-    }
-    let last = sectors - 1;
-    let primary = read_copy(src, lss, 1);
-    let backup_lba = primary.as_ref().map(|p| p.header.alt_lba).unwrap_or(last);
-    let mut backup = read_copy(src, lss, backup_lba);
-    if backup.is_err() && backup_lba != last {
-        // The primary points elsewhere (a grown disk); the last sector may still hold a copy.
-        if let Ok(b) = read_copy(src, lss, last) {
-            backup = Ok(b);
-        }
-    }
+/// What the primary copy `p` and the backup read at `backup_lba` (or why it could not be read) say about
+/// each other.
+fn copy_findings(p: &GptCopy, b: Result<&GptCopy, &String>, backup_lba: u64) -> Vec<Finding> {
     let mut findings = Vec::new();
-    let (used, which) = match (&primary, &backup) {
-        (Err(pe), Err(be)) => {
-            if has_signature(src, lss, 1) || has_signature(src, lss, last) || protective {
-                findings.push(Finding::new(
-                    Severity::Error,
-                    "gpt-corrupt",
-                    None,
-                    format!(
-                        "The disk is marked as GPT but neither copy of the table is valid at {lss}-byte sectors \
-                         (primary: {pe}; backup: {be}). No partitions can be trusted, and afdisk does not edit \
-                         this table. If the partitions matter, do not write a new table: recover with gdisk's \
-                         recovery and experts' menus or from an afdisk/sgdisk backup. If they are expendable, \
-                         write a fresh, sane GPT with `afdisk plan --preset NAME --replace`."
-                    ),
-                ));
-                return GptRead::Corrupt(findings);
-            }
-            return GptRead::Absent;
-        }
-        (Ok(p), b) => {
-            match b {
-                Err(be) => findings.push(Finding::new(
-                    Severity::Error,
-                    "gpt-backup-corrupt",
-                    None,
-                    format!(
-                        "The backup GPT at LBA {backup_lba} is damaged or missing ({be}). The primary table is \
-                         valid and was used, but the disk has no second copy if the primary fails. Rebuild the \
-                         backup from the primary (gdisk: r, d, w; or `sgdisk -e` when the disk was resized)."
-                    ),
-                )),
-                Ok(b) => {
-                    let problems = pair_problems(&p.header, &b.header);
-                    if !problems.is_empty() {
-                        findings.push(Finding::new(
-                            Severity::Error,
-                            "gpt-tables-differ",
-                            None,
-                            format!(
-                                "The primary and backup GPT headers are both valid but disagree: {}. afdisk read \
-                                 the primary; `sgdisk -v` counts each disagreement as a problem, and afdisk does \
-                                 not edit such a table. Rebuild one header from the other (gdisk: r, then d to \
-                                 rebuild the backup from the primary, then w) or restore a backup; if the \
-                                 partitions are expendable, write a fresh layout with `afdisk plan --preset NAME \
-                                 --replace`.",
-                                problems.join("; ")
-                            ),
-                        ));
-                    } else if b.array != p.array {
-                        findings.push(Finding::new(
-                            Severity::Warning,
-                            "gpt-tables-differ",
-                            None,
-                            "The primary and backup GPTs are both valid but differ. afdisk used the primary. \
-                             Inspect both (sgdisk -v) before changing anything.",
-                        ));
-                    }
-                }
-            }
-            (p, HeaderUsed::Primary)
-        }
-        (Err(pe), Ok(b)) => {
-            findings.push(Finding::new(
-                Severity::Error,
-                "gpt-primary-corrupt",
-                None,
-                format!(
-                    "The primary GPT at LBA 1 is damaged ({pe}); afdisk read the partitions from the backup GPT at \
-                     LBA {}. Tools that only read the primary see no partitions. Rebuild the primary from the \
-                     backup (gdisk: r, c, w) after backing up the disk's first and last MiB.",
-                    b.header.my_lba
-                ),
-            ));
-            (b, HeaderUsed::Backup)
-        }
-    };
-    if used.header.alt_lba != last && which == HeaderUsed::Primary {
-        findings.push(Finding::new(
-            Severity::Warning,
-            "gpt-backup-not-at-end",
+    match b {
+        Err(be) => findings.push(Finding::new(
+            Severity::Error,
+            "gpt-backup-corrupt",
             None,
             format!(
-                "The backup GPT is at LBA {} but the disk ends at LBA {last}: the disk (or image) was resized. \
-                 The space after the backup is unusable until the backup is moved to the end (`sgdisk -e`).",
-                used.header.alt_lba
+                "The backup GPT at LBA {backup_lba} is damaged or missing ({be}). The primary table is \
+                 valid and was used, but the disk has no second copy if the primary fails. Rebuild the \
+                 backup from the primary (gdisk: r, d, w; or `sgdisk -e` when the disk was resized)."
             ),
-        ));
-    }
-    let parts = match decode(used) {
-        Ok(p) => p,
-        Err(e) => {
-            findings.push(Finding::new(
-                Severity::Error,
-                "gpt-corrupt",
-                None,
-                format!("The GPT entries cannot be decoded: {e}."),
-            ));
-            return GptRead::Corrupt(findings);
+        )),
+        Ok(b) => {
+            let problems = pair_problems(&p.header, &b.header);
+            if !problems.is_empty() {
+                findings.push(Finding::new(
+                    Severity::Error,
+                    "gpt-tables-differ",
+                    None,
+                    format!(
+                        "The primary and backup GPT headers are both valid but disagree: {}. afdisk read \
+                         the primary; `sgdisk -v` counts each disagreement as a problem, and afdisk does \
+                         not edit such a table. Rebuild one header from the other (gdisk: r, then d to \
+                         rebuild the backup from the primary, then w) or restore a backup; if the \
+                         partitions are expendable, write a fresh layout with `afdisk plan --preset NAME \
+                         --replace`.",
+                        problems.join("; ")
+                    ),
+                ));
+            } else if b.array != p.array {
+                findings.push(Finding::new(
+                    Severity::Warning,
+                    "gpt-tables-differ",
+                    None,
+                    "The primary and backup GPTs are both valid but differ. afdisk used the primary. \
+                     Inspect both (sgdisk -v) before changing anything.",
+                ));
+            }
         }
-    };
+    }
+    findings
+}
+
+/// What LBA 0 says next to a GPT with `parts`: a hybrid MBR (consistent or not), or no protective MBR.
+fn lba0_findings(lba0: Option<&Lba0>, parts: &[Partition]) -> Vec<Finding> {
+    let mut findings = Vec::new();
     match lba0 {
         Some(m) if m.has_protective() => {
             let others = m.used_non_protective();
-            let mismatched = hybrid_problems(m, &parts);
+            let mismatched = hybrid_problems(m, parts);
             if !mismatched.is_empty() {
                 findings.push(Finding::new(
                     Severity::Error,
@@ -665,19 +608,117 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: Option<&Lba0>) -> GptRead {
             "The GPT has no protective MBR in LBA 0, so MBR-only tools may consider the disk empty and overwrite it.",
         )),
     }
-    for p in &parts {
-        if p.size == 0 {
-            findings.push(Finding::new(
-                Severity::Error,
-                "invalid-partition",
-                Some(p.number),
-                format!(
-                    "Partition {} ends before it starts; its entry is invalid.",
-                    p.number
-                ),
-            ));
+    findings
+}
+
+/// The finding of a disk marked as GPT (a signature or a protective MBR) where neither copy is valid.
+fn neither_copy(lss: u64, pe: &str, be: &str) -> Finding {
+    Finding::new(
+        Severity::Error,
+        "gpt-corrupt",
+        None,
+        format!(
+            "The disk is marked as GPT but neither copy of the table is valid at {lss}-byte sectors \
+             (primary: {pe}; backup: {be}). No partitions can be trusted, and afdisk does not edit \
+             this table. If the partitions matter, do not write a new table: recover with gdisk's \
+             recovery and experts' menus or from an afdisk/sgdisk backup. If they are expendable, \
+             write a fresh, sane GPT with `afdisk plan --preset NAME --replace`."
+        ),
+    )
+}
+
+/// The finding of a primary copy `p` whose backup is not at the disk's last LBA `last` (a resized disk).
+fn backup_not_at_end(p: &GptCopy, last: u64) -> Option<Finding> {
+    (p.header.alt_lba != last).then(|| {
+        Finding::new(
+            Severity::Warning,
+            "gpt-backup-not-at-end",
+            None,
+            format!(
+                "The backup GPT is at LBA {} but the disk ends at LBA {last}: the disk (or image) was resized. \
+                 The space after the backup is unusable until the backup is moved to the end (`sgdisk -e`).",
+                p.header.alt_lba
+            ),
+        )
+    })
+}
+
+/// The finding of a damaged primary copy (`pe` says why) read past through the backup copy `b`.
+fn primary_corrupt(pe: &str, b: &GptCopy) -> Finding {
+    Finding::new(
+        Severity::Error,
+        "gpt-primary-corrupt",
+        None,
+        format!(
+            "The primary GPT at LBA 1 is damaged ({pe}); afdisk read the partitions from the backup GPT at \
+             LBA {}. Tools that only read the primary see no partitions. Rebuild the primary from the \
+             backup (gdisk: r, c, w) after backing up the disk's first and last MiB.",
+            b.header.my_lba
+        ),
+    )
+}
+
+/// Looks for a GPT when the device is read with `lss`-byte sectors.
+pub fn read(src: &dyn ByteSource, lss: u64, lba0: Option<&Lba0>) -> GptRead {
+    let sectors = src.len() / lss.max(1);
+    let protective = lba0.is_some_and(|m| m.has_protective());
+    if sectors < 3 {
+        return GptRead::Absent;
+    }
+    let last = sectors - 1;
+    let primary = read_copy(src, lss, 1);
+    let backup_lba = primary.as_ref().map(|p| p.header.alt_lba).unwrap_or(last);
+    let mut backup = read_copy(src, lss, backup_lba);
+    if backup.is_err() && backup_lba != last {
+        // The primary points elsewhere (a grown disk); the last sector may still hold a copy.
+        if let Ok(b) = read_copy(src, lss, last) {
+            backup = Ok(b);
         }
     }
+    let mut findings = Vec::new();
+    let (used, which) = match (&primary, &backup) {
+        (Err(pe), Err(be)) => {
+            let marked = has_signature(src, lss, 1) || has_signature(src, lss, last) || protective;
+            return if marked {
+                GptRead::Corrupt(vec![neither_copy(lss, pe, be)])
+            } else {
+                GptRead::Absent
+            };
+        }
+        (Ok(p), b) => {
+            findings.extend(copy_findings(p, b.as_ref(), backup_lba));
+            findings.extend(backup_not_at_end(p, last));
+            (p, HeaderUsed::Primary)
+        }
+        (Err(pe), Ok(b)) => {
+            findings.push(primary_corrupt(pe, b));
+            (b, HeaderUsed::Backup)
+        }
+    };
+    let parts = match decode(used) {
+        Ok(p) => p,
+        Err(e) => {
+            findings.push(Finding::new(
+                Severity::Error,
+                "gpt-corrupt",
+                None,
+                format!("The GPT entries cannot be decoded: {e}."),
+            ));
+            return GptRead::Corrupt(findings);
+        }
+    };
+    findings.extend(lba0_findings(lba0, &parts));
+    findings.extend(parts.iter().filter(|p| p.size == 0).map(|p| {
+        Finding::new(
+            Severity::Error,
+            "invalid-partition",
+            Some(p.number),
+            format!(
+                "Partition {} ends before it starts; its entry is invalid.",
+                p.number
+            ),
+        )
+    }));
     let table = Table {
         label: Label::Gpt,
         sector_size: lss,

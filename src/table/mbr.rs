@@ -170,6 +170,123 @@ struct Chain {
     sectors: Vec<u64>,
 }
 
+/// Where the link from EBR `prev` leads to `lba`: a loop (already `visited`), a backward link, or an EBR
+/// outside the extended partition `ext` go to `an`.
+fn note_link(
+    an: &mut Anomalies,
+    visited: &mut HashSet<u64>,
+    prev: Option<u64>,
+    lba: u64,
+    ext: std::ops::Range<u64>,
+) {
+    if let Some(prev) = prev {
+        if visited.contains(&lba) {
+            if an.loop_at.is_none() {
+                an.loop_at = Some((prev, lba));
+            }
+        } else if lba <= prev {
+            an.backward.push((prev, lba));
+        }
+    }
+    visited.insert(lba);
+    if !ext.contains(&lba) && !an.outside.contains(&lba) {
+        an.outside.push(lba);
+    }
+}
+
+/// The first data slot and the first link slot of an EBR's `slots` (size 0 skipped), and whether more of
+/// either were there.
+fn pick_slots(slots: &[Entry; 4]) -> (Option<usize>, Option<usize>, bool) {
+    let mut data: Option<usize> = None;
+    let mut link: Option<usize> = None;
+    let mut extra = false;
+    for (i, s) in slots.iter().enumerate() {
+        if s.size == 0 {
+            continue;
+        }
+        if mbr_is_extended(s.sys) {
+            if link.is_some() {
+                extra = true;
+            } else {
+                link = Some(i);
+            }
+        } else if s.sys != 0 {
+            if data.is_some() {
+                extra = true;
+            } else {
+                data = Some(i);
+            }
+        }
+    }
+    (data, link, extra)
+}
+
+/// The entries of the EBR at `lba` (its sector `b`) as libfdisk picks them: the logical partition it holds and
+/// the link to the next EBR; what is odd about its slots goes to `an`.
+fn parse_ebr(lba: u64, b: &[u8], an: &mut Anomalies) -> (Pte, Entry) {
+    let raw = |i: usize| &b[446 + 16 * i..462 + 16 * i];
+    let slots: [Entry; 4] = [0, 1, 2, 3].map(|i| Entry::parse(raw(i)));
+    let cleared: [bool; 4] = [0, 1, 2, 3].map(|i| raw(i).iter().all(|x| *x == 0));
+    let signed = b[510] == 0x55 && b[511] == 0xAA;
+    if !signed && !an.no_signature.contains(&lba) {
+        an.no_signature.push(lba);
+    }
+    let bad: Vec<usize> = (0..4)
+        .filter(|&i| !matches!(slots[i].boot, 0 | 0x80))
+        .map(|i| i + 1)
+        .collect();
+    if !bad.is_empty() && !an.bad_boot.iter().any(|(l, _)| *l == lba) {
+        an.bad_boot.push((lba, bad));
+    }
+    let (data, link, extra) = pick_slots(&slots);
+    let found_data = data.is_some();
+    let found_link = link.is_some();
+    // libfdisk's fallbacks ("very strange code here..."): slot 0, or slot 1 when slot 0 is taken.
+    let data = data.unwrap_or(if link == Some(0) { 1 } else { 0 });
+    let link = link.unwrap_or(if data == 0 { 1 } else { 0 });
+    let note = |v: &mut Vec<u64>| {
+        if !v.contains(&lba) {
+            v.push(lba)
+        }
+    };
+    if extra {
+        note(&mut an.extras);
+    }
+    if !found_data && slots[data].size != 0 {
+        // Only possible with type 0 (any other type would have been found).
+        note(&mut an.type0_data);
+    }
+    if !found_link && slots[link].size != 0 && !mbr_is_extended(slots[link].sys) {
+        note(&mut an.non_ext_link);
+    }
+    if !found_link && mbr_is_extended(slots[link].sys) {
+        note(&mut an.zero_size_link);
+    }
+    if slots[data].size == 0 && mbr_is_extended(slots[link].sys) {
+        note(&mut an.empty_linked);
+    }
+    let standard = (slots[0].size == 0 || (found_data && data == 0))
+        && ((found_link && link == 1) || (slots[1].size == 0 && slots[1].sys == 0))
+        && slots[2..].iter().all(|s| s.size == 0 && s.sys == 0);
+    let specific = extra
+        || an.non_ext_link.contains(&lba)
+        || an.zero_size_link.contains(&lba)
+        || an.type0_data.contains(&lba);
+    if !standard && !specific {
+        note(&mut an.odd_slots);
+    }
+    (
+        Pte {
+            offset: lba,
+            ebr_lba: lba,
+            data: slots[data],
+            data_cleared: cleared[data],
+            link_cleared: cleared[link],
+        },
+        slots[link],
+    )
+}
+
 /// Walks the EBR chain of the extended entry `ext` as libfdisk's `read_extended` does (see the module doc).
 fn walk_chain(src: &dyn ByteSource, lss: u64, ext: &Entry) -> Chain {
     let mut an = Anomalies::default();
@@ -200,19 +317,7 @@ fn walk_chain(src: &dyn ByteSource, lss: u64, ext: &Entry) -> Chain {
             break;
         }
         let lba = ext_offset + u64::from(link_start);
-        if let Some(prev) = prev_ebr {
-            if visited.contains(&lba) {
-                if an.loop_at.is_none() {
-                    an.loop_at = Some((prev, lba));
-                }
-            } else if lba <= prev {
-                an.backward.push((prev, lba));
-            }
-        }
-        visited.insert(lba);
-        if (lba < ext_start || lba >= ext_end) && !an.outside.contains(&lba) {
-            an.outside.push(lba);
-        }
+        note_link(&mut an, &mut visited, prev_ebr, lba, ext_start..ext_end);
         // One read per distinct EBR sector, however often a looping chain revisits it.
         let sector = cache
             .entry(lba)
@@ -234,89 +339,13 @@ fn walk_chain(src: &dyn ByteSource, lss: u64, ext: &Entry) -> Chain {
         if ext_offset == 0 {
             ext_offset = u64::from(link_start);
         }
-        let raw = |i: usize| &b[446 + 16 * i..462 + 16 * i];
-        let slots: [Entry; 4] = [0, 1, 2, 3].map(|i| Entry::parse(raw(i)));
-        let cleared: [bool; 4] = [0, 1, 2, 3].map(|i| raw(i).iter().all(|x| *x == 0));
-        let signed = b[510] == 0x55 && b[511] == 0xAA;
-        if !signed && !an.no_signature.contains(&lba) {
-            an.no_signature.push(lba);
-        }
-        let bad: Vec<usize> = (0..4)
-            .filter(|&i| !matches!(slots[i].boot, 0 | 0x80))
-            .map(|i| i + 1)
-            .collect();
-        if !bad.is_empty() && !an.bad_boot.iter().any(|(l, _)| *l == lba) {
-            an.bad_boot.push((lba, bad));
-        }
-        let mut data: Option<usize> = None;
-        let mut link: Option<usize> = None;
-        let mut extra = false;
-        for (i, s) in slots.iter().enumerate() {
-            if s.size == 0 {
-                continue;
-            }
-            if mbr_is_extended(s.sys) {
-                if link.is_some() {
-                    extra = true;
-                } else {
-                    link = Some(i);
-                }
-            } else if s.sys != 0 {
-                if data.is_some() {
-                    extra = true;
-                } else {
-                    data = Some(i);
-                }
-            }
-        }
-        let found_data = data.is_some();
-        let found_link = link.is_some();
-        // libfdisk's fallbacks ("very strange code here..."): slot 0, or slot 1 when slot 0 is taken.
-        let data = data.unwrap_or(if link == Some(0) { 1 } else { 0 });
-        let link = link.unwrap_or(if data == 0 { 1 } else { 0 });
-        let note = |v: &mut Vec<u64>| {
-            if !v.contains(&lba) {
-                v.push(lba)
-            }
-        };
-        if extra {
-            note(&mut an.extras);
-        }
-        if !found_data && slots[data].size != 0 {
-            // Only possible with type 0 (any other type would have been found).
-            note(&mut an.type0_data);
-        }
-        if !found_link && slots[link].size != 0 && !mbr_is_extended(slots[link].sys) {
-            note(&mut an.non_ext_link);
-        }
-        if !found_link && mbr_is_extended(slots[link].sys) {
-            note(&mut an.zero_size_link);
-        }
-        if slots[data].size == 0 && mbr_is_extended(slots[link].sys) {
-            note(&mut an.empty_linked);
-        }
-        let standard = (slots[0].size == 0 || (found_data && data == 0))
-            && ((found_link && link == 1) || (slots[1].size == 0 && slots[1].sys == 0))
-            && slots[2..].iter().all(|s| s.size == 0 && s.sys == 0);
-        let specific = extra
-            || an.non_ext_link.contains(&lba)
-            || an.zero_size_link.contains(&lba)
-            || an.type0_data.contains(&lba);
-        if !standard && !specific {
-            note(&mut an.odd_slots);
-        }
-        ptes.push(Pte {
-            offset: lba,
-            ebr_lba: lba,
-            data: slots[data],
-            data_cleared: cleared[data],
-            link_cleared: cleared[link],
-        });
+        let (pte, next) = parse_ebr(lba, &b, &mut an);
+        ptes.push(pte);
         prev_ebr = Some(lba);
-        if !mbr_is_extended(slots[link].sys) {
+        if !mbr_is_extended(next.sys) {
             break;
         }
-        link_start = slots[link].start;
+        link_start = next.start;
     }
     let numbered: Vec<(u32, Pte)> = if early_return {
         // libfdisk returns before its clean-up: raw numbering, empty entries simply not listed.
@@ -394,6 +423,14 @@ fn anomaly(message: String) -> Finding {
 }
 
 fn chain_findings(an: &Anomalies, ext: &Entry) -> Vec<Finding> {
+    let mut f = link_findings(an, ext);
+    f.extend(slot_findings(an));
+    f
+}
+
+/// The findings about where the chain's links lead (a bad start, loops, backward or outside links, an
+/// unreadable EBR).
+fn link_findings(an: &Anomalies, ext: &Entry) -> Vec<Finding> {
     let mut f = Vec::new();
     if an.bad_ext_offset {
         f.push(anomaly(
@@ -450,6 +487,12 @@ fn chain_findings(an: &Anomalies, ext: &Entry) -> Vec<Finding> {
              partitions listed are those before it. Check that the device is not truncated; {FIX}"
         )));
     }
+    f
+}
+
+/// The findings about what the chain's EBRs hold (signatures, flag bytes, odd slots).
+fn slot_findings(an: &Anomalies) -> Vec<Finding> {
+    let mut f = Vec::new();
     if !an.no_signature.is_empty() {
         f.push(anomaly(format!(
             "EBR(s) at sector(s) {} do not end in 0x55AA. sfdisk still uses them (\"Invalid flag … of EBR … will \
@@ -479,6 +522,13 @@ fn chain_findings(an: &Anomalies, ext: &Entry) -> Vec<Finding> {
             at.join(", ")
         )));
     }
+    f.extend(entry_findings(an));
+    f
+}
+
+/// The findings about the entries the chain's EBRs hold (type 0 data, odd links, extra or misplaced entries).
+fn entry_findings(an: &Anomalies) -> Vec<Finding> {
+    let mut f = Vec::new();
     if !an.type0_data.is_empty() {
         f.push(anomaly(format!(
             "EBR(s) at sector(s) {} hold a data entry of type 0 (empty) with a non-zero size. sfdisk and the \
@@ -531,23 +581,44 @@ fn chain_findings(an: &Anomalies, ext: &Entry) -> Vec<Finding> {
     f
 }
 
-/// A DOS table as read: the table, its partitions, the findings, and every EBR sector of the chain (empty and
-/// repeated EBRs included, each once) so that backups cover them all.
-pub type DosRead = (Table, Vec<Partition>, Vec<Finding>, Vec<u64>);
+/// The logical partitions the walked `chain` of extended entry `ext` lists, with the findings about them and
+/// about the chain.
+fn logicals(chain: &Chain, ext: &Entry) -> (Vec<Partition>, Vec<Finding>) {
+    let mut parts = Vec::new();
+    let mut findings = Vec::new();
+    let ext_start = u64::from(ext.start);
+    let ext_end = ext_start + u64::from(ext.size);
+    for (number, pte) in &chain.ptes {
+        if pte.data_cleared {
+            continue;
+        }
+        let mut p = entry_partition(*number, &pte.data, PartKind::Logical);
+        p.start = pte.abs_start();
+        p.ebr_lba = Some(pte.ebr_lba);
+        if p.start < ext_start || p.start + p.size > ext_end || pte.ebr_lba >= p.start {
+            findings.push(Finding::new(
+                Severity::Error,
+                "logical-outside-extended",
+                Some(*number),
+                format!(
+                    "Logical partition {number} ({}–{}) is not entirely inside the extended partition \
+                     ({ext_start}–{}), or starts before its own EBR.",
+                    p.start,
+                    p.end(),
+                    ext_end.saturating_sub(1)
+                ),
+            ));
+        }
+        parts.push(p);
+    }
+    findings.extend(chain_findings(&chain.anomalies, ext));
+    (parts, findings)
+}
 
-/// Reads a DOS table (primaries, extended container, logical partitions) as libfdisk reads it.
-pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> DosRead {
+/// The primary entries of LBA 0 as libfdisk lists them, with the findings about their flag bytes and types.
+fn primaries(src: &dyn ByteSource, lba0: &Lba0) -> (Vec<Partition>, Vec<Finding>) {
     let mut findings = Vec::new();
     let mut parts = Vec::new();
-    let table = Table {
-        label: Label::Dos,
-        sector_size: lss,
-        id: format!("{:#010x}", lba0.disk_id),
-        first_usable: 1,
-        last_usable: (src.len() / lss).saturating_sub(1).min(u64::from(u32::MAX)),
-        header_used: None,
-        max_partitions: 4,
-    };
     let bad_boot = lba0.bad_boot_slots();
     if !bad_boot.is_empty() {
         findings.push(Finding::new(
@@ -598,6 +669,25 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> DosRead {
             }
         }
     }
+    (parts, findings)
+}
+
+/// A DOS table as read: the table, its partitions, the findings, and every EBR sector of the chain (empty and
+/// repeated EBRs included, each once) so that backups cover them all.
+pub type DosRead = (Table, Vec<Partition>, Vec<Finding>, Vec<u64>);
+
+/// Reads a DOS table (primaries, extended container, logical partitions) as libfdisk reads it.
+pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> DosRead {
+    let table = Table {
+        label: Label::Dos,
+        sector_size: lss,
+        id: format!("{:#010x}", lba0.disk_id),
+        first_usable: 1,
+        last_usable: (src.len() / lss).saturating_sub(1).min(u64::from(u32::MAX)),
+        header_used: None,
+        max_partitions: 4,
+    };
+    let (mut parts, mut findings) = primaries(src, lba0);
     // libfdisk follows the first primary of an extended type, even one of size 0.
     let exts: Vec<(usize, Entry)> = lba0
         .entries
@@ -626,32 +716,9 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: &Lba0) -> DosRead {
         return (table, parts, findings, Vec::new());
     };
     let chain = walk_chain(src, lss, &ext);
-    let ext_start = u64::from(ext.start);
-    let ext_end = ext_start + u64::from(ext.size);
-    for (number, pte) in &chain.ptes {
-        if pte.data_cleared {
-            continue;
-        }
-        let mut p = entry_partition(*number, &pte.data, PartKind::Logical);
-        p.start = pte.abs_start();
-        p.ebr_lba = Some(pte.ebr_lba);
-        if p.start < ext_start || p.start + p.size > ext_end || pte.ebr_lba >= p.start {
-            findings.push(Finding::new(
-                Severity::Error,
-                "logical-outside-extended",
-                Some(*number),
-                format!(
-                    "Logical partition {number} ({}–{}) is not entirely inside the extended partition \
-                     ({ext_start}–{}), or starts before its own EBR.",
-                    p.start,
-                    p.end(),
-                    ext_end.saturating_sub(1)
-                ),
-            ));
-        }
-        parts.push(p);
-    }
-    findings.extend(chain_findings(&chain.anomalies, &ext));
+    let (logicals, chain_found) = logicals(&chain, &ext);
+    parts.extend(logicals);
+    findings.extend(chain_found);
     for p in parts.iter().filter(|p| p.size == 0) {
         findings.push(Finding::new(
             Severity::Error,

@@ -10,7 +10,6 @@ use crossterm::event::KeyCode;
 
 use afdisk::plan::edit::{attribute_bit, Editor, Field, Op};
 use afdisk::plan::{Layout, Plan};
-use afdisk::table::Label;
 
 use super::dialog::{Answer, Input};
 pub use super::edit_state::{EditState, Row, Target};
@@ -278,7 +277,7 @@ impl EditState {
                     &name,
                 )
             }
-            'a' if self.label() == Label::Dos => {
+            'a' if !afdisk::table::driver(self.label()).has_attribute_bits() => {
                 self.apply(Op::ToggleAttribute { number: n, bit: 0 })
             }
             'a' => self.open(

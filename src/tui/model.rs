@@ -14,7 +14,7 @@
 
 use afdisk::alignment::{self, Topology};
 use afdisk::report::Report;
-use afdisk::table::{Label, PartKind};
+use afdisk::table::PartKind;
 
 /// The disk view's panel with the focus (Tab switches).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,12 +62,7 @@ pub fn segments(r: &Report) -> Vec<Segment> {
     let mut out = Vec::new();
     // Table areas: GPT header + entries before first_usable and the backup after last_usable; the MBR sector.
     let (head, tail) = match &r.table {
-        Some(t) if t.label == Label::Gpt => {
-            let ss = t.sector_size;
-            let tail_start = t.last_usable.saturating_add(1).saturating_mul(ss).min(size);
-            (t.first_usable.saturating_mul(ss).min(size), tail_start)
-        }
-        Some(t) => (t.sector_size.min(size), size),
+        Some(t) => afdisk::table::driver(t.label).table_areas(t, size),
         None => (0, size),
     };
     let mut parts: Vec<(usize, u64, u64)> = r

@@ -98,19 +98,7 @@ impl Script {
         let slots = self
             .table_length
             .unwrap_or(if label == Label::Gpt { 128 } else { 4 });
-        let (first, last) = match label {
-            Label::Gpt => self.gpt_range(t, slots, sss, &mut notes)?,
-            Label::Dos => {
-                if self.first_lba.is_some() || self.last_lba.is_some() {
-                    notes.push("first-lba/last-lba apply to GPT only and were ignored".into());
-                }
-                (0, 0)
-            }
-        };
-        let space = match label {
-            Label::Gpt => (first, last),
-            Label::Dos => (1, t.total.saturating_sub(1).min(u64::from(u32::MAX))),
-        };
+        let ((first, last), space) = self.usable(label, t, slots, sss, &mut notes)?;
         let mut p = Placer {
             file: &self.file,
             label,
@@ -145,6 +133,32 @@ impl Script {
             max_partitions: if label == Label::Gpt { slots } else { 4 },
         };
         Ok((table, p.parts, notes))
+    }
+
+    /// The table's usable range as written (0–0 for dos: the default) and the space partitions are placed in.
+    fn usable(
+        &self,
+        label: Label,
+        t: &Target,
+        slots: u32,
+        sss: u64,
+        notes: &mut Vec<String>,
+    ) -> Result<((u64, u64), (u64, u64))> {
+        Ok(match label {
+            Label::Gpt => {
+                let range = self.gpt_range(t, slots, sss, notes)?;
+                (range, range)
+            }
+            Label::Dos => {
+                if self.first_lba.is_some() || self.last_lba.is_some() {
+                    notes.push("first-lba/last-lba apply to GPT only and were ignored".into());
+                }
+                (
+                    (0, 0),
+                    (1, t.total.saturating_sub(1).min(u64::from(u32::MAX))),
+                )
+            }
+        })
     }
 
     /// A GPT's usable range: the script's when it is for these sectors and fits, else the default (its first

@@ -342,8 +342,11 @@ pub fn next_plan(plan: &SwitchPlan, carried: bool) -> afdisk::plan::Request {
     afdisk::plan::Request {
         preset: Some(preset),
         preset_text,
-        table: (carried && plan.table.as_deref() == Some("dos"))
-            .then_some(afdisk::table::Label::Dos),
+        table: plan
+            .table
+            .as_deref()
+            .filter(|_| carried)
+            .and_then(afdisk::table::Label::from_name),
         replace: true,
         ..Default::default()
     }

@@ -1,0 +1,174 @@
+//! The two layouts a plan [`Request`] asks for besides a custom one: the realignment of the table on the disk
+//! (`--realign`) and a fresh layout from a preset (`--preset`), each with the refusals that guard it.
+//!
+//! Terms: the *old* table is the one on the disk now; a *blocking* finding is an error-severity finding of its
+//! scan (a damaged table); *replace* is the request's consent to write over the old table or a whole-disk
+//! filesystem.
+
+use super::{chain, contents, estimate, layout, preset, Change, Grain, Layout, PlanKind, Request};
+use crate::device::Opened;
+use crate::error::{lit, Error, ErrorKind, Result};
+use crate::table::{self, source::ByteSource};
+use crate::units::plural;
+
+/// What `make` has read before it plans: the device, the request, the table on the disk and its blocking
+/// findings, the topology and the grain.
+pub(super) struct MakeCtx<'a> {
+    pub opened: &'a Opened,
+    pub req: &'a Request,
+    pub src: &'a dyn ByteSource,
+    pub old: Option<&'a Layout>,
+    pub blocking: &'a [&'a crate::finding::Finding],
+    pub topo: &'a crate::alignment::Topology,
+    pub grain: &'a Grain,
+}
+
+/// A planned layout: its kind, the new layout and the changes.
+pub(super) type Planned = (PlanKind, Layout, Vec<Change>);
+
+/// The realignment of the table on the disk (`afdisk plan --realign`).
+pub(super) fn realign(ctx: &MakeCtx, notes: &mut Vec<String>) -> Result<Planned> {
+    let MakeCtx {
+        opened,
+        req,
+        src,
+        old,
+        blocking,
+        topo,
+        grain,
+    } = *ctx;
+    let info = &opened.info;
+    let ss = info.logical_sector_size;
+    if let Some(f) = blocking.first() {
+        return Err(Error::refused(
+            format!("the table of {} is damaged ({}: {}): afdisk does not edit it", info.path.display(), f.code, f.message),
+            "repair it first (restore a backup with `afdisk restore`, or `sgdisk -e`/`fdisk`), then plan again",
+        ));
+    }
+    let Some(old) = old else {
+        return Err(Error::worded(
+            ErrorKind::Usage,
+            &format!(
+                "{} has no partition table to realign",
+                lit(info.path.display())
+            ),
+            "make a fresh layout with {preset} (e.g. {preset=data})",
+        ));
+    };
+    if old.table.sector_size != ss {
+        return Err(Error::refused(
+            format!(
+                "the table of {} was written for {}-byte sectors but the device uses {ss}",
+                info.path.display(), old.table.sector_size
+            ),
+            "attach the disk the way it was partitioned; afdisk does not realign across sector sizes",
+        ));
+    }
+    if req.table.is_some_and(|t| t != old.table.label) {
+        return Err(Error::worded(
+            ErrorKind::Usage,
+            "{table} cannot change the table type of a realignment",
+            "leave {table} out with {realign}",
+        ));
+    }
+    let contents = contents(src, ss, &old.partitions);
+    let opts = layout::RealignOptions {
+        strict: req.strict,
+        discard_data: req.discard_data.clone(),
+        move_data: true,
+        footprints: crate::mover::footprints(src, ss, &old.partitions, &contents),
+    };
+    let (mut new, mut changes) = layout::realign(
+        topo,
+        grain.bytes,
+        &old.table,
+        &old.partitions,
+        &contents,
+        &opts,
+    )?;
+    notes.extend(estimate::estimate_moves(&opened.file, ss, &mut changes));
+    if table::driver(old.table.label).has_logicals() {
+        notes.extend(chain::make_crash_safe(
+            &old.partitions,
+            &mut new.partitions,
+            &mut changes,
+        ));
+    }
+    Ok((PlanKind::Realign, new, changes))
+}
+
+/// A fresh layout from preset `name` (`afdisk plan --preset`), over the table on the disk only with `replace`.
+pub(super) fn fresh(ctx: &MakeCtx, name: &str, notes: &mut Vec<String>) -> Result<Planned> {
+    let MakeCtx {
+        opened: _,
+        req,
+        src,
+        old,
+        blocking,
+        topo,
+        grain,
+    } = *ctx;
+    let info = &ctx.opened.info;
+    let preset = match &req.preset_text {
+        Some(text) => preset::parse(name, text)?,
+        None => preset::builtin(name)?,
+    };
+    if !req.discard_data.is_empty() {
+        return Err(Error::worded(
+            ErrorKind::Usage,
+            "{discard-data} only applies to {realign}",
+            "a fresh layout replaces the whole table; say so with {replace}",
+        ));
+    }
+    if let Some(o) = old {
+        if !req.replace {
+            return Err(Error::worded(
+                ErrorKind::Refused,
+                &format!(
+                    "{} already has a {} table with {}; a fresh layout would replace it",
+                    lit(info.path.display()),
+                    o.table.label.as_str(),
+                    plural(o.partitions.len() as u64, "partition", "partitions")
+                ),
+                "choose {realign} to fix alignment in place, or {replace} to discard the old table",
+            ));
+        }
+    } else if !blocking.is_empty() && !req.replace {
+        return Err(Error::worded(
+            ErrorKind::Refused,
+            &format!("{} holds a damaged partition table", lit(info.path.display())),
+            "choose {replace} to write a fresh table over it (its partitions are lost), or repair it first",
+        ));
+    }
+    let whole = crate::signature::probe(src, 0, info.size_bytes);
+    if let (Some(sig), None) = (whole, old) {
+        if !req.replace {
+            return Err(Error::worded(
+                ErrorKind::Refused,
+                &format!(
+                    "{} holds a {} filesystem on the whole disk (no partition table)",
+                    lit(info.path.display()),
+                    lit(sig)
+                ),
+                "choose {replace} if its data is expendable",
+            ));
+        }
+    }
+    let label = req.table.unwrap_or_default();
+    let mut guid = || uuid::Uuid::new_v4().to_string().to_uppercase();
+    let disk_id = u32::from_le_bytes(
+        *uuid::Uuid::new_v4()
+            .as_bytes()
+            .first_chunk()
+            .unwrap_or(&[1, 2, 3, 4]),
+    );
+    let (new, changes) =
+        layout::fresh(topo, grain.bytes, label, &preset, &mut guid, disk_id.max(1))?;
+    if !table::driver(label).has_names() {
+        notes.push(format!(
+            "{} tables have no partition names; preset names are not written",
+            label.as_str()
+        ));
+    }
+    Ok((PlanKind::Fresh, new, changes))
+}
