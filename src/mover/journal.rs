@@ -1,12 +1,12 @@
 //! The move journal: a file **off the disk being moved** that holds what a resume needs.
 //!
 //! Layout (bytes): `AFDMOVJ1`, header length (u64 LE), CRC-32 of the header, the header as JSON (the
-//! [`Job`]: plan seal, device identity, the moves and their schedules, the table sectors that mark the disk,
+//! [`Job`]: plan seal, device identity, the moves with their schedules and copy ranges, the table sectors that mark the disk,
 //! restore it and finish it); from the next 4 KiB boundary two **record slots** of `4096 + max_chunk` bytes,
 //! written alternately (a torn record write leaves the other slot intact); after them the **checksums** of
 //! every window's source (8 bytes each, per move in order). A record names the stage, the move, the first
 //! window not known durable (`next`) and, while a batch of windows is being written, its end (`batch_end`);
-//! in journaled mode it carries the source bytes of window `next`. Each record is written and flushed
+//! in journaled mode it carries the source bytes of window `next` (its pieces, see [`super::extents`]). Each record is written and flushed
 //! (`fdatasync`) at a **commit point**; the newest valid record (magic, CRC over its fields and data) wins. A
 //! journaled window's record may become durable while the previous window's destination is still being
 //! written: the previous record stays in the other slot until that destination is durable, and a resume writes
@@ -16,6 +16,7 @@ use std::io;
 
 use serde::{Deserialize, Serialize};
 
+use super::extents::{self, Extents};
 use super::io::Io;
 use super::schedule::{checksum, Schedule};
 use crate::device::identity::DiskIdentity;
@@ -23,6 +24,9 @@ use crate::error::{Error, Result};
 use crate::table::Layout;
 
 pub const MAGIC: &[u8; 8] = b"AFDMOVJ1";
+/// The header version this afdisk writes: 2 added the copy ranges ([`MoveSpec::used`]); version 1 journals
+/// (whole footprints) are read as before.
+pub const VERSION: u32 = 2;
 const REC_MAGIC: &[u8; 8] = b"AFDMOVR1";
 const REC_HEAD: u64 = 4096;
 const REC_FIELDS: usize = 64;
@@ -48,6 +52,20 @@ pub struct MoveSpec {
     /// The partition's bytes before the move (the copy covers `schedule.len` of them).
     pub old_bytes: u64,
     pub schedule: Schedule,
+    /// The copy ranges ([`super::extents`]) read from the filesystem's used-block map before the move: only
+    /// these are copied and verified. `None` (and in journals of version 1): the whole footprint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub used: Option<Vec<(u64, u64)>>,
+    /// Why the whole footprint is copied (no map), for the outcome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_reason: Option<String>,
+}
+
+impl MoveSpec {
+    /// The schedule with its copy ranges.
+    pub fn extents(&self) -> Extents<'_> {
+        Extents::new(self.schedule, self.used.as_deref())
+    }
 }
 
 /// The journal header: everything fixed for the whole move.
@@ -177,6 +195,39 @@ fn io_err(what: &str, e: &io::Error) -> Error {
     )
 }
 
+/// Refuses a header this afdisk cannot run: a newer version, more windows than can be counted, copy ranges
+/// that are not copy ranges of their move, or a window copying more than a record holds.
+fn check_moves(job: &Job) -> Result<()> {
+    if job.version > VERSION {
+        return Err(bad(format!(
+            "it was written by a newer afdisk (journal version {}, this one reads up to {VERSION})",
+            job.version
+        )));
+    }
+    job.moves
+        .iter()
+        .try_fold(0u64, |n, m| n.checked_add(m.schedule.count()))
+        .ok_or_else(|| bad("its moves count more windows than there can be"))?;
+    for m in &job.moves {
+        if let Some(r) = &m.used {
+            if !extents::valid(r, m.schedule.len, job.sector_size) {
+                return Err(bad(format!(
+                    "the copy ranges of partition {} are not sorted whole sectors within its footprint",
+                    m.number
+                )));
+            }
+            if m.schedule.mode == super::Mode::Journaled && m.extents().max_bytes() > job.max_chunk
+            {
+                return Err(bad(format!(
+                    "a window of partition {} copies more than a record holds",
+                    m.number
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 impl<'a> Journal<'a> {
     fn layout(io: &'a dyn Io, job: Job, hlen: u64) -> Journal<'a> {
         let slots = (20 + hlen).div_ceil(4096) * 4096;
@@ -241,10 +292,7 @@ impl<'a> Journal<'a> {
                 job.max_chunk
             )));
         }
-        job.moves
-            .iter()
-            .try_fold(0u64, |n, m| n.checked_add(m.schedule.count()))
-            .ok_or_else(|| bad("its moves count more windows than there can be"))?;
+        check_moves(&job)?;
         let mut j = Journal::layout(io, job, hlen);
         let rec = [0u64, 1]
             .iter()

@@ -24,11 +24,13 @@
 //! fsck.fat -n) → journal retired (`.done`).
 
 pub mod engine;
+pub mod extents;
 pub mod fsck;
 pub mod fssize;
 pub mod hide;
 pub mod io;
 pub mod journal;
+mod pipeline;
 pub mod schedule;
 pub mod trace;
 
