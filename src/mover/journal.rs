@@ -251,6 +251,16 @@ impl<'a> Journal<'a> {
         }
     }
 
+    /// The bytes a journal for `job` takes: header, two record slots, the window checksums.
+    pub fn size_for(job: &Job) -> Result<u64> {
+        let hlen = serde_json::to_vec(job)
+            .map_err(|e| bad(format!("cannot serialise: {e}")))?
+            .len() as u64;
+        let slots = (20 + hlen).div_ceil(4096) * 4096;
+        let windows: u64 = job.moves.iter().map(|m| m.schedule.count()).sum();
+        Ok(slots + 2 * (REC_HEAD + job.max_chunk) + 8 * windows)
+    }
+
     /// Writes a new journal for `job` and its first record (stage started), flushed.
     pub fn create(io: &'a dyn Io, job: Job) -> Result<Journal<'a>> {
         let text = serde_json::to_vec(&job).map_err(|e| bad(format!("cannot serialise: {e}")))?;
@@ -261,6 +271,13 @@ impl<'a> Journal<'a> {
         head.extend_from_slice(&text);
         io.write_at(0, &head).map_err(|e| io_err("writing", &e))?;
         let mut j = Journal::layout(io, job, text.len() as u64);
+        // The checksum area's last slot, so that it reads back whole (as zeros) where windows without data
+        // leave slots unwritten.
+        let windows: u64 = j.job.moves.iter().map(|m| m.schedule.count()).sum();
+        if windows > 0 {
+            io.write_at(j.sums + 8 * (windows - 1), &[0u8; 8])
+                .map_err(|e| io_err("writing", &e))?;
+        }
         j.commit(Record::at(Stage::Started, 0, 0, 0))?;
         Ok(j)
     }

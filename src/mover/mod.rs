@@ -146,6 +146,40 @@ fn journal_path(dir: &Path, info_name: &str, id: &str) -> PathBuf {
     dir.join(format!("afdisk-{info_name}-{short}{JOURNAL_SUFFIX}"))
 }
 
+/// The refusal for a journal directory without room for `need` bytes.
+fn no_room(dir: &Path, need: u64, why: &str) -> Error {
+    Error::refused(
+        format!(
+            "the move journal needs {} ({need} bytes) in {}: {why}; nothing was written to the disk",
+            human(need),
+            dir.display()
+        ),
+        format!(
+            "free {} there, or set AFDISK_BACKUP_DIR (or --journal-dir) to a directory on another disk with room",
+            human(need)
+        ),
+    )
+}
+
+/// Refuses a journal directory whose filesystem has less than `need` bytes free for an unprivileged file.
+pub fn check_journal_room(dir: &Path, need: u64) -> Result<()> {
+    let st = nix::sys::statvfs::statvfs(dir).map_err(|e| {
+        Error::io(
+            format!("cannot read the free space of {}: {e}", dir.display()),
+            "check the journal directory",
+        )
+    })?;
+    let free = (st.blocks_available() as u64).saturating_mul(st.fragment_size() as u64);
+    if free < need {
+        return Err(no_room(
+            dir,
+            need,
+            &format!("its filesystem has {} free", human(free)),
+        ));
+    }
+    Ok(())
+}
+
 /// Refuses a journal directory on the disk being moved (or one of its partitions).
 pub fn check_journal_place(dir: &Path, opened: &Opened) -> Result<()> {
     use std::os::unix::fs::MetadataExt;
@@ -415,6 +449,8 @@ pub fn start(
 ) -> Result<MoveOutcome> {
     check_journal_place(journal_dir, opened)?;
     let jpath = journal_path(journal_dir, &opened.info.name, &job.id);
+    let need = Journal::size_for(&job)?;
+    check_journal_room(journal_dir, need)?;
     let jf = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -429,6 +465,17 @@ pub fn start(
                 "create the directory, or set AFDISK_BACKUP_DIR",
             )
         })?;
+    // Every byte the journal will take, allocated before the first write to the disk: a full filesystem fails
+    // here, with nothing written, and never halfway through the move.
+    if let Err(e) = nix::fcntl::posix_fallocate(&jf, 0, need as i64) {
+        drop(jf);
+        let _ = std::fs::remove_file(&jpath);
+        return Err(no_room(
+            journal_dir,
+            need,
+            &format!("allocating it failed: {e}"),
+        ));
+    }
     let jio = io::FileIo {
         file: jf,
         size: u64::MAX,
