@@ -134,27 +134,29 @@ pub struct FarPlacement {
 /// `free` (the byte range `[lo, hi)` the partition may occupy: the free space around it and its own place).
 /// Tried toward `near` first, then the other way. `None` when the nearest start needs no journal anyway, or
 /// no such place fits. All values in bytes; `size` is the partition's, `len` its footprint's; `align` is the
-/// alignment grain.
+/// alignment (offset, grain): starts are `offset + k × grain`.
 pub fn far_enough(
     src: u64,
     size: u64,
     len: u64,
     near: u64,
     free: (u64, u64),
-    align: u64,
+    align: (u64, u64),
 ) -> Option<FarPlacement> {
-    let align = align.max(1);
+    let (ao, grain) = (align.0, align.1.max(1));
+    let up = |x: u64| x.saturating_sub(ao).div_ceil(grain) * grain + ao;
+    let down = |x: u64| x.checked_sub(ao).map(|y| y / grain * grain + ao);
     if src == near || near.abs_diff(src) >= MIN_SHIFT.min(len) {
         return None;
     }
     let need = MIN_SHIFT.min(len);
     let right = src
         .checked_add(need)
-        .map(|x| x.div_ceil(align) * align)
+        .map(up)
         .filter(|&d| d.checked_add(size).is_some_and(|e| e <= free.1));
     let left = src
         .checked_sub(need)
-        .map(|x| x / align * align)
+        .and_then(down)
         .filter(|&d| d >= free.0);
     let tries = if near > src {
         [right, left]
@@ -275,7 +277,7 @@ mod tests {
     fn far_enough_moves_a_window_away_where_free_space_allows() {
         const M: u64 = 1 << 20;
         // 63 → 2048 (1985 sectors): 100 MiB partition, free space up to 300 MiB: one window away, aligned.
-        let f = far_enough(63 * 512, 100 * M, 100 * M, M, (0, 300 * M), M).expect("room");
+        let f = far_enough(63 * 512, 100 * M, 100 * M, M, (0, 300 * M), (0, M)).expect("room");
         assert_eq!(f.start, 33 * M);
         assert_eq!(f.mode, Mode::Shift);
         assert_eq!(
@@ -288,22 +290,36 @@ mod tests {
             f.why
         );
         // Toward the start by a sector (40 MiB + 512 → 40 MiB): a window further down.
-        let f = far_enough(40 * M + 512, 50 * M, 50 * M, 40 * M, (0, 91 * M), M).expect("room");
+        let f =
+            far_enough(40 * M + 512, 50 * M, 50 * M, 40 * M, (0, 91 * M), (0, M)).expect("room");
         assert_eq!(f.start, 8 * M);
         // No room below (free space starts at 10 MiB): a window up instead.
-        let f =
-            far_enough(40 * M + 512, 50 * M, 50 * M, 40 * M, (10 * M, 200 * M), M).expect("room");
+        let f = far_enough(
+            40 * M + 512,
+            50 * M,
+            50 * M,
+            40 * M,
+            (10 * M, 200 * M),
+            (0, M),
+        )
+        .expect("room");
         assert_eq!(f.start, 73 * M);
         // Neither way: none.
         assert_eq!(
-            far_enough(2049 * 512, 50 * M, 50 * M, M, (M, 60 * M), M),
+            far_enough(2049 * 512, 50 * M, 50 * M, M, (M, 60 * M), (0, M)),
             None
         );
         // A small filesystem: its footprint away is disjoint.
-        let f = far_enough(2049 * 512, 8 * M, 4 * M, M, (M, 64 * M), M).expect("room");
+        let f = far_enough(2049 * 512, 8 * M, 4 * M, M, (M, 64 * M), (0, M)).expect("room");
         assert_eq!((f.start, f.mode), (6 * M, Mode::Disjoint));
+        // An alignment offset: starts at offset + k × grain.
+        let f = far_enough(63 * 512, 100 * M, 100 * M, M, (0, 300 * M), (4096, M)).expect("room");
+        assert_eq!(f.start, 33 * M + 4096);
         // Already far enough: none.
-        assert_eq!(far_enough(0, 10 * M, 10 * M, 40 * M, (0, 100 * M), M), None);
+        assert_eq!(
+            far_enough(0, 10 * M, 10 * M, 40 * M, (0, 100 * M), (0, M)),
+            None
+        );
     }
 
     #[test]
