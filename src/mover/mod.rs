@@ -25,6 +25,7 @@
 
 pub mod engine;
 pub mod extents;
+pub mod findings;
 pub mod fsck;
 pub mod fssize;
 pub mod hide;
@@ -48,6 +49,7 @@ use crate::table::source::ByteSource;
 use crate::table::Layout;
 use crate::units::human;
 pub use engine::{Control, Ended, Phase, Progress};
+pub use findings::{hidden_finding, interrupted_finding, journal_finding};
 pub use journal::{Job, Journal, MoveSpec, Record, Sector, Stage};
 pub use schedule::{Mode, Schedule};
 
@@ -501,6 +503,35 @@ pub fn resume(
     rollback: bool,
     ctl: &mut Control,
 ) -> Result<MoveOutcome> {
+    let jio = open_journal(journal)?;
+    let (j, rec) = Journal::open(&jio)?;
+    check_resumable(opened, journal, &j, &rec)?;
+    access::check_confirmation(&opened.info, confirm, "finish moving the partition data")?;
+    access::preflight(opened, "finish the move")?;
+    let file = access::open_exclusive(opened, 0)?;
+    let src = table::source::FileSource {
+        file: &file,
+        size: opened.info.size_bytes,
+    };
+    let here = Layout::from_scan(&table::scan(&src, j.job.sector_size));
+    if rec.stage == Stage::Copying && !here.as_ref().is_some_and(|l| l.same_table(&j.job.marked)) {
+        return Err(Error::refused(
+            format!(
+                "the table of {} is not the one the move left (its moving partitions marked): something changed it; nothing was written",
+                opened.info.path.display()
+            ),
+            "restore the apply's backup, or put the marked table back, before resuming",
+        ));
+    }
+    if rollback {
+        return roll_back(opened, &file, journal, j, &rec);
+    }
+    drop(j);
+    drive(opened, &file, journal, &jio, rec, ctl)
+}
+
+/// The journal file an apply named, opened for reading and writing.
+fn open_journal(journal: &Path) -> Result<io::FileIo> {
     let jf = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -514,11 +545,14 @@ pub fn resume(
                 "give the journal the apply named (--journal FILE)",
             )
         })?;
-    let jio = io::FileIo {
+    Ok(io::FileIo {
         file: jf,
         size: u64::MAX,
-    };
-    let (j, rec) = Journal::open(&jio)?;
+    })
+}
+
+/// Refuses a journal made for another disk, or one whose move is over.
+fn check_resumable(opened: &Opened, journal: &Path, j: &Journal, rec: &Record) -> Result<()> {
     let now = DiskIdentity::from_info(&opened.info);
     if let Some(why) = j.job.device.mismatch(&now, "journal") {
         return Err(Error::refused(
@@ -539,88 +573,50 @@ pub fn resume(
             "nothing to resume",
         ));
     }
-    access::check_confirmation(&opened.info, confirm, "finish moving the partition data")?;
-    access::preflight(opened, "finish the move")?;
-    let file = access::open_exclusive(opened, 0)?;
-    let src = table::source::FileSource {
-        file: &file,
+    Ok(())
+}
+
+/// Puts the old table and the sources' signatures back, where the move stopped at `rec` before writing data.
+fn roll_back(
+    opened: &Opened,
+    file: &std::fs::File,
+    journal: &Path,
+    mut j: Journal,
+    rec: &Record,
+) -> Result<MoveOutcome> {
+    if !rollback_safe(rec) {
+        return Err(Error::refused(
+            "the move has written data already: rolling it back is not safe; nothing was written",
+            format!(
+                "finish it with: {}",
+                resume_command(&opened.info.path, journal)
+            ),
+        ));
+    }
+    let dev = io::FileIo {
+        file: file
+            .try_clone()
+            .map_err(|e| Error::io(e.to_string(), "try again"))?,
         size: opened.info.size_bytes,
     };
     let ss = j.job.sector_size;
-    let here = Layout::from_scan(&table::scan(&src, ss));
-    if rec.stage == Stage::Copying && !here.as_ref().is_some_and(|l| l.same_table(&j.job.marked)) {
-        return Err(Error::refused(
-            format!(
-                "the table of {} is not the one the move left (its moving partitions marked): something changed it; nothing was written",
-                opened.info.path.display()
-            ),
-            "restore the apply's backup, or put the marked table back, before resuming",
-        ));
-    }
-    if rollback {
-        if !rollback_safe(&rec) {
-            return Err(Error::refused(
-                "the move has written data already: rolling it back is not safe; nothing was written",
-                format!("finish it with: {}", resume_command(&opened.info.path, journal)),
-            ));
-        }
-        let dev = io::FileIo {
-            file: file
-                .try_clone()
-                .map_err(|e| Error::io(e.to_string(), "try again"))?,
-            size: opened.info.size_bytes,
-        };
-        let mut j = j;
-        engine::write_sectors(&dev, ss, &j.job.unhide.clone())?;
-        engine::write_sectors(&dev, ss, &j.job.unmark.clone())?;
-        j.commit(Record::at(Stage::RolledBack, 0, 0, 0))?;
-        let mut done = journal.as_os_str().to_owned();
-        done.push(".rolled-back");
-        let _ = std::fs::rename(journal, &done);
-        let job = j.job.clone();
-        return Ok(MoveOutcome {
-            status: "rolled-back",
-            ..outcome(opened, journal, &job, Ended::Stopped, 0.0, Vec::new())
-        });
-    }
-    drop(j);
-    drive(opened, &file, journal, &jio, rec, ctl)
+    engine::write_sectors(&dev, ss, &j.job.unhide.clone())?;
+    engine::write_sectors(&dev, ss, &j.job.unmark.clone())?;
+    j.commit(Record::at(Stage::RolledBack, 0, 0, 0))?;
+    let mut done = journal.as_os_str().to_owned();
+    done.push(".rolled-back");
+    let _ = std::fs::rename(journal, &done);
+    let job = j.job.clone();
+    Ok(MoveOutcome {
+        status: "rolled-back",
+        ..outcome(opened, journal, &job, Ended::Stopped, 0.0, Vec::new())
+    })
 }
 
 /// A stop flag that is never set (for callers without a way to stop).
 pub fn never() -> &'static AtomicBool {
     static NEVER: AtomicBool = AtomicBool::new(false);
     &NEVER
-}
-
-/// The error finding `list`/`inspect`/the TUI show for a partition that carries the moving mark.
-pub fn interrupted_finding(number: u32) -> crate::finding::Finding {
-    crate::finding::Finding::new(
-        crate::finding::Severity::Error,
-        "interrupted-move",
-        Some(number),
-        format!(
-            "partition {number} is marked as moving: an afdisk data move was interrupted, so its data is partly at \
-             the old and partly at the new place; do not mount or write it. Finish the move with `afdisk resume \
-             TARGET` (its journal is next to the backups), which `apply` requires before anything else"
-        ),
-    )
-}
-
-/// The error finding for a partition whose filesystem an interrupted move hid (see [`hide::hidden_content`]):
-/// its table entry carries no mark (the move stopped before the mark, or after the new table).
-pub fn hidden_finding(number: u32, content: &str) -> crate::finding::Finding {
-    crate::finding::Finding::new(
-        crate::finding::Severity::Error,
-        "interrupted-move",
-        Some(number),
-        format!(
-            "partition {number} holds a {content} whose signatures an afdisk data move hid, so that nothing mounts \
-             it half-moved: the move was interrupted just before it marked the partition or just after it wrote \
-             the new table. Do not mount or write it. Finish the move with `afdisk resume TARGET` (its journal \
-             is next to the backups), which `apply` requires before anything else"
-        ),
-    )
 }
 
 /// An unfinished move on a disk, as its journal records it (`inspect` looks next to the backups).
@@ -651,27 +647,6 @@ pub fn pending_moves(dir: &Path, opened: &Opened) -> Vec<PendingMove> {
             rollback_safe: rollback_safe(&rec),
         })
         .collect()
-}
-
-/// The error finding for a disk with an unfinished move journal and no other sign of it on the disk.
-pub fn journal_finding(p: &PendingMove) -> crate::finding::Finding {
-    crate::finding::Finding::new(
-        crate::finding::Severity::Error,
-        "interrupted-move",
-        None,
-        format!(
-            "an afdisk data move on this disk did not finish: its journal {} stops at stage {}. Partitions may \
-             hold data partly at the old and partly at the new place; do not mount or write them. Finish the move \
-             with `afdisk resume TARGET`{}",
-            p.journal.display(),
-            p.stage,
-            if p.rollback_safe {
-                " (no data was copied yet: `--rollback` puts the old table back instead)"
-            } else {
-                ""
-            }
-        ),
-    )
 }
 
 /// The footprint of each partition that holds something (`contents`), for planning: bytes its filesystem uses.
