@@ -76,6 +76,10 @@ pub struct Moved {
     pub from_byte: u64,
     pub to_byte: u64,
     pub bytes: u64,
+    /// The bytes the move copied: its copy ranges (the filesystem's used-block map), else its whole footprint.
+    pub copied_bytes: u64,
+    /// Why the whole footprint was copied (no used-block map), when it was.
+    pub whole_reason: Option<String>,
     pub direction: &'static str,
     pub mode: Mode,
 }
@@ -102,8 +106,13 @@ impl MoveOutcome {
     pub fn text(&self) -> String {
         let mut out = String::new();
         for m in &self.moves {
+            let copied = if m.copied_bytes < m.bytes {
+                format!(", {} in use copied", human(m.copied_bytes))
+            } else {
+                String::new()
+            };
             out.push_str(&format!(
-                "Partition {} ({}): {} moved {} {} (byte {} → {}, {} mode)\n",
+                "Partition {} ({}): {} moved {} {} (byte {} → {}, {} mode{copied})\n",
                 m.partition,
                 m.content.as_deref().unwrap_or("data"),
                 human(m.bytes),
@@ -321,7 +330,7 @@ fn outcome(
     secs: f64,
     checks: Vec<fsck::FsCheck>,
 ) -> MoveOutcome {
-    let bytes: u64 = job.moves.iter().map(|m| m.schedule.len).sum();
+    let bytes: u64 = job.moves.iter().map(|m| m.extents().total()).sum();
     MoveOutcome {
         status: if ended == Ended::Stopped {
             "stopped"
@@ -339,6 +348,8 @@ fn outcome(
                 from_byte: m.schedule.src,
                 to_byte: m.schedule.dst,
                 bytes: m.schedule.len,
+                copied_bytes: m.extents().total(),
+                whole_reason: m.whole_reason.clone(),
                 direction: if m.schedule.forward() {
                     "toward the end by"
                 } else {
@@ -715,6 +726,18 @@ pub fn estimate_seconds(sch: &Schedule, rate: f64, flush: f64) -> f64 {
             1.0
         };
     passes * sch.len as f64 / rate.max(1.0) + barriers * flush
+}
+
+/// [`estimate_seconds`] for a move that copies only `copied` bytes of its footprint (the sum of its used-block
+/// map, see [`extents`]): the passes over those bytes, and a barrier (two in journaled mode) per window that
+/// holds data — windows widen where the map is sparse, so about one per `win` bytes copied.
+pub fn estimate_copy_seconds(sch: &Schedule, copied: u64, rate: f64, flush: f64) -> f64 {
+    let copied = copied.min(sch.len);
+    let journaled = sch.mode == Mode::Journaled;
+    let passes = if journaled { 4.0 } else { 3.0 };
+    let windows = copied.div_ceil(sch.win.max(1)).clamp(1, sch.count().max(1)) as f64;
+    let barriers = windows * if journaled { 2.0 } else { 1.0 };
+    passes * copied as f64 / rate.max(1.0) + barriers * flush
 }
 
 /// Refuses any write to a disk with an unfinished move: a journal for it in `journal_dir`, or a table entry
