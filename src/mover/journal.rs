@@ -363,7 +363,13 @@ impl<'a> Journal<'a> {
     }
 
     /// Writes `rec` as the next record and flushes the journal: a commit point.
-    pub fn commit(&mut self, mut rec: Record) -> Result<()> {
+    pub fn commit(&mut self, rec: Record) -> Result<()> {
+        let sum = checksum(&rec.data);
+        self.commit_summed(rec, sum)
+    }
+
+    /// [`Journal::commit`] of a record whose data's [`checksum`] (`sum`) the caller has computed already.
+    pub fn commit_summed(&mut self, mut rec: Record, sum: u64) -> Result<()> {
         self.seq += 1;
         rec.seq = self.seq;
         let t0 = std::time::Instant::now();
@@ -375,7 +381,7 @@ impl<'a> Journal<'a> {
         f[24..32].copy_from_slice(&rec.next.to_le_bytes());
         f[32..40].copy_from_slice(&rec.batch_end.to_le_bytes());
         f[40..48].copy_from_slice(&(rec.data.len() as u64).to_le_bytes());
-        f[48..56].copy_from_slice(&checksum(&rec.data).to_le_bytes());
+        f[48..56].copy_from_slice(&sum.to_le_bytes());
         let crc = crc32fast::hash(&f[..56]);
         f[56..60].copy_from_slice(&crc.to_le_bytes());
         let at = self.slots + (rec.seq % 2) * self.slot_size;

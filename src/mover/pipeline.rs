@@ -368,7 +368,8 @@ fn journal_windows(
         j.put_sums(t.mv, w, &[sum])?;
         let mut rec = Record::at(Stage::Copying, mv, w, w + 1);
         rec.data = b.as_slice().to_vec();
-        j.commit(rec)?;
+        // The reader's checksum of these very bytes.
+        j.commit_summed(rec, sum)?;
         wr.settle(&t.ext, meter, j.commits, ctl)?;
         wr.wtx.send((w, b, sum)).map_err(|_| lost())?;
         wr.in_flight = true;
