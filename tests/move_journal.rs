@@ -38,6 +38,9 @@ fn a_version_1_journal_copies_the_whole_footprint() {
     check_moved(&img, &original, &job, "gpt");
 }
 
+/// A change made to a job.
+type Edit = Box<dyn Fn(&mut mover::Job)>;
+
 /// Journals that this afdisk must not run: a newer version, ranges that are not whole sectors, ranges past the
 /// footprint, ranges out of order.
 #[test]
@@ -45,7 +48,7 @@ fn a_newer_or_inconsistent_journal_is_refused() {
     let sc = Scratch::new();
     let (_, _, job) = gpt_2049_moving(&sc, "bad.img", 22, 2 * MIB);
     let len = job.moves[0].schedule.len;
-    let cases: Vec<(&str, Box<dyn Fn(&mut mover::Job)>)> = vec![
+    let cases: Vec<(&str, Edit)> = vec![
         ("newer afdisk", Box::new(|j| j.version = 3)),
         (
             "whole sectors",

@@ -341,7 +341,7 @@ fn fragmented_fat32_both_directions_cut_at_every_write() {
     // source's first sector receives the FSInfo sector, whose 55 AA makes blkid report `PTTYPE=dos` there
     // while the move runs. No filesystem type or UUID may ever show; a partition table type is not counted.
     let left = every_write_pt(&img, &p, MIB / 2, &after, true);
-    let mut x = 0x51A5_EEDu64;
+    let mut x = 0x051A_5EED_u64;
     let ks: Vec<u64> = (0..10)
         .map(|_| {
             x = x

@@ -41,17 +41,17 @@ fn lost() -> Error {
     Error::io("a thread of the move stopped", "run `afdisk resume TARGET`")
 }
 
+/// What the verifier is sent: a first window and the checksums of it and the windows after it.
+type ToVerify = (u64, Vec<u64>);
+
 /// The verifier thread: reads back each `(first window, checksums)` it is sent, in the destination.
 fn spawn_verifier<'s, 'e: 's>(
     scope: &'s Scope<'s, 'e>,
     dev: &'e dyn Io,
     ext: Extents<'e>,
     number: u32,
-) -> (
-    SyncSender<(u64, Vec<u64>)>,
-    ScopedJoinHandle<'s, Result<()>>,
-) {
-    let (vtx, vrx) = sync_channel::<(u64, Vec<u64>)>(4);
+) -> (SyncSender<ToVerify>, ScopedJoinHandle<'s, Result<()>>) {
+    let (vtx, vrx) = sync_channel::<ToVerify>(4);
     let h = scope.spawn(move || -> Result<()> {
         let mut buf = AlignedBuf::new(ext.max_bytes() as usize);
         for (first, sums) in vrx {
@@ -182,7 +182,7 @@ fn write_batches(
     j: &mut Journal,
     t: &Task,
     rx: &Receiver<Result<Batch>>,
-    vtx: &SyncSender<(u64, Vec<u64>)>,
+    vtx: &SyncSender<ToVerify>,
     ctl: &mut Control,
     meter: &mut Meter,
 ) -> Result<Ended> {
@@ -321,7 +321,7 @@ pub(super) fn journaled(
 struct Writes {
     wtx: SyncSender<Read>,
     drx: Receiver<Result<(u64, u64)>>,
-    vtx: SyncSender<(u64, Vec<u64>)>,
+    vtx: SyncSender<ToVerify>,
     in_flight: bool,
     online: bool,
 }
