@@ -23,6 +23,7 @@
 # Usage: tests/bench/move_vs_dd.sh [path/to/afdisk] [SIZE_MIB] [FILL%...]
 #   (root; default target/release/afdisk, 1024 MiB, fills 10 50 90)
 set -euo pipefail
+shopt -s inherit_errexit
 bin=${1:-$(cd "$(dirname "$0")/../.." && pwd)/target/release/afdisk}
 size_mib=${2:-1024}
 shift $(( $# > 2 ? 2 : $# ))
@@ -120,6 +121,8 @@ run_afdisk() { # $1 = old start sector, $2 = new start, $3 = journal directory (
   dropc; t0=$(now)
   "$bin" apply "$loop" --plan "$work/plan.json" --yes --confirm "$name" --json >"$work/apply.json"
   t1=$(now)
+  # Each move's retired journal is removed: the next one gets the journal directory's room again.
+  rm -f "$3"/*.move-journal*
   check_fs "$2"
   sfdisk --verify "$loop" >/dev/null
   python3 - "$work/apply.json" "$3" >&2 <<'PY'
