@@ -9,7 +9,9 @@
 //! resume re-reads each window of the open batch: a destination that matches its checksum is done, any other
 //! window's source is still intact (it was only overwritten after its own copy was flushed) and is copied
 //! again. Journaled mode: a window's source bytes go into the record (flushed) before its destination is
-//! written; a resume writes them from the journal.
+//! written; a resume writes them from the journal. A window's bytes are its **pieces** ([`super::extents`]: the
+//! copy ranges inside it): only they are read, checksummed, journaled, written and read back. The copy loops
+//! themselves are in `pipeline`.
 
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;

@@ -1,16 +1,20 @@
 //! The move journal: a file **off the disk being moved** that holds what a resume needs.
 //!
 //! Layout (bytes): `AFDMOVJ1`, header length (u64 LE), CRC-32 of the header, the header as JSON (the
-//! [`Job`]: plan seal, device identity, the moves with their schedules and copy ranges, the table sectors that mark the disk,
-//! restore it and finish it); from the next 4 KiB boundary two **record slots** of `4096 + max_chunk` bytes,
-//! written alternately (a torn record write leaves the other slot intact); after them the **checksums** of
-//! every window's source (8 bytes each, per move in order). A record names the stage, the move, the first
-//! window not known durable (`next`) and, while a batch of windows is being written, its end (`batch_end`);
-//! in journaled mode it carries the source bytes of window `next` (its pieces, see [`super::extents`]). Each record is written and flushed
-//! (`fdatasync`) at a **commit point**; the newest valid record (magic, CRC over its fields and data) wins. A
-//! journaled window's record may become durable while the previous window's destination is still being
-//! written: the previous record stays in the other slot until that destination is durable, and a resume writes
-//! both ([`Journal::record_before`]).
+//! [`Job`]: version, plan seal, device identity, the moves with their schedules and copy ranges, the table
+//! sectors that mark the disk, restore it and finish it); from the next 4 KiB boundary two **record slots** of
+//! `4096 + max_chunk` bytes, written alternately (a torn record write leaves the other slot intact); after them
+//! the **checksums** of every window's source (8 bytes each, per move in order). The file is allocated whole
+//! before the move starts ([`Journal::size_for`]). A record names the stage, the move, the first window not
+//! known durable (`next`) and, while a batch of windows is being written, its end (`batch_end`); in journaled
+//! mode it carries the source bytes of window `next` (its pieces, see [`super::extents`]). Each record is
+//! written and flushed (`fdatasync`) at a **commit point**; the newest valid record (magic, CRC over its fields
+//! and data) wins. A journaled window's record may become durable while the previous window's destination is
+//! still being written: the previous record stays in the other slot until that destination is durable, and a
+//! resume writes both ([`Journal::record_before`]).
+//!
+//! Versions: 1 copied whole footprints; 2 added the copy ranges (absent: the whole footprint), so a version 1
+//! journal resumes as it was written. A newer version is refused.
 
 use std::io;
 

@@ -2,8 +2,10 @@
 //! realignment works on disks whose partitions hold filesystems — power-cut safe and resumable.
 //!
 //! Terms:
-//! - A **move** copies a partition's **footprint** (the bytes its filesystem uses, from the superblock, see
+//! - A **move** carries a partition's **footprint** (the bytes its filesystem spans, from the superblock, see
 //!   [`fssize`]; else the whole partition) from its old start to its new start; the **shift** is the distance.
+//!   It copies only the footprint's **copy ranges** ([`extents`]: the filesystem's used-block map, read once
+//!   before the move and kept in the journal) where the filesystem has a map, else the whole footprint.
 //! - The **schedule** ([`schedule`]) orders the copy in windows so that no source is overwritten before its
 //!   copy is durable; the **journal** ([`journal`]) lives off the disk and holds the commit records, the
 //!   source checksums and, for tiny shifts, the window being copied.
