@@ -71,9 +71,9 @@ rate() { python3 -c "import sys; b,t=float(sys.argv[1]),float(sys.argv[2]); prin
 
 fill=0
 filesdir=$work/files
-make_files() { # $1 = percent of the filesystem to fill: files of 1-8 MiB of random bytes
+make_files() { # $1 = percent of the filesystem's room to fill (the partition less 1/16 for ext4's metadata): files of 1-8 MiB
   rm -rf "$filesdir"; mkdir -p "$filesdir"
-  local want=$((bytes / 100 * $1)) have=0 i=0 n
+  local want=$(((bytes - bytes / 16) / 100 * $1)) have=0 i=0 n
   while [ "$have" -lt "$want" ]; do
     n=$(( (1 + i % 8) * 1024 * 1024 )); [ $((have + n)) -gt "$want" ] && n=$((want - have))
     head -c "$n" /dev/urandom >"$filesdir/f$i"; have=$((have + n)); i=$((i + 1))
