@@ -82,7 +82,10 @@ fn spread_ext4(sc: &Scratch, img: &Path, off: u64, kib: u64, n: usize, seed: u64
 fn ext4_files_equal(img: &Path, off: u64, files: &Files) {
     let out = tempfile::tempdir().expect("tempdir");
     let dev = format!("{}?offset={off}", s(img));
-    run("debugfs", &["-R", &format!("rdump / {}", s(out.path())), &dev]);
+    run(
+        "debugfs",
+        &["-R", &format!("rdump / {}", s(out.path())), &dev],
+    );
     for (name, want) in files {
         let got = std::fs::read(out.path().join(name)).unwrap_or_default();
         assert!(

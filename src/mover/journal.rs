@@ -275,13 +275,6 @@ impl<'a> Journal<'a> {
         head.extend_from_slice(&text);
         io.write_at(0, &head).map_err(|e| io_err("writing", &e))?;
         let mut j = Journal::layout(io, job, text.len() as u64);
-        // The checksum area's last slot, so that it reads back whole (as zeros) where windows without data
-        // leave slots unwritten.
-        let windows: u64 = j.job.moves.iter().map(|m| m.schedule.count()).sum();
-        if windows > 0 {
-            io.write_at(j.sums + 8 * (windows - 1), &[0u8; 8])
-                .map_err(|e| io_err("writing", &e))?;
-        }
         j.commit(Record::at(Stage::Started, 0, 0, 0))?;
         Ok(j)
     }
