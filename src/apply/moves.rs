@@ -13,7 +13,8 @@
 use crate::error::{Error, Result};
 use crate::hex::{from_hex, to_hex};
 use crate::mover::{
-    fssize, hide, Job, MoveSpec, Schedule, Sector, MAX_CHUNK, MOVING_GPT_TYPE, MOVING_MBR_TYPE,
+    extents, fssize, hide, Job, MoveSpec, Schedule, Sector, MAX_CHUNK, MOVING_GPT_TYPE,
+    MOVING_MBR_TYPE,
 };
 use crate::plan::encode::{self, Overlay};
 use crate::plan::{data_moves, Action, Change, Layout, Plan, PlanKind, SectorWrite};
@@ -62,7 +63,7 @@ pub fn job_for(plan: &Plan, src: &dyn ByteSource) -> Result<Job> {
     let (hide_s, unhide, reveal) = signature_writes(src, ss, &moves)?;
     let finish = encode::encode(&ov, ss, Some(&marked), &plan.new, plan.kind)?;
     Ok(Job {
-        version: 1,
+        version: crate::mover::journal::VERSION,
         id: uuid::Uuid::new_v4().simple().to_string(),
         plan_seal: plan.seal.clone(),
         device: plan.device.clone(),
@@ -110,12 +111,14 @@ fn moves_and_marked(
                 "shrink the filesystem first (resize2fs), or free space after the partition, then plan again",
             ));
         }
-        moves.push(MoveSpec {
-            number: c.number,
-            content: c.content.clone(),
-            old_bytes: on * ss,
-            schedule: Schedule::new(os * ss, ns * ss, len, ss, MAX_CHUNK),
-        });
+        moves.push(move_spec(
+            src,
+            ss,
+            c.number,
+            c.content.clone(),
+            (os, on, ns),
+            len,
+        ));
         if let Some(p) = marked.partitions.iter_mut().find(|p| p.number == c.number) {
             let moving = table::driver(old.table.label)
                 .type_code(Some(MOVING_GPT_TYPE), Some(MOVING_MBR_TYPE))
@@ -124,6 +127,47 @@ fn moves_and_marked(
         }
     }
     Ok((moves, marked))
+}
+
+/// The move of partition `number` (old start, old size, new start in sectors; `len` bytes of footprint): its
+/// schedule and its copy ranges, read from the filesystem's used-block map now, before anything is written.
+/// The sectors the move hides and reveals are always copied.
+fn move_spec(
+    src: &dyn ByteSource,
+    ss: u64,
+    number: u32,
+    content: Option<String>,
+    (os, on, ns): (u64, u64, u64),
+    len: u64,
+) -> MoveSpec {
+    let map = crate::fs::used_map(src, os * ss, on * ss);
+    let fixups = crate::fs::after_move(src, os * ss, len, ns * ss);
+    let always: Vec<(u64, u64)> = hide::sector_offsets(len, ss)
+        .into_iter()
+        .chain(
+            crate::fs::fixup_sectors(&fixups, ss, len)
+                .into_iter()
+                .map(|s| s.0),
+        )
+        .map(|o| (o, ss))
+        .collect();
+    let used = extents::copy_ranges(&map, len, ss, &always);
+    let schedule = extents::widen(
+        Schedule::new(os * ss, ns * ss, len, ss, MAX_CHUNK),
+        used.as_deref(),
+        MAX_CHUNK,
+    );
+    MoveSpec {
+        number,
+        content,
+        old_bytes: on * ss,
+        schedule,
+        whole_reason: match &map {
+            crate::fs::UsedMap::Whole(why) => Some(why.clone()),
+            crate::fs::UsedMap::Ranges(_) => None,
+        },
+        used,
+    }
 }
 
 /// The writes that undo `mark` (the sectors as they are now, in reverse phase order), and the disk as it will

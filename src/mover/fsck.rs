@@ -1,6 +1,7 @@
 //! The read-only filesystem check after a move: the partition's new range is attached as a read-only loop
-//! device (`losetup -r -o OFFSET --sizelimit SIZE`, or with the loop ioctls where losetup cannot, as on a
-//! busybox rescue system), checked with the filesystem's own checker in no-change mode (`e2fsck -fn`,
+//! device with the loop ioctls, auto-clear from the call that attaches it (LOOP_CONFIGURE: the kernel detaches
+//! it when its last user closes it, so even a SIGKILL of afdisk leaves nothing attached), or with `losetup -r
+//! -f --show -o OFFSET --sizelimit SIZE` where the ioctls cannot be used (detached with `losetup -d`), checked with the filesystem's own checker in no-change mode (`e2fsck -fn`,
 //! `xfs_repair -n`, `fsck.fat -n`: the filesystem's module in [`crate::fs`] chooses it and says which exit codes
 //! are no verdict), and detached. Commands are run with argv, never a shell.
 //!
@@ -99,14 +100,16 @@ pub fn check_in(
         c
     };
     let not_run = |why: String| Some(FsCheck::new(partition, argv, CheckResult::NotRun, why));
-    let attached = match losetup_attach(&cmd, disk, offset, size) {
-        Ok(lo) => Attached::Losetup(lo),
-        Err(why) => match Direct::attach(disk, offset, size) {
-            Ok(d) => Attached::Direct(d),
-            Err(e) => {
+    // The loop ioctls first: the device is auto-clear from the call that attaches it, so no kill of afdisk at
+    // any moment leaves it attached. losetup (which sets no auto-clear) only where they cannot be used.
+    let attached = match Direct::attach(disk, offset, size) {
+        Ok(d) => Attached::Direct(d),
+        Err(direct) => match losetup_attach(&cmd, disk, offset, size) {
+            Ok(lo) => Attached::Losetup(lo),
+            Err(why) => {
                 return not_run(format!(
-                    "{why}; attaching a read-only loop device directly failed too ({e}); check it by hand with {} \
-                     on the partition",
+                    "attaching a read-only loop device with the loop ioctls failed ({direct}); {why}; check it \
+                     by hand with {} on the partition",
                     argv.join(" ")
                 ))
             }
@@ -161,12 +164,14 @@ fn losetup_attach(
         .output();
     match out {
         Ok(o) if o.status.success() => {
-            let lo = String::from_utf8_lossy(&o.stdout).trim().to_string();
-            if lo.starts_with("/dev/") {
-                Ok(PathBuf::from(lo))
-            } else {
+            let text = String::from_utf8_lossy(&o.stdout);
+            match shown_device(&text) {
+                Some(lo) => Ok(lo),
                 // No device name printed (a losetup without `--show`): nothing known to check or detach.
-                Err(format!("losetup printed no loop device ({lo:?})"))
+                None => Err(format!(
+                    "losetup printed no loop device ({:?})",
+                    text.trim()
+                )),
             }
         }
         Ok(o) => Err(format!(
@@ -175,6 +180,21 @@ fn losetup_attach(
         )),
         Err(e) => Err(format!("losetup: {e}")),
     }
+}
+
+/// The loop device `losetup --show` printed: the last line of its output that is a path under /dev/ naming a
+/// loop device (`/dev/loopN`, or `/dev/loop/N` with devfs-style names); warnings on other lines are ignored.
+fn shown_device(stdout: &str) -> Option<PathBuf> {
+    stdout
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| {
+            l.strip_prefix("/dev/loop")
+                .map(|n| n.trim_start_matches('/'))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .map(PathBuf::from)
 }
 
 /// The loop device a check runs on: attached by losetup (detached with `losetup -d`) or directly.
@@ -257,6 +277,24 @@ mod tests {
         assert_eq!(verdict("ext2", None), None, "killed by a signal");
         assert_eq!(checker_for("ext3"), Some(vec!["e2fsck", "-fn"]));
         assert_eq!(checker_for("swap"), None);
+    }
+
+    #[test]
+    fn the_loop_device_losetup_shows_is_found_among_other_lines() {
+        assert_eq!(
+            shown_device("/dev/loop7\n"),
+            Some(PathBuf::from("/dev/loop7"))
+        );
+        assert_eq!(
+            shown_device("losetup: warning: sizelimit rounded\n  /dev/loop12  \n"),
+            Some(PathBuf::from("/dev/loop12"))
+        );
+        assert_eq!(
+            shown_device("/dev/loop/3"),
+            Some(PathBuf::from("/dev/loop/3"))
+        );
+        assert_eq!(shown_device(""), None);
+        assert_eq!(shown_device("/dev/loop-control\n/dev/sda\nloop3"), None);
     }
 
     #[test]

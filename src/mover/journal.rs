@@ -1,21 +1,26 @@
 //! The move journal: a file **off the disk being moved** that holds what a resume needs.
 //!
 //! Layout (bytes): `AFDMOVJ1`, header length (u64 LE), CRC-32 of the header, the header as JSON (the
-//! [`Job`]: plan seal, device identity, the moves and their schedules, the table sectors that mark the disk,
-//! restore it and finish it); from the next 4 KiB boundary two **record slots** of `4096 + max_chunk` bytes,
-//! written alternately (a torn record write leaves the other slot intact); after them the **checksums** of
-//! every window's source (8 bytes each, per move in order). A record names the stage, the move, the first
-//! window not known durable (`next`) and, while a batch of windows is being written, its end (`batch_end`);
-//! in journaled mode it carries the source bytes of window `next`. Each record is written and flushed
-//! (`fdatasync`) at a **commit point**; the newest valid record (magic, CRC over its fields and data) wins. A
-//! journaled window's record may become durable while the previous window's destination is still being
-//! written: the previous record stays in the other slot until that destination is durable, and a resume writes
-//! both ([`Journal::record_before`]).
+//! [`Job`]: version, plan seal, device identity, the moves with their schedules and copy ranges, the table
+//! sectors that mark the disk, restore it and finish it); from the next 4 KiB boundary two **record slots** of
+//! `4096 + max_chunk` bytes, written alternately (a torn record write leaves the other slot intact); after them
+//! the **checksums** of every window's source (8 bytes each, per move in order). The file is allocated whole
+//! before the move starts ([`Journal::size_for`]). A record names the stage, the move, the first window not
+//! known durable (`next`) and, while a batch of windows is being written, its end (`batch_end`); in journaled
+//! mode it carries the source bytes of window `next` (its pieces, see [`super::extents`]). Each record is
+//! written and flushed (`fdatasync`) at a **commit point**; the newest valid record (magic, CRC over its fields
+//! and data) wins. A journaled window's record may become durable while the previous window's destination is
+//! still being written: the previous record stays in the other slot until that destination is durable, and a
+//! resume writes both ([`Journal::record_before`]).
+//!
+//! Versions: 1 copied whole footprints; 2 added the copy ranges (absent: the whole footprint), so a version 1
+//! journal resumes as it was written. A newer version is refused.
 
 use std::io;
 
 use serde::{Deserialize, Serialize};
 
+use super::extents::{self, Extents};
 use super::io::Io;
 use super::schedule::{checksum, Schedule};
 use crate::device::identity::DiskIdentity;
@@ -23,6 +28,9 @@ use crate::error::{Error, Result};
 use crate::table::Layout;
 
 pub const MAGIC: &[u8; 8] = b"AFDMOVJ1";
+/// The header version this afdisk writes: 2 added the copy ranges ([`MoveSpec::used`]); version 1 journals
+/// (whole footprints) are read as before.
+pub const VERSION: u32 = 2;
 const REC_MAGIC: &[u8; 8] = b"AFDMOVR1";
 const REC_HEAD: u64 = 4096;
 const REC_FIELDS: usize = 64;
@@ -48,6 +56,20 @@ pub struct MoveSpec {
     /// The partition's bytes before the move (the copy covers `schedule.len` of them).
     pub old_bytes: u64,
     pub schedule: Schedule,
+    /// The copy ranges ([`super::extents`]) read from the filesystem's used-block map before the move: only
+    /// these are copied and verified. `None` (and in journals of version 1): the whole footprint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub used: Option<Vec<(u64, u64)>>,
+    /// Why the whole footprint is copied (no map), for the outcome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_reason: Option<String>,
+}
+
+impl MoveSpec {
+    /// The schedule with its copy ranges.
+    pub fn extents(&self) -> Extents<'_> {
+        Extents::new(self.schedule, self.used.as_deref())
+    }
 }
 
 /// The journal header: everything fixed for the whole move.
@@ -177,6 +199,39 @@ fn io_err(what: &str, e: &io::Error) -> Error {
     )
 }
 
+/// Refuses a header this afdisk cannot run: a newer version, more windows than can be counted, copy ranges
+/// that are not copy ranges of their move, or a window copying more than a record holds.
+fn check_moves(job: &Job) -> Result<()> {
+    if job.version > VERSION {
+        return Err(bad(format!(
+            "it was written by a newer afdisk (journal version {}, this one reads up to {VERSION})",
+            job.version
+        )));
+    }
+    job.moves
+        .iter()
+        .try_fold(0u64, |n, m| n.checked_add(m.schedule.count()))
+        .ok_or_else(|| bad("its moves count more windows than there can be"))?;
+    for m in &job.moves {
+        if let Some(r) = &m.used {
+            if !extents::valid(r, m.schedule.len, job.sector_size) {
+                return Err(bad(format!(
+                    "the copy ranges of partition {} are not sorted whole sectors within its footprint",
+                    m.number
+                )));
+            }
+            if m.schedule.mode == super::Mode::Journaled && m.extents().max_bytes() > job.max_chunk
+            {
+                return Err(bad(format!(
+                    "a window of partition {} copies more than a record holds",
+                    m.number
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 impl<'a> Journal<'a> {
     fn layout(io: &'a dyn Io, job: Job, hlen: u64) -> Journal<'a> {
         let slots = (20 + hlen).div_ceil(4096) * 4096;
@@ -198,6 +253,16 @@ impl<'a> Journal<'a> {
             seq: 0,
             commits: 0,
         }
+    }
+
+    /// The bytes a journal for `job` takes: header, two record slots, the window checksums.
+    pub fn size_for(job: &Job) -> Result<u64> {
+        let hlen = serde_json::to_vec(job)
+            .map_err(|e| bad(format!("cannot serialise: {e}")))?
+            .len() as u64;
+        let slots = (20 + hlen).div_ceil(4096) * 4096;
+        let windows: u64 = job.moves.iter().map(|m| m.schedule.count()).sum();
+        Ok(slots + 2 * (REC_HEAD + job.max_chunk) + 8 * windows)
     }
 
     /// Writes a new journal for `job` and its first record (stage started), flushed.
@@ -241,10 +306,7 @@ impl<'a> Journal<'a> {
                 job.max_chunk
             )));
         }
-        job.moves
-            .iter()
-            .try_fold(0u64, |n, m| n.checked_add(m.schedule.count()))
-            .ok_or_else(|| bad("its moves count more windows than there can be"))?;
+        check_moves(&job)?;
         let mut j = Journal::layout(io, job, hlen);
         let rec = [0u64, 1]
             .iter()
@@ -298,7 +360,13 @@ impl<'a> Journal<'a> {
     }
 
     /// Writes `rec` as the next record and flushes the journal: a commit point.
-    pub fn commit(&mut self, mut rec: Record) -> Result<()> {
+    pub fn commit(&mut self, rec: Record) -> Result<()> {
+        let sum = checksum(&rec.data);
+        self.commit_summed(rec, sum)
+    }
+
+    /// [`Journal::commit`] of a record whose data's [`checksum`] (`sum`) the caller has computed already.
+    pub fn commit_summed(&mut self, mut rec: Record, sum: u64) -> Result<()> {
         self.seq += 1;
         rec.seq = self.seq;
         let t0 = std::time::Instant::now();
@@ -310,7 +378,7 @@ impl<'a> Journal<'a> {
         f[24..32].copy_from_slice(&rec.next.to_le_bytes());
         f[32..40].copy_from_slice(&rec.batch_end.to_le_bytes());
         f[40..48].copy_from_slice(&(rec.data.len() as u64).to_le_bytes());
-        f[48..56].copy_from_slice(&checksum(&rec.data).to_le_bytes());
+        f[48..56].copy_from_slice(&sum.to_le_bytes());
         let crc = crc32fast::hash(&f[..56]);
         f[56..60].copy_from_slice(&crc.to_le_bytes());
         let at = self.slots + (rec.seq % 2) * self.slot_size;

@@ -2,8 +2,10 @@
 //! realignment works on disks whose partitions hold filesystems — power-cut safe and resumable.
 //!
 //! Terms:
-//! - A **move** copies a partition's **footprint** (the bytes its filesystem uses, from the superblock, see
+//! - A **move** carries a partition's **footprint** (the bytes its filesystem spans, from the superblock, see
 //!   [`fssize`]; else the whole partition) from its old start to its new start; the **shift** is the distance.
+//!   It copies only the footprint's **copy ranges** ([`extents`]: the filesystem's used-block map, read once
+//!   before the move and kept in the journal) where the filesystem has a map, else the whole footprint.
 //! - The **schedule** ([`schedule`]) orders the copy in windows so that no source is overwritten before its
 //!   copy is durable; the **journal** ([`journal`]) lives off the disk and holds the commit records, the
 //!   source checksums and, for tiny shifts, the window being copied.
@@ -24,11 +26,14 @@
 //! fsck.fat -n) → journal retired (`.done`).
 
 pub mod engine;
+pub mod extents;
+pub mod findings;
 pub mod fsck;
 pub mod fssize;
 pub mod hide;
 pub mod io;
 pub mod journal;
+mod pipeline;
 pub mod schedule;
 pub mod trace;
 
@@ -46,6 +51,7 @@ use crate::table::source::ByteSource;
 use crate::table::Layout;
 use crate::units::human;
 pub use engine::{Control, Ended, Phase, Progress};
+pub use findings::{hidden_finding, interrupted_finding, journal_finding};
 pub use journal::{Job, Journal, MoveSpec, Record, Sector, Stage};
 pub use schedule::{Mode, Schedule};
 
@@ -72,6 +78,10 @@ pub struct Moved {
     pub from_byte: u64,
     pub to_byte: u64,
     pub bytes: u64,
+    /// The bytes the move copied: its copy ranges (the filesystem's used-block map), else its whole footprint.
+    pub copied_bytes: u64,
+    /// Why the whole footprint was copied (no used-block map), when it was.
+    pub whole_reason: Option<String>,
     pub direction: &'static str,
     pub mode: Mode,
 }
@@ -98,8 +108,13 @@ impl MoveOutcome {
     pub fn text(&self) -> String {
         let mut out = String::new();
         for m in &self.moves {
+            let copied = if m.copied_bytes < m.bytes {
+                format!(", {} in use copied", human(m.copied_bytes))
+            } else {
+                String::new()
+            };
             out.push_str(&format!(
-                "Partition {} ({}): {} moved {} {} (byte {} → {}, {} mode)\n",
+                "Partition {} ({}): {} moved {} {} (byte {} → {}, {} mode{copied})\n",
                 m.partition,
                 m.content.as_deref().unwrap_or("data"),
                 human(m.bytes),
@@ -142,6 +157,40 @@ impl MoveOutcome {
 fn journal_path(dir: &Path, info_name: &str, id: &str) -> PathBuf {
     let short: String = id.chars().take(8).collect();
     dir.join(format!("afdisk-{info_name}-{short}{JOURNAL_SUFFIX}"))
+}
+
+/// The refusal for a journal directory without room for `need` bytes.
+fn no_room(dir: &Path, need: u64, why: &str) -> Error {
+    Error::refused(
+        format!(
+            "the move journal needs {} ({need} bytes) in {}: {why}; nothing was written to the disk",
+            human(need),
+            dir.display()
+        ),
+        format!(
+            "free {} there, or set AFDISK_BACKUP_DIR (or --journal-dir) to a directory on another disk with room",
+            human(need)
+        ),
+    )
+}
+
+/// Refuses a journal directory whose filesystem has less than `need` bytes free for an unprivileged file.
+pub fn check_journal_room(dir: &Path, need: u64) -> Result<()> {
+    let st = nix::sys::statvfs::statvfs(dir).map_err(|e| {
+        Error::io(
+            format!("cannot read the free space of {}: {e}", dir.display()),
+            "check the journal directory",
+        )
+    })?;
+    let free = (st.blocks_available() as u64).saturating_mul(st.fragment_size() as u64);
+    if free < need {
+        return Err(no_room(
+            dir,
+            need,
+            &format!("its filesystem has {} free", human(free)),
+        ));
+    }
+    Ok(())
 }
 
 /// Refuses a journal directory on the disk being moved (or one of its partitions).
@@ -283,7 +332,7 @@ fn outcome(
     secs: f64,
     checks: Vec<fsck::FsCheck>,
 ) -> MoveOutcome {
-    let bytes: u64 = job.moves.iter().map(|m| m.schedule.len).sum();
+    let bytes: u64 = job.moves.iter().map(|m| m.extents().total()).sum();
     MoveOutcome {
         status: if ended == Ended::Stopped {
             "stopped"
@@ -301,6 +350,8 @@ fn outcome(
                 from_byte: m.schedule.src,
                 to_byte: m.schedule.dst,
                 bytes: m.schedule.len,
+                copied_bytes: m.extents().total(),
+                whole_reason: m.whole_reason.clone(),
                 direction: if m.schedule.forward() {
                     "toward the end by"
                 } else {
@@ -413,6 +464,8 @@ pub fn start(
 ) -> Result<MoveOutcome> {
     check_journal_place(journal_dir, opened)?;
     let jpath = journal_path(journal_dir, &opened.info.name, &job.id);
+    let need = Journal::size_for(&job)?;
+    check_journal_room(journal_dir, need)?;
     let jf = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -427,6 +480,17 @@ pub fn start(
                 "create the directory, or set AFDISK_BACKUP_DIR",
             )
         })?;
+    // Every byte the journal will take, allocated before the first write to the disk: a full filesystem fails
+    // here, with nothing written, and never halfway through the move.
+    if let Err(e) = nix::fcntl::posix_fallocate(&jf, 0, need as i64) {
+        drop(jf);
+        let _ = std::fs::remove_file(&jpath);
+        return Err(no_room(
+            journal_dir,
+            need,
+            &format!("allocating it failed: {e}"),
+        ));
+    }
     let jio = io::FileIo {
         file: jf,
         size: u64::MAX,
@@ -452,6 +516,35 @@ pub fn resume(
     rollback: bool,
     ctl: &mut Control,
 ) -> Result<MoveOutcome> {
+    let jio = open_journal(journal)?;
+    let (j, rec) = Journal::open(&jio)?;
+    check_resumable(opened, journal, &j, &rec)?;
+    access::check_confirmation(&opened.info, confirm, "finish moving the partition data")?;
+    access::preflight(opened, "finish the move")?;
+    let file = access::open_exclusive(opened, 0)?;
+    let src = table::source::FileSource {
+        file: &file,
+        size: opened.info.size_bytes,
+    };
+    let here = Layout::from_scan(&table::scan(&src, j.job.sector_size));
+    if rec.stage == Stage::Copying && !here.as_ref().is_some_and(|l| l.same_table(&j.job.marked)) {
+        return Err(Error::refused(
+            format!(
+                "the table of {} is not the one the move left (its moving partitions marked): something changed it; nothing was written",
+                opened.info.path.display()
+            ),
+            "restore the apply's backup, or put the marked table back, before resuming",
+        ));
+    }
+    if rollback {
+        return roll_back(opened, &file, journal, j, &rec);
+    }
+    drop(j);
+    drive(opened, &file, journal, &jio, rec, ctl)
+}
+
+/// The journal file an apply named, opened for reading and writing.
+fn open_journal(journal: &Path) -> Result<io::FileIo> {
     let jf = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -465,11 +558,14 @@ pub fn resume(
                 "give the journal the apply named (--journal FILE)",
             )
         })?;
-    let jio = io::FileIo {
+    Ok(io::FileIo {
         file: jf,
         size: u64::MAX,
-    };
-    let (j, rec) = Journal::open(&jio)?;
+    })
+}
+
+/// Refuses a journal made for another disk, or one whose move is over.
+fn check_resumable(opened: &Opened, journal: &Path, j: &Journal, rec: &Record) -> Result<()> {
     let now = DiskIdentity::from_info(&opened.info);
     if let Some(why) = j.job.device.mismatch(&now, "journal") {
         return Err(Error::refused(
@@ -490,88 +586,50 @@ pub fn resume(
             "nothing to resume",
         ));
     }
-    access::check_confirmation(&opened.info, confirm, "finish moving the partition data")?;
-    access::preflight(opened, "finish the move")?;
-    let file = access::open_exclusive(opened, 0)?;
-    let src = table::source::FileSource {
-        file: &file,
+    Ok(())
+}
+
+/// Puts the old table and the sources' signatures back, where the move stopped at `rec` before writing data.
+fn roll_back(
+    opened: &Opened,
+    file: &std::fs::File,
+    journal: &Path,
+    mut j: Journal,
+    rec: &Record,
+) -> Result<MoveOutcome> {
+    if !rollback_safe(rec) {
+        return Err(Error::refused(
+            "the move has written data already: rolling it back is not safe; nothing was written",
+            format!(
+                "finish it with: {}",
+                resume_command(&opened.info.path, journal)
+            ),
+        ));
+    }
+    let dev = io::FileIo {
+        file: file
+            .try_clone()
+            .map_err(|e| Error::io(e.to_string(), "try again"))?,
         size: opened.info.size_bytes,
     };
     let ss = j.job.sector_size;
-    let here = Layout::from_scan(&table::scan(&src, ss));
-    if rec.stage == Stage::Copying && !here.as_ref().is_some_and(|l| l.same_table(&j.job.marked)) {
-        return Err(Error::refused(
-            format!(
-                "the table of {} is not the one the move left (its moving partitions marked): something changed it; nothing was written",
-                opened.info.path.display()
-            ),
-            "restore the apply's backup, or put the marked table back, before resuming",
-        ));
-    }
-    if rollback {
-        if !rollback_safe(&rec) {
-            return Err(Error::refused(
-                "the move has written data already: rolling it back is not safe; nothing was written",
-                format!("finish it with: {}", resume_command(&opened.info.path, journal)),
-            ));
-        }
-        let dev = io::FileIo {
-            file: file
-                .try_clone()
-                .map_err(|e| Error::io(e.to_string(), "try again"))?,
-            size: opened.info.size_bytes,
-        };
-        let mut j = j;
-        engine::write_sectors(&dev, ss, &j.job.unhide.clone())?;
-        engine::write_sectors(&dev, ss, &j.job.unmark.clone())?;
-        j.commit(Record::at(Stage::RolledBack, 0, 0, 0))?;
-        let mut done = journal.as_os_str().to_owned();
-        done.push(".rolled-back");
-        let _ = std::fs::rename(journal, &done);
-        let job = j.job.clone();
-        return Ok(MoveOutcome {
-            status: "rolled-back",
-            ..outcome(opened, journal, &job, Ended::Stopped, 0.0, Vec::new())
-        });
-    }
-    drop(j);
-    drive(opened, &file, journal, &jio, rec, ctl)
+    engine::write_sectors(&dev, ss, &j.job.unhide.clone())?;
+    engine::write_sectors(&dev, ss, &j.job.unmark.clone())?;
+    j.commit(Record::at(Stage::RolledBack, 0, 0, 0))?;
+    let mut done = journal.as_os_str().to_owned();
+    done.push(".rolled-back");
+    let _ = std::fs::rename(journal, &done);
+    let job = j.job.clone();
+    Ok(MoveOutcome {
+        status: "rolled-back",
+        ..outcome(opened, journal, &job, Ended::Stopped, 0.0, Vec::new())
+    })
 }
 
 /// A stop flag that is never set (for callers without a way to stop).
 pub fn never() -> &'static AtomicBool {
     static NEVER: AtomicBool = AtomicBool::new(false);
     &NEVER
-}
-
-/// The error finding `list`/`inspect`/the TUI show for a partition that carries the moving mark.
-pub fn interrupted_finding(number: u32) -> crate::finding::Finding {
-    crate::finding::Finding::new(
-        crate::finding::Severity::Error,
-        "interrupted-move",
-        Some(number),
-        format!(
-            "partition {number} is marked as moving: an afdisk data move was interrupted, so its data is partly at \
-             the old and partly at the new place; do not mount or write it. Finish the move with `afdisk resume \
-             TARGET` (its journal is next to the backups), which `apply` requires before anything else"
-        ),
-    )
-}
-
-/// The error finding for a partition whose filesystem an interrupted move hid (see [`hide::hidden_content`]):
-/// its table entry carries no mark (the move stopped before the mark, or after the new table).
-pub fn hidden_finding(number: u32, content: &str) -> crate::finding::Finding {
-    crate::finding::Finding::new(
-        crate::finding::Severity::Error,
-        "interrupted-move",
-        Some(number),
-        format!(
-            "partition {number} holds a {content} whose signatures an afdisk data move hid, so that nothing mounts \
-             it half-moved: the move was interrupted just before it marked the partition or just after it wrote \
-             the new table. Do not mount or write it. Finish the move with `afdisk resume TARGET` (its journal \
-             is next to the backups), which `apply` requires before anything else"
-        ),
-    )
 }
 
 /// An unfinished move on a disk, as its journal records it (`inspect` looks next to the backups).
@@ -602,27 +660,6 @@ pub fn pending_moves(dir: &Path, opened: &Opened) -> Vec<PendingMove> {
             rollback_safe: rollback_safe(&rec),
         })
         .collect()
-}
-
-/// The error finding for a disk with an unfinished move journal and no other sign of it on the disk.
-pub fn journal_finding(p: &PendingMove) -> crate::finding::Finding {
-    crate::finding::Finding::new(
-        crate::finding::Severity::Error,
-        "interrupted-move",
-        None,
-        format!(
-            "an afdisk data move on this disk did not finish: its journal {} stops at stage {}. Partitions may \
-             hold data partly at the old and partly at the new place; do not mount or write them. Finish the move \
-             with `afdisk resume TARGET`{}",
-            p.journal.display(),
-            p.stage,
-            if p.rollback_safe {
-                " (no data was copied yet: `--rollback` puts the old table back instead)"
-            } else {
-                ""
-            }
-        ),
-    )
 }
 
 /// The footprint of each partition that holds something (`contents`), for planning: bytes its filesystem uses.
@@ -691,6 +728,18 @@ pub fn estimate_seconds(sch: &Schedule, rate: f64, flush: f64) -> f64 {
             1.0
         };
     passes * sch.len as f64 / rate.max(1.0) + barriers * flush
+}
+
+/// [`estimate_seconds`] for a move that copies only `copied` bytes of its footprint (the sum of its used-block
+/// map, see [`extents`]): the passes over those bytes, and a barrier (two in journaled mode) per window that
+/// holds data — windows widen where the map is sparse, so about one per `win` bytes copied.
+pub fn estimate_copy_seconds(sch: &Schedule, copied: u64, rate: f64, flush: f64) -> f64 {
+    let copied = copied.min(sch.len);
+    let journaled = sch.mode == Mode::Journaled;
+    let passes = if journaled { 4.0 } else { 3.0 };
+    let windows = copied.div_ceil(sch.win.max(1)).clamp(1, sch.count().max(1)) as f64;
+    let barriers = windows * if journaled { 2.0 } else { 1.0 };
+    passes * copied as f64 / rate.max(1.0) + barriers * flush
 }
 
 /// Refuses any write to a disk with an unfinished move: a journal for it in `journal_dir`, or a table entry

@@ -117,6 +117,76 @@ impl Schedule {
     }
 }
 
+/// A destination further away than the nearest aligned start, chosen so that the move needs no journaled copy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FarPlacement {
+    /// The new start (bytes).
+    pub start: u64,
+    /// The mode the move then runs in (shift or disjoint).
+    pub mode: Mode,
+    /// What the plan says about it.
+    pub why: String,
+}
+
+/// Where to put a partition so that its move runs in shift or disjoint mode (no journal copy, one flush per
+/// window) rather than journaled: the aligned start nearest to `near` (the aligned start the plan chose) that
+/// is at least one window ([`MIN_SHIFT`], or the whole footprint when that is smaller) away from `src`, inside
+/// `free` (the byte range `[lo, hi)` the partition may occupy: the free space around it and its own place).
+/// Tried toward `near` first, then the other way. `None` when the nearest start needs no journal anyway, or
+/// no such place fits. All values in bytes; `size` is the partition's, `len` its footprint's; `align` is the
+/// alignment (offset, grain): starts are `offset + k × grain`.
+pub fn far_enough(
+    src: u64,
+    size: u64,
+    len: u64,
+    near: u64,
+    free: (u64, u64),
+    align: (u64, u64),
+) -> Option<FarPlacement> {
+    let (ao, grain) = (align.0, align.1.max(1));
+    let up = |x: u64| x.saturating_sub(ao).div_ceil(grain) * grain + ao;
+    let down = |x: u64| x.checked_sub(ao).map(|y| y / grain * grain + ao);
+    if src == near || near.abs_diff(src) >= MIN_SHIFT.min(len) {
+        return None;
+    }
+    let need = MIN_SHIFT.min(len);
+    let right = src
+        .checked_add(need)
+        .map(up)
+        .filter(|&d| d.checked_add(size).is_some_and(|e| e <= free.1));
+    let left = src
+        .checked_sub(need)
+        .and_then(down)
+        .filter(|&d| d >= free.0);
+    let tries = if near > src {
+        [right, left]
+    } else {
+        [left, right]
+    };
+    let start = tries.into_iter().flatten().next()?;
+    let mode = if start.abs_diff(src) >= len {
+        Mode::Disjoint
+    } else {
+        Mode::Shift
+    };
+    let d = start.abs_diff(src);
+    Some(FarPlacement {
+        start,
+        mode,
+        why: format!(
+            "placed {} further than the nearest aligned start so that its data moves by {} ({}): copied \
+             window by window with one flush each, without copying every window through the journal first",
+            crate::units::human(start.abs_diff(near)),
+            crate::units::human(d),
+            if mode == Mode::Disjoint {
+                "past its own end"
+            } else {
+                "at least one window"
+            }
+        ),
+    })
+}
+
 /// 64-bit checksum of a window: four lanes of multiply-xorshift over 64-bit words (so they run in parallel),
 /// folded together with the length. A torn write (some sectors old, some new) changes it with overwhelming
 /// probability.
@@ -201,6 +271,55 @@ mod tests {
             torn[i] ^= 0x5A;
             prop_assert_ne!(checksum(&data), checksum(&torn));
         }
+    }
+
+    #[test]
+    fn far_enough_moves_a_window_away_where_free_space_allows() {
+        const M: u64 = 1 << 20;
+        // 63 → 2048 (1985 sectors): 100 MiB partition, free space up to 300 MiB: one window away, aligned.
+        let f = far_enough(63 * 512, 100 * M, 100 * M, M, (0, 300 * M), (0, M)).expect("room");
+        assert_eq!(f.start, 33 * M);
+        assert_eq!(f.mode, Mode::Shift);
+        assert_eq!(
+            Schedule::new(63 * 512, f.start, 100 * M, 512, 32 * M).mode,
+            Mode::Shift
+        );
+        assert!(
+            f.why.contains("further than the nearest aligned start"),
+            "{}",
+            f.why
+        );
+        // Toward the start by a sector (40 MiB + 512 → 40 MiB): a window further down.
+        let f =
+            far_enough(40 * M + 512, 50 * M, 50 * M, 40 * M, (0, 91 * M), (0, M)).expect("room");
+        assert_eq!(f.start, 8 * M);
+        // No room below (free space starts at 10 MiB): a window up instead.
+        let f = far_enough(
+            40 * M + 512,
+            50 * M,
+            50 * M,
+            40 * M,
+            (10 * M, 200 * M),
+            (0, M),
+        )
+        .expect("room");
+        assert_eq!(f.start, 73 * M);
+        // Neither way: none.
+        assert_eq!(
+            far_enough(2049 * 512, 50 * M, 50 * M, M, (M, 60 * M), (0, M)),
+            None
+        );
+        // A small filesystem: its footprint away is disjoint.
+        let f = far_enough(2049 * 512, 8 * M, 4 * M, M, (M, 64 * M), (0, M)).expect("room");
+        assert_eq!((f.start, f.mode), (6 * M, Mode::Disjoint));
+        // An alignment offset: starts at offset + k × grain.
+        let f = far_enough(63 * 512, 100 * M, 100 * M, M, (0, 300 * M), (4096, M)).expect("room");
+        assert_eq!(f.start, 33 * M + 4096);
+        // Already far enough: none.
+        assert_eq!(
+            far_enough(0, 10 * M, 10 * M, 40 * M, (0, 100 * M), (0, M)),
+            None
+        );
     }
 
     #[test]

@@ -1,0 +1,588 @@
+//! The cut-point machinery of the mover's tests (tests/mover.rs, tests/move_*.rs): peer-made fixtures (ext4 by
+//! mkfs.ext4 with seeded files), moves planned from them, the move run through the cut-point layer (every write
+//! after the k-th and every write not yet flushed is dropped) and resumed from the journal, and the checks after
+//! each: the copy ranges (or the whole footprint) byte for byte at the new start, the filesystem's checker clean,
+//! `sgdisk -v`/`sfdisk --verify` clean, the new entry with its original type, and no half-moved filesystem that
+//! blkid recognises.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use afdisk::device::{self, Overrides};
+use afdisk::mover::io::{Cut, CutIo, FileIo, MemIo};
+use afdisk::mover::{self, engine, Control, Ended, Job, Journal, Record, Stage};
+use afdisk::plan::{self, Action, Plan, Request};
+
+use crate::common;
+use crate::common::{run, Scratch};
+
+pub const MIB: u64 = 1 << 20;
+
+pub fn s(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// A directory of files with pseudo-random contents (seeded) totalling about `total` bytes, for
+/// `mkfs.ext4 -d`: the filesystem is mostly full, so a lost window cannot pass as zeros.
+pub fn files(sc: &Scratch, seed: u64, total: u64) -> PathBuf {
+    let d = sc.dir.path().join(format!("files{seed}"));
+    std::fs::create_dir_all(&d).expect("mkdir");
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+    let mut left = total;
+    let mut i = 0;
+    while left > 0 {
+        let len = (200_000 + (x % 900_000)).min(left) as usize;
+        let mut v = Vec::with_capacity(len + 8);
+        while v.len() < len {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        v.truncate(len);
+        std::fs::write(d.join(format!("f{i}.bin")), v).expect("write file");
+        left -= len as u64;
+        i += 1;
+    }
+    d
+}
+
+/// ext4 with `files` at byte `off`, `blocks` 1 KiB blocks, inside the image.
+pub fn mkfs_ext4(img: &Path, off: u64, kib: u64, files: &Path) {
+    let o = format!("offset={off}");
+    run(
+        "mkfs.ext4",
+        &[
+            "-q",
+            "-F",
+            "-b",
+            "1024",
+            "-E",
+            &o,
+            "-d",
+            &s(files),
+            &s(img),
+            &kib.to_string(),
+        ],
+    );
+}
+
+/// The plan `afdisk plan --realign` makes, with the blocked partitions turned into moves to `targets`
+/// (number, new start, new size in sectors): what the planner makes once moves are planned by default.
+pub fn move_plan(img: &Path, targets: &[(u32, u64, u64)]) -> Plan {
+    let opened = device::open(img, &Overrides::default()).expect("open");
+    let mut p = plan::make(
+        &opened,
+        &Request {
+            realign: true,
+            ..Default::default()
+        },
+    )
+    .expect("plan");
+    for &(n, st, sz) in targets {
+        let c = p
+            .changes
+            .iter_mut()
+            .find(|c| c.number == n)
+            .expect("change");
+        assert!(c.data_move.is_some(), "partition {n} needs a data move");
+        c.action = Action::Move;
+        c.new_start = Some(st);
+        c.new_size = Some(sz);
+        let q = p
+            .new
+            .partitions
+            .iter_mut()
+            .find(|q| q.number == n)
+            .expect("part");
+        q.start = st;
+        q.size = sz;
+    }
+    p
+}
+
+/// The usual fixture of the resume tests: a 48 MiB image with a GPT by sgdisk, ext4 (mkfs.ext4 with `files`
+/// bytes of seeded files) in partition 1 at LBA 2049, and its move to LBA 4096: the image, its bytes before the
+/// move, and the move's job.
+pub fn gpt_2049_moving(
+    sc: &Scratch,
+    name: &str,
+    seed: u64,
+    files_bytes: u64,
+) -> (PathBuf, Vec<u8>, Job) {
+    let img = sc.image(name, 48 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+20M", &s(&img)]);
+    mkfs_ext4(&img, 2049 * 512, 19 * 1024, &files(sc, seed, files_bytes));
+    let original = std::fs::read(&img).expect("read");
+    let p = move_plan(&img, &[(1, 4096, 20 * 2048)]);
+    let job = {
+        let o = device::open(&img, &Overrides::default()).expect("open");
+        afdisk::apply::moves::job_for(&p, &o.source()).expect("job")
+    };
+    (img, original, job)
+}
+
+pub fn stop_never() -> AtomicBool {
+    AtomicBool::new(false)
+}
+
+/// Runs the job on `img` with a cut after `k` writes (over disk and journal); returns the journal's backing
+/// store and whether the cut happened.
+pub fn cut_run(img: &Path, job: &Job, k: u64) -> (MemIo, bool, u64) {
+    cut_run_with(img, job, Cut::new(k))
+}
+
+pub fn cut_run_with(img: &Path, job: &Job, cut: std::sync::Arc<Cut>) -> (MemIo, bool, u64) {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(img)
+        .expect("open img");
+    let size = f.metadata().expect("md").len();
+    let disk = FileIo { file: f, size };
+    let jmem = MemIo::default();
+    {
+        let cd = CutIo::new(&disk, cut.clone());
+        let cj = CutIo::new(&jmem, cut.clone());
+        let stop = stop_never();
+        let mut cb = |_: &mover::Progress| {};
+        let mut ctl = Control {
+            stop: &stop,
+            progress: &mut cb,
+        };
+        if let Ok(mut j) = Journal::create(&cj, job.clone()) {
+            let _ = engine::run(&cd, &mut j, Record::at(Stage::Started, 0, 0, 0), &mut ctl);
+        }
+    }
+    (jmem, cut.tripped(), cut.writes())
+}
+
+/// Resumes from the journal `jmem` (no cut). `None` when no journal record ever became durable.
+pub fn resume(img: &Path, jmem: &MemIo, cut_at: Option<u64>) -> Option<Ended> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(img)
+        .expect("open img");
+    let size = f.metadata().expect("md").len();
+    let disk = FileIo { file: f, size };
+    let stop = stop_never();
+    let mut cb = |_: &mover::Progress| {};
+    let mut ctl = Control {
+        stop: &stop,
+        progress: &mut cb,
+    };
+    if let Some(k) = cut_at {
+        // A second power cut during the resume.
+        let cut = Cut::new(k);
+        let cd = CutIo::new(&disk, cut.clone());
+        let cj = CutIo::new(jmem, cut.clone());
+        if let Ok((mut j, rec)) = Journal::open(&cj) {
+            let _ = engine::run(&cd, &mut j, rec, &mut ctl);
+        }
+    }
+    let (mut j, rec) = Journal::open(jmem).ok()?;
+    Some(engine::run(&disk, &mut j, rec, &mut ctl).expect("resume finishes the move"))
+}
+
+/// How many bytes of the old partition `number` the filesystem in it spans, as its own tool reports it
+/// (`tune2fs -l`: block count × block size; `xfs_db`: dblocks × blocksize), read from `original`; the whole
+/// partition when it holds no filesystem. Measured apart from the mover's own footprint reader.
+pub fn footprint_by_tool(original: &[u8], job: &Job, number: u32) -> u64 {
+    let ss = job.sector_size;
+    let old = job
+        .old
+        .partitions
+        .iter()
+        .find(|p| p.number == number)
+        .expect("old entry");
+    let (start, len) = ((old.start * ss) as usize, old.size * ss);
+    let content = job
+        .moves
+        .iter()
+        .find(|m| m.number == number)
+        .and_then(|m| m.content.clone());
+    let Some(content) = content else {
+        return len;
+    };
+    // The partition as a file of its own (sparse): its first MiB holds the superblocks the tools read here.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("part.img");
+    let head = &original[start..start + (len as usize).min(1 << 20)];
+    std::fs::write(&f, head).expect("write partition head");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&f)
+        .and_then(|h| h.set_len(len))
+        .expect("size partition file");
+    let field = |text: &str, key: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().trim_start_matches([':', '=']).trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {key} in:\n{text}"))
+    };
+    match content.as_str() {
+        "ext2" | "ext3" | "ext4" => {
+            let o = run("tune2fs", &["-l", &s(&f)]);
+            let t = String::from_utf8_lossy(&o.stdout);
+            field(&t, "Block count:") * field(&t, "Block size:")
+        }
+        "xfs" => {
+            let o = run(
+                "xfs_db",
+                &[
+                    "-r",
+                    "-c",
+                    "sb 0",
+                    "-c",
+                    "p dblocks",
+                    "-c",
+                    "p blocksize",
+                    &s(&f),
+                ],
+            );
+            let t = String::from_utf8_lossy(&o.stdout);
+            field(&t, "dblocks") * field(&t, "blocksize")
+        }
+        "vfat" => {
+            // mtools: "sector size: 512 bytes", "small size: N sectors" or (0 there) "big size: N sectors".
+            let o = run("minfo", &["-i", &s(&f), "::"]);
+            let t = String::from_utf8_lossy(&o.stdout);
+            let num = |key: &str| -> u64 {
+                t.lines()
+                    .find_map(|l| l.trim().strip_prefix(key))
+                    .and_then(|v| v.split_whitespace().next()?.parse().ok())
+                    .unwrap_or(0)
+            };
+            num("sector size:") * num("small size:").max(num("big size:"))
+        }
+        other => panic!("no footprint tool here for {other}"),
+    }
+}
+
+/// Everything that must hold after a move: the filesystem's whole old footprint (measured by its own tool, not
+/// taken from the mover's schedule) byte for byte at the new start, fsck, the peers' verdicts (read from their
+/// output), the new entry.
+pub fn check_moved(img: &Path, original: &[u8], job: &Job, label: &str) {
+    let ss = job.sector_size;
+    for m in &job.moves {
+        let sch = m.schedule;
+        let p = job
+            .new
+            .partitions
+            .iter()
+            .find(|p| p.number == m.number)
+            .expect("new part");
+        let old = job
+            .old
+            .partitions
+            .iter()
+            .find(|p| p.number == m.number)
+            .expect("old part");
+        let (from, to) = (old.start * ss, p.start * ss);
+        assert_eq!((sch.src, sch.dst), (from, to), "the schedule's ends");
+        let span = footprint_by_tool(original, job, m.number);
+        assert!(span <= p.size * ss, "the footprint fits the new partition");
+        // The copy ranges (the used-block map) when the move has them, else the whole footprint.
+        let whole = [(0, span)];
+        let ranges = m.used.as_deref().unwrap_or(&whole);
+        for &(o, n) in ranges {
+            let now = common::peek(img, to + o, n as usize);
+            let was = &original[(from + o) as usize..(from + o + n) as usize];
+            assert!(
+                now == was,
+                "partition {}: its bytes {o}..{} (of {span} by the filesystem's tool) are not the original",
+                m.number,
+                o + n
+            );
+        }
+        assert_eq!(to % MIB, 0, "new start on the grain");
+        let c = mover::fsck::check(
+            img,
+            m.number,
+            p.start * ss,
+            p.size * ss,
+            m.content.as_deref(),
+        )
+        .expect("a checker");
+        assert!(c.clean, "{}: {}", c.checker, c.output);
+    }
+    if let Err(e) = common::peers::verify_table(img, label == "gpt") {
+        panic!("{e}");
+    }
+    let opened = device::open(img, &Overrides::default()).expect("open");
+    let scan = afdisk::table::scan(&opened.source(), ss);
+    let parts = scan.partitions;
+    for m in &job.moves {
+        let p = parts.iter().find(|p| p.number == m.number).expect("entry");
+        let want = job
+            .new
+            .partitions
+            .iter()
+            .find(|q| q.number == m.number)
+            .expect("new");
+        assert_eq!(
+            (p.start, p.size, &p.type_code),
+            (want.start, want.size, &want.type_code)
+        );
+        assert!(!mover::is_moving_type(&p.type_code));
+    }
+}
+
+/// What `blkid -p` finds in `[off, off+size)` of `img` ("TYPE=… UUID=…"), `None` when nothing.
+pub fn probe(img: &Path, off: u64, size: u64) -> Option<String> {
+    let o = std::process::Command::new("blkid")
+        .args(["-p", "-o", "export", "-O", &off.to_string(), "-S"])
+        .arg(size.to_string())
+        .arg(img)
+        .output()
+        .expect("blkid");
+    let txt = String::from_utf8_lossy(&o.stdout);
+    let v: Vec<&str> = txt
+        .lines()
+        .filter(|l| l.starts_with("TYPE=") || l.starts_with("UUID=") || l.starts_with("PTTYPE="))
+        .collect();
+    (o.status.success() && !v.is_empty()).then(|| v.join(" "))
+}
+
+/// Whether `now` equals `was` except inside the masked sectors (offsets relative to the start).
+pub fn same_but_masked(now: &[u8], was: &[u8], ss: u64, masked: &[u64]) -> bool {
+    now.len() == was.len()
+        && now
+            .chunks(ss as usize)
+            .zip(was.chunks(ss as usize))
+            .enumerate()
+            .all(|(i, (a, b))| a == b || masked.contains(&(i as u64 * ss)))
+}
+
+/// After a cut: for each move whose data is neither intact at its old place nor complete at its new place
+/// (signature sectors aside: the move masks them), whether blkid finds a filesystem signature in its old or
+/// new region. The number of such half-moved partitions blkid still recognises.
+pub fn exposed_while_half_moved(img: &Path, original: &[u8], job: &Job) -> usize {
+    exposed_ignoring(img, original, job, false)
+}
+
+/// [`exposed_while_half_moved`], with `ignore_pttype` not counting a finding that is only a
+/// partition table type (`PTTYPE=`, no filesystem `TYPE=`/`UUID=`).
+pub fn exposed_ignoring(img: &Path, original: &[u8], job: &Job, ignore_pttype: bool) -> usize {
+    let ss = job.sector_size;
+    let mut exposed = 0;
+    for m in &job.moves {
+        let sch = m.schedule;
+        let masked = mover::hide::sector_offsets(sch.len, ss);
+        // Intact or complete: the bytes the move copies (its copy ranges, else the footprint) are the original
+        // ones there (a move by a used-block map leaves the destination's free space as it was).
+        let whole = [(0, sch.len)];
+        let ranges = m.used.as_deref().unwrap_or(&whole);
+        let same_at = |at: u64| {
+            ranges.iter().all(|&(o, n)| {
+                let was = &original[(sch.src + o) as usize..(sch.src + o + n) as usize];
+                let rel: Vec<u64> = masked
+                    .iter()
+                    .filter(|&&x| x >= o && x < o + n)
+                    .map(|&x| x - o)
+                    .collect();
+                same_but_masked(&common::peek(img, at + o, n as usize), was, ss, &rel)
+            })
+        };
+        let old_intact = same_at(sch.src);
+        let new_done = same_at(sch.dst);
+        if old_intact || new_done {
+            continue;
+        }
+        let new_bytes = job
+            .new
+            .partitions
+            .iter()
+            .find(|p| p.number == m.number)
+            .map_or(sch.len, |p| p.size * ss);
+        for (at, size) in [(sch.src, m.old_bytes), (sch.dst, new_bytes)] {
+            let found = probe(img, at, size).filter(|f| {
+                !ignore_pttype
+                    || f.split(' ')
+                        .any(|x| x.starts_with("TYPE=") || x.starts_with("UUID="))
+            });
+            if let Some(found) = found {
+                eprintln!(
+                    "partition {} half-moved, yet blkid finds at byte {at}: {found}",
+                    m.number
+                );
+                exposed += 1;
+            }
+        }
+    }
+    exposed
+}
+
+/// After a cut, what `inspect` shows with no journal to find (a rescue system without the backup directory):
+/// whether it reports an `interrupted-move` finding, and whether every moving partition holds, where the table
+/// now puts it, the filesystem it held before the move (`kinds`, afdisk's own probe of the fixture).
+pub fn inspect_after_cut(
+    img: &Path,
+    job: &Job,
+    kinds: &[Option<String>],
+    nodir: &Path,
+) -> (bool, bool) {
+    let opts = afdisk::report::InspectOptions {
+        journal_dir: Some(nodir.to_path_buf()),
+        ..Default::default()
+    };
+    let (_, r) = afdisk::report::inspect(img, &opts).expect("inspect after a cut");
+    let shown = r.findings.iter().any(|f| f.code == "interrupted-move");
+    let recognised = job.moves.iter().zip(kinds).all(|(m, k)| {
+        r.partitions
+            .iter()
+            .find(|p| p.number == m.number)
+            .is_some_and(|p| p.filesystem == *k)
+    });
+    (shown, recognised)
+}
+
+/// The cut-point loop: the whole move once to count its writes, then a cut at each k in `ks` (all of them
+/// when `None`) followed by a resume (with a second cut at `k2(k)` when given). At every cut, blkid finds no
+/// filesystem in a half-moved partition (old or new region); after each resume it finds the original one at
+/// the new place.
+pub fn cut_points(
+    fixture: &Path,
+    plan: &Plan,
+    ks: Option<Vec<u64>>,
+    second: Option<&dyn Fn(u64) -> u64>,
+    reorder: bool,
+) -> usize {
+    let (n, exposed) = cut_points_with(fixture, plan, ks, second, reorder, &|_| {});
+    assert_eq!(exposed, 0, "a half-moved filesystem was recognisable");
+    n
+}
+
+/// [`cut_points`] with the job changed by `edit` first (e.g. its signature masking left out, a control for the
+/// blkid check): returns the cut points run and how many half-moved partitions blkid recognised.
+pub fn cut_points_with(
+    fixture: &Path,
+    plan: &Plan,
+    ks: Option<Vec<u64>>,
+    second: Option<&dyn Fn(u64) -> u64>,
+    reorder: bool,
+    edit: &dyn Fn(&mut Job),
+) -> (usize, usize) {
+    cut_loop(
+        fixture,
+        plan,
+        &CutOpts {
+            ks,
+            second,
+            reorder,
+            edit,
+            after: &|_, _| {},
+            ignore_pttype: false,
+        },
+    )
+}
+
+/// How a cut-point loop runs: the cut points (all when `None`), a second cut during each resume, plain or
+/// reordering cuts, an edit of the job, and a check of the image after each finished move (beside
+/// [`check_moved`]; it is given the image and the job).
+pub struct CutOpts<'a> {
+    pub ks: Option<Vec<u64>>,
+    pub second: Option<&'a dyn Fn(u64) -> u64>,
+    pub reorder: bool,
+    pub edit: &'a dyn Fn(&mut Job),
+    pub after: &'a dyn Fn(&Path, &Job),
+    /// Count no half-moved partition where blkid finds only a partition table type (see the FAT32 test).
+    pub ignore_pttype: bool,
+}
+
+/// The cut-point loop of [`cut_points_with`], with its options.
+pub fn cut_loop(fixture: &Path, plan: &Plan, o: &CutOpts) -> (usize, usize) {
+    let (ks, second, reorder, edit) = (o.ks.clone(), o.second, o.reorder, o.edit);
+    let original = std::fs::read(fixture).expect("read fixture");
+    let src_fixture = device::open(fixture, &Overrides::default()).expect("open");
+    let mut job = afdisk::apply::moves::job_for(plan, &src_fixture.source()).expect("job");
+    drop(src_fixture);
+    edit(&mut job);
+    let ss = job.sector_size;
+    let sigs: Vec<Option<String>> = job
+        .moves
+        .iter()
+        .map(|m| probe(fixture, m.schedule.src, m.old_bytes))
+        .collect();
+    let check_found = |img: &Path, when: &str| {
+        for (m, sig) in job.moves.iter().zip(&sigs) {
+            let p = job
+                .new
+                .partitions
+                .iter()
+                .find(|p| p.number == m.number)
+                .expect("new");
+            assert_eq!(
+                &probe(img, m.schedule.dst, p.size * ss),
+                sig,
+                "{when}: blkid finds the original filesystem at partition {}'s new place",
+                m.number
+            );
+        }
+    };
+    let kinds: Vec<Option<String>> = {
+        let (_, r) = afdisk::report::inspect(fixture, &Default::default()).expect("inspect");
+        job.moves
+            .iter()
+            .map(|m| {
+                r.partitions
+                    .iter()
+                    .find(|p| p.number == m.number)
+                    .and_then(|p| p.filesystem.clone())
+            })
+            .collect()
+    };
+    let nodir = tempfile::tempdir().expect("tempdir");
+    let work = fixture.with_extension("work");
+    std::fs::copy(fixture, &work).expect("copy");
+    let (_, tripped, total) = cut_run(&work, &job, u64::MAX);
+    assert!(!tripped);
+    check_moved(&work, &original, &job, plan.new.table.label.as_str());
+    check_found(&work, "after the move");
+    (o.after)(&work, &job);
+    let mut exposed = 0;
+    // Seeded random cut points are drawn from 0..total.
+    let ks: Vec<u64> = ks
+        .map(|v| v.iter().map(|k| k % total).collect())
+        .unwrap_or_else(|| (0..total).collect());
+    eprintln!(
+        "cut points: {} of {total} writes ({}), modes {:?}",
+        ks.len(),
+        if reorder { "reordering" } else { "plain" },
+        job.moves
+            .iter()
+            .map(|m| m.schedule.mode)
+            .collect::<Vec<_>>()
+    );
+    for &k in &ks {
+        std::fs::copy(fixture, &work).expect("copy");
+        let cut = if reorder {
+            Cut::reordering(k)
+        } else {
+            Cut::new(k)
+        };
+        let (jmem, tripped, _) = cut_run_with(&work, &job, cut);
+        assert!(tripped, "cut {k} of {total}");
+        exposed += exposed_ignoring(&work, &original, &job, o.ignore_pttype);
+        // A moving filesystem not recognised where the table puts it is always explained.
+        let (shown, recognised) = inspect_after_cut(&work, &job, &kinds, nodir.path());
+        assert!(
+            shown || recognised,
+            "cut {k} of {total}: a moving partition's filesystem is not where the table says, and inspect shows no interrupted move"
+        );
+        match resume(&work, &jmem, second.map(|f| f(k))) {
+            Some(_) => {
+                check_moved(&work, &original, &job, plan.new.table.label.as_str());
+                check_found(&work, &format!("cut {k}, resumed"));
+                (o.after)(&work, &job);
+            }
+            None => assert!(
+                std::fs::read(&work).expect("read") == original,
+                "cut {k}: no journal, yet the disk changed"
+            ),
+        }
+    }
+    (ks.len(), exposed)
+}
