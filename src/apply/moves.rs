@@ -39,9 +39,16 @@ fn read_error(what: String) -> impl FnOnce(std::io::Error) -> Error {
     move |e| Error::io(format!("cannot read {what}: {e}"), "check the disk (dmesg)")
 }
 
-/// The journal header for `plan` over the disk as it is now (`src`): the moves with their footprints and
-/// schedules, the marking table, what it replaces, and the new table encoded over the marked one.
+/// The journal header for `plan` over the disk as it is now (`src`), with windows of at most [`MAX_CHUNK`]: see
+/// [`job_with_chunk`].
 pub fn job_for(plan: &Plan, src: &dyn ByteSource) -> Result<Job> {
+    job_with_chunk(plan, src, MAX_CHUNK)
+}
+
+/// The journal header for `plan` over the disk as it is now (`src`): the moves with their footprints and
+/// schedules (windows of at most `max_chunk` bytes of data, which is also the room of a journal record), the
+/// marking table, what it replaces, and the new table encoded over the marked one.
+pub fn job_with_chunk(plan: &Plan, src: &dyn ByteSource, max_chunk: u64) -> Result<Job> {
     let ss = plan.device.logical_sector_size;
     let old = plan.old.clone().ok_or_else(|| {
         Error::usage(
@@ -49,7 +56,7 @@ pub fn job_for(plan: &Plan, src: &dyn ByteSource) -> Result<Job> {
             "make a --realign plan",
         )
     })?;
-    let (mut moves, marked) = moves_and_marked(plan, src, &old)?;
+    let (mut moves, marked) = moves_and_marked(plan, src, &old, max_chunk)?;
     if moves.is_empty() {
         return Err(Error::usage(
             "the plan moves no data",
@@ -68,7 +75,7 @@ pub fn job_for(plan: &Plan, src: &dyn ByteSource) -> Result<Job> {
         plan_seal: plan.seal.clone(),
         device: plan.device.clone(),
         sector_size: ss,
-        max_chunk: MAX_CHUNK,
+        max_chunk,
         moves,
         mark: sectors_of(&mark),
         unmark,
@@ -88,6 +95,7 @@ fn moves_and_marked(
     plan: &Plan,
     src: &dyn ByteSource,
     old: &Layout,
+    max_chunk: u64,
 ) -> Result<(Vec<MoveSpec>, Layout)> {
     let ss = plan.device.logical_sector_size;
     let mut moves = Vec::new();
@@ -113,7 +121,7 @@ fn moves_and_marked(
         }
         moves.push(move_spec(
             src,
-            ss,
+            (ss, max_chunk),
             c.number,
             c.content.clone(),
             (os, on, ns),
@@ -130,11 +138,11 @@ fn moves_and_marked(
 }
 
 /// The move of partition `number` (old start, old size, new start in sectors; `len` bytes of footprint): its
-/// schedule and its copy ranges, read from the filesystem's used-block map now, before anything is written.
+/// schedule (windows of at most `max_chunk` bytes of data) and its copy ranges, read from the filesystem's used-block map now, before anything is written.
 /// The sectors the move hides and reveals are always copied.
 fn move_spec(
     src: &dyn ByteSource,
-    ss: u64,
+    (ss, max_chunk): (u64, u64),
     number: u32,
     content: Option<String>,
     (os, on, ns): (u64, u64, u64),
@@ -153,9 +161,9 @@ fn move_spec(
         .collect();
     let used = extents::copy_ranges(&map, len, ss, &always);
     let schedule = extents::widen(
-        Schedule::new(os * ss, ns * ss, len, ss, MAX_CHUNK),
+        Schedule::new(os * ss, ns * ss, len, ss, max_chunk),
         used.as_deref(),
-        MAX_CHUNK,
+        max_chunk,
     );
     MoveSpec {
         number,

@@ -326,7 +326,7 @@ pub fn apply_with(
     // A plan that moves data: the mover marks, copies, verifies and writes the new table (its errors say how
     // to resume; restoring the old table would not move the data back).
     let moved = if moves::moves_data(plan) {
-        let job = moves::job_for(plan, &src)?;
+        let job = moves::job_with_chunk(plan, &src, crate::mover::journal_chunk(backup_dir))?;
         let m = crate::mover::start(opened, &file, job, backup_dir, ctl)?;
         if m.status != "finished" {
             let now = current_layout(&src, ss);

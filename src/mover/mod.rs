@@ -174,6 +174,20 @@ fn no_room(dir: &Path, need: u64, why: &str) -> Error {
     )
 }
 
+/// The window size a move journalled in `dir` can afford: [`MAX_CHUNK`], or less when the directory's
+/// filesystem is small (a rescue stick's partition of a few MiB), since the journal holds two records of a
+/// window each. A third of the free space (less 1 MiB for the rest of the journal and the backups), in whole
+/// MiB, at least 1 MiB: a directory with less room than that is refused by [`check_journal_room`] before
+/// anything is written. Smaller windows cost only more commit points.
+pub fn journal_chunk(dir: &Path) -> u64 {
+    const MIB: u64 = 1 << 20;
+    let Ok(st) = nix::sys::statvfs::statvfs(dir) else {
+        return MAX_CHUNK;
+    };
+    let free = (st.blocks_available() as u64).saturating_mul(st.fragment_size() as u64);
+    (free.saturating_sub(MIB) / 3 / MIB * MIB).clamp(MIB, MAX_CHUNK)
+}
+
 /// Refuses a journal directory whose filesystem has less than `need` bytes free for an unprivileged file.
 pub fn check_journal_room(dir: &Path, need: u64) -> Result<()> {
     let st = nix::sys::statvfs::statvfs(dir).map_err(|e| {
