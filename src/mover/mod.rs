@@ -184,7 +184,7 @@ pub fn journal_chunk(dir: &Path) -> u64 {
     let Ok(st) = nix::sys::statvfs::statvfs(dir) else {
         return MAX_CHUNK;
     };
-    let free = (st.blocks_available() as u64).saturating_mul(st.fragment_size() as u64);
+    let free = st.blocks_available().saturating_mul(st.fragment_size());
     (free.saturating_sub(MIB) / 3 / MIB * MIB).clamp(MIB, MAX_CHUNK)
 }
 
