@@ -1,5 +1,5 @@
 //! The time a plan's data moves should take, shown in the plan: from one short read probe of the device and the
-//! mover's own estimator (`mover::estimate_seconds`), so the plan and the mover agree on how a move runs.
+//! mover's own estimator (`mover::estimate_copy_seconds`), so the plan and the mover agree on how a move runs.
 //!
 //! Terms:
 //! - **Probe**: up to 16 MiB read with `O_DIRECT` from the first moving partition, and one flush, timed
@@ -7,7 +7,7 @@
 //! - **Estimate**: per moving partition, milliseconds in its `data_move`, and the plan's note with the total.
 //! - **Used bytes**: what the filesystem's used-block map (`fs::used_map`, read from the device) says is in use
 //!   within the footprint, shown in the move's reason beside the footprint, or why the map is not used (copy
-//!   whole). The move itself still copies the whole footprint (`copy_bytes`).
+//!   whole). The move copies only those bytes, and the estimate counts them (`mover::estimate_copy_seconds`).
 
 use super::{Action, Change, DataMove};
 use crate::mover;
@@ -35,7 +35,8 @@ pub fn estimate_moves(file: &std::fs::File, ss: u64, changes: &mut [Change]) -> 
         let Some(d) = c.data_move.as_mut() else {
             continue;
         };
-        c.reason.push_str(&used_note(file, d));
+        let (note, copied) = used_note(file, d);
+        c.reason.push_str(&note);
         let sch = mover::Schedule::new(
             d.from_offset_bytes,
             d.to_offset_bytes,
@@ -44,7 +45,7 @@ pub fn estimate_moves(file: &std::fs::File, ss: u64, changes: &mut [Change]) -> 
             mover::MAX_CHUNK,
         );
         if let Some((rate, flush)) = probe {
-            let secs = mover::estimate_seconds(&sch, rate, flush);
+            let secs = mover::estimate_copy_seconds(&sch, copied, rate, flush);
             d.estimate_ms = Some((secs * 1000.0) as u64);
             total += secs;
             c.reason.push_str(&format!("; about {secs:.0} s"));
@@ -59,18 +60,25 @@ pub fn estimate_moves(file: &std::fs::File, ss: u64, changes: &mut [Change]) -> 
 }
 
 /// The used-block map's figure beside the footprint, for a move's reason: `; 300 MiB of its 1 GiB footprint in
-/// use (used-block map)` or `; used-block map: copy whole (WHY)`.
-fn used_note(file: &std::fs::File, d: &DataMove) -> String {
+/// use (used-block map)` or `; used-block map: copy whole (WHY)`; and the bytes the move copies.
+fn used_note(file: &std::fs::File, d: &DataMove) -> (String, u64) {
     let src = crate::table::source::FileSource {
         file,
         size: d.from_offset_bytes.saturating_add(d.copy_bytes),
     };
     match crate::fs::used_map(&src, d.from_offset_bytes, d.copy_bytes) {
-        crate::fs::UsedMap::Ranges(r) => format!(
-            "; {} of its {} footprint in use (used-block map)",
-            crate::units::human(r.iter().map(|x| x.1).sum()),
-            crate::units::human(d.copy_bytes)
+        crate::fs::UsedMap::Ranges(r) => {
+            let used: u64 = r.iter().map(|x| x.1).sum();
+            let note = format!(
+                "; {} of its {} footprint in use (used-block map)",
+                crate::units::human(used),
+                crate::units::human(d.copy_bytes)
+            );
+            (note, used)
+        }
+        crate::fs::UsedMap::Whole(why) => (
+            format!("; used-block map: copy whole ({why})"),
+            d.copy_bytes,
         ),
-        crate::fs::UsedMap::Whole(why) => format!("; used-block map: copy whole ({why})"),
     }
 }
