@@ -400,7 +400,10 @@ fn check_move_journal_on_stick(vm: &mut Vm, sha: &str) {
         .and_then(|r| r.split(',').next())
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or_else(|| panic!("no start in:\n{table}"));
-    assert!(start != 63 && start.is_multiple_of(2048), "not moved:\n{table}");
+    assert!(
+        start != 63 && start.is_multiple_of(2048),
+        "not moved:\n{table}"
+    );
     let journals = vm.sh_ok("ls $AFDISK_BACKUP_DIR");
     assert!(
         journals.contains(".move-journal.done"),

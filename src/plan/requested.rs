@@ -48,11 +48,20 @@ pub(super) fn realign(ctx: &MakeCtx, notes: &mut Vec<String>) -> Result<Planned>
     let Some(old) = old else {
         return Err(Error::worded(
             ErrorKind::Usage,
-            &format!(
-                "{} has no partition table to realign",
-                lit(info.path.display())
-            ),
-            "make a fresh layout with {preset} (e.g. {preset=data})",
+            &match foreign_table(src, info) {
+                Some(t) => format!(
+                    "{} has no partition table afdisk can realign: it holds a {} partition table, which \
+                     afdisk does not edit",
+                    lit(info.path.display()),
+                    lit(&t.kind)
+                ),
+                None => format!(
+                    "{} has no partition table to realign",
+                    lit(info.path.display())
+                ),
+            },
+            "make a fresh layout with {preset} (e.g. {preset=data}), with {replace} over a table afdisk does \
+             not edit",
         ));
     };
     if old.table.sector_size != ss {
@@ -140,6 +149,19 @@ pub(super) fn fresh(ctx: &MakeCtx, name: &str, notes: &mut Vec<String>) -> Resul
             "choose {replace} to write a fresh table over it (its partitions are lost), or repair it first",
         ));
     }
+    if let (Some(t), None, false) = (foreign_table(src, info), old, req.replace) {
+        return Err(Error::worded(
+            ErrorKind::Refused,
+            &format!(
+                "{} holds a {} partition table with {} (afdisk does not edit that table type)",
+                lit(info.path.display()),
+                lit(&t.kind),
+                plural(t.partitions.len() as u64, "partition", "partitions")
+            ),
+            "back the disk up, then choose {replace} to replace it (its partitions are lost), or edit it with \
+             fdisk or parted",
+        ));
+    }
     let whole = crate::signature::probe(src, 0, info.size_bytes);
     if let (Some(sig), None) = (whole, old) {
         if !req.replace {
@@ -171,4 +193,17 @@ pub(super) fn fresh(ctx: &MakeCtx, name: &str, notes: &mut Vec<String>) -> Resul
         ));
     }
     Ok((PlanKind::Fresh, new, changes))
+}
+
+/// The partition table libblkid finds on the whole disk that afdisk does not edit (sun, sgi, bsd, atari, mac,
+/// …), if any.
+fn foreign_table(
+    src: &dyn ByteSource,
+    info: &crate::device::DeviceInfo,
+) -> Option<crate::blkid::PartTable> {
+    crate::blkid::probe_source(src, 0, info.size_bytes, info.logical_sector_size)
+        .ok()?
+        .tables
+        .into_iter()
+        .find(|t| t.parent.is_none() && !t.is_native())
 }
