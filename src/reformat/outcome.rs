@@ -195,10 +195,10 @@ fn next_steps(plan: &SwitchPlan, verdict: Verdict, name_now: &str) -> Vec<NextSt
         command: format!("afdisk plan {dev} --preset data -o new-layout.json"),
     });
     if !plan.old_layout.is_empty() {
-        let dos = if plan.table.as_deref() == Some("dos") {
-            " --table dos"
-        } else {
-            ""
+        // The old table's type, when it is not the one a plan makes by default.
+        let dos = match plan.table.as_deref() {
+            Some(t) if t != crate::table::Label::default().as_str() => format!(" --table {t}"),
+            _ => String::new(),
         };
         next_steps.push(NextStep {
             what: format!("the old layout in bytes, carried over to {}-byte sectors (written next to the log as a preset)", plan.to),

@@ -67,14 +67,22 @@ impl Target {
         let (mut lost, old_layout) = partitions_lost(&src, &scan, ss);
         timing::mark("gather: partition signatures");
         if scan.table.is_none() {
-            if let Some(s) = crate::signature::probe(&src, 0, info.size_bytes) {
+            let probed = crate::blkid::probe_source(&src, 0, info.size_bytes, ss).ok();
+            if let Some(t) = probed
+                .as_ref()
+                .and_then(|p| p.table())
+                .filter(|t| !t.is_native())
+            {
+                lost.push(format!(
+                    "the {} partition table and its {} partition(s)",
+                    t.kind,
+                    t.partitions.len()
+                ));
+            } else if let Some(s) = crate::signature::probe(&src, 0, info.size_bytes) {
                 lost.push(format!("a {s} filesystem on the whole disk"));
             }
         }
-        let table = scan
-            .table
-            .as_ref()
-            .map(|t| format!("{:?}", t.label).to_ascii_lowercase());
+        let table = scan.table.as_ref().map(|t| t.label.as_str().to_string());
         if let Some(t) = &table {
             lost.push(format!(
                 "the {t} partition table (its LBAs are counted in {ss}-byte sectors and mean nothing afterwards)"
