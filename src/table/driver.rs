@@ -175,6 +175,12 @@ pub trait TableDriver: Sync {
     /// may be missing; `None` when this table has no code for it.
     fn type_code(&self, gpt: Option<&str>, mbr: Option<u8>) -> Option<(String, String)>;
 
+    /// Every type this table names, as (code, name), in the order an editor lists them; empty for a table
+    /// afdisk does not write.
+    fn types(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// Why type `spec` (which resolved to no code of this table) cannot be used.
     fn type_missing(&self, spec: &str) -> String {
         format!("type '{spec}' has no {} type code", self.label().as_str())

@@ -178,6 +178,12 @@ impl TableDriver for GptDriver {
         gpt.map(|g| (g.to_string(), gpt_type_name(g).to_string()))
     }
 
+    fn types(&self) -> Vec<(String, String)> {
+        super::types::gpt_types()
+            .map(|(g, n)| (g.to_string(), n.to_string()))
+            .collect()
+    }
+
     fn type_missing(&self, spec: &str) -> String {
         format!("type '{spec}' is an MBR type byte; a GPT needs a type GUID or alias")
     }

@@ -123,6 +123,12 @@ impl TableDriver for DosDriver {
         mbr.map(|m| (format!("{m:#04x}"), mbr_type_name(m).to_string()))
     }
 
+    fn types(&self) -> Vec<(String, String)> {
+        super::types::mbr_types()
+            .map(|(b, n)| (format!("{b:#04x}"), n.to_string()))
+            .collect()
+    }
+
     fn type_missing(&self, spec: &str) -> String {
         format!("type '{spec}' has no MBR type byte")
     }

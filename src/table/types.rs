@@ -87,3 +87,13 @@ pub fn mbr_type_name(sys: u8) -> &'static str {
 pub fn mbr_is_extended(sys: u8) -> bool {
     matches!(sys, 0x05 | 0x0f | 0x85)
 }
+
+/// Every GPT type GUID with its name, in the list's order.
+pub fn gpt_types() -> impl Iterator<Item = (&'static str, &'static str)> {
+    GPT_NAMES.iter().copied()
+}
+
+/// Every MBR system ID with its name, in the list's order.
+pub fn mbr_types() -> impl Iterator<Item = (u8, &'static str)> {
+    MBR_NAMES.iter().copied()
+}

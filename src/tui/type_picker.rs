@@ -18,7 +18,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, List, ListItem, ListState, Paragraph};
 use ratatui::Frame;
 
-use afdisk::table::types::{gpt_type_name, mbr_type_name};
 use afdisk::table::Label;
 
 use super::dialog::{centred, Styles};
@@ -57,47 +56,50 @@ pub struct TypePicker {
 /// One of the presets' type aliases: (alias, GPT type GUID, MBR type byte).
 type PresetType = (&'static str, &'static str, Option<u8>);
 
-/// The types a table of `label` takes, in the library's order: every MBR type byte the library names, or
-/// every GPT type GUID the library knows an alias or a name for.
+/// The types a table of `label` takes: every type its driver names, in the driver's order, then the presets'
+/// types it has a code for that the driver does not name; each with the presets' aliases for it.
 pub fn items(label: Label) -> Vec<Item> {
-    let aliases = |pick: &dyn Fn(&PresetType) -> bool| {
-        afdisk::plan::preset::TYPES
+    let driver = afdisk::table::driver(label);
+    // (alias, this table's code) for every preset type this table has a code for.
+    let coded: Vec<(&str, String, String)> = afdisk::plan::preset::TYPES
+        .iter()
+        .filter_map(|t: &PresetType| {
+            let (code, name) = driver.type_code(Some(t.1), t.2)?;
+            Some((t.0, code, name))
+        })
+        .collect();
+    let aliases = |code: &str| {
+        coded
             .iter()
-            .filter(|t| pick(t))
-            .map(|t| t.0)
+            .filter(|c| c.1.eq_ignore_ascii_case(code))
+            .map(|c| c.0)
             .collect::<Vec<_>>()
             .join(" ")
     };
-    match label {
-        Label::Dos => (1u8..=255)
-            .filter(|b| mbr_type_name(*b) != "unknown")
-            .map(|b| Item {
-                code: format!("{b:#04x}"),
-                name: mbr_type_name(b).to_string(),
-                aliases: aliases(&|t| t.2 == Some(b)),
-            })
-            .collect(),
-        _ => {
-            let mut guids: Vec<&str> = Vec::new();
-            for t in afdisk::plan::preset::TYPES {
-                if !guids.contains(&t.1) {
-                    guids.push(t.1);
-                }
-            }
-            guids
-                .into_iter()
-                .map(|g| Item {
-                    code: g.to_string(),
-                    // A GUID the library has no name for is known by its alias only.
-                    name: match gpt_type_name(g) {
-                        "unknown" => String::new(),
-                        n => n.to_string(),
-                    },
-                    aliases: aliases(&|t| t.1 == g),
-                })
-                .collect()
+    let mut items: Vec<Item> = driver
+        .types()
+        .into_iter()
+        .map(|(code, name)| Item {
+            aliases: aliases(&code),
+            code,
+            name,
+        })
+        .collect();
+    for (_, code, name) in &coded {
+        if !items.iter().any(|i| i.code.eq_ignore_ascii_case(code)) {
+            items.push(Item {
+                aliases: aliases(code),
+                code: code.clone(),
+                // A code the library has no name for is known by its alias only.
+                name: if name == "unknown" {
+                    String::new()
+                } else {
+                    name.clone()
+                },
+            });
         }
     }
+    items
 }
 
 /// An MBR type byte as typed (`c`, `0c`, `0x0c`, `83`), or `None`.
