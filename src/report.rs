@@ -365,53 +365,10 @@ pub fn build(
     let mut findings = scan.findings;
     let mut partitions = Vec::new();
     for (i, p) in scan.partitions.iter().enumerate() {
-        let start_bytes = p.start.saturating_mul(ss);
-        let size_bytes = p.size.saturating_mul(ss);
-        let exempt = exemption(p);
-        let a = alignment::analyze(
-            start_bytes,
-            size_bytes,
-            &topo,
-            opts.stripe,
-            opts.block_size,
-            exempt,
-        );
-        let pr = PartitionReport {
-            number: p.number,
-            start: p.start,
-            size: p.size,
-            end: p.end(),
-            start_bytes,
-            size_bytes,
-            type_code: p.type_code.clone(),
-            type_name: p.type_name.clone(),
-            node: partition_node(&device.path, device.kind, p.number),
-            uuid: p.uuid.clone(),
-            name: p.name.clone(),
-            kind: p.kind,
-            attributes: p.attributes,
-            bootable: p.bootable,
-            filesystem: filesystems.get(i).cloned().flatten(),
-            alignment: a,
-        };
+        let filesystem = filesystems.get(i).cloned().flatten();
+        let pr = partition_report(&device, p, ss, &topo, filesystem, opts);
         if p.size > 0 {
-            let fix = match targets.get(&p.number) {
-                Some(Some(start)) => format!(
-                    "Fix: start it on a {} boundary, at sector {start}, where `afdisk plan --realign` puts \
-                     it. For an empty partition the plan does just that; for one that holds data it says how far \
-                     the data must move (a table edit alone would lose it).",
-                    human(grain)
-                ),
-                Some(None) => format!(
-                    "Fix: no {}-aligned start fits in the free space around it, so `afdisk plan --realign` \
-                     cannot move it; shrink or move a neighbour to make room.",
-                    human(grain)
-                ),
-                None => format!(
-                    "Fix: start it on a {} boundary; `afdisk plan --realign` shows where.",
-                    human(grain)
-                ),
-            };
+            let fix = realign_fix(targets.get(&p.number), grain);
             findings.extend(alignment_findings(&pr, &topo, &fix, opts));
         }
         if crate::mover::is_moving_type(&p.type_code) {
@@ -425,17 +382,7 @@ pub fn build(
             .cmp(&a.severity)
             .then(a.partition.cmp(&b.partition))
     });
-    let misaligned = partitions.iter().filter(|p| p.is_misaligned(false)).count();
-    let summary = Summary {
-        label: scan.table.as_ref().map(|t| t.label),
-        partitions: partitions
-            .iter()
-            .filter(|p| p.kind != PartKind::Extended)
-            .count(),
-        misaligned,
-        in_use: !device.in_use.is_empty(),
-        grain: topo.grain(),
-    };
+    let summary = summarize(scan.table.as_ref(), &partitions, &device, &topo);
     Report {
         schema: SCHEMA,
         device,
@@ -447,6 +394,91 @@ pub fn build(
         signatures: Vec::new(),
         foreign_table: None,
         nested_labels: Vec::new(),
+    }
+}
+
+/// The report of partition `p` of `device` (`ss`-byte sectors, `filesystem` found in it): its place in
+/// sectors and bytes, its entry's fields, its node and its alignment on `topo`.
+fn partition_report(
+    device: &DeviceInfo,
+    p: &Partition,
+    ss: u64,
+    topo: &Topology,
+    filesystem: Option<String>,
+    opts: &InspectOptions,
+) -> PartitionReport {
+    let start_bytes = p.start.saturating_mul(ss);
+    let size_bytes = p.size.saturating_mul(ss);
+    let exempt = exemption(p);
+    let a = alignment::analyze(
+        start_bytes,
+        size_bytes,
+        topo,
+        opts.stripe,
+        opts.block_size,
+        exempt,
+    );
+    PartitionReport {
+        number: p.number,
+        start: p.start,
+        size: p.size,
+        end: p.end(),
+        start_bytes,
+        size_bytes,
+        type_code: p.type_code.clone(),
+        type_name: p.type_name.clone(),
+        node: partition_node(&device.path, device.kind, p.number),
+        uuid: p.uuid.clone(),
+        name: p.name.clone(),
+        kind: p.kind,
+        attributes: p.attributes,
+        bootable: p.bootable,
+        filesystem,
+        alignment: a,
+    }
+}
+
+/// The "Fix:" sentence of a misaligned start: where `afdisk plan --realign` puts the partition (`target`, from
+/// [`planned_starts`]: a start, `None` when no aligned start fits, absent when the planner keeps it) on a
+/// `grain`-byte boundary.
+fn realign_fix(target: Option<&Option<u64>>, grain: u64) -> String {
+    match target {
+        Some(Some(start)) => format!(
+            "Fix: start it on a {} boundary, at sector {start}, where `afdisk plan --realign` puts \
+             it. For an empty partition the plan does just that; for one that holds data it says how far \
+             the data must move (a table edit alone would lose it).",
+            human(grain)
+        ),
+        Some(None) => format!(
+            "Fix: no {}-aligned start fits in the free space around it, so `afdisk plan --realign` \
+             cannot move it; shrink or move a neighbour to make room.",
+            human(grain)
+        ),
+        None => format!(
+            "Fix: start it on a {} boundary; `afdisk plan --realign` shows where.",
+            human(grain)
+        ),
+    }
+}
+
+/// The report's summary: the table's label, the partitions counted (extended containers not), how many are
+/// misaligned, whether the disk is in use, and the grain.
+fn summarize(
+    table: Option<&Table>,
+    partitions: &[PartitionReport],
+    device: &DeviceInfo,
+    topo: &Topology,
+) -> Summary {
+    let misaligned = partitions.iter().filter(|p| p.is_misaligned(false)).count();
+    Summary {
+        label: table.map(|t| t.label),
+        partitions: partitions
+            .iter()
+            .filter(|p| p.kind != PartKind::Extended)
+            .count(),
+        misaligned,
+        in_use: !device.in_use.is_empty(),
+        grain: topo.grain(),
     }
 }
 
@@ -520,6 +552,8 @@ pub fn planned_starts(
     (g.bytes, out)
 }
 
+/// The findings about the alignment of partition `p` on `topo`: its start (off a physical boundary, or on one
+/// but off 1 MiB, the optimal I/O size or the `--stripe` given) and its end; `fix` says how to realign it.
 fn alignment_findings(
     p: &PartitionReport,
     topo: &Topology,
@@ -536,79 +570,9 @@ fn alignment_findings(
         .map(|f| format!(" ({f})"))
         .unwrap_or_default();
     if !a.physical {
-        match a.exempt {
-            Some(Exemption::BiosBoot) => out.push(Finding::new(
-                Severity::Info,
-                "misaligned-start",
-                Some(n),
-                format!(
-                    "Partition {n} is a BIOS boot partition starting off a physical boundary. That is harmless: \
-                     GRUB's core image is written once at install and read once at boot, never through a filesystem."
-                ),
-            )),
-            Some(Exemption::Extended) => out.push(Finding::new(
-                Severity::Info,
-                "misaligned-start",
-                Some(n),
-                format!(
-                    "Partition {n} is the extended container; it holds only EBRs and logical partitions, so its own \
-                     start does not matter. Each logical partition is checked on its own."
-                ),
-            )),
-            None => out.push(Finding::new(
-                Severity::Error,
-                "misaligned-start",
-                Some(n),
-                format!(
-                    "Partition {n}{what} starts at sector {} (byte {}), {} bytes past a {unit}-byte physical boundary. \
-                     Each {} block its filesystem writes spans {} physical sectors, so the drive must read, merge \
-                     and rewrite them: {} per write. Expect writes about 3x slower, up \
-                     to 10x for small files. {fix}",
-                    p.start,
-                    p.start_bytes,
-                    a.offset_bytes,
-                    human(a.block_size),
-                    a.physical_sectors_per_block,
-                    plural(a.rmw_per_block_write, "read-modify-write cycle", "read-modify-write cycles"),
-                ),
-            )),
-        }
+        out.push(off_physical_finding(p, unit, &what, fix));
     } else if a.exempt.is_none() {
-        if !a.mib {
-            out.push(Finding::new(
-                Severity::Warning,
-                "not-mib-aligned",
-                Some(n),
-                format!(
-                    "Partition {n}{what} is on a physical boundary (no read-modify-write today) but not on a 1 MiB \
-                     boundary. 1 MiB keeps it aligned on any drive, RAID stripe or SSD erase block it is copied to; \
-                     new partitions should start at multiples of 1 MiB."
-                ),
-            ));
-        }
-        if !a.optimal_io && topo.io_size() > unit {
-            out.push(Finding::new(
-                Severity::Warning,
-                "not-optimal-io-aligned",
-                Some(n),
-                format!(
-                    "Partition {n} does not start on the device's optimal I/O size ({}): full-stripe writes become \
-                     partial-stripe writes with extra parity work.",
-                    human(topo.io_size())
-                ),
-            ));
-        }
-        if a.stripe == Some(false) {
-            out.push(Finding::new(
-                Severity::Warning,
-                "not-stripe-aligned",
-                Some(n),
-                format!(
-                    "Partition {n} does not start on the {} stripe boundary you gave; RAID writes will straddle stripes.",
-                    human(opts.stripe.unwrap_or(0))
-                ),
-            ));
-        }
+        out.extend(off_boundary_findings(p, topo, &what, opts));
     }
     if !a.end_physical && a.exempt.is_none() {
         out.push(Finding::new(
@@ -620,6 +584,101 @@ fn alignment_findings(
                  written without read-modify-write, and LUKS2 or filesystems with 4 KiB sectors cannot use it \
                  (sgdisk -v warns about this too). Make sizes multiples of 1 MiB.",
                 alignment::misalignment(p.start_bytes + p.size_bytes, topo.alignment_offset, unit)
+            ),
+        ));
+    }
+    out
+}
+
+/// The finding about partition `p` starting off a physical boundary (`unit` bytes): harmless for a BIOS boot
+/// partition or an extended container, an error (read-modify-write on every write) for any other; `what`
+/// names its filesystem, `fix` says how to realign it.
+fn off_physical_finding(p: &PartitionReport, unit: u64, what: &str, fix: &str) -> Finding {
+    let a = &p.alignment;
+    let n = p.number;
+    match a.exempt {
+        Some(Exemption::BiosBoot) => Finding::new(
+            Severity::Info,
+            "misaligned-start",
+            Some(n),
+            format!(
+                "Partition {n} is a BIOS boot partition starting off a physical boundary. That is harmless: \
+                 GRUB's core image is written once at install and read once at boot, never through a filesystem."
+            ),
+        ),
+        Some(Exemption::Extended) => Finding::new(
+            Severity::Info,
+            "misaligned-start",
+            Some(n),
+            format!(
+                "Partition {n} is the extended container; it holds only EBRs and logical partitions, so its own \
+                 start does not matter. Each logical partition is checked on its own."
+            ),
+        ),
+        None => Finding::new(
+            Severity::Error,
+            "misaligned-start",
+            Some(n),
+            format!(
+                "Partition {n}{what} starts at sector {} (byte {}), {} bytes past a {unit}-byte physical boundary. \
+                 Each {} block its filesystem writes spans {} physical sectors, so the drive must read, merge \
+                 and rewrite them: {} per write. Expect writes about 3x slower, up \
+                 to 10x for small files. {fix}",
+                p.start,
+                p.start_bytes,
+                a.offset_bytes,
+                human(a.block_size),
+                a.physical_sectors_per_block,
+                plural(a.rmw_per_block_write, "read-modify-write cycle", "read-modify-write cycles"),
+            ),
+        ),
+    }
+}
+
+/// The warnings about partition `p`, which starts on a physical boundary, for the boundaries it misses: 1 MiB,
+/// the device's optimal I/O size, the `--stripe` given. `what` names its filesystem.
+fn off_boundary_findings(
+    p: &PartitionReport,
+    topo: &Topology,
+    what: &str,
+    opts: &InspectOptions,
+) -> Vec<Finding> {
+    let a = &p.alignment;
+    let n = p.number;
+    let unit = topo.physical_unit();
+    let mut out = Vec::new();
+    if !a.mib {
+        out.push(Finding::new(
+            Severity::Warning,
+            "not-mib-aligned",
+            Some(n),
+            format!(
+                "Partition {n}{what} is on a physical boundary (no read-modify-write today) but not on a 1 MiB \
+                 boundary. 1 MiB keeps it aligned on any drive, RAID stripe or SSD erase block it is copied to; \
+                 new partitions should start at multiples of 1 MiB."
+            ),
+        ));
+    }
+    if !a.optimal_io && topo.io_size() > unit {
+        out.push(Finding::new(
+            Severity::Warning,
+            "not-optimal-io-aligned",
+            Some(n),
+            format!(
+                "Partition {n} does not start on the device's optimal I/O size ({}): full-stripe writes become \
+                 partial-stripe writes with extra parity work.",
+                human(topo.io_size())
+            ),
+        ));
+    }
+    if a.stripe == Some(false) {
+        out.push(Finding::new(
+            Severity::Warning,
+            "not-stripe-aligned",
+            Some(n),
+            format!(
+                "Partition {n} does not start on the {} stripe boundary you gave; RAID writes will straddle stripes.",
+                human(opts.stripe.unwrap_or(0))
             ),
         ));
     }

@@ -173,6 +173,9 @@ pub fn apply(
     apply_with(opened, plan, confirm, backup_dir, &mut ctl)
 }
 
+/// The sectors a plan writes: (LBA, write phase, bytes).
+type Sectors = [(u64, u32, Vec<u8>)];
+
 /// [`apply`], with progress and a stop request for a plan that moves data (see `crate::mover`).
 pub fn apply_with(
     opened: &Opened,
@@ -181,6 +184,64 @@ pub fn apply_with(
     backup_dir: &Path,
     ctl: &mut crate::mover::Control,
 ) -> Result<WriteOutcome> {
+    let sectors = check_before_opening(opened, plan, backup_dir)?;
+    let ss = opened.info.logical_sector_size;
+    let losses = losses_now(opened, plan);
+    refuse_unannounced_foreign(opened, plan)?;
+    let file = prepare(opened, confirm, "write the partition table", &losses)?;
+    let src = FileSource {
+        file: &file,
+        size: opened.info.size_bytes,
+    };
+    check_unchanged(&src, ss, plan, opened)?;
+    check_result(&src, ss, plan, &sectors, opened)?;
+    let backup_file = save_backup(&src, ss, plan, &sectors, backup_dir)?;
+    let cmd = restore_command(&opened.info.path, &backup_file);
+    // A plan that moves data: the mover marks, copies, verifies and writes the new table (its errors say how
+    // to resume; restoring the old table would not move the data back).
+    let moved = if moves::moves_data(plan) {
+        let job = moves::job_with_chunk(plan, &src, crate::mover::journal_chunk(backup_dir))?;
+        let m = crate::mover::start(opened, &file, job, backup_dir, ctl)?;
+        if m.status != "finished" {
+            return Ok(stopped_move(opened, &src, ss, backup_file, m));
+        }
+        Some(m)
+    } else {
+        None
+    };
+    let written = Written {
+        opened,
+        file: &file,
+        src: &src,
+        backup_file: &backup_file,
+        cmd: &cmd,
+    };
+    let (phases, rr, after) = write_and_verify(&written, plan, &sectors, moved.is_some())?;
+    let kernel = kernel::view(opened, after.as_ref());
+    Ok(WriteOutcome {
+        device: opened.info.path.clone(),
+        backup_file,
+        sectors_written: sectors.len(),
+        phases,
+        reread: rr,
+        verified: true,
+        table: after,
+        kernel,
+        outside_table_space: Vec::new(),
+        // Restoring the old table would not move the data back (see `mover::refuse_undo_of_move`).
+        undo_command: if moved.is_some() { String::new() } else { cmd },
+        moved,
+    })
+}
+
+/// The checks made before the disk is opened for writing: the plan's schema, that it was made for this disk,
+/// that no move on it is unfinished, that it changes something and that every sector it writes lies on the
+/// disk. Gives the plan's sectors.
+fn check_before_opening(
+    opened: &Opened,
+    plan: &Plan,
+    backup_dir: &Path,
+) -> Result<Vec<(u64, u32, Vec<u8>)>> {
     if plan.schema != SCHEMA {
         return Err(Error::usage(
             format!("plan schema {} is not {SCHEMA}", plan.schema),
@@ -202,8 +263,7 @@ pub fn apply_with(
             },
         ));
     }
-    let ss = opened.info.logical_sector_size;
-    let total = opened.info.size_bytes / ss;
+    let total = opened.info.size_bytes / opened.info.logical_sector_size;
     let sectors = plan.sectors()?;
     if let Some((lba, _, _)) = sectors.iter().find(|(l, _, _)| *l >= total) {
         return Err(Error::refused(
@@ -214,7 +274,12 @@ pub fn apply_with(
             "the plan file is damaged or edited: make it again",
         ));
     }
-    // What this plan destroys, read from the disk now (a plan file cannot talk its way out of it).
+    Ok(sectors)
+}
+
+/// What applying `plan` destroys, read from the disk now (a plan file cannot talk its way out of it), with
+/// what the plan lists for partitions the disk's reading does not name.
+fn losses_now(opened: &Opened, plan: &Plan) -> Vec<crate::plan::Loss> {
     let mut losses = crate::plan::losses(
         &opened.source(),
         plan.old.as_ref(),
@@ -229,14 +294,13 @@ pub fn apply_with(
             .cloned()
             .collect::<Vec<_>>(),
     );
-    refuse_unannounced_foreign(opened, plan)?;
-    let file = prepare(opened, confirm, "write the partition table", &losses)?;
-    let src = FileSource {
-        file: &file,
-        size: opened.info.size_bytes,
-    };
-    // The disk must still be what the plan saw.
-    let now = current_layout(&src, ss);
+    losses
+}
+
+/// Refuses when the disk is no longer what the plan saw: its partition table, the sectors the plan writes
+/// (their CRCs before) and the table sectors the plan read but leaves as they are.
+fn check_unchanged(src: &dyn ByteSource, ss: u64, plan: &Plan, opened: &Opened) -> Result<()> {
+    let now = current_layout(src, ss);
     let unchanged = match (&now, &plan.old) {
         (None, None) => true,
         (Some(a), Some(b)) => a.same_table(b),
@@ -284,10 +348,22 @@ pub fn apply_with(
             ));
         }
     }
-    // The plan's sectors and phases must be what its layout encodes to, and read back as its new table.
-    check_rederived(&src, ss, plan, &opened.info.path)?;
-    let mut ov = Overlay::new(&src, ss);
-    for (lba, _, data) in &sectors {
+    Ok(())
+}
+
+/// Refuses a plan whose sectors are not what its layout encodes to over the disk now, do not read back as its
+/// new table, or leave a table that fails `sgdisk -v`'s checks (a hybrid MBR added since the plan is caught
+/// here).
+fn check_result(
+    src: &dyn ByteSource,
+    ss: u64,
+    plan: &Plan,
+    sectors: &Sectors,
+    opened: &Opened,
+) -> Result<()> {
+    check_rederived(src, ss, plan, &opened.info.path)?;
+    let mut ov = Overlay::new(src, ss);
+    for (lba, _, data) in sectors {
         ov.put(*lba, data.clone());
     }
     verify_overlay(&ov, ss, &plan.new).map_err(|e| {
@@ -299,7 +375,6 @@ pub fn apply_with(
             "the plan file is damaged or was edited: make it again with `afdisk plan`",
         )
     })?;
-    // ... and what they leave must pass `sgdisk -v`'s checks (a hybrid MBR added since the plan is caught here).
     let problems = table_problems(&ov, ss, plan.new.table.label);
     if !problems.is_empty() {
         return Err(Error::refused(
@@ -311,83 +386,100 @@ pub fn apply_with(
             "the disk changed since the plan was made (e.g. a hybrid MBR was added): make a new plan",
         ));
     }
-    // Backup first: every sector written (and the table sectors), with what will be written.
-    let mut lbas: BTreeSet<u64> = backup::table_sectors(&src, ss);
+    Ok(())
+}
+
+/// Saves the backup in `backup_dir` before anything is written: every sector written (and the table sectors),
+/// with what will be written. Gives the backup file's path.
+fn save_backup(
+    src: &dyn ByteSource,
+    ss: u64,
+    plan: &Plan,
+    sectors: &Sectors,
+    backup_dir: &Path,
+) -> Result<PathBuf> {
+    let mut lbas: BTreeSet<u64> = backup::table_sectors(src, ss);
     lbas.extend(sectors.iter().map(|s| s.0));
     let reason = if moves::moves_data(plan) {
         moves::BACKUP_REASON
     } else {
         "before apply"
     };
-    let b = backup::capture(&src, &plan.device, &lbas, reason)?;
-    let b = backup::into_undo(b, &sectors);
-    let backup_file = backup::save_in(&b, backup_dir)?;
-    let cmd = restore_command(&opened.info.path, &backup_file);
-    // A plan that moves data: the mover marks, copies, verifies and writes the new table (its errors say how
-    // to resume; restoring the old table would not move the data back).
-    let moved = if moves::moves_data(plan) {
-        let job = moves::job_with_chunk(plan, &src, crate::mover::journal_chunk(backup_dir))?;
-        let m = crate::mover::start(opened, &file, job, backup_dir, ctl)?;
-        if m.status != "finished" {
-            let now = current_layout(&src, ss);
-            return Ok(WriteOutcome {
-                device: opened.info.path.clone(),
-                backup_file,
-                sectors_written: 0,
-                phases: 0,
-                reread: Reread {
-                    method: "none".into(),
-                    message: "the move stopped at a commit point; the table is the marked one"
-                        .into(),
-                },
-                verified: false,
-                kernel: kernel::view(opened, now.as_ref()),
-                table: now,
-                outside_table_space: Vec::new(),
-                undo_command: m.resume_command.clone().unwrap_or_default(),
-                moved: Some(m),
-            });
-        }
-        Some(m)
-    } else {
-        None
-    };
-    let phases = if moved.is_some() {
+    let b = backup::capture(src, &plan.device, &lbas, reason)?;
+    let b = backup::into_undo(b, sectors);
+    backup::save_in(&b, backup_dir)
+}
+
+/// The outcome of a move `m` that stopped at a commit point: nothing of the new table written yet, the disk's
+/// table the marked one, and the command that resumes the move in place of an undo.
+fn stopped_move(
+    opened: &Opened,
+    src: &dyn ByteSource,
+    ss: u64,
+    backup_file: PathBuf,
+    m: crate::mover::MoveOutcome,
+) -> WriteOutcome {
+    let now = current_layout(src, ss);
+    WriteOutcome {
+        device: opened.info.path.clone(),
+        backup_file,
+        sectors_written: 0,
+        phases: 0,
+        reread: Reread {
+            method: "none".into(),
+            message: "the move stopped at a commit point; the table is the marked one".into(),
+        },
+        verified: false,
+        kernel: kernel::view(opened, now.as_ref()),
+        table: now,
+        outside_table_space: Vec::new(),
+        undo_command: m.resume_command.clone().unwrap_or_default(),
+        moved: Some(m),
+    }
+}
+
+/// The disk being written, opened exclusively, and the backup taken of it before (with its restore command).
+struct Written<'a> {
+    opened: &'a Opened,
+    file: &'a std::fs::File,
+    src: &'a dyn ByteSource,
+    backup_file: &'a Path,
+    cmd: &'a str,
+}
+
+/// Writes `sectors` phase by phase (unless the mover already wrote the new table: `moved`), has the kernel
+/// re-read the table, and checks that the table read back is the plan's new one, passes `sgdisk -v`'s checks
+/// and holds exactly the bytes written. Gives the number of phases, the re-read and the table read back; an
+/// error names the backup and its restore command.
+fn write_and_verify(
+    w: &Written,
+    plan: &Plan,
+    sectors: &Sectors,
+    moved: bool,
+) -> Result<(u32, Reread, Option<crate::plan::Layout>)> {
+    let ss = w.opened.info.logical_sector_size;
+    let phases = if moved {
         sectors.iter().map(|s| s.1).max().unwrap_or(0)
     } else {
-        write_phases(&file, Path::new(&opened.info.path), ss, &sectors)
-            .map_err(|e| with_restore(e, &backup_file, &cmd))?
+        write_phases(w.file, Path::new(&w.opened.info.path), ss, sectors)
+            .map_err(|e| with_restore(e, w.backup_file, w.cmd))?
     };
-    let rr = reread(opened, &file, plan.old.as_ref(), Some(&plan.new));
-    let after = current_layout(&src, ss);
+    let rr = reread(w.opened, w.file, plan.old.as_ref(), Some(&plan.new));
+    let after = current_layout(w.src, ss);
     let verified = after.as_ref().is_some_and(|a| a.same_table(&plan.new))
-        && table_problems(&src, ss, plan.new.table.label).is_empty()
-        && reads_back(&src, ss, &sectors);
+        && table_problems(w.src, ss, plan.new.table.label).is_empty()
+        && reads_back(w.src, ss, sectors);
     if !verified {
         return Err(read_back_failed(
             format!(
                 "the table read back from {} differs from the plan",
-                opened.info.path.display()
+                w.opened.info.path.display()
             ),
-            &backup_file,
-            &cmd,
+            w.backup_file,
+            w.cmd,
         ));
     }
-    let kernel = kernel::view(opened, after.as_ref());
-    Ok(WriteOutcome {
-        device: opened.info.path.clone(),
-        backup_file,
-        sectors_written: sectors.len(),
-        phases,
-        reread: rr,
-        verified,
-        table: after,
-        kernel,
-        outside_table_space: Vec::new(),
-        // Restoring the old table would not move the data back (see `mover::refuse_undo_of_move`).
-        undo_command: if moved.is_some() { String::new() } else { cmd },
-        moved,
-    })
+    Ok((phases, rr, after))
 }
 
 /// Reads a plan file: a regular file of bounded size (see `backup::read_bounded`), a plan of this schema

@@ -83,9 +83,34 @@ pub fn list(entries: &[ListEntry]) -> String {
     o
 }
 
+/// The text of `afdisk inspect`: the device, its table, the partitions (the table's, a foreign table's and
+/// nested labels'), the signatures and the findings.
 pub fn inspect(r: &Report) -> String {
-    let d = &r.device;
     let mut o = String::new();
+    inspect_device(&mut o, r);
+    inspect_table(&mut o, r);
+    inspect_partitions(&mut o, r);
+    if let Some(t) = &r.foreign_table {
+        foreign_partitions(&mut o, t, &format!("Partitions of the {} table", t.kind));
+    }
+    for t in &r.nested_labels {
+        let title = format!(
+            "Partition {} holds a {} label, at byte {}",
+            t.parent.unwrap_or(0),
+            t.kind,
+            t.offset
+        );
+        foreign_partitions(&mut o, t, &title);
+    }
+    inspect_signatures(&mut o, r);
+    inspect_findings(&mut o, r);
+    o
+}
+
+/// The device lines of `inspect`: path and size, identity, sector sizes (with where each came from) and I/O
+/// sizes with the grain afdisk aligns to.
+fn inspect_device(o: &mut String, r: &Report) {
+    let d = &r.device;
     let ls = d.logical_sector_size.max(1);
     let _ = writeln!(
         o,
@@ -123,6 +148,10 @@ pub fn inspect(r: &Report) -> String {
         d.optimal_io_size,
         human(r.summary.grain)
     );
+}
+
+/// The table line of `inspect`: the table afdisk read, else the foreign table libblkid found, else none.
+fn inspect_table(o: &mut String, r: &Report) {
     match &r.table {
         Some(t) => {
             let _ = writeln!(
@@ -155,22 +184,6 @@ pub fn inspect(r: &Report) -> String {
             }
         },
     }
-    inspect_partitions(&mut o, r);
-    if let Some(t) = &r.foreign_table {
-        foreign_partitions(&mut o, t, &format!("Partitions of the {} table", t.kind));
-    }
-    for t in &r.nested_labels {
-        let title = format!(
-            "Partition {} holds a {} label, at byte {}",
-            t.parent.unwrap_or(0),
-            t.kind,
-            t.offset
-        );
-        foreign_partitions(&mut o, t, &title);
-    }
-    inspect_signatures(&mut o, r);
-    inspect_findings(&mut o, r);
-    o
 }
 
 /// A foreign table's (or nested label's) partitions, in 512-byte units, with their alignment badges.
