@@ -26,6 +26,7 @@
 //! fsck.fat -n) → journal retired (`.done`).
 
 pub mod engine;
+pub mod estimate;
 pub mod extents;
 pub mod findings;
 pub mod fsck;
@@ -36,6 +37,7 @@ pub mod journal;
 mod pipeline;
 pub mod schedule;
 pub mod trace;
+pub mod window_io;
 
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -51,6 +53,7 @@ use crate::table::source::ByteSource;
 use crate::table::Layout;
 use crate::units::human;
 pub use engine::{Control, Ended, Phase, Progress};
+pub use estimate::{estimate_copy_seconds, estimate_seconds, probe};
 pub use findings::{hidden_finding, interrupted_finding, journal_finding};
 pub use journal::{Job, Journal, MoveSpec, Record, Sector, Stage};
 pub use schedule::{Mode, Schedule};
@@ -691,69 +694,6 @@ pub fn footprints(
             (p.number, n.div_ceil(ss) * ss)
         })
         .collect()
-}
-
-/// Read rate (bytes/s) and flush time (s) of the device, from a short probe: up to 16 MiB read with
-/// `O_DIRECT` from `offset`, and one `fdatasync` (harmless on a read-only fd). `None` when the probe fails.
-pub fn probe(file: &std::fs::File, offset: u64, len: u64) -> Option<(f64, f64)> {
-    use std::os::unix::fs::FileExt;
-    let f = file.try_clone().ok()?;
-    let _ = nix::fcntl::fcntl(
-        &f,
-        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_DIRECT),
-    );
-    let n = len.min(16 << 20) / 4096 * 4096;
-    let mut buf = io::AlignedBuf::new(1 << 20);
-    let t = std::time::Instant::now();
-    let mut done = 0u64;
-    let start = offset / 4096 * 4096;
-    while done < n {
-        let k = (n - done).min(1 << 20) as usize;
-        if f.read_exact_at(&mut buf.as_mut_slice()[..k], start + done)
-            .is_err()
-        {
-            break;
-        }
-        done += k as u64;
-    }
-    let secs = t.elapsed().as_secs_f64();
-    let _ = nix::fcntl::fcntl(
-        &f,
-        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
-    );
-    let t = std::time::Instant::now();
-    let _ = f.sync_data();
-    let flush = t.elapsed().as_secs_f64();
-    (done > 0 && secs > 0.0).then(|| (done as f64 / secs, flush))
-}
-
-/// Seconds a move of `len` bytes by `sch` should take at `rate` bytes/s with `flush` s per barrier: read,
-/// write and verify the bytes (journaled mode writes them twice), one barrier per window.
-pub fn estimate_seconds(sch: &Schedule, rate: f64, flush: f64) -> f64 {
-    let passes = if sch.mode == Mode::Journaled {
-        4.0
-    } else {
-        3.0
-    };
-    let barriers = sch.count() as f64
-        * if sch.mode == Mode::Journaled {
-            2.0
-        } else {
-            1.0
-        };
-    passes * sch.len as f64 / rate.max(1.0) + barriers * flush
-}
-
-/// [`estimate_seconds`] for a move that copies only `copied` bytes of its footprint (the sum of its used-block
-/// map, see [`extents`]): the passes over those bytes, and a barrier (two in journaled mode) per window that
-/// holds data — windows widen where the map is sparse, so about one per `win` bytes copied.
-pub fn estimate_copy_seconds(sch: &Schedule, copied: u64, rate: f64, flush: f64) -> f64 {
-    let copied = copied.min(sch.len);
-    let journaled = sch.mode == Mode::Journaled;
-    let passes = if journaled { 4.0 } else { 3.0 };
-    let windows = copied.div_ceil(sch.win.max(1)).clamp(1, sch.count().max(1)) as f64;
-    let barriers = windows * if journaled { 2.0 } else { 1.0 };
-    passes * copied as f64 / rate.max(1.0) + barriers * flush
 }
 
 /// Refuses any write to a disk with an unfinished move: a journal for it in `journal_dir`, or a table entry

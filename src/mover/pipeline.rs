@@ -1,7 +1,7 @@
 //! The copy loops of one move, overlapped across threads: a reader reads ahead, the main thread commits to the
 //! journal and writes (or hands writes to a writer thread), and a verifier reads flushed destinations back.
 //!
-//! Terms are those of [`super::engine`] and [`super::extents`]: a window's **data** is its pieces one after the
+//! Terms are those of [`super::window_io`] and [`super::extents`]: a window's **data** is its pieces one after the
 //! other; windows without pieces are neither read, journaled, written nor verified.
 //!
 //! - [`batches`] (Shift and Disjoint modes): batches of windows of up to [`BATCH_BYTES`] of data; each batch's
@@ -14,11 +14,13 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::{Scope, ScopedJoinHandle};
 
-use super::engine::{flush_dev, mismatch, read_pieces, write_pieces, Control, Ended, Meter, Pass};
 use super::extents::Extents;
 use super::io::{AlignedBuf, Io};
 use super::journal::{Journal, Record, Stage};
 use super::schedule::checksum;
+use super::window_io::{
+    flush_dev, mismatch, read_pieces, write_pieces, Control, Ended, Meter, Pass,
+};
 use crate::error::{Error, Result};
 
 /// Bytes of data read ahead per batch (Shift and Disjoint modes).
