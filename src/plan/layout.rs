@@ -287,21 +287,13 @@ impl Realigner<'_> {
             Some(used) => place_for_data(start_b, size_b, lo_b, hi_b, ao, grain, opts.strict, used),
             None => place(start_b, size_b, lo_b, hi_b, ao, grain, opts.strict),
         };
-        let Some((mut ns, mut ne)) = new else {
+        let Some((ns, ne)) = new else {
             return Change {
                 action: Action::Unfixable,
                 reason: unfixable(grain, (lo, hi), used),
                 ..keep(String::new())
             };
         };
-        // Further than the nearest aligned start, where the free space allows, so that the move needs no
-        // journaled copy: the plan says why.
-        let far = used.and_then(|len| {
-            crate::mover::schedule::far_enough(start_b, ne - ns, len, ns, (lo_b, hi_b), (ao, grain))
-        });
-        if let Some(f) = &far {
-            (ns, ne) = (f.start, f.start + (ne - ns));
-        }
         let (new_start, new_size) = (ns / ss, (ne - ns) / ss);
         let content = contents.get(&p.number).cloned();
         if let Some(fs) = content
@@ -320,11 +312,7 @@ impl Realigner<'_> {
                 new_parts[idx].start = new_start;
                 new_parts[idx].size = new_size;
             }
-            let mut change = data_change(p, fs, &to, holds_data, opts);
-            if let Some(f) = far.filter(|_| holds_data) {
-                change.reason = format!("{}; {}", change.reason, f.why);
-            }
-            return change;
+            return data_change(p, fs, &to, holds_data, opts);
         }
         let strict_end = opts.strict && ne < (ns + size_b).min(hi_b);
         let shrink = crate::plan::shrink_reason(new_parts, p, hi, strict_end);
