@@ -149,32 +149,8 @@ pub(super) fn fresh(ctx: &MakeCtx, name: &str, notes: &mut Vec<String>) -> Resul
             "choose {replace} to write a fresh table over it (its partitions are lost), or repair it first",
         ));
     }
-    if let (Some(t), None, false) = (foreign_table(src, info), old, req.replace) {
-        return Err(Error::worded(
-            ErrorKind::Refused,
-            &format!(
-                "{} holds a {} partition table with {} (afdisk does not edit that table type)",
-                lit(info.path.display()),
-                lit(&t.kind),
-                plural(t.partitions.len() as u64, "partition", "partitions")
-            ),
-            "back the disk up, then choose {replace} to replace it (its partitions are lost), or edit it with \
-             fdisk or parted",
-        ));
-    }
-    let whole = crate::signature::probe(src, 0, info.size_bytes);
-    if let (Some(sig), None) = (whole, old) {
-        if !req.replace {
-            return Err(Error::worded(
-                ErrorKind::Refused,
-                &format!(
-                    "{} holds a {} filesystem on the whole disk (no partition table)",
-                    lit(info.path.display()),
-                    lit(sig)
-                ),
-                "choose {replace} if its data is expendable",
-            ));
-        }
+    if old.is_none() && !req.replace {
+        refuse_unlisted_content(src, info)?;
     }
     let label = req.table.unwrap_or_default();
     let mut guid = || uuid::Uuid::new_v4().to_string().to_uppercase();
@@ -193,6 +169,36 @@ pub(super) fn fresh(ctx: &MakeCtx, name: &str, notes: &mut Vec<String>) -> Resul
         ));
     }
     Ok((PlanKind::Fresh, new, changes))
+}
+
+/// Refuses a fresh layout without `--replace` on a disk with no table afdisk reads that still holds something:
+/// a partition table afdisk does not edit, or a filesystem on the whole disk.
+fn refuse_unlisted_content(src: &dyn ByteSource, info: &crate::device::DeviceInfo) -> Result<()> {
+    if let Some(t) = foreign_table(src, info) {
+        return Err(Error::worded(
+            ErrorKind::Refused,
+            &format!(
+                "{} holds a {} partition table with {} (afdisk does not edit that table type)",
+                lit(info.path.display()),
+                lit(&t.kind),
+                plural(t.partitions.len() as u64, "partition", "partitions")
+            ),
+            "back the disk up, then choose {replace} to replace it (its partitions are lost), or edit it with \
+             fdisk or parted",
+        ));
+    }
+    if let Some(sig) = crate::signature::probe(src, 0, info.size_bytes) {
+        return Err(Error::worded(
+            ErrorKind::Refused,
+            &format!(
+                "{} holds a {} filesystem on the whole disk (no partition table)",
+                lit(info.path.display()),
+                lit(sig)
+            ),
+            "choose {replace} if its data is expendable",
+        ));
+    }
+    Ok(())
 }
 
 /// The partition table libblkid finds on the whole disk that afdisk does not edit (sun, sgi, bsd, atari, mac,
