@@ -14,33 +14,7 @@ use std::process::{Command, Stdio};
 
 use common::{run, s, Scratch, MIB};
 
-/// `sfdisk -d`, with the image's name replaced by `X` and the random GUIDs left out.
-fn dump(img: &Path) -> String {
-    let t = s(img);
-    let out = run("sfdisk", &["-d", &t]);
-    String::from_utf8_lossy(&out.stdout)
-        .replace(&t, "X")
-        .lines()
-        .filter(|l| !l.starts_with("label-id:"))
-        .map(|l| match l.find(", uuid=") {
-            Some(i) => {
-                let rest = &l[i + 7..];
-                format!("{}{}", &l[..i], rest.find(',').map_or("", |j| &rest[j..]))
-            }
-            None => l.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// The signatures wipefs finds (offset and type).
-fn signatures(img: &Path) -> String {
-    let out = run(
-        "wipefs",
-        &["--no-act", "--noheadings", "-O", "OFFSET,TYPE", &s(img)],
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use common::peers::{sfdisk_dump as dump, wipefs_signatures as signatures};
 
 /// Whether sfdisk (its defaults, as a user runs it on an image) accepts `text` on `img`.
 fn sfdisk_accepts(img: &Path, text: &[u8]) -> bool {

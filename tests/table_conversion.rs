@@ -15,33 +15,7 @@ use std::path::{Path, PathBuf};
 use common::{run, s, Scratch, MIB};
 use serde_json::Value;
 
-/// `sfdisk -d`, with the image's name replaced by `X` and the random identities left out.
-fn dump(img: &Path) -> String {
-    let t = s(img);
-    let out = run("sfdisk", &["-d", &t]);
-    String::from_utf8_lossy(&out.stdout)
-        .replace(&t, "X")
-        .lines()
-        .filter(|l| !l.starts_with("label-id:"))
-        .map(|l| match l.find(", uuid=") {
-            Some(i) => {
-                let rest = &l[i + 7..];
-                format!("{}{}", &l[..i], rest.find(',').map_or("", |j| &rest[j..]))
-            }
-            None => l.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// The signatures wipefs finds (offset and type), one per line.
-fn signatures(img: &Path) -> String {
-    let out = run(
-        "wipefs",
-        &["--no-act", "--noheadings", "-O", "OFFSET,TYPE", &s(img)],
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use common::peers::{sfdisk_dump as dump, wipefs_signatures as signatures};
 
 /// sfdisk writes `script` onto `img` with its defaults (as a user converts a disk: old signatures wiped).
 fn sfdisk_converts(img: &Path, script: &str) {

@@ -76,3 +76,37 @@ pub fn verify_table(target: &Path, gpt: bool) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// `sfdisk -d` of `img`, with the image's path replaced by `X` and the random identities (label-id, partition
+/// UUIDs) left out, so that two images partitioned alike compare equal.
+pub fn sfdisk_dump(img: &Path) -> String {
+    let t = img.to_string_lossy();
+    let out = Command::new("sfdisk")
+        .arg("-d")
+        .arg(img)
+        .output()
+        .expect("run sfdisk -d");
+    String::from_utf8_lossy(&out.stdout)
+        .replace(t.as_ref(), "X")
+        .lines()
+        .filter(|l| !l.starts_with("label-id:"))
+        .map(|l| match l.find(", uuid=") {
+            Some(i) => {
+                let rest = &l[i + 7..];
+                format!("{}{}", &l[..i], rest.find(',').map_or("", |j| &rest[j..]))
+            }
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The signatures `wipefs --no-act` finds on `img` (offset and type), one per line.
+pub fn wipefs_signatures(img: &Path) -> String {
+    let out = Command::new("wipefs")
+        .args(["--no-act", "--noheadings", "-O", "OFFSET,TYPE"])
+        .arg(img)
+        .output()
+        .expect("run wipefs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
