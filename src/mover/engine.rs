@@ -1,10 +1,10 @@
-//! The move engine over [`Io`]: marks the disk, copies every move by its [`Schedule`] with commit points in
+//! The move engine over [`Io`]: marks the disk, copies every move by its [`Schedule`](super::Schedule) with commit points in
 //! the journal, verifies the copies against the source checksums, and writes the new table. `run` starts from
 //! any record a journal holds, so a fresh move and a resume are the same code.
 //!
 //! Commit protocol (Shift and Disjoint modes): a **batch** of windows is read (every source of the batch is
 //! still intact), their checksums are written to the journal with a record `(next, batch_end)` and the journal
-//! is flushed; then the windows are written, with a device flush wherever [`Schedule::needs_barrier`] says a
+//! is flushed; then the windows are written, with a device flush wherever [`Schedule::needs_barrier`](super::Schedule::needs_barrier) says a
 //! destination would overwrite the source of a window not yet durable, and a flush at the batch's end. A
 //! resume re-reads each window of the open batch: a destination that matches its checksum is done, any other
 //! window's source is still intact (it was only overwritten after its own copy was flushed) and is copied

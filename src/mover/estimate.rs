@@ -43,26 +43,11 @@ pub fn probe(file: &std::fs::File, offset: u64, len: u64) -> Option<(f64, f64)> 
     (done > 0 && secs > 0.0).then(|| (done as f64 / secs, flush))
 }
 
-/// Seconds a move of `len` bytes by `sch` should take at `rate` bytes/s with `flush` s per barrier: read,
-/// write and verify the bytes (journaled mode writes them twice), one barrier per window.
-pub fn estimate_seconds(sch: &Schedule, rate: f64, flush: f64) -> f64 {
-    let passes = if sch.mode == Mode::Journaled {
-        4.0
-    } else {
-        3.0
-    };
-    let barriers = sch.count() as f64
-        * if sch.mode == Mode::Journaled {
-            2.0
-        } else {
-            1.0
-        };
-    passes * sch.len as f64 / rate.max(1.0) + barriers * flush
-}
-
-/// [`estimate_seconds`] for a move that copies only `copied` bytes of its footprint (the sum of its used-block
-/// map, see [`extents`]): the passes over those bytes, and a barrier (two in journaled mode) per window that
-/// holds data — windows widen where the map is sparse, so about one per `win` bytes copied.
+/// Seconds a move by `sch` that copies `copied` bytes of its footprint (the sum of its used-block map, see
+/// [`super::extents`]; the whole footprint without one) should take at `rate` bytes/s with `flush` s per
+/// barrier: read, write and verify those bytes (journaled mode writes them twice), and a barrier (two in
+/// journaled mode) per window that holds data — windows widen where the map is sparse, so about one per `win`
+/// bytes copied.
 pub fn estimate_copy_seconds(sch: &Schedule, copied: u64, rate: f64, flush: f64) -> f64 {
     let copied = copied.min(sch.len);
     let journaled = sch.mode == Mode::Journaled;
