@@ -146,16 +146,10 @@ fn refuse_unannounced_foreign(opened: &Opened, plan: &Plan) -> Result<()> {
     ))
 }
 
-/// The partition table on the whole of `opened` that afdisk does not edit (sun, sgi, bsd, atari, mac, …: see
-/// [`crate::blkid::foreign`]), when libblkid finds one. A disk libblkid cannot probe gives `None`: the other
-/// checks of the write still apply.
+/// The partition table on the whole of `opened` that afdisk does not edit: see [`crate::blkid::foreign_table`].
 pub(super) fn foreign_table(opened: &Opened) -> Option<crate::blkid::PartTable> {
-    let fd = std::os::fd::AsFd::as_fd(&opened.file);
-    let ss = opened.info.logical_sector_size;
-    crate::blkid::tables(fd, 0, opened.info.size_bytes, ss)
-        .ok()?
-        .into_iter()
-        .find(|t| t.parent.is_none() && !t.is_native())
+    let info = &opened.info;
+    crate::blkid::foreign_table(&opened.source(), info.size_bytes, info.logical_sector_size)
 }
 
 /// Applies `plan` to `opened`; the backup goes into `backup_dir`.

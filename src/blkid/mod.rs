@@ -137,6 +137,21 @@ pub struct Probed {
     pub tables: Vec<PartTable>,
 }
 
+/// The partition table on the whole of `src` (`size` bytes, `sector_size`-byte sectors) that afdisk does not
+/// edit (sun, sgi, bsd, atari, mac, …), when libblkid finds one; `None` also when libblkid cannot probe it (the
+/// callers' other checks still apply).
+pub fn foreign_table(
+    src: &dyn crate::table::source::ByteSource,
+    size: u64,
+    sector_size: u64,
+) -> Option<PartTable> {
+    probe_source(src, 0, size, sector_size)
+        .ok()?
+        .tables
+        .into_iter()
+        .find(|t| t.parent.is_none() && !t.is_native())
+}
+
 impl Probed {
     /// The window's own (outermost) partition table.
     pub fn table(&self) -> Option<&PartTable> {

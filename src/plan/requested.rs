@@ -48,7 +48,7 @@ pub(super) fn realign(ctx: &MakeCtx, notes: &mut Vec<String>) -> Result<Planned>
     let Some(old) = old else {
         return Err(Error::worded(
             ErrorKind::Usage,
-            &match foreign_table(src, info) {
+            &match crate::blkid::foreign_table(src, info.size_bytes, info.logical_sector_size) {
                 Some(t) => format!(
                     "{} has no partition table afdisk can realign: it holds a {} partition table, which \
                      afdisk does not edit",
@@ -174,7 +174,7 @@ pub(super) fn fresh(ctx: &MakeCtx, name: &str, notes: &mut Vec<String>) -> Resul
 /// Refuses a fresh layout without `--replace` on a disk with no table afdisk reads that still holds something:
 /// a partition table afdisk does not edit, or a filesystem on the whole disk.
 fn refuse_unlisted_content(src: &dyn ByteSource, info: &crate::device::DeviceInfo) -> Result<()> {
-    if let Some(t) = foreign_table(src, info) {
+    if let Some(t) = crate::blkid::foreign_table(src, info.size_bytes, info.logical_sector_size) {
         return Err(Error::worded(
             ErrorKind::Refused,
             &format!(
@@ -199,17 +199,4 @@ fn refuse_unlisted_content(src: &dyn ByteSource, info: &crate::device::DeviceInf
         ));
     }
     Ok(())
-}
-
-/// The partition table libblkid finds on the whole disk that afdisk does not edit (sun, sgi, bsd, atari, mac,
-/// …), if any.
-fn foreign_table(
-    src: &dyn ByteSource,
-    info: &crate::device::DeviceInfo,
-) -> Option<crate::blkid::PartTable> {
-    crate::blkid::probe_source(src, 0, info.size_bytes, info.logical_sector_size)
-        .ok()?
-        .tables
-        .into_iter()
-        .find(|t| t.parent.is_none() && !t.is_native())
 }

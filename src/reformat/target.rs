@@ -67,12 +67,7 @@ impl Target {
         let (mut lost, old_layout) = partitions_lost(&src, &scan, ss);
         timing::mark("gather: partition signatures");
         if scan.table.is_none() {
-            let probed = crate::blkid::probe_source(&src, 0, info.size_bytes, ss).ok();
-            if let Some(t) = probed
-                .as_ref()
-                .and_then(|p| p.table())
-                .filter(|t| !t.is_native())
-            {
+            if let Some(t) = crate::blkid::foreign_table(&src, info.size_bytes, ss) {
                 lost.push(format!(
                     "the {} partition table and its {} partition(s)",
                     t.kind,
