@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 
 /// How long one step may take before the guest counts as hung (TCG on a loaded 2-core machine is slow).
 const STEP: Duration = Duration::from_secs(900);
+/// How long GRUB's menu may take to answer the arrow keys.
+const MENU: Duration = Duration::from_secs(120);
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -232,11 +234,37 @@ impl Vm {
         }
     }
 
+    /// Moves GRUB's highlight to the serial entry. A loaded host can split the arrow key's escape sequence: GRUB
+    /// then stops its countdown on the lone Esc and ignores the rest, so the key is sent again, looking at where the
+    /// highlight is each time (Up when a late key carried it past the entry).
+    fn pick_serial_entry(&self) {
+        let t0 = Instant::now();
+        loop {
+            let s = highlighted(&self.screen());
+            let key = if s.contains("*afdisk rescue (serial") {
+                return;
+            } else if s.contains("*afdisk rescue (screen, safe") {
+                "Up"
+            } else {
+                "Down"
+            };
+            assert!(
+                t0.elapsed() < MENU,
+                "GRUB's highlight never reached the serial entry\n{}",
+                self.diagnose()
+            );
+            self.keys(&[key]);
+            let sent = Instant::now();
+            while sent.elapsed() < Duration::from_secs(8) && highlighted(&self.screen()) == s {
+                std::thread::sleep(Duration::from_millis(300));
+            }
+        }
+    }
+
     /// Picks GRUB's serial entry and waits for afdisk's device list on the serial console.
     fn boot_to_list(&mut self) -> String {
         self.wait_log("automatically in");
-        self.keys(&["Down"]);
-        self.wait_screen(&["*afdisk rescue (serial"]);
+        self.pick_serial_entry();
         self.keys(&["Enter"]);
         self.wait_screen(&["Disks (", "AFLAB"])
     }
@@ -283,6 +311,16 @@ impl Drop for Vm {
             .args(["kill-session", "-t", &self.session])
             .output();
     }
+}
+
+/// GRUB's highlighted menu line (marked `*` on a serial terminal); empty before the menu is drawn.
+fn highlighted(screen: &str) -> String {
+    screen
+        .lines()
+        .find(|l| l.trim_start().starts_with("*afdisk"))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
 }
 
 /// The device list's rows: every lab drive with its model, the boot stick (when there is one) in use.
