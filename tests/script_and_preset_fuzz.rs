@@ -74,7 +74,7 @@ fn plan_script(img: &Path, script: &str) -> Result<(), TestCaseError> {
     let opened = device::open(img, &Overrides::default()).expect("open image");
     let ss = opened.info.logical_sector_size;
     let scan = table::scan(&opened.source(), ss);
-    let target = sfdisk::Target {
+    let target = sfdisk::ScriptDevice {
         sector_size: ss,
         total: opened.info.size_bytes / ss,
         grain: MIB,

@@ -11,7 +11,7 @@ use afdisk::drive::{DriveReport, DriveSource, LbaFormat, NvmeFormatFacts};
 use afdisk::reformat::probe::{DriveId, Probed, Prober};
 use afdisk::reformat::tool::{self, ToolChoice};
 use afdisk::reformat::tools::{nvme as nvme_cli, openseachest, seachest};
-use afdisk::reformat::{self, Bus, Env, Event, OldPartition, Options, Target, Verdict};
+use afdisk::reformat::{self, Bus, DriveFacts, Env, Event, OldPartition, Options, Verdict};
 
 const MAIN: &str = include_str!("fixtures/openseachest-3.3.2/guest-main.txt");
 const NVME: &str = include_str!("fixtures/openseachest-3.3.2/guest-nvme.txt");
@@ -127,8 +127,8 @@ impl Prober for Drive {
     }
 }
 
-fn target(drive: DriveReport, name: &str) -> Target {
-    Target {
+fn target(drive: DriveReport, name: &str) -> DriveFacts {
+    DriveFacts {
         path: PathBuf::from(format!("/dev/{name}")),
         name: name.into(),
         model: Some("QEMU".into()),
@@ -161,11 +161,11 @@ fn target(drive: DriveReport, name: &str) -> Target {
     }
 }
 
-fn sata() -> Target {
+fn sata() -> DriveFacts {
     target(DriveReport::new(DriveSource::AtaIdentify, 512, 4096), "sda")
 }
 
-fn nvme(in_use: u8) -> Target {
+fn nvme(in_use: u8) -> DriveFacts {
     let mut lbafs = Vec::new();
     for (i, (ds, ms)) in [(512, 0), (512, 8), (4096, 0), (4096, 8)]
         .into_iter()
@@ -204,7 +204,12 @@ fn options(fake: &Fake, to: u64) -> Options {
 }
 
 /// Plans, runs against the fake, and returns the outcome and the events.
-fn switch(fake: &Fake, t: &Target, to: u64, drive: &mut Drive) -> (reformat::Outcome, Vec<Event>) {
+fn switch(
+    fake: &Fake,
+    t: &DriveFacts,
+    to: u64,
+    drive: &mut Drive,
+) -> (reformat::Outcome, Vec<Event>) {
     let plan = reformat::plan(t, &options(fake, to)).expect("plan");
     let mut events = Vec::new();
     let o = reformat::run(&plan, &fake.env(), drive, &mut |e: &Event| {
@@ -708,11 +713,11 @@ struct ImageAsNvme {
 }
 
 impl reformat::Source for ImageAsNvme {
-    fn target(&mut self, _: &Path) -> afdisk::error::Result<Target> {
+    fn target(&mut self, _: &Path) -> afdisk::error::Result<DriveFacts> {
         let opened = afdisk::device::open(&self.img, &Default::default())?;
-        let gathered = Target::gather(&opened);
+        let gathered = DriveFacts::gather(&opened);
         self.opened = Some(opened);
-        Ok(Target {
+        Ok(DriveFacts {
             lost: gathered.lost,
             table: gathered.table,
             old_layout: gathered.old_layout,
@@ -730,7 +735,7 @@ impl reformat::Source for ImageAsNvme {
     fn env(&self) -> Env {
         self.env.clone()
     }
-    fn again(&mut self, target: &Target, _: bool) -> afdisk::error::Result<Target> {
+    fn again(&mut self, target: &DriveFacts, _: bool) -> afdisk::error::Result<DriveFacts> {
         let o = self.opened.as_ref().expect("opened");
         Ok(reformat::refreshed(o, target))
     }
@@ -765,7 +770,7 @@ impl reformat::Asker for Yes {
 /// - **start**: `afdisk --version` as a process (exec, the command line's parsing, exit);
 /// - **flow**: everything `afdisk sector-size DEV --set 4096 --tool nvme --yes --confirm SER1 --json` does after
 ///   reading its arguments, through the same sequence (`reformat::switch`): the version query of a fake `nvme`
-///   on PATH, `device::open` and `Target::gather` of a 256 MiB image holding a GPT made by sgdisk (standing for
+///   on PATH, `device::open` and `DriveFacts::gather` of a 256 MiB image holding a GPT made by sgdisk (standing for
 ///   the namespace; the NVMe facts come from [`nvme`]), the plan and its text, the confirmation, the in-use
 ///   checks again, the recheck, the table backup written and fsynced, the lock, the log, the fake `nvme format`
 ///   (spawn to exit), the re-probe, the outcome as JSON;

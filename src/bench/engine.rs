@@ -17,7 +17,7 @@ use super::probe::Geometry;
 use super::random::Rng;
 use super::schedule::{Io, Op, Schedule, Scheduler, Step};
 use super::verdict::Thresholds;
-use super::{DriveVerdict, Progress};
+use super::{BenchProgress, DriveVerdict};
 use crate::error::{Error, Result};
 
 /// A zero-initialised, page-aligned heap buffer for `O_DIRECT`.
@@ -239,7 +239,7 @@ pub fn measure(
     geometry: Geometry,
     timing: Timing,
     seed: u64,
-    progress: &mut dyn FnMut(&Progress) -> ControlFlow<()>,
+    progress: &mut dyn FnMut(&BenchProgress) -> ControlFlow<()>,
 ) -> Result<Measured> {
     let mut buf = buffer_for(schedule, seed)?;
     let mut samples: Vec<Vec<u64>> = vec![Vec::new(); schedule.classes.len()];
@@ -282,7 +282,7 @@ pub fn measure(
             decided = all_decided(schedule, &samples, th, seed);
             verdict = Some(drive_verdict(&analyze(schedule, &samples, th, seed), geometry).0);
         }
-        let flow = progress(&Progress {
+        let flow = progress(&BenchProgress {
             elapsed,
             cap: timing.cap,
             rounds,

@@ -384,7 +384,7 @@ fn too_small(
 }
 
 /// One moment of a run, for live display.
-pub struct Progress<'a> {
+pub struct BenchProgress<'a> {
     pub elapsed: Duration,
     pub cap: Duration,
     pub rounds: u64,
@@ -484,7 +484,7 @@ pub fn run(
     opened: &Opened,
     prepared: &Prepared,
     confirmation: &Confirmation,
-    progress: &mut dyn FnMut(&Progress) -> std::ops::ControlFlow<()>,
+    progress: &mut dyn FnMut(&BenchProgress) -> std::ops::ControlFlow<()>,
 ) -> Result<BenchReport> {
     let info = &opened.info;
     let opts = &prepared.options;
@@ -561,7 +561,7 @@ fn measure(
     prepared: &Prepared,
     file: &std::fs::File,
     (th, geometry): (&verdict::Thresholds, probe::Geometry),
-    progress: &mut dyn FnMut(&Progress) -> std::ops::ControlFlow<()>,
+    progress: &mut dyn FnMut(&BenchProgress) -> std::ops::ControlFlow<()>,
 ) -> Result<engine::Measured> {
     let info = &opened.info;
     let (schedule, opts) = (&prepared.schedule, &prepared.options);

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use afdisk::bench::Verdict;
-use afdisk::bench::{self, BenchOptions, BenchReport, Progress, Status, WriteMode};
+use afdisk::bench::{self, BenchOptions, BenchProgress, BenchReport, Status, WriteMode};
 use afdisk::device::access::Confirmation;
 use afdisk::device::{self, Overrides};
 use afdisk::units::{human, plural};
@@ -150,7 +150,7 @@ fn bench(target: &Path, a: &BenchArgs) -> Result<BenchReport, Error> {
     let live = std::io::stderr().is_terminal();
     let mut last = Instant::now() - Duration::from_secs(1);
     let mut shown = false;
-    let mut progress = |p: &Progress| {
+    let mut progress = |p: &BenchProgress| {
         if live && last.elapsed() >= Duration::from_millis(200) {
             last = Instant::now();
             shown = true;
@@ -169,7 +169,7 @@ fn bench(target: &Path, a: &BenchArgs) -> Result<BenchReport, Error> {
 
 /// One status line: the one text of a run's progress (`present`): elapsed/cap, rounds, the latest median of
 /// the first classes, the running verdict.
-pub fn progress_line(p: &Progress) -> String {
+pub fn progress_line(p: &BenchProgress) -> String {
     format!("bench {}", afdisk::present::progress::bench_progress(p, 4))
 }
 

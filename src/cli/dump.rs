@@ -68,7 +68,7 @@ pub fn plan_from_sfdisk(opened: &Opened, script: &Path, a: &PlanArgs) -> Result<
         super::confirm::sized(&a.stripe, opened)?,
     );
     let grain = afdisk::plan::grain::choose(&info.topology(), grain_bytes, stripe_bytes)?;
-    let (table, partitions, notes) = sc.to_table(&sfdisk::Target {
+    let (table, partitions, notes) = sc.to_table(&sfdisk::ScriptDevice {
         sector_size: ss,
         total: info.size_bytes / ss.max(1),
         grain: grain.bytes,

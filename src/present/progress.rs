@@ -4,7 +4,7 @@
 //!
 //! Terms:
 //! - a **progress report** is what the job's core sends while it runs (`mover::Progress`,
-//!   `bench::Progress`, a switch's `reformat::Event::Progress`); its text here is cut in **parts** (what it
+//!   `bench::BenchProgress`, a switch's `reformat::Event::Progress`); its text here is cut in **parts** (what it
 //!   does, how much is done, how fast) that a one-line front end joins and a screen shows one per row;
 //! - an **event** is a step of a running switch (`reformat::Event`): the backup, the tool's start, its output,
 //!   its end, the kernel's re-read.
@@ -89,7 +89,7 @@ pub fn bench_round(elapsed_secs: f64, cap_secs: f64, rounds: u64, warmup: bool) 
 
 /// The benchmark's step, short enough for a status line of 80 columns: `warm-up` or `round N`, and the
 /// seconds run of the cap (`round 12, 3/10 s`).
-pub fn bench_step(p: &crate::bench::Progress) -> String {
+pub fn bench_step(p: &crate::bench::BenchProgress) -> String {
     let step = if p.warmup {
         "warm-up".to_string()
     } else {
@@ -116,7 +116,7 @@ pub fn bench_ratio(v: &crate::bench::analysis::DriveVerdict) -> Option<String> {
 
 /// A benchmark's progress report on one line: how far it is, the median so far of the first `classes`
 /// classes, and the running verdict's ratio.
-pub fn bench_progress(p: &crate::bench::Progress, classes: usize) -> String {
+pub fn bench_progress(p: &crate::bench::BenchProgress, classes: usize) -> String {
     let mut s = bench_round(
         p.elapsed.as_secs_f64(),
         p.cap.as_secs_f64(),

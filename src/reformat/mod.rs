@@ -55,7 +55,7 @@ pub use status::{drive_sizes, nvme_format_for, pick_tool, status, tool_sizes, St
 pub use switch::{
     switch, Asker, Confirmed, Facts, Finished, Question, Reply, Request, Source, System, To,
 };
-pub use target::{OldPartition, Target};
+pub use target::{DriveFacts, OldPartition};
 pub use tools::openseachest::parse_supported_formats;
 pub use tools::{preference, Claim, ToolReport};
 

@@ -19,7 +19,7 @@ use super::tools::{self, preference};
 use super::{
     drive_sizes, nvme_format_for, pick_tool, Bus, ConfirmationRequest, Lost, OldPartition,
 };
-use super::{Target, CONFIRM_WORD, NOTHING_FOUND, SAFE_STOP, SIZES};
+use super::{DriveFacts, CONFIRM_WORD, NOTHING_FOUND, SAFE_STOP, SIZES};
 use crate::device::access;
 use crate::drive::DriveReport;
 use crate::error::{Error, Result};
@@ -91,7 +91,7 @@ pub fn command_line(argv: &[OsString]) -> String {
 }
 
 /// The preflight: refuses (nothing run) or returns the plan. Pure: every fact is in `target` and `opts`.
-pub fn plan(target: &Target, opts: &Options) -> Result<SwitchPlan> {
+pub fn plan(target: &DriveFacts, opts: &Options) -> Result<SwitchPlan> {
     let to = opts.to;
     check_request(target, opts)?;
     let drive = asked_drive(target)?;
@@ -153,7 +153,7 @@ pub fn plan(target: &Target, opts: &Options) -> Result<SwitchPlan> {
 }
 
 /// What must be typed for `target`: its token, then [`CONFIRM_WORD`].
-fn confirmation(target: &Target) -> ConfirmationRequest {
+fn confirmation(target: &DriveFacts) -> ConfirmationRequest {
     ConfirmationRequest {
         token: target.confirm_token.clone(),
         token_kind: if target.serial.is_some() {
@@ -167,7 +167,7 @@ fn confirmation(target: &Target) -> ConfirmationRequest {
 
 /// The refusals that need no fact of the drive: a size afdisk never offers, a switch running, an image
 /// file (no drive to ask: refused like any drive afdisk cannot ask), a USB attachment.
-fn check_request(target: &Target, opts: &Options) -> Result<()> {
+fn check_request(target: &DriveFacts, opts: &Options) -> Result<()> {
     let dev = target.path.display();
     let to = opts.to;
     if !SIZES.contains(&to) {
@@ -198,7 +198,7 @@ fn check_request(target: &Target, opts: &Options) -> Result<()> {
 }
 
 /// The drive's own report, or the refusal for a drive afdisk cannot ask.
-fn asked_drive(target: &Target) -> Result<&DriveReport> {
+fn asked_drive(target: &DriveFacts) -> Result<&DriveReport> {
     target.drive.as_ref().ok_or_else(|| {
         Error::refused(
             format!(
@@ -212,7 +212,7 @@ fn asked_drive(target: &Target) -> Result<&DriveReport> {
 }
 
 /// Refuses a drive that is read-only, in use or held open.
-fn check_free(target: &Target) -> Result<()> {
+fn check_free(target: &DriveFacts) -> Result<()> {
     let dev = target.path.display();
     if target.read_only {
         return Err(Error::refused(
@@ -247,7 +247,11 @@ fn warning(key: &'static str, text: impl Into<String>) -> Warning {
 
 /// The drive's list of sizes against the size asked for: refused when it lacks it (unless the tool may
 /// decide, never for NVMe), a warning when it gives no list.
-fn listed_warnings(target: &Target, drive: &DriveReport, opts: &Options) -> Result<Vec<Warning>> {
+fn listed_warnings(
+    target: &DriveFacts,
+    drive: &DriveReport,
+    opts: &Options,
+) -> Result<Vec<Warning>> {
     let to = opts.to;
     let mut warnings = Vec::new();
     match drive_sizes(drive) {
@@ -286,7 +290,7 @@ struct NvmeChoice {
 }
 
 fn nvme_facts(
-    target: &Target,
+    target: &DriveFacts,
     drive: &DriveReport,
     to: u64,
     warnings: &mut Vec<Warning>,
@@ -325,7 +329,7 @@ fn nvme_facts(
 /// The tool for `bus`: refused when none is found, when it cannot switch this bus, or when its version is
 /// unknown (unless allowed, then a warning).
 fn choose_tool(
-    target: &Target,
+    target: &DriveFacts,
     bus: Bus,
     opts: &Options,
     warnings: &mut Vec<Warning>,
@@ -363,7 +367,7 @@ fn choose_tool(
 }
 
 /// The vendors' warnings every switch carries, the bus's and the tool's own.
-fn common_warnings(target: &Target, bus: Bus, tool: &Tool, from: u64) -> Vec<Warning> {
+fn common_warnings(target: &DriveFacts, bus: Bus, tool: &Tool, from: u64) -> Vec<Warning> {
     let mut w = vec![
         warning("power", "do not power off, unplug, reset or suspend the machine while the tool runs: an interrupted change can leave the drive unusable"),
         warning("one-at-a-time", "switch one drive at a time: many controllers reset drives that format in parallel"),
@@ -407,7 +411,7 @@ fn bus_duration(bus: Bus) -> &'static str {
 /// The preflight again, just before the tool starts (a prompt can wait for minutes: something may have
 /// mounted the drive, or another drive may now sit at the path). Refuses, nothing run, unless a fresh plan
 /// for `target` is the same switch of the same drive with the same command.
-pub fn recheck(planned: &SwitchPlan, target: &Target, opts: &Options) -> Result<()> {
+pub fn recheck(planned: &SwitchPlan, target: &DriveFacts, opts: &Options) -> Result<()> {
     same_switch(planned, &plan(target, opts)?)
 }
 

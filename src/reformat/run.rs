@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::probe::{Probed, Prober};
 use super::target::exclusive_probe;
-use super::{command_line, judge, timing, tools, Outcome, SwitchPlan, Target};
+use super::{command_line, judge, timing, tools, DriveFacts, Outcome, SwitchPlan};
 use crate::device::{access, Opened};
 use crate::error::{Error, Result};
 
@@ -38,7 +38,7 @@ pub fn backup_table(opened: &Opened, env: &Env) -> Result<PathBuf> {
 
 /// `target` with what can change in a moment read again from `opened`: its users (mounts, swaps, holders)
 /// and an exclusive open.
-pub fn refreshed(opened: &Opened, target: &Target) -> Target {
+pub fn refreshed(opened: &Opened, target: &DriveFacts) -> DriveFacts {
     let mut fresh = target.clone();
     fresh.uses = access::current_uses(opened);
     fresh.busy = exclusive_probe(opened);

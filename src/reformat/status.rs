@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::tool::Tool;
 use super::tools::{self, preference};
-use super::{Bus, SizeInfo, SizeSource, Target, SIZES};
+use super::{Bus, DriveFacts, SizeInfo, SizeSource, SIZES};
 use crate::drive::{DriveReport, DriveSource};
 
 /// The sizes the drive lists, with how each is reached; `None` when the drive gives no list (the tool's own
@@ -145,7 +145,7 @@ pub fn pick_tool(bus: Bus, found: &[Tool], chosen: Option<&Tool>) -> Option<Tool
 
 /// The status of `target`. `tool_sizes` is the chosen tool's listing when one was read.
 pub fn status(
-    target: &Target,
+    target: &DriveFacts,
     found: &[Tool],
     chosen: Option<&Tool>,
     tool_sizes: Option<Vec<SizeInfo>>,

@@ -23,7 +23,7 @@ use super::probe::{Prober, SysProber};
 use super::tool::{self, PendingTool, Tool, ToolChoice};
 use super::{
     pick_tool, plan, recheck, run, same_switch, status, switch_running, timing, Answer,
-    ConfirmationRequest, Env, Event, Options, Outcome, SizeInfo, Status, SwitchPlan, Target,
+    ConfirmationRequest, DriveFacts, Env, Event, Options, Outcome, SizeInfo, Status, SwitchPlan,
 };
 use crate::device::{access, Opened, Overrides};
 use crate::error::{Error, Result};
@@ -115,7 +115,7 @@ pub enum Finished {
 pub trait Source {
     /// Opens the drive at `path` and gathers its facts (it stays open for [`Source::again`] and
     /// [`Source::backup`]).
-    fn target(&mut self, path: &Path) -> Result<Target>;
+    fn target(&mut self, path: &Path) -> Result<DriveFacts>;
     /// The PATH tools are looked for on.
     fn path_var(&self) -> OsString;
     /// The tool's own listing of sizes ([`super::tool_sizes`]).
@@ -124,7 +124,7 @@ pub trait Source {
     fn env(&self) -> Env;
     /// The facts again, just before the tool runs. `reopen`: the answer took a person's time, so the drive
     /// is opened and read afresh; else only what can change in a moment (its users, an exclusive open).
-    fn again(&mut self, target: &Target, reopen: bool) -> Result<Target>;
+    fn again(&mut self, target: &DriveFacts, reopen: bool) -> Result<DriveFacts>;
     /// Saves the table sectors of the drive as last opened; the backup's path.
     fn backup(&mut self) -> Result<PathBuf>;
     /// Who asks the drive after the tool.
@@ -156,10 +156,10 @@ impl System {
 }
 
 impl Source for System {
-    fn target(&mut self, path: &Path) -> Result<Target> {
+    fn target(&mut self, path: &Path) -> Result<DriveFacts> {
         let opened = crate::device::open(path, &self.overrides)?;
         timing::mark("open (sysfs, drive query)");
-        let t = Target::gather(&opened);
+        let t = DriveFacts::gather(&opened);
         self.opened = Some(opened);
         Ok(t)
     }
@@ -172,7 +172,7 @@ impl Source for System {
     fn env(&self) -> Env {
         self.env.clone()
     }
-    fn again(&mut self, target: &Target, reopen: bool) -> Result<Target> {
+    fn again(&mut self, target: &DriveFacts, reopen: bool) -> Result<DriveFacts> {
         if reopen {
             // Closed first: the drive is read afresh, as a new open sees it.
             self.opened = None;
@@ -269,7 +269,7 @@ fn plan_refusal(facts: Facts) -> Error {
 
 /// The target, the tools, the status (when asked for) and the plan (when a switch was asked for). The
 /// version queries start first and run while the drive is opened and read (each is a process start).
-fn read_facts(source: &mut dyn Source, req: &Request) -> Result<(Target, Options, Facts)> {
+fn read_facts(source: &mut dyn Source, req: &Request) -> Result<(DriveFacts, Options, Facts)> {
     timing::mark("main");
     let path_var = source.path_var();
     let chosen = req.choice.begin(&path_var)?;
@@ -345,7 +345,7 @@ fn confirm(plan: &SwitchPlan, asker: &mut dyn Asker) -> Result<Option<bool>> {
 /// free), the table backup, then the tool with the terminal's signals ignored, and the verdict.
 fn execute(
     source: &mut dyn Source,
-    target: &Target,
+    target: &DriveFacts,
     plan: SwitchPlan,
     opts: &Options,
     at_once: bool,

@@ -29,7 +29,7 @@ pub struct OldPartition {
 
 /// The facts of one drive, gathered from an opened whole disk.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct Target {
+pub struct DriveFacts {
     #[serde(serialize_with = "crate::device::lossy_path")]
     pub path: PathBuf,
     pub name: String,
@@ -55,10 +55,10 @@ pub struct Target {
     pub confirm_token: String,
 }
 
-impl Target {
+impl DriveFacts {
     /// Gathers the facts of `opened` (sysfs, the drive's report already in `opened.info`, the table, the
     /// filesystems, an exclusive-open probe).
-    pub fn gather(opened: &Opened) -> Target {
+    pub fn gather(opened: &Opened) -> DriveFacts {
         let info = &opened.info;
         let ss = info.logical_sector_size;
         let src = opened.source();
@@ -88,7 +88,7 @@ impl Target {
         timing::mark("gather: in-use checks (mountinfo, swaps, holders)");
         let busy = exclusive_probe(opened);
         timing::mark("gather: exclusive-open probe");
-        Target {
+        DriveFacts {
             path: info.path.clone(),
             name: info.name.clone(),
             model: info.model.clone(),

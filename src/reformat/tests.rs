@@ -27,8 +27,8 @@ fn all_tools() -> Vec<Tool> {
     ]
 }
 
-fn target(drive: DriveReport, name: &str) -> Target {
-    Target {
+fn target(drive: DriveReport, name: &str) -> DriveFacts {
+    DriveFacts {
         path: PathBuf::from(format!("/dev/{name}")),
         name: name.into(),
         model: Some("QEMU".into()),
@@ -157,7 +157,7 @@ fn nvme_keeps_metadata_size_and_warns_about_all_namespaces() {
 
 #[test]
 fn preflight_refusals_name_the_problem() {
-    let refused = |t: &Target, o: &Options, needle: &str| {
+    let refused = |t: &DriveFacts, o: &Options, needle: &str| {
         let e = plan(t, o).unwrap_err();
         assert_eq!(e.kind, crate::ErrorKind::Refused, "{}", e.problem);
         assert!(e.problem.contains(needle), "{needle}: {}", e.problem);

@@ -14,7 +14,7 @@ use afdisk::bench::BenchReport;
 
 pub use super::bench_state::*;
 use super::dialog::Styles;
-use super::job::{self, Ctx, Env, Event, Handle, Job, Progress, StopFlag, StopRule};
+use super::job::{self, Ctx, Env, Event, Handle, Job, JobProgress, StopFlag, StopRule};
 use super::model::DiskState;
 use super::page::{Command, Page, Reply};
 
@@ -61,7 +61,7 @@ pub fn open(d: &DiskState, prev: Option<Box<dyn Page>>) -> Box<dyn Page> {
 }
 
 /// A snapshot of a run for the screen: the latest latencies and the median so far of each class.
-fn live_of(p: &afdisk::bench::Progress) -> Live {
+fn live_of(p: &afdisk::bench::BenchProgress) -> Live {
     let classes = p
         .classes
         .iter()
@@ -86,8 +86,8 @@ fn live_of(p: &afdisk::bench::Progress) -> Live {
 
 /// The job's progress for the status line: the step and the seconds run of the cap, no rate (a rate of
 /// seconds per second says nothing), so the line stays within 80 columns.
-pub fn job_progress(p: &afdisk::bench::Progress) -> Progress {
-    Progress {
+pub fn job_progress(p: &afdisk::bench::BenchProgress) -> JobProgress {
+    JobProgress {
         phase: afdisk::present::progress::bench_step(p),
         done: 0,
         total: None,
@@ -128,7 +128,7 @@ impl Job for BenchJob {
             None => Confirmation::Absent,
         };
         let mut last: Option<Instant> = None;
-        let mut progress = |p: &afdisk::bench::Progress| {
+        let mut progress = |p: &afdisk::bench::BenchProgress| {
             if last.is_none_or(|t| t.elapsed() >= Duration::from_millis(100)) {
                 last = Some(Instant::now());
                 ctx.detail(live_of(p));
@@ -179,7 +179,7 @@ impl Page for BenchState {
             },
             Command {
                 keys: "d",
-                bar: if matches!(self.phase, Phase::Done(_)) {
+                bar: if matches!(self.phase, BenchScreen::Done(_)) {
                     "plot/table"
                 } else {
                     ""
@@ -210,7 +210,7 @@ impl Page for BenchState {
     }
 
     fn status(&self) -> Option<String> {
-        if let super::bench_state::Phase::Confirm(c) = &self.phase {
+        if let super::bench_state::BenchScreen::Confirm(c) = &self.phase {
             Some(c.status())
         } else if let (Some(h), true) = (&self.job, self.running()) {
             Some(h.status())
@@ -247,7 +247,7 @@ impl Page for BenchState {
         match ev {
             Event::Detail(d) => {
                 if let (Ok(l), true) = (d.downcast::<Live>(), self.running()) {
-                    self.phase = Phase::Running(*l);
+                    self.phase = BenchScreen::Running(*l);
                 }
             }
             Event::Progress(p) => {
@@ -258,8 +258,8 @@ impl Page for BenchState {
             Event::Done(d) => {
                 self.job = None;
                 match job::outcome::<Box<BenchReport>>(d) {
-                    Some(Ok(r)) => self.phase = Phase::Done(r),
-                    Some(Err(e)) => self.phase = Phase::Failed(e),
+                    Some(Ok(r)) => self.phase = BenchScreen::Done(r),
+                    Some(Err(e)) => self.phase = BenchScreen::Failed(e),
                     None => {}
                 }
             }

@@ -41,7 +41,7 @@ pub struct Live {
 }
 
 #[derive(Debug)]
-pub enum Phase {
+pub enum BenchScreen {
     Setup,
     /// Typing the device name for a run that writes anywhere.
     Confirm(Confirm),
@@ -60,7 +60,7 @@ pub struct BenchState {
     /// Where the run may write: the library's choice (`present::write_modes`), stepped by w.
     pub write: Choice<WriteMode>,
     pub probe: bool,
-    pub phase: Phase,
+    pub phase: BenchScreen,
     /// The device name the dialog asks for.
     pub name: String,
     /// What the device is (its model, else its transport), for the dialog.
@@ -106,7 +106,7 @@ impl BenchState {
             offered: partition,
             write: afdisk::present::write_modes(WriteMode::None),
             probe: false,
-            phase: Phase::Setup,
+            phase: BenchScreen::Setup,
             name,
             described: String::new(),
             destroys: Vec::new(),
@@ -139,11 +139,11 @@ impl BenchState {
     }
 
     pub fn typing(&self) -> bool {
-        matches!(self.phase, Phase::Confirm(_))
+        matches!(self.phase, BenchScreen::Confirm(_))
     }
 
     pub fn running(&self) -> bool {
-        matches!(self.phase, Phase::Running(_))
+        matches!(self.phase, BenchScreen::Running(_))
     }
 
     /// The write mode chosen.
@@ -170,12 +170,12 @@ impl BenchState {
     }
 
     pub fn key(&mut self, code: KeyCode) -> BenchAction {
-        if let Phase::Confirm(c) = &mut self.phase {
+        if let BenchScreen::Confirm(c) = &mut self.phase {
             match c.key(code) {
                 Answer::Typing => {}
-                Answer::Cancelled => self.phase = Phase::Setup,
+                Answer::Cancelled => self.phase = BenchScreen::Setup,
                 Answer::Submitted(typed) => {
-                    self.phase = Phase::Running(Live::default());
+                    self.phase = BenchScreen::Running(Live::default());
                     return BenchAction::Start(self.request(Some(typed)));
                 }
             }
@@ -199,17 +199,17 @@ impl BenchState {
                 if self.mode() == WriteMode::None {
                     self.probe = false;
                 }
-                self.phase = Phase::Setup;
+                self.phase = BenchScreen::Setup;
             }
             KeyCode::Char('o') if self.mode() != WriteMode::None => {
                 self.probe = !self.probe;
-                self.phase = Phase::Setup;
+                self.phase = BenchScreen::Setup;
             }
             KeyCode::Char('r') | KeyCode::Enter => {
                 if self.mode() == WriteMode::All {
-                    self.phase = Phase::Confirm(self.confirm());
+                    self.phase = BenchScreen::Confirm(self.confirm());
                 } else {
-                    self.phase = Phase::Running(Live::default());
+                    self.phase = BenchScreen::Running(Live::default());
                     return BenchAction::Start(self.request(None));
                 }
             }
@@ -218,11 +218,13 @@ impl BenchState {
                     Some(_) => None,
                     None => self.offered,
                 };
-                self.phase = Phase::Setup;
+                self.phase = BenchScreen::Setup;
             }
-            KeyCode::Char('d') if matches!(self.phase, Phase::Done(_)) => self.plot = !self.plot,
+            KeyCode::Char('d') if matches!(self.phase, BenchScreen::Done(_)) => {
+                self.plot = !self.plot
+            }
             KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') if matches!(self.phase, Phase::Done(_)) => {
+            KeyCode::Down | KeyCode::Char('j') if matches!(self.phase, BenchScreen::Done(_)) => {
                 self.scroll = self.scroll.saturating_add(1)
             }
             KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return BenchAction::Back,
@@ -263,7 +265,7 @@ mod tests {
     #[test]
     fn the_running_status_fits_80_columns() {
         use crate::tui::job::Job;
-        let p = afdisk::bench::Progress {
+        let p = afdisk::bench::BenchProgress {
             elapsed: std::time::Duration::from_secs_f64(3.2),
             cap: std::time::Duration::from_secs(10),
             rounds: 120,

@@ -14,7 +14,7 @@ use ratatui::Frame;
 use afdisk::bench::plot::{self, Plot, Side};
 use afdisk::bench::{BenchReport, WriteMode};
 
-use super::bench_state::{BenchState, Live, Phase};
+use super::bench_state::{BenchScreen, BenchState, Live};
 use super::dialog::{choice_description, choice_line, Styles};
 
 use afdisk::present::latency as us;
@@ -45,7 +45,7 @@ pub fn draw(f: &mut Frame, b: &BenchState, area: Rect, st: &Styles) {
     ];
     f.render_widget(Paragraph::new(head_lines).wrap(Wrap { trim: true }), head);
     match &b.phase {
-        Phase::Setup | Phase::Confirm(_) => {
+        BenchScreen::Setup | BenchScreen::Confirm(_) => {
             let text = vec![
                 Line::from(
                     "Aligned against misaligned I/O, one I/O in flight, O_DIRECT, classes interleaved in random \
@@ -58,14 +58,14 @@ pub fn draw(f: &mut Frame, b: &BenchState, area: Rect, st: &Styles) {
                 ),
             ];
             f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), body);
-            if let Phase::Confirm(c) = &b.phase {
+            if let BenchScreen::Confirm(c) = &b.phase {
                 c.draw(f, area, st);
             }
         }
-        Phase::Running(live) => draw_live(f, live, body, st),
-        Phase::Done(r) if b.plot => draw_plot(f, r, body, st),
-        Phase::Done(r) => draw_done(f, r, b.scroll, body, st),
-        Phase::Failed(e) => {
+        BenchScreen::Running(live) => draw_live(f, live, body, st),
+        BenchScreen::Done(r) if b.plot => draw_plot(f, r, body, st),
+        BenchScreen::Done(r) => draw_done(f, r, b.scroll, body, st),
+        BenchScreen::Failed(e) => {
             f.render_widget(
                 Paragraph::new(super::text::failure_text(e))
                     .style(st.bad)

@@ -81,7 +81,7 @@ impl StopRule {
 
 /// How far a job is.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Progress {
+pub struct JobProgress {
     /// What it is doing now ("writing", "round 12", "warm-up").
     pub phase: String,
     /// Steps or bytes done, of `total` when it is known.
@@ -91,7 +91,7 @@ pub struct Progress {
     pub bytes: bool,
 }
 
-impl Progress {
+impl JobProgress {
     /// "phase 40/100 steps, 12.0/s, ETA 5 s", from the time the job has run.
     pub fn text(&self, elapsed: Duration) -> String {
         let secs = elapsed.as_secs_f64();
@@ -147,7 +147,7 @@ impl Eq for StopFlag {}
 
 /// A message from a job to the screen that owns it.
 pub enum Event {
-    Progress(Progress),
+    Progress(JobProgress),
     /// Something of the job's own (downcast by its screen).
     Detail(Box<dyn Any + Send>),
     /// The outcome, `Result<J::Output, afdisk::Error>` (downcast by its screen with [`outcome`]).
@@ -167,7 +167,7 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    pub fn progress(&self, p: Progress) {
+    pub fn progress(&self, p: JobProgress) {
         let _ = self.tx.send(Msg::Job {
             owner: self.owner,
             event: Event::Progress(p),
@@ -210,7 +210,7 @@ pub struct Handle {
     pub rule: StopRule,
     pub stop: StopFlag,
     pub started: Instant,
-    pub progress: Option<Progress>,
+    pub progress: Option<JobProgress>,
 }
 
 impl Handle {
@@ -308,7 +308,7 @@ mod tests {
                 if ctx.stop_requested() {
                     return Ok(i);
                 }
-                ctx.progress(Progress {
+                ctx.progress(JobProgress {
                     phase: "step".into(),
                     done: i + 1,
                     total: Some(self.0),
@@ -368,7 +368,7 @@ mod tests {
 
     #[test]
     fn progress_text_has_rate_and_eta() {
-        let p = Progress {
+        let p = JobProgress {
             phase: "moving".into(),
             done: 50,
             total: Some(100),

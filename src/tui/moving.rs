@@ -163,7 +163,7 @@ impl Job for MoveJob {
 }
 
 #[derive(Debug)]
-pub enum Phase {
+pub enum MoveScreen {
     /// A resume (or rollback) waits for the device name.
     Confirm {
         rollback: bool,
@@ -182,7 +182,7 @@ pub struct MovePage {
     device: (String, String, String),
     /// The request its opening starts (an apply confirmed on the plan screen).
     pending: Option<MoveRequest>,
-    pub phase: Phase,
+    pub phase: MoveScreen,
     /// The mover's last progress report.
     pub progress: Option<mover::Progress>,
     pub stop: StopFlag,
@@ -193,7 +193,7 @@ pub struct MovePage {
 }
 
 impl MovePage {
-    fn new(path: PathBuf, device: (String, String, String), phase: Phase) -> Self {
+    fn new(path: PathBuf, device: (String, String, String), phase: MoveScreen) -> Self {
         MovePage {
             path,
             device,
@@ -207,10 +207,10 @@ impl MovePage {
         }
     }
 
-    fn confirm(&self, rollback: bool) -> Phase {
+    fn confirm(&self, rollback: bool) -> MoveScreen {
         let (n, p, d) = &self.device;
         let prompt = Prompt::named((n, p, d), present::resume_what(rollback), Vec::new(), None);
-        Phase::Confirm {
+        MoveScreen::Confirm {
             rollback,
             confirm: Confirm::new(
                 if rollback {
@@ -228,7 +228,7 @@ impl MovePage {
         self.stop = StopFlag::default();
         self.progress = None;
         self.scroll = 0;
-        self.phase = Phase::Running;
+        self.phase = MoveScreen::Running;
         let j = MoveJob {
             request: r,
             stop: self.stop.clone(),
@@ -238,7 +238,7 @@ impl MovePage {
     }
 
     pub fn running(&self) -> bool {
-        matches!(self.phase, Phase::Running)
+        matches!(self.phase, MoveScreen::Running)
     }
 
     /// Whether a stop was asked for while it runs.
@@ -257,7 +257,7 @@ impl MovePage {
 
     /// Whether the outcome is a move stopped at a commit point (r resumes it).
     fn stopped_outcome(&self) -> bool {
-        matches!(&self.phase, Phase::Done(d) if d.moved().is_some_and(|m| m.status == "stopped"))
+        matches!(&self.phase, MoveScreen::Done(d) if d.moved().is_some_and(|m| m.status == "stopped"))
     }
 }
 
@@ -266,7 +266,7 @@ pub fn open_apply(path: PathBuf, plan: Box<Plan>, typed: String) -> Box<dyn Page
     let d = &plan.device;
     let described = d.model.clone().unwrap_or_else(|| d.path.clone());
     let device = (d.name.clone(), d.path.clone(), described);
-    let mut p = MovePage::new(path.clone(), device, Phase::Running);
+    let mut p = MovePage::new(path.clone(), device, MoveScreen::Running);
     p.pending = Some(MoveRequest::Apply { path, plan, typed });
     Box::new(p)
 }
@@ -281,7 +281,7 @@ pub fn open_resume(d: &DiskState, rollback: bool) -> Box<dyn Page> {
         info.path.display().to_string(),
         described,
     );
-    let mut p = MovePage::new(info.path.clone(), device, Phase::Running);
+    let mut p = MovePage::new(info.path.clone(), device, MoveScreen::Running);
     p.phase = p.confirm(rollback);
     Box::new(p)
 }
@@ -293,8 +293,8 @@ impl Page for MovePage {
 
     fn commands(&self) -> Vec<Command> {
         let mut v = match &self.phase {
-            Phase::Confirm { .. } => return Vec::new(),
-            Phase::Running => {
+            MoveScreen::Confirm { .. } => return Vec::new(),
+            MoveScreen::Running => {
                 return vec![cmd(
                 "Esc/s",
                 "stop",
@@ -320,17 +320,17 @@ impl Page for MovePage {
 
     fn status(&self) -> Option<String> {
         match &self.phase {
-            Phase::Confirm { confirm, .. } => Some(confirm.status()),
-            Phase::Running if self.stopping() => {
+            MoveScreen::Confirm { confirm, .. } => Some(confirm.status()),
+            MoveScreen::Running if self.stopping() => {
                 Some(format!("stopping {}…", present::MOVE_STOP_POINT))
             }
-            Phase::Running => Some(format!("Esc/s/Ctrl-C: stop {}", present::MOVE_STOP_POINT)),
+            MoveScreen::Running => Some(format!("Esc/s/Ctrl-C: stop {}", present::MOVE_STOP_POINT)),
             _ => None,
         }
     }
 
     fn typing(&self) -> bool {
-        matches!(self.phase, Phase::Confirm { .. } | Phase::Running)
+        matches!(self.phase, MoveScreen::Confirm { .. } | MoveScreen::Running)
     }
 
     fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
@@ -338,7 +338,7 @@ impl Page for MovePage {
     }
 
     fn key(&mut self, code: KeyCode) -> Reply {
-        if let Phase::Confirm { rollback, confirm } = &mut self.phase {
+        if let MoveScreen::Confirm { rollback, confirm } = &mut self.phase {
             let rollback = *rollback;
             return match confirm.key(code) {
                 Answer::Typing => Reply::None,
@@ -389,8 +389,8 @@ impl Page for MovePage {
 
     fn exit_outcome(&self) -> String {
         match &self.phase {
-            Phase::Done(d) => outcome_lines(d).join("\n"),
-            Phase::Failed(e) => super::text::failure_text(e),
+            MoveScreen::Done(d) => outcome_lines(d).join("\n"),
+            MoveScreen::Failed(e) => super::text::failure_text(e),
             _ => String::new(),
         }
     }
@@ -421,8 +421,8 @@ impl Page for MovePage {
             Event::Done(d) => {
                 self.job = None;
                 match job::outcome::<MoveDone>(d) {
-                    Some(Ok(o)) => self.phase = Phase::Done(o),
-                    Some(Err(e)) => self.phase = Phase::Failed(e),
+                    Some(Ok(o)) => self.phase = MoveScreen::Done(o),
+                    Some(Err(e)) => self.phase = MoveScreen::Failed(e),
                     None => return Reply::None,
                 }
                 // Show the disk as it is now (its moving marks gone, or still there when stopped).
@@ -470,13 +470,13 @@ pub fn outcome_lines(d: &MoveDone) -> Vec<String> {
 fn draw(f: &mut Frame, p: &MovePage, area: Rect, st: &Styles) {
     let title = styled(format!("Data move — {}", p.path.display()), st.title);
     match &p.phase {
-        Phase::Confirm { confirm, rollback } => {
+        MoveScreen::Confirm { confirm, rollback } => {
             let l = vec![title, styled(present::resume_what(*rollback), st.warn)];
             f.render_widget(Paragraph::new(l), area);
             confirm.draw(f, area, st);
         }
-        Phase::Running => running(f, p, title, area, st),
-        Phase::Done(d) => {
+        MoveScreen::Running => running(f, p, title, area, st),
+        MoveScreen::Done(d) => {
             let mut l = vec![title];
             for line in outcome_lines(d) {
                 let tone = if line.starts_with("Stopped at a commit point") {
@@ -498,7 +498,7 @@ fn draw(f: &mut Frame, p: &MovePage, area: Rect, st: &Styles) {
                 area,
             );
         }
-        Phase::Failed(e) => {
+        MoveScreen::Failed(e) => {
             let l = vec![title, styled(afdisk::error::failure_text(e), st.bad)];
             f.render_widget(Paragraph::new(l).wrap(Wrap { trim: false }), area);
         }

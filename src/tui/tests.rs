@@ -464,7 +464,7 @@ fn bench_screen_runs_read_only_live_then_shows_the_result() {
     let s = first.unwrap_or_default();
     assert!(s.contains("running") && s.contains("read-4k"), "{s}");
     let b = bench(&mut app).expect("bench");
-    let super::bench::Phase::Done(rep) = &b.phase else {
+    let super::bench::BenchScreen::Done(rep) = &b.phase else {
         panic!("run failed: {:?}", b.phase);
     };
     assert_eq!(rep.partition.as_ref().map(|p| p.number), Some(2));
@@ -507,7 +507,7 @@ fn esc_stops_a_bench_run_after_its_round_and_it_says_cancelled() {
     esc_stops(&mut app);
     run_bench(&mut app, &rx, &tx, &env);
     let b = bench(&mut app).expect("bench");
-    let super::bench::Phase::Done(rep) = &b.phase else {
+    let super::bench::BenchScreen::Done(rep) = &b.phase else {
         panic!("run failed: {:?}", b.phase);
     };
     assert_eq!(rep.stop, afdisk::bench::StopReason::Cancelled);
@@ -602,7 +602,7 @@ fn bench_failure_shows_its_kind() {
     let mut app = disk_app();
     key(&mut app, KeyCode::Char('b'));
     let b = bench(&mut app).expect("bench");
-    b.phase = super::bench::Phase::Failed(afdisk::Error::io(
+    b.phase = super::bench::BenchScreen::Failed(afdisk::Error::io(
         "writing at sector 8 of fixture.img failed",
         "check the device with dmesg",
     ));

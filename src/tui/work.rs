@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use afdisk::device;
 use afdisk::report::{self, InspectOptions, Report};
 
-use super::job::{Ctx, Env, Job, Progress, StopRule};
+use super::job::{Ctx, Env, Job, JobProgress, StopRule};
 use super::model::ListItem;
 
 /// Reads one disk for the disk view.
@@ -59,7 +59,7 @@ impl Job for ProbeList {
             None => device::list::disks(),
         };
         let total = disks.len() as u64;
-        ctx.progress(Progress {
+        ctx.progress(JobProgress {
             phase: "probing".into(),
             done: 0,
             total: Some(total),

@@ -31,7 +31,7 @@ impl Prober for Switched {
 /// A SATA drive with serial SER1, 512-byte sectors, listing no sizes (the tool decides), and a fake hdparm.
 struct Script {
     dir: tempfile::TempDir,
-    target: Target,
+    target: DriveFacts,
     /// What `again` was asked: `true` for a reopen.
     again: Vec<bool>,
     backups: usize,
@@ -57,7 +57,7 @@ impl Script {
             }
         }
         let drive = DriveReport::new(DriveSource::AtaIdentify, 512, 4096);
-        let target = Target {
+        let target = DriveFacts {
             path: PathBuf::from("/dev/sda"),
             name: "sda".into(),
             model: Some("QEMU".into()),
@@ -91,7 +91,7 @@ impl Script {
 }
 
 impl Source for Script {
-    fn target(&mut self, _: &Path) -> Result<Target> {
+    fn target(&mut self, _: &Path) -> Result<DriveFacts> {
         Ok(self.target.clone())
     }
     fn path_var(&self) -> OsString {
@@ -106,7 +106,7 @@ impl Source for Script {
             lock_path: self.dir.path().join("switch.lock"),
         }
     }
-    fn again(&mut self, _: &Target, reopen: bool) -> Result<Target> {
+    fn again(&mut self, _: &DriveFacts, reopen: bool) -> Result<DriveFacts> {
         self.again.push(reopen);
         Ok(self.target.clone())
     }

@@ -95,7 +95,7 @@ impl Script {
 
 /// What [`Script::to_table`] needs to know about the device.
 #[derive(Debug, Clone, Copy)]
-pub struct Target {
+pub struct ScriptDevice {
     /// Logical sector size.
     pub sector_size: u64,
     /// Sectors of the device.

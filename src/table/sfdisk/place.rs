@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use super::super::types::{gpt_type_name, mbr_is_extended, mbr_type_name};
 use super::super::{Label, PartKind, Partition, Table};
 use super::values::resolve;
-use super::{at, Amount, Entry, Script, Target};
+use super::{at, Amount, Entry, Script, ScriptDevice};
 use crate::error::{Error, Result};
 
 /// A partition already placed: its last sector, number and line.
@@ -65,7 +65,7 @@ struct Placer<'s> {
 impl Script {
     /// The table and entries the script describes, in `t`'s sectors, with notes on what was converted. The
     /// entries still need `plan::custom`'s checks; a table field left 0 / empty means "the default".
-    pub fn to_table(&self, t: &Target) -> Result<(Table, Vec<Partition>, Vec<String>)> {
+    pub fn to_table(&self, t: &ScriptDevice) -> Result<(Table, Vec<Partition>, Vec<String>)> {
         let ss = t.sector_size.max(1);
         let sss = self.sector_size.unwrap_or(ss);
         let label = self.label.or(t.current_label).unwrap_or(Label::Dos);
@@ -139,7 +139,7 @@ impl Script {
     fn usable(
         &self,
         label: Label,
-        t: &Target,
+        t: &ScriptDevice,
         slots: u32,
         sss: u64,
         notes: &mut Vec<String>,
@@ -166,7 +166,7 @@ impl Script {
     /// the usable area).
     fn gpt_range(
         &self,
-        t: &Target,
+        t: &ScriptDevice,
         slots: u32,
         sss: u64,
         notes: &mut Vec<String>,

@@ -88,7 +88,7 @@ fn script_forms_parse() {
     assert_eq!(sc.entries[2].type_spec.as_deref(), Some("S"));
     assert_eq!(sc.entries[2].start, None);
     let (t, p, _) = sc
-        .to_table(&Target {
+        .to_table(&ScriptDevice {
             sector_size: 512,
             total: 131072,
             grain: 1 << 20,
@@ -131,7 +131,7 @@ fn bad_scripts_name_the_line_and_the_key() {
         assert!(e.problem.starts_with("s.sfdisk, line"), "{}", e.problem);
         assert!(!e.fix.is_empty());
     }
-    let t = Target {
+    let t = ScriptDevice {
         sector_size: 4096,
         total: 16384,
         grain: 1 << 20,
@@ -162,7 +162,7 @@ fn a_512_script_converts_to_4096_sectors() {
     )
     .unwrap();
     let (t, p, notes) = sc
-        .to_table(&Target {
+        .to_table(&ScriptDevice {
             sector_size: 4096,
             total: 16384,
             grain: 1 << 20,

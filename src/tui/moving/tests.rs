@@ -180,7 +180,7 @@ impl Rig {
 
     fn is_done(app: &mut App) -> bool {
         app.page_as::<MovePage>(NAME)
-            .is_some_and(|p| matches!(p.phase, Phase::Done(_) | Phase::Failed(_)))
+            .is_some_and(|p| matches!(p.phase, MoveScreen::Done(_) | MoveScreen::Failed(_)))
     }
 
     /// The disk view's plan (p) made, then a confirmed with the device name: the request that starts the move.
@@ -264,7 +264,7 @@ fn a_move_applied_from_the_plan_screen_runs_on_the_move_screen_and_verifies() {
         "the screen got the mover's progress: {phases:?}"
     );
     let (journal, backup) = match &mut rig.page().phase {
-        Phase::Done(MoveDone::Applied(w)) => {
+        MoveScreen::Done(MoveDone::Applied(w)) => {
             let m = w.moved.as_mut().expect("a move");
             assert_eq!(m.status, "finished");
             assert!(w.verified);
@@ -272,7 +272,7 @@ fn a_move_applied_from_the_plan_screen_runs_on_the_move_screen_and_verifies() {
             m.bytes_per_sec = 20.0 * MIB as f64;
             (m.journal.clone(), w.backup_file.clone())
         }
-        Phase::Failed(e) => panic!("the move failed: {}", afdisk::error::failure_text(e)),
+        MoveScreen::Failed(e) => panic!("the move failed: {}", afdisk::error::failure_text(e)),
         _ => panic!("the move screen shows its outcome"),
     };
     let mut done = journal.as_os_str().to_owned();
@@ -321,12 +321,12 @@ fn a_stop_ends_at_a_commit_point_and_afdisk_resume_finishes_it() {
     rig.request(r);
     rig.pump_until("the stop", Rig::is_done);
     let (journal, backup) = match &rig.page().phase {
-        Phase::Done(MoveDone::Applied(w)) => {
+        MoveScreen::Done(MoveDone::Applied(w)) => {
             let m = w.moved.as_ref().expect("a move");
             assert_eq!(m.status, "stopped");
             (m.journal.clone(), w.backup_file.clone())
         }
-        Phase::Failed(e) => panic!("the move failed: {}", afdisk::error::failure_text(e)),
+        MoveScreen::Failed(e) => panic!("the move failed: {}", afdisk::error::failure_text(e)),
         _ => panic!("the move screen shows its outcome"),
     };
     assert!(journal.exists(), "the journal remains");
@@ -346,7 +346,7 @@ fn a_stop_ends_at_a_commit_point_and_afdisk_resume_finishes_it() {
     txt = masked_backup(&masked_name(&txt, &journal, 'J'), &backup);
     insta::assert_snapshot!("move_stopped_80x24", txt);
     // The outcome's text is the core's, the command included.
-    if let Phase::Done(d) = &rig.page().phase {
+    if let MoveScreen::Done(d) = &rig.page().phase {
         assert!(outcome_lines(d).join(" ").contains(&cmd));
     }
     // The disk view: the interrupted move's finding, and r / u in the key bar.
@@ -402,8 +402,8 @@ fn r_on_the_disk_view_resumes_a_stopped_move() {
     rig.request(r);
     rig.pump_until("the resume", Rig::is_done);
     match &rig.page().phase {
-        Phase::Done(MoveDone::Resumed(m)) => assert_eq!(m.status, "finished"),
-        Phase::Failed(e) => panic!("the resume failed: {}", afdisk::error::failure_text(e)),
+        MoveScreen::Done(MoveDone::Resumed(m)) => assert_eq!(m.status, "finished"),
+        MoveScreen::Failed(e) => panic!("the resume failed: {}", afdisk::error::failure_text(e)),
         _ => panic!("the move screen shows its outcome"),
     }
     check_moved(&rig.img, 4096, &rig.data, rig.dir.path());
@@ -455,7 +455,7 @@ fn u_on_the_disk_view_rolls_back_a_move_stopped_before_any_data() {
     rig.request(r);
     rig.pump_until("the rollback", Rig::is_done);
     match &rig.page().phase {
-        Phase::Done(d @ MoveDone::Resumed(m)) => {
+        MoveScreen::Done(d @ MoveDone::Resumed(m)) => {
             assert_eq!(m.status, "rolled-back");
             let text = outcome_lines(d).join("\n");
             assert!(
@@ -463,7 +463,7 @@ fn u_on_the_disk_view_rolls_back_a_move_stopped_before_any_data() {
                 "{text}"
             );
         }
-        Phase::Failed(e) => panic!("the rollback failed: {}", afdisk::error::failure_text(e)),
+        MoveScreen::Failed(e) => panic!("the rollback failed: {}", afdisk::error::failure_text(e)),
         _ => panic!("the move screen shows its outcome"),
     }
     assert!(
@@ -481,12 +481,12 @@ fn a_lost_terminal_stops_the_move_at_a_commit_point_before_the_ui_ends() {
     rig.request(r);
     crate::tui::stop_running_move(&mut rig.app, &rig.rx);
     match &rig.page().phase {
-        Phase::Done(MoveDone::Applied(w)) => {
+        MoveScreen::Done(MoveDone::Applied(w)) => {
             let m = w.moved.as_ref().expect("a move");
             assert_eq!(m.status, "stopped");
             assert!(m.journal.exists(), "the journal remains");
         }
-        Phase::Failed(e) => panic!("the move failed: {}", afdisk::error::failure_text(e)),
+        MoveScreen::Failed(e) => panic!("the move failed: {}", afdisk::error::failure_text(e)),
         _ => panic!("the UI waited for the move's end"),
     }
 }

@@ -20,7 +20,7 @@
 mod state;
 mod view;
 
-pub use state::{Live, Phase, Seams, WizardState};
+pub use state::{Live, Seams, WizardState, WizardStep};
 
 #[cfg(test)]
 mod tests;
@@ -89,7 +89,7 @@ impl WizardState {
             path,
             seams,
             facts: None,
-            phase: Phase::Loading,
+            phase: WizardStep::Loading,
             typed: Vec::new(),
             refusal: None,
             live: Live::default(),
@@ -100,7 +100,7 @@ impl WizardState {
     }
 
     pub fn running(&self) -> bool {
-        matches!(self.phase, Phase::Running)
+        matches!(self.phase, WizardStep::Running)
     }
 
     pub fn plan(&self) -> Option<&SwitchPlan> {
@@ -110,9 +110,12 @@ impl WizardState {
             .and_then(|p| p.as_ref().ok())
     }
 
-    fn confirm(&self, step: usize) -> Option<Phase> {
+    fn confirm(&self, step: usize) -> Option<WizardStep> {
         let p = self.plan()?.prompts().into_iter().nth(step)?;
-        Some(Phase::Confirm(step, Confirm::new(TITLES[step.min(1)], p)))
+        Some(WizardStep::Confirm(
+            step,
+            Confirm::new(TITLES[step.min(1)], p),
+        ))
     }
 
     fn on_key(&mut self, code: KeyCode) -> Reply {
@@ -125,11 +128,11 @@ impl WizardState {
             ));
             return Reply::None;
         }
-        if let Phase::Confirm(step, c) = &mut self.phase {
+        if let WizardStep::Confirm(step, c) = &mut self.phase {
             let step = *step;
             match c.key(code) {
                 Answer::Typing => {}
-                Answer::Cancelled => self.phase = Phase::Overview,
+                Answer::Cancelled => self.phase = WizardStep::Overview,
                 Answer::Submitted(typed) => {
                     // Checked at once for the dialog's sake; the core checks the replayed answers again.
                     let checked = self.plan().map(|p| p.confirmation.check_step(step, &typed));
@@ -144,9 +147,9 @@ impl WizardState {
                         Some(Ok(())) => return self.start(),
                         Some(Err(e)) => {
                             self.refusal = Some(e);
-                            self.phase = Phase::Overview;
+                            self.phase = WizardStep::Overview;
                         }
-                        None => self.phase = Phase::Overview,
+                        None => self.phase = WizardStep::Overview,
                     }
                 }
             }
@@ -155,13 +158,13 @@ impl WizardState {
         match (&self.phase, code) {
             (_, KeyCode::Up | KeyCode::Char('k')) => self.scroll = self.scroll.saturating_sub(1),
             (_, KeyCode::Down | KeyCode::Char('j')) => self.scroll = self.scroll.saturating_add(1),
-            (Phase::Overview, KeyCode::Enter | KeyCode::Char('s')) => {
+            (WizardStep::Overview, KeyCode::Enter | KeyCode::Char('s')) => {
                 if let Some(c) = self.confirm(0) {
                     self.refusal = None;
                     self.phase = c;
                 }
             }
-            (Phase::Done(o), KeyCode::Char(c @ ('p' | 'c'))) if offers_next(o) => {
+            (WizardStep::Done(o), KeyCode::Char(c @ ('p' | 'c'))) if offers_next(o) => {
                 let carried = c == 'c';
                 let path = PathBuf::from(format!("/dev/{}", o.name_now));
                 let plan = self.plan().filter(|p| !carried || !p.old_layout.is_empty());
@@ -172,7 +175,9 @@ impl WizardState {
                     }));
                 }
             }
-            (Phase::Done(o), KeyCode::Char('b')) if offers_next(o) => return Reply::Open("bench"),
+            (WizardStep::Done(o), KeyCode::Char('b')) if offers_next(o) => {
+                return Reply::Open("bench")
+            }
             (_, KeyCode::Esc | KeyCode::Left | KeyCode::Char('h')) => return Reply::Back,
             _ => {}
         }
@@ -194,7 +199,7 @@ impl WizardState {
         };
         self.live = Live::default();
         self.notice = None;
-        self.phase = Phase::Running;
+        self.phase = WizardStep::Running;
         Reply::Start(job::ready(job))
     }
 
@@ -239,7 +244,8 @@ fn key_name(code: KeyCode) -> String {
 pub fn open(d: &DiskState, prev: Option<Box<dyn Page>>) -> Box<dyn Page> {
     if let Some(p) = prev {
         let keep = p.as_any().downcast_ref::<WizardState>().is_some_and(|w| {
-            w.running() || (w.path == d.report.device.path && matches!(w.phase, Phase::Done(_)))
+            w.running()
+                || (w.path == d.report.device.path && matches!(w.phase, WizardStep::Done(_)))
         });
         if keep {
             return p;
@@ -384,12 +390,12 @@ impl Page for WizardState {
 
     fn commands(&self) -> Vec<Command> {
         let mut v = match &self.phase {
-            Phase::Overview if self.plan().is_some() => vec![cmd(
+            WizardStep::Overview if self.plan().is_some() => vec![cmd(
                 "s",
                 "switch",
                 "sector size: switch (type the serial, then ERASE; also Enter)",
             )],
-            Phase::Done(o) if offers_next(o) => vec![
+            WizardStep::Done(o) if offers_next(o) => vec![
                 cmd(
                     "p",
                     "new layout",
@@ -415,13 +421,13 @@ impl Page for WizardState {
 
     fn status(&self) -> Option<String> {
         match &self.phase {
-            Phase::Confirm(0, _) => Some("type the serial  Enter confirm  Esc cancel".into()),
-            Phase::Confirm(..) => Some("type ERASE  Enter switch  Esc cancel".into()),
-            Phase::Loading => self
+            WizardStep::Confirm(0, _) => Some("type the serial  Enter confirm  Esc cancel".into()),
+            WizardStep::Confirm(..) => Some("type ERASE  Enter switch  Esc cancel".into()),
+            WizardStep::Loading => self
                 .job
                 .as_ref()
                 .map(|h| format!("{}  Esc back  q quit", h.title)),
-            Phase::Running => Some(format!(
+            WizardStep::Running => Some(format!(
                 "switching{}  Esc, Ctrl-C and q are ignored until the tool ends",
                 self.live
                     .percent
@@ -433,7 +439,7 @@ impl Page for WizardState {
     }
 
     fn typing(&self) -> bool {
-        matches!(self.phase, Phase::Confirm(..) | Phase::Running)
+        matches!(self.phase, WizardStep::Confirm(..) | WizardStep::Running)
     }
 
     fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
@@ -445,7 +451,7 @@ impl Page for WizardState {
     }
 
     fn opened(&mut self) -> Reply {
-        if matches!(self.phase, Phase::Loading) && self.job.is_none() {
+        if matches!(self.phase, WizardStep::Loading) && self.job.is_none() {
             return Reply::Start(job::ready(LoadJob {
                 path: self.path.clone(),
                 seams: self.seams.clone(),
@@ -495,9 +501,9 @@ impl WizardState {
                 match *r {
                     Ok(f) => {
                         self.facts = Some(f);
-                        self.phase = Phase::Overview;
+                        self.phase = WizardStep::Overview;
                     }
-                    Err(e) => self.phase = Phase::Failed(e),
+                    Err(e) => self.phase = WizardStep::Failed(e),
                 }
                 // Opening starts this read; the wizard shows once it has the facts (or why it has none).
                 return Reply::Show;
@@ -508,11 +514,11 @@ impl WizardState {
             Some(Ok(o)) => {
                 self.notice = None;
                 self.scroll = 0;
-                self.phase = Phase::Done(o);
+                self.phase = WizardStep::Done(o);
                 Reply::ReloadDisk
             }
             Some(Err(e)) => {
-                self.phase = Phase::Failed(e);
+                self.phase = WizardStep::Failed(e);
                 Reply::None
             }
             None => Reply::None,

@@ -2,7 +2,7 @@
 //! never the page).
 //!
 //! Terms:
-//! - **phase** ([`Phase`]): where the wizard is (see the page's module doc for each).
+//! - **phase** ([`WizardStep`]): where the wizard is (see the page's module doc for each).
 //! - **live** ([`Live`]): what a running switch has said so far, in the core's words.
 //! - **seams** ([`Seams`]): where the core's source comes from for one job.
 
@@ -32,7 +32,7 @@ pub struct Live {
     pub ended: Option<String>,
 }
 
-pub enum Phase {
+pub enum WizardStep {
     Loading,
     Overview,
     /// Typing step `0` (the serial) or `1` (ERASE) of the core's prompts.
@@ -46,7 +46,7 @@ pub struct WizardState {
     pub path: PathBuf,
     pub seams: Arc<dyn Seams>,
     pub facts: Option<Box<Facts>>,
-    pub phase: Phase,
+    pub phase: WizardStep,
     /// What was typed at the confirmation's steps so far.
     pub typed: Vec<String>,
     /// The last refused answer (nothing was run).

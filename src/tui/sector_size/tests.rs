@@ -15,11 +15,11 @@ use ratatui::Terminal;
 use afdisk::drive::{DriveReport, DriveSource, SectorConfiguration};
 use afdisk::reformat::probe::{DriveId, Probed, Prober};
 use afdisk::reformat::tool::Tool;
-use afdisk::reformat::{self, SizeInfo, Target};
+use afdisk::reformat::{self, DriveFacts, SizeInfo};
 use afdisk::report::{self, InspectOptions};
 use afdisk::Error;
 
-use super::{Phase, Seams, WizardState, NAME};
+use super::{Seams, WizardState, WizardStep, NAME};
 use crate::tui::app::{App, Request, Screen};
 use crate::tui::job::Env;
 use crate::tui::page::Page;
@@ -88,9 +88,9 @@ fn image(dir: &Path) -> PathBuf {
 }
 
 /// The drive: the image's table and filesystems, as a SATA drive with serial SER1 that lists 512 and 4096.
-fn target(img: &Path) -> Target {
+fn target(img: &Path) -> DriveFacts {
     let opened = afdisk::device::open(img, &Default::default()).expect("open image");
-    let mut t = Target::gather(&opened);
+    let mut t = DriveFacts::gather(&opened);
     let mut d = DriveReport::new(DriveSource::AtaIdentify, 512, 4096);
     d.set_sector_configuration = Some(true);
     d.sector_configurations = [(0, 512u64), (1, 4096)]
@@ -134,7 +134,7 @@ impl Prober for Answers {
 #[derive(Clone)]
 struct Script {
     dir: PathBuf,
-    target: Target,
+    target: DriveFacts,
     /// What the kernel shows after the switch.
     kernel_after: u64,
 }
@@ -146,7 +146,7 @@ impl Seams for Script {
 }
 
 impl reformat::Source for Script {
-    fn target(&mut self, _: &Path) -> Result<Target, Error> {
+    fn target(&mut self, _: &Path) -> Result<DriveFacts, Error> {
         Ok(self.target.clone())
     }
     fn path_var(&self) -> std::ffi::OsString {
@@ -161,7 +161,7 @@ impl reformat::Source for Script {
             lock_path: self.dir.join("switch.lock"),
         }
     }
-    fn again(&mut self, _: &Target, _: bool) -> Result<Target, Error> {
+    fn again(&mut self, _: &DriveFacts, _: bool) -> Result<DriveFacts, Error> {
         Ok(self.target.clone())
     }
     fn backup(&mut self) -> Result<PathBuf, Error> {
@@ -232,7 +232,7 @@ impl Rig {
     }
 
     /// As [`Rig::new`], the drive changed by `change` first.
-    fn with(change: impl FnOnce(&mut Target)) -> Rig {
+    fn with(change: impl FnOnce(&mut DriveFacts)) -> Rig {
         let dir = tempfile::tempdir().expect("tempdir");
         let img = image(dir.path());
         fake_tool(dir.path());
@@ -266,7 +266,7 @@ impl Rig {
             .reply(NAME, Some(first))
             .expect("the wizard starts reading");
         rig.request(req);
-        rig.pump_until(|w| matches!(w.phase, Phase::Overview));
+        rig.pump_until(|w| matches!(w.phase, WizardStep::Overview));
         assert_eq!(
             rig.app.screen,
             Screen::Page(NAME),
@@ -289,7 +289,7 @@ impl Rig {
     fn pump_until(&mut self, done: impl Fn(&WizardState) -> bool) {
         let mut code = 0;
         while !done(self.wizard()) {
-            if let Phase::Failed(e) = &self.wizard().phase {
+            if let WizardStep::Failed(e) = &self.wizard().phase {
                 panic!("the wizard failed: {}", afdisk::error::failure_text(e));
             }
             let m = self
@@ -390,7 +390,7 @@ fn a_wrong_serial_is_refused_and_nothing_runs() {
     assert!(s.contains("Type \"SER1\""), "{s}");
     insta::assert_snapshot!("sector_size_confirm_serial_80x24", s);
     rig.typed("SER2");
-    assert!(matches!(rig.wizard().phase, Phase::Overview));
+    assert!(matches!(rig.wizard().phase, WizardStep::Overview));
     let s = rig.render();
     assert!(s.contains("\"SER2\" is not the drive's serial"), "{s}");
     assert!(s.contains("nothing was run"), "{s}");
@@ -401,7 +401,7 @@ fn a_wrong_serial_is_refused_and_nothing_runs() {
     assert!(s.contains("Step 2 of 2"), "{s}");
     insta::assert_snapshot!("sector_size_confirm_erase_80x24", s);
     rig.typed("erase");
-    assert!(matches!(rig.wizard().phase, Phase::Overview));
+    assert!(matches!(rig.wizard().phase, WizardStep::Overview));
     assert!(rig.render().contains("\"erase\" is not ERASE"));
     assert!(!ran(rig.dir.path()), "the tool did not run");
 }
@@ -431,10 +431,10 @@ fn a_switch_runs_live_ignores_esc_and_ctrl_c_and_shows_the_result() {
     assert!(s.contains("cannot be stopped"), "{s}");
     insta::assert_snapshot!("sector_size_running_80x24", s);
     std::fs::write(rig.dir.path().join("bin/go"), "").expect("go");
-    rig.pump_until(|w| matches!(w.phase, Phase::Done(_)));
+    rig.pump_until(|w| matches!(w.phase, WizardStep::Done(_)));
     // What changes from run to run: the time the tool took and the log's time stamp.
     let mut stamp = String::new();
-    if let Phase::Done(o) = &mut rig.wizard().phase {
+    if let WizardStep::Done(o) = &mut rig.wizard().phase {
         o.seconds = 1.0;
         stamp = o
             .log
@@ -549,7 +549,7 @@ fn a_refused_preflight_offers_no_switch() {
     assert!(!s.contains("s switch"), "{s}");
     rig.key(KeyCode::Char('s'));
     rig.key(KeyCode::Enter);
-    assert!(matches!(rig.wizard().phase, Phase::Overview));
+    assert!(matches!(rig.wizard().phase, WizardStep::Overview));
     assert!(!ran(rig.dir.path()));
 }
 
@@ -564,7 +564,7 @@ fn reopening_reads_the_drive_again() {
         .app
         .handle_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::NONE));
     assert!(matches!(req, Some(Request::Start(_))));
-    assert!(matches!(rig.wizard().phase, Phase::Loading));
+    assert!(matches!(rig.wizard().phase, WizardStep::Loading));
 }
 
 /// When the drive switched but the kernel still shows the old size, the result page gives the core's advice
@@ -576,7 +576,7 @@ fn a_stale_kernel_offers_no_next_step_keys() {
     rig.typed("SER1");
     rig.typed("ERASE");
     std::fs::write(rig.dir.path().join("bin/go"), "").expect("go");
-    rig.pump_until(|w| matches!(w.phase, Phase::Done(_)));
+    rig.pump_until(|w| matches!(w.phase, WizardStep::Done(_)));
     let s = rig.render();
     assert!(
         s.contains("Switched, but the kernel still shows 512"),

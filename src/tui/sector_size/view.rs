@@ -11,7 +11,7 @@ use ratatui::Frame;
 use afdisk::present;
 use afdisk::reformat::{self, Verdict};
 
-use super::state::{Phase, WizardState};
+use super::state::{WizardState, WizardStep};
 use crate::tui::dialog::Styles;
 
 fn plain(s: impl Into<String>) -> Line<'static> {
@@ -25,11 +25,11 @@ fn styled(s: impl Into<String>, st: Style) -> Line<'static> {
 pub fn draw(f: &mut Frame, w: &WizardState, area: Rect, st: &Styles) {
     let title = styled(format!("Sector size — {}", w.path.display()), st.title);
     match &w.phase {
-        Phase::Loading => {
+        WizardStep::Loading => {
             let l = vec![title, plain("Reading the drive and the tools on PATH…")];
             f.render_widget(Paragraph::new(l), area);
         }
-        Phase::Overview | Phase::Confirm(..) => {
+        WizardStep::Overview | WizardStep::Confirm(..) => {
             let mut l = vec![title];
             l.extend(overview(w, st));
             f.render_widget(
@@ -38,12 +38,12 @@ pub fn draw(f: &mut Frame, w: &WizardState, area: Rect, st: &Styles) {
                     .scroll((w.scroll, 0)),
                 area,
             );
-            if let Phase::Confirm(_, c) = &w.phase {
+            if let WizardStep::Confirm(_, c) = &w.phase {
                 c.draw(f, area, st);
             }
         }
-        Phase::Running => running(f, w, title, area, st),
-        Phase::Done(o) => {
+        WizardStep::Running => running(f, w, title, area, st),
+        WizardStep::Done(o) => {
             let mut l = vec![title];
             let tone = match o.verdict {
                 Verdict::Switched => st.ok,
@@ -66,7 +66,7 @@ pub fn draw(f: &mut Frame, w: &WizardState, area: Rect, st: &Styles) {
                 area,
             );
         }
-        Phase::Failed(e) => {
+        WizardStep::Failed(e) => {
             let l = vec![title, styled(afdisk::error::failure_text(e), st.bad)];
             f.render_widget(Paragraph::new(l).wrap(Wrap { trim: true }), area);
         }
