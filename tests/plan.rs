@@ -644,3 +644,40 @@ fn crash_consistency_at_every_cut_point() {
         256 * MIB,
     );
 }
+
+/// Issue 25 item 2: a script that moves partition 1 and changes its type from 7 to c; the plan names both, in
+/// the text and in the JSON's reason, and what apply writes is what the plan said (sfdisk reads type c).
+#[test]
+fn a_script_plan_names_the_type_change_of_a_moved_partition() {
+    let sc = Scratch::new();
+    let img = sc.image("x.img", 64 * MIB);
+    sfdisk_script(
+        &s(&img),
+        "label: dos\nstart=63, size=24576, type=7\nstart=40000, size=20000, type=83\n",
+    );
+    let script = sc.path("s");
+    std::fs::write(
+        &script,
+        "label: dos\nstart=2048, size=24576, type=c\nstart=40000, size=20000, type=83\n",
+    )
+    .expect("script");
+    let text = afdisk(&["plan", &s(&img), "--from-sfdisk", &s(&script)]);
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert!(
+        text.stdout.contains("start 63 → 2048")
+            && text
+                .stdout
+                .contains("entry edited: type HPFS/NTFS/exFAT → W95 FAT32 (LBA) (0x07 → 0x0c)"),
+        "{}",
+        text.stdout
+    );
+    let pf = sc.path("p.json");
+    let p = plan(&s(&img), &["--from-sfdisk", &s(&script)], &pf);
+    let reason = p["changes"][0]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("type HPFS/NTFS/exFAT → W95 FAT32"), "{p}");
+    let r = apply(&s(&img), &pf, "x.img", sc.dir.path());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let sf = sfdisk_json(&s(&img)).expect("sfdisk");
+    assert_eq!(sf["partitiontable"]["partitions"][0]["type"], "c", "{sf}");
+    assert_eq!(sf["partitiontable"]["partitions"][0]["start"], 2048, "{sf}");
+}

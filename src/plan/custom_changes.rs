@@ -51,6 +51,10 @@ pub fn changes(
         }
         let mut why = super::describe_change(o.start, o.size, p.start, p.size, ss, None);
         why.push_str(&reason_extra);
+        let edited = entry_edits(o, p, same_label);
+        if !edited.is_empty() {
+            why.push_str(&format!("; entry edited: {}", edited.join(", ")));
+        }
         let action = if p.start == o.start {
             Action::Resize
         } else {
@@ -108,23 +112,66 @@ struct Inputs<'a> {
 
 /// Why an entry that stays in place is listed: unchanged, or the fields edited.
 fn kept_entry(o: &Partition, p: &Partition, same_label: bool) -> String {
-    let mut edited = Vec::new();
-    if o.type_code != p.type_code {
-        edited.push(format!("type {} → {}", o.type_name, p.type_name));
-    }
-    if o.name != p.name && same_label {
-        edited.push("name".to_string());
-    }
-    if o.uuid != p.uuid && same_label {
-        edited.push("GUID".to_string());
-    }
-    if o.attributes != p.attributes || o.bootable != p.bootable {
-        edited.push("flags".to_string());
-    }
+    let edited = entry_edits(o, p, same_label);
     if edited.is_empty() {
         "stays as it is".into()
     } else {
         format!("stays in place; entry edited: {}", edited.join(", "))
+    }
+}
+
+/// Every field of the entry besides its place that the new layout changes, each as `field old → new`: kind,
+/// type, name, GUID, attribute bits and boot flag. Names and GUIDs are compared only within one table type (a
+/// conversion has none on one side).
+pub(super) fn entry_edits(o: &Partition, p: &Partition, same_label: bool) -> Vec<String> {
+    let mut edited = Vec::new();
+    if kind_word(o.kind) != kind_word(p.kind) {
+        edited.push(format!(
+            "kind {} → {}",
+            kind_word(o.kind),
+            kind_word(p.kind)
+        ));
+    }
+    if !o.type_code.eq_ignore_ascii_case(&p.type_code) {
+        edited.push(if o.type_name == p.type_name {
+            format!("type {} → {}", o.type_code, p.type_code)
+        } else {
+            format!(
+                "type {} → {} ({} → {})",
+                o.type_name, p.type_name, o.type_code, p.type_code
+            )
+        });
+    }
+    if same_label && o.name != p.name {
+        let quoted = |n: &Option<String>| {
+            n.as_deref()
+                .map_or("(none)".to_string(), |n| format!("{n:?}"))
+        };
+        edited.push(format!("name {} → {}", quoted(&o.name), quoted(&p.name)));
+    }
+    if same_label && o.uuid != p.uuid {
+        let g = |u: &Option<String>| u.clone().unwrap_or_else(|| "(none)".into());
+        edited.push(format!("GUID {} → {}", g(&o.uuid), g(&p.uuid)));
+    }
+    if o.attributes != p.attributes {
+        edited.push(format!(
+            "attributes {:#x} → {:#x}",
+            o.attributes, p.attributes
+        ));
+    }
+    if o.bootable != p.bootable {
+        let b = |on: bool| if on { "bootable" } else { "not bootable" };
+        edited.push(format!("boot flag {} → {}", b(o.bootable), b(p.bootable)));
+    }
+    edited
+}
+
+/// The kind of an entry in the plan's words.
+fn kind_word(k: PartKind) -> &'static str {
+    match k {
+        PartKind::Extended => "extended",
+        PartKind::Logical => "logical",
+        _ => "primary",
     }
 }
 

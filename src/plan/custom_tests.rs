@@ -324,6 +324,70 @@ fn data_follows_a_move_only_where_it_can() {
     );
 }
 
+#[test]
+fn every_edited_field_is_named_old_to_new_on_kept_and_moved_entries() {
+    let mut old = target(
+        Label::Gpt,
+        512,
+        vec![entry(1, 2048, 8192, LINUX), entry(2, 10240, 8192, LINUX)],
+    );
+    old.partitions[0].type_name = "Linux filesystem".into();
+    old.partitions[0].name = Some("root".into());
+    old.partitions[1].uuid = Some("AAAAAAAA-2222-3333-4444-555555555555".into());
+    let mut new = old.clone();
+    // 1 moves and changes type and name; 2 stays and changes GUID and attributes.
+    new.partitions[0].start = 40960;
+    new.partitions[0].type_code = "E6D6D379-F507-44C2-A23C-238F2A3DF928".into();
+    new.partitions[0].type_name = "Linux LVM".into();
+    new.partitions[0].name = Some("data".into());
+    new.partitions[1].uuid = Some("11111111-2222-3333-4444-555555555555".into());
+    new.partitions[1].attributes = 1 << 60;
+    let ch = changes(
+        Some(&old),
+        &new,
+        &BTreeMap::new(),
+        &BTreeMap::new(),
+        &[],
+        &BTreeMap::new(),
+    )
+    .unwrap();
+    assert_eq!(ch[0].action, Action::Move);
+    let moved = &ch[0].reason;
+    assert!(moved.starts_with("start 2048 → 40960"), "{moved}");
+    let ty = format!(
+        "type Linux filesystem → Linux LVM ({LINUX} → E6D6D379-F507-44C2-A23C-238F2A3DF928)"
+    );
+    assert!(moved.contains(&ty), "{moved}");
+    assert!(moved.contains(r#"name "root" → "data""#), "{moved}");
+    let kept = &ch[1].reason;
+    assert_eq!(ch[1].action, Action::Keep);
+    assert_eq!(
+        kept,
+        "stays in place; entry edited: GUID AAAAAAAA-2222-3333-4444-555555555555 → \
+         11111111-2222-3333-4444-555555555555, attributes 0x0 → 0x1000000000000000"
+    );
+    // A dos extended partition turned into a primary one, with the boot flag set: both named.
+    let mut dos = target(Label::Dos, 512, vec![entry(1, 2048, 8192, "0x05")]);
+    dos.partitions[0].kind = crate::table::PartKind::Extended;
+    let mut d2 = dos.clone();
+    d2.partitions[0].kind = crate::table::PartKind::Primary;
+    d2.partitions[0].type_code = "0x83".into();
+    d2.partitions[0].bootable = true;
+    let ch = changes(
+        Some(&dos),
+        &d2,
+        &BTreeMap::new(),
+        &BTreeMap::new(),
+        &[],
+        &BTreeMap::new(),
+    )
+    .unwrap();
+    let r = &ch[0].reason;
+    assert!(r.contains("kind extended → primary"), "{r}");
+    assert!(r.contains("type 0x05 → 0x83"), "{r}");
+    assert!(r.contains("boot flag not bootable → bootable"), "{r}");
+}
+
 const GPT_TYPES: [&str; 4] = [
     "x",
     "00000000-0000-0000-0000-000000000000",
