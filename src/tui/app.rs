@@ -127,17 +127,7 @@ impl App {
     }
 
     pub fn set_disk(&mut self, report: Report) {
-        let selected = report
-            .partitions
-            .iter()
-            .position(|p| p.is_misaligned(false))
-            .unwrap_or(0);
-        self.disk = Some(DiskState {
-            report,
-            selected,
-            focus: Panel::Partitions,
-            findings_scroll: 0,
-        });
+        self.disk = Some(DiskState::new(report));
         // A reload after a write keeps the job screen, which shows the result.
         if matches!(self.screen, Screen::List | Screen::Disk | Screen::Zoom) {
             self.screen = Screen::Disk;

@@ -47,6 +47,8 @@ mod disk_edit_tests;
 #[cfg(test)]
 mod fit_tests;
 #[cfg(test)]
+mod foreign_tests;
+#[cfg(test)]
 mod restore_tests;
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,9 @@
 //! Terms:
 //! - **disk state** ([`DiskState`]): the disk on screen (its inspect report), the selected partition, the panel
 //!   with the focus ([`Panel`]) and the findings' scroll; pages are opened on it;
+//! - **foreign rows** ([`foreign_rows`]): the partitions of a table afdisk reads but does not edit (sun, sgi,
+//!   bsd, …), as the rows and map segments of the disk view, read-only: the disk's `table` stays `None`, so
+//!   every edit goes through the plan, which refuses it unless the table is replaced;
 //! - **list item** ([`ListItem`]): one row of the device list, a disk read or one that could not be read;
 //! - **segments**: the proportional disk map (table areas, partitions and free space, each with a minimum width
 //!   so small partitions stay visible);
@@ -13,7 +16,8 @@
 //! No terminal code here, so it is tested directly.
 
 use afdisk::alignment::{self, Topology};
-use afdisk::report::Report;
+use afdisk::blkid::foreign::ForeignTable;
+use afdisk::report::{PartitionReport, Report};
 use afdisk::table::PartKind;
 
 /// The disk view's panel with the focus (Tab switches).
@@ -37,6 +41,69 @@ pub struct DiskState {
     pub selected: usize,
     pub focus: Panel,
     pub findings_scroll: u16,
+}
+
+impl DiskState {
+    /// The disk on screen: its report, the first misaligned partition selected (else the first). A disk whose
+    /// own table is foreign shows that table's partitions as its rows ([`foreign_rows`]).
+    pub fn new(mut report: Report) -> DiskState {
+        if report.table.is_none() && report.partitions.is_empty() {
+            if let Some(ft) = report.foreign_table.as_ref().filter(|t| t.parent.is_none()) {
+                report.partitions = foreign_rows(ft);
+            }
+        }
+        let selected = report
+            .partitions
+            .iter()
+            .position(|p| p.is_misaligned(false))
+            .unwrap_or(0);
+        DiskState {
+            report,
+            selected,
+            focus: Panel::Partitions,
+            findings_scroll: 0,
+        }
+    }
+
+    /// The table type for the disk's header: afdisk's own (`gpt`, `dos`), a foreign one marked read-only, or
+    /// none.
+    pub fn table_words(&self) -> String {
+        let r = &self.report;
+        match (&r.table, &r.foreign_table) {
+            (Some(t), _) => format!("{} ({}-byte sectors)", t.label.as_str(), t.sector_size),
+            (None, Some(ft)) if ft.parent.is_none() => {
+                format!("{} table (foreign: read-only)", ft.kind)
+            }
+            _ => "no table".into(),
+        }
+    }
+}
+
+/// The partitions of the foreign table `ft` as the disk view's rows: start and size in the report's units
+/// (libblkid's 512-byte units), the table's type code as the type, no filesystem (afdisk does not probe inside
+/// a table it cannot edit), each with its alignment.
+pub fn foreign_rows(ft: &ForeignTable) -> Vec<PartitionReport> {
+    ft.partitions
+        .iter()
+        .map(|p| PartitionReport {
+            number: p.number,
+            start: p.start,
+            size: p.size,
+            end: p.start.saturating_add(p.size.saturating_sub(1)),
+            start_bytes: p.start_bytes,
+            size_bytes: p.size_bytes,
+            type_code: p.type_code.clone(),
+            type_name: format!("{} {}", ft.kind, p.type_code),
+            node: None,
+            uuid: None,
+            name: p.name.clone(),
+            kind: PartKind::Primary,
+            attributes: 0,
+            bootable: false,
+            filesystem: None,
+            alignment: p.alignment.clone(),
+        })
+        .collect()
 }
 
 /// What a stretch of the disk holds.

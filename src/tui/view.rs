@@ -162,12 +162,9 @@ fn draw_help(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     );
 }
 
-fn disk_title(r: &Report) -> Vec<Line<'static>> {
+/// The disk view's header lines; `table` names the table ([`DiskState::table_words`]).
+fn disk_title(r: &Report, table: &str) -> Vec<Line<'static>> {
     let d = &r.device;
-    let table = match &r.table {
-        Some(t) => format!("{} ({}-byte sectors)", t.label.as_str(), t.sector_size),
-        None => "no table".into(),
-    };
     let assumed = if d.geometry_source.physical_sector_size == afdisk::device::Source::Assumed {
         " phys assumed (image file)"
     } else {
@@ -291,7 +288,7 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     };
     let r = &d.report;
     let table_h = (disk_rows(r).len() as u16 + 3).clamp(4, (area.height / 2).max(4));
-    let mut head = disk_title(r);
+    let mut head = disk_title(r, &d.table_words());
     let banner = image_banner(r);
     let head_h = head
         .iter()
