@@ -51,32 +51,42 @@ fn iso() -> &'static Path {
         if let Some(p) = std::env::var_os("AFDISK_LIVE_ISO") {
             return PathBuf::from(p);
         }
-        let bin = match std::env::var_os("AFDISK_STATIC_BIN") {
-            Some(b) => PathBuf::from(b),
-            None => {
-                let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-                run_ok(
-                    Command::new(cargo)
-                        .args(["build", "--release", "--target", "x86_64-unknown-linux-gnu"])
-                        .args(["--bin", "afdisk"])
-                        .env("RUSTFLAGS", "-C target-feature=+crt-static")
-                        .current_dir(root()),
-                );
-                root().join("target/x86_64-unknown-linux-gnu/release/afdisk")
-            }
-        };
-        let out = root().join("target/live-test");
-        run_ok(
-            Command::new("bash")
-                .arg(root().join("assets/live/build.sh"))
-                .arg(&out)
-                .arg("--afdisk")
-                .arg(&bin)
-                .arg("--with-tools")
-                .arg(root().join("assets/live/standin")),
-        );
-        out.join("afdisk-live.iso")
+        build_iso(&root().join("target/live-test"))
     })
+}
+
+/// The static afdisk the ISO carries: $AFDISK_STATIC_BIN, else built here once.
+fn static_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| match std::env::var_os("AFDISK_STATIC_BIN") {
+        Some(b) => PathBuf::from(b),
+        None => {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            run_ok(
+                Command::new(cargo)
+                    .args(["build", "--release", "--target", "x86_64-unknown-linux-gnu"])
+                    .args(["--bin", "afdisk"])
+                    .env("RUSTFLAGS", "-C target-feature=+crt-static")
+                    .current_dir(root()),
+            );
+            root().join("target/x86_64-unknown-linux-gnu/release/afdisk")
+        }
+    })
+}
+
+/// Builds the ISO into `out` as .ci/run does (the static afdisk, the stand-in vendor tool, the epoch
+/// $SOURCE_DATE_EPOCH or else the last commit's); returns its path.
+fn build_iso(out: &Path) -> PathBuf {
+    run_ok(
+        Command::new("bash")
+            .arg(root().join("assets/live/build.sh"))
+            .arg(out)
+            .arg("--afdisk")
+            .arg(static_bin())
+            .arg("--with-tools")
+            .arg(root().join("assets/live/standin")),
+    );
+    out.join("afdisk-live.iso")
 }
 
 /// The serial line's bytes as text, escape sequences and carriage returns removed.
@@ -608,4 +618,24 @@ fn uefi_usb_and_bios_cd_boot_to_the_list() {
     let screen = vm.boot_to_list();
     check_list(&screen, false);
     assert!(screen.contains("vanish at power-off"), "{screen}");
+}
+
+/// The build is reproducible: a second build from the same packages, repository and static afdisk gives the
+/// same bytes as the ISO under test (every date is the last commit's, the FAT volume ids come from it).
+#[test]
+fn a_second_build_gives_the_same_bytes() {
+    if skip() {
+        return;
+    }
+    let first = std::fs::read(iso()).expect("read the ISO under test");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let second = std::fs::read(build_iso(dir.path())).expect("read the second ISO");
+    let at = first.iter().zip(&second).position(|(a, b)| a != b);
+    assert!(
+        first.len() == second.len() && at.is_none(),
+        "the builds differ: {} and {} bytes, first difference at byte {at:?} (built with a different \
+         $AFDISK_STATIC_BIN, or an input of build.sh not pinned to SOURCE_DATE_EPOCH)",
+        first.len(),
+        second.len()
+    );
 }

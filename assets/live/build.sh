@@ -9,6 +9,9 @@
 #   initrd    the root filesystem the kernel unpacks into RAM: busybox, the kernel modules, the tools, afdisk
 #   data      the small FAT partition (label AFDATA) appended after the ISO, where backups and journals go
 #   live id   the ISO's volume modification date (what blkid calls its UUID); /init finds the boot disk by it
+#   epoch     SOURCE_DATE_EPOCH (reproducible-builds.org): every date in the image (file times, the FAT volumes,
+#             the live id) is this time, so that the same inputs give the same bytes. Default: the time of this
+#             repository's last commit (else of this script); set it to override.
 # Inputs: Debian packages (linux-image-amd64, busybox-static, grub-pc-bin, grub-efi-amd64-bin, xorriso, mtools,
 # dosfstools, zstd, kmod, and the tools' packages) and this repository. The static afdisk comes from --afdisk,
 # else $AFDISK_STATIC_BIN. --with-tools DIR: every executable file in DIR (openSeaChest_Format, SeaChest_Lite, …)
@@ -53,6 +56,14 @@ KVER=${KERNEL##*/vmlinuz-}
 MODDIR=/lib/modules/$KVER
 [[ -r $MODDIR/modules.dep ]] || die "$MODDIR/modules.dep is missing"
 
+if [[ -z ${SOURCE_DATE_EPOCH:-} ]]; then
+    SOURCE_DATE_EPOCH=$(git -C "$HERE" log -1 --format=%ct 2>/dev/null || stat -c %Y "${BASH_SOURCE[0]}")
+fi
+[[ $SOURCE_DATE_EPOCH =~ ^[0-9]+$ ]] || die "SOURCE_DATE_EPOCH must be seconds since 1970, not '$SOURCE_DATE_EPOCH'"
+export SOURCE_DATE_EPOCH
+# Every file of a tree at the epoch (cpio and xorriso record modification times).
+at_epoch() { find "$@" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +; }
+
 mkdir -p "$OUTDIR"
 OUTDIR=$(cd "$OUTDIR" && pwd)
 WORK=$OUTDIR/work
@@ -63,19 +74,27 @@ TREE=$WORK/tree
 START=$(date +%s)
 
 # 1. GRUB: grub-mkrescue on a tree holding only grub.cfg makes the BIOS and UEFI boot files; its ISO's UUID is
-#    the live id (the GRUB images it made search for it), kept when the image is mastered again in step 5.
+#    the live id (the GRUB images it made search for it), the epoch, kept when the image is mastered again in
+#    step 5.
 mkdir -p "$WORK/grubsrc/boot/grub"
 cp "$HERE/grub.cfg" "$WORK/grubsrc/boot/grub/grub.cfg"
 GRUB_MODULES="linux normal iso9660 serial terminal all_video search echo test configfile fat part_gpt part_msdos"
 GRUB_MODULES+=" part_apple part_acorn part_amiga part_bsd part_dfly part_dvh part_plan part_sun part_sunpc"
 grub-mkrescue -o "$WORK/grub.iso" --locales= --fonts= --themes= --install-modules="$GRUB_MODULES" \
-    "$WORK/grubsrc" -- -volid AFDISK_LIVE >"$WORK/grub-mkrescue.log" 2>&1 ||
+    "$WORK/grubsrc" -- -volid AFDISK_LIVE -volume_date uuid "$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y%m%d%H%M%S00)" \
+    >"$WORK/grub-mkrescue.log" 2>&1 ||
     { cat "$WORK/grub-mkrescue.log" >&2; die "grub-mkrescue failed"; }
 LIVE_ID=$(blkid -p -s UUID -o value "$WORK/grub.iso")
 [[ $LIVE_ID =~ ^[0-9]{4}(-[0-9]{2}){6}$ ]] || die "unexpected ISO UUID '$LIVE_ID' from grub-mkrescue"
 xorriso -osirrox on -indev "$WORK/grub.iso" -extract / "$TREE" >/dev/null 2>&1 || die "cannot extract GRUB's tree"
 chmod -R u+w "$TREE"
 rm -f "$TREE/boot.catalog"
+# GRUB's EFI image is a FAT volume whose serial mformat draws at random: the epoch's instead (FAT12/16 boot
+# sector: extended boot signature 0x29 at byte 0x26, then the 4-byte serial).
+[[ $(od -An -tx1 -j 38 -N 1 "$TREE/efi.img" | tr -d ' ') == 29 ]] || die "GRUB's efi.img has no FAT serial at 0x27"
+VOLID=$(printf '%08x' $((SOURCE_DATE_EPOCH & 0xffffffff)))
+printf "\\x${VOLID:6:2}\\x${VOLID:4:2}\\x${VOLID:2:2}\\x${VOLID:0:2}" |
+    dd of="$TREE/efi.img" bs=1 seek=39 conv=notrunc status=none
 
 # 2. The initrd.
 # shellcheck source=assets/live/root.sh
@@ -96,18 +115,23 @@ fi
 
 # 4. Kernel and compressed initrd (zstd: the kernel decompresses it fast; xz would need --check=crc32).
 cp "$KERNEL" "$TREE/boot/vmlinuz"
-(cd "$ROOT" && find . -mindepth 1 -print0 | LC_ALL=C sort -z | cpio --null -o -H newc -R 0:0 --quiet) |
+at_epoch "$ROOT"
+(cd "$ROOT" && find . -mindepth 1 -print0 | LC_ALL=C sort -z |
+    cpio --null -o -H newc -R 0:0 --reproducible --quiet) |
     zstd -q -19 -T0 > "$TREE/boot/initrd.img"
 
 # 5. The hybrid image: MBR only (p1 the ISO, p2 a copy of GRUB's EFI image, p3 the FAT data partition), the
 #    partitions on 1 MiB boundaries (cylinders of 64 heads x 32 sectors).
 truncate -s "$DATA_SIZE" "$WORK/data.img"
-mkfs.fat -n AFDATA "$WORK/data.img" >/dev/null
-mmd -i "$WORK/data.img" ::/afdisk ::/afdisk/backups
-printf 'afdisk rescue stick: backups and move journals are kept in afdisk/backups.\r\n' > "$WORK/README.TXT"
-mcopy -i "$WORK/data.img" "$WORK/README.TXT" ::/README.TXT
+# The volume id from the epoch, the label's date fixed (--invariant), the files copied with their epoch times.
+mkfs.fat --invariant -n AFDATA -i "$VOLID" "$WORK/data.img" >/dev/null
+mkdir -p "$WORK/data/afdisk/backups"
+printf 'afdisk rescue stick: backups and move journals are kept in afdisk/backups.\r\n' > "$WORK/data/README.TXT"
+at_epoch "$WORK/data"
+mcopy -s -m -i "$WORK/data.img" "$WORK/data/afdisk" "$WORK/data/README.TXT" ::/
 ISO=$OUTDIR/afdisk-live.iso
 rm -f "$ISO"
+at_epoch "$TREE"
 xorriso -as mkisofs -r -V AFDISK_LIVE --modification-date="${LIVE_ID//-/}" -o "$ISO" \
     -b boot/grub/i386-pc/eltorito.img -no-emul-boot -boot-load-size 4 -boot-info-table --grub2-boot-info \
     --grub2-mbr /usr/lib/grub/i386-pc/boot_hybrid.img -partition_offset 16 \
