@@ -32,6 +32,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 pub use super::custom_changes::changes;
+#[cfg(test)]
+use super::encode;
 use super::{data_moves, grain, losses, seen_sectors, Layout, Plan, PlanKind, SCHEMA};
 use crate::alignment::{align_down, align_up, misalignment};
 use crate::device::identity::DiskIdentity;

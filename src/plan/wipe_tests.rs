@@ -40,7 +40,9 @@ fn layout() -> Layout {
 #[test]
 fn new_table_is_fresh_or_conversion_or_over_nothing() {
     let new = layout();
-    let mut old = layout();
+    let old = layout();
+    let mut other = layout();
+    other.table.label = crate::table::Label::Gpt;
     let inp = |kind, old| Inputs {
         old,
         new: &new,
@@ -52,8 +54,7 @@ fn new_table_is_fresh_or_conversion_or_over_nothing() {
     assert!(!inp(PlanKind::Realign, Some(&old)).new_table());
     assert!(!inp(PlanKind::Custom, Some(&old)).new_table());
     assert!(inp(PlanKind::Custom, None).new_table());
-    old.table.label = crate::table::Label::Gpt;
-    assert!(inp(PlanKind::Custom, Some(&old)).new_table());
+    assert!(inp(PlanKind::Custom, Some(&other)).new_table());
 }
 
 #[test]
