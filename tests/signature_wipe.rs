@@ -1,5 +1,5 @@
 //! Wiping old signatures as sfdisk wipes them (`plan::wipe`): a plan that writes a new table clears every old
-//! signature libblkid finds on the whole disk, a partition the plan creates is cleared of the old signatures
+//! signature libblkid finds on the whole disk (swap, ext4, xfs, LUKS2, an old GPT read from its backup), a partition the plan creates is cleared of the old signatures
 //! in its area unless `--keep-signatures`, and a partition kept with its data is never touched. Each result is
 //! checked with the peers (`wipefs`, `blkid -p`, `sfdisk --verify`, `sgdisk -v`) and against what
 //! `sfdisk --wipe always --wipe-partitions always` leaves on a copy of the same image; each undo
@@ -114,85 +114,141 @@ fn mkfs(kind: &str, img: &Path) {
         "swap" => run("mkswap", &[&s(img)]),
         "ext4" => run("mkfs.ext4", &["-F", "-q", &s(img)]),
         "xfs" => run("mkfs.xfs", &["-f", "-q", &s(img)]),
+        "crypto_LUKS" => {
+            let key = img.with_extension("key");
+            std::fs::write(&key, "test").expect("key file");
+            run(
+                "cryptsetup",
+                &[
+                    "luksFormat",
+                    "--batch-mode",
+                    "--type",
+                    "luks2",
+                    "--pbkdf",
+                    "pbkdf2",
+                    "--pbkdf-force-iterations",
+                    "1000",
+                    "--key-file",
+                    &s(&key),
+                    &s(img),
+                ],
+            )
+        }
         _ => unreachable!("no such filesystem in this test"),
     };
     assert!(out.status.success(), "mkfs {kind}: {out:?}");
+}
+
+/// A new `table` (`own`: its signature types) written over the whole-disk `fs` on `img`: the plan lists the wipe
+/// where the table's own writes do not clear the magic, `wipefs` then lists only the table, the peers verify it,
+/// `sfdisk --wipe always` on a copy leaves the same types, and the undo gives the image back byte for byte.
+fn new_table_over(img: &Path, fs: &str, table: &str, own: &BTreeSet<String>, backups: &Path) {
+    let name = format!("{fs}-{table}");
+    assert_eq!(types(img), set(&[fs]), "{name}: the image before");
+    let before = sha256(img);
+    let peer = copy(img, &format!("{name}-sfdisk.img"));
+    let plan_file = img.with_extension("json");
+    let args = ["--preset", "data", "--table", table, "--replace"];
+    // A GPT's array (LBA 2-33) covers swap's magic (LBA 7), ext4's (LBA 2) and LUKS2's second header (LBA 32),
+    // and any new MBR covers xfs's and LUKS's first (LBA 0): the table's own writes clear those; a dos table
+    // leaves the others to wipe.
+    let needs_wipe = table == "dos" && fs != "xfs";
+    let text = plan_text(img, &args);
+    assert_eq!(
+        text.contains(&format!("the disk holds an old {fs} signature at byte"))
+            && text.contains("wiped (the new table does not cover it)"),
+        needs_wipe,
+        "{name}: the plan names the wipe:\n{text}"
+    );
+    let v = common::plan(&s(img), &args, &plan_file);
+    let wipes = v["wipes"].as_array().cloned().unwrap_or_default();
+    assert_eq!(
+        wipes
+            .iter()
+            .any(|w| w["type"] == fs && w["wiped"] == true && w["partition"].is_null()),
+        needs_wipe,
+        "{name}: {wipes:?}"
+    );
+    // Every wiped sector is one of the plan's writes.
+    let wrote: BTreeSet<u64> = v["writes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|w| w["lba"].as_u64())
+        .collect();
+    for w in wipes.iter().filter(|w| w["wiped"] == true) {
+        let off = w["offset"].as_u64().expect("offset");
+        assert!(wrote.contains(&(off / 512)), "{name}: {w} not written");
+    }
+    let backup = apply(img, &plan_file, backups);
+    assert_eq!(&types(img), own, "{name}: wipefs after the apply");
+    common::peers::verify_table(img, table == "gpt").unwrap_or_else(|e| panic!("{name}: {e}"));
+    // sfdisk, told to wipe, leaves the same signature types.
+    let out = run_stdin(
+        "sfdisk",
+        &["--wipe", "always", "--wipe-partitions", "always", &s(&peer)],
+        &format!("label: {table}\n,,L\n"),
+    );
+    assert!(out.status.success(), "{name}: sfdisk {out:?}");
+    assert_eq!(
+        types(&peer),
+        types(img),
+        "{name}: afdisk vs sfdisk --wipe always"
+    );
+    undo(img, &backup, backups);
+    assert_eq!(sha256(img), before, "{name}: the undo is byte-identical");
+    assert_eq!(
+        types(img),
+        set(&[fs]),
+        "{name}: the undo brings the {fs} back"
+    );
+    std::fs::remove_file(peer).ok();
 }
 
 #[test]
 fn a_new_table_over_a_whole_disk_filesystem_wipes_it_and_the_undo_brings_it_back() {
     let sc = Scratch::new();
     let backups = sc.path("backups");
-    for fs in ["swap", "ext4", "xfs"] {
+    for fs in ["swap", "ext4", "xfs", "crypto_LUKS"] {
         for (table, own) in [("dos", set(&["dos"])), ("gpt", set(&["gpt", "PMBR"]))] {
-            let name = format!("{fs}-{table}");
-            let img = sc.image(&format!("{name}.img"), 512 * MIB);
+            let img = sc.image(&format!("{fs}-{table}.img"), 512 * MIB);
             mkfs(fs, &img);
-            assert_eq!(types(&img), set(&[fs]), "{name}: the image before");
-            let before = sha256(&img);
-            let peer = copy(&img, &format!("{name}-sfdisk.img"));
-            let plan_file = sc.path(format!("{name}.json"));
-            let args = ["--preset", "data", "--table", table, "--replace"];
-            // A GPT's array (LBA 2-33) covers swap's magic (LBA 7) and ext4's (LBA 2), and any new MBR covers
-            // xfs's (LBA 0): the table's own writes clear those; dos leaves swap's and ext4's to wipe.
-            let needs_wipe = table == "dos" && fs != "xfs";
-            let text = plan_text(&img, &args);
-            assert_eq!(
-                text.contains(&format!("the disk holds an old {fs} signature at byte"))
-                    && text.contains("wiped (the new table does not cover it)"),
-                needs_wipe,
-                "{name}: the plan names the wipe:\n{text}"
-            );
-            let mut a = args.to_vec();
-            a.push("--json");
-            let v = common::plan(&s(&img), &a, &plan_file);
-            let wipes = v["wipes"].as_array().cloned().unwrap_or_default();
-            assert_eq!(
-                wipes
-                    .iter()
-                    .any(|w| w["type"] == fs && w["wiped"] == true && w["partition"].is_null()),
-                needs_wipe,
-                "{name}: {wipes:?}"
-            );
-            // Every wiped sector is one of the plan's writes, described as a wipe or a table sector.
-            let wrote: BTreeSet<u64> = v["writes"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|w| w["lba"].as_u64())
-                .collect();
-            for w in wipes.iter().filter(|w| w["wiped"] == true) {
-                let off = w["offset"].as_u64().expect("offset");
-                assert!(wrote.contains(&(off / 512)), "{name}: {w} not written");
-            }
-            let backup = apply(&img, &plan_file, &backups);
-            assert_eq!(types(&img), own, "{name}: wipefs after the apply");
-            common::peers::verify_table(&img, table == "gpt")
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
-            // sfdisk, told to wipe, leaves the same signature types.
-            let out = run_stdin(
-                "sfdisk",
-                &["--wipe", "always", "--wipe-partitions", "always", &s(&peer)],
-                &format!("label: {table}\n,,L\n"),
-            );
-            assert!(out.status.success(), "{name}: sfdisk {out:?}");
-            assert_eq!(
-                types(&peer),
-                types(&img),
-                "{name}: afdisk vs sfdisk --wipe always"
-            );
-            undo(&img, &backup, &backups);
-            assert_eq!(sha256(&img), before, "{name}: the undo is byte-identical");
-            assert_eq!(
-                types(&img),
-                set(&[fs]),
-                "{name}: the undo brings the {fs} back"
-            );
-            for p in [img, peer] {
-                std::fs::remove_file(p).ok();
-            }
+            new_table_over(&img, fs, table, &own, &backups);
+            std::fs::remove_file(img).ok();
         }
     }
+}
+
+/// A GPT whose primary header is zeroed, read from its backup: a new dos table leaves no GPT signature at the
+/// last LBA (libblkid, forced to look for GPT, would find it there).
+#[test]
+fn a_gpt_read_from_its_backup_leaves_no_header_under_a_new_table() {
+    let sc = Scratch::new();
+    let backups = sc.path("backups");
+    let img = sc.image("g.img", 64 * MIB);
+    let out = run("sgdisk", &["-o", "-n", "1:2048:+16M", &s(&img)]);
+    assert!(out.status.success(), "{out:?}");
+    let mut all = std::fs::read(&img).expect("read");
+    all[512..1024].fill(0);
+    std::fs::write(&img, &all).expect("write");
+    assert_eq!(types(&img), set(&["gpt", "PMBR"]));
+    let before = sha256(&img);
+    let plan_file = sc.path("g.json");
+    common::plan(
+        &s(&img),
+        &["--preset", "data", "--table", "dos", "--replace"],
+        &plan_file,
+    );
+    let backup = apply(&img, &plan_file, &backups);
+    assert_eq!(types(&img), set(&["dos"]));
+    let all = std::fs::read(&img).expect("read");
+    assert!(
+        !all[all.len() - 512..].starts_with(b"EFI PART"),
+        "the backup header is erased"
+    );
+    common::peers::verify_table(&img, false).unwrap_or_else(|e| panic!("{e}"));
+    undo(&img, &backup, &backups);
+    assert_eq!(sha256(&img), before, "the undo is byte-identical");
 }
 
 #[test]
