@@ -629,7 +629,7 @@ _afdisk() {
             return 0
             ;;
         afdisk__subcmd__plan)
-            opts="-o -h --logical-sector-size --physical-sector-size --alignment-offset --preset --preset-file --realign --from-sfdisk --strict --discard-data --replace --table --grain --stripe --output --json --help"
+            opts="-o -h --logical-sector-size --physical-sector-size --alignment-offset --preset --preset-file --realign --from-sfdisk --strict --discard-data --replace --keep-signatures --table --grain --stripe --output --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -82,6 +82,7 @@ complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -s o -l output -d 'W
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l realign -d 'Realign the existing table: move misaligned partitions to the nearest aligned start (their data moves with them) (with --from-sfdisk: snap the script\'s starts forward and ends down to the grain)'
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l strict -d 'With --realign, also align partition ends'
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l replace -d 'With a preset, replace an existing table (its partitions are lost)'
+complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l keep-signatures -d 'Keep old signatures (filesystem, swap, RAID, …) found in the area of a partition the plan creates; by default they are wiped, as `sfdisk --wipe-partitions always` does'
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -l json -d 'Print the plan as JSON instead of the readable diff'
 complete -c afdisk -n "__fish_afdisk_using_subcommand plan" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c afdisk -n "__fish_afdisk_using_subcommand dump" -l logical-sector-size -d 'Logical sector size in bytes (images: inferred from the GPT, else 512)' -r

@@ -2,8 +2,9 @@
 //! through `moves` and the mover), the read-back; and the plan and journal files it reads.
 //!
 //! Terms:
-//! - **Re-derived**: the plan's layout encoded again over the disk as it is now must give exactly the plan's
-//!   sectors, phases and descriptions (an edited or damaged plan is refused).
+//! - **Re-derived**: the plan's layout encoded again over the disk as it is now, with the old signatures it
+//!   wipes (`plan::wipe`), must give exactly the plan's sectors, phases, descriptions and list of wipes (an
+//!   edited or damaged plan is refused).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -11,7 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::device::access::Confirmation;
 use crate::device::Opened;
 use crate::error::{lit, Error, ErrorKind, Result};
-use crate::plan::encode::{self, table_problems, verify_overlay, Overlay};
+use crate::plan::encode::{table_problems, verify_overlay, Overlay};
 use crate::plan::{Plan, SCHEMA};
 use crate::table::source::{ByteSource, FileSource};
 
@@ -30,8 +31,15 @@ fn check_rederived(src: &dyn ByteSource, ss: u64, plan: &Plan, path: &Path) -> R
             "make the plan again with `afdisk plan`",
         )
     };
-    let again = encode::encode(src, ss, plan.old.as_ref(), &plan.new, plan.kind)
+    let (again, wipes) = crate::plan::wipe::encode(src, ss, &plan.wipe_inputs())
         .map_err(|e| refuse(format!("its layout cannot be encoded: {}", e.problem)))?;
+    if wipes != plan.wipes {
+        return Err(refuse(format!(
+            "it lists {} old signature(s) to wipe or keep, the disk now {}",
+            plan.wipes.len(),
+            wipes.len()
+        )));
+    }
     if again.len() != plan.writes.len() {
         return Err(refuse(format!(
             "{} sector(s) in the plan, {} from its layout",

@@ -37,7 +37,18 @@ pub use mirror::probe_source;
 pub use probe::{probe, signatures, tables};
 
 /// What a signature is for, as libblkid's `USAGE` value says (wipefs adds "partition-table").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Usage {
     Filesystem,

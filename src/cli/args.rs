@@ -283,6 +283,10 @@ pub struct PlanArgs {
     /// With a preset, replace an existing table (its partitions are lost)
     #[arg(long)]
     pub replace: bool,
+    /// Keep old signatures (filesystem, swap, RAID, …) found in the area of a partition the plan creates;
+    /// by default they are wiped, as `sfdisk --wipe-partitions always` does
+    #[arg(long)]
+    pub keep_signatures: bool,
     /// Table type of a fresh layout
     #[arg(long, value_name = "gpt|dos", value_parser = ["gpt", "dos"])]
     pub table: Option<String>,

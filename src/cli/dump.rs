@@ -83,7 +83,8 @@ pub fn plan_from_sfdisk(opened: &Opened, script: &Path, a: &PlanArgs) -> Result<
         stripe: stripe_bytes,
         destroy_ok: a.discard_data.clone(),
     };
-    let mut plan = custom::make(opened, &Layout { table, partitions }, &req)?;
+    let mut plan = custom::make(opened, &Layout { table, partitions }, &req)?
+        .with_keep_signatures(&opened.source(), a.keep_signatures)?;
     if !notes.is_empty() {
         plan.notes.splice(1..1, notes);
         plan = plan.sealed();

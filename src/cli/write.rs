@@ -94,6 +94,7 @@ fn make_plan(a: &PlanArgs, geometry: &GeometryArgs) -> Result<Plan, Error> {
         strict: a.strict,
         discard_data: a.discard_data.clone(),
         replace: a.replace,
+        keep_signatures: a.keep_signatures,
     };
     if a.strict && !a.realign {
         return Err(Error::usage(

@@ -32,6 +32,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 pub use super::custom_changes::changes;
+#[cfg(test)]
 use super::encode;
 use super::{data_moves, grain, losses, seen_sectors, Layout, Plan, PlanKind, SCHEMA};
 use crate::alignment::{align_down, align_up, misalignment};
@@ -486,7 +487,17 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
         ss,
         &mut changes,
     ));
-    let writes = encode::encode(&src, ss, old.as_ref(), &new, PlanKind::Custom)?;
+    let (writes, wipes) = super::wipe::encode(
+        &src,
+        ss,
+        &super::wipe::Inputs {
+            old: old.as_ref(),
+            new: &new,
+            kind: PlanKind::Custom,
+            changes: &changes,
+            keep: false,
+        },
+    )?;
     let destroys = losses(&src, old.as_ref(), &new, false, &data_moves(&changes));
     if !req.replace {
         refuse_losses(&destroys, &new, &req.destroy_ok)?;
@@ -514,6 +525,8 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
         seen,
         notes,
         seal: String::new(),
+        wipes,
+        keep_signatures: false,
     }
     .sealed())
 }

@@ -22,6 +22,7 @@ mod requested;
 #[cfg(test)]
 #[path = "../../tests/common/tables.rs"]
 mod tables;
+pub mod wipe;
 
 use std::collections::BTreeMap;
 
@@ -39,8 +40,8 @@ use crate::table::{self, Label, Partition, Table};
 use crate::units::{human, plural};
 pub use grain::Grain;
 
-/// Version of the plan file format (2: sealed).
-pub const SCHEMA: u32 = 3;
+/// Version of the plan file format (2: sealed; 4: the old signatures it wipes).
+pub const SCHEMA: u32 = 4;
 
 /// Largest plan file read (a plan holds at most a few thousand sectors in hex).
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
@@ -276,6 +277,12 @@ pub struct Plan {
     /// The filesystems this plan destroys (see [`losses`]); applying it needs the stronger confirmation.
     #[serde(default)]
     pub destroys: Vec<Loss>,
+    /// The old signatures the plan wipes or keeps (see [`wipe`]); the wiped sectors are among `writes`.
+    #[serde(default)]
+    pub wipes: Vec<wipe::Wipe>,
+    /// Made with `--keep-signatures`: the partitions it creates keep the old signatures in their area.
+    #[serde(default)]
+    pub keep_signatures: bool,
 }
 
 impl Plan {
@@ -325,6 +332,32 @@ impl Plan {
             ));
         }
         Ok(p)
+    }
+
+    /// What the plan's wipes depend on besides the disk (see [`wipe::Inputs`]).
+    pub fn wipe_inputs(&self) -> wipe::Inputs<'_> {
+        wipe::Inputs {
+            old: self.old.as_ref(),
+            new: &self.new,
+            kind: self.kind,
+            changes: &self.changes,
+            keep: self.keep_signatures,
+        }
+    }
+
+    /// The plan made again over `src` (the disk it was made from) with `--keep-signatures` set to `keep`: its
+    /// writes, wipes and seen sectors, sealed.
+    pub fn with_keep_signatures(mut self, src: &dyn ByteSource, keep: bool) -> Result<Plan> {
+        if self.keep_signatures == keep {
+            return Ok(self);
+        }
+        self.keep_signatures = keep;
+        let ss = self.device.logical_sector_size;
+        let (writes, wipes) = wipe::encode(src, ss, &self.wipe_inputs())?;
+        self.seen = seen_sectors(src, ss, &writes);
+        self.writes = writes;
+        self.wipes = wipes;
+        Ok(self.sealed())
     }
 
     /// Whether applying would change anything.
@@ -416,6 +449,9 @@ impl Plan {
                 ranges(&lbas)
             ),
         );
+        for w in &self.wipes {
+            push(DiffKind::Wipe, format!("Signature: {}", w.line()));
+        }
         for n in &self.notes {
             push(DiffKind::Note, format!("Note: {n}"));
         }
@@ -482,6 +518,8 @@ pub enum DiffKind {
     /// The sectors the plan writes.
     Sectors,
     Note,
+    /// An old signature the plan wipes or keeps.
+    Wipe,
     /// A filesystem the plan destroys.
     Destroys,
 }
@@ -599,6 +637,8 @@ pub struct Request {
     pub discard_data: Vec<u32>,
     /// A fresh layout may replace an existing table only with this.
     pub replace: bool,
+    /// Partitions the plan creates keep the old signatures in their area (see [`wipe`]).
+    pub keep_signatures: bool,
 }
 
 /// Reads the table and contents of `opened` and makes the plan `req` asks for.
@@ -643,7 +683,17 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
         (None, true) => requested::realign(&ctx, &mut notes)?,
         (Some(name), false) => requested::fresh(&ctx, name, &mut notes)?,
     };
-    let writes = encode::encode(&src, ss, old.as_ref(), &new, kind)?;
+    let (writes, wipes) = wipe::encode(
+        &src,
+        ss,
+        &wipe::Inputs {
+            old: old.as_ref(),
+            new: &new,
+            kind,
+            changes: &changes,
+            keep: req.keep_signatures,
+        },
+    )?;
     let destroys = losses(
         &src,
         old.as_ref(),
@@ -679,6 +729,8 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
         seen,
         notes,
         seal: String::new(),
+        wipes,
+        keep_signatures: req.keep_signatures,
     }
     .sealed())
 }

@@ -60,6 +60,8 @@ fn seal_detects_any_edit() {
         destroys: vec![],
         notes: vec![],
         seal: String::new(),
+        wipes: vec![],
+        keep_signatures: false,
     }
     .sealed();
     let text = serde_json::to_string_pretty(&p).unwrap();

@@ -41,6 +41,11 @@ pub const PLAN_KEYS: &[Command] = &[
     ),
     cmd("n", "next preset", "the next built-in preset (empty disk)"),
     cmd(
+        "w",
+        "",
+        "wipe (default) or keep old signatures in partitions the plan creates",
+    ),
+    cmd(
         "e",
         "edit",
         "edit the layout by hand (new, delete, resize, move, type, name, attributes)",
@@ -314,6 +319,11 @@ impl Page for PlanPage {
             {
                 Reply::Move(MoveOrder { path, plan, typed })
             }
+            // The same plan keeping or wiping signatures: the editor's layout stays the editor's.
+            PlanAction::Request(r @ PlanRequest::Keep { .. }) => {
+                self.from_edit = self.edit.is_some();
+                self.start(r)
+            }
             PlanAction::Request(r) => self.start(r),
         }
     }
@@ -497,5 +507,53 @@ mod tests {
         let s = t.backend().to_string();
         assert!(s.contains("the edits overlap"), "{s}");
         assert!(matches!(review.key(KeyCode::Esc), Reply::Return("edit")));
+    }
+
+    /// `w` asks for the plan on screen again, keeping (then wiping) the old signatures in the partitions it
+    /// creates; the plan made so keeps the old swap at 1 MiB and writes only the table.
+    #[test]
+    fn w_toggles_keeping_old_signatures() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let img = dir.path().join("s.img");
+        let mut bytes = vec![0u8; 8 << 20];
+        // A swap header at 1 MiB: version 1 and a last page at 1024, the magic at 4086 (as mkswap writes).
+        let at = 1 << 20;
+        bytes[at + 1024] = 1;
+        bytes[at + 1028] = 0xff;
+        bytes[at + 4086..at + 4096].copy_from_slice(b"SWAPSPACE2");
+        std::fs::write(&img, &bytes).expect("image");
+        let o = afdisk::device::open(&img, &Default::default()).expect("open");
+        let req = afdisk::plan::Request {
+            preset: Some("data".into()),
+            ..Default::default()
+        };
+        let plan = afdisk::plan::make(&o, &req).expect("plan");
+        assert!(
+            plan.wipes
+                .iter()
+                .any(|w| w.kind == "swap" && w.partition == Some(1) && w.wiped),
+            "{:?}",
+            plan.wipes
+        );
+        let mut ps = PlanState::new(img.clone(), plan.clone(), None);
+        let PlanAction::Request(PlanRequest::Keep { plan: p, keep, .. }) =
+            ps.key(KeyCode::Char('w'))
+        else {
+            panic!("w asks for the plan again");
+        };
+        assert!(keep);
+        let kept = p.with_keep_signatures(&o.source(), keep).expect("kept");
+        assert!(kept.keep_signatures);
+        assert!(kept.wipes.iter().all(|w| !w.wiped), "{:?}", kept.wipes);
+        assert!(kept.writes.len() < plan.writes.len());
+        assert!(kept
+            .diff_lines()
+            .iter()
+            .any(|l| l.contains("swap signature") && l.contains("kept (--keep-signatures)")));
+        let mut ps = PlanState::new(img, kept, None);
+        let PlanAction::Request(PlanRequest::Keep { keep, .. }) = ps.key(KeyCode::Char('w')) else {
+            panic!("w asks for the plan again");
+        };
+        assert!(!keep, "a second w wipes again");
     }
 }

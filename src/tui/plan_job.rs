@@ -1,5 +1,5 @@
-//! The plan screen's job, on the job framework (`job`): make a plan (realign, a preset, or a layout edited by
-//! hand), apply it, or undo it by restoring the backup it took, through the library's `plan::make`, `apply`
+//! The plan screen's job, on the job framework (`job`): make a plan (realign, a preset, a layout edited by
+//! hand, or the plan on screen keeping or wiping old signatures), apply it, or undo it by restoring the backup it took, through the library's `plan::make`, `apply`
 //! and `restore`. Table writes are a few sectors with a backup first and a read-back after; they cannot be
 //! stopped half way, while planning writes nothing and may be abandoned at any moment.
 
@@ -38,13 +38,17 @@ impl Job for PlanJob {
                 format!("Writing {} (backup first)…", path.display())
             }
             PlanRequest::Undo { path, .. } => format!("Restoring {}…", path.display()),
-            PlanRequest::Custom { path, .. } => format!("Planning {}…", path.display()),
+            PlanRequest::Custom { path, .. } | PlanRequest::Keep { path, .. } => {
+                format!("Planning {}…", path.display())
+            }
         }
     }
     fn stop_rule(&self) -> StopRule {
         match self.0 {
             // Planning reads the disk and writes nothing: q may quit while it runs.
-            PlanRequest::Make { .. } | PlanRequest::Custom { .. } => StopRule::Anytime("planning"),
+            PlanRequest::Make { .. } | PlanRequest::Custom { .. } | PlanRequest::Keep { .. } => {
+                StopRule::Anytime("planning")
+            }
             _ => StopRule::Never(WRITE_IS_ATOMIC),
         }
     }
@@ -70,6 +74,12 @@ impl Job for PlanJob {
             } => {
                 let res = device::open(&path, overrides)
                     .and_then(|o| make_plan(&o, &target, grain, destroy_ok))
+                    .map(Box::new);
+                PlanDone::Made(path, res)
+            }
+            PlanRequest::Keep { path, plan, keep } => {
+                let res = device::open(&path, overrides)
+                    .and_then(|o| plan.with_keep_signatures(&o.source(), keep))
                     .map(Box::new);
                 PlanDone::Made(path, res)
             }

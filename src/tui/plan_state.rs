@@ -3,8 +3,9 @@
 //!   the confirm dialog, what the last write did ([`Written`]) and the last refusal or failure;
 //! - **dialog** ([`Dialog`]): the confirmation of an apply or an undo, the device name typed, in the library's
 //!   words (`Prompt`);
-//! - **request** ([`PlanRequest`]): the work a key asks for (make, apply, undo, or a plan of a layout edited by
-//!   hand), run by the plan screen's job (`plan_job`).
+//! - **request** ([`PlanRequest`]): the work a key asks for (make, apply, undo, the plan again keeping or
+//!   wiping the old signatures in the partitions it creates, or a plan of a layout edited by hand), run by the
+//!   plan screen's job (`plan_job`).
 
 use std::path::PathBuf;
 
@@ -76,6 +77,13 @@ pub enum PlanRequest {
         path: PathBuf,
         backup: PathBuf,
         typed: String,
+    },
+    /// The plan on screen made again with the partitions it creates keeping (`keep`) or losing their old
+    /// signatures (the `w` key: `plan --keep-signatures`).
+    Keep {
+        path: PathBuf,
+        plan: Box<Plan>,
+        keep: bool,
     },
     /// A plan of a layout edited by hand (the editor's Enter), aligned to `grain` bytes.
     Custom {
@@ -265,6 +273,22 @@ impl PlanState {
                     path: self.path.clone(),
                     preset: next.value().map(String::from),
                 });
+            }
+            KeyCode::Char('w') => {
+                if self.on_disk() {
+                    self.error = Some(
+                        "this plan is already written; press u to undo it before changing it".into(),
+                    );
+                } else if self.plan.kind == PlanKind::Realign {
+                    self.error = Some("a realignment wipes no signature: nothing to keep".into());
+                } else {
+                    self.error = None;
+                    return PlanAction::Request(PlanRequest::Keep {
+                        path: self.path.clone(),
+                        plan: Box::new(self.plan.clone()),
+                        keep: !self.plan.keep_signatures,
+                    });
+                }
             }
             KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return PlanAction::Back,
             _ => {}

@@ -79,7 +79,7 @@ fn diff_style(k: DiffKind, st: &Styles) -> Style {
             _ => Style::default(),
         },
         DiffKind::Destroys => st.bad,
-        DiffKind::Note => st.warn,
+        DiffKind::Note | DiffKind::Wipe => st.warn,
         DiffKind::Title | DiffKind::Removed | DiffKind::Sectors => Style::default(),
     }
 }
