@@ -49,11 +49,15 @@ pub(super) fn copy_findings(
                 ));
             } else if b.array != p.array {
                 findings.push(Finding::new(
-                    Severity::Warning,
+                    Severity::Error,
                     "gpt-tables-differ",
                     None,
-                    "The primary and backup GPTs are both valid but differ. afdisk used the primary. \
-                     Inspect both (sgdisk -v) before changing anything.",
+                    "The primary and backup GPT headers are both valid but their entry arrays differ (a stale \
+                     backup, or a primary edited by a tool that did not update the backup). afdisk read the \
+                     primary, as sfdisk, gdisk and blkid do; `sgdisk -v` counts the difference as a problem, and \
+                     afdisk does not edit such a table. Compare both (gdisk: r, then c or e to load either copy, \
+                     p to print it), then rebuild the backup from the primary (gdisk: r, e, w) or restore a \
+                     backup, and plan again.",
                 ));
             }
         }
