@@ -177,7 +177,7 @@ fn erase_moved_backup(ov: &mut Overlay, ss: u64, total: u64) {
         return;
     };
     let alt = p.header.alt_lba;
-    if alt + 1 == total {
+    if alt.checked_add(1) == Some(total) {
         return;
     }
     if let Ok(b) = read_copy_as_read(ov, ss, alt) {
