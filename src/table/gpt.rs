@@ -7,7 +7,12 @@
 //! last_usable`, where partitions may lie. A header is *sane* when it passes [`header_problems`]: what gdisk's
 //! `CheckHeaderValidity`/`Verify` and libfdisk's `gpt_read_header` demand of one header (revision 1.0, header
 //! size 92..=sector, 128-byte entries, a bounded entry count, and an entry array that lies between its header
-//! and the usable range). A CRC-valid header that is not sane is rejected like a corrupt one, with the reason.
+//! and the usable range). A CRC-valid header that is not sane is rejected like a corrupt one, with the reason,
+//! except when it is read *as the peers read it* ([`read_copy_as_read`]): then a backup copy that lies inside
+//! the usable range, away from the last sector ([`backup_place_problems`], parted's gpt-header-move case), is
+//! accepted, since gdisk, libfdisk and blkid list such a table from its primary; [`read`] reports it as an
+//! error finding. The writers edit only copies read with [`read_copy`]; they erase copies read as the peers read
+//! them, so that no moved backup stays behind a new table.
 //! [`pair_problems`] compares the two copies as gdisk does; [`hybrid_problems`] checks a hybrid MBR's entries
 //! against the GPT; [`verify`] runs everything `sgdisk -v` counts as a problem over a whole device or overlay,
 //! and is what "verified" means after afdisk writes a GPT.

@@ -10,9 +10,10 @@
 //!   first/last LBA (and a marked type) of moved entries and the CRCs change; every other header field (usable
 //!   range, entry count, array locations, GUID) stays, so the written table declares the range the plan was
 //!   made in. A hybrid MBR's entries move with their GPT partitions ([`hybrid_realign`]).
-//! - **Erasing** an old GPT ([`erase`]) that another table type replaces: each readable copy's header and
-//!   array are zeroed where no protected sector lies, and a header inside a protected sector loses its
-//!   signature, as libfdisk (sfdisk) and wipefs erase it.
+//! - **Erasing** an old GPT ([`erase`]) that another table type replaces: each copy readable as the peers read
+//!   it (`gpt::read_copy_as_read`, a moved backup too) has its header and array zeroed where no protected
+//!   sector lies, and a header inside a protected sector loses its signature, as libfdisk (sfdisk) and wipefs
+//!   erase it. A new GPT also zeroes an old backup that was not in the last sector (`erase_moved_backup`).
 //!
 //! Write order: backup array and header, then the primary array, then the primary header, then LBA 0 (the
 //! driver's classes name these phases); a power cut after any single write leaves a disk read as the old table
