@@ -122,19 +122,24 @@ pub const KIND_DOCS: &[KindDoc] = &[
     doc("gpt-primary-corrupt", "error",
         "The primary GPT is damaged; the partitions were read from the backup."),
     doc("gpt-backup-corrupt", "error", "The backup GPT is damaged or missing; the primary was used."),
-    doc("gpt-backup-not-at-end", "warning",
-        "The backup GPT is not in the last sector (the disk or image was resized)."),
-    doc("gpt-tables-differ", "warning or error",
-        "Primary and backup GPT are both valid but differ; the primary was used. \
-         An error when the headers disagree (pointers, usable range, GUID, entry count or size): \
-         afdisk does not edit such a table."),
+    doc("gpt-backup-not-at-end", "warning or error",
+        "The backup GPT is not in the last sector; the partitions were read from the primary, as sfdisk, gdisk \
+         and blkid read them. \
+         A warning when the disk or image was resized (the backup lies after the usable range). \
+         An error when the backup was moved into the usable range (parted's gpt-header-move case): \
+         afdisk does not edit such a table; sgdisk -e moves the backup to the end."),
+    doc("gpt-tables-differ", "error",
+        "Primary and backup GPT are both valid but differ (the headers disagree on pointers, usable range, GUID, \
+         entry count or size, or the entry arrays differ); the primary was used. \
+         sgdisk -v counts this as a problem, and afdisk does not edit such a table."),
     doc("gpt-no-protective-mbr", "warning", "A GPT without a protective MBR."),
     doc("gpt-corrupt", "error",
         "Marked as GPT, but neither copy is valid, or the entries cannot be decoded."),
     doc("hybrid-mbr", "warning or error",
         "The MBR defines partitions besides the GPT protective entry; a realignment moves them with their GPT \
          partitions. \
-         An error when an entry matches no GPT partition (or two overlap): afdisk does not edit such a table."),
+         An error when an entry matches no GPT partition, two overlap, or an entry (an 0xEE one too) runs past \
+         the end of the disk, as sgdisk -v reports: afdisk does not edit such a table."),
     doc("sector-size-mismatch", "error",
         "The table was written for the other sector size (512 versus 4096), typically through a USB bridge that \
          translates sector sizes. \

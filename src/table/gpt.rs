@@ -7,13 +7,21 @@
 //! last_usable`, where partitions may lie. A header is *sane* when it passes [`header_problems`]: what gdisk's
 //! `CheckHeaderValidity`/`Verify` and libfdisk's `gpt_read_header` demand of one header (revision 1.0, header
 //! size 92..=sector, 128-byte entries, a bounded entry count, and an entry array that lies between its header
-//! and the usable range). A CRC-valid header that is not sane is rejected like a corrupt one, with the reason.
+//! and the usable range). A CRC-valid header that is not sane is rejected like a corrupt one, with the reason,
+//! except when it is read *as the peers read it* ([`read_copy_as_read`]): then a backup copy that lies inside
+//! the usable range, away from the last sector ([`backup_place_problems`], parted's gpt-header-move case), is
+//! accepted, since gdisk, libfdisk and blkid list such a table from its primary; [`read`] reports it as an
+//! error finding. The writers edit only copies read with [`read_copy`]; they erase copies read as the peers read
+//! them, so that no moved backup stays behind a new table.
 //! [`pair_problems`] compares the two copies as gdisk does; [`hybrid_problems`] checks a hybrid MBR's entries
 //! against the GPT; [`verify`] runs everything `sgdisk -v` counts as a problem over a whole device or overlay,
 //! and is what "verified" means after afdisk writes a GPT.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use super::gpt_findings::{
+    backup_not_at_end, copy_findings, lba0_findings, neither_copy, primary_corrupt,
+};
 use super::mbr::Lba0;
 use super::source::{ByteSource, SparseImage};
 use super::types::gpt_type_name;
@@ -92,6 +100,16 @@ pub fn guid_string(b: &[u8; 16]) -> String {
 /// Parses and checks one header sector that should describe itself as `expect_lba`: signature, header size,
 /// CRC, self-pointer, then [`header_problems`].
 pub fn parse_header(sector: &[u8], expect_lba: u64) -> Result<RawHeader, String> {
+    parse_header_as(sector, expect_lba, false)
+}
+
+/// [`parse_header`] as the peers read a header: without [`backup_place_problems`] (where the backup copy lies),
+/// which gdisk, libfdisk and blkid do not check when they read a table (`sgdisk -v` reports them).
+pub fn parse_header_as_read(sector: &[u8], expect_lba: u64) -> Result<RawHeader, String> {
+    parse_header_as(sector, expect_lba, true)
+}
+
+fn parse_header_as(sector: &[u8], expect_lba: u64, relaxed: bool) -> Result<RawHeader, String> {
     if sector.len() < 92 || &sector[..8] != SIGNATURE {
         return Err("no \"EFI PART\" signature".into());
     }
@@ -131,7 +149,14 @@ pub fn parse_header(sector: &[u8], expect_lba: u64) -> Result<RawHeader, String>
             h.my_lba
         ));
     }
-    let problems = header_problems(&h, sector.len() as u64);
+    let lss = sector.len() as u64;
+    let mut problems = field_problems(&h, lss);
+    if problems.is_empty() {
+        problems = place_problems(&h, lss);
+    }
+    if problems.is_empty() && !relaxed {
+        problems = backup_place_problems(&h, lss);
+    }
     if !problems.is_empty() {
         return Err(problems.join("; "));
     }
@@ -158,7 +183,9 @@ pub fn header_problems(h: &RawHeader, lss: u64) -> Vec<String> {
     if !out.is_empty() {
         return out;
     }
-    place_problems(h, lss)
+    let mut out = place_problems(h, lss);
+    out.extend(backup_place_problems(h, lss));
+    out
 }
 
 /// What is wrong with a header's own fields (revision, sizes, entry count).
@@ -220,11 +247,10 @@ fn place_problems(h: &RawHeader, lss: u64) -> Vec<String> {
                 a_end.saturating_sub(1)
             ));
         }
-        if h.alt_lba <= h.last_usable.saturating_add(arr) {
+        if h.alt_lba < a_end.max(2) {
             out.push(format!(
-                "the backup header at LBA {} leaves no room for a backup array of {arr} sector(s) after the last \
-                 usable LBA {}",
-                h.alt_lba, h.last_usable
+                "the backup header at LBA {} lies on the protective MBR, the primary header or its array",
+                h.alt_lba
             ));
         }
     } else {
@@ -234,13 +260,13 @@ fn place_problems(h: &RawHeader, lss: u64) -> Vec<String> {
                 h.alt_lba
             ));
         }
-        if h.entries_lba <= h.last_usable || a_end > h.my_lba {
+        if h.entries_lba < h.first_usable || a_end > h.my_lba {
             out.push(format!(
-                "the backup entry array (LBA {}–{}) does not lie between the last usable LBA {} and the backup \
+                "the backup entry array (LBA {}–{}) does not lie between the first usable LBA {} and the backup \
                  header at LBA {}",
                 h.entries_lba,
                 a_end.saturating_sub(1),
-                h.last_usable,
+                h.first_usable,
                 h.my_lba
             ));
         }
@@ -251,6 +277,33 @@ fn place_problems(h: &RawHeader, lss: u64) -> Vec<String> {
                 h.first_usable
             ));
         }
+    }
+    out
+}
+
+/// Where a header with sane fields puts the backup copy inside the usable range: the primary's backup header
+/// (with room for its array) not after the last usable LBA, or the backup's array not after it. gdisk, libfdisk
+/// and blkid still read such a table (parted's gpt-header-move case); `sgdisk -v` counts it as a problem.
+pub fn backup_place_problems(h: &RawHeader, lss: u64) -> Vec<String> {
+    let arr = array_sectors(h.num_entries, h.entry_size, lss);
+    let a_end = h.entries_lba.saturating_add(arr); // exclusive
+    let mut out = Vec::new();
+    if h.my_lba == 1 {
+        if h.alt_lba >= a_end.max(2) && h.alt_lba <= h.last_usable.saturating_add(arr) {
+            out.push(format!(
+                "the backup header at LBA {} leaves no room for a backup array of {arr} sector(s) after the last \
+                 usable LBA {}",
+                h.alt_lba, h.last_usable
+            ));
+        }
+    } else if h.entries_lba >= h.first_usable && a_end <= h.my_lba && h.entries_lba <= h.last_usable
+    {
+        out.push(format!(
+            "the backup entry array (LBA {}–{}) starts inside the usable range, before its last LBA {}",
+            h.entries_lba,
+            a_end.saturating_sub(1),
+            h.last_usable
+        ));
     }
     out
 }
@@ -289,6 +342,20 @@ pub fn pair_problems(p: &RawHeader, b: &RawHeader) -> Vec<String> {
 
 /// Reads and validates the header at `lba` and its entry array.
 pub fn read_copy(src: &dyn ByteSource, lss: u64, lba: u64) -> Result<GptCopy, String> {
+    read_copy_as(src, lss, lba, false)
+}
+
+/// [`read_copy`] as the peers read a copy (see [`parse_header_as_read`]).
+pub fn read_copy_as_read(src: &dyn ByteSource, lss: u64, lba: u64) -> Result<GptCopy, String> {
+    read_copy_as(src, lss, lba, true)
+}
+
+fn read_copy_as(
+    src: &dyn ByteSource,
+    lss: u64,
+    lba: u64,
+    relaxed: bool,
+) -> Result<GptCopy, String> {
     let sectors = src.len() / lss;
     if lba >= sectors {
         return Err(format!(
@@ -298,7 +365,7 @@ pub fn read_copy(src: &dyn ByteSource, lss: u64, lba: u64) -> Result<GptCopy, St
     let sector = src
         .read_vec(lba * lss, lss as usize)
         .map_err(|e| format!("cannot read LBA {lba}: {e}"))?;
-    let header = parse_header(&sector, lba)?;
+    let header = parse_header_as(&sector, lba, relaxed)?;
     let array_bytes = u64::from(header.num_entries) * u64::from(header.entry_size);
     let array_sectors = array_bytes.div_ceil(lss);
     let a_start = header.entries_lba;
@@ -333,7 +400,27 @@ pub fn read_copy(src: &dyn ByteSource, lss: u64, lba: u64) -> Result<GptCopy, St
 /// Whether a valid GPT (primary or backup) exists when the device is read with `lss`-byte sectors.
 pub fn has_valid_header(src: &dyn ByteSource, lss: u64) -> bool {
     let sectors = src.len() / lss;
-    sectors >= 3 && (read_copy(src, lss, 1).is_ok() || read_copy(src, lss, sectors - 1).is_ok())
+    sectors >= 3
+        && (read_copy_as_read(src, lss, 1).is_ok() || read_copy(src, lss, sectors - 1).is_ok())
+}
+
+/// A copy read as the peers read it (see [`read_copy_as_read`]), with what `sgdisk -v` finds misplaced about its
+/// backup ([`backup_place_problems`]). Such problems are tolerated only where the backup is not in the last
+/// sector `last` (the backup header a primary names, or the copy's own place): at the end they are a broken
+/// usable range, and the copy is rejected as [`read_copy`] rejects it.
+fn read_placed(
+    src: &dyn ByteSource,
+    lss: u64,
+    lba: u64,
+    last: u64,
+) -> Result<(GptCopy, Vec<String>), String> {
+    let c = read_copy_as_read(src, lss, lba)?;
+    let problems = backup_place_problems(&c.header, lss);
+    let backup_at = if lba == 1 { c.header.alt_lba } else { lba };
+    if !problems.is_empty() && backup_at == last {
+        return Err(problems.join("; "));
+    }
+    Ok((c, problems))
 }
 
 fn has_signature(src: &dyn ByteSource, lss: u64, lba: u64) -> bool {
@@ -392,12 +479,30 @@ fn decode(copy: &GptCopy) -> Result<Vec<Partition>, String> {
     Ok(parts)
 }
 
-/// How the entries of a hybrid MBR disagree with the GPT `parts`, as gdisk's `FindHybridMismatches` and the
-/// MBR half of its `Verify` see it: every entry that is neither empty (type 0) nor protective (0xEE) must span
-/// exactly the first and last LBA of a GPT partition, and no two used MBR entries may overlap. Empty when the
-/// MBR is protective-only or a consistent hybrid.
-pub fn hybrid_problems(m: &Lba0, parts: &[Partition]) -> Vec<String> {
+/// How the entries of a hybrid MBR disagree with the GPT `parts` on a disk of `total` sectors, as gdisk's
+/// `FindHybridMismatches` and the MBR half of its `Verify` see it: every entry that is neither empty (type 0)
+/// nor protective (0xEE) must span exactly the first and last LBA of a GPT partition, no two used MBR entries
+/// may overlap, and (in a hybrid MBR) no used entry, 0xEE ones included, may run past the disk's last sector.
+/// Empty when the MBR is protective-only or a consistent hybrid. (gdisk rebuilds a protective-only MBR in
+/// memory and so does not count its 0xEE entry running past the end; it tolerates a hybrid entry ending one
+/// sector past the end, which afdisk counts.)
+pub fn hybrid_problems(m: &Lba0, parts: &[Partition], total: u64) -> Vec<String> {
     let mut out = Vec::new();
+    if !m.used_non_protective().is_empty() {
+        for (i, e) in m.entries.iter().enumerate().filter(|(_, e)| e.used()) {
+            let last = u64::from(e.start) + u64::from(e.size) - 1;
+            if last >= total {
+                out.push(format!(
+                    "MBR partition {} (type {:#04x}, sectors {}–{last}) runs past the end of the disk (its last \
+                     sector is {})",
+                    i + 1,
+                    e.sys,
+                    e.start,
+                    total.saturating_sub(1)
+                ));
+            }
+        }
+    }
     for (i, e) in m.entries.iter().enumerate() {
         if e.sys == 0 || e.sys == 0xEE {
             continue;
@@ -504,158 +609,10 @@ pub fn verify(src: &dyn ByteSource, lss: u64) -> Vec<String> {
         }
     }
     match super::mbr::read_lba0(src) {
-        Some(m) if m.has_protective() => {
-            out.extend(hybrid_problems(&m, &parts));
-            for (i, e) in m.entries.iter().enumerate() {
-                if e.used() && e.sys != 0xEE && u64::from(e.start) + u64::from(e.size) > total {
-                    out.push(format!(
-                        "MBR partition {} runs past the end of the disk",
-                        i + 1
-                    ));
-                }
-            }
-        }
+        Some(m) if m.has_protective() => out.extend(hybrid_problems(&m, &parts, total)),
         _ => out.push("LBA 0 holds no protective MBR (0xEE entry and 55AA signature)".into()),
     }
     out
-}
-
-/// What the primary copy `p` and the backup read at `backup_lba` (or why it could not be read) say about
-/// each other.
-fn copy_findings(p: &GptCopy, b: Result<&GptCopy, &String>, backup_lba: u64) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    match b {
-        Err(be) => findings.push(Finding::new(
-            Severity::Error,
-            "gpt-backup-corrupt",
-            None,
-            format!(
-                "The backup GPT at LBA {backup_lba} is damaged or missing ({be}). The primary table is \
-                 valid and was used, but the disk has no second copy if the primary fails. Rebuild the \
-                 backup from the primary (gdisk: r, d, w; or `sgdisk -e` when the disk was resized)."
-            ),
-        )),
-        Ok(b) => {
-            let problems = pair_problems(&p.header, &b.header);
-            if !problems.is_empty() {
-                findings.push(Finding::new(
-                    Severity::Error,
-                    "gpt-tables-differ",
-                    None,
-                    format!(
-                        "The primary and backup GPT headers are both valid but disagree: {}. afdisk read \
-                         the primary; `sgdisk -v` counts each disagreement as a problem, and afdisk does \
-                         not edit such a table. Rebuild one header from the other (gdisk: r, then d to \
-                         rebuild the backup from the primary, then w) or restore a backup; if the \
-                         partitions are expendable, write a fresh layout with `afdisk plan --preset NAME \
-                         --replace`.",
-                        problems.join("; ")
-                    ),
-                ));
-            } else if b.array != p.array {
-                findings.push(Finding::new(
-                    Severity::Warning,
-                    "gpt-tables-differ",
-                    None,
-                    "The primary and backup GPTs are both valid but differ. afdisk used the primary. \
-                     Inspect both (sgdisk -v) before changing anything.",
-                ));
-            }
-        }
-    }
-    findings
-}
-
-/// What LBA 0 says next to a GPT with `parts`: a hybrid MBR (consistent or not), or no protective MBR.
-fn lba0_findings(lba0: Option<&Lba0>, parts: &[Partition]) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    match lba0 {
-        Some(m) if m.has_protective() => {
-            let others = m.used_non_protective();
-            let mismatched = hybrid_problems(m, parts);
-            if !mismatched.is_empty() {
-                findings.push(Finding::new(
-                    Severity::Error,
-                    "hybrid-mbr",
-                    None,
-                    format!(
-                        "The MBR is hybrid and does not match the GPT: {}. `sgdisk -v` reports this as a problem \
-                         and BIOS-era systems see partitions at stale places; afdisk does not edit such a table. \
-                         Fix the hybrid entries with gdisk (r, h) or make the MBR protective again (gdisk: x, n, \
-                         w), then plan again.",
-                        mismatched.join("; ")
-                    ),
-                ));
-            } else if !others.is_empty() {
-                findings.push(Finding::new(
-                    Severity::Warning,
-                    "hybrid-mbr",
-                    None,
-                    format!(
-                        "The MBR is hybrid: besides the GPT protective entry it defines {} partition(s) ({}). \
-                         Old BIOS-era systems see those; everything else sees the GPT. A realignment by afdisk \
-                         moves the matching hybrid entries with their GPT partitions.",
-                        others.len(),
-                        others.iter().map(|e| format!("{:#04x} at {}", e.sys, e.start)).collect::<Vec<_>>().join(", ")
-                    ),
-                ));
-            }
-        }
-        _ => findings.push(Finding::new(
-            Severity::Warning,
-            "gpt-no-protective-mbr",
-            None,
-            "The GPT has no protective MBR in LBA 0, so MBR-only tools may consider the disk empty and overwrite it.",
-        )),
-    }
-    findings
-}
-
-/// The finding of a disk marked as GPT (a signature or a protective MBR) where neither copy is valid.
-fn neither_copy(lss: u64, pe: &str, be: &str) -> Finding {
-    Finding::new(
-        Severity::Error,
-        "gpt-corrupt",
-        None,
-        format!(
-            "The disk is marked as GPT but neither copy of the table is valid at {lss}-byte sectors \
-             (primary: {pe}; backup: {be}). No partitions can be trusted, and afdisk does not edit \
-             this table. If the partitions matter, do not write a new table: recover with gdisk's \
-             recovery and experts' menus or from an afdisk/sgdisk backup. If they are expendable, \
-             write a fresh, sane GPT with `afdisk plan --preset NAME --replace`."
-        ),
-    )
-}
-
-/// The finding of a primary copy `p` whose backup is not at the disk's last LBA `last` (a resized disk).
-fn backup_not_at_end(p: &GptCopy, last: u64) -> Option<Finding> {
-    (p.header.alt_lba != last).then(|| {
-        Finding::new(
-            Severity::Warning,
-            "gpt-backup-not-at-end",
-            None,
-            format!(
-                "The backup GPT is at LBA {} but the disk ends at LBA {last}: the disk (or image) was resized. \
-                 The space after the backup is unusable until the backup is moved to the end (`sgdisk -e`).",
-                p.header.alt_lba
-            ),
-        )
-    })
-}
-
-/// The finding of a damaged primary copy (`pe` says why) read past through the backup copy `b`.
-fn primary_corrupt(pe: &str, b: &GptCopy) -> Finding {
-    Finding::new(
-        Severity::Error,
-        "gpt-primary-corrupt",
-        None,
-        format!(
-            "The primary GPT at LBA 1 is damaged ({pe}); afdisk read the partitions from the backup GPT at \
-             LBA {}. Tools that only read the primary see no partitions. Rebuild the primary from the \
-             backup (gdisk: r, c, w) after backing up the disk's first and last MiB.",
-            b.header.my_lba
-        ),
-    )
 }
 
 /// Looks for a GPT when the device is read with `lss`-byte sectors.
@@ -666,9 +623,16 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: Option<&Lba0>) -> GptRead {
         return GptRead::Absent;
     }
     let last = sectors - 1;
-    let primary = read_copy(src, lss, 1);
+    let mut misplaced = Vec::new();
+    let primary = read_placed(src, lss, 1, last).map(|(c, problems)| {
+        misplaced.extend(problems);
+        c
+    });
     let backup_lba = primary.as_ref().map(|p| p.header.alt_lba).unwrap_or(last);
-    let mut backup = read_copy(src, lss, backup_lba);
+    let mut backup = read_placed(src, lss, backup_lba, last).map(|(c, problems)| {
+        misplaced.extend(problems);
+        c
+    });
     if backup.is_err() && backup_lba != last {
         // The primary points elsewhere (a grown disk); the last sector may still hold a copy.
         if let Ok(b) = read_copy(src, lss, last) {
@@ -687,7 +651,7 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: Option<&Lba0>) -> GptRead {
         }
         (Ok(p), b) => {
             findings.extend(copy_findings(p, b.as_ref(), backup_lba));
-            findings.extend(backup_not_at_end(p, last));
+            findings.extend(backup_not_at_end(p, last, &misplaced));
             (p, HeaderUsed::Primary)
         }
         (Err(pe), Ok(b)) => {
@@ -707,7 +671,7 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: Option<&Lba0>) -> GptRead {
             return GptRead::Corrupt(findings);
         }
     };
-    findings.extend(lba0_findings(lba0, &parts));
+    findings.extend(lba0_findings(lba0, &parts, sectors));
     findings.extend(parts.iter().filter(|p| p.size == 0).map(|p| {
         Finding::new(
             Severity::Error,

@@ -76,7 +76,7 @@ impl TableDriver for GptDriver {
             }
             src.read_vec(lba * ss, ss as usize)
                 .ok()
-                .and_then(|s| gpt::parse_header(&s, lba).ok())
+                .and_then(|s| gpt::parse_header_as_read(&s, lba).ok())
         };
         let array = |h: &gpt::RawHeader, set: &mut BTreeSet<u64>| {
             // libfdisk refuses arrays over 4 MiB: no valid table has more array sectors than that.
@@ -116,7 +116,9 @@ impl TableDriver for GptDriver {
         };
         // A larger entry array than 128 entries.
         set.extend(first_end..t.first_usable.min(total).min(first_end + (1 << 20) / ss));
-        if let Ok(h) = gpt::parse_header(&src.read_vec(ss, ss as usize).unwrap_or_default(), 1) {
+        if let Ok(h) =
+            gpt::parse_header_as_read(&src.read_vec(ss, ss as usize).unwrap_or_default(), 1)
+        {
             if h.alt_lba < total {
                 set.insert(h.alt_lba);
             }

@@ -10,9 +10,10 @@
 //!   first/last LBA (and a marked type) of moved entries and the CRCs change; every other header field (usable
 //!   range, entry count, array locations, GUID) stays, so the written table declares the range the plan was
 //!   made in. A hybrid MBR's entries move with their GPT partitions ([`hybrid_realign`]).
-//! - **Erasing** an old GPT ([`erase`]) that another table type replaces: each readable copy's header and
-//!   array are zeroed where no protected sector lies, and a header inside a protected sector loses its
-//!   signature, as libfdisk (sfdisk) and wipefs erase it.
+//! - **Erasing** an old GPT ([`erase`]) that another table type replaces: each copy readable as the peers read
+//!   it (`gpt::read_copy_as_read`, a moved backup too) has its header and array zeroed where no protected
+//!   sector lies, and a header inside a protected sector loses its signature, as libfdisk (sfdisk) and wipefs
+//!   erase it. A new GPT also zeroes an old backup that was not in the last sector (`erase_moved_backup`).
 //!
 //! Write order: backup array and header, then the primary array, then the primary header, then LBA 0 (the
 //! driver's classes name these phases); a power cut after any single write leaves a disk read as the old table
@@ -21,7 +22,7 @@
 use std::io;
 
 use super::driver::{EncodeKind, Encoding};
-use super::gpt::{header_crc, read_copy, GptCopy, REVISION};
+use super::gpt::{header_crc, read_copy, read_copy_as_read, GptCopy, REVISION};
 use super::mbr_record::{mbr_entry, read_mbr_header, write_mbr_header};
 use super::overlay::Overlay;
 use super::source::ByteSource;
@@ -143,6 +144,7 @@ pub fn write_new(ov: &mut Overlay, new: &Layout) -> Result<()> {
     if first < 2 + arr || last + 2 + arr > total {
         return Err(internal("GPT", "usable range outside the disk"));
     }
+    erase_moved_backup(ov, ss, total);
     // The sectors around the new table's own (its first and last 1 + array sectors) are zeroed.
     ov.zero(0, 1 + arr);
     ov.zero(total - 1 - arr, total - 1);
@@ -165,6 +167,25 @@ pub fn write_new(ov: &mut Overlay, new: &Layout) -> Result<()> {
         .overwrite_lba0(ov)
         .map_err(|e| internal("protective MBR", e))?;
     Ok(())
+}
+
+/// Zeroes the header and array of an old GPT's backup that does not lie in the last sector (a grown disk, or
+/// parted's gpt-header-move case), so that no stale "EFI PART" header stays behind a new GPT: libblkid and
+/// wipefs look for a backup only in the last sector and never find it. A custom layout's old table was already
+/// erased (see [`erase`]), so no valid copy is left for this to find.
+fn erase_moved_backup(ov: &mut Overlay, ss: u64, total: u64) {
+    let Ok(p) = read_copy_as_read(ov, ss, 1) else {
+        return;
+    };
+    let alt = p.header.alt_lba;
+    if alt.checked_add(1) == Some(total) {
+        return;
+    }
+    if let Ok(b) = read_copy_as_read(ov, ss, alt) {
+        let arr = array_sectors(u64::from(b.header.num_entries), ss).max(1);
+        ov.zero(b.header.entries_lba, b.header.entries_lba + arr - 1);
+        ov.zero(alt, alt);
+    }
 }
 
 /// Both copies of the GPT on the disk, validated and in agreement, or the refusal saying why not.
@@ -336,13 +357,14 @@ pub fn erase(ov: &mut Overlay, job: &Encoding) -> Result<()> {
         }
     };
     // Each readable copy's header and array (bounded by its entry count, never a sweep of the disk).
+    // Copies are found as the peers read them, so that a backup moved off the last sector is erased too.
     let mut lbas = vec![1, total.saturating_sub(1)];
-    if let Ok(p) = read_copy(ov, ss, 1) {
+    if let Ok(p) = read_copy_as_read(ov, ss, 1) {
         lbas.push(p.header.alt_lba);
     }
     let copies: Vec<(u64, u64, u64)> = lbas
         .into_iter()
-        .filter_map(|at| read_copy(ov, ss, at).ok())
+        .filter_map(|at| read_copy_as_read(ov, ss, at).ok())
         .map(|c| {
             let arr = array_sectors(u64::from(c.header.num_entries), ss);
             (c.header.my_lba, c.header.entries_lba, arr.max(1))
@@ -376,7 +398,7 @@ fn erase_signatures(ov: &mut Overlay, ss: u64, job: &Encoding, lbas: &[u64]) -> 
         else {
             continue;
         };
-        if read_copy(ov, ss, lba).is_err() {
+        if read_copy_as_read(ov, ss, lba).is_err() {
             continue;
         }
         let moving = job.old.is_some_and(|old| {

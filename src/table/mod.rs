@@ -10,6 +10,7 @@
 pub mod driver;
 pub mod gpt;
 pub mod gpt_driver;
+mod gpt_findings;
 pub mod gpt_write;
 pub mod layout;
 pub mod locate;
@@ -253,19 +254,25 @@ fn corrupt_gpt_disagreement(
         .has_ee_entry()
         .then(|| {
             libfdisk_header_ok(src, lss, 1, last)
-                .or_else(|| libfdisk_header_ok(src, lss, last, last))
+                .map(|n| ("primary header at LBA 1", n))
+                .or_else(|| {
+                    libfdisk_header_ok(src, lss, last, last)
+                        .map(|n| ("backup header in the last sector", n))
+                })
         })
         .flatten();
-    if let Some(n) = accepted {
+    if let Some((which, n)) = accepted {
+        // Only libfdisk's header checks were repeated here: say nothing of what the kernel, blkid or gdisk do.
         return Some(Finding::new(
             Severity::Error,
             "tools-disagree",
             None,
             format!(
-                "sfdisk and fdisk accept this GPT (libfdisk checks less: e.g. it takes entries larger than 128 \
-                 bytes) and list {n} partition(s) from it; the kernel, blkid, gdisk and afdisk reject it, so Linux \
-                 creates no partition devices. Recover the table with gdisk (its recovery menu) or from a backup \
-                 before changing anything."
+                "libfdisk's header checks, which afdisk repeated, accept this GPT's {which} (libfdisk checks less \
+                 than afdisk: e.g. it takes entries larger than 128 bytes), so sfdisk and fdisk list {n} \
+                 partition(s) from it; afdisk rejects both copies (see gpt-corrupt) and lists none. The kernel, \
+                 blkid and gdisk were not asked: `blkid -p DEV` and `sgdisk -v DEV` say how they read it. Recover \
+                 the table with gdisk (its recovery menu) or from a backup before changing anything."
             ),
         ));
     }
