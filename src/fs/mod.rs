@@ -42,6 +42,7 @@ mod swap;
 mod used;
 mod window;
 mod xfs;
+mod xfs_used;
 mod zfs;
 
 use std::sync::LazyLock;
