@@ -40,6 +40,8 @@ struct Kind {
 const EXT_CHECK: &[&str] = &["e2fsck", "-fn"];
 const FAT_CHECK: &[&str] = &["fsck.fat", "-n"];
 const XFS_CHECK: &[&str] = &["xfs_repair", "-n", "-f"];
+const NTFS_CHECK: &[&str] = &["ntfsfix", "-n"];
+const EXFAT_CHECK: &[&str] = &["fsck.exfat", "-n"];
 
 const KINDS: &[Kind] = &[
     Kind {
@@ -148,6 +150,24 @@ const KINDS: &[Kind] = &[
         size: 700 * MIB,
         partclone: Some("partclone.xfs"),
         checker: XFS_CHECK,
+        mounts: true,
+    },
+    Kind {
+        name: "NTFS",
+        mkfs: "mkntfs",
+        opts: &["-Q", "-F", "-q"],
+        size: 160 * MIB,
+        partclone: Some("partclone.ntfs"),
+        checker: NTFS_CHECK,
+        mounts: true,
+    },
+    Kind {
+        name: "NTFS 64 KiB clusters",
+        mkfs: "mkntfs",
+        opts: &["-Q", "-F", "-q", "-c", "65536"],
+        size: 160 * MIB,
+        partclone: Some("partclone.ntfs"),
+        checker: NTFS_CHECK,
         mounts: true,
     },
 ];
@@ -488,6 +508,11 @@ fn xfs_filled_deleted_refilled() {
     fill_delete_refill(&["mkfs.xfs"]);
 }
 
+#[test]
+fn ntfs_filled_deleted_refilled() {
+    fill_delete_refill(&["mkntfs"]);
+}
+
 /// Checks every kind made by one of `mkfs` with the fixed sequence; returns the BLOCK_UNINIT groups seen.
 fn fill_delete_refill(mkfs: &[&str]) -> usize {
     let mut uninit = 0;
@@ -592,7 +617,7 @@ proptest! {
     // Each case makes, fills and checks one image (about 1-3 s); 32 cases.
     #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
     #[test]
-    fn random_fill_delete_sequences(k in prop::sample::select(vec![0usize, 2, 3, 4, 6, 7, 8, 9]), ops in prop::collection::vec(op(), 1..6), seed in any::<u64>()) {
+    fn random_fill_delete_sequences(k in prop::sample::select(vec![0usize, 2, 3, 4, 6, 7, 8, 9, 12]), ops in prop::collection::vec(op(), 1..6), seed in any::<u64>()) {
         check(&KINDS[k], &ops, seed);
     }
 }
@@ -735,6 +760,52 @@ fn xfs_corruption_never_panics() {
     }
     let (maps, whole) = corruption_never_panics(&mut img, &hot, 600, 0x0ab7);
     eprintln!("xfs: 600 corruptions, {maps} maps, {whole} copy whole");
+    assert!(
+        whole > 0 && maps > 0,
+        "corruption reached no check, or every one"
+    );
+}
+
+#[test]
+fn ntfs_dirty_is_copied_whole() {
+    let scratch = Scratch::new();
+    let img = scratch.image("n.img", 64 * MIB);
+    run("mkntfs", &["-Q", "-F", "-q", &s(&img)]);
+    let clean = std::fs::read(&img).expect("read");
+    assert!(matches!(
+        used_map(&clean, 0, clean.len() as u64),
+        UsedMap::Ranges(_)
+    ));
+    // ntfsfix resets the log and marks the volume dirty so that Windows runs chkdsk.
+    run("ntfsfix", &[&s(&img)]);
+    let b = std::fs::read(&img).expect("read");
+    let got = used_map(&b, 0, b.len() as u64);
+    assert!(
+        matches!(&got, UsedMap::Whole(w) if w.contains("dirty")),
+        "after ntfsfix: {got:?}"
+    );
+}
+
+fn le_at(b: &[u8], o: usize, n: usize) -> u64 {
+    let mut v = [0u8; 8];
+    v[..n].copy_from_slice(&b[o..o + n]);
+    u64::from_le_bytes(v)
+}
+
+#[test]
+fn ntfs_corruption_never_panics() {
+    let mut img = small_image("mkntfs", &["-Q", "-F", "-q"], 96 * MIB, true);
+    let cluster = le_at(&img, 0x0B, 2) * le_at(&img, 0x0D, 1);
+    let mft = le_at(&img, 0x30, 8) * cluster;
+    let size = img.len() as u64;
+    let hot = [
+        (0, 512),
+        (mft, 8 * 1024),
+        (mft + 2048, 1024),
+        (size - 512, 512),
+    ];
+    let (maps, whole) = corruption_never_panics(&mut img, &hot, 600, 0x47f5);
+    eprintln!("ntfs: 600 corruptions, {maps} maps, {whole} copy whole");
     assert!(
         whole > 0 && maps > 0,
         "corruption reached no check, or every one"

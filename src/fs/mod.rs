@@ -37,6 +37,7 @@ mod luks;
 mod lvm;
 mod md;
 pub mod ntfs;
+mod ntfs_used;
 mod squashfs;
 mod swap;
 mod used;
