@@ -37,6 +37,13 @@ struct Kind {
     mounts: bool,
 }
 
+impl Kind {
+    /// The `mount -t` type when mount's own detection finds no helper (exFAT without the kernel driver).
+    fn mount_type(&self) -> Option<&'static str> {
+        (self.mkfs == "mkfs.exfat").then_some("exfat-fuse")
+    }
+}
+
 const EXT_CHECK: &[&str] = &["e2fsck", "-fn"];
 const FAT_CHECK: &[&str] = &["fsck.fat", "-n"];
 const XFS_CHECK: &[&str] = &["xfs_repair", "-n", "-f"];
@@ -170,6 +177,24 @@ const KINDS: &[Kind] = &[
         checker: NTFS_CHECK,
         mounts: true,
     },
+    Kind {
+        name: "exFAT",
+        mkfs: "mkfs.exfat",
+        opts: &[],
+        size: 128 * MIB,
+        partclone: Some("partclone.exfat"),
+        checker: EXFAT_CHECK,
+        mounts: true,
+    },
+    Kind {
+        name: "exFAT 4 KiB clusters",
+        mkfs: "mkfs.exfat",
+        opts: &["-c", "4096"],
+        size: 128 * MIB,
+        partclone: Some("partclone.exfat"),
+        checker: EXFAT_CHECK,
+        mounts: true,
+    },
 ];
 
 /// A loop device mounted at a directory, unmounted (then detached) when dropped.
@@ -180,9 +205,16 @@ struct Mounted {
 
 impl Mounted {
     fn new(image: &Path, dir: PathBuf, read_only: bool) -> Mounted {
+        Mounted::typed(image, dir, read_only, None)
+    }
+
+    fn typed(image: &Path, dir: PathBuf, read_only: bool, ty: Option<&str>) -> Mounted {
         let dev = LoopDev::attach(image, 512).expect("loop device");
         std::fs::create_dir_all(&dir).expect("mount point");
         let mut args = vec![];
+        if let Some(t) = ty {
+            args.extend(["-t", t]);
+        }
         if read_only {
             args.extend(["-o", "ro"]);
         }
@@ -370,7 +402,7 @@ fn check(kind: &Kind, ops: &[Op], seed: u64) -> Seen {
             &mut Rng(seed),
         )
     } else if kind.mounts {
-        let m = Mounted::new(&img, scratch.path("mnt"), false);
+        let m = Mounted::typed(&img, scratch.path("mnt"), false, kind.mount_type());
         play(&Target::Dir(&m.dir), ops, &mut Rng(seed))
     } else {
         BTreeMap::new()
@@ -454,7 +486,7 @@ fn check(kind: &Kind, ops: &[Op], seed: u64) -> Seen {
         run("mcopy", &["-s", "-i", &c, "::/", &s(&out)]);
         files(&out, "", &mut got);
     } else if kind.mounts {
-        let m = Mounted::new(&copy, scratch.path("ro"), true);
+        let m = Mounted::typed(&copy, scratch.path("ro"), true, kind.mount_type());
         files(&m.dir, "", &mut got);
     }
     assert_eq!(got.len(), truth.len(), "{}: file count", kind.name);
@@ -511,6 +543,11 @@ fn xfs_filled_deleted_refilled() {
 #[test]
 fn ntfs_filled_deleted_refilled() {
     fill_delete_refill(&["mkntfs"]);
+}
+
+#[test]
+fn exfat_filled_deleted_refilled() {
+    fill_delete_refill(&["mkfs.exfat"]);
 }
 
 /// Checks every kind made by one of `mkfs` with the fixed sequence; returns the BLOCK_UNINIT groups seen.
@@ -617,7 +654,7 @@ proptest! {
     // Each case makes, fills and checks one image (about 1-3 s); 32 cases.
     #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
     #[test]
-    fn random_fill_delete_sequences(k in prop::sample::select(vec![0usize, 2, 3, 4, 6, 7, 8, 9, 12]), ops in prop::collection::vec(op(), 1..6), seed in any::<u64>()) {
+    fn random_fill_delete_sequences(k in prop::sample::select(vec![0usize, 2, 3, 4, 6, 7, 8, 9, 12, 14]), ops in prop::collection::vec(op(), 1..6), seed in any::<u64>()) {
         check(&KINDS[k], &ops, seed);
     }
 }
@@ -686,16 +723,17 @@ fn corruption_never_panics(
     (maps, whole)
 }
 
-/// A filesystem image made by `mkfs` with `opts`, a few files written through a mount (when `fill`), as bytes.
-fn small_image(mkfs: &str, opts: &[&str], size: u64, fill: bool) -> Vec<u8> {
+/// A filesystem image made by `mkfs` with `opts`, a few files written through a mount (`mount -t ty` when given),
+/// as bytes.
+fn small_image(mkfs: &str, opts: &[&str], size: u64, ty: Option<&str>) -> Vec<u8> {
     let scratch = Scratch::new();
     let img = scratch.image("fuzz.img", size);
     let mut mk: Vec<&str> = opts.to_vec();
     let p = s(&img);
     mk.push(&p);
     run(mkfs, &mk);
-    if fill {
-        let m = Mounted::new(&img, scratch.path("mnt"), false);
+    {
+        let m = Mounted::typed(&img, scratch.path("mnt"), false, ty);
         let ops = [
             Op::Fill {
                 files: 30,
@@ -794,7 +832,7 @@ fn le_at(b: &[u8], o: usize, n: usize) -> u64 {
 
 #[test]
 fn ntfs_corruption_never_panics() {
-    let mut img = small_image("mkntfs", &["-Q", "-F", "-q"], 96 * MIB, true);
+    let mut img = small_image("mkntfs", &["-Q", "-F", "-q"], 96 * MIB, None);
     let cluster = le_at(&img, 0x0B, 2) * le_at(&img, 0x0D, 1);
     let mft = le_at(&img, 0x30, 8) * cluster;
     let size = img.len() as u64;
@@ -806,6 +844,41 @@ fn ntfs_corruption_never_panics() {
     ];
     let (maps, whole) = corruption_never_panics(&mut img, &hot, 600, 0x47f5);
     eprintln!("ntfs: 600 corruptions, {maps} maps, {whole} copy whole");
+    assert!(
+        whole > 0 && maps > 0,
+        "corruption reached no check, or every one"
+    );
+}
+
+#[test]
+fn exfat_dirty_is_copied_whole() {
+    let scratch = Scratch::new();
+    let img = scratch.image("e.img", 64 * MIB);
+    run("mkfs.exfat", &[&s(&img)]);
+    let mut b = std::fs::read(&img).expect("read");
+    assert!(matches!(
+        used_map(&b, 0, b.len() as u64),
+        UsedMap::Ranges(_)
+    ));
+    b[0x6A] |= 0x2; // VolumeDirty (outside the boot region's checksum)
+    let got = used_map(&b, 0, b.len() as u64);
+    assert!(
+        matches!(&got, UsedMap::Whole(w) if w.contains("dirty")),
+        "VolumeDirty set: {got:?}"
+    );
+}
+
+#[test]
+fn exfat_corruption_never_panics() {
+    let mut img = small_image("mkfs.exfat", &[], 64 * MIB, Some("exfat-fuse"));
+    let sector = 1u64 << img[0x6C];
+    let cluster = sector << img[0x6D];
+    let fat = le_at(&img, 0x50, 4) * sector;
+    let heap = le_at(&img, 0x58, 4) * sector;
+    let root = heap + (le_at(&img, 0x60, 4) - 2) * cluster;
+    let hot = [(0, 512), (fat, 4096), (root, cluster.min(4096))];
+    let (maps, whole) = corruption_never_panics(&mut img, &hot, 600, 0xe7fa);
+    eprintln!("exfat: 600 corruptions, {maps} maps, {whole} copy whole");
     assert!(
         whole > 0 && maps > 0,
         "corruption reached no check, or every one"

@@ -27,6 +27,7 @@
 mod bcache;
 mod btrfs;
 mod exfat;
+mod exfat_used;
 mod ext;
 mod ext_used;
 mod f2fs;
