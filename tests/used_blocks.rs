@@ -782,7 +782,7 @@ fn xfs_corruption_never_panics() {
         "mkfs.xfs",
         &["-q", "-f", "-d", "agcount=4"],
         320 * MIB,
-        true,
+        None,
     );
     let bs = be32_at(&img, 4);
     let agblocks = be32_at(&img, 0x54);
