@@ -49,6 +49,7 @@ const FAT_CHECK: &[&str] = &["fsck.fat", "-n"];
 const XFS_CHECK: &[&str] = &["xfs_repair", "-n", "-f"];
 const NTFS_CHECK: &[&str] = &["ntfsfix", "-n"];
 const EXFAT_CHECK: &[&str] = &["fsck.exfat", "-n"];
+const BTRFS_CHECK: &[&str] = &["btrfs", "check", "--readonly"];
 
 const KINDS: &[Kind] = &[
     Kind {
@@ -193,6 +194,24 @@ const KINDS: &[Kind] = &[
         size: 128 * MIB,
         partclone: Some("partclone.exfat"),
         checker: EXFAT_CHECK,
+        mounts: true,
+    },
+    Kind {
+        name: "btrfs",
+        mkfs: "mkfs.btrfs",
+        opts: &["-q", "-f"],
+        size: 512 * MIB,
+        partclone: Some("partclone.btrfs"),
+        checker: BTRFS_CHECK,
+        mounts: true,
+    },
+    Kind {
+        name: "btrfs mixed, 16 KiB nodes",
+        mkfs: "mkfs.btrfs",
+        opts: &["-q", "-f", "-M"],
+        size: 256 * MIB,
+        partclone: Some("partclone.btrfs"),
+        checker: BTRFS_CHECK,
         mounts: true,
     },
 ];
@@ -550,6 +569,11 @@ fn exfat_filled_deleted_refilled() {
     fill_delete_refill(&["mkfs.exfat"]);
 }
 
+#[test]
+fn btrfs_filled_deleted_refilled() {
+    fill_delete_refill(&["mkfs.btrfs"]);
+}
+
 /// Checks every kind made by one of `mkfs` with the fixed sequence; returns the BLOCK_UNINIT groups seen.
 fn fill_delete_refill(mkfs: &[&str]) -> usize {
     let mut uninit = 0;
@@ -879,6 +903,67 @@ fn exfat_corruption_never_panics() {
     let hot = [(0, 512), (fat, 4096), (root, cluster.min(4096))];
     let (maps, whole) = corruption_never_panics(&mut img, &hot, 600, 0xe7fa);
     eprintln!("exfat: 600 corruptions, {maps} maps, {whole} copy whole");
+    assert!(
+        whole > 0 && maps > 0,
+        "corruption reached no check, or every one"
+    );
+}
+
+#[test]
+fn btrfs_log_tree_or_other_devices_are_copied_whole() {
+    let scratch = Scratch::new();
+    let img = scratch.image("b.img", 256 * MIB);
+    run("mkfs.btrfs", &["-q", "-f", &s(&img)]);
+    let clean = std::fs::read(&img).expect("read");
+    assert!(matches!(
+        used_map(&clean, 0, clean.len() as u64),
+        UsedMap::Ranges(_)
+    ));
+    let mut b = clean.clone();
+    b[0x10000 + 0x88] = 2; // num_devices
+    assert!(
+        matches!(used_map(&b, 0, b.len() as u64), UsedMap::Whole(w) if w.contains("more than this device"))
+    );
+    // A file fsync'd with no commit since: the superblock on disk names a log tree.
+    let m = Mounted::typed(&img, scratch.path("mnt"), false, None);
+    run("mount", &["-o", "remount,commit=300", &s(&m.dir)]);
+    run("sync", &[]);
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(m.dir.join("f")).expect("create");
+        f.write_all(&[5u8; 100_000]).expect("write");
+        f.sync_all().expect("fsync");
+    }
+    let b = std::fs::read(&img).expect("read while mounted");
+    drop(m);
+    let log_root = u64::from_le_bytes(b[0x10060..0x10068].try_into().expect("8 bytes"));
+    assert_ne!(log_root, 0, "the fsync wrote no log tree");
+    let got = used_map(&b, 0, b.len() as u64);
+    assert!(
+        matches!(&got, UsedMap::Whole(w) if w.contains("log tree")),
+        "log_root {log_root:#x}: {got:?}"
+    );
+}
+
+#[test]
+fn btrfs_corruption_never_panics() {
+    let mut img = small_image("mkfs.btrfs", &["-q", "-f"], 256 * MIB, None);
+    let sb = 0x10000usize;
+    let nodesize = le_at(&img, sb + 0x94, 4);
+    let fsid = img[sb + 0x20..sb + 0x30].to_vec();
+    // Tree blocks: nodesize-aligned blocks that carry the filesystem's fsid.
+    let mut hot = vec![(sb as u64, 4096)];
+    let mut at = 0u64;
+    while at + nodesize <= img.len() as u64 && hot.len() < 64 {
+        let a = at as usize;
+        if img[a + 0x20..a + 0x30] == fsid[..] && at != sb as u64 {
+            hot.push((at, nodesize));
+        }
+        at += nodesize;
+    }
+    assert!(hot.len() > 4, "no tree blocks found");
+    let (maps, whole) = corruption_never_panics(&mut img, &hot, 600, 0xb7f5);
+    eprintln!("btrfs: 600 corruptions, {maps} maps, {whole} copy whole");
     assert!(
         whole > 0 && maps > 0,
         "corruption reached no check, or every one"
