@@ -678,7 +678,7 @@ proptest! {
     // Each case makes, fills and checks one image (about 1-3 s); 32 cases.
     #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
     #[test]
-    fn random_fill_delete_sequences(k in prop::sample::select(vec![0usize, 2, 3, 4, 6, 7, 8, 9, 12, 14]), ops in prop::collection::vec(op(), 1..6), seed in any::<u64>()) {
+    fn random_fill_delete_sequences(k in prop::sample::select(vec![0usize, 2, 3, 4, 6, 7, 8, 9, 12, 14, 16]), ops in prop::collection::vec(op(), 1..6), seed in any::<u64>()) {
         check(&KINDS[k], &ops, seed);
     }
 }

@@ -20,7 +20,7 @@
 //! The map is refused (copy whole) when the filesystem spans other devices (`num_devices` 0x88 > 1), has a log
 //! tree to replay (`log_root` 0x60 ≠ 0: an fsync after the last commit), carries a superblock flag or incompat
 //! feature this does not know (zoned, extent tree v2, striped profiles, seeding, a changing fsid or checksum), or
-//! a tree block or chunk is damaged, or the device extents do not add up to `dev_item.bytes_used` (0xD9).
+//! a checksum other than crc32c, a superblock or tree block whose crc32c does not match, a damaged chunk, or device extents do not add up to `dev_item.bytes_used` (0xD9).
 
 use super::used::{RangeSet, UsedMap};
 use super::Window;
@@ -68,6 +68,12 @@ fn map(w: &Window) -> Result<Vec<(u64, u64)>, String> {
             "a log tree waits for replay (fsync after the last commit): mount and unmount it first"
                 .into(),
         );
+    }
+    if le16(&sb, 0xC4) != Some(0) {
+        return Err("checksums other than crc32c are not verified here".into());
+    }
+    if !csum_ok(&sb) {
+        return Err("the superblock's checksum does not match".into());
     }
     if f64(0x38) & !0x3 != 0 {
         return Err(format!("superblock flags {:#x} not known here", f64(0x38)));
@@ -134,6 +140,36 @@ fn map(w: &Window) -> Result<Vec<(u64, u64)>, String> {
         out.add(o, n);
     }
     Ok(out.finish(total))
+}
+
+/// Whether a superblock or tree block's crc32c (its first 4 bytes, over everything after the 32-byte checksum
+/// field) matches.
+fn csum_ok(b: &[u8]) -> bool {
+    b.len() > 32 && le32(b, 0) == Some(!crc32c(!0, &b[32..]))
+}
+
+/// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78) of `b` continued from `crc`, without the final
+/// inversion (btrfs starts from !0 and inverts the result; XFS does the same).
+pub(super) fn crc32c(mut crc: u32, b: &[u8]) -> u32 {
+    static TABLE: std::sync::LazyLock<[u32; 256]> = std::sync::LazyLock::new(|| {
+        let mut t = [0u32; 256];
+        for (i, e) in t.iter_mut().enumerate() {
+            let mut c = i as u32;
+            for _ in 0..8 {
+                c = if c & 1 != 0 {
+                    c >> 1 ^ 0x82F6_3B78
+                } else {
+                    c >> 1
+                };
+            }
+            *e = c;
+        }
+        t
+    });
+    for &x in b {
+        crc = TABLE[((crc ^ u32::from(x)) & 0xFF) as usize] ^ (crc >> 8);
+    }
+    crc
 }
 
 /// The chunks of the superblock's sys chunk array.
@@ -204,7 +240,7 @@ impl Fs<'_> {
             .w
             .at(at, self.nodesize as usize)
             .ok_or_else(|| format!("tree block {addr:#x} unreadable"))?;
-        if le64(&b, 0x30) != Some(addr) {
+        if le64(&b, 0x30) != Some(addr) || !csum_ok(&b) {
             return Err(format!("tree block {addr:#x} is damaged"));
         }
         Ok(b)
@@ -271,5 +307,16 @@ impl Fs<'_> {
             Ok(())
         })?;
         found.ok_or_else(|| "no device tree".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::crc32c;
+
+    #[test]
+    fn crc32c_check_value() {
+        // The standard check value of CRC-32C over "123456789".
+        assert_eq!(!crc32c(!0, b"123456789"), 0xE306_9283);
     }
 }
