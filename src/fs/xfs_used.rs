@@ -16,8 +16,10 @@
 //!   head, and no block of the newest cycle lies in the in-flight span after the head.
 //!
 //! The map is refused (copy whole) when mkfs did not finish (`sb_inprogress`), the log is external, not clean or
-//! unreadable, a feature or version is unknown, or an AGF, AGFL or bnobt block is inconsistent (a free extent
-//! outside its AG or overlapping another, a count that disagrees with `agf_freeblks`).
+//! unreadable, a feature or version is unknown, or the superblock, an AGF or a bnobt block is inconsistent (on v5
+//! a CRC that does not match: crc32c over the structure with its CRC field, at 0xE0, 216 and 52, taken as zero;
+//! a free extent outside its AG or overlapping another; a count that disagrees with `agf_freeblks`). An AGFL
+//! that does not check out (indices, v5 magic or CRC at 32) is not subtracted: its few blocks are copied.
 
 use super::used::{RangeSet, UsedMap};
 use super::Window;
@@ -57,6 +59,18 @@ impl Geometry {
         let agbno = fsb & ((1u64 << self.agblklog) - 1);
         (agno < self.agcount && agbno < self.ag_len(agno)).then(|| self.byte(agno, agbno))
     }
+}
+
+/// Whether the v5 CRC of `b` (crc32c over all of it with the 4-byte field at `at` taken as zero, stored inverted,
+/// little-endian) matches.
+fn crc_ok(b: &[u8], at: usize) -> bool {
+    let Some(stored) = b.get(at..at + 4) else {
+        return false;
+    };
+    let crc = super::btrfs_used::crc32c(!0, &b[..at]);
+    let crc = super::btrfs_used::crc32c(crc, &[0; 4]);
+    let crc = super::btrfs_used::crc32c(crc, &b[at + 4..]);
+    stored == (!crc).to_le_bytes()
 }
 
 /// The used-block map of the XFS filesystem in `w`.
@@ -127,6 +141,10 @@ fn geometry(w: &Window, sb: &[u8]) -> Result<Geometry, String> {
 fn map(w: &Window) -> Result<Vec<(u64, u64)>, String> {
     let sb = w.at(0, 512).ok_or("superblock unreadable")?;
     let g = geometry(w, &sb)?;
+    let sb = w.at(0, g.sect as usize).ok_or("superblock unreadable")?;
+    if g.v5 && !crc_ok(&sb, 0xE0) {
+        return Err("the superblock's CRC does not match".into());
+    }
     let logstart = be64(&sb, 0x30).unwrap_or(0);
     let logblocks = u64::from(be32(&sb, 0x60).unwrap_or(0));
     if logstart == 0 {
@@ -165,7 +183,11 @@ fn ag_free(w: &Window, g: &Geometry, agno: u64, free: &mut Vec<(u64, u64)>) -> R
         .ok_or_else(|| format!("AGF {agno} unreadable"))?;
     let f = |o| be32(&agf, o).unwrap_or(0);
     let len = g.ag_len(agno);
-    if &agf[..4] != b"XAGF" || u64::from(f(8)) != agno || u64::from(f(12)) != len {
+    if &agf[..4] != b"XAGF"
+        || u64::from(f(8)) != agno
+        || u64::from(f(12)) != len
+        || (g.v5 && !crc_ok(&agf, 216))
+    {
         return Err(format!("AGF {agno} is damaged"));
     }
     let (root, levels) = (u64::from(f(0x10)), f(0x1C));
@@ -191,7 +213,7 @@ fn ag_free(w: &Window, g: &Geometry, agno: u64, free: &mut Vec<(u64, u64)>) -> R
     let agfl = w
         .at(base + 3 * g.sect, g.sect as usize)
         .ok_or_else(|| format!("AGFL {agno} unreadable"))?;
-    if g.v5 && &agfl[..4] != b"XAFL" {
+    if g.v5 && (&agfl[..4] != b"XAFL" || !crc_ok(&agfl, 32)) {
         return Ok(());
     }
     let blocks: Vec<u64> = (0..count)
@@ -226,7 +248,10 @@ fn walk_bnobt(
             .at(g.byte(agno, bno), g.bs as usize)
             .ok_or_else(|| bad("block unreadable"))?;
         let n = u64::from(be16(&b, 6).unwrap_or(0));
-        if &b[..4] != magic || u32::from(be16(&b, 4).unwrap_or(0)) != level {
+        if &b[..4] != magic
+            || u32::from(be16(&b, 4).unwrap_or(0)) != level
+            || (g.v5 && !crc_ok(&b, 52))
+        {
             return Err(bad("block damaged"));
         }
         if level == 0 {
