@@ -42,6 +42,9 @@ struct Chunk {
     stripes: Vec<(u64, u64)>,
 }
 
+/// What a tree walk calls for each leaf item: its key `(objectid, type, offset)` and its data.
+type ItemFn<'f> = dyn FnMut((u64, u8, u64), &[u8]) -> Result<(), String> + 'f;
+
 struct Fs<'a> {
     w: &'a Window<'a>,
     nodesize: u64,
@@ -247,12 +250,7 @@ impl Fs<'_> {
     }
 
     /// Calls `f((objectid, type, offset), item data)` for every leaf item of the tree rooted at `root`, `level`.
-    fn walk(
-        &self,
-        root: u64,
-        level: u8,
-        f: &mut dyn FnMut((u64, u8, u64), &[u8]) -> Result<(), String>,
-    ) -> Result<(), String> {
+    fn walk(&self, root: u64, level: u8, f: &mut ItemFn) -> Result<(), String> {
         if level > 7 {
             return Err("tree level out of range".into());
         }

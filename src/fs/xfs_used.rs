@@ -336,9 +336,7 @@ fn log_clean(w: &Window, at: u64, n: u64) -> Result<(), String> {
     // No hole before the head, nothing of the newest cycle after it.
     let before = head.saturating_sub(IN_FLIGHT);
     if cycles(w, at, before, head)?.iter().any(|&c| c != newest)
-        || cycles(w, at, head, (head + IN_FLIGHT).min(n))?
-            .iter()
-            .any(|&c| c == newest)
+        || cycles(w, at, head, (head + IN_FLIGHT).min(n))?.contains(&newest)
     {
         return Err(DIRTY.into());
     }
