@@ -471,6 +471,32 @@ fn check(kind: &Kind, ops: &[Op], seed: u64) -> Seen {
         theirs_bytes = Some(theirs.iter().map(|r| r.1).sum());
     }
     // Oracle 2: only our ranges, into zeros: checker clean, every file equal.
+    used_only_copy(kind, &scratch, &bytes, &ours, &truth);
+    let uninit_groups = if kind.checker == EXT_CHECK {
+        let d = run("dumpe2fs", &[&p]);
+        String::from_utf8_lossy(&d.stdout)
+            .matches("BLOCK_UNINIT")
+            .count()
+    } else {
+        0
+    };
+    Seen {
+        ours: ours_bytes,
+        theirs: theirs_bytes,
+        files: truth.len(),
+        uninit_groups,
+    }
+}
+
+/// Oracle 2: writes only `ours` of `bytes` into a zeroed image of the same size; the checker must be clean on it
+/// and every file of `truth` must read back equal (none missing, none extra).
+fn used_only_copy(
+    kind: &Kind,
+    scratch: &Scratch,
+    bytes: &[u8],
+    ours: &[(u64, u64)],
+    truth: &BTreeMap<String, Vec<u8>>,
+) {
     let copy = scratch.image("copy.img", kind.size);
     {
         use std::os::unix::fs::FileExt;
@@ -478,7 +504,7 @@ fn check(kind: &Kind, ops: &[Op], seed: u64) -> Seen {
             .write(true)
             .open(&copy)
             .expect("open copy");
-        for &(o, n) in &ours {
+        for &(o, n) in ours {
             f.write_all_at(&bytes[o as usize..(o + n) as usize], o)
                 .expect("write copy");
         }
@@ -499,7 +525,7 @@ fn check(kind: &Kind, ops: &[Op], seed: u64) -> Seen {
         String::from_utf8_lossy(&out.stderr)
     );
     let mut got = BTreeMap::new();
-    if fat {
+    if kind.mkfs == "mkfs.vfat" {
         let out = scratch.path("out");
         std::fs::create_dir_all(&out).expect("out dir");
         run("mcopy", &["-s", "-i", &c, "::/", &s(&out)]);
@@ -510,26 +536,12 @@ fn check(kind: &Kind, ops: &[Op], seed: u64) -> Seen {
     }
     assert_eq!(got.len(), truth.len(), "{}: file count", kind.name);
     eprintln!("{}: {} files compared", kind.name, truth.len());
-    for (k, v) in &truth {
+    for (k, v) in truth {
         assert!(
             got.get(k) == Some(v),
             "{}: {k} differs or is missing in the used-only copy",
             kind.name
         );
-    }
-    let uninit_groups = if kind.checker == EXT_CHECK {
-        let d = run("dumpe2fs", &[&p]);
-        String::from_utf8_lossy(&d.stdout)
-            .matches("BLOCK_UNINIT")
-            .count()
-    } else {
-        0
-    };
-    Seen {
-        ours: ours_bytes,
-        theirs: theirs_bytes,
-        files: truth.len(),
-        uninit_groups,
     }
 }
 
@@ -704,268 +716,5 @@ fn time_map_of_image() {
     println!("used_map: {ms:.1} ms, {ranges} ranges, {bytes} bytes used of {size}");
 }
 
-/// Overwrites 1 to 8 random bytes inside `hot` regions `(offset, length)` of `img`, `cases` times (each case
-/// restored before the next), and reads the map: it never panics, and a map it gives is sorted, disjoint and
-/// inside the image. Returns (cases that gave a map, cases copied whole).
-fn corruption_never_panics(
-    img: &mut Vec<u8>,
-    hot: &[(u64, u64)],
-    cases: u32,
-    seed: u64,
-) -> (u32, u32) {
-    let mut rng = Rng(seed);
-    let (mut maps, mut whole) = (0, 0);
-    let size = img.len() as u64;
-    for case in 0..cases {
-        let mut saved = Vec::new();
-        for _ in 0..rng.range(1, 8) {
-            let (o, n) = rng.pick(hot);
-            let at = (o + rng.range(0, n - 1)).min(size - 1) as usize;
-            saved.push((at, img[at]));
-            img[at] = match rng.range(0, 3) {
-                0 => 0,
-                1 => 0xFF,
-                2 => img[at] ^ (1 << rng.range(0, 7)),
-                _ => rng.next() as u8,
-            };
-        }
-        match used_map(&*img, 0, size) {
-            UsedMap::Ranges(r) => {
-                maps += 1;
-                assert!(
-                    r.windows(2).all(|w| w[0].0 + w[0].1 < w[1].0)
-                        && r.iter().all(|&(o, n)| n > 0 && o + n <= size),
-                    "case {case} (seed {seed:#x}): map not sorted, disjoint and inside"
-                );
-            }
-            UsedMap::Whole(_) => whole += 1,
-        }
-        for (at, b) in saved.into_iter().rev() {
-            img[at] = b;
-        }
-    }
-    (maps, whole)
-}
-
-/// A filesystem image made by `mkfs` with `opts`, a few files written through a mount (`mount -t ty` when given),
-/// as bytes.
-fn small_image(mkfs: &str, opts: &[&str], size: u64, ty: Option<&str>) -> Vec<u8> {
-    let scratch = Scratch::new();
-    let img = scratch.image("fuzz.img", size);
-    let mut mk: Vec<&str> = opts.to_vec();
-    let p = s(&img);
-    mk.push(&p);
-    run(mkfs, &mk);
-    {
-        let m = Mounted::typed(&img, scratch.path("mnt"), false, ty);
-        let ops = [
-            Op::Fill {
-                files: 30,
-                max_kib: 400,
-            },
-            Op::Delete { percent: 50 },
-        ];
-        play(&Target::Dir(&m.dir), &ops, &mut Rng(7));
-    }
-    std::fs::read(&img).expect("read image")
-}
-
-fn be32_at(b: &[u8], o: u64) -> u64 {
-    u64::from(u32::from_be_bytes(
-        b[o as usize..o as usize + 4].try_into().expect("4 bytes"),
-    ))
-}
-
-#[test]
-fn xfs_dirty_log_is_copied_whole() {
-    let scratch = Scratch::new();
-    let img = scratch.image("x.img", 320 * MIB);
-    run("mkfs.xfs", &["-q", "-f", &s(&img)]);
-    {
-        let m = Mounted::new(&img, scratch.path("mnt"), false);
-        std::fs::write(m.dir.join("a"), vec![7u8; 300_000]).expect("write");
-        run("xfs_io", &["-x", "-c", "shutdown -f", &s(&m.dir)]);
-    }
-    let b = std::fs::read(&img).expect("read");
-    let got = used_map(&b, 0, b.len() as u64);
-    assert!(
-        matches!(&got, UsedMap::Whole(w) if w.contains("replay")),
-        "after a forced shutdown: {got:?}"
-    );
-    // The peer agrees that the log is dirty.
-    let o = Command::new("xfs_repair")
-        .args(["-n", "-f", &s(&img)])
-        .output()
-        .expect("xfs_repair");
-    assert!(!o.status.success(), "xfs_repair -n called the log clean");
-}
-
-#[test]
-fn xfs_corruption_never_panics() {
-    let mut img = small_image(
-        "mkfs.xfs",
-        &["-q", "-f", "-d", "agcount=4"],
-        320 * MIB,
-        None,
-    );
-    let bs = be32_at(&img, 4);
-    let agblocks = be32_at(&img, 0x54);
-    let agblklog = u32::from(img[0x7C]);
-    let logstart = u64::from_be_bytes(img[0x30..0x38].try_into().expect("8 bytes"));
-    let log_at = ((logstart >> agblklog) * agblocks + (logstart & ((1 << agblklog) - 1))) * bs;
-    let mut hot = vec![(log_at, 64 * 1024)];
-    for ag in 0..4 {
-        let base = ag * agblocks * bs;
-        hot.push((base, 4 * 512));
-        let root = be32_at(&img, base + 512 + 0x10);
-        hot.push((base + root * bs, bs));
-    }
-    let (maps, whole) = corruption_never_panics(&mut img, &hot, 600, 0x0ab7);
-    eprintln!("xfs: 600 corruptions, {maps} maps, {whole} copy whole");
-    assert!(
-        whole > 0 && maps > 0,
-        "corruption reached no check, or every one"
-    );
-}
-
-#[test]
-fn ntfs_dirty_is_copied_whole() {
-    let scratch = Scratch::new();
-    let img = scratch.image("n.img", 64 * MIB);
-    run("mkntfs", &["-Q", "-F", "-q", &s(&img)]);
-    let clean = std::fs::read(&img).expect("read");
-    assert!(matches!(
-        used_map(&clean, 0, clean.len() as u64),
-        UsedMap::Ranges(_)
-    ));
-    // ntfsfix resets the log and marks the volume dirty so that Windows runs chkdsk.
-    run("ntfsfix", &[&s(&img)]);
-    let b = std::fs::read(&img).expect("read");
-    let got = used_map(&b, 0, b.len() as u64);
-    assert!(
-        matches!(&got, UsedMap::Whole(w) if w.contains("dirty")),
-        "after ntfsfix: {got:?}"
-    );
-}
-
-fn le_at(b: &[u8], o: usize, n: usize) -> u64 {
-    let mut v = [0u8; 8];
-    v[..n].copy_from_slice(&b[o..o + n]);
-    u64::from_le_bytes(v)
-}
-
-#[test]
-fn ntfs_corruption_never_panics() {
-    let mut img = small_image("mkntfs", &["-Q", "-F", "-q"], 96 * MIB, None);
-    let cluster = le_at(&img, 0x0B, 2) * le_at(&img, 0x0D, 1);
-    let mft = le_at(&img, 0x30, 8) * cluster;
-    let size = img.len() as u64;
-    let hot = [
-        (0, 512),
-        (mft, 8 * 1024),
-        (mft + 2048, 1024),
-        (size - 512, 512),
-    ];
-    let (maps, whole) = corruption_never_panics(&mut img, &hot, 600, 0x47f5);
-    eprintln!("ntfs: 600 corruptions, {maps} maps, {whole} copy whole");
-    assert!(
-        whole > 0 && maps > 0,
-        "corruption reached no check, or every one"
-    );
-}
-
-#[test]
-fn exfat_dirty_is_copied_whole() {
-    let scratch = Scratch::new();
-    let img = scratch.image("e.img", 64 * MIB);
-    run("mkfs.exfat", &[&s(&img)]);
-    let mut b = std::fs::read(&img).expect("read");
-    assert!(matches!(
-        used_map(&b, 0, b.len() as u64),
-        UsedMap::Ranges(_)
-    ));
-    b[0x6A] |= 0x2; // VolumeDirty (outside the boot region's checksum)
-    let got = used_map(&b, 0, b.len() as u64);
-    assert!(
-        matches!(&got, UsedMap::Whole(w) if w.contains("dirty")),
-        "VolumeDirty set: {got:?}"
-    );
-}
-
-#[test]
-fn exfat_corruption_never_panics() {
-    let mut img = small_image("mkfs.exfat", &[], 64 * MIB, Some("exfat-fuse"));
-    let sector = 1u64 << img[0x6C];
-    let cluster = sector << img[0x6D];
-    let fat = le_at(&img, 0x50, 4) * sector;
-    let heap = le_at(&img, 0x58, 4) * sector;
-    let root = heap + (le_at(&img, 0x60, 4) - 2) * cluster;
-    let hot = [(0, 512), (fat, 4096), (root, cluster.min(4096))];
-    let (maps, whole) = corruption_never_panics(&mut img, &hot, 600, 0xe7fa);
-    eprintln!("exfat: 600 corruptions, {maps} maps, {whole} copy whole");
-    assert!(
-        whole > 0 && maps > 0,
-        "corruption reached no check, or every one"
-    );
-}
-
-#[test]
-fn btrfs_log_tree_or_other_devices_are_copied_whole() {
-    let scratch = Scratch::new();
-    let img = scratch.image("b.img", 256 * MIB);
-    run("mkfs.btrfs", &["-q", "-f", &s(&img)]);
-    let clean = std::fs::read(&img).expect("read");
-    assert!(matches!(
-        used_map(&clean, 0, clean.len() as u64),
-        UsedMap::Ranges(_)
-    ));
-    let mut b = clean.clone();
-    b[0x10000 + 0x88] = 2; // num_devices
-    assert!(
-        matches!(used_map(&b, 0, b.len() as u64), UsedMap::Whole(w) if w.contains("more than this device"))
-    );
-    // A file fsync'd with no commit since: the superblock on disk names a log tree.
-    let m = Mounted::typed(&img, scratch.path("mnt"), false, None);
-    run("mount", &["-o", "remount,commit=300", &s(&m.dir)]);
-    run("sync", &[]);
-    {
-        use std::io::Write;
-        let mut f = std::fs::File::create(m.dir.join("f")).expect("create");
-        f.write_all(&[5u8; 100_000]).expect("write");
-        f.sync_all().expect("fsync");
-    }
-    let b = std::fs::read(&img).expect("read while mounted");
-    drop(m);
-    let log_root = u64::from_le_bytes(b[0x10060..0x10068].try_into().expect("8 bytes"));
-    assert_ne!(log_root, 0, "the fsync wrote no log tree");
-    let got = used_map(&b, 0, b.len() as u64);
-    assert!(
-        matches!(&got, UsedMap::Whole(w) if w.contains("log tree")),
-        "log_root {log_root:#x}: {got:?}"
-    );
-}
-
-#[test]
-fn btrfs_corruption_never_panics() {
-    let mut img = small_image("mkfs.btrfs", &["-q", "-f"], 256 * MIB, None);
-    let sb = 0x10000usize;
-    let nodesize = le_at(&img, sb + 0x94, 4);
-    let fsid = img[sb + 0x20..sb + 0x30].to_vec();
-    // Tree blocks: nodesize-aligned blocks that carry the filesystem's fsid.
-    let mut hot = vec![(sb as u64, 4096)];
-    let mut at = 0u64;
-    while at + nodesize <= img.len() as u64 && hot.len() < 64 {
-        let a = at as usize;
-        if img[a + 0x20..a + 0x30] == fsid[..] && at != sb as u64 {
-            hot.push((at, nodesize));
-        }
-        at += nodesize;
-    }
-    assert!(hot.len() > 4, "no tree blocks found");
-    let (maps, whole) = corruption_never_panics(&mut img, &hot, 600, 0xb7f5);
-    eprintln!("btrfs: 600 corruptions, {maps} maps, {whole} copy whole");
-    assert!(
-        whole > 0 && maps > 0,
-        "corruption reached no check, or every one"
-    );
-}
+#[path = "used_blocks/damaged.rs"]
+mod damaged;

@@ -63,35 +63,7 @@ pub fn used_ranges(w: &Window) -> UsedMap {
 fn map(w: &Window) -> Result<Vec<(u64, u64)>, String> {
     let sb = w.at(SB, 4096).ok_or("superblock unreadable")?;
     let f64 = |o| le64(&sb, o).unwrap_or(0);
-    if f64(0x88) != 1 {
-        return Err("the filesystem spans more than this device".into());
-    }
-    if f64(0x60) != 0 {
-        return Err(
-            "a log tree waits for replay (fsync after the last commit): mount and unmount it first"
-                .into(),
-        );
-    }
-    if le16(&sb, 0xC4) != Some(0) {
-        return Err("checksums other than crc32c are not verified here".into());
-    }
-    if !csum_ok(&sb) {
-        return Err("the superblock's checksum does not match".into());
-    }
-    if f64(0x38) & !0x3 != 0 {
-        return Err(format!("superblock flags {:#x} not known here", f64(0x38)));
-    }
-    if f64(0xBC) & !KNOWN_INCOMPAT != 0 {
-        return Err(format!("incompat features {:#x} not known here", f64(0xBC)));
-    }
-    let nodesize = u64::from(le32(&sb, 0x94).unwrap_or(0));
-    if !(4096..=65536).contains(&nodesize) || !nodesize.is_power_of_two() {
-        return Err("node size out of range".into());
-    }
-    let total = f64(0xC9 + 8);
-    if total < MIB || total > w.size() {
-        return Err("the device size does not fit its partition".into());
-    }
+    let (nodesize, total) = superblock(w, &sb)?;
     let mut fs = Fs {
         w,
         nodesize,
@@ -143,6 +115,41 @@ fn map(w: &Window) -> Result<Vec<(u64, u64)>, String> {
         out.add(o, n);
     }
     Ok(out.finish(total))
+}
+
+/// The node size and this device's size, when the superblock allows a map (see the module's refusals).
+fn superblock(w: &Window, sb: &[u8]) -> Result<(u64, u64), String> {
+    let f64 = |o| le64(sb, o).unwrap_or(0);
+    if f64(0x88) != 1 {
+        return Err("the filesystem spans more than this device".into());
+    }
+    if f64(0x60) != 0 {
+        return Err(
+            "a log tree waits for replay (fsync after the last commit): mount and unmount it first"
+                .into(),
+        );
+    }
+    if le16(sb, 0xC4) != Some(0) {
+        return Err("checksums other than crc32c are not verified here".into());
+    }
+    if !csum_ok(sb) {
+        return Err("the superblock's checksum does not match".into());
+    }
+    if f64(0x38) & !0x3 != 0 {
+        return Err(format!("superblock flags {:#x} not known here", f64(0x38)));
+    }
+    if f64(0xBC) & !KNOWN_INCOMPAT != 0 {
+        return Err(format!("incompat features {:#x} not known here", f64(0xBC)));
+    }
+    let nodesize = u64::from(le32(sb, 0x94).unwrap_or(0));
+    if !(4096..=65536).contains(&nodesize) || !nodesize.is_power_of_two() {
+        return Err("node size out of range".into());
+    }
+    let total = f64(0xC9 + 8);
+    if total < MIB || total > w.size() {
+        return Err("the device size does not fit its partition".into());
+    }
+    Ok((nodesize, total))
 }
 
 /// Whether a superblock or tree block's crc32c (its first 4 bytes, over everything after the 32-byte checksum
