@@ -396,6 +396,7 @@ fn outside(ours: &[(u64, u64)], o: u64, n: u64) -> u64 {
 /// What one checked image showed: our used bytes, partclone's (when it is an oracle), files compared, and the
 /// ext groups dumpe2fs calls BLOCK_UNINIT (whose metadata the map computes instead of reading a bitmap).
 struct Seen {
+    footprint: u64,
     ours: u64,
     theirs: Option<u64>,
     files: usize,
@@ -481,6 +482,7 @@ fn check(kind: &Kind, ops: &[Op], seed: u64) -> Seen {
         0
     };
     Seen {
+        footprint: afdisk::fs::footprint(&bytes, 0, bytes.len() as u64).0,
         ours: ours_bytes,
         theirs: theirs_bytes,
         files: truth.len(),
@@ -597,8 +599,9 @@ fn fill_delete_refill(mkfs: &[&str]) -> usize {
         kinds += 1;
         let seen = check(kind, FILL_DELETE_REFILL, 0x5eed + i as u64);
         eprintln!(
-            "{}: ours {} bytes, partclone {:?}, surplus {:?}, {} BLOCK_UNINIT groups",
+            "{}: footprint {} bytes, ours {} bytes, partclone {:?}, surplus {:?}, {} BLOCK_UNINIT groups",
             kind.name,
+            seen.footprint,
             seen.ours,
             seen.theirs,
             seen.theirs.map(|t| seen.ours - t),

@@ -272,3 +272,67 @@ fn btrfs_corruption_never_panics() {
         "corruption reached no check, or every one"
     );
 }
+
+/// A restart page of `$LogFile` (4 KiB, fixups applied on disk) whose restart area has a client in use, with the
+/// volume-is-clean flag when `clean`.
+fn restart_page(clean: bool) -> Vec<u8> {
+    let mut p = vec![0u8; 4096];
+    p[..4].copy_from_slice(b"RSTR");
+    p[4..6].copy_from_slice(&0x1Eu16.to_le_bytes()); // update sequence offset
+    p[6..8].copy_from_slice(&9u16.to_le_bytes()); // 8 strides + the sequence number
+    p[0x10..0x14].copy_from_slice(&4096u32.to_le_bytes()); // system page size
+    p[0x14..0x18].copy_from_slice(&4096u32.to_le_bytes()); // log page size
+    p[0x18..0x1A].copy_from_slice(&0x30u16.to_le_bytes()); // restart area offset
+    p[0x1A..0x1C].copy_from_slice(&1u16.to_le_bytes());
+    p[0x1C..0x1E].copy_from_slice(&1u16.to_le_bytes());
+    p[0x1E..0x20].copy_from_slice(&7u16.to_le_bytes()); // sequence number; saved words stay 0
+    p[0x30 + 8..0x30 + 10].copy_from_slice(&1u16.to_le_bytes()); // log clients
+    p[0x30 + 0xA..0x30 + 0xC].copy_from_slice(&0xFFFFu16.to_le_bytes()); // free list: none
+    p[0x30 + 0xC..0x30 + 0xE].copy_from_slice(&0u16.to_le_bytes()); // client 0 in use
+    let flags: u16 = if clean { 0x2 } else { 0 };
+    p[0x30 + 0xE..0x30 + 0x10].copy_from_slice(&flags.to_le_bytes());
+    for i in 1..=8 {
+        p[i * 512 - 2..i * 512].copy_from_slice(&7u16.to_le_bytes());
+    }
+    p
+}
+
+#[test]
+fn ntfs_unclean_logfile_is_copied_whole() {
+    let scratch = Scratch::new();
+    let img = scratch.image("n.img", 64 * MIB);
+    run("mkntfs", &["-Q", "-F", "-q", &s(&img)]);
+    // $LogFile's first cluster, as ntfsinfo lists its runlist: "VCN LCN Length" in hex.
+    let info =
+        String::from_utf8_lossy(&run("ntfsinfo", &["-i", "2", "-v", &s(&img)]).stdout).to_string();
+    let row = info
+        .lines()
+        .skip_while(|l| !l.contains("Runlist:"))
+        .nth(1)
+        .expect("runlist row");
+    let lcn = u64::from_str_radix(
+        row.split_whitespace()
+            .nth(1)
+            .expect("LCN")
+            .trim_start_matches("0x"),
+        16,
+    )
+    .expect("hex LCN");
+    let mut b = std::fs::read(&img).expect("read");
+    let at = (lcn * le_at(&b, 0x0B, 2) * le_at(&b, 0x0D, 1)) as usize;
+    assert!(
+        b[at..at + 4096].iter().all(|&x| x == 0xFF),
+        "mkntfs left $LogFile as it was not expected (all 0xFF)"
+    );
+    b[at..at + 4096].copy_from_slice(&restart_page(true));
+    assert!(matches!(
+        used_map(&b, 0, b.len() as u64),
+        UsedMap::Ranges(_)
+    ));
+    b[at..at + 4096].copy_from_slice(&restart_page(false));
+    let got = used_map(&b, 0, b.len() as u64);
+    assert!(
+        matches!(&got, UsedMap::Whole(w) if w.contains("$LogFile is not clean")),
+        "unclean restart area: {got:?}"
+    );
+}
