@@ -188,6 +188,15 @@ const KINDS: &[Kind] = &[
         mounts: true,
     },
     Kind {
+        name: "NTFS 4 KiB sectors",
+        mkfs: "mkntfs",
+        opts: &["-Q", "-F", "-q", "-s", "4096"],
+        size: 160 * MIB,
+        partclone: Some("partclone.ntfs"),
+        checker: NTFS_CHECK,
+        mounts: true,
+    },
+    Kind {
         name: "exFAT",
         mkfs: "mkfs.exfat",
         opts: &[],
