@@ -2,10 +2,11 @@
 //! `struct btrfs_super_block`). Fields used, from the superblock's start: `fsid` 0x20, magic `_BHRfS_M` 0x40,
 //! `bytes_used` u64 0x78, `dev_item.total_bytes` u64 0xD1 (this device's size), `label` 0x12B (256 bytes).
 //!
-//! Terms: the footprint is `dev_item.total_bytes`; the bytes in use are `bytes_used`.
+//! Terms: the footprint is `dev_item.total_bytes`; the bytes in use are `bytes_used`. The used-block map is read
+//! from the chunk and device trees (see `btrfs_used`).
 
 use super::window::{text, uuid16};
-use super::{Described, Filesystem, Stated, Window};
+use super::{Described, Filesystem, Stated, UsedMap, Window};
 use crate::bytes::le64;
 
 /// btrfs.
@@ -42,5 +43,12 @@ impl Filesystem for Btrfs {
 
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
         &[(SB + 0x40, 8)]
+    }
+
+    fn used_ranges(&self, w: &Window) -> UsedMap {
+        if self.probe(w).is_none() {
+            return UsedMap::Whole("btrfs: no superblock".into());
+        }
+        super::btrfs_used::used_ranges(w)
     }
 }

@@ -2,10 +2,11 @@
 //! VolumeSerialNumber u32 at 0x64.
 //!
 //! Terms: the UUID is the serial number as blkid shows it (`ABCD-EF01`). afdisk reads no size field and runs no
-//! checker for exFAT: a move copies the whole partition.
+//! checker for exFAT: a move copies the whole partition, or only what its allocation bitmap marks used (see
+//! `exfat_used`).
 
 use super::window::serial32;
-use super::{Described, Filesystem, Window};
+use super::{Described, Filesystem, UsedMap, Window};
 
 /// exFAT.
 pub struct Exfat;
@@ -29,5 +30,12 @@ impl Filesystem for Exfat {
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
         // The jump instruction and `EXFAT   `; the boot sector's 55 AA.
         &[(0, 11), (0x1FE, 2)]
+    }
+
+    fn used_ranges(&self, w: &Window) -> UsedMap {
+        if self.probe(w).is_none() {
+            return UsedMap::Whole("exfat: no boot sector".into());
+        }
+        super::exfat_used::used_ranges(w)
     }
 }

@@ -26,7 +26,9 @@
 
 mod bcache;
 mod btrfs;
+mod btrfs_used;
 mod exfat;
+mod exfat_used;
 mod ext;
 mod ext_used;
 mod f2fs;
@@ -37,11 +39,13 @@ mod luks;
 mod lvm;
 mod md;
 pub mod ntfs;
+mod ntfs_used;
 mod squashfs;
 mod swap;
 mod used;
 mod window;
 mod xfs;
+mod xfs_used;
 mod zfs;
 
 use std::sync::LazyLock;

@@ -9,8 +9,9 @@
 //! - The **hidden sectors** field is the partition's start in the boot sector's own sectors. Windows' boot code
 //!   and chkdsk read it; after a move it must hold the new start, in the boot sector and in the backup boot
 //!   sector (GParted and ntfsresize do the same): this module's fix-up.
+//! - The used-block map is read from `$Bitmap` (see `ntfs_used`).
 
-use super::{Described, Filesystem, FixUp, Stated, Window};
+use super::{Described, Filesystem, FixUp, Stated, UsedMap, Window};
 use crate::bytes::{le16, le64};
 
 /// NTFS.
@@ -121,6 +122,13 @@ impl Filesystem for Ntfs {
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
         // The jump instruction and `NTFS    `; the boot sector's 55 AA.
         &[(0, 11), (0x1FE, 2)]
+    }
+
+    fn used_ranges(&self, w: &Window) -> UsedMap {
+        if self.probe(w).is_none() {
+            return UsedMap::Whole("ntfs: no boot sector".into());
+        }
+        super::ntfs_used::used_ranges(w)
     }
 
     fn after_move(&self, w: &Window, new_start: u64) -> Vec<FixUp> {

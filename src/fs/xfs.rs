@@ -3,10 +3,10 @@
 //! `sb_fdblocks` (free data blocks) u64 144.
 //!
 //! Terms: the footprint is `sb_dblocks × sb_blocksize`; the bytes in use are `(sb_dblocks - sb_fdblocks) ×
-//! sb_blocksize`.
+//! sb_blocksize`. The used-block map is read from the free-space btrees (see `xfs_used`).
 
 use super::window::{text, uuid16};
-use super::{Checker, Described, Filesystem, Stated, Window};
+use super::{Checker, Described, Filesystem, Stated, UsedMap, Window};
 use crate::bytes::{be32, be64};
 
 /// XFS.
@@ -55,5 +55,12 @@ impl Filesystem for Xfs {
 
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
         &[(0, 4)]
+    }
+
+    fn used_ranges(&self, w: &Window) -> UsedMap {
+        if self.probe(w).is_none() {
+            return UsedMap::Whole("xfs: no superblock".into());
+        }
+        super::xfs_used::used_ranges(w)
     }
 }
