@@ -211,11 +211,20 @@ impl EditState {
         match self.region_for_new() {
             Some(r) => self.open(
                 Target::New(r.start),
-                "New partition",
+                if r.logical {
+                    "New logical partition"
+                } else {
+                    "New partition"
+                },
                 &format!(
-                    "Size in the free region of {} at {} (Enter alone: all of it)",
+                    "Size in the free region of {} at {}{} (Enter alone: all of it)",
                     afdisk::units::human(r.sectors() * ss),
-                    afdisk::units::human(r.start * ss)
+                    afdisk::units::human(r.start * ss),
+                    if r.logical {
+                        " inside the extended partition"
+                    } else {
+                        ""
+                    }
                 ),
                 Field::Size,
                 "",
