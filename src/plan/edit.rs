@@ -673,26 +673,31 @@ impl Editor {
     /// GPT: a GUID, `L`, `swap`, `uefi` …); the refusal names what this table takes.
     fn type_of(&self, spec: &str) -> Result<(String, String)> {
         let label = self.layout.table.label;
-        if let Ok(t) = super::layout::type_for(label, spec, "type") {
-            return Ok(t);
-        }
+        let refused = match super::layout::type_for(label, spec, "type") {
+            Ok(t) => return Ok(t),
+            Err(e) => e,
+        };
         let d = self.driver();
-        crate::table::sfdisk::script_type("type", 0, label, spec)
+        let as_sfdisk = crate::table::sfdisk::script_type("type", 0, label, spec)
             .ok()
             .and_then(|code| match code.strip_prefix("0x") {
                 Some(h) => d.type_code(None, u8::from_str_radix(h, 16).ok()),
                 None => d.type_code(Some(&code), None),
-            })
-            .ok_or_else(|| {
-                Error::usage(
-                    format!(
-                        "'{}' is not a {} partition type",
-                        spec.trim(),
-                        label.as_str()
-                    ),
-                    format!("type {}", Field::Type.hint(label)),
-                )
-            })
+            });
+        match as_sfdisk {
+            Some(t) => Ok(t),
+            // A type afdisk knows that this table has no code for: the driver's words.
+            None if super::preset::resolve_type(spec).is_ok() => Err(refused),
+            // Else what this table takes (never another table's aliases).
+            None => Err(Error::usage(
+                format!(
+                    "'{}' is not a {} partition type",
+                    spec.trim(),
+                    label.as_str()
+                ),
+                format!("type {}", Field::Type.hint(label)),
+            )),
+        }
     }
 
     fn set_type(&mut self, number: u32, spec: &str) -> Result<Outcome> {

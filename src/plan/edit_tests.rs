@@ -375,6 +375,30 @@ fn types_keep_one_container_and_no_extended_logical() {
         })
         .unwrap_err();
     assert!(err.fix.contains("delete the logical"), "{}", err.fix);
+    // A GPT type GUID: the driver's words; an unknown word: what a dos table takes (no GUID).
+    let err = e
+        .apply(&Op::SetType {
+            number: 5,
+            type_spec: "C12A7328-F81F-11D2-BA4B-00A0C93EC93B".into(),
+        })
+        .unwrap_err();
+    assert!(err.problem.contains("no MBR type byte"), "{}", err.problem);
+    let err = e
+        .apply(&Op::SetType {
+            number: 5,
+            type_spec: "foo".into(),
+        })
+        .unwrap_err();
+    assert!(
+        err.problem.contains("not a dos partition type"),
+        "{}",
+        err.problem
+    );
+    assert!(
+        err.fix.contains("L, S swap") && !err.fix.contains("GUID"),
+        "{}",
+        err.fix
+    );
     e.apply(&Op::Delete { number: 5 }).unwrap();
     e.apply(&Op::SetType {
         number: 2,
