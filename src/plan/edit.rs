@@ -432,14 +432,7 @@ impl Editor {
             human(region.start * ss)
         );
         if region.logical {
-            let (number, moved) = self.push_logical(region, sectors, p)?;
-            let mut done = format!("new logical partition {number}: {what}");
-            if !moved.is_empty() {
-                done.push_str(&format!(
-                    "; the logical partitions after it are renumbered ({})",
-                    moved.join(", ")
-                ));
-            }
+            let (number, done) = self.push_logical(region, sectors, p, &what)?;
             return Ok(Outcome {
                 number,
                 done,
@@ -643,24 +636,11 @@ impl Editor {
             human(p.start * ss),
             human(start * ss)
         );
-        let mut number = number;
-        if logical {
-            let moved = self.renumber_logicals(start);
-            if let Some(q) = self
-                .layout
-                .partitions
-                .iter()
-                .find(|q| q.kind == PartKind::Logical && q.start == start)
-            {
-                number = q.number;
-            }
-            if !moved.is_empty() {
-                done.push_str(&format!(
-                    "; it is now {number}, in disk order ({})",
-                    moved.join(", ")
-                ));
-            }
-        }
+        let number = if logical {
+            self.renumber_moved(start, &mut done)
+        } else {
+            number
+        };
         Ok(Outcome {
             number,
             done,

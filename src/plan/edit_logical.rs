@@ -147,17 +147,30 @@ impl Editor {
         words
     }
 
-    /// A new logical partition in the logical region `r`, `sectors` long: its number, once numbered in disk
-    /// order, and the logical partitions renumbered after it.
+    /// The number of the logical partition at `start`, if there is one.
+    fn logical_at(&self, start: u64) -> Option<u32> {
+        self.layout
+            .partitions
+            .iter()
+            .find(|q| q.kind == PartKind::Logical && q.start == start)
+            .map(|q| q.number)
+    }
+
+    /// A new logical partition `p` in the logical region `r`, `sectors` long (`what`: its size, type and
+    /// place in words): its number, once numbered in disk order, and what was done, the logical partitions
+    /// renumbered after it included.
     pub(super) fn push_logical(
         &mut self,
         r: Region,
         sectors: u64,
         p: Partition,
-    ) -> Result<(u32, Vec<String>)> {
+        what: &str,
+    ) -> Result<(u32, String)> {
         if self.logicals(None).len() >= MAX_LOGICALS {
             return Err(Error::usage(
-                format!("the dos table holds {MAX_LOGICALS} logical partitions already (5–60, as fdisk lists them)"),
+                format!(
+                    "the dos table holds {MAX_LOGICALS} logical partitions already (5–60, as fdisk lists them)"
+                ),
                 "delete a logical partition first",
             ));
         }
@@ -170,14 +183,30 @@ impl Editor {
             ebr_lba: None,
             ..p
         });
-        let words = self.renumber_logicals(r.start);
-        let number = self
-            .layout
-            .partitions
-            .iter()
-            .find(|q| q.kind == PartKind::Logical && q.start == r.start)
-            .map_or(5, |q| q.number);
-        Ok((number, words))
+        let moved = self.renumber_logicals(r.start);
+        let number = self.logical_at(r.start).unwrap_or(5);
+        let mut done = format!("new logical partition {number}: {what}");
+        if !moved.is_empty() {
+            done.push_str(&format!(
+                "; the logical partitions after it are renumbered ({})",
+                moved.join(", ")
+            ));
+        }
+        Ok((number, done))
+    }
+
+    /// After a logical partition moved to `start`: the logical partitions numbered in disk order again, the
+    /// renumbering added to `done`; the moved one's number now.
+    pub(super) fn renumber_moved(&mut self, start: u64, done: &mut String) -> u32 {
+        let moved = self.renumber_logicals(start);
+        let number = self.logical_at(start).unwrap_or(5);
+        if !moved.is_empty() {
+            done.push_str(&format!(
+                "; it is now {number}, in disk order ({})",
+                moved.join(", ")
+            ));
+        }
+        number
     }
 
     /// Whether `code` is an extended type on this table (dos `0x05`, `0x0f`, `0x85`).
