@@ -31,7 +31,7 @@ pub const EDIT_KEYS: &[Command] = &[
     cmd(
         "n",
         "new",
-        "new partition in the selected free region (or the next one)",
+        "new partition in the selected free region (or the next one; a logical one inside the extended partition)",
     ),
     cmd("d", "del", "delete the selected partition"),
     cmd(
@@ -457,6 +457,31 @@ mod tests {
         img
     }
 
+    /// A 100 MiB dos image with partition 1, an extended partition 2 and logical partitions 5 and 6 in it,
+    /// free space inside it after them, made by sfdisk.
+    fn dos_with_logicals(dir: &tempfile::TempDir) -> std::path::PathBuf {
+        let img = dir.path().join("l.img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(100 << 20))
+            .expect("image");
+        let script =
+            "label: dos\nstart=2048, size=32768, type=7\nstart=34816, size=98304, type=5\n\
+                      start=36864, size=20480, type=83\nstart=59392, size=20480, type=82\n";
+        let mut c = std::process::Command::new("sfdisk")
+            .args(["-q", img.to_str().expect("utf-8")])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .expect("sfdisk");
+        use std::io::Write;
+        c.stdin
+            .take()
+            .expect("stdin")
+            .write_all(script.as_bytes())
+            .expect("script");
+        assert!(c.wait().expect("sfdisk").success());
+        img
+    }
+
     #[test]
     fn a_partition_with_data_is_not_moved_and_its_deletion_is_a_named_loss() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -560,23 +585,26 @@ mod tests {
         KeyCode::Char('\0'),
         KeyCode::Char('e'),
         KeyCode::Char('6'),
+        KeyCode::Char('5'),
     ];
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
 
-        /// Keys in any order, on an empty disk and on one with an ext4 in partition 1 — fields opened and left
+        /// Keys in any order, on an empty disk, on one with an ext4 in partition 1 and on a dos disk with logical
+        /// partitions (free space inside its extended partition, `5` typed makes an extended type) — fields opened and left
         /// with Esc, Enter on half-typed values, c and o between edits, NUL and emoji typed — never panic (also
         /// drawn at 80x24 and at a tiny 20x6), keep the selection on a row and the layout valid, and never let
         /// the ext4 be shrunk or moved while partition 1 is the disk's.
         #[test]
-        fn any_key_sequence_keeps_the_editor_sane(with_data in proptest::bool::ANY, keys in proptest::collection::vec(0usize..KEYS.len(), 1..80)) {
-            static PLANS: std::sync::OnceLock<(Plan, Plan)> = std::sync::OnceLock::new();
-            let (empty, data) = PLANS.get_or_init(|| {
+        fn any_key_sequence_keeps_the_editor_sane(which in 0usize..3, keys in proptest::collection::vec(0usize..KEYS.len(), 1..80)) {
+            static PLANS: std::sync::OnceLock<(Plan, Plan, Plan)> = std::sync::OnceLock::new();
+            let (empty, data, logicals) = PLANS.get_or_init(|| {
                 let dir = tempfile::tempdir().expect("tempdir");
-                (preset_plan(), realign_plan(&image_with_ext4(&dir)))
+                (preset_plan(), realign_plan(&image_with_ext4(&dir)), realign_plan(&dos_with_logicals(&dir)))
             });
-            let plan = if with_data { data } else { empty };
+            let with_data = which == 1;
+            let plan = [empty, data, logicals][which];
             let mut es = EditState::from_plan(plan).expect("editor");
             for k in keys {
                 let _ = es.key(KEYS[k]);
