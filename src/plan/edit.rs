@@ -239,8 +239,9 @@ impl Editor {
     }
 
     /// What is wrong with the layout as the editor keeps it: entries that overlap, leave the aligned usable
-    /// range, or start or end off the grain (logical partitions and their container are checked for overlap
-    /// only). Empty for every layout the operations make from a valid one.
+    /// range, or start or end off the grain (the extended partition is checked for overlap only); logical
+    /// partitions out of their container, without the sector of their EBR before them, or numbered out of
+    /// disk order. Empty for every layout the operations make from a valid one.
     pub fn problems(&self) -> Vec<String> {
         let (lo, hi) = self.usable();
         let mut out = Vec::new();
