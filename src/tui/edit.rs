@@ -711,6 +711,44 @@ mod tests {
         assert!(lines[1].contains("type=83"), "{dump}");
     }
 
+    /// An extended partition by hand, as cfdisk's "extended" choice: `n` makes a primary partition, `t` `5`
+    /// Enter picks the Extended type, which makes it the container; its free space is then listed as
+    /// `free (logical)` and `n` there makes logical partition 5 a grain after the container's start.
+    #[test]
+    fn an_extended_partition_by_type_then_a_logical_one_in_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut es = EditState::from_plan(&realign_plan(&dos_with_logicals(&dir))).expect("editor");
+        es.key(KeyCode::Char('c'));
+        es.key(KeyCode::Char('n'));
+        typed(&mut es, "50M");
+        es.key(KeyCode::Char('t'));
+        typed(&mut es, "5");
+        let p = es.editor.partition(1).cloned().expect("partition 1");
+        assert_eq!(
+            p.kind,
+            afdisk::table::PartKind::Extended,
+            "{:?}",
+            es.message
+        );
+        assert!(screen(&es).contains("free (logical)"), "{}", screen(&es));
+        es.key(KeyCode::Down);
+        es.key(KeyCode::Char('n'));
+        assert!(
+            screen(&es).contains("New logical partition"),
+            "{}",
+            screen(&es)
+        );
+        typed(&mut es, "10M");
+        let l = es.editor.partition(5).cloned().expect("logical 5");
+        assert_eq!(l.kind, afdisk::table::PartKind::Logical);
+        assert_eq!((l.start, l.size), (p.start + 2048, 10 * 2048));
+        assert!(
+            es.editor.problems().is_empty(),
+            "{:?}",
+            es.editor.problems()
+        );
+    }
+
     /// `o` starts from the table on the disk: a partition off the grain there is marked `!`; the proposal's
     /// layout (e) has it on the grain, and a resize puts its end on the grain too.
     #[test]
