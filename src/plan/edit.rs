@@ -400,7 +400,11 @@ impl Editor {
                         label.as_str(),
                         self.max_slot()
                     ),
-                    "delete a partition first",
+                    if self.logical_regions(None).is_empty() {
+                        "delete a partition first"
+                    } else {
+                        "make a logical partition in a free region inside the extended partition (it needs no slot), or delete a partition first"
+                    },
                 )
             })?;
         let mut snaps = Vec::new();

@@ -291,6 +291,19 @@ fn logical_partitions_are_made_resized_moved_and_renumbered_in_disk_order() {
     // A logical partition made in the gap before logical 6 is numbered 6; the old 6 becomes 7.
     let gap = e.free()[0];
     assert_eq!(gap.start, 36864 + 8192 + 2048);
+    // With the four slots taken, a new partition outside the container is refused, pointing inside it.
+    let mut full = e.clone();
+    for _ in 0..2 {
+        let at = full.free().iter().find(|r| !r.logical).unwrap().start;
+        full.apply(&new(at, "4M")).unwrap();
+    }
+    let at = full.free().iter().find(|r| !r.logical).unwrap().start;
+    let err = full.apply(&new(at, "4M")).unwrap_err();
+    assert!(
+        err.fix.contains("inside the extended partition"),
+        "{}",
+        err.fix
+    );
     let o = e.apply(&new(gap.start, "2M")).unwrap();
     assert_eq!(o.number, 6);
     assert!(o.done.contains("6 is now 7"), "{o}");
