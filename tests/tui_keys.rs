@@ -7,9 +7,7 @@
 //! The cfdisk sequences are the ones measured in `../shared/notes/tui-editing.md` §2 (util-linux 2.38.1): the
 //! prefilled size erased with Backspace (`1023M`, then `767M`), the write confirmed with `W`, `yes`, Enter;
 //! quitting (one more key in both tools) is not counted. Realigning the XP demo disk has no cfdisk sequence:
-//! cfdisk cannot move a partition, so only afdisk's count is reported. The issue's task b (delete a logical
-//! partition, create two) is not counted: the editor cannot create a logical partition yet (issue 25 item 10,
-//! a change of `plan::edit`).
+//! cfdisk cannot move a partition, so only afdisk's count is reported.
 
 mod common;
 
@@ -223,6 +221,61 @@ fn a_type_change_takes_no_more_keys_than_cfdisk() {
     assert!(want[0].ends_with("type=c"), "{want:?}");
     assert_eq!(got, want, "the same table from both");
     eprintln!("task c (type 7 to c): afdisk {af_keys} keys, cfdisk {cf_keys}");
+    assert!(af_keys <= cf_keys, "afdisk {af_keys} > cfdisk {cf_keys}");
+}
+
+/// Task b: logical partition 5 deleted and two 10 MiB logical partitions made in its place. cfdisk's
+/// keys are the notes' (§2): ↓ ↓ d, New on the free row inside the extended partition with the prefilled
+/// size erased, ↓ to the free row after the new partition, New again, then the write. Both must make 5 at
+/// 36864 and 6 at 59392, 20480 sectors each.
+#[test]
+fn deleting_a_logical_and_creating_two_takes_no_more_keys_than_cfdisk() {
+    let sc = Scratch::new();
+    let backups = sc.path("backups");
+    let img = dos_image(&sc, "cf.img");
+    let mut cf = cfdisk(&img, "keys-b-cf");
+    cf.wait("Extended");
+    cf.key(&["Down", "Down", "d"]);
+    cf.wait("Partition 5 has been deleted");
+    cfdisk_new(&mut cf, 3, "10M");
+    cf.wait(" 57343 "); // the end of the new logical 5
+    cf.key(&["Down"]);
+    cfdisk_new(&mut cf, 3, "10M");
+    cf.wait(" 79871 "); // the end of the new logical 6
+    cfdisk_write(&mut cf);
+    let cf_keys = cf.keys;
+    cf.tm.keys(&["q"]);
+    cf.tm.wait_exit();
+    // afdisk: ↓ ↓ d on the disk view (the editor opens on logical 5 and deletes it; the selection is then
+    // the free row inside the extended partition), n 10M ⏎ (a logical partition there), n 10M ⏎ (the next
+    // free region after the new one), then the review and the write.
+    let b = dos_image(&sc, "b.img");
+    let mut af = afdisk_on(&b, &backups, "keys-b-af");
+    af.key(&["Down", "Down", "d"]);
+    af.wait("deleted partition 5");
+    for n in [5, 6] {
+        af.key(&["n"]);
+        af.wait("New logical partition");
+        af.text("10M");
+        af.key(&["Enter"]);
+        af.wait(&format!("new logical partition {n}"));
+    }
+    afdisk_write(&mut af, "b.img");
+    let af_keys = af.keys;
+    af.tm.quit_ok();
+    let (want, got) = (table(&img), table(&b));
+    assert_eq!(
+        want,
+        [
+            "start=2048,size=32768,type=7",
+            "start=34816,size=98304,type=5",
+            "start=36864,size=20480,type=83",
+            "start=59392,size=20480,type=83"
+        ],
+        "cfdisk's table"
+    );
+    assert_eq!(got, want, "the same table from both");
+    eprintln!("task b (delete a logical, create two): afdisk {af_keys} keys, cfdisk {cf_keys}");
     assert!(af_keys <= cf_keys, "afdisk {af_keys} > cfdisk {cf_keys}");
 }
 

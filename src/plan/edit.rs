@@ -11,10 +11,15 @@
 //! and why ([`Snap`], one text in its `Display`). An operation that cannot be done returns an error naming the
 //! problem and the fix, and leaves the layout as it was.
 //!
+//! On a dos table the free regions inside the extended partition are listed too, with room kept for each
+//! logical partition's EBR; a partition made there is a logical one, and logical partitions are created,
+//! deleted, resized and moved inside their container and numbered 5, 6, … in disk order (`edit_logical`).
+//! The container itself may be resized (never below its last logical partition), and moved while empty.
+//!
 //! What the editor does not do: move a partition that holds data (a table edit would leave the data behind;
-//! a realignment moves data through the data mover), shrink one that holds data, or change logical
-//! partitions of a dos table or their extended container. The layout becomes a plan through the custom plan
-//! (`plan::custom`), which encodes, previews and applies it like every plan.
+//! a realignment moves data through the data mover), or shrink one that holds data. The layout becomes a
+//! plan through the custom plan (`plan::custom`), which places the EBRs, encodes, previews and applies it
+//! like every plan.
 
 use std::collections::BTreeMap;
 
@@ -27,6 +32,10 @@ use crate::alignment::{align_down, align_up};
 use crate::error::{Error, Result};
 use crate::table::{self, PartKind, Partition, Table, TableDriver};
 use crate::units::{human, SizeArg};
+
+#[path = "edit_logical.rs"]
+mod logical;
+pub use logical::MAX_LOGICALS;
 
 /// A size typed in the editor, which knows the disk: as the presets read it, except that a sector count
 /// (`2048s`) counts this disk's logical sectors of `ss` bytes (as in the CLI), not refused as where no disk
@@ -184,7 +193,11 @@ impl Editor {
             let s = self.up(from).max(lo);
             let e = self.down(to).min(hi);
             if e > s {
-                out.push(Region { start: s, end: e });
+                out.push(Region {
+                    start: s,
+                    end: e,
+                    logical: false,
+                });
             }
         };
         for (s, e) in self.taken(skip) {
@@ -197,9 +210,13 @@ impl Editor {
         out
     }
 
-    /// The free regions, in disk order.
+    /// The free regions, in disk order: between the partitions, and inside the extended partition (those
+    /// marked `logical`).
     pub fn free(&self) -> Vec<Region> {
-        self.regions_without(None)
+        let mut v = self.regions_without(None);
+        v.extend(self.logical_regions(None));
+        v.sort_by_key(|r| r.start);
+        v
     }
 
     /// The free region that holds sector `at`.
@@ -222,8 +239,9 @@ impl Editor {
     }
 
     /// What is wrong with the layout as the editor keeps it: entries that overlap, leave the aligned usable
-    /// range, or start or end off the grain (logical partitions and their container are checked for overlap
-    /// only). Empty for every layout the operations make from a valid one.
+    /// range, or start or end off the grain (the extended partition is checked for overlap only); logical
+    /// partitions out of their container, without the sector of their EBR before them, or numbered out of
+    /// disk order. Empty for every layout the operations make from a valid one.
     pub fn problems(&self) -> Vec<String> {
         let (lo, hi) = self.usable();
         let mut out = Vec::new();
@@ -257,6 +275,7 @@ impl Editor {
                 }
             }
         }
+        out.extend(self.logical_problems());
         out
     }
 
@@ -373,6 +392,7 @@ impl Editor {
         })?;
         let number = (1..=self.max_slot())
             .find(|n| self.partition(*n).is_none())
+            .or(region.logical.then_some(0))
             .ok_or_else(|| {
                 Error::usage(
                     format!(
@@ -380,12 +400,17 @@ impl Editor {
                         label.as_str(),
                         self.max_slot()
                     ),
-                    "delete a partition first",
+                    if self.logical_regions(None).is_empty() {
+                        "delete a partition first"
+                    } else {
+                        "make a logical partition in a free region inside the extended partition (it needs no slot), or delete a partition first"
+                    },
                 )
             })?;
         let mut snaps = Vec::new();
         let sectors = self.sized(size, region.sectors(), &mut snaps)?;
         let (type_code, type_name) = self.type_of(type_spec.unwrap_or("linux"))?;
+        let kind = self.new_kind(region, &type_code)?;
         let d = self.driver();
         let name = match (d.has_names(), name) {
             (true, n) => Some(check_name(n.unwrap_or(""))?),
@@ -400,42 +425,32 @@ impl Editor {
             type_name,
             uuid: d.has_guids().then(|| uuid.to_uppercase()),
             name,
-            kind: d.data_kind(),
+            kind,
             attributes: 0,
             bootable: false,
             ebr_lba: None,
         };
-        let done = format!(
-            "new partition {number}: {} {} at {}",
+        let what = format!(
+            "{} {} at {}",
             human(sectors * ss),
             p.type_name,
             human(region.start * ss)
         );
+        if region.logical {
+            let (number, done) = self.push_logical(region, sectors, p, &what)?;
+            return Ok(Outcome {
+                number,
+                done,
+                snaps,
+            });
+        }
         self.layout.partitions.push(p);
         self.layout.partitions.sort_by_key(|p| p.number);
         Ok(Outcome {
             number,
-            done,
+            done: format!("new partition {number}: {what}"),
             snaps,
         })
-    }
-
-    fn editable(&self, number: u32) -> Result<usize> {
-        let i = self.index(number)?;
-        match self.layout.partitions[i].kind {
-            PartKind::Gpt | PartKind::Primary => Ok(i),
-            PartKind::Extended | PartKind::Logical => Err(Error::usage(
-                format!(
-                    "partition {number} is {} of the dos table: the editor places GPT and primary partitions only",
-                    if self.layout.partitions[i].kind == PartKind::Extended {
-                        "the extended container"
-                    } else {
-                        "a logical partition"
-                    }
-                ),
-                "edit the logical partitions with fdisk, or start from an empty table",
-            )),
-        }
     }
 
     fn delete(&mut self, number: u32) -> Result<Outcome> {
@@ -466,16 +481,7 @@ impl Editor {
         if logical {
             // Logical partitions are numbered 5, 6, … without gaps: the ones after it move down one number, as
             // fdisk and sfdisk renumber them (their data and what is known of it go with them).
-            let mut moved = Vec::new();
-            for q in &mut self.layout.partitions {
-                if q.kind == PartKind::Logical && q.number > number {
-                    moved.push(format!("{} is now {}", q.number, q.number - 1));
-                    if let Some(c) = self.content.remove(&q.number) {
-                        self.content.insert(q.number - 1, c);
-                    }
-                    q.number -= 1;
-                }
-            }
+            let moved = self.renumber_logicals(u64::MAX);
             if !moved.is_empty() {
                 done.push_str(&format!(
                     "; the logical partitions after it are renumbered ({})",
@@ -491,19 +497,10 @@ impl Editor {
     }
 
     fn resize(&mut self, number: u32, size: &str) -> Result<Outcome> {
-        let i = self.editable(number)?;
+        let i = self.index(number)?;
         let ss = self.ss();
         let p = self.layout.partitions[i].clone();
-        let (_, hi) = self.usable();
-        let next = self
-            .taken(Some(number))
-            .into_iter()
-            .map(|(s, _)| s)
-            .filter(|s| *s >= p.start)
-            .min()
-            .unwrap_or(hi)
-            .min(hi);
-        let limit = self.down(next);
+        let limit = self.down(self.room_end(&p));
         if limit <= p.start {
             return Err(Error::usage(
                 format!("partition {number} has no room to grow to a grain boundary"),
@@ -519,6 +516,21 @@ impl Editor {
             .up(p.start + sectors.saturating_sub(off).max(1))
             .min(limit);
         let new_size = end - p.start;
+        if let Some((l, floor)) = self
+            .container_floor()
+            .filter(|_| p.kind == PartKind::Extended)
+        {
+            if end < floor {
+                return Err(Error::usage(
+                    format!(
+                        "the extended partition {number} would end at sector {}, inside its logical partition {l} (which ends at {})",
+                        end.saturating_sub(1),
+                        floor - 1
+                    ),
+                    "give a size that keeps its logical partitions inside it, or shrink or delete them first",
+                ));
+            }
+        }
         if new_size < p.size {
             if let Some(c) = self.content.get(&number) {
                 return Err(Error::usage(
@@ -543,10 +555,18 @@ impl Editor {
         })
     }
 
-    /// Whether partition `number` may be moved (an empty GPT or primary partition), else why not: what a
-    /// front end asks before it asks for the new start.
+    /// Whether partition `number` may be moved (an empty partition; an extended one without logical
+    /// partitions), else why not: what a front end asks before it asks for the new start.
     pub fn movable(&self, number: u32) -> Result<()> {
-        self.editable(number)?;
+        let i = self.index(number)?;
+        if self.layout.partitions[i].kind == PartKind::Extended {
+            if let Some((l, _)) = self.container_floor() {
+                return Err(Error::usage(
+                    format!("partition {number} is the extended container of logical partitions (up to {l}): moving it would leave them outside"),
+                    "move it once its logical partitions are deleted, or resize it instead",
+                ));
+            }
+        }
         if let Some(c) = self.content.get(&number) {
             return Err(Error::usage(
                 format!(
@@ -560,7 +580,7 @@ impl Editor {
 
     fn move_to(&mut self, number: u32, to: &str) -> Result<Outcome> {
         self.movable(number)?;
-        let i = self.editable(number)?;
+        let i = self.index(number)?;
         let ss = self.ss();
         let t = to.trim();
         let typed = SizeArg::parse(t.strip_prefix('+').unwrap_or(t))?.bytes(ss)?;
@@ -588,8 +608,13 @@ impl Editor {
                 ),
             });
         }
-        let fits = self
-            .regions_without(Some(number))
+        let logical = p.kind == PartKind::Logical;
+        let regions = if logical {
+            self.logical_regions(Some(number))
+        } else {
+            self.regions_without(Some(number))
+        };
+        let fits = regions
             .iter()
             .any(|r| r.start <= start && start.saturating_add(size) <= r.end);
         if !fits {
@@ -599,32 +624,73 @@ impl Editor {
                     human(size * ss),
                     human(start * ss)
                 ),
-                "give a start in a free region large enough (see the free rows of the list)",
+                if logical {
+                    "give a start in a free region of its extended partition large enough (see the free rows of the list)"
+                } else {
+                    "give a start in a free region large enough (see the free rows of the list)"
+                },
             ));
         }
         let part = &mut self.layout.partitions[i];
         part.start = start;
         part.size = size;
+        // A logical partition's EBR is placed anew before its new start (by the custom plan).
+        part.ebr_lba = None;
+        let mut done = format!(
+            "partition {number} moved from {} to {}",
+            human(p.start * ss),
+            human(start * ss)
+        );
+        let number = if logical {
+            self.renumber_moved(start, &mut done)
+        } else {
+            number
+        };
         Ok(Outcome {
             number,
-            done: format!(
-                "partition {number} moved from {} to {}",
-                human(p.start * ss),
-                human(start * ss)
-            ),
+            done,
             snaps,
         })
     }
 
-    /// The type code and name of a typed type for this table.
+    /// The type code and name of a typed type for this table: an alias of the presets (`linux-swap`, `esp`),
+    /// else what sfdisk's `type=` takes for it (dos: a hex byte bare or with `0x`, `L`, `swap`, `extended`;
+    /// GPT: a GUID, `L`, `swap`, `uefi` …); the refusal names what this table takes.
     fn type_of(&self, spec: &str) -> Result<(String, String)> {
-        super::layout::type_for(self.layout.table.label, spec, "type")
+        let label = self.layout.table.label;
+        let refused = match super::layout::type_for(label, spec, "type") {
+            Ok(t) => return Ok(t),
+            Err(e) => e,
+        };
+        let d = self.driver();
+        let as_sfdisk = crate::table::sfdisk::script_type("type", 0, label, spec)
+            .ok()
+            .and_then(|code| match code.strip_prefix("0x") {
+                Some(h) => d.type_code(None, u8::from_str_radix(h, 16).ok()),
+                None => d.type_code(Some(&code), None),
+            });
+        match as_sfdisk {
+            Some(t) => Ok(t),
+            // A type afdisk knows that this table has no code for: the driver's words.
+            None if super::preset::resolve_type(spec).is_ok() => Err(refused),
+            // Else what this table takes (never another table's aliases).
+            None => Err(Error::usage(
+                format!(
+                    "'{}' is not a {} partition type",
+                    spec.trim(),
+                    label.as_str()
+                ),
+                format!("type {}", Field::Type.hint(label)),
+            )),
+        }
     }
 
     fn set_type(&mut self, number: u32, spec: &str) -> Result<Outcome> {
-        let i = self.editable(number)?;
+        let i = self.index(number)?;
         let (code, name) = self.type_of(spec)?;
+        let kind = self.kind_for_type(i, &code)?;
         let p = &mut self.layout.partitions[i];
+        p.kind = kind;
         p.type_code = code;
         p.type_name = name.clone();
         Ok(Outcome {
@@ -656,7 +722,7 @@ impl Editor {
     }
 
     fn toggle(&mut self, number: u32, bit: u8) -> Result<Outcome> {
-        let i = self.editable(number)?;
+        let i = self.index(number)?;
         let p = &mut self.layout.partitions[i];
         if !table::driver(self.layout.table.label).has_attribute_bits() {
             p.bootable = !p.bootable;

@@ -52,7 +52,13 @@ impl Field {
                     .map(|t| t.0)
                     .collect::<Vec<_>>()
                     .join(", ");
-                d.type_prompt(&aliases)
+                // What sfdisk's `type=` takes besides (the editor takes it too, `plan::edit`).
+                let sfdisk = if d.has_logicals() {
+                    "a bare hex byte (83, c, 7, 5 extended), L, S swap, E extended"
+                } else {
+                    "L, S swap, H home, U uefi, R raid, V lvm"
+                };
+                format!("{}; or as sfdisk takes it: {sfdisk}", d.type_prompt(&aliases))
             }
             (Field::Name, _) => format!(
                 "at most {GPT_NAME_UNITS} UTF-16 units: one per character, two for an emoji (empty: no name)"

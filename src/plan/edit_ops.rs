@@ -3,7 +3,8 @@
 //!
 //! Terms:
 //! - A **snap** is a typed start, end or size that the editor moved onto the grain, with both values.
-//! - A **region** is a run of free sectors between partitions (or the usable bounds).
+//! - A **region** is a run of free sectors between partitions (or the usable bounds), or inside the extended
+//!   partition of a dos table between its logical partitions (`plan::edit_logical`).
 
 use std::fmt;
 
@@ -100,11 +101,13 @@ impl fmt::Display for Outcome {
     }
 }
 
-/// A free region of the working layout, aligned: sectors `start..end` (end exclusive).
+/// A free region of the working layout, aligned: sectors `start..end` (end exclusive); `logical` when it lies
+/// inside a dos table's extended partition (a partition made there is a logical one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Region {
     pub start: u64,
     pub end: u64,
+    pub logical: bool,
 }
 
 impl Region {

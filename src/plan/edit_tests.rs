@@ -170,7 +170,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(1000))]
 
     /// Any sequence of operations keeps the layout valid: no overlap, inside the aligned usable range,
-    /// every start on the grain and every end at grain - 1; a failed operation changes nothing.
+    /// every start on the grain and every end at grain - 1, logical partitions inside their container with
+    /// room for each EBR and numbered in disk order; a failed operation changes nothing.
     #[test]
     fn any_sequence_keeps_the_layout_valid(
         ss in prop::sample::select(vec![512u64, 4096]),
@@ -192,12 +193,13 @@ proptest! {
             let at = regions.get(pick % regions.len().max(1)).map_or(0, |r| r.start);
             let size = SIZES[size % SIZES.len()].to_string();
             let op = match kind {
-                0 | 1 => new(at, &size),
+                0 => new(at, &size),
+                1 => typed_new(at, &size, ["linux", "5", "c"][pick % 3]),
                 2 => Op::Delete { number },
                 3 => Op::Resize { number, size },
                 4 => Op::Move { number, to: format!("{}K", (pick as u64 * 3000 + 7) ) },
                 6 => Op::SetName { number, name: ["", "root", "données", &"n".repeat(37)][pick % 4].into() },
-                5 => Op::SetType { number, type_spec: ["linux", "esp", "0x0c", "microsoft-basic-data"][pick % 4].into() },
+                5 => Op::SetType { number, type_spec: ["linux", "esp", "0x0c", "microsoft-basic-data", "E", "swap"][pick % 6].into() },
                 _ => Op::ToggleAttribute { number, bit: [0u8, 1, 2, 60, 62, 63][bit as usize % 6] },
             };
             let before = e.clone();
@@ -220,4 +222,202 @@ proptest! {
             }
         }
     }
+}
+
+fn typed_new(at: u64, size: &str, ty: &str) -> Op {
+    Op::New {
+        at,
+        size: size.into(),
+        type_spec: Some(ty.into()),
+        name: None,
+        uuid: String::new(),
+    }
+}
+
+/// An editor on the notes' 100 MiB dos disk: partition 1 (16 MiB), an empty extended partition 2 (48 MiB).
+fn with_empty_extended() -> Editor {
+    let mut e = Editor::empty(dos(512, 100 * MIB), MIB, 0).unwrap();
+    e.apply(&typed_new(2048, "16M", "7")).unwrap();
+    e.apply(&typed_new(34816, "48M", "5")).unwrap();
+    e
+}
+
+#[test]
+fn an_empty_extended_partition_offers_free_space_after_its_ebr() {
+    let e = with_empty_extended();
+    assert_eq!(e.layout.partitions[1].kind, PartKind::Extended);
+    let free = e.free();
+    // cfdisk's count: an empty container at 34816 offers free space from 36864 (a MiB for the EBR).
+    assert_eq!(
+        free[0],
+        Region {
+            start: 36864,
+            end: 133120,
+            logical: true
+        }
+    );
+    assert!(!free[1].logical && free[1].start == 133120, "{free:?}");
+}
+
+#[test]
+fn logical_partitions_are_made_resized_moved_and_renumbered_in_disk_order() {
+    let mut e = with_empty_extended();
+    let o = e.apply(&new(36864, "10M")).unwrap();
+    assert_eq!(o.number, 5, "{o}");
+    assert!(o.done.contains("new logical partition 5"), "{o}");
+    // The next free region keeps a grain for logical 6's EBR: cfdisk's 59392.
+    let r = e.free()[0];
+    assert_eq!((r.start, r.logical), (59392, true));
+    let o = e.apply(&new(r.start, "10M")).unwrap();
+    assert_eq!(o.number, 6);
+    let p = |e: &Editor, n: u32| {
+        let p = e.partition(n).unwrap();
+        (p.start, p.size, p.kind)
+    };
+    assert_eq!(p(&e, 5), (36864, 20480, PartKind::Logical));
+    assert_eq!(p(&e, 6), (59392, 20480, PartKind::Logical));
+    // Logical 5 grows up to the sector before logical 6's EBR, on the grain.
+    e.apply(&Op::Resize {
+        number: 5,
+        size: "rest".into(),
+    })
+    .unwrap();
+    assert_eq!(p(&e, 5), (36864, 59392 - 2048 - 36864, PartKind::Logical));
+    e.apply(&Op::Resize {
+        number: 5,
+        size: "4M".into(),
+    })
+    .unwrap();
+    // A logical partition made in the gap before logical 6 is numbered 6; the old 6 becomes 7.
+    let gap = e.free()[0];
+    assert_eq!(gap.start, 36864 + 8192 + 2048);
+    // With the four slots taken, a new partition outside the container is refused, pointing inside it.
+    let mut full = e.clone();
+    for _ in 0..2 {
+        let at = full.free().iter().find(|r| !r.logical).unwrap().start;
+        full.apply(&new(at, "4M")).unwrap();
+    }
+    let at = full.free().iter().find(|r| !r.logical).unwrap().start;
+    let err = full.apply(&new(at, "4M")).unwrap_err();
+    assert!(
+        err.fix.contains("inside the extended partition"),
+        "{}",
+        err.fix
+    );
+    let o = e.apply(&new(gap.start, "2M")).unwrap();
+    assert_eq!(o.number, 6);
+    assert!(o.done.contains("6 is now 7"), "{o}");
+    assert_eq!(p(&e, 7), (59392, 20480, PartKind::Logical));
+    // Moving logical 7 before logical 6's place renumbers them in disk order.
+    e.apply(&Op::Delete { number: 6 }).unwrap();
+    e.apply(&Op::Move {
+        number: 6,
+        to: "100M".into(),
+    })
+    .unwrap_err();
+    let o = e
+        .apply(&Op::Move {
+            number: 6,
+            to: format!("{}s", 36864 + 8192 + 2048),
+        })
+        .unwrap();
+    assert_eq!(o.number, 6, "{o}");
+    assert!(e.problems().is_empty(), "{:?}", e.problems());
+    // The container cannot shrink below its last logical partition, nor move while it holds one.
+    let err = e
+        .apply(&Op::Resize {
+            number: 2,
+            size: "4M".into(),
+        })
+        .unwrap_err();
+    assert!(
+        err.problem.contains("inside its logical partition 6"),
+        "{}",
+        err.problem
+    );
+    let err = e
+        .apply(&Op::Move {
+            number: 2,
+            to: "80M".into(),
+        })
+        .unwrap_err();
+    assert!(
+        err.problem.contains("extended container"),
+        "{}",
+        err.problem
+    );
+    e.apply(&Op::Resize {
+        number: 2,
+        size: "rest".into(),
+    })
+    .unwrap();
+    assert_eq!(e.partition(2).unwrap().end() + 1, 100 * 2048);
+}
+
+#[test]
+fn types_keep_one_container_and_no_extended_logical() {
+    let mut e = with_empty_extended();
+    let err = e.apply(&typed_new(36864, "4M", "5")).unwrap_err();
+    assert!(err.problem.contains("logical one"), "{}", err.problem);
+    e.apply(&new(36864, "4M")).unwrap();
+    let err = e
+        .apply(&Op::SetType {
+            number: 5,
+            type_spec: "5".into(),
+        })
+        .unwrap_err();
+    assert!(err.problem.contains("logical partition"), "{}", err.problem);
+    for spec in ["swap", "c", "L", "83", "linux"] {
+        e.apply(&Op::SetType {
+            number: 5,
+            type_spec: spec.into(),
+        })
+        .unwrap_or_else(|err| panic!("{spec}: {}", err.problem));
+    }
+    let err = e
+        .apply(&Op::SetType {
+            number: 1,
+            type_spec: "extended".into(),
+        })
+        .unwrap_err();
+    assert!(err.problem.contains("already (2)"), "{}", err.problem);
+    let err = e
+        .apply(&Op::SetType {
+            number: 2,
+            type_spec: "83".into(),
+        })
+        .unwrap_err();
+    assert!(err.fix.contains("delete the logical"), "{}", err.fix);
+    // A GPT type GUID: the driver's words; an unknown word: what a dos table takes (no GUID).
+    let err = e
+        .apply(&Op::SetType {
+            number: 5,
+            type_spec: "C12A7328-F81F-11D2-BA4B-00A0C93EC93B".into(),
+        })
+        .unwrap_err();
+    assert!(err.problem.contains("no MBR type byte"), "{}", err.problem);
+    let err = e
+        .apply(&Op::SetType {
+            number: 5,
+            type_spec: "foo".into(),
+        })
+        .unwrap_err();
+    assert!(
+        err.problem.contains("not a dos partition type"),
+        "{}",
+        err.problem
+    );
+    assert!(
+        err.fix.contains("L, S swap") && !err.fix.contains("GUID"),
+        "{}",
+        err.fix
+    );
+    e.apply(&Op::Delete { number: 5 }).unwrap();
+    e.apply(&Op::SetType {
+        number: 2,
+        type_spec: "83".into(),
+    })
+    .unwrap();
+    assert_eq!(e.partition(2).unwrap().kind, PartKind::Primary);
+    assert!(e.free().iter().all(|r| !r.logical));
 }

@@ -67,6 +67,11 @@ pub fn write_new(ov: &mut Overlay, new: &Layout, keep_boot_code: bool) -> Result
         ov.put(at, vec![0; ss as usize]);
         write_mbr_header(ov, at, &e)?;
     }
+    if let Some(x) = ext.filter(|_| logicals.is_empty()) {
+        // An empty container opens with an empty EBR (no entries, 0x55AA), as fdisk and sfdisk write it.
+        ov.put(x.start, vec![0; ss as usize]);
+        write_mbr_header(ov, x.start, &mbrman::MBRHeader::new([0; 4]))?;
+    }
     Ok(())
 }
 

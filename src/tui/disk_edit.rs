@@ -34,7 +34,11 @@ pub const NAME: &str = "edit";
 
 /// The editing page's commands (the editor's, with Enter reviewing on the plan screen).
 pub const DISK_EDIT_KEYS: &[Command] = &[
-    cmd("n", "new", "new partition in the selected free region"),
+    cmd(
+        "n",
+        "new",
+        "new partition in the selected free region (a logical one inside the extended partition)",
+    ),
     cmd("d", "del", "delete the selected partition"),
     cmd(
         "r",

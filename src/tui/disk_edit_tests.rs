@@ -325,3 +325,44 @@ fn a_realigns_the_selected_empty_partition_and_sgdisk_reads_it() {
         "10 MiB, ending on the MiB: {info}"
     );
 }
+
+/// Issue 25 item 10 on the disk view: with logical 5 selected, `n` opens "New logical partition" on the
+/// free region inside the extended partition (from 79872, a MiB left for the EBR, as cfdisk counts it), the
+/// editor lists it as `free (logical)`, `10M` Enter makes logical 6 there, and the write is what sfdisk reads
+/// and verifies.
+#[test]
+fn n_on_the_disk_view_makes_a_logical_partition_inside_the_extended_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = "label: dos\nstart=2048, size=32768, type=7\nstart=34816, size=98304, type=5\n\
+                  start=36864, size=40960, type=83\n";
+    let img = image(dir.path(), 100, script);
+    let t = img.to_str().expect("utf-8");
+    let mut app = disk_app(&img);
+    app.disk.as_mut().expect("disk").selected = 2;
+    let r = key(&mut app, KeyCode::Char('n'));
+    pump(&mut app, r, dir.path());
+    let s = render(&app);
+    assert!(s.contains("New logical partition"), "{s}");
+    assert!(
+        s.contains("26 MiB at 39 MiB inside the extended partition"),
+        "{s}"
+    );
+    keys(&mut app, "10M");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(pending(&app), vec![(6, "new".to_string())]);
+    let s = render(&app);
+    assert!(s.contains("- 102400 133119 15 MiB free (logical)"), "{s}");
+    let r = key(&mut app, KeyCode::Enter);
+    pump(&mut app, r, dir.path());
+    key(&mut app, KeyCode::Char('a'));
+    let name = device_name(&app);
+    keys(&mut app, &name);
+    let r = key(&mut app, KeyCode::Enter);
+    pump(&mut app, r, dir.path());
+    run("sfdisk", &["--verify", t], "");
+    let dump = run("sfdisk", &["-d", t], "");
+    assert!(
+        dump.contains("start=       79872, size=       20480, type=83"),
+        "{dump}"
+    );
+}

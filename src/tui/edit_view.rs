@@ -1,4 +1,5 @@
-//! Rendering of the hand editor: the working layout with its free regions (the selected row reversed; `!`
+//! Rendering of the hand editor: the working layout with its free regions (those inside a dos table's extended
+//! partition typed `free (logical)`; the selected row reversed; `!`
 //! marks a partition carried over from the disk that is off the grain, `*` one that differs from the
 //! table on the disk now), the
 //! last edit's words (what snapped, where and why, or the refusal), the open input field, and the open type picker.
@@ -148,7 +149,8 @@ fn row(es: &EditState, r: Row, changed: &[u32], st: &Styles) -> (Vec<String>, St
                 r.start.to_string(),
                 (r.end - 1).to_string(),
                 human(r.sectors() * ss),
-                "free".to_string(),
+                // Inside the extended partition: n makes a logical partition there.
+                if r.logical { "free (logical)" } else { "free" }.to_string(),
                 String::new(),
             ],
             st.warn,

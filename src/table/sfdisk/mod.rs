@@ -27,6 +27,7 @@ mod values;
 
 pub use dump::{dump, part_name};
 pub use lines::{parse, parse_reader, MAX_LINE};
+pub(crate) use values::resolve as script_type;
 
 use super::Label;
 use crate::error::Error;

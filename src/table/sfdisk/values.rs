@@ -299,7 +299,7 @@ const DOS_ALIASES: &[(&str, u8)] = &[
 ];
 
 /// The type a script names, as `Partition::type_code` holds it (GPT GUID upper case, MBR `0x83`).
-pub(super) fn resolve(file: &str, line: usize, label: Label, spec: &str) -> Result<String> {
+pub(crate) fn resolve(file: &str, line: usize, label: Label, spec: &str) -> Result<String> {
     let s = spec.trim();
     let low = s.to_ascii_lowercase();
     match label {
