@@ -641,6 +641,43 @@ pub struct Request {
     pub keep_signatures: bool,
 }
 
+/// The layout the request asks for (a realign or a preset's fresh layout), its kind and its changes; a request
+/// with both or neither is a usage error.
+fn requested_layout(
+    ctx: &requested::MakeCtx,
+    notes: &mut Vec<String>,
+) -> Result<(PlanKind, Layout, Vec<Change>)> {
+    match (&ctx.req.preset, ctx.req.realign) {
+        (Some(_), true) => Err(Error::worded(
+            ErrorKind::Usage,
+            "{realign} and {preset} (or {preset-file}) exclude each other",
+            "choose {realign} to fix an existing table, or {preset} for a fresh layout",
+        )),
+        (None, false) => Err(Error::worded(
+            ErrorKind::Usage,
+            "nothing to plan: choose {realign}, {preset=NAME} or {preset-file=FILE}",
+            &format!("built-in presets: {}", lit(preset::builtin_names())),
+        )),
+        (None, true) => requested::realign(ctx, notes),
+        (Some(name), false) => requested::fresh(ctx, name, notes),
+    }
+}
+
+/// The notes a plan's writes call for: the hybrid MBR's write order, a realign with nothing to write.
+fn write_notes(kind: PlanKind, writes: &[SectorWrite]) -> Vec<String> {
+    let mut notes = Vec::new();
+    if writes.iter().any(|w| w.what == encode::HYBRID_WRITE) {
+        notes.push("the hybrid MBR's entries move with their GPT partitions; LBA 0 is written last, so a power cut before that write leaves them at the old places (`sgdisk -v` then reports a mismatch: fix with gdisk r, h)".into());
+    }
+    if kind == PlanKind::Realign && writes.is_empty() {
+        notes.push(
+            "nothing to write: every partition is aligned or cannot be moved by a table edit"
+                .into(),
+        );
+    }
+    notes
+}
+
 /// Reads the table and contents of `opened` and makes the plan `req` asks for.
 pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
     let info = &opened.info;
@@ -665,24 +702,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
         topo: &topo,
         grain: &grain,
     };
-    let (kind, new, changes) = match (&req.preset, req.realign) {
-        (Some(_), true) => {
-            return Err(Error::worded(
-                ErrorKind::Usage,
-                "{realign} and {preset} (or {preset-file}) exclude each other",
-                "choose {realign} to fix an existing table, or {preset} for a fresh layout",
-            ))
-        }
-        (None, false) => {
-            return Err(Error::worded(
-                ErrorKind::Usage,
-                "nothing to plan: choose {realign}, {preset=NAME} or {preset-file=FILE}",
-                &format!("built-in presets: {}", lit(preset::builtin_names())),
-            ))
-        }
-        (None, true) => requested::realign(&ctx, &mut notes)?,
-        (Some(name), false) => requested::fresh(&ctx, name, &mut notes)?,
-    };
+    let (kind, new, changes) = requested_layout(&ctx, &mut notes)?;
     let (writes, wipes) = wipe::encode(
         &src,
         ss,
@@ -704,15 +724,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
     let mut device = DiskIdentity::from_info(info);
     device.add_table(old.as_ref().map(|l| &l.table));
     device.add_table(Some(&new.table));
-    if writes.iter().any(|w| w.what == encode::HYBRID_WRITE) {
-        notes.push("the hybrid MBR's entries move with their GPT partitions; LBA 0 is written last, so a power cut before that write leaves them at the old places (`sgdisk -v` then reports a mismatch: fix with gdisk r, h)".into());
-    }
-    if kind == PlanKind::Realign && writes.is_empty() {
-        notes.push(
-            "nothing to write: every partition is aligned or cannot be moved by a table edit"
-                .into(),
-        );
-    }
+    notes.extend(write_notes(kind, &writes));
     let seen = seen_sectors(&src, ss, &writes);
     Ok(Plan {
         schema: SCHEMA,
