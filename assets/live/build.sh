@@ -113,12 +113,13 @@ if [[ -n $TOOLS_DIR ]]; then
         -exec cp {} "$TREE/licenses/" \;
 fi
 
-# 4. Kernel and compressed initrd (zstd: the kernel decompresses it fast; xz would need --check=crc32).
+# 4. Kernel and compressed initrd (zstd: the kernel decompresses it fast; xz would need --check=crc32). Level 12:
+#    11 s against 85 s for level 19 (measured on a loaded 2-core machine), which saves only 1.7 MB of about 16 MB.
 cp "$KERNEL" "$TREE/boot/vmlinuz"
 at_epoch "$ROOT"
 (cd "$ROOT" && find . -mindepth 1 -print0 | LC_ALL=C sort -z |
     cpio --null -o -H newc -R 0:0 --reproducible --quiet) |
-    zstd -q -19 -T0 > "$TREE/boot/initrd.img"
+    zstd -q -12 -T0 > "$TREE/boot/initrd.img"
 
 # 5. The hybrid image: MBR only (p1 the ISO, p2 a copy of GRUB's EFI image, p3 the FAT data partition), the
 #    partitions on 1 MiB boundaries (cylinders of 64 heads x 32 sectors).

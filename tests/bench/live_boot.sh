@@ -8,7 +8,7 @@
 # *to frame* is seconds from QEMU's start to afdisk's first full device-list frame on the serial console (the
 # serial entry is chosen as soon as the menu shows, so the menu's 5 s timeout is not counted). The size parts are
 # the ISO's files (kernel, compressed initrd, GRUB) and, inside the initrd, modules, tools with their libraries,
-# busybox and afdisk, raw and compressed alone with the initrd's zstd -19. GParted Live 1.6.0-3 amd64 is about
+# busybox and afdisk, raw and compressed alone with the initrd's zstd -12. GParted Live 1.6.0-3 amd64 is about
 # 600 MB (third-party catalog figure, see ../shared/notes/live-image.md §7). Needs tmux, qemu-system-x86, ovmf,
 # xorriso, zstd, cpio. Each boot uses a full core: run it on an otherwise idle machine for figures worth quoting.
 set -euo pipefail
@@ -24,7 +24,7 @@ trap cleanup EXIT
 # Size by part ------------------------------------------------------------------------------------------------
 mb() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1000000 }'; }
 bytes() { du -sb --apparent-size "$@" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
-zbytes() { tar -C "$WORK/root" -cf - "$@" 2>/dev/null | zstd -q -19 -T0 | wc -c; }
+zbytes() { tar -C "$WORK/root" -cf - "$@" 2>/dev/null | zstd -q -12 -T0 | wc -c; }
 xorriso -osirrox on -indev "$ISO" -extract /boot "$WORK/boot" -extract /efi.img "$WORK/efi.img" >/dev/null 2>&1
 mkdir -p "$WORK/root"
 zstd -qdc "$WORK/boot/initrd.img" | (cd "$WORK/root" && cpio -id --quiet)
@@ -35,7 +35,7 @@ grub=$(( $(bytes "$WORK/boot/grub") + $(stat -c %s "$WORK/efi.img") ))
 (cd "$WORK/root" && ls -d usr/sbin usr/local/sbin lib/x86_64-linux-gnu usr/lib lib64 2>/dev/null || true) > "$WORK/tools.list"
 mapfile -t TOOLS < "$WORK/tools.list"
 echo "== size by part (MB = 10^6 bytes) =="
-printf '%-28s %10s %12s\n' part raw "zstd -19"
+printf '%-28s %10s %12s\n' part raw "zstd -12"
 printf '%-28s %10s %12s\n' "ISO (whole image)" "$(mb "$iso")" -
 printf '%-28s %10s %12s\n' "  kernel (vmlinuz)" "$(mb "$kernel")" -
 printf '%-28s %10s %12s\n' "  initrd" "$(mb "$(bytes "$WORK/root")")" "$(mb "$initrd")"
