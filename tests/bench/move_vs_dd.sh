@@ -119,6 +119,8 @@ run_afdisk() { # $1 = old start sector, $2 = new start, $3 = journal directory (
   local AFDISK_BACKUP_DIR=$3
   export AFDISK_BACKUP_DIR
   name=$(basename "$loop")
+  # Caches dropped before the plan too: its probe must read the disk, not the page cache fresh() filled.
+  dropc
   "$bin" plan "$loop" --realign -o "$work/plan.json" >"$work/plan.txt"
   local planned estimate
   planned=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['changes'][0]['new_start'])" "$work/plan.json")
