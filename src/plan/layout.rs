@@ -1,6 +1,9 @@
 //! Placing partitions, pure and in bytes: fresh layouts from a preset, and the realignment of an existing
-//! table (nearest aligned start in the free space around each entry; entries that hold data are not moved
-//! by a table edit — the plan states the data move that would be needed instead).
+//! table (nearest aligned start in the free space around each entry). An entry that holds data moves with it
+//! when the mover takes it along (`move_data`): to the next aligned start that holds its footprint, or, where the
+//! free space allows, **far enough** — at least one window away (`mover::schedule::far_enough`), so the move
+//! needs no journaled copy; the change's reason says why. Otherwise it is not moved by a table edit: the plan
+//! states the data move that would be needed instead.
 
 use std::collections::BTreeMap;
 
@@ -192,7 +195,8 @@ pub struct RealignOptions {
     /// Move the data of partitions that hold some (the data mover, `crate::mover`) instead of blocking them.
     pub move_data: bool,
     /// Bytes each partition's filesystem uses (from its superblock): a data move needs a new place that holds
-    /// them, and prefers the next boundary toward the end (a shift of almost a grain copies fastest).
+    /// them; it prefers a place at least one window away where the free space allows (no journaled copy), else
+    /// the next boundary toward the end, else the one toward the start.
     pub footprints: BTreeMap<u32, u64>,
 }
 
@@ -578,9 +582,9 @@ pub fn place(
     None
 }
 
-/// Like [`place`] for a partition whose data moves: the next aligned start toward the end first (the shift is
-/// then almost a grain, which copies fastest), then the one toward the start; a place counts only when it
-/// holds the `used` bytes of the filesystem.
+/// Like [`place`] for a partition whose data moves: the next aligned start toward the end first, then the one
+/// toward the start; a place counts only when it holds the `used` bytes of the filesystem. (The realign then
+/// moves it further where the free space allows, see [`crate::mover::schedule::far_enough`].)
 #[allow(clippy::too_many_arguments)]
 pub fn place_for_data(
     start: u64,
