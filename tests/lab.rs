@@ -93,6 +93,11 @@ fn run_ok(cmd: &mut Command) -> String {
 /// Where the realign image's ext4 starts and how long it is (512-byte sectors): an XP-era start at 63.
 const REALIGN_START: u64 = 63;
 const REALIGN_SIZE: u64 = 100_000;
+/// Where the realign puts it: the free space after it (the disk is 256 MiB) allows a destination one window
+/// (32 MiB) away, so it goes to the first 1 MiB boundary past 63 sectors + 32 MiB, 33 MiB (sector 67584), and
+/// moves in shift mode (its 51.2 MB footprint overlaps its old place; no window copied through the journal),
+/// rather than to sector 2048.
+const REALIGN_NEW_START: u64 = 33 * 2048;
 
 /// The SCSI 512e disk's image for issue 14's lab realign, made by the peers on the host: a 256 MiB disk with an
 /// MBR (sfdisk) whose partition 1 starts at sector 63 and holds an ext4 (mkfs.ext4 -d) with files of known
@@ -349,10 +354,19 @@ fn lab_drives_report_their_own_sectors() {
         s.get("verify.4kn")
     );
 
-    // Issue 14's realign with a data move on the SCSI 512e drive: ext4 at 63 moved to 2048, its files intact.
+    // Issue 14's realign with a data move on the SCSI 512e drive: ext4 at 63 moved one window further than
+    // 2048 (shift mode, see REALIGN_NEW_START), its files intact.
     let sec = |n: &str| s.get(n).map(|x| x.trim().to_string()).unwrap_or_default();
     let plan = json(&s, "realign.plan");
-    assert_eq!(plan["new"]["partitions"][0]["start"], 2048, "{plan}");
+    assert_eq!(
+        plan["new"]["partitions"][0]["start"], REALIGN_NEW_START,
+        "{plan}"
+    );
+    let reason = plan["changes"][0]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("further than the nearest aligned start"),
+        "{plan}"
+    );
     assert_eq!(
         sec("realign.apply.rc"),
         "0",
@@ -367,15 +381,19 @@ fn lab_drives_report_their_own_sectors() {
         .last()
         .unwrap_or_else(|| panic!("realign.apply: no JSON: {}", sec("realign.apply")));
     assert_eq!(applied["verified"], true, "{applied}");
+    assert_eq!(applied["moved"]["moves"][0]["mode"], "shift", "{applied}");
     eprintln!(
         "lab realign: afdisk's own checks after the move: {}",
         applied["moved"]["checks"]
     );
     eprintln!(
-        "lab realign: {REALIGN_SIZE} sectors of ext4 moved 63 -> 2048 on the SCSI 512e disk in {} s (apply, whole run)",
+        "lab realign: {REALIGN_SIZE} sectors of ext4 moved 63 -> {REALIGN_NEW_START} on the SCSI 512e disk in {} s (apply, whole run)",
         sec("realign.seconds")
     );
-    assert_eq!(kernel("realign.kernel"), vec![2048, REALIGN_SIZE]);
+    assert_eq!(
+        kernel("realign.kernel"),
+        vec![REALIGN_NEW_START, REALIGN_SIZE]
+    );
     assert_eq!(sec("realign.verify.rc"), "0", "{}", sec("realign.verify"));
     // e2fsck is in the guest whenever the host has it (e2fsprogs, installed by .ci/run).
     assert!(

@@ -219,17 +219,6 @@ fn every_write(
     chunk: u64,
     after: &dyn Fn(&Path, &Job),
 ) -> usize {
-    every_write_pt(img, plan, chunk, after, false)
-}
-
-/// [`every_write`], with `ignore_pttype` as in [`CutOpts`].
-fn every_write_pt(
-    img: &Path,
-    plan: &afdisk::plan::Plan,
-    chunk: u64,
-    after: &dyn Fn(&Path, &Job),
-    ignore_pttype: bool,
-) -> usize {
     let edit = windows_of(chunk);
     let mut n = 0;
     for reorder in [false, true] {
@@ -242,7 +231,6 @@ fn every_write_pt(
                 reorder,
                 edit: &edit,
                 after,
-                ignore_pttype,
             },
         );
         assert_eq!(exposed, 0, "a half-moved filesystem was recognisable");
@@ -316,7 +304,6 @@ fn sparse_ext4_shift_and_disjoint_cut_at_every_write() {
                 reorder,
                 edit: &edit,
                 after: &after,
-                ignore_pttype: false,
             },
         );
         assert_eq!(exposed, 0);
@@ -350,10 +337,9 @@ fn fragmented_fat32_both_directions_cut_at_every_write() {
     let p = move_plan(&img, &[(1, 2048, 40 * 2048)]);
     let ranges = assert_sparse(&job(&img, &p), MIB / 2);
     let after = |w: &Path, j: &Job| fat_files_equal(w, j.moves[0].schedule.dst, &kept);
-    // Known gap (hide masks only the boot sector's signatures): moved toward the start by one sector, the
-    // source's first sector receives the FSInfo sector, whose 55 AA makes blkid report `PTTYPE=dos` there
-    // while the move runs. No filesystem type or UUID may ever show; a partition table type is not counted.
-    let left = every_write_pt(&img, &p, MIB / 2, &after, true);
+    // Moved toward the start by one sector, the source's first sector receives the FSInfo sector: its 55 AA is
+    // hidden too, so blkid reports no partition table (`PTTYPE=dos`) there while the move runs.
+    let left = every_write(&img, &p, MIB / 2, &after);
     let mut x = 0x051A_5EED_u64;
     let ks: Vec<u64> = (0..10)
         .map(|_| {
@@ -374,7 +360,6 @@ fn fragmented_fat32_both_directions_cut_at_every_write() {
             reorder: false,
             edit: &edit,
             after: &after,
-            ignore_pttype: true,
         },
     );
     assert_eq!(exposed, 0);
@@ -396,5 +381,120 @@ fn fragmented_fat32_both_directions_cut_at_every_write() {
     assert!(
         left > 40 && right > 40 && random == 10,
         "{left}, {right}, {random}"
+    );
+}
+
+/// What wipefs finds in `[off, off+len)` of `img`, copied to a file of its own (wipefs probes no offset): its
+/// listing (type and offset per signature), empty when nothing.
+fn wipefs_finds(sc: &Scratch, img: &Path, off: u64, len: u64) -> String {
+    let p = sc.dir.path().join("region.img");
+    std::fs::write(&p, common::peek(img, off, len as usize)).expect("write");
+    let o = run(
+        "wipefs",
+        &["--noheadings", "--output", "TYPE,OFFSET", &s(&p)],
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// After cuts at `ks` of a move by `job` of the fixture `img` (plain cuts, no resume): for each cut, whether
+/// blkid (`-p` at the region's offset) or wipefs finds anything in the partition's old or new region, as
+/// `(cut, what)` findings.
+fn seen_at_cuts(sc: &Scratch, img: &Path, job: &Job, ks: &[u64]) -> Vec<(u64, String)> {
+    let work = sc.dir.path().join("seen.work");
+    let m = &job.moves[0];
+    let new_bytes = job.new.partitions[0].size * job.sector_size;
+    let mut seen = Vec::new();
+    for &k in ks {
+        std::fs::copy(img, &work).expect("copy");
+        let (_, tripped, _) = cut_run(&work, job, k);
+        assert!(tripped, "cut {k}");
+        for (at, len) in [(m.schedule.src, m.old_bytes), (m.schedule.dst, new_bytes)] {
+            if let Some(b) = probe(&work, at, len) {
+                seen.push((k, format!("blkid at byte {at}: {b}")));
+            }
+            let w = wipefs_finds(sc, &work, at, len);
+            if !w.is_empty() {
+                seen.push((k, format!("wipefs at byte {at}: {w}")));
+            }
+        }
+    }
+    seen
+}
+
+/// FAT32 moved toward the start by six sectors (2054 → 2048, journaled): its backup boot sector passes over the
+/// source's first sector, and its backup FSInfo over the first sector after it. At seeded cuts (each resumed),
+/// blkid finds no filesystem and no partition table in the old or new region, and at cuts during the copy
+/// neither does wipefs; the files are intact after every resume. Control: with the boot sector's signatures
+/// hidden alone (as before the FSInfo and backup sectors were), blkid and wipefs do find a vfat there.
+#[test]
+fn fat32_backup_boot_sector_stays_hidden_while_it_moves() {
+    let sc = Scratch::new();
+    let img = sc.image("h.img", 64 * MIB);
+    run(
+        "sgdisk",
+        &["-a", "1", "-n", "1:2054:+40M", "-t", "1:0700", &s(&img)],
+    );
+    let kept = fragmented_fat32(&sc, &img, 2054, 40 * 2048, 7);
+    let p = move_plan(&img, &[(1, 2048, 40 * 2048)]);
+    let after = |w: &Path, j: &Job| fat_files_equal(w, j.moves[0].schedule.dst, &kept);
+    let edit = windows_of(MIB / 2);
+    let mut x = 0x0FA7_B00D_u64;
+    let ks: Vec<u64> = (0..12)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % 400
+        })
+        .collect();
+    let (cuts, exposed) = cut_loop(
+        &img,
+        &p,
+        &CutOpts {
+            ks: Some(ks),
+            second: None,
+            reorder: false,
+            edit: &edit,
+            after: &after,
+        },
+    );
+    assert_eq!(
+        (cuts, exposed),
+        (12, 0),
+        "cuts run, half-moved and recognised"
+    );
+
+    let mut j = job(&img, &p);
+    edit(&mut j);
+    let sch = j.moves[0].schedule;
+    assert_eq!(
+        (sch.mode, sch.src, sch.dst),
+        (mover::Mode::Journaled, 2054 * 512, 2048 * 512)
+    );
+    // Cuts during the copy: after the hiding, the marking and the first windows, before the last ones.
+    let marks = (j.hide.len() + j.mark.len()) as u64;
+    let ks: Vec<u64> = [6, 12, 24, 40].iter().map(|k| marks + k).collect();
+    let seen = seen_at_cuts(&sc, &img, &j, &ks);
+    assert!(seen.is_empty(), "found while half-moved: {seen:?}");
+
+    // Control: only the boot sector (the first sector of each place) hidden.
+    let (src_lba, dst_lba) = (sch.src / 512, sch.dst / 512);
+    let mut only_boot = j.clone();
+    only_boot.hide.retain(|x| x.lba == src_lba);
+    only_boot.unhide.retain(|x| x.lba == src_lba);
+    only_boot.reveal.retain(|x| x.lba == dst_lba);
+    assert!(
+        only_boot.hide.len() == 1 && j.hide.len() > 1,
+        "{}",
+        j.hide.len()
+    );
+    let seen = seen_at_cuts(&sc, &img, &only_boot, &ks);
+    assert!(
+        seen.iter()
+            .any(|(_, w)| w.starts_with("blkid") && w.contains("TYPE=vfat"))
+            && seen
+                .iter()
+                .any(|(_, w)| w.starts_with("wipefs") && w.contains("vfat")),
+        "the control finds the backup boot sector: {seen:?}"
     );
 }

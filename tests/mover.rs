@@ -653,10 +653,10 @@ fn a_stop_request_ends_at_a_commit_point_and_resumes() {
     check_moved(&img, &original, &job, "gpt");
 }
 
-/// The whole path through the CLI: `plan --realign` plans the move by default (forward to the next MiB when the
-/// filesystem leaves its tail free, with bytes, direction and an estimate), `apply` makes it and writes the
-/// table (bytes equal, fsck clean, peers clean); on a disk with an interrupted move `apply` is refused and
-/// `inspect` reports the interrupted move as an error.
+/// The whole path through the CLI: `plan --realign` plans the move by default (forward, one window further than
+/// the next MiB since the free space after it allows: 2049 → 69632, shift mode, with bytes, direction, the reason
+/// and an estimate), `apply` makes it in shift mode and writes the table (bytes equal, fsck clean, peers clean);
+/// on a disk with an interrupted move `apply` is refused and `inspect` reports the interrupted move as an error.
 #[test]
 fn plan_and_apply_move_the_data_and_refuse_while_a_move_is_unfinished() {
     let sc = Scratch::new();
@@ -673,9 +673,17 @@ fn plan_and_apply_move_the_data_and_refuse_while_a_move_is_unfinished() {
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
     let c = &v["changes"][0];
     assert_eq!(c["action"], "move", "{c}");
+    // The first 1 MiB boundary at least 32 MiB (one window) past sector 2049: 34 MiB.
     assert_eq!(
-        c["new_start"], 4096,
-        "forward: the filesystem leaves its last MiB free"
+        c["new_start"], 69632,
+        "forward, one window away: the free space after it allows"
+    );
+    assert!(
+        c["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("further than the nearest aligned start")
+                && r.contains("copied in windows of the shift")),
+        "{c}"
     );
     assert_eq!(c["data_move"]["direction"], "toward-end");
     assert_eq!(c["data_move"]["copy_bytes"], 39 * MIB);
@@ -697,9 +705,10 @@ fn plan_and_apply_move_the_data_and_refuse_while_a_move_is_unfinished() {
     );
     assert_eq!(code, 0, "{out}{err}{err2}");
     assert!(out.contains("Moved and verified"), "{out}");
+    assert!(out.contains("shift mode"), "{out}");
     assert!(out.contains("e2fsck -fn found no errors"), "{out}");
     let now = std::fs::read(&img).expect("read");
-    let (from, to, n) = (2049 * 512, 4096 * 512, (39 * MIB) as usize);
+    let (from, to, n) = (2049 * 512, 69632 * 512, (39 * MIB) as usize);
     assert!(
         now[to..to + n] == original[from..from + n],
         "moved byte for byte"
@@ -976,6 +985,12 @@ fn xp_disk(sc: &Scratch, name: &str, script: &str, fss: &[(u64, u64)]) -> (PathB
     (img, dirs)
 }
 
+/// Where the realign puts the XP-era disk's primary 1 (63, an 8 MiB ext4) and logical 5 (41023): the primary
+/// one footprint away (the first 1 MiB boundary 8 MiB past sector 63: 9 MiB, a disjoint move that needs no
+/// journaled copy, the free space before the extended container at 20 MiB allows it); the logical at the next
+/// MiB (43008), since its container has no room a window away.
+const XP_NEW_STARTS: [u64; 2] = [18432, 43008];
+
 /// The plan `afdisk plan --realign` makes for an XP-era disk, with the moves it plans by default: each of
 /// `moved` has a data move; the plan rewrites the EBR chain (the extended container moves) when `chain`.
 fn xp_plan(img: &Path, moved: &[u32], chain: bool) -> Plan {
@@ -1010,7 +1025,7 @@ fn cut_at_every_write_dos_primary_and_logical_misaligned() {
     let n = cut_points(&img, &p, None, None, false) + cut_points(&img, &p, None, None, true);
     assert!(n > 10, "{n} cut points");
     let work = img.with_extension("work");
-    for (d, at) in dirs.iter().zip([2048u64, 43008]) {
+    for (d, at) in dirs.iter().zip(XP_NEW_STARTS) {
         files_intact(&work, at * 512, d);
     }
 }
@@ -1112,7 +1127,7 @@ fn afdisk_apply_realigns_an_xp_disk_with_data_in_primary_and_logical() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
     let opened = device::open(&img, &Overrides::default()).expect("open");
     let parts = afdisk::table::scan(&opened.source(), 512).partitions;
-    for ((d, n), at) in dirs.iter().zip([1u32, 5]).zip([2048u64, 43008]) {
+    for ((d, n), at) in dirs.iter().zip([1u32, 5]).zip(XP_NEW_STARTS) {
         let q = parts.iter().find(|q| q.number == n).expect("entry");
         assert_eq!((q.start, q.type_code.as_str()), (at, "0x83"), "{parts:?}");
         files_intact(&img, at * 512, d);

@@ -14,6 +14,35 @@ use crate::bytes::{le16, le32};
 /// FAT12/16/32.
 pub struct Fat;
 
+/// The boot sector's bytes a move hides (libblkid's vfat magics): the jump instruction, `MSDOS`/`FATxx` at 0x36,
+/// `MSWIN`/`FAT32` at 0x52, 55 AA at 0x1FE.
+const BOOT_SIGNATURES: &[(u64, u64)] = &[(0, 3), (0x36, 8), (0x52, 8), (0x1FE, 2)];
+
+/// FAT32's other sectors that carry a signature, for 512-byte and 4096-byte sectors, hidden too: the FSInfo
+/// sector (sector 1: `RRaA` at its start, the 55 AA that ends it; libblkid rejects a FAT32 whose FSInfo lacks
+/// `RRaA`), the backup boot sector (sector 6: jump, `FAT32` at 0x52, 55 AA) and the backup FSInfo (sector 7).
+/// Moved toward the start by one sector, the FSInfo's 55 AA would land where blkid looks for an MBR; by six,
+/// the backup boot sector where it looks for a FAT. Added after the boot sector's: a move an older afdisk
+/// left hidden has these bytes as they were, which no probe compares.
+pub(crate) const OTHER_SECTOR_SIGNATURES: &[(u64, u64)] = &[
+    // 512-byte sectors: FSInfo (1), backup boot sector (6), backup FSInfo (7).
+    (0x200, 4),
+    (0x200 + 0x1FE, 2),
+    (0xC00, 3),
+    (0xC00 + 0x52, 8),
+    (0xC00 + 0x1FE, 2),
+    (0xE00, 4),
+    (0xE00 + 0x1FE, 2),
+    // 4096-byte sectors: the same sectors.
+    (0x1000, 4),
+    (0x1000 + 0x1FE, 2),
+    (0x6000, 3),
+    (0x6000 + 0x52, 8),
+    (0x6000 + 0x1FE, 2),
+    (0x7000, 4),
+    (0x7000 + 0x1FE, 2),
+];
+
 impl Filesystem for Fat {
     fn names(&self) -> &'static [&'static str] {
         &["vfat", "fat"]
@@ -69,8 +98,9 @@ impl Filesystem for Fat {
     }
 
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
-        // The jump instruction, `MSDOS`/`FATxx` at 0x36, `MSWIN`/`FAT32` at 0x52, the boot sector's 55 AA.
-        &[(0, 3), (0x36, 8), (0x52, 8), (0x1FE, 2)]
+        static ALL: std::sync::LazyLock<Vec<(u64, u64)>> =
+            std::sync::LazyLock::new(|| [BOOT_SIGNATURES, OTHER_SECTOR_SIGNATURES].concat());
+        &ALL
     }
 
     fn used_ranges(&self, w: &Window) -> UsedMap {

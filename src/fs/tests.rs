@@ -260,8 +260,9 @@ fn the_registry_is_consistent() {
     assert_eq!(e2.verdict(None), None, "killed by a signal");
 }
 
-/// The signature ranges hidden before they moved into the filesystem modules (hide.rs's `SIGNATURE_RANGES`): the
-/// set of bytes must stay the same, or a move interrupted by an older afdisk would not be recognised as hidden.
+/// The signature ranges hidden before they moved into the filesystem modules (hide.rs's `SIGNATURE_RANGES`): these
+/// bytes stay hidden, or a move interrupted by an older afdisk would not be recognised as hidden; the only bytes
+/// added since are FAT32's other signature sectors (`fat::OTHER_SECTOR_SIGNATURES`), which no probe compares.
 const RANGES_BEFORE: &[(u64, u64)] = &[
     (0, 11),
     (0x36, 8),
@@ -291,10 +292,64 @@ fn signature_ranges_hide_the_same_bytes_as_before_merged() {
         v
     };
     let merged = signature_ranges();
-    assert_eq!(bytes(merged), bytes(RANGES_BEFORE));
+    let now: Vec<(u64, u64)> = [RANGES_BEFORE, fat::OTHER_SECTOR_SIGNATURES].concat();
+    assert_eq!(bytes(merged), bytes(&now));
     for w in merged.windows(2) {
         assert!(w[0].0 + w[0].1 < w[1].0, "{w:?} overlap or touch");
     }
+}
+
+/// A FAT32 start (boot sector, FSInfo, backup boot sector and FSInfo) of `len` bytes, for 512-byte sectors.
+fn fat32_start(len: usize) -> Vec<u8> {
+    let mut v = vec![0u8; len];
+    for at in [0usize, 0xC00] {
+        put(&mut v, at, &[0xEB, 0x58, 0x90]);
+        put(&mut v, at + 3, b"mkfs.fat");
+        put(&mut v, at + 0x0B, &512u16.to_le_bytes());
+        v[at + 0x0D] = 8;
+        put(&mut v, at + 0x0E, &32u16.to_le_bytes());
+        v[at + 0x10] = 2;
+        put(&mut v, at + 0x20, &(len as u32 / 512).to_le_bytes());
+        put(&mut v, at + 0x52, b"FAT32   ");
+        put(&mut v, at + 0x1FE, &[0x55, 0xAA]);
+    }
+    for at in [0x200usize, 0xE00] {
+        put(&mut v, at, b"RRaA");
+        put(&mut v, at + 0x1E4, b"rrAa");
+        put(&mut v, at + 0x1FE, &[0x55, 0xAA]);
+    }
+    v
+}
+
+#[test]
+fn fat32_signature_sectors_are_hidden_and_a_start_hidden_the_older_way_is_still_found() {
+    use crate::mover::hide;
+    let fat = fat32_start(128 << 10);
+    let masked_with = |ranges: &[(u64, u64)]| {
+        let mut v = fat.clone();
+        for &(o, n) in ranges {
+            for b in &mut v[o as usize..(o + n) as usize] {
+                *b ^= 0xFF;
+            }
+        }
+        v
+    };
+    // Hidden as a move hides it now: no FSInfo or backup boot sector signature is left as it was.
+    let now = masked_with(signature_ranges());
+    for at in [0x200usize, 0xC00, 0xC52, 0xDFE, 0xE00, 0xFFE, 0x3FE] {
+        assert_ne!(now[at], fat[at], "byte {at:#x} not hidden");
+    }
+    assert_eq!(
+        hide::hidden_content(&now, 0, fat.len() as u64).as_deref(),
+        Some("vfat")
+    );
+    // Hidden by an older afdisk (the boot sector's signatures only): still found hidden, by the same kind.
+    let older = masked_with(RANGES_BEFORE);
+    assert_eq!(probe(&older, 0, fat.len() as u64), None);
+    assert_eq!(
+        hide::hidden_content(&older, 0, fat.len() as u64).as_deref(),
+        Some("vfat")
+    );
 }
 
 #[test]

@@ -53,7 +53,7 @@ use crate::table::source::ByteSource;
 use crate::table::Layout;
 use crate::units::human;
 pub use engine::{Control, Ended, Phase, Progress};
-pub use estimate::{estimate_copy_seconds, probe};
+pub use estimate::{estimate_copy_seconds, journal_dir, probe, probe_all, probe_journal, Rates};
 pub use findings::{hidden_finding, interrupted_finding, journal_finding};
 pub use journal::{Job, Journal, MoveSpec, Record, Sector, Stage};
 pub use schedule::{Mode, Schedule};

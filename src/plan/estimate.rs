@@ -1,9 +1,12 @@
-//! The time a plan's data moves should take, shown in the plan: from one short read probe of the device and the
-//! mover's own estimator (`mover::estimate_copy_seconds`), so the plan and the mover agree on how a move runs.
+//! The time a plan's data moves should take, shown in the plan: from one short probe of the device and of the
+//! journal's directory, and the mover's own estimator (`mover::estimate_copy_seconds`), so the plan and the mover
+//! agree on how a move runs.
 //!
 //! Terms:
-//! - **Probe**: up to 16 MiB read with `O_DIRECT` from the first moving partition, and one flush, timed
-//!   (`mover::probe`); it gives a read rate and a flush time.
+//! - **Probe**: up to 16 MiB read with `O_DIRECT` from the first moving partition and one flush, timed, and a
+//!   short timed write and flush in the journal's directory (the backup directory, where apply puts the journal;
+//!   the scratch file is removed) (`mover::probe_all`): read rate and flush time of the disk, write rate and
+//!   flush time of the journal's device.
 //! - **Estimate**: per moving partition, milliseconds in its `data_move`, and the plan's note with the total.
 //! - **Used bytes**: what the filesystem's used-block map (`fs::used_map`, read from the device) says is in use
 //!   within the footprint, shown in the move's reason beside the footprint, or why the map is not used (copy
@@ -28,7 +31,8 @@ pub fn estimate_moves(file: &std::fs::File, ss: u64, changes: &mut [Change]) -> 
         .data_move
         .as_ref()
         .map_or(0, |d| d.from_offset_bytes);
-    let probe = mover::probe(file, from, 16 << 20);
+    let journal_dir = mover::journal_dir();
+    let probe = mover::probe_all(file, from, 16 << 20, Some(&journal_dir));
     let mut total = 0.0;
     for &i in &moving {
         let c = &mut changes[i];
@@ -44,8 +48,8 @@ pub fn estimate_moves(file: &std::fs::File, ss: u64, changes: &mut [Change]) -> 
             ss,
             mover::MAX_CHUNK,
         );
-        if let Some((rate, flush)) = probe {
-            let secs = mover::estimate_copy_seconds(&sch, copied, rate, flush);
+        if let Some(rates) = &probe {
+            let secs = mover::estimate_copy_seconds(&sch, copied, rates);
             d.estimate_ms = Some((secs * 1000.0) as u64);
             total += secs;
             c.reason.push_str(&format!("; about {secs:.0} s"));

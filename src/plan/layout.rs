@@ -1,6 +1,9 @@
 //! Placing partitions, pure and in bytes: fresh layouts from a preset, and the realignment of an existing
-//! table (nearest aligned start in the free space around each entry; entries that hold data are not moved
-//! by a table edit — the plan states the data move that would be needed instead).
+//! table (nearest aligned start in the free space around each entry). An entry that holds data moves with it
+//! when the mover takes it along (`move_data`): to the next aligned start that holds its footprint, or, where the
+//! free space allows, **far enough** — at least one window away (`mover::schedule::far_enough`), so the move
+//! needs no journaled copy; the change's reason says why. Otherwise it is not moved by a table edit: the plan
+//! states the data move that would be needed instead.
 
 use std::collections::BTreeMap;
 
@@ -192,7 +195,8 @@ pub struct RealignOptions {
     /// Move the data of partitions that hold some (the data mover, `crate::mover`) instead of blocking them.
     pub move_data: bool,
     /// Bytes each partition's filesystem uses (from its superblock): a data move needs a new place that holds
-    /// them, and prefers the next boundary toward the end (a shift of almost a grain copies fastest).
+    /// them; it prefers a place at least one window away where the free space allows (no journaled copy), else
+    /// the next boundary toward the end, else the one toward the start.
     pub footprints: BTreeMap<u32, u64>,
 }
 
@@ -255,6 +259,29 @@ struct Realigner<'a> {
 }
 
 impl Realigner<'_> {
+    /// The new byte range of a partition at `start` of `size` bytes in the free bytes `[lo, hi)`: the nearest
+    /// aligned place, or for one whose data moves (`used`: its footprint) the place for data, pushed further
+    /// when the free space allows a destination at least one window away (the move then copies window by
+    /// window without a journaled copy; the placement says why). `None` when no aligned place fits.
+    fn placed(
+        &self,
+        (start, size): (u64, u64),
+        (lo, hi): (u64, u64),
+        used: Option<u64>,
+    ) -> Option<((u64, u64), Option<crate::mover::schedule::FarPlacement>)> {
+        let (ao, grain, strict) = (self.ao, self.grain, self.opts.strict);
+        let Some(len) = used else {
+            return place(start, size, lo, hi, ao, grain, strict).map(|r| (r, None));
+        };
+        let (ns, ne) = place_for_data(start, size, lo, hi, ao, grain, strict, len)?;
+        let far =
+            crate::mover::schedule::far_enough(start, ne - ns, len, ns, (lo, hi), (ao, grain));
+        Some(match far {
+            Some(f) => ((f.start, f.start + (ne - ns)), Some(f)),
+            None => ((ns, ne), None),
+        })
+    }
+
     /// The change of partition `idx` of `parts` against its neighbours' new places in `new_parts`, where its
     /// own new place is written when its entry moves.
     fn change(&self, parts: &[Partition], new_parts: &mut [Partition], idx: usize) -> Change {
@@ -283,11 +310,7 @@ impl Realigner<'_> {
             && contents.contains_key(&p.number)
             && !opts.discard_data.contains(&p.number);
         let used = holds_data.then(|| opts.footprints.get(&p.number).copied().unwrap_or(size_b));
-        let new = match used {
-            Some(used) => place_for_data(start_b, size_b, lo_b, hi_b, ao, grain, opts.strict, used),
-            None => place(start_b, size_b, lo_b, hi_b, ao, grain, opts.strict),
-        };
-        let Some((ns, ne)) = new else {
+        let Some(((ns, ne), far)) = self.placed((start_b, size_b), (lo_b, hi_b), used) else {
             return Change {
                 action: Action::Unfixable,
                 reason: unfixable(grain, (lo, hi), used),
@@ -312,7 +335,11 @@ impl Realigner<'_> {
                 new_parts[idx].start = new_start;
                 new_parts[idx].size = new_size;
             }
-            return data_change(p, fs, &to, holds_data, opts);
+            let mut change = data_change(p, fs, &to, holds_data, opts);
+            if let Some(f) = far.filter(|_| holds_data) {
+                change.reason = format!("{}; {}", change.reason, f.why);
+            }
+            return change;
         }
         let strict_end = opts.strict && ne < (ns + size_b).min(hi_b);
         let shrink = crate::plan::shrink_reason(new_parts, p, hi, strict_end);
@@ -555,9 +582,9 @@ pub fn place(
     None
 }
 
-/// Like [`place`] for a partition whose data moves: the next aligned start toward the end first (the shift is
-/// then almost a grain, which copies fastest), then the one toward the start; a place counts only when it
-/// holds the `used` bytes of the filesystem.
+/// Like [`place`] for a partition whose data moves: the next aligned start toward the end first, then the one
+/// toward the start; a place counts only when it holds the `used` bytes of the filesystem. (The realign then
+/// moves it further where the free space allows, see [`crate::mover::schedule::far_enough`].)
 #[allow(clippy::too_many_arguments)]
 pub fn place_for_data(
     start: u64,

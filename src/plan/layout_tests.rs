@@ -157,6 +157,50 @@ fn realign_refuses_to_move_data_and_states_the_move() {
     .is_err());
 }
 
+/// A data move goes one window (32 MiB) past its old start where the free space allows (2049 → 69632: shift mode,
+/// no journaled copy; the reason says why), and to the nearest aligned start where it does not (partition 2 right
+/// behind it: 2049 → 2048, journaled).
+#[test]
+fn realign_moves_data_a_window_away_where_free_space_allows() {
+    let t = Topology::simple(512, 4096, 16 * GIB);
+    let table = gpt_table(16 * GIB / 512, 512);
+    let contents = BTreeMap::from([(1u32, "ext4".to_string())]);
+    let opts = RealignOptions {
+        move_data: true,
+        footprints: BTreeMap::from([(1u32, 400_000 * 512)]),
+        ..Default::default()
+    };
+    let far = [part(1, 2049, 400_000)];
+    let (l, ch) = realign(&t, MIB, &table, &far, &contents, &opts).unwrap();
+    assert_eq!((l.partitions[0].start, ch[0].action), (69632, Action::Move));
+    let dm = ch[0].data_move.as_ref().unwrap();
+    assert_eq!(dm.to_offset_bytes, 34 * MIB);
+    let sch = crate::mover::Schedule::new(
+        dm.from_offset_bytes,
+        dm.to_offset_bytes,
+        dm.copy_bytes,
+        512,
+        crate::mover::MAX_CHUNK,
+    );
+    assert_eq!(sch.mode, crate::mover::Mode::Shift);
+    assert!(
+        ch[0]
+            .reason
+            .contains("further than the nearest aligned start")
+            && ch[0].reason.contains("copied in windows of the shift"),
+        "{}",
+        ch[0].reason
+    );
+    let near = [part(1, 2049, 400_000), part(2, 402_049, 100_000)];
+    let (l, ch) = realign(&t, MIB, &table, &near, &contents, &opts).unwrap();
+    assert_eq!((l.partitions[0].start, ch[0].action), (2048, Action::Move));
+    assert!(
+        !ch[0].reason.contains("further") && ch[0].reason.contains("saved in the journal first"),
+        "{}",
+        ch[0].reason
+    );
+}
+
 #[test]
 fn tiny_gap_is_unfixable_not_squeezed() {
     // Partition 2 sits between 1 and 3 with no aligned start inside its gap.
@@ -198,7 +242,7 @@ proptest! {
     #[test]
     fn realign_stays_inside_the_declared_usable_range(
         total in 20_000u64..400_000, first in 0u64..6000, tail in 0u64..6000,
-        layout in proptest::collection::vec((1u64..5000, 1u64..40_000), 1..6), strict: bool,
+        layout in proptest::collection::vec((1u64..5000, 1u64..40_000), 1..6), strict: bool, data: bool,
     ) {
         let t = Topology::simple(512, 4096, total * 512);
         let last = total.saturating_sub(1 + tail).max(first);
@@ -213,8 +257,15 @@ proptest! {
             parts.push(part(i as u32 + 1, start, *size));
             at = start + size;
         }
-        let opts = RealignOptions { strict, discard_data: Vec::new(), ..Default::default() };
-        let (l, changes) = realign(&t, MIB, &table, &parts, &BTreeMap::new(), &opts).unwrap();
+        // With `data`, every partition holds a filesystem the mover takes along (its footprint the partition):
+        // placed far enough for no journaled copy where there is room, never over the table or a neighbour.
+        let contents: BTreeMap<u32, String> = if data {
+            parts.iter().map(|p| (p.number, "ext4".to_string())).collect()
+        } else {
+            BTreeMap::new()
+        };
+        let opts = RealignOptions { strict, move_data: data, ..Default::default() };
+        let (l, changes) = realign(&t, MIB, &table, &parts, &contents, &opts).unwrap();
         for c in changes.iter().filter(|c| c.action == Action::Move) {
             let p = l.partitions.iter().find(|p| p.number == c.number).unwrap();
             prop_assert!(p.size > 0 && p.start >= first && p.end() <= last,

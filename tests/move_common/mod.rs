@@ -357,15 +357,9 @@ pub fn same_but_masked(now: &[u8], was: &[u8], ss: u64, masked: &[u64]) -> bool 
 }
 
 /// After a cut: for each move whose data is neither intact at its old place nor complete at its new place
-/// (signature sectors aside: the move masks them), whether blkid finds a filesystem signature in its old or
-/// new region. The number of such half-moved partitions blkid still recognises.
+/// (signature sectors aside: the move masks them), whether blkid finds a filesystem signature or a partition
+/// table in its old or new region. The number of such half-moved partitions blkid still recognises.
 pub fn exposed_while_half_moved(img: &Path, original: &[u8], job: &Job) -> usize {
-    exposed_ignoring(img, original, job, false)
-}
-
-/// [`exposed_while_half_moved`], with `ignore_pttype` not counting a finding that is only a
-/// partition table type (`PTTYPE=`, no filesystem `TYPE=`/`UUID=`).
-pub fn exposed_ignoring(img: &Path, original: &[u8], job: &Job, ignore_pttype: bool) -> usize {
     let ss = job.sector_size;
     let mut exposed = 0;
     for m in &job.moves {
@@ -398,12 +392,7 @@ pub fn exposed_ignoring(img: &Path, original: &[u8], job: &Job, ignore_pttype: b
             .find(|p| p.number == m.number)
             .map_or(sch.len, |p| p.size * ss);
         for (at, size) in [(sch.src, m.old_bytes), (sch.dst, new_bytes)] {
-            let found = probe(img, at, size).filter(|f| {
-                !ignore_pttype
-                    || f.split(' ')
-                        .any(|x| x.starts_with("TYPE=") || x.starts_with("UUID="))
-            });
-            if let Some(found) = found {
+            if let Some(found) = probe(img, at, size) {
                 eprintln!(
                     "partition {} half-moved, yet blkid finds at byte {at}: {found}",
                     m.number
@@ -474,7 +463,6 @@ pub fn cut_points_with(
             reorder,
             edit,
             after: &|_, _| {},
-            ignore_pttype: false,
         },
     )
 }
@@ -488,8 +476,6 @@ pub struct CutOpts<'a> {
     pub reorder: bool,
     pub edit: &'a dyn Fn(&mut Job),
     pub after: &'a dyn Fn(&Path, &Job),
-    /// Count no half-moved partition where blkid finds only a partition table type (see the FAT32 test).
-    pub ignore_pttype: bool,
 }
 
 /// The cut-point loop of [`cut_points_with`], with its options.
@@ -565,7 +551,7 @@ pub fn cut_loop(fixture: &Path, plan: &Plan, o: &CutOpts) -> (usize, usize) {
         };
         let (jmem, tripped, _) = cut_run_with(&work, &job, cut);
         assert!(tripped, "cut {k} of {total}");
-        exposed += exposed_ignoring(&work, &original, &job, o.ignore_pttype);
+        exposed += exposed_while_half_moved(&work, &original, &job);
         // A moving filesystem not recognised where the table puts it is always explained.
         let (shown, recognised) = inspect_after_cut(&work, &job, &kinds, nodir.path());
         assert!(
