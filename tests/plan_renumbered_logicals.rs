@@ -118,6 +118,16 @@ fn deleting_logical_5_keeps_6_as_5_with_its_data() {
         "6 is not listed as lost or moved: {changes:?}"
     );
     assert_eq!(p["destroys"], serde_json::json!([]), "{}", p["destroys"]);
+    // The plan as shown: 6 is renumbered, not removed, and nothing is destroyed.
+    let shown = afdisk(&["plan", &t, "--from-sfdisk", &s(&sf)]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert!(
+        shown.stdout.contains("kept, renumbered 6 → 5"),
+        "{}",
+        shown.stdout
+    );
+    assert!(!shown.stdout.contains("6 removed"), "{}", shown.stdout);
+    assert!(!shown.stdout.contains("DESTROY"), "{}", shown.stdout);
     // Apply with the plain confirmation (no --destroy-data).
     let r = apply(&t, &pf, "r.img", &sc.path("bk"));
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
