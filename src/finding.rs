@@ -157,12 +157,13 @@ pub const KIND_DOCS: &[KindDoc] = &[
         "A logical partition is not inside its extended partition."),
     doc("invalid-partition", "error",
         "An entry ends before it starts, or there is more than one extended partition."),
-    doc("ebr-chain-anomaly", "error",
+    doc("ebr-chain-anomaly", "error or warning",
         "The EBR chain is not in the standard form (a loop, a backward link, an EBR outside the extended \
          partition or past the disk, more than partition #60, no 0x55AA, invalid flag bytes, type-0 or extra \
          entries, odd slot order). \
          afdisk lists what sfdisk lists, says how the kernel, blkid and gdisk differ, and plans no change to \
-         the table."),
+         the table. A warning only for an empty extended partition whose first sector has all-zero entries \
+         and no 0x55AA: an empty chain, which afdisk edits."),
     doc("tools-disagree", "error or warning",
         "sfdisk, the kernel, blkid or gdisk read the disk differently: a GPT behind an LBA 0 without 0x55AA or \
          without an 0xEE entry, a GPT usable range the kernel and libfdisk reject, a GPT only libfdisk accepts, \

@@ -282,3 +282,38 @@ fn invalid_flag_in_unused_ebr_entry_is_a_finding_not_a_bug() {
     let r = afdisk(&["plan", &t, "--realign", "-o", &s(&pf)]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
 }
+
+/// Issue 25: an empty extended partition whose first sector is all zeros (no 0x55AA) is an empty chain to
+/// sfdisk: listed with no logicals and no error. afdisk lists the same, warns, and still plans on it; a zeroed
+/// signature on an EBR that holds a logical stays an error.
+#[test]
+fn empty_extended_with_a_zeroed_first_sector_is_a_warning() {
+    let sc = Scratch::new();
+    let img = sc.image("e.img", 16 * MIB);
+    sfdisk_script(
+        &s(&img),
+        "label: dos\nstart=2048, size=2048, type=83\nstart=8192, size=16384, type=5\n",
+    );
+    poke(&img, 8192 * 512, &[0u8; 512]);
+    let t = s(&img);
+    let sf = sfdisk_json(&t).expect("sfdisk reads the table");
+    assert_eq!(
+        sfdisk_rows(&sf).len(),
+        2,
+        "sfdisk: one primary, the extended"
+    );
+    let v = inspect(&t);
+    same_as_sfdisk(&t, &v);
+    assert!(has_finding(&v, "ebr-chain-anomaly", "warning"), "{v}");
+    assert!(!has_finding(&v, "ebr-chain-anomaly", "error"), "{v}");
+    let pf = sc.dir.path().join("e.json");
+    let r = afdisk(&["plan", &t, "--realign", "-o", &s(&pf)]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // A logical's EBR without 0x55AA is still damage.
+    let img = dos_with_logicals(&sc, "d.img", 2);
+    let e = ebrs(&img);
+    poke(&img, e[0] * 512 + 510, &[0, 0]);
+    let v = inspect(&s(&img));
+    assert!(has_finding(&v, "ebr-chain-anomaly", "error"), "{v}");
+    assert!(!has_finding(&v, "ebr-chain-anomaly", "warning"), "{v}");
+}

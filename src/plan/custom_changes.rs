@@ -5,6 +5,10 @@
 //! - **contents**: what each old partition holds (a filesystem or other signature), by number;
 //!   **footprints**: the bytes its filesystem uses.
 //! - **destroy-ok**: partitions whose data the user agreed to lose (`--replace`, DESTROY).
+//! - **match**: the old partition a new one continues. A logical partition is matched first by its start
+//!   sector inside the same extended container (deleting logical 5 renumbers 6 to 5 with its data where it
+//!   was: "kept, renumbered 6 → 5"); every other partition, and a logical with no old one at its start, by
+//!   number. An old partition no new one matches is deleted.
 
 use std::collections::BTreeMap;
 
@@ -27,13 +31,14 @@ pub fn changes(
     let empty = Vec::new();
     let olds = old.map(|o| &o.partitions).unwrap_or(&empty);
     let same_label = old.is_some_and(|o| o.table.label == new.table.label);
+    let matched = matches(olds, &new.partitions);
     let mut out = Vec::new();
-    for p in &new.partitions {
+    for (p, m) in new.partitions.iter().zip(&matched) {
         let reason_extra = realigned
             .get(&p.number)
             .map(|r| format!(" ({r})"))
             .unwrap_or_default();
-        let Some(o) = olds.iter().find(|o| o.number == p.number) else {
+        let Some(o) = m.map(|i| &olds[i]) else {
             out.push(created(p, ss, &reason_extra));
             continue;
         };
@@ -42,14 +47,23 @@ pub fn changes(
             content: content.clone(),
             ..kept(o, p)
         };
+        let renumbered = (o.number != p.number).then(|| renumbered(o, p));
         if (o.start, o.size) == (p.start, p.size) {
+            let entry = kept_entry(o, p, same_label);
             out.push(Change {
-                reason: kept_entry(o, p, same_label),
+                reason: match &renumbered {
+                    Some(r) if entry == "stays as it is" => format!("kept, {r}"),
+                    Some(r) => format!("kept, {r}; {entry}"),
+                    None => entry,
+                },
                 ..base
             });
             continue;
         }
-        let mut why = super::describe_change(o.start, o.size, p.start, p.size, ss, None);
+        let mut why = renumbered.map(|r| format!("{r}; ")).unwrap_or_default();
+        why.push_str(&super::describe_change(
+            o.start, o.size, p.start, p.size, ss, None,
+        ));
         why.push_str(&reason_extra);
         let edited = entry_edits(o, p, same_label);
         if !edited.is_empty() {
@@ -91,13 +105,58 @@ pub fn changes(
         };
         out.push(moved_with_data(&inputs, o, p, &fs, why, base)?);
     }
-    for o in olds {
-        if !new.partitions.iter().any(|p| p.number == o.number) {
+    for (i, o) in olds.iter().enumerate() {
+        if !matched.contains(&Some(i)) {
             out.push(deleted(o, contents));
         }
     }
     out.sort_by_key(|c| c.number);
     Ok(out)
+}
+
+/// For each new partition, the index in `olds` of the old partition it continues (see "match" in the module
+/// doc), if any. Each old partition is matched at most once.
+fn matches(olds: &[Partition], news: &[Partition]) -> Vec<Option<usize>> {
+    let old_box = container(olds);
+    let new_box = container(news);
+    let same_box = old_box.is_some() && old_box == new_box;
+    let mut out: Vec<Option<usize>> = news
+        .iter()
+        .map(|p| {
+            olds.iter().position(|o| {
+                same_box
+                    && p.kind == PartKind::Logical
+                    && o.kind == PartKind::Logical
+                    && o.start == p.start
+            })
+        })
+        .collect();
+    for (j, p) in news.iter().enumerate() {
+        if out[j].is_some() {
+            continue;
+        }
+        let free = |i: usize| !out.contains(&Some(i));
+        out[j] = olds
+            .iter()
+            .enumerate()
+            .find(|&(i, o)| o.number == p.number && free(i))
+            .map(|(i, _)| i);
+    }
+    out
+}
+
+/// The start of the extended container of a DOS table's partitions, if it has one (growing or shrinking the
+/// container leaves the logicals inside it where they are).
+fn container(parts: &[Partition]) -> Option<u64> {
+    parts
+        .iter()
+        .find(|p| p.kind == PartKind::Extended)
+        .map(|p| p.start)
+}
+
+/// The words for old partition `o` continuing as `p` under another number.
+fn renumbered(o: &Partition, p: &Partition) -> String {
+    format!("renumbered {} → {}", o.number, p.number)
 }
 
 /// What `changes` compares a moved partition against.

@@ -611,3 +611,106 @@ fn random_targets_over_random_tables() {
         );
     }
 }
+
+/// A DOS layout with extended 2 and logicals 5 (empty) and 6 (ext4), as the old table of a renumbering.
+fn two_logicals() -> Layout {
+    let mut l = target(
+        Label::Dos,
+        512,
+        vec![
+            entry(1, 2048, 4096, "83"),
+            entry(2, 8192, 40960, "5"),
+            entry(5, 10240, 4096, "83"),
+            entry(6, 16384, 8192, "83"),
+        ],
+    );
+    l.partitions[1].kind = PartKind::Extended;
+    l.partitions[2].kind = PartKind::Logical;
+    l.partitions[3].kind = PartKind::Logical;
+    l
+}
+
+#[test]
+fn a_renumbered_logical_is_kept_with_its_data() {
+    let old = two_logicals();
+    let contents = BTreeMap::from([(6u32, "ext4".to_string())]);
+    let used = BTreeMap::from([(6u32, 4096 * 512)]);
+    // Deleting 5 renumbers 6 to 5 at the same place: kept, nothing moved or discarded; old 5 is deleted.
+    let mut new = old.clone();
+    new.partitions.remove(2);
+    new.partitions[2].number = 5;
+    let ch = changes(Some(&old), &new, &contents, &used, &[], &BTreeMap::new()).unwrap();
+    let five: Vec<&Change> = ch.iter().filter(|c| c.number == 5).collect();
+    let kept = five.iter().find(|c| c.action == Action::Keep).unwrap();
+    assert_eq!(kept.reason, "kept, renumbered 6 → 5");
+    assert_eq!(kept.content.as_deref(), Some("ext4"));
+    assert_eq!((kept.old_start, kept.new_start), (Some(16384), Some(16384)));
+    assert!(kept.data_move.is_none());
+    let gone = five.iter().find(|c| c.action == Action::Delete).unwrap();
+    assert_eq!(
+        (gone.old_start, gone.reason.as_str()),
+        (Some(10240), "not in the new layout")
+    );
+    assert!(ch.iter().all(|c| c.number != 6 && c.data_move.is_none()));
+    assert!(!ch.iter().any(|c| c.reason.contains("discarded")));
+    // Renumbered and grown in place, retyped: one reason names all three.
+    new.partitions[2].size = 12288;
+    new.partitions[2].type_code = "82".into();
+    let ch = changes(Some(&old), &new, &contents, &used, &[], &BTreeMap::new()).unwrap();
+    let r = ch.iter().find(|c| c.action == Action::Resize).unwrap();
+    assert!(r.reason.starts_with("renumbered 6 → 5; "), "{}", r.reason);
+    assert!(r.reason.contains("entry edited: type"), "{}", r.reason);
+    assert!(r.data_move.is_none());
+}
+
+#[test]
+fn a_logical_matched_by_number_still_moves_or_is_lost() {
+    let old = two_logicals();
+    let contents = BTreeMap::from([(6u32, "ext4".to_string())]);
+    let used = BTreeMap::from([(6u32, 4096 * 512)]);
+    // 6 dropped and 5 left as is: 6's data is lost (a delete), 5 kept.
+    let mut dropped = old.clone();
+    dropped.partitions.truncate(3);
+    let ch = changes(
+        Some(&old),
+        &dropped,
+        &contents,
+        &used,
+        &[],
+        &BTreeMap::new(),
+    )
+    .unwrap();
+    let acts: Vec<(u32, Action)> = ch.iter().map(|c| (c.number, c.action)).collect();
+    assert_eq!(
+        acts,
+        vec![
+            (1, Action::Keep),
+            (2, Action::Keep),
+            (5, Action::Keep),
+            (6, Action::Delete)
+        ]
+    );
+    assert!(
+        ch[3].reason.contains("ext4 data is lost"),
+        "{}",
+        ch[3].reason
+    );
+    // 6 at another start keeps its number: a move with its data, not a renumbering.
+    let mut moved = old.clone();
+    moved.partitions[3].start = 30720;
+    let ch = changes(Some(&old), &moved, &contents, &used, &[], &BTreeMap::new()).unwrap();
+    let six = ch.iter().find(|c| c.number == 6).unwrap();
+    assert_eq!(six.action, Action::Move);
+    assert!(six.data_move.is_some() && !six.reason.contains("renumbered"));
+    // A primary at a logical's old start is not that logical: matched by number only.
+    let mut prim = old.clone();
+    prim.partitions.truncate(1);
+    prim.partitions.push(entry(3, 16384, 8192, "83"));
+    let ch = changes(Some(&old), &prim, &contents, &used, &[6], &BTreeMap::new()).unwrap();
+    assert!(ch
+        .iter()
+        .any(|c| c.number == 3 && c.action == Action::Create));
+    assert!(ch
+        .iter()
+        .any(|c| c.number == 6 && c.action == Action::Delete));
+}

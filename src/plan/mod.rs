@@ -431,6 +431,14 @@ impl Plan {
                         .iter()
                         .any(|c| c.number == p.number && c.action == Action::Delete)
                 })
+                // A logical renumbered at its start (a change with its old start that is not a delete).
+                .filter(|p| {
+                    !self.changes.iter().any(|c| {
+                        c.action != Action::Delete
+                            && c.old_start == Some(p.start)
+                            && c.new_start.is_some()
+                    })
+                })
             {
                 push(
                     DiffKind::Removed,

@@ -16,7 +16,9 @@
 //! - *standard* EBR: 0x55AA present, boot bytes 0x00/0x80, data (if any) in slot 0, link (if any) in slot 1 with
 //!   an extended type, a non-zero size and a start moving forward inside the extended partition, slots 2–3
 //!   unused. This is the only form afdisk's plan edits; anything else is an `ebr-chain-anomaly` finding (an
-//!   error: afdisk refuses to edit it) that says how sfdisk, the kernel/blkid and gdisk read it.
+//!   error: afdisk refuses to edit it) that says how sfdisk, the kernel/blkid and gdisk read it. One exception
+//!   is a warning: an empty extended partition whose only EBR is all-zero entries without 0x55AA (an empty
+//!   chain, which sfdisk lists with no complaint).
 
 use std::collections::HashSet;
 
@@ -130,6 +132,10 @@ struct Anomalies {
     bad_boot: Vec<(u64, Vec<usize>)>,
     /// EBRs without 0x55AA.
     no_signature: Vec<u64>,
+    /// The chain is one EBR, unsigned and with all four entries zero: an empty extended partition whose first
+    /// sector was never written (older afdisk and some tools leave it so). sfdisk lists it with no logicals
+    /// and no complaint; a warning, not damage.
+    empty_unsigned: bool,
     /// EBRs whose slots are not in the standard order (data in slot 0, link in slot 1, slots 2–3 unused).
     odd_slots: Vec<u64>,
     /// EBRs with more than one data or link slot (libfdisk ignores the extras; blkid/the kernel list extra data).
@@ -347,6 +353,11 @@ fn walk_chain(src: &dyn ByteSource, lss: u64, ext: &Entry) -> Chain {
         }
         link_start = next.start;
     }
+    an.empty_unsigned = !early_return
+        && an.no_signature.len() == 1
+        && an.odd_slots.is_empty()
+        && an.bad_boot.is_empty()
+        && matches!(ptes.as_slice(), [p] if p.data_cleared && p.link_cleared);
     let numbered: Vec<(u32, Pte)> = if early_return {
         // libfdisk returns before its clean-up: raw numbering, empty entries simply not listed.
         ptes.into_iter()
@@ -493,7 +504,21 @@ fn link_findings(an: &Anomalies, ext: &Entry) -> Vec<Finding> {
 /// The findings about what the chain's EBRs hold (signatures, flag bytes, odd slots).
 fn slot_findings(an: &Anomalies) -> Vec<Finding> {
     let mut f = Vec::new();
-    if !an.no_signature.is_empty() {
+    if an.empty_unsigned {
+        f.push(Finding::new(
+            Severity::Warning,
+            "ebr-chain-anomaly",
+            None,
+            format!(
+                "The extended partition is empty and its first sector (the first EBR, sector {}) holds no \
+                 entries and no 0x55AA: the chain is simply empty. sfdisk lists it so, with no logical \
+                 partitions; the kernel and blkid see none either. afdisk reads it as an empty chain and edits \
+                 the table; to tidy the sector, write the table back unchanged (sfdisk --dump, then sfdisk) or \
+                 delete the empty extended partition.",
+                list(&an.no_signature)
+            ),
+        ));
+    } else if !an.no_signature.is_empty() {
         f.push(anomaly(format!(
             "EBR(s) at sector(s) {} do not end in 0x55AA. sfdisk still uses them (\"Invalid flag … of EBR … will \
              be corrected by w(rite)\") and afdisk lists what sfdisk lists, but the kernel and blkid stop the \
