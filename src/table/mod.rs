@@ -67,9 +67,7 @@ pub fn driver(label: Label) -> &'static dyn TableDriver {
 // one is a new table's. A foreign label (a table afdisk reads through libblkid and never writes) is never in
 // JSON: no `Table` carries one, and serializing it fails. (Plain comments: a doc comment would change the JSON
 // schemas.)
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Label {
     #[default]
@@ -77,6 +75,25 @@ pub enum Label {
     Dos,
     #[serde(skip)]
     Foreign(foreign_driver::ForeignKind),
+}
+
+// The JSON spellings of `Label` (a foreign label has none): its schema, so that it stays a plain string enum.
+#[derive(schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum LabelJson {
+    Gpt,
+    Dos,
+}
+
+impl schemars::JsonSchema for Label {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Label".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        LabelJson::json_schema(generator)
+    }
 }
 
 impl Label {
