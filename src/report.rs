@@ -299,7 +299,8 @@ pub fn add_blkid(
     let topo = report.device.topology();
     let show = |t| ForeignTable::of(t, &topo, opts.stripe, opts.block_size);
     if report.table.is_none() {
-        if let Some(t) = found.table().filter(|t| !t.is_native()) {
+        // The read-only table driver that claims libblkid's table says it is foreign.
+        if let Some((_, t)) = foreign::claimed(&found) {
             let ft = show(t);
             // "No table … the disk is empty" is not true of it.
             report.findings.retain(|f| f.code != "no-table");

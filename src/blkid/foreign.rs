@@ -3,7 +3,8 @@
 //!
 //! Terms:
 //! - a **foreign table** is the disk's own table when libblkid reads one that afdisk does not edit (sun, sgi,
-//!   bsd, atari, mac, …) and afdisk's reader finds no GPT or dos table;
+//!   bsd, atari, mac, …) and afdisk's reader finds no GPT or dos table; which tables are foreign is the table
+//!   drivers' word: the read-only driver that claims libblkid's name ([`claimed`]);
 //! - a **nested label** is a table inside a partition of the disk's table (a BSD disklabel in a dos partition
 //!   of type 0xa5), shown under that partition;
 //! - the **alignment** of a foreign partition is the same analysis as for afdisk's own partitions
@@ -11,10 +12,19 @@
 
 use serde::Serialize;
 
-use super::PartTable;
+use super::{PartTable, Probed};
 use crate::alignment::{self, PartitionAlignment, Topology};
 use crate::finding::{Finding, Severity};
+use crate::table::{foreign_driver, Label};
 use crate::units::human;
+
+/// The disk's own table in `probed` when one of the read-only drivers in [`crate::table::DRIVERS`] claims it:
+/// that driver's label (a `Label::Foreign`) and libblkid's reading of the table. `None` when libblkid found no
+/// table, or one of afdisk's own types.
+pub fn claimed(probed: &Probed) -> Option<(Label, &PartTable)> {
+    let t = probed.table()?;
+    Some((foreign_driver::foreign_label(&t.kind)?, t))
+}
 
 /// One partition of a foreign table or nested label, with its alignment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -176,4 +186,45 @@ pub fn nested_finding(t: &ForeignTable) -> Finding {
             }
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::foreign_driver::ForeignKind;
+
+    fn probed(tables: &[(&str, Option<u32>)]) -> Probed {
+        Probed {
+            signatures: Vec::new(),
+            tables: tables
+                .iter()
+                .map(|(kind, parent)| PartTable {
+                    kind: (*kind).to_string(),
+                    id: None,
+                    offset: 0,
+                    parent: *parent,
+                    partitions: Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_claiming_driver_names_the_disk_table() {
+        let label = |p: &Probed| claimed(p).map(|(l, t)| (l, t.kind.clone()));
+        assert_eq!(
+            label(&probed(&[("sun", None)])),
+            Some((Label::Foreign(ForeignKind::Sun), "sun".into()))
+        );
+        assert_eq!(
+            label(&probed(&[("plan9", None)])),
+            Some((Label::Foreign(ForeignKind::Other), "plan9".into()))
+        );
+        for native in ["dos", "gpt", "PMBR"] {
+            assert_eq!(label(&probed(&[(native, None)])), None, "{native}");
+        }
+        // A nested label is not the disk's table.
+        assert_eq!(label(&probed(&[("dos", None), ("bsd", Some(1))])), None);
+        assert_eq!(label(&probed(&[])), None);
+    }
 }

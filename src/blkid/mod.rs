@@ -135,7 +135,7 @@ pub struct PartTable {
 impl PartTable {
     /// Whether afdisk edits this kind of table (dos, gpt; a bare protective MBR belongs to GPT).
     pub fn is_native(&self) -> bool {
-        matches!(self.kind.as_str(), "dos" | "gpt" | "PMBR")
+        crate::table::foreign_driver::is_native(&self.kind)
     }
 }
 

@@ -426,6 +426,7 @@ fn arb_layout(label: Label, ss: u64, total: u64) -> impl Strategy<Value = Layout
             let mut p = match label {
                 Label::Gpt => entry(number, start, size, GPT_TYPES[ty.min(3)]),
                 Label::Dos => entry(number, start, size, DOS_TYPES[ty.min(5)]),
+                Label::Foreign(_) => unreachable!("custom layouts are gpt or dos"),
             };
             p.bootable = boot && label == Label::Dos;
             if label == Label::Gpt && name > 0 {

@@ -8,6 +8,7 @@
 //! MBR flag bytes), a `tools-disagree` finding says how, as an error when it matters for editing.
 
 pub mod driver;
+pub mod foreign_driver;
 pub mod gpt;
 pub mod gpt_driver;
 mod gpt_findings;
@@ -33,9 +34,24 @@ pub use layout::Layout;
 pub use locate::occupied_sectors;
 use source::ByteSource;
 
-/// Every table driver, in probing order (GPT before dos, as libfdisk probes). Adding a table type is one driver
-/// file and one line here.
-pub static DRIVERS: &[&dyn TableDriver] = &[&gpt_driver::GPT, &mbr_driver::DOS];
+/// Every table driver, in probing order (GPT before dos, as libfdisk probes), then the read-only drivers of the
+/// foreign tables (`Other` last). Adding a table type is one driver file and one line here.
+pub static DRIVERS: &[&dyn TableDriver] = &[
+    &gpt_driver::GPT,
+    &mbr_driver::DOS,
+    &foreign_driver::SUN,
+    &foreign_driver::SGI,
+    &foreign_driver::BSD,
+    &foreign_driver::ATARI,
+    &foreign_driver::MAC,
+    &foreign_driver::SOLARIS,
+    &foreign_driver::MINIX,
+    &foreign_driver::ULTRIX,
+    &foreign_driver::UNIXWARE,
+    &foreign_driver::AIX,
+    &foreign_driver::AMIGA,
+    &foreign_driver::OTHER,
+];
 
 /// The driver of table type `label`.
 pub fn driver(label: Label) -> &'static dyn TableDriver {
@@ -48,15 +64,36 @@ pub fn driver(label: Label) -> &'static dyn TableDriver {
 }
 
 // A table type (the label of libfdisk), spelled in JSON and on the command line as `gpt`, `dos`; the default
-// one is a new table's. (Plain comments: a doc comment would change the JSON schemas.)
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+// one is a new table's. A foreign label (a table afdisk reads through libblkid and never writes) is never in
+// JSON: no `Table` carries one, and serializing it fails. (Plain comments: a doc comment would change the JSON
+// schemas.)
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Label {
     #[default]
     Gpt,
     Dos,
+    #[serde(skip)]
+    Foreign(foreign_driver::ForeignKind),
+}
+
+// The JSON spellings of `Label` (a foreign label has none): its schema, so that it stays a plain string enum.
+#[derive(schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum LabelJson {
+    Gpt,
+    Dos,
+}
+
+impl schemars::JsonSchema for Label {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Label".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        LabelJson::json_schema(generator)
+    }
 }
 
 impl Label {
@@ -64,13 +101,15 @@ impl Label {
         match self {
             Label::Gpt => "gpt",
             Label::Dos => "dos",
+            Label::Foreign(k) => k.as_str(),
         }
     }
 
-    /// The table type spelled `name` (`gpt`, `dos`), if afdisk has a driver for it.
+    /// The table type spelled `name` (`gpt`, `dos`), if afdisk writes it (a foreign type's name gives `None`).
     pub fn from_name(name: &str) -> Option<Label> {
         DRIVERS
             .iter()
+            .filter(|d| d.editable())
             .map(|d| d.label())
             .find(|l| l.as_str() == name)
     }

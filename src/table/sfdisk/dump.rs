@@ -58,7 +58,8 @@ pub(super) fn attrs_string(bits: u64) -> Option<String> {
 /// One partition line of the dump.
 fn part_line(label: Label, p: &Partition, device: &str) -> String {
     let ty = match label {
-        Label::Gpt => p.type_code.clone(),
+        // A foreign table's type is listed as read (afdisk never dumps one: no `Table` holds a foreign label).
+        Label::Gpt | Label::Foreign(_) => p.type_code.clone(),
         Label::Dos => {
             let h = p.type_code.trim_start_matches("0x");
             u8::from_str_radix(h, 16)

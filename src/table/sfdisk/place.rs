@@ -108,7 +108,7 @@ impl Script {
             grain: (grain_bytes / ss).max(1),
             space,
             first_default: match label {
-                Label::Gpt => space.0,
+                Label::Gpt | Label::Foreign(_) => space.0,
                 Label::Dos => (t.grain / ss).max(1),
             },
             primary: BTreeMap::new(),
@@ -145,6 +145,8 @@ impl Script {
         notes: &mut Vec<String>,
     ) -> Result<((u64, u64), (u64, u64))> {
         Ok(match label {
+            // A script never gets a foreign label (`label:` takes gpt or dos); refused all the same.
+            Label::Foreign(_) => return Err(super::super::driver::cannot_write(label)),
             Label::Gpt => {
                 let range = self.gpt_range(t, slots, sss, notes)?;
                 (range, range)
@@ -255,6 +257,7 @@ impl Placer<'_> {
             None => match self.label {
                 Label::Gpt => "0FC63DAF-8483-4772-8E79-3D69D8477DE4".into(),
                 Label::Dos => "0x83".into(),
+                Label::Foreign(_) => return Err(super::super::driver::cannot_write(self.label)),
             },
         };
         let sys = (self.label == Label::Dos)
@@ -472,7 +475,9 @@ impl Placer<'_> {
                     p.end,
                     p.line,
                     match self.label {
-                        Label::Gpt => "sfdisk refuses it too: \"Failed to add partition\"".to_string(),
+                        Label::Gpt | Label::Foreign(_) => {
+                            "sfdisk refuses it too: \"Failed to add partition\"".to_string()
+                        }
                         Label::Dos => format!(
                             "sfdisk would start it at sector {} instead, after that partition, unaligned",
                             p.end + 1
@@ -670,7 +675,7 @@ impl Placer<'_> {
             uuid,
             name: gpt.then(|| e.name.clone().unwrap_or_default()),
             kind: match self.label {
-                Label::Gpt => PartKind::Gpt,
+                Label::Gpt | Label::Foreign(_) => PartKind::Gpt,
                 Label::Dos if is_ext => PartKind::Extended,
                 Label::Dos if logical => PartKind::Logical,
                 Label::Dos => PartKind::Primary,
@@ -724,7 +729,7 @@ fn libfdisk_size(
         }
     };
     match label {
-        Label::Gpt => {
+        Label::Gpt | Label::Foreign(_) => {
             let dflt = if last_usable {
                 in_range(limit, start, limit).saturating_sub(1)
             } else {

@@ -303,6 +303,7 @@ pub(crate) fn resolve(file: &str, line: usize, label: Label, spec: &str) -> Resu
     let s = spec.trim();
     let low = s.to_ascii_lowercase();
     match label {
+        Label::Foreign(_) => Err(super::super::driver::cannot_write(label)),
         Label::Gpt => {
             if let Some((_, g)) = GPT_ALIASES.iter().find(|(a, _)| *a == low) {
                 return Ok((*g).to_string());
