@@ -264,8 +264,8 @@ fn select_free(es: &mut EditState, (a, b): (u64, u64)) {
         .filter_map(|(at, r)| match r {
             Row::Free(f) => {
                 let lo = (f.start * ss).max(a);
-                let hi = (f.end * ss).min(b);
-                (hi > lo).then_some((hi - lo, at))
+                let overlap = (f.end * ss).min(b).saturating_sub(lo);
+                (overlap > 0).then_some((overlap, at))
             }
             Row::Part(_) => None,
         })

@@ -483,10 +483,7 @@ pub fn disk_rows(r: &Report) -> Vec<DiskRow> {
         .map(|p| (p.start_bytes, p.start_bytes + p.size_bytes))
         .collect();
     if r.table.is_some() {
-        for s in segments(r)
-            .into_iter()
-            .filter(|s| s.kind == SegKind::Free)
-        {
+        for s in segments(r).into_iter().filter(|s| s.kind == SegKind::Free) {
             // Split at every extended partition's start and end; a piece inside one keeps a MiB for its
             // EBR.
             let mut cuts: Vec<u64> = extended
