@@ -471,7 +471,7 @@ pub const DISK_KEYS: (&[Command], &[Command]) = (
         cmd(
             "Up/Dn",
             "move",
-            "move the selection, or scroll the findings (also k/j)",
+            "move over the rows (free too) or the findings (k/j)",
         ),
         cmd(
             "Tab",

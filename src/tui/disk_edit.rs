@@ -1,6 +1,7 @@
 //! Editing where one looks (cfdisk's model), a page: a key of the editor pressed on the disk view (n new,
 //! d delete, r resize, t type, m move, N name, f flags, A realign) opens the disk's table as the editor's rows, free
-//! regions included, on the partition selected there, and does what the key asks at once. The edits build a
+//! regions included, on the row selected there (a partition, or a free region: `n` creates in it, a logical
+//! partition inside the extended one), and does what the key asks at once. The edits build a
 //! pending layout; its rows carry a mark (`*`) and a line says "N changes pending — Enter to review". Enter
 //! opens the plan screen on it (`Reply::Review`): the diff, the sectors and the typed confirmation stay the
 //! plan screen's, and Esc there comes back to these edits. Nothing here touches a disk.
