@@ -366,7 +366,6 @@ impl App {
             }
             return None;
         };
-        let n = d.report.partitions.len();
         match (code, d.focus) {
             (KeyCode::Tab | KeyCode::BackTab, _) => {
                 d.focus = if d.focus == Panel::Partitions {
@@ -375,17 +374,21 @@ impl App {
                     Panel::Partitions
                 };
             }
-            (KeyCode::Up | KeyCode::Char('k'), Panel::Partitions) => {
-                d.selected = d.selected.saturating_sub(1)
-            }
-            (KeyCode::Down | KeyCode::Char('j'), Panel::Partitions) if d.selected + 1 < n => {
-                d.selected += 1;
-            }
+            (KeyCode::Up | KeyCode::Char('k'), Panel::Partitions) => d.step(-1),
+            (KeyCode::Down | KeyCode::Char('j'), Panel::Partitions) => d.step(1),
+            (KeyCode::Home, Panel::Partitions) => d.select_row(0),
+            (KeyCode::End, Panel::Partitions) => d.select_row(usize::MAX),
             (KeyCode::Up | KeyCode::Char('k'), Panel::Findings) => {
                 d.findings_scroll = d.findings_scroll.saturating_sub(1)
             }
             (KeyCode::Down | KeyCode::Char('j'), Panel::Findings) => {
                 d.findings_scroll = d.findings_scroll.saturating_add(1)
+            }
+            (KeyCode::Char('z') | KeyCode::Enter, _) if d.free.is_some() => {
+                self.error = Some(
+                    "the zoom shows a partition's sectors: select a partition row (Up/Down), not free space"
+                        .into(),
+                );
             }
             (KeyCode::Char('z') | KeyCode::Enter, _) => {
                 let part = if zoomable.contains(&d.selected) {
@@ -446,7 +449,7 @@ impl App {
             _ => {}
         }
         if let Some(d) = self.disk.as_mut() {
-            d.selected = self.zoom.part;
+            d.select_partition(self.zoom.part);
         }
     }
 }
@@ -468,7 +471,7 @@ pub const DISK_KEYS: (&[Command], &[Command]) = (
         cmd(
             "Up/Dn",
             "move",
-            "move the selection, or scroll the findings (also k/j)",
+            "move over the rows (free too) or the findings (k/j)",
         ),
         cmd(
             "Tab",

@@ -31,9 +31,9 @@ pub fn open(d: &DiskState, prev: Option<Box<dyn Page>>) -> Box<dyn Page> {
             return p;
         }
     }
-    let part = r
-        .partitions
-        .get(d.selected)
+    let part = d
+        .selected_partition()
+        .and_then(|i| r.partitions.get(i))
         .filter(|p| p.kind != afdisk::table::PartKind::Extended && p.size > 0)
         .map(|p| p.number);
     let mut b = BenchState::new(r.device.path.clone(), r.device.name.clone(), part);

@@ -1,6 +1,7 @@
 //! Editing where one looks (cfdisk's model), a page: a key of the editor pressed on the disk view (n new,
 //! d delete, r resize, t type, m move, N name, f flags, A realign) opens the disk's table as the editor's rows, free
-//! regions included, on the partition selected there, and does what the key asks at once. The edits build a
+//! regions included, on the row selected there (a partition, or a free region: `n` creates in it, a logical
+//! partition inside the extended one), and does what the key asks at once. The edits build a
 //! pending layout; its rows carry a mark (`*`) and a line says "N changes pending — Enter to review". Enter
 //! opens the plan screen on it (`Reply::Review`): the diff, the sectors and the typed confirmation stay the
 //! plan screen's, and Esc there comes back to these edits. Nothing here touches a disk.
@@ -25,6 +26,7 @@ use afdisk::plan::Plan;
 
 use super::dialog::Styles;
 use super::edit::{EditAction, EditState};
+use super::edit_state::Row;
 use super::job::{self, Ctx, Env, Event, Handle, Job, StopRule};
 use super::model::DiskState;
 use super::page::{cmd, Command, Offered, Opener, Page, Reply, ReviewOrder};
@@ -142,6 +144,8 @@ pub struct DiskEdit {
     key: Option<char>,
     /// The partition selected on the disk view.
     selected: Option<u32>,
+    /// The free region selected on the disk view instead (bytes, start and end).
+    free: Option<(u64, u64)>,
     job: Option<Handle>,
 }
 
@@ -149,7 +153,10 @@ pub struct DiskEdit {
 /// while the disk has not changed.
 fn open(d: &DiskState, prev: Option<Box<dyn Page>>, key: char) -> Box<dyn Page> {
     let fp = fingerprint(d);
-    let selected = d.report.partitions.get(d.selected).map(|p| p.number);
+    let selected = d
+        .selected_partition()
+        .and_then(|i| d.report.partitions.get(i))
+        .map(|p| p.number);
     // Edits of an earlier visit are kept only while the disk is what it was when they were made.
     let kept = prev
         .as_ref()
@@ -164,6 +171,7 @@ fn open(d: &DiskState, prev: Option<Box<dyn Page>>, key: char) -> Box<dyn Page> 
         edit: kept,
         key: Some(key),
         selected,
+        free: d.free,
         job: None,
     };
     Box::new(page)
@@ -210,6 +218,9 @@ impl DiskEdit {
         if let Some(n) = self.selected {
             es.select_number(n);
         }
+        if let Some(bytes) = self.free {
+            select_free(es, bytes);
+        }
         match k {
             'A' => realign_selected(es),
             k => {
@@ -238,6 +249,30 @@ impl DiskEdit {
             destroy_ok: es.destroy_ok(),
             back_to: NAME,
         })
+    }
+}
+
+/// Selects the editor's free row that overlaps most the disk view's free region `(a, b)` (bytes): the
+/// editor's regions are on the grain, so they can be a little smaller than the one on the disk view. With no
+/// overlapping row (the edits changed the layout) the editor's own selection stays, and `n` says where it
+/// creates.
+fn select_free(es: &mut EditState, (a, b): (u64, u64)) {
+    let ss = es.editor.layout.table.sector_size.max(1);
+    let best = es
+        .rows()
+        .iter()
+        .enumerate()
+        .filter_map(|(at, r)| match r {
+            Row::Free(f) => {
+                let lo = (f.start * ss).max(a);
+                let overlap = (f.end * ss).min(b).saturating_sub(lo);
+                (overlap > 0).then_some((overlap, at))
+            }
+            Row::Part(_) => None,
+        })
+        .max();
+    if let Some((_, at)) = best {
+        es.selected = at;
     }
 }
 

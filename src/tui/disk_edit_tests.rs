@@ -366,3 +366,168 @@ fn n_on_the_disk_view_makes_a_logical_partition_inside_the_extended_one() {
         "{dump}"
     );
 }
+
+/// The disk-view row the highlight is on: the line of the rendered screen starting with `>` inside the
+/// partitions' frame.
+fn highlighted(app: &App) -> String {
+    render(app)
+        .lines()
+        .find_map(|l| l.trim_start_matches(['"', '│', '|']).strip_prefix('>'))
+        .map(str::to_string)
+        .unwrap_or_default()
+}
+
+/// A dos disk of 100 MiB with two gaps: partition 1 (8 MiB), 8 MiB free, partition 2 (8 MiB), the rest free.
+const GAPS: &str =
+    "label: dos\nstart=2048, size=16384, type=83\nstart=34816, size=16384, type=83\n";
+
+/// Issue 25 ("edit where you look"): Down and Up visit every row of the disk view, the free regions between
+/// and after the partitions included, and stop at the first and the last; Home and End go there. The
+/// highlight is on the row selected, and a free row selects no partition.
+#[test]
+fn down_and_up_visit_every_row_free_regions_included() {
+    use super::view::DiskRow;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = image(dir.path(), 100, GAPS);
+    let mut app = disk_app(&img);
+    let rows = super::view::disk_rows(&app.disk.as_ref().expect("disk").report);
+    assert_eq!(
+        rows,
+        vec![
+            DiskRow::Part(0),
+            DiskRow::Free(18432 * 512, 34816 * 512),
+            DiskRow::Part(1),
+            DiskRow::Free(51200 * 512, 100 << 20),
+        ]
+    );
+    let mut seen = Vec::new();
+    for _ in 0..rows.len() + 1 {
+        let d = app.disk.as_ref().expect("disk");
+        seen.push((d.row(), d.selected_partition(), highlighted(&app)));
+        key(&mut app, KeyCode::Down);
+    }
+    let at: Vec<usize> = seen.iter().map(|s| s.0).collect();
+    assert_eq!(at, vec![0, 1, 2, 3, 3], "Down stops at the last row");
+    let parts: Vec<Option<usize>> = seen.iter().map(|s| s.1).collect();
+    assert_eq!(parts, vec![Some(0), None, Some(1), None, None]);
+    assert!(seen[0].2.contains("1 "), "{seen:?}");
+    assert!(
+        seen[1].2.contains("18432") && seen[1].2.contains("free"),
+        "{seen:?}"
+    );
+    assert!(seen[2].2.contains("2 "), "{seen:?}");
+    assert!(
+        seen[3].2.contains("51200") && seen[3].2.contains("free"),
+        "{seen:?}"
+    );
+    for want in [2, 1, 0, 0] {
+        key(&mut app, KeyCode::Up);
+        assert_eq!(app.disk.as_ref().expect("disk").row(), want, "Up");
+    }
+    key(&mut app, KeyCode::End);
+    assert_eq!(app.disk.as_ref().expect("disk").row(), 3, "End");
+    key(&mut app, KeyCode::Home);
+    assert_eq!(app.disk.as_ref().expect("disk").row(), 0, "Home");
+}
+
+/// Writes the edits pending on the editing page: Enter reviews them, `a` and the device name write.
+fn write_pending(app: &mut App, dir: &Path) {
+    let r = key(app, KeyCode::Enter);
+    pump(app, r, dir);
+    key(app, KeyCode::Char('a'));
+    let name = device_name(app);
+    keys(app, &name);
+    let r = key(app, KeyCode::Enter);
+    pump(app, r, dir);
+}
+
+/// Issue 25: Down to the second free region and `n` creates the new partition in THAT region (not the first
+/// one): the size prompt offers the whole region, Enter alone takes it, and sfdisk reads the new partition
+/// from the region's start to the disk's end.
+#[test]
+fn n_on_the_second_free_row_creates_the_partition_there() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = image(dir.path(), 100, GAPS);
+    let t = img.to_str().expect("utf-8");
+    let mut app = disk_app(&img);
+    for _ in 0..3 {
+        key(&mut app, KeyCode::Down);
+    }
+    let r = key(&mut app, KeyCode::Char('n'));
+    pump(&mut app, r, dir.path());
+    let s = render(&app);
+    assert!(s.contains("New partition"), "{s}");
+    assert!(s.contains("75 MiB at 25 MiB"), "the second region: {s}");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(pending(&app), vec![(3, "new".to_string())]);
+    write_pending(&mut app, dir.path());
+    run("sfdisk", &["--verify", t], "");
+    let dump = run("sfdisk", &["-d", t], "");
+    assert!(
+        dump.contains("start=       51200, size=      153600, type=83"),
+        "{dump}"
+    );
+    assert!(
+        !dump.contains("start=       18432"),
+        "the first gap stays free: {dump}"
+    );
+}
+
+/// Issue 25: on the free row inside the extended partition `n` makes a logical partition there (cfdisk's
+/// behaviour), the whole region by default; on the free row after the extended one it makes a primary.
+#[test]
+fn n_on_the_free_logical_row_makes_a_logical_and_after_it_a_primary() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = "label: dos\nstart=2048, size=32768, type=7\nstart=34816, size=98304, type=5\n\
+                  start=36864, size=40960, type=83\n";
+    let img = image(dir.path(), 100, script);
+    let t = img.to_str().expect("utf-8");
+    let mut app = disk_app(&img);
+    // Rows: 1, 2 (extended), 5, free (logical), free.
+    key(&mut app, KeyCode::End);
+    let r = key(&mut app, KeyCode::Char('n'));
+    pump(&mut app, r, dir.path());
+    let s = render(&app);
+    assert!(s.contains("New partition"), "{s}");
+    assert!(!s.contains("New logical partition"), "{s}");
+    key(&mut app, KeyCode::Esc);
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.screen, Screen::Disk, "{}", render(&app));
+    key(&mut app, KeyCode::Up);
+    // The editor kept from the first visit is ready: no job this time.
+    if let Some(r) = key(&mut app, KeyCode::Char('n')) {
+        pump(&mut app, Some(r), dir.path());
+    }
+    let s = render(&app);
+    assert!(s.contains("New logical partition"), "{s}");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(pending(&app), vec![(6, "new".to_string())]);
+    write_pending(&mut app, dir.path());
+    run("sfdisk", &["--verify", t], "");
+    let dump = run("sfdisk", &["-d", t], "");
+    assert!(
+        dump.contains("start=       79872, size=       53248, type=83"),
+        "{dump}"
+    );
+}
+
+/// Issue 25: the keys that need a partition say so on a free row: `d` and `t` in the editor, the zoom on the
+/// disk view; nothing is pending.
+#[test]
+fn keys_that_need_a_partition_say_so_on_a_free_row() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = image(dir.path(), 100, GAPS);
+    let mut app = disk_app(&img);
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Char('z'));
+    assert_eq!(app.screen, Screen::Disk);
+    let s = render(&app);
+    assert!(s.contains("select a partition row"), "{s}");
+    let mut app = disk_app(&img);
+    key(&mut app, KeyCode::Down);
+    let r = key(&mut app, KeyCode::Char('d'));
+    pump(&mut app, r, dir.path());
+    let s = render(&app);
+    assert!(s.contains("select a partition first"), "{s}");
+    assert!(pending(&app).is_empty());
+}

@@ -2,8 +2,11 @@
 //! imports no screen, so state that several of them read lives here rather than in the app or a page.
 //!
 //! Terms:
-//! - **disk state** ([`DiskState`]): the disk on screen (its inspect report), the selected partition, the panel
-//!   with the focus ([`Panel`]) and the findings' scroll; pages are opened on it;
+//! - **disk state** ([`DiskState`]): the disk on screen (its inspect report), the selected row (a partition,
+//!   or a free region when `free` is set), the panel with the focus ([`Panel`]) and the findings' scroll; pages
+//!   are opened on it;
+//! - **disk rows** ([`disk_rows`]): the disk view's table rows in disk order, partitions and free regions;
+//!   Up/Down move over all of them;
 //! - **foreign rows** ([`foreign_rows`]): the partitions of a table afdisk reads but does not edit (sun, sgi,
 //!   bsd, …), as the rows and map segments of the disk view, read-only: the disk's `table` stays `None`, so
 //!   every edit goes through the plan, which refuses it unless the table is replaced;
@@ -34,11 +37,15 @@ pub enum ListItem {
     Failed { name: String, error: String },
 }
 
-/// The disk on screen: its report, the selected partition, the panel with the focus and the findings' scroll.
+/// The disk on screen: its report, the selected row, the panel with the focus and the findings' scroll.
 #[derive(Debug)]
 pub struct DiskState {
     pub report: Report,
+    /// The last partition selected (an index into the report's partitions); the selected row unless `free`
+    /// is set.
     pub selected: usize,
+    /// The free region selected instead of a partition (bytes, start and end, as in [`DiskRow::Free`]).
+    pub free: Option<(u64, u64)>,
     pub focus: Panel,
     pub findings_scroll: u16,
 }
@@ -57,12 +64,64 @@ impl DiskState {
             .iter()
             .position(|p| p.is_misaligned(false))
             .unwrap_or(0);
-        DiskState {
+        let mut d = DiskState {
             report,
             selected,
+            free: None,
             focus: Panel::Partitions,
             findings_scroll: 0,
+        };
+        if d.report.partitions.is_empty() {
+            // A disk without partitions: its first free region (if any) is the selected row.
+            d.select_row(0);
         }
+        d
+    }
+
+    /// The selected partition (an index into the report's partitions), or `None` when a free row is
+    /// selected or the disk has no partition.
+    pub fn selected_partition(&self) -> Option<usize> {
+        match self.free {
+            Some(_) => None,
+            None => (self.selected < self.report.partitions.len()).then_some(self.selected),
+        }
+    }
+
+    /// The selected row's position in [`disk_rows`] (0 when nothing matches).
+    pub fn row(&self) -> usize {
+        let want = match self.free {
+            Some((a, b)) => DiskRow::Free(a, b),
+            None => DiskRow::Part(self.selected),
+        };
+        disk_rows(&self.report)
+            .iter()
+            .position(|r| *r == want)
+            .unwrap_or(0)
+    }
+
+    /// Selects row `at` of [`disk_rows`] (clamped to the last row; nothing on a disk without rows).
+    pub fn select_row(&mut self, at: usize) {
+        let rows = disk_rows(&self.report);
+        match rows.get(at.min(rows.len().saturating_sub(1))) {
+            Some(DiskRow::Part(i)) => {
+                self.selected = *i;
+                self.free = None;
+            }
+            Some(DiskRow::Free(a, b)) => self.free = Some((*a, *b)),
+            None => {}
+        }
+    }
+
+    /// Moves the selection `by` rows (negative: up), free rows included, stopping at the first and last.
+    pub fn step(&mut self, by: isize) {
+        let at = self.row().saturating_add_signed(by);
+        self.select_row(at);
+    }
+
+    /// Selects partition `i` (an index into the report's partitions).
+    pub fn select_partition(&mut self, i: usize) {
+        self.selected = i;
+        self.free = None;
     }
 
     /// The table type for the disk's header: afdisk's own (`gpt`, `dos`), a foreign one marked read-only, or
@@ -395,4 +454,56 @@ mod tests {
         assert_eq!(z4k.per_phys, 1);
         assert!(z4k.cells.iter().any(|c| c.marked && c.lba == 355));
     }
+}
+
+/// A row of the disk view's partition table: a partition (its index in the report) or a free region of at
+/// least 1 MiB (bytes, start and end), as cfdisk lists free space between the partitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiskRow {
+    Part(usize),
+    Free(u64, u64),
+}
+
+/// The table's rows in disk order: the partitions (an extended one before its logicals) and the free
+/// regions of the disk map between and after them ([`segments`]), split at an extended partition's
+/// start and end; inside one, the first MiB of a region is left for the next logical's EBR (as cfdisk counts it), and
+/// regions under 1 MiB are left out.
+pub fn disk_rows(r: &Report) -> Vec<DiskRow> {
+    const MIB: u64 = 1 << 20;
+    let mut v: Vec<(u64, u8, DiskRow)> = r
+        .partitions
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.start_bytes, 0, DiskRow::Part(i)))
+        .collect();
+    let extended: Vec<(u64, u64)> = r
+        .partitions
+        .iter()
+        .filter(|p| p.kind == PartKind::Extended)
+        .map(|p| (p.start_bytes, p.start_bytes + p.size_bytes))
+        .collect();
+    if r.table.is_some() {
+        for s in segments(r).into_iter().filter(|s| s.kind == SegKind::Free) {
+            // Split at every extended partition's start and end; a piece inside one keeps a MiB for its
+            // EBR.
+            let mut cuts: Vec<u64> = extended
+                .iter()
+                .flat_map(|e| [e.0, e.1])
+                .filter(|e| *e > s.start && *e < s.end)
+                .collect();
+            cuts.sort_unstable();
+            cuts.push(s.end);
+            let mut a = s.start;
+            for b in cuts {
+                let inside = extended.iter().any(|e| a >= e.0 && b <= e.1);
+                let from = if inside { a + MIB } else { a };
+                if b > from && b - from >= MIB {
+                    v.push((from, 1, DiskRow::Free(from, b)));
+                }
+                a = b;
+            }
+        }
+    }
+    v.sort_by_key(|(start, kind, _)| (*start, *kind));
+    v.into_iter().map(|(_, _, row)| row).collect()
 }

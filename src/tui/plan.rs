@@ -376,6 +376,7 @@ mod tests {
         let d = DiskState {
             report,
             selected: 0,
+            free: None,
             focus: Panel::Partitions,
             findings_scroll: 0,
         };

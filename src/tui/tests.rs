@@ -152,12 +152,23 @@ fn keys_move_and_quit() {
         Some(1),
         "the misaligned partition is selected first"
     );
+    // j moves to the next row of the disk view, a free region or a partition.
+    let before = app.disk.as_ref().map(|d| d.row()).expect("disk");
     key(&mut app, KeyCode::Char('j'));
-    assert_eq!(app.disk.as_ref().map(|d| d.selected), Some(2));
-    key(&mut app, KeyCode::Up);
-    key(&mut app, KeyCode::Up);
-    key(&mut app, KeyCode::Up);
-    assert_eq!(app.disk.as_ref().map(|d| d.selected), Some(0));
+    let d = app.disk.as_ref().expect("disk");
+    assert_eq!(d.row(), before + 1);
+    let on = match view::disk_rows(&d.report)[d.row()] {
+        view::DiskRow::Part(i) => Some(i),
+        view::DiskRow::Free(..) => None,
+    };
+    assert_eq!(d.selected_partition(), on);
+    for _ in 0..=before + 1 {
+        key(&mut app, KeyCode::Up);
+    }
+    assert_eq!(
+        app.disk.as_ref().map(|d| d.selected_partition()),
+        Some(Some(0))
+    );
     key(&mut app, KeyCode::Tab);
     assert_eq!(
         app.disk.as_ref().map(|d| d.focus),

@@ -25,6 +25,7 @@ use afdisk::units::human;
 use super::app::{App, Screen};
 use super::list_view::draw_list;
 use super::model::{self, SegKind};
+pub use super::model::{disk_rows, DiskRow};
 use super::model::{DiskState, Panel};
 use super::page::key_bar;
 pub use super::term::{fit_to, TermKind};
@@ -234,7 +235,7 @@ pub fn image_banner(r: &Report) -> Option<String> {
     ))
 }
 
-fn draw_map(f: &mut Frame, r: &Report, selected: usize, area: Rect, th: &Theme) {
+fn draw_map(f: &mut Frame, r: &Report, selected: Option<usize>, area: Rect, th: &Theme) {
     let inner_w = area.width.saturating_sub(2) as usize;
     let segs = model::segments(r);
     let widths = model::widths(&segs, inner_w, 3);
@@ -256,7 +257,7 @@ fn draw_map(f: &mut Frame, r: &Report, selected: usize, area: Rect, th: &Theme) 
                 }
                 let t: String = t.chars().take(w).collect();
                 let mut st = if bad { th.bad } else { th.ok };
-                if i == selected {
+                if Some(i) == selected {
                     st = st.add_modifier(Modifier::REVERSED);
                 }
                 (t, st)
@@ -316,7 +317,7 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
             banner_area,
         );
     }
-    draw_map(f, r, d.selected, map, th);
+    draw_map(f, r, d.selected_partition(), map, th);
 
     draw_partitions(f, d, parts, th);
     draw_findings(f, d, findings, th);
@@ -377,9 +378,7 @@ fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
         )
         .row_highlight_style(th.sel)
         .highlight_symbol(">");
-    let selected = order
-        .iter()
-        .position(|row| matches!(row, DiskRow::Part(i) if *i == d.selected));
+    let selected = (!order.is_empty()).then(|| d.row());
     let mut st = TableState::default().with_selected(selected);
     f.render_stateful_widget(table, parts, &mut st);
 }
@@ -423,66 +422,14 @@ fn row_cells(r: &Report, order: &[DiskRow], wide: bool, ss: u64) -> Vec<Vec<Stri
         .collect()
 }
 
-/// A row of the disk view's partition table: a partition (its index in the report) or a free region of at
-/// least 1 MiB (bytes, start and end), as cfdisk lists free space between the partitions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DiskRow {
-    Part(usize),
-    Free(u64, u64),
-}
-
-/// The table's rows in disk order: the partitions (an extended one before its logicals) and the free
-/// regions of the disk map between and after them (`model::segments`), split at an extended partition's
-/// start and end; inside one, the first MiB of a region is left for the next logical's EBR (as cfdisk counts it), and
-/// regions under 1 MiB are left out.
-pub fn disk_rows(r: &Report) -> Vec<DiskRow> {
-    const MIB: u64 = 1 << 20;
-    let mut v: Vec<(u64, u8, DiskRow)> = r
-        .partitions
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.start_bytes, 0, DiskRow::Part(i)))
-        .collect();
-    let extended: Vec<(u64, u64)> = r
-        .partitions
-        .iter()
-        .filter(|p| p.kind == afdisk::table::PartKind::Extended)
-        .map(|p| (p.start_bytes, p.start_bytes + p.size_bytes))
-        .collect();
-    if r.table.is_some() {
-        for s in model::segments(r)
-            .into_iter()
-            .filter(|s| s.kind == SegKind::Free)
-        {
-            // Split at every extended partition's start and end; a piece inside one keeps a MiB for its
-            // EBR.
-            let mut cuts: Vec<u64> = extended
-                .iter()
-                .flat_map(|e| [e.0, e.1])
-                .filter(|e| *e > s.start && *e < s.end)
-                .collect();
-            cuts.sort_unstable();
-            cuts.push(s.end);
-            let mut a = s.start;
-            for b in cuts {
-                let inside = extended.iter().any(|e| a >= e.0 && b <= e.1);
-                let from = if inside { a + MIB } else { a };
-                if b > from && b - from >= MIB {
-                    v.push((from, 1, DiskRow::Free(from, b)));
-                }
-                a = b;
-            }
-        }
-    }
-    v.sort_by_key(|(start, kind, _)| (*start, *kind));
-    v.into_iter().map(|(_, _, row)| row).collect()
-}
-
 /// The disk view's findings: the selected partition's first, then the rest, styled by severity.
 fn draw_findings(f: &mut Frame, d: &DiskState, findings: Rect, th: &Theme) {
     let r = &d.report;
     // Findings: the selected partition's first, then the rest.
-    let sel_no = r.partitions.get(d.selected).map(|p| p.number);
+    let sel_no = d
+        .selected_partition()
+        .and_then(|i| r.partitions.get(i))
+        .map(|p| p.number);
     let mut ordered: Vec<_> = r
         .findings
         .iter()
