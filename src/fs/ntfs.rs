@@ -128,18 +128,11 @@ impl Filesystem for Ntfs {
         if self.probe(w).is_none() {
             return UsedMap::Whole("ntfs: no boot sector".into());
         }
-        super::ntfs_used::used_ranges(w)
+        super::ntfs_used::used_ranges(w, &window_boot_offsets(w))
     }
 
     fn after_move(&self, w: &Window, new_start: u64) -> Vec<FixUp> {
-        let head = w.at(0, 512.min(w.size() as usize)).unwrap_or_default();
-        let boots = boot_offsets(&head, w.size(), |o, b| {
-            let got = w
-                .at(o, b.len())
-                .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))?;
-            b.copy_from_slice(&got);
-            Ok(())
-        });
+        let boots = window_boot_offsets(w);
         boots
             .into_iter()
             .filter_map(|at| {
@@ -157,4 +150,16 @@ impl Filesystem for Ntfs {
             })
             .collect()
     }
+}
+
+/// [`boot_offsets`] of the volume in `w`.
+fn window_boot_offsets(w: &Window) -> Vec<u64> {
+    let head = w.at(0, 512.min(w.size() as usize)).unwrap_or_default();
+    boot_offsets(&head, w.size(), |o, b| {
+        let got = w
+            .at(o, b.len())
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))?;
+        b.copy_from_slice(&got);
+        Ok(())
+    })
 }

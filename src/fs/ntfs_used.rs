@@ -44,15 +44,16 @@ struct Volume {
     mft: Vec<Run>,
 }
 
-/// The used-block map of the NTFS volume in `w`.
-pub fn used_ranges(w: &Window) -> UsedMap {
-    match map(w) {
+/// The used-block map of the NTFS volume in `w`, whose boot sectors (the boot sector and the backups, which
+/// `$Bitmap` does not cover) lie at the byte offsets `boots`.
+pub fn used_ranges(w: &Window, boots: &[u64]) -> UsedMap {
+    match map(w, boots) {
         Ok(r) => UsedMap::Ranges(r),
         Err(why) => UsedMap::Whole(format!("ntfs: {why}")),
     }
 }
 
-fn map(w: &Window) -> Result<Vec<(u64, u64)>, String> {
+fn map(w: &Window, boots: &[u64]) -> Result<Vec<(u64, u64)>, String> {
     let v = volume(w)?;
     volume_clean(w, &v)?;
     logfile_clean(w, &v)?;
@@ -80,15 +81,7 @@ fn map(w: &Window) -> Result<Vec<(u64, u64)>, String> {
         return Err("$Bitmap is shorter than the volume".into());
     }
     // The boot sector and the backup boot sectors, which $Bitmap does not cover.
-    let head = w.at(0, 512).ok_or("boot sector unreadable")?;
-    let boots = super::ntfs::boot_offsets(&head, w.size(), |o, b| {
-        let got = w
-            .at(o, b.len())
-            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))?;
-        b.copy_from_slice(&got);
-        Ok(())
-    });
-    for at in boots {
+    for &at in boots {
         out.add(at, v.bps);
     }
     Ok(out.finish(w.size()))

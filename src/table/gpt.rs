@@ -20,7 +20,8 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use super::gpt_findings::{
-    backup_not_at_end, copy_findings, lba0_findings, neither_copy, primary_corrupt,
+    backup_not_at_end, copy_findings, lba0_findings, neither_copy, primary_corrupt, Comparison,
+    Placement,
 };
 use super::mbr::Lba0;
 use super::source::{ByteSource, SparseImage};
@@ -650,12 +651,21 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: Option<&Lba0>) -> GptRead {
             };
         }
         (Ok(p), b) => {
-            findings.extend(copy_findings(p, b.as_ref(), backup_lba));
-            findings.extend(backup_not_at_end(p, last, &misplaced));
+            let compared = b.as_ref().map(|b| Comparison {
+                problems: pair_problems(&p.header, &b.header),
+                arrays_differ: b.array != p.array,
+            });
+            findings.extend(copy_findings(compared, backup_lba));
+            let placed = Placement {
+                alt_lba: p.header.alt_lba,
+                first_usable: p.header.first_usable,
+                last_usable: p.header.last_usable,
+            };
+            findings.extend(backup_not_at_end(&placed, last, &misplaced));
             (p, HeaderUsed::Primary)
         }
         (Err(pe), Ok(b)) => {
-            findings.push(primary_corrupt(pe, b));
+            findings.push(primary_corrupt(pe, b.header.my_lba));
             (b, HeaderUsed::Backup)
         }
     };
@@ -671,7 +681,11 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: Option<&Lba0>) -> GptRead {
             return GptRead::Corrupt(findings);
         }
     };
-    findings.extend(lba0_findings(lba0, &parts, sectors));
+    let mismatched = lba0
+        .filter(|m| m.has_protective())
+        .map(|m| hybrid_problems(m, &parts, sectors))
+        .unwrap_or_default();
+    findings.extend(lba0_findings(lba0, &mismatched));
     findings.extend(parts.iter().filter(|p| p.size == 0).map(|p| {
         Finding::new(
             Severity::Error,

@@ -6,18 +6,26 @@
 //! case): gdisk, libfdisk and blkid still read such a table from its primary, `sgdisk -v` counts it as a
 //! problem, and afdisk reads it but does not edit it.
 
-use super::gpt::{hybrid_problems, pair_problems, GptCopy};
 use super::mbr::Lba0;
-use super::Partition;
 use crate::finding::{Finding, Severity};
 
-/// What the primary copy `p` and the backup read at `backup_lba` (or why it could not be read) say about
-/// each other.
-pub(super) fn copy_findings(
-    p: &GptCopy,
-    b: Result<&GptCopy, &String>,
-    backup_lba: u64,
-) -> Vec<Finding> {
+/// How the backup copy compares with the primary: its header's disagreements with the primary's (each in
+/// words) and whether the entry arrays differ.
+pub(super) struct Comparison {
+    pub problems: Vec<String>,
+    pub arrays_differ: bool,
+}
+
+/// Where the primary header puts the backup and the usable range, for [`backup_not_at_end`].
+pub(super) struct Placement {
+    pub alt_lba: u64,
+    pub first_usable: u64,
+    pub last_usable: u64,
+}
+
+/// What the primary copy and the backup read at `backup_lba` (their [`Comparison`], or why the backup could
+/// not be read) say about each other.
+pub(super) fn copy_findings(b: Result<Comparison, &String>, backup_lba: u64) -> Vec<Finding> {
     let mut findings = Vec::new();
     match b {
         Err(be) => findings.push(Finding::new(
@@ -30,8 +38,10 @@ pub(super) fn copy_findings(
                  backup from the primary (gdisk: r, d, w; or `sgdisk -e` when the disk was resized)."
             ),
         )),
-        Ok(b) => {
-            let problems = pair_problems(&p.header, &b.header);
+        Ok(Comparison {
+            problems,
+            arrays_differ,
+        }) => {
             if !problems.is_empty() {
                 findings.push(Finding::new(
                     Severity::Error,
@@ -47,7 +57,7 @@ pub(super) fn copy_findings(
                         problems.join("; ")
                     ),
                 ));
-            } else if b.array != p.array {
+            } else if arrays_differ {
                 findings.push(Finding::new(
                     Severity::Error,
                     "gpt-tables-differ",
@@ -65,14 +75,13 @@ pub(super) fn copy_findings(
     findings
 }
 
-/// What LBA 0 says next to a GPT with `parts` on a disk of `total` sectors: a hybrid MBR (consistent or not),
-/// or no protective MBR.
-pub(super) fn lba0_findings(lba0: Option<&Lba0>, parts: &[Partition], total: u64) -> Vec<Finding> {
+/// What LBA 0 says next to a GPT: a hybrid MBR (consistent, or with the `mismatched` problems of its entries
+/// against the GPT and the disk), or no protective MBR.
+pub(super) fn lba0_findings(lba0: Option<&Lba0>, mismatched: &[String]) -> Vec<Finding> {
     let mut findings = Vec::new();
     match lba0 {
         Some(m) if m.has_protective() => {
             let others = m.used_non_protective();
-            let mismatched = hybrid_problems(m, parts, total);
             if !mismatched.is_empty() {
                 findings.push(Finding::new(
                     Severity::Error,
@@ -127,11 +136,10 @@ pub(super) fn neither_copy(lss: u64, pe: &str, be: &str) -> Finding {
     )
 }
 
-/// The finding of a primary copy `p` whose backup is not at the disk's last LBA `last`: a warning for a grown disk
-/// (the backup lies after the usable range), an error for a misplaced backup (`misplaced` says why, from both
-/// copies' headers; see the module doc).
-pub(super) fn backup_not_at_end(p: &GptCopy, last: u64, misplaced: &[String]) -> Option<Finding> {
-    let h = &p.header;
+/// The finding of a primary copy whose backup (placed as `h` says) is not at the disk's last LBA `last`: a
+/// warning for a grown disk (the backup lies after the usable range), an error for a misplaced backup
+/// (`misplaced` says why, from both copies' headers; see the module doc).
+pub(super) fn backup_not_at_end(h: &Placement, last: u64, misplaced: &[String]) -> Option<Finding> {
     if h.alt_lba == last {
         return None;
     }
@@ -166,8 +174,8 @@ pub(super) fn backup_not_at_end(p: &GptCopy, last: u64, misplaced: &[String]) ->
     ))
 }
 
-/// The finding of a damaged primary copy (`pe` says why) read past through the backup copy `b`.
-pub(super) fn primary_corrupt(pe: &str, b: &GptCopy) -> Finding {
+/// The finding of a damaged primary copy (`pe` says why) read past through the backup copy at `backup_lba`.
+pub(super) fn primary_corrupt(pe: &str, backup_lba: u64) -> Finding {
     Finding::new(
         Severity::Error,
         "gpt-primary-corrupt",
@@ -176,7 +184,7 @@ pub(super) fn primary_corrupt(pe: &str, b: &GptCopy) -> Finding {
             "The primary GPT at LBA 1 is damaged ({pe}); afdisk read the partitions from the backup GPT at \
              LBA {}. Tools that only read the primary see no partitions. Rebuild the primary from the \
              backup (gdisk: r, c, w) after backing up the disk's first and last MiB.",
-            b.header.my_lba
+            backup_lba
         ),
     )
 }
