@@ -8,8 +8,10 @@
 //!   over a table of another type (a conversion). A realignment and a custom edit of the table on the disk do
 //!   not (and a realignment never wipes anything);
 //! - the signatures are probed on the disk **as the plan leaves it**: the table's sectors encoded into an
-//!   in-memory overlay first. A magic that lies in a sector the table writes is the new table's own (its
-//!   `55 aa`, its `EFI PART` headers) and is never listed; the rest are **old**;
+//!   in-memory overlay first. A magic that lies in a sector the table writes, or in a sector the new table
+//!   occupies as read back from the overlay (a protective MBR already as the table writes it, so not
+//!   rewritten), is the new table's own (its `55 aa`, its `EFI PART` headers) and is never listed; the rest are
+//!   **old**;
 //! - the **whole-disk wipe**: a plan that writes a new table wipes every old signature libblkid finds on the
 //!   whole disk (sfdisk's `--wipe`), except magic bytes in sector 0's boot code area (bytes 0–439, which
 //!   sfdisk keeps too) and those inside a partition the plan keeps or moves with its data;
@@ -273,7 +275,13 @@ pub fn encode(
         let data = from_hex(&w.data).ok_or_else(|| cannot("a table sector is not hex"))?;
         ov.put(w.lba, data);
     }
-    let table_lbas: BTreeSet<u64> = table.iter().map(|w| w.lba).collect();
+    let mut table_lbas: BTreeSet<u64> = table.iter().map(|w| w.lba).collect();
+    // The new table's sectors that already held what it writes (a protective MBR kept as it was) are its own
+    // too: every sector the table occupies as read back from the overlay.
+    let after = crate::table::scan(&ov, ss);
+    if let Some(t) = &after.table {
+        table_lbas.extend(crate::table::driver(t.label).occupied_sectors(&ov, ss, &after));
+    }
     let mut found = Vec::new();
     for _ in 0..ROUNDS {
         if round(&mut ov, ss, inp, &table_lbas, &mut found)? == 0 {
