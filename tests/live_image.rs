@@ -323,13 +323,16 @@ impl Drop for Vm {
     }
 }
 
-/// GRUB's highlighted menu line (marked `*` on a serial terminal); empty before the menu is drawn.
+/// GRUB's highlighted menu line (marked `*` on a serial terminal); empty before the menu is drawn. GRUB draws
+/// the menu with or without a frame (`|*afdisk …|`), depending on the terminal.
 fn highlighted(screen: &str) -> String {
     screen
         .lines()
-        .find(|l| l.trim_start().starts_with("*afdisk"))
+        .find_map(|l| {
+            l.find("*afdisk")
+                .map(|i| l[i..].trim_end_matches([' ', '|']))
+        })
         .unwrap_or_default()
-        .trim()
         .to_string()
 }
 
