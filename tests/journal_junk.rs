@@ -52,7 +52,7 @@ fn a_fifo_named_like_a_journal_does_not_hang_inspect() {
 }
 
 /// A misaligned ext4 (GPT by sgdisk at LBA 2049) on a new image `name` and the job of its realigning move.
-fn moving_disk(sc: &Scratch, name: &str) -> (std::path::PathBuf, afdisk::mover::Job) {
+fn moving_disk(sc: &Scratch, name: &str) -> (std::path::PathBuf, afdisk::mover::JournalHeader) {
     let img = sc.image(name, 24 * MIB);
     run("sgdisk", &["-a", "1", "-n", "1:2049:+8M", &s(&img)]);
     let off = format!("offset={}", 2049 * 512);

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use afdisk::device::{self, Overrides};
 use afdisk::mover::io::{FileIo, Io, MemIo};
-use afdisk::mover::{self, engine, Control, Job, Journal, Record, Stage};
+use afdisk::mover::{self, engine, Control, Journal, JournalHeader, Record, Stage};
 use common::{run, Scratch};
 use move_common::*;
 
@@ -99,7 +99,7 @@ fn same_files(sc: &Scratch, img: &Path, off: u64, files: &Path) {
 
 /// The bytes the job of `plan` writes to its journal when run on a copy of `fixture` (before the apply), and
 /// the bytes it copies: (journal bytes, copied bytes).
-fn journal_bytes(fixture: &Path, plan: &afdisk::plan::Plan) -> (u64, u64, Job) {
+fn journal_bytes(fixture: &Path, plan: &afdisk::plan::Plan) -> (u64, u64, JournalHeader) {
     let job = {
         let o = device::open(fixture, &Overrides::default()).expect("open");
         afdisk::apply::moves::job_for(plan, &o.source()).expect("job")

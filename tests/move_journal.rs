@@ -39,7 +39,7 @@ fn a_version_1_journal_copies_the_whole_footprint() {
 }
 
 /// A change made to a job.
-type Edit = Box<dyn Fn(&mut mover::Job)>;
+type Edit = Box<dyn Fn(&mut mover::JournalHeader)>;
 
 /// Journals that this afdisk must not run: a newer version, ranges that are not whole sectors, ranges past the
 /// footprint, ranges out of order.

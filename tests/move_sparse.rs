@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use afdisk::device::{self, Overrides};
-use afdisk::mover::{self, Job};
+use afdisk::mover::{self, JournalHeader};
 use common::{run, Scratch};
 use move_common::*;
 
@@ -176,14 +176,14 @@ fn fat_files_equal(img: &Path, off: u64, files: &Files) {
 }
 
 /// The job of `plan` on `img` (as the apply builds it).
-fn job(img: &Path, plan: &afdisk::plan::Plan) -> Job {
+fn job(img: &Path, plan: &afdisk::plan::Plan) -> JournalHeader {
     let o = device::open(img, &Overrides::default()).expect("open");
     afdisk::apply::moves::job_for(plan, &o.source()).expect("job")
 }
 
 /// The job's single move copies a sparse map: many ranges, well under the footprint, and (with `win`, the
 /// window size the cuts run with) ranges across window boundaries.
-fn assert_sparse(job: &Job, win: u64) -> usize {
+fn assert_sparse(job: &JournalHeader, win: u64) -> usize {
     let m = &job.moves[0];
     let used = m.used.as_deref().expect("a used-block map");
     let bytes: u64 = used.iter().map(|r| r.1).sum();
@@ -202,8 +202,8 @@ fn assert_sparse(job: &Job, win: u64) -> usize {
 }
 
 /// The schedule of every move rebuilt with windows of `chunk` bytes (more windows, so more cut points).
-fn windows_of(chunk: u64) -> impl Fn(&mut Job) {
-    move |j: &mut Job| {
+fn windows_of(chunk: u64) -> impl Fn(&mut JournalHeader) {
+    move |j: &mut JournalHeader| {
         j.max_chunk = chunk;
         for m in &mut j.moves {
             let s = m.schedule;
@@ -217,7 +217,7 @@ fn every_write(
     img: &Path,
     plan: &afdisk::plan::Plan,
     chunk: u64,
-    after: &dyn Fn(&Path, &Job),
+    after: &dyn Fn(&Path, &JournalHeader),
 ) -> usize {
     let edit = windows_of(chunk);
     let mut n = 0;
@@ -249,7 +249,7 @@ fn sparse_ext4_journaled_both_directions_cut_at_every_write() {
     let kept = spread_ext4(&sc, &img, 2049 * 512, 20 * 1024, 40, 1);
     let p = move_plan(&img, &[(1, 2048, 20 * 2048)]);
     let ranges = assert_sparse(&job(&img, &p), MIB);
-    let after = |w: &Path, j: &Job| ext4_files_equal(w, j.moves[0].schedule.dst, &kept);
+    let after = |w: &Path, j: &JournalHeader| ext4_files_equal(w, j.moves[0].schedule.dst, &kept);
     let left = every_write(&img, &p, MIB, &after);
 
     let img = sc.image("b.img", 32 * MIB);
@@ -261,7 +261,7 @@ fn sparse_ext4_journaled_both_directions_cut_at_every_write() {
     let kept = spread_ext4(&sc, &img, 63 * 512, 12 * 1024, 24, 2);
     let p = move_plan(&img, &[(1, 2048, 24576)]);
     assert_sparse(&job(&img, &p), MIB);
-    let after = |w: &Path, j: &Job| ext4_files_equal(w, j.moves[0].schedule.dst, &kept);
+    let after = |w: &Path, j: &JournalHeader| ext4_files_equal(w, j.moves[0].schedule.dst, &kept);
     let right = every_write(&img, &p, MIB, &after);
     eprintln!(
         "sparse ext4 ({ranges} ranges): {left} cut points toward the start, {right} toward the end"
@@ -281,8 +281,8 @@ fn sparse_ext4_shift_and_disjoint_cut_at_every_write() {
     let j = job(&img, &p);
     assert_eq!(j.moves[0].schedule.mode, mover::Mode::Shift);
     assert_sparse(&j, MIB);
-    let after = |w: &Path, j: &Job| ext4_files_equal(w, j.moves[0].schedule.dst, &kept);
-    let edit = |_: &mut Job| {};
+    let after = |w: &Path, j: &JournalHeader| ext4_files_equal(w, j.moves[0].schedule.dst, &kept);
+    let edit = |_: &mut JournalHeader| {};
     let mut shift = 0;
     // Seeded random writes (drawn from all of them), plain and reordering.
     let mut x = 0x0DD5_EED5_u64;
@@ -317,7 +317,7 @@ fn sparse_ext4_shift_and_disjoint_cut_at_every_write() {
     let j = job(&img, &p);
     assert_eq!(j.moves[0].schedule.mode, mover::Mode::Disjoint);
     assert_sparse(&j, MIB);
-    let after = |w: &Path, j: &Job| ext4_files_equal(w, j.moves[0].schedule.dst, &kept);
+    let after = |w: &Path, j: &JournalHeader| ext4_files_equal(w, j.moves[0].schedule.dst, &kept);
     let disjoint = every_write(&img, &p, MIB, &after);
     eprintln!("sparse ext4: {shift} cut points in shift mode, {disjoint} in disjoint mode");
     assert!(shift == 60 && disjoint > 20, "{shift} and {disjoint}");
@@ -336,7 +336,7 @@ fn fragmented_fat32_both_directions_cut_at_every_write() {
     let kept = fragmented_fat32(&sc, &img, 2049, 40 * 2048, 5);
     let p = move_plan(&img, &[(1, 2048, 40 * 2048)]);
     let ranges = assert_sparse(&job(&img, &p), MIB / 2);
-    let after = |w: &Path, j: &Job| fat_files_equal(w, j.moves[0].schedule.dst, &kept);
+    let after = |w: &Path, j: &JournalHeader| fat_files_equal(w, j.moves[0].schedule.dst, &kept);
     // Moved toward the start by one sector, the source's first sector receives the FSInfo sector: its 55 AA is
     // hidden too, so blkid reports no partition table (`PTTYPE=dos`) there while the move runs.
     let left = every_write(&img, &p, MIB / 2, &after);
@@ -373,7 +373,7 @@ fn fragmented_fat32_both_directions_cut_at_every_write() {
     let kept = fragmented_fat32(&sc, &img, 63, 81920, 6);
     let p = move_plan(&img, &[(1, 2048, 81920)]);
     assert_sparse(&job(&img, &p), MIB / 2);
-    let after = |w: &Path, j: &Job| fat_files_equal(w, j.moves[0].schedule.dst, &kept);
+    let after = |w: &Path, j: &JournalHeader| fat_files_equal(w, j.moves[0].schedule.dst, &kept);
     let right = every_write(&img, &p, MIB / 2, &after);
     eprintln!(
         "fragmented FAT32 ({ranges} ranges): {left} cut points toward the start, {right} toward the end, {random} random with a cut resume"
@@ -399,7 +399,7 @@ fn wipefs_finds(sc: &Scratch, img: &Path, off: u64, len: u64) -> String {
 /// After cuts at `ks` of a move by `job` of the fixture `img` (plain cuts, no resume): for each cut, whether
 /// blkid (`-p` at the region's offset) or wipefs finds anything in the partition's old or new region, as
 /// `(cut, what)` findings.
-fn seen_at_cuts(sc: &Scratch, img: &Path, job: &Job, ks: &[u64]) -> Vec<(u64, String)> {
+fn seen_at_cuts(sc: &Scratch, img: &Path, job: &JournalHeader, ks: &[u64]) -> Vec<(u64, String)> {
     let work = sc.dir.path().join("seen.work");
     let m = &job.moves[0];
     let new_bytes = job.new.partitions[0].size * job.sector_size;
@@ -436,7 +436,7 @@ fn fat32_backup_boot_sector_stays_hidden_while_it_moves() {
     );
     let kept = fragmented_fat32(&sc, &img, 2054, 40 * 2048, 7);
     let p = move_plan(&img, &[(1, 2048, 40 * 2048)]);
-    let after = |w: &Path, j: &Job| fat_files_equal(w, j.moves[0].schedule.dst, &kept);
+    let after = |w: &Path, j: &JournalHeader| fat_files_equal(w, j.moves[0].schedule.dst, &kept);
     let edit = windows_of(MIB / 2);
     let mut x = 0x0FA7_B00D_u64;
     let ks: Vec<u64> = (0..12)

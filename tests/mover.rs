@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicBool;
 
 use afdisk::device::{self, Overrides};
 use afdisk::mover::io::{FileIo, MemIo};
-use afdisk::mover::{self, engine, Control, Ended, Job, Journal, Record, Stage};
+use afdisk::mover::{self, engine, Control, Ended, Journal, JournalHeader, Record, Stage};
 use afdisk::plan::{Action, Plan};
 use common::{run, run_stdin, Scratch};
 use move_common::*;
@@ -62,7 +62,7 @@ fn without_masking_blkid_recognises_a_half_moved_filesystem() {
     // Windows of 1 MiB: the used-block map would otherwise widen the windows until the few of them leave no
     // cut between a copy begun and a copy done.
     let windows = small_windows(MIB);
-    let unmasked = |j: &mut Job| {
+    let unmasked = |j: &mut JournalHeader| {
         windows(j);
         j.hide.clear();
         j.unhide.clear();
@@ -73,8 +73,8 @@ fn without_masking_blkid_recognises_a_half_moved_filesystem() {
 }
 
 /// The job with journaled windows of `chunk` bytes (the move's schedule and the journal's slots).
-fn small_windows(chunk: u64) -> impl Fn(&mut Job) {
-    move |j: &mut Job| {
+fn small_windows(chunk: u64) -> impl Fn(&mut JournalHeader) {
+    move |j: &mut JournalHeader| {
         j.max_chunk = chunk;
         for m in &mut j.moves {
             let s = m.schedule;
@@ -143,7 +143,7 @@ fn random_cuts_and_cut_resumes_on_a_larger_ext4() {
 
 /// Cuts the move of `job` on `img` after `k` writes with the journal as a file in `dir` (as an apply leaves
 /// it); returns the journal's path.
-fn cut_to_file(img: &Path, job: &Job, k: u64, dir: &Path) -> PathBuf {
+fn cut_to_file(img: &Path, job: &JournalHeader, k: u64, dir: &Path) -> PathBuf {
     let jp = dir.join(format!("afdisk-test-{k}{}", mover::JOURNAL_SUFFIX));
     let cut = engine::run_cut_at(img, &jp, job, k).expect("journal made before the cut");
     assert!(cut, "the move was cut after {k} writes");

@@ -1,5 +1,5 @@
-//! From a plan to a data move: the journal header ([`Job`]) that the mover runs, and the plan-level questions
-//! about moves (does this plan move data, what does its confirmation name, may its backup be restored).
+//! From a plan to a data move: the journal header ([`JournalHeader`]) that the mover runs, and the plan-level
+//! questions about moves (does this plan move data, what does its confirmation name, may its backup be restored).
 //! `apply` is the only code that starts a move; the mover knows jobs, not plans.
 //!
 //! Terms:
@@ -13,7 +13,7 @@
 use crate::error::{Error, Result};
 use crate::hex::{from_hex, to_hex};
 use crate::mover::{
-    extents, fssize, hide, Job, MoveSpec, Schedule, Sector, MAX_CHUNK, MOVING_GPT_TYPE,
+    extents, fssize, hide, JournalHeader, MoveSpec, Schedule, Sector, MAX_CHUNK, MOVING_GPT_TYPE,
     MOVING_MBR_TYPE,
 };
 use crate::plan::encode::{self, Overlay};
@@ -41,14 +41,14 @@ fn read_error(what: String) -> impl FnOnce(std::io::Error) -> Error {
 
 /// The journal header for `plan` over the disk as it is now (`src`), with windows of at most [`MAX_CHUNK`]: see
 /// [`job_with_chunk`].
-pub fn job_for(plan: &Plan, src: &dyn ByteSource) -> Result<Job> {
+pub fn job_for(plan: &Plan, src: &dyn ByteSource) -> Result<JournalHeader> {
     job_with_chunk(plan, src, MAX_CHUNK)
 }
 
 /// The journal header for `plan` over the disk as it is now (`src`): the moves with their footprints and
 /// schedules (windows of at most `max_chunk` bytes of data, which is also the room of a journal record), the
 /// marking table, what it replaces, and the new table encoded over the marked one.
-pub fn job_with_chunk(plan: &Plan, src: &dyn ByteSource, max_chunk: u64) -> Result<Job> {
+pub fn job_with_chunk(plan: &Plan, src: &dyn ByteSource, max_chunk: u64) -> Result<JournalHeader> {
     let ss = plan.device.logical_sector_size;
     let old = plan.old.clone().ok_or_else(|| {
         Error::usage(
@@ -69,7 +69,7 @@ pub fn job_with_chunk(plan: &Plan, src: &dyn ByteSource, max_chunk: u64) -> Resu
     let (unmark, ov) = unmark_of(src, ss, &mark)?;
     let (hide_s, unhide, reveal) = signature_writes(src, ss, &moves)?;
     let finish = encode::encode(&ov, ss, Some(&marked), &plan.new, plan.kind)?;
-    Ok(Job {
+    Ok(JournalHeader {
         version: crate::mover::journal::VERSION,
         id: uuid::Uuid::new_v4().simple().to_string(),
         plan_seal: plan.seal.clone(),

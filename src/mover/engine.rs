@@ -150,7 +150,7 @@ fn copy_all(dev: &dyn Io, j: &mut Journal, rec: &Record, ctl: &mut Control) -> R
 pub fn run_cut_at(
     img: &std::path::Path,
     journal: &std::path::Path,
-    job: &super::Job,
+    job: &super::JournalHeader,
     k: u64,
 ) -> Result<bool> {
     use super::io::{Cut, CutIo, FileIo};

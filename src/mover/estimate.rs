@@ -1,12 +1,12 @@
-//! How long a move takes, before it runs: one short probe of the disk and of the journal's device, and the
+//! How long a move takes, before it runs: one short measurement of the disk and of the journal's device, and the
 //! estimate from a move's schedule, which the plan shows.
 //!
 //! Terms:
-//! - **Probe** ([`probe_all`]): on the disk, up to 16 MiB read with `O_DIRECT` and one flush, timed: a read rate
+//! - **Measurement** ([`measure_rates`]): on the disk, up to 16 MiB read with `O_DIRECT` and one flush, timed: a read rate
 //!   (bytes/s) and a flush time (s); on the journal's device (the directory the journal goes to), up to 4 MiB
 //!   written to a scratch file with `O_DIRECT` where its filesystem takes it, then flushed, and one 4 KiB write
 //!   flushed again, timed: a write rate and a flush time. The scratch file is removed; a journal directory that
-//!   cannot be probed (missing, read-only) is taken to be as fast as the disk.
+//!   cannot be measured (missing, read-only) is taken to be as fast as the disk.
 //! - **Pass**: one traversal of the bytes a move copies on the disk (read, write, verify).
 //! - **Barrier**: a disk flush that a window's commit waits for; a **commit** also flushes the journal (per window
 //!   in journaled mode, which also writes the window's bytes to the journal; per batch of windows otherwise).
@@ -25,9 +25,9 @@ pub struct Rates {
     pub journal_flush: f64,
 }
 
-/// Read rate (bytes/s) and flush time (s) of the device, from a short probe: up to 16 MiB read with
-/// `O_DIRECT` from `offset`, and one `fdatasync` (harmless on a read-only fd). `None` when the probe fails.
-pub fn probe(file: &std::fs::File, offset: u64, len: u64) -> Option<(f64, f64)> {
+/// Read rate (bytes/s) and flush time (s) of the device, from a short measurement: up to 16 MiB read with
+/// `O_DIRECT` from `offset`, and one `fdatasync` (harmless on a read-only fd). `None` when the measurement fails.
+pub fn measure_disk(file: &std::fs::File, offset: u64, len: u64) -> Option<(f64, f64)> {
     use std::os::unix::fs::FileExt;
     let f = file.try_clone().ok()?;
     set_direct(&f, true);
@@ -62,13 +62,13 @@ fn set_direct(f: &std::fs::File, on: bool) {
     let _ = nix::fcntl::fcntl(f, nix::fcntl::FcntlArg::F_SETFL(flags));
 }
 
-/// Bytes the journal probe writes.
+/// Bytes the journal measurement writes.
 const JOURNAL_PROBE_BYTES: u64 = 4 << 20;
 
 /// Write rate (bytes/s, the flush included) and flush time (s) of the journal's device: [`JOURNAL_PROBE_BYTES`]
 /// written to a new scratch file in `dir` (`O_DIRECT` when the filesystem takes it) and flushed, then one 4 KiB
 /// write flushed. The file is removed. `None` when `dir` takes no new file or a write fails.
-pub fn probe_journal(dir: &Path) -> Option<(f64, f64)> {
+pub fn measure_journal(dir: &Path) -> Option<(f64, f64)> {
     let nonce = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
@@ -84,7 +84,7 @@ pub fn probe_journal(dir: &Path) -> Option<(f64, f64)> {
     r
 }
 
-/// The timings of [`probe_journal`] on the new, empty file `f`.
+/// The timings of [`measure_journal`] on the new, empty file `f`.
 fn timed_writes(f: &std::fs::File) -> Option<(f64, f64)> {
     use std::os::unix::fs::FileExt;
     set_direct(f, true);
@@ -111,7 +111,7 @@ fn timed_writes(f: &std::fs::File) -> Option<(f64, f64)> {
     (secs > 0.0).then(|| (done as f64 / secs, flush))
 }
 
-/// The directory apply puts a move's journal in, which the plan probes: the backup directory,
+/// The directory apply puts a move's journal in, which the plan measures: the backup directory,
 /// `$AFDISK_BACKUP_DIR`, else /var/lib/afdisk/backups (the same rule as `apply::backup::backup_dir`, which the
 /// plan's layer cannot import; a test keeps them equal).
 pub fn journal_dir() -> std::path::PathBuf {
@@ -120,17 +120,17 @@ pub fn journal_dir() -> std::path::PathBuf {
         .map_or_else(|| "/var/lib/afdisk/backups".into(), Into::into)
 }
 
-/// One short probe of the disk (`file`, from `offset`, up to `len` bytes) and of the journal's device (`journal`,
-/// the directory the journal goes to): `None` when the disk cannot be probed; a journal directory that cannot be
+/// One short measurement of the disk (`file`, from `offset`, up to `len` bytes) and of the journal's device (`journal`,
+/// the directory the journal goes to): `None` when the disk cannot be measured; a journal directory that cannot be
 /// (or none given) counts as fast as the disk.
-pub fn probe_all(
+pub fn measure_rates(
     file: &std::fs::File,
     offset: u64,
     len: u64,
     journal: Option<&Path>,
 ) -> Option<Rates> {
-    let (rate, flush) = probe(file, offset, len)?;
-    let (journal_rate, journal_flush) = journal.and_then(probe_journal).unwrap_or((rate, flush));
+    let (rate, flush) = measure_disk(file, offset, len)?;
+    let (journal_rate, journal_flush) = journal.and_then(measure_journal).unwrap_or((rate, flush));
     Some(Rates {
         rate,
         flush,
@@ -208,9 +208,9 @@ mod tests {
     #[test]
     fn the_journal_probe_leaves_nothing_behind() {
         let d = tempfile::tempdir().expect("tempdir");
-        let (rate, flush) = probe_journal(d.path()).expect("probe a writable directory");
+        let (rate, flush) = measure_journal(d.path()).expect("measure a writable directory");
         assert!(rate > 0.0 && flush >= 0.0, "{rate} {flush}");
         assert_eq!(std::fs::read_dir(d.path()).expect("ls").count(), 0);
-        assert_eq!(probe_journal(&d.path().join("missing")), None);
+        assert_eq!(measure_journal(&d.path().join("missing")), None);
     }
 }

@@ -1,7 +1,7 @@
 //! The move journal: a file **off the disk being moved** that holds what a resume needs.
 //!
 //! Layout (bytes): `AFDMOVJ1`, header length (u64 LE), CRC-32 of the header, the header as JSON (the
-//! [`Job`]: version, plan seal, device identity, the moves with their schedules and copy ranges, the table
+//! [`JournalHeader`]: version, plan seal, device identity, the moves with their schedules and copy ranges, the table
 //! sectors that mark the disk, restore it and finish it); from the next 4 KiB boundary two **record slots** of
 //! `4096 + max_chunk` bytes, written alternately (a torn record write leaves the other slot intact); after them
 //! the **checksums** of every window's source (8 bytes each, per move in order). The file is allocated whole
@@ -74,7 +74,7 @@ impl MoveSpec {
 
 /// The journal header: everything fixed for the whole move.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Job {
+pub struct JournalHeader {
     pub version: u32,
     /// Random id of this move.
     pub id: String,
@@ -175,7 +175,7 @@ impl Record {
 /// An open journal.
 pub struct Journal<'a> {
     io: &'a dyn Io,
-    pub job: Job,
+    pub job: JournalHeader,
     slots: u64,
     slot_size: u64,
     sums: u64,
@@ -201,7 +201,7 @@ fn io_err(what: &str, e: &io::Error) -> Error {
 
 /// Refuses a header this afdisk cannot run: a newer version, more windows than can be counted, copy ranges
 /// that are not copy ranges of their move, or a window copying more than a record holds.
-fn check_moves(job: &Job) -> Result<()> {
+fn check_moves(job: &JournalHeader) -> Result<()> {
     if job.version > VERSION {
         return Err(bad(format!(
             "it was written by a newer afdisk (journal version {}, this one reads up to {VERSION})",
@@ -233,7 +233,7 @@ fn check_moves(job: &Job) -> Result<()> {
 }
 
 impl<'a> Journal<'a> {
-    fn layout(io: &'a dyn Io, job: Job, hlen: u64) -> Journal<'a> {
+    fn layout(io: &'a dyn Io, job: JournalHeader, hlen: u64) -> Journal<'a> {
         let slots = (20 + hlen).div_ceil(4096) * 4096;
         let slot_size = REC_HEAD + job.max_chunk;
         let sums = slots + 2 * slot_size;
@@ -256,7 +256,7 @@ impl<'a> Journal<'a> {
     }
 
     /// The bytes a journal for `job` takes: header, two record slots, the window checksums.
-    pub fn size_for(job: &Job) -> Result<u64> {
+    pub fn size_for(job: &JournalHeader) -> Result<u64> {
         let hlen = serde_json::to_vec(job)
             .map_err(|e| bad(format!("cannot serialise: {e}")))?
             .len() as u64;
@@ -266,7 +266,7 @@ impl<'a> Journal<'a> {
     }
 
     /// Writes a new journal for `job` and its first record (stage started), flushed.
-    pub fn create(io: &'a dyn Io, job: Job) -> Result<Journal<'a>> {
+    pub fn create(io: &'a dyn Io, job: JournalHeader) -> Result<Journal<'a>> {
         let text = serde_json::to_vec(&job).map_err(|e| bad(format!("cannot serialise: {e}")))?;
         let mut head = Vec::with_capacity(20 + text.len());
         head.extend_from_slice(MAGIC);
@@ -297,7 +297,7 @@ impl<'a> Journal<'a> {
         if crc32fast::hash(&text).to_le_bytes() != h[16..20] {
             return Err(bad("its header is damaged (CRC mismatch)"));
         }
-        let job: Job = serde_json::from_slice(&text)
+        let job: JournalHeader = serde_json::from_slice(&text)
             .map_err(|e| bad(format!("its header does not parse: {e}")))?;
         // A sound checksum over absurd numbers (a foreign or forged file): the layout below must not overflow.
         if job.max_chunk == 0 || job.max_chunk > MAX_CHUNK_BOUND {

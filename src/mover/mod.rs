@@ -53,9 +53,11 @@ use crate::table::source::ByteSource;
 use crate::table::Layout;
 use crate::units::human;
 pub use engine::{Control, Ended, Phase, Progress};
-pub use estimate::{estimate_copy_seconds, journal_dir, probe, probe_all, probe_journal, Rates};
+pub use estimate::{
+    estimate_copy_seconds, journal_dir, measure_disk, measure_journal, measure_rates, Rates,
+};
 pub use findings::{hidden_finding, interrupted_finding, journal_finding};
-pub use journal::{Job, Journal, MoveSpec, Record, Sector, Stage};
+pub use journal::{Journal, JournalHeader, MoveSpec, Record, Sector, Stage};
 pub use schedule::{Mode, Schedule};
 
 /// The GPT type of a partition whose data is being moved ("afdisk moving", private).
@@ -344,7 +346,7 @@ fn clear_direct(file: &std::fs::File) {
 fn outcome(
     opened: &Opened,
     journal: &Path,
-    job: &Job,
+    job: &JournalHeader,
     ended: Ended,
     secs: f64,
     checks: Vec<fsck::FsCheck>,
@@ -475,7 +477,7 @@ fn drive(
 pub fn start(
     opened: &Opened,
     file: &std::fs::File,
-    job: Job,
+    job: JournalHeader,
     journal_dir: &Path,
     ctl: &mut Control,
 ) -> Result<MoveOutcome> {

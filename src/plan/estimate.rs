@@ -1,11 +1,11 @@
-//! The time a plan's data moves should take, shown in the plan: from one short probe of the device and of the
+//! The time a plan's data moves should take, shown in the plan: from one short measurement of the device and of the
 //! journal's directory, and the mover's own estimator (`mover::estimate_copy_seconds`), so the plan and the mover
 //! agree on how a move runs.
 //!
 //! Terms:
 //! - **Probe**: up to 16 MiB read with `O_DIRECT` from the first moving partition and one flush, timed, and a
 //!   short timed write and flush in the journal's directory (the backup directory, where apply puts the journal;
-//!   the scratch file is removed) (`mover::probe_all`): read rate and flush time of the disk, write rate and
+//!   the scratch file is removed) (`mover::measure_rates`): read rate and flush time of the disk, write rate and
 //!   flush time of the journal's device.
 //! - **Estimate**: per moving partition, milliseconds in its `data_move`, and the plan's note with the total.
 //! - **Used bytes**: what the filesystem's used-block map (`fs::used_map`, read from the device) says is in use
@@ -15,7 +15,7 @@
 use super::{Action, Change, DataMove};
 use crate::mover;
 
-/// Fills the time estimate of every data move in `changes` from one short probe of the device (`file`), and
+/// Fills the time estimate of every data move in `changes` from one short measurement of the device (`file`), and
 /// returns the plan's note about the moves (none when nothing moves).
 pub fn estimate_moves(file: &std::fs::File, ss: u64, changes: &mut [Change]) -> Vec<String> {
     let moving: Vec<usize> = changes
@@ -32,7 +32,7 @@ pub fn estimate_moves(file: &std::fs::File, ss: u64, changes: &mut [Change]) -> 
         .as_ref()
         .map_or(0, |d| d.from_offset_bytes);
     let journal_dir = mover::journal_dir();
-    let probe = mover::probe_all(file, from, 16 << 20, Some(&journal_dir));
+    let probe = mover::measure_rates(file, from, 16 << 20, Some(&journal_dir));
     let mut total = 0.0;
     for &i in &moving {
         let c = &mut changes[i];

@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 
 use afdisk::device::{self, Overrides};
 use afdisk::mover::io::{Cut, CutIo, FileIo, MemIo};
-use afdisk::mover::{self, engine, Control, Ended, Job, Journal, Record, Stage};
+use afdisk::mover::{self, engine, Control, Ended, Journal, JournalHeader, Record, Stage};
 use afdisk::plan::{self, Action, Plan, Request};
 
 use crate::common;
@@ -110,7 +110,7 @@ pub fn gpt_2049_moving(
     name: &str,
     seed: u64,
     files_bytes: u64,
-) -> (PathBuf, Vec<u8>, Job) {
+) -> (PathBuf, Vec<u8>, JournalHeader) {
     let img = sc.image(name, 48 * MIB);
     run("sgdisk", &["-a", "1", "-n", "1:2049:+20M", &s(&img)]);
     mkfs_ext4(&img, 2049 * 512, 19 * 1024, &files(sc, seed, files_bytes));
@@ -129,11 +129,15 @@ pub fn stop_never() -> AtomicBool {
 
 /// Runs the job on `img` with a cut after `k` writes (over disk and journal); returns the journal's backing
 /// store and whether the cut happened.
-pub fn cut_run(img: &Path, job: &Job, k: u64) -> (MemIo, bool, u64) {
+pub fn cut_run(img: &Path, job: &JournalHeader, k: u64) -> (MemIo, bool, u64) {
     cut_run_with(img, job, Cut::new(k))
 }
 
-pub fn cut_run_with(img: &Path, job: &Job, cut: std::sync::Arc<Cut>) -> (MemIo, bool, u64) {
+pub fn cut_run_with(
+    img: &Path,
+    job: &JournalHeader,
+    cut: std::sync::Arc<Cut>,
+) -> (MemIo, bool, u64) {
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -189,7 +193,7 @@ pub fn resume(img: &Path, jmem: &MemIo, cut_at: Option<u64>) -> Option<Ended> {
 /// How many bytes of the old partition `number` the filesystem in it spans, as its own tool reports it
 /// (`tune2fs -l`: block count × block size; `xfs_db`: dblocks × blocksize), read from `original`; the whole
 /// partition when it holds no filesystem. Measured apart from the mover's own footprint reader.
-pub fn footprint_by_tool(original: &[u8], job: &Job, number: u32) -> u64 {
+pub fn footprint_by_tool(original: &[u8], job: &JournalHeader, number: u32) -> u64 {
     let ss = job.sector_size;
     let old = job
         .old
@@ -264,7 +268,7 @@ pub fn footprint_by_tool(original: &[u8], job: &Job, number: u32) -> u64 {
 /// Everything that must hold after a move: the filesystem's whole old footprint (measured by its own tool, not
 /// taken from the mover's schedule) byte for byte at the new start, fsck, the peers' verdicts (read from their
 /// output), the new entry.
-pub fn check_moved(img: &Path, original: &[u8], job: &Job, label: &str) {
+pub fn check_moved(img: &Path, original: &[u8], job: &JournalHeader, label: &str) {
     let ss = job.sector_size;
     for m in &job.moves {
         let sch = m.schedule;
@@ -359,7 +363,7 @@ pub fn same_but_masked(now: &[u8], was: &[u8], ss: u64, masked: &[u64]) -> bool 
 /// After a cut: for each move whose data is neither intact at its old place nor complete at its new place
 /// (signature sectors aside: the move masks them), whether blkid finds a filesystem signature or a partition
 /// table in its old or new region. The number of such half-moved partitions blkid still recognises.
-pub fn exposed_while_half_moved(img: &Path, original: &[u8], job: &Job) -> usize {
+pub fn exposed_while_half_moved(img: &Path, original: &[u8], job: &JournalHeader) -> usize {
     let ss = job.sector_size;
     let mut exposed = 0;
     for m in &job.moves {
@@ -409,7 +413,7 @@ pub fn exposed_while_half_moved(img: &Path, original: &[u8], job: &Job) -> usize
 /// now puts it, the filesystem it held before the move (`kinds`, afdisk's own probe of the fixture).
 pub fn inspect_after_cut(
     img: &Path,
-    job: &Job,
+    job: &JournalHeader,
     kinds: &[Option<String>],
     nodir: &Path,
 ) -> (bool, bool) {
@@ -452,7 +456,7 @@ pub fn cut_points_with(
     ks: Option<Vec<u64>>,
     second: Option<&dyn Fn(u64) -> u64>,
     reorder: bool,
-    edit: &dyn Fn(&mut Job),
+    edit: &dyn Fn(&mut JournalHeader),
 ) -> (usize, usize) {
     cut_loop(
         fixture,
@@ -474,8 +478,8 @@ pub struct CutOpts<'a> {
     pub ks: Option<Vec<u64>>,
     pub second: Option<&'a dyn Fn(u64) -> u64>,
     pub reorder: bool,
-    pub edit: &'a dyn Fn(&mut Job),
-    pub after: &'a dyn Fn(&Path, &Job),
+    pub edit: &'a dyn Fn(&mut JournalHeader),
+    pub after: &'a dyn Fn(&Path, &JournalHeader),
 }
 
 /// The cut-point loop of [`cut_points_with`], with its options.
