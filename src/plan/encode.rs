@@ -73,18 +73,22 @@ pub fn encode(
             }
         })
         .collect();
+    renumber_phases(&mut writes);
+    Ok(writes)
+}
+
+/// Sorts `writes` by phase, then sector, and renumbers the phases densely (1, 2, 3 ...).
+pub(super) fn renumber_phases(writes: &mut [SectorWrite]) {
     writes.sort_by_key(|w| (w.phase, w.lba));
-    // Renumber phases densely (1, 2, 3 ...).
     let mut last = None;
     let mut n = 0;
-    for w in &mut writes {
+    for w in writes {
         if last != Some(w.phase) {
             n += 1;
             last = Some(w.phase);
         }
         w.phase = n;
     }
-    Ok(writes)
 }
 
 /// What the peers' verification (`sgdisk -v` for a GPT) would count as problems in the `label` table that `src`

@@ -326,16 +326,7 @@ fn merge(
         }
     }
     let mut writes: Vec<SectorWrite> = by_lba.into_values().collect();
-    writes.sort_by_key(|w| (w.phase, w.lba));
-    let mut last = None;
-    let mut n = 0;
-    for w in &mut writes {
-        if last != Some(w.phase) {
-            n += 1;
-            last = Some(w.phase);
-        }
-        w.phase = n;
-    }
+    encode::renumber_phases(&mut writes);
     Ok(writes)
 }
 
