@@ -681,3 +681,49 @@ fn a_script_plan_names_the_type_change_of_a_moved_partition() {
     assert_eq!(sf["partitiontable"]["partitions"][0]["type"], "c", "{sf}");
     assert_eq!(sf["partitiontable"]["partitions"][0]["start"], 2048, "{sf}");
 }
+
+/// Issue 25 item 5: a realign never leaves an end misaligned that was aligned. The XP demo's partition 1
+/// (63–24575, ending on 12 MiB) moves to 2048 and grows by 63 sectors to end on 13 MiB while free space follows
+/// (no `misaligned-end` afterwards); with a neighbour right behind its kept-size end, its size stays.
+#[test]
+fn a_realign_keeps_an_aligned_end_aligned() {
+    let sc = Scratch::new();
+    let img = sc.image("xp.img", 64 * MIB);
+    sfdisk_script(
+        &s(&img),
+        "label: dos\nstart=63, size=24513, type=7\nstart=32768, size=40960, type=83\n",
+    );
+    let pf = sc.path("p.json");
+    let p = plan(&s(&img), &["--realign"], &pf);
+    let c = &p["changes"][0];
+    assert_eq!(
+        (c["new_start"].as_u64(), c["new_size"].as_u64()),
+        (Some(2048), Some(24576)),
+        "{p}"
+    );
+    let reason = c["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("its end stays on a physical-sector boundary"),
+        "{reason}"
+    );
+    let r = apply(&s(&img), &pf, "xp.img", sc.dir.path());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = inspect(&s(&img));
+    let codes: Vec<&str> = v["findings"]
+        .as_array()
+        .map(|f| f.iter().filter_map(|x| x["code"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(!codes.contains(&"misaligned-end"), "{codes:?}");
+    assert_eq!(
+        sfdisk_rows(&sfdisk_json(&s(&img)).expect("sfdisk"))[0].1,
+        2048
+    );
+    // No free space after the kept-size end (the next partition starts at 26561): the size stays.
+    let tight = sc.image("tight.img", 64 * MIB);
+    sfdisk_script(
+        &s(&tight),
+        "label: dos\nstart=63, size=24513, type=7\nstart=26561, size=40960, type=83\n",
+    );
+    let p = plan(&s(&tight), &["--realign"], &sc.path("t.json"));
+    assert_eq!(p["changes"][0]["new_size"].as_u64(), Some(24513), "{p}");
+}

@@ -271,7 +271,12 @@ impl Realigner<'_> {
     ) -> Option<((u64, u64), Option<crate::mover::schedule::FarPlacement>)> {
         let (ao, grain, strict) = (self.ao, self.grain, self.opts.strict);
         let Some(len) = used else {
-            return place(start, size, lo, hi, ao, grain, strict).map(|r| (r, None));
+            return place(start, size, lo, hi, ao, grain, strict).map(|(ns, ne)| {
+                (
+                    (ns, end_kept_aligned(start + size, ne, hi, ao, grain)),
+                    None,
+                )
+            });
         };
         let (ns, ne) = place_for_data(start, size, lo, hi, ao, grain, strict, len)?;
         let far =
@@ -360,6 +365,9 @@ fn entry_change(
 ) -> Change {
     let mut why =
         crate::plan::describe_change(p.start, p.size, new_start, new_size, ss, Some(shrink));
+    if new_size > p.size {
+        why.push_str(": it grows into free space so that its end stays on a physical-sector boundary, as it was");
+    }
     if let Some(fs) = &content {
         why.push_str(&format!(
             "; its {fs} data is discarded (--discard-data {})",
@@ -580,6 +588,23 @@ pub fn place(
         }
     }
     None
+}
+
+/// The end (exclusive, bytes) of a partition whose entry alone moves, given the end `ne` that keeps its size:
+/// when its old end `old_end` lay on a physical-sector boundary (4 KiB past the alignment offset `ao`) and `ne`
+/// does not, the end grows to the next grain boundary, or else to the next 4 KiB, while that stays within `hi`;
+/// otherwise `ne`. A realign never leaves an end misaligned that was aligned (issue: the XP disk's partition 1
+/// ended on 12 MiB and its moved end, 2048 + 24513 sectors, did not).
+fn end_kept_aligned(old_end: u64, ne: u64, hi: u64, ao: u64, grain: u64) -> u64 {
+    const PHYS: u64 = 4096;
+    let on = |b: u64| b.saturating_sub(ao).is_multiple_of(PHYS);
+    if !on(old_end) || on(ne) {
+        return ne;
+    }
+    [align_up(ne, ao, grain), align_up(ne, ao, PHYS)]
+        .into_iter()
+        .find(|&e| e <= hi)
+        .unwrap_or(ne)
 }
 
 /// Like [`place`] for a partition whose data moves: the next aligned start toward the end first, then the one

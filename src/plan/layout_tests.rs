@@ -278,3 +278,28 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn an_aligned_end_stays_aligned_to_the_grain_or_else_to_4_kib() {
+    let sector = 512;
+    // Old end on 12 MiB; the kept-size end 63 sectors short of 13 MiB.
+    let (old_end, ne) = (12 * MIB, 13 * MIB - 63 * sector);
+    assert_eq!(end_kept_aligned(old_end, ne, 64 * MIB, 0, MIB), 13 * MIB);
+    // Room up to the next 4 KiB but not to the grain.
+    assert_eq!(
+        end_kept_aligned(old_end, ne, 13 * MIB - 4096, 0, MIB),
+        13 * MIB - 56 * sector
+    );
+    // No room at all, an end that was not aligned, or one that still is: unchanged.
+    assert_eq!(end_kept_aligned(old_end, ne, ne, 0, MIB), ne);
+    assert_eq!(end_kept_aligned(old_end + sector, ne, 64 * MIB, 0, MIB), ne);
+    assert_eq!(
+        end_kept_aligned(old_end, 13 * MIB, 64 * MIB, 0, MIB),
+        13 * MIB
+    );
+    // With an alignment offset of 3584 bytes, "aligned" is counted from it.
+    assert_eq!(
+        end_kept_aligned(12 * MIB + 3584, 20 * MIB + 512, 64 * MIB, 3584, MIB),
+        20 * MIB + 3584
+    );
+}
