@@ -310,6 +310,24 @@ pub fn backup_place_problems(h: &RawHeader, lss: u64) -> Vec<String> {
 }
 
 /// Where the primary header `p` and the backup header `b` disagree, as gdisk's `Verify` counts it (each is
+
+/// How the backup copy `b` compares with the primary `p`, for the reader's findings.
+fn compare(p: &GptCopy, b: &GptCopy) -> Comparison {
+    Comparison {
+        problems: pair_problems(&p.header, &b.header),
+        arrays_differ: b.array != p.array,
+    }
+}
+
+/// Where the header `h` puts its backup and the usable range, for the reader's findings.
+fn placement(h: &RawHeader) -> Placement {
+    Placement {
+        alt_lba: h.alt_lba,
+        first_usable: h.first_usable,
+        last_usable: h.last_usable,
+    }
+}
+
 /// a problem for `sgdisk -v`). Empty when they agree.
 pub fn pair_problems(p: &RawHeader, b: &RawHeader) -> Vec<String> {
     let mut out = Vec::new();
@@ -651,17 +669,8 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: Option<&Lba0>) -> GptRead {
             };
         }
         (Ok(p), b) => {
-            let compared = b.as_ref().map(|b| Comparison {
-                problems: pair_problems(&p.header, &b.header),
-                arrays_differ: b.array != p.array,
-            });
-            findings.extend(copy_findings(compared, backup_lba));
-            let placed = Placement {
-                alt_lba: p.header.alt_lba,
-                first_usable: p.header.first_usable,
-                last_usable: p.header.last_usable,
-            };
-            findings.extend(backup_not_at_end(&placed, last, &misplaced));
+            findings.extend(copy_findings(b.as_ref().map(|b| compare(p, b)), backup_lba));
+            findings.extend(backup_not_at_end(&placement(&p.header), last, &misplaced));
             (p, HeaderUsed::Primary)
         }
         (Err(pe), Ok(b)) => {
