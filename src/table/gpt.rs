@@ -309,8 +309,6 @@ pub fn backup_place_problems(h: &RawHeader, lss: u64) -> Vec<String> {
     out
 }
 
-/// Where the primary header `p` and the backup header `b` disagree, as gdisk's `Verify` counts it (each is
-
 /// How the backup copy `b` compares with the primary `p`, for the reader's findings.
 fn compare(p: &GptCopy, b: &GptCopy) -> Comparison {
     Comparison {
@@ -328,6 +326,7 @@ fn placement(h: &RawHeader) -> Placement {
     }
 }
 
+/// Where the primary header `p` and the backup header `b` disagree, as gdisk's `Verify` counts it (each is
 /// a problem for `sgdisk -v`). Empty when they agree.
 pub fn pair_problems(p: &RawHeader, b: &RawHeader) -> Vec<String> {
     let mut out = Vec::new();
