@@ -48,7 +48,7 @@ fn info_of(found: &crate::blkid::Probed) -> Option<FsInfo> {
     let sig = found.signatures.iter().find(|s| s.kind == kind);
     Some(FsInfo {
         kind: kind.to_string(),
-        label: sig.and_then(|s| s.label.clone()),
+        fs_label: sig.and_then(|s| s.fs_label.clone()),
         uuid: sig.and_then(|s| s.uuid.clone()),
         used_bytes: None,
     })

@@ -244,7 +244,7 @@ fn signatures_equal_wipefs_on_every_image() {
                 (
                     sg.kind.clone(),
                     sg.offset,
-                    sg.label.clone(),
+                    sg.fs_label.clone(),
                     sg.uuid.clone(),
                 )
             })

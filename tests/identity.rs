@@ -458,7 +458,7 @@ fn identify_agrees_with_blkid_and_counts_used_space() {
         let got = afdisk::signature::identify(&src, 0, len).expect("recognised");
         let (kind, label, id) = blkid(p);
         assert_eq!(got.kind, kind, "{p:?}");
-        assert_eq!(got.label, label, "{p:?}");
+        assert_eq!(got.fs_label, label, "{p:?}");
         assert_eq!(
             got.uuid.map(|u| u.to_lowercase()),
             id.map(|u| u.to_lowercase()),

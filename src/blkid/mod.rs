@@ -86,7 +86,9 @@ pub struct Signature {
     #[serde(rename = "type")]
     pub kind: String,
     pub usage: Usage,
-    pub label: Option<String>,
+    // The filesystem's label (libblkid's LABEL; JSON `label`).
+    #[serde(rename = "label")]
+    pub fs_label: Option<String>,
     pub uuid: Option<String>,
     pub version: Option<String>,
     /// Absolute byte offset of the magic.

@@ -79,7 +79,7 @@ pub fn signatures(
         let (Some(rel), Some(magic)) = (off.and_then(|o| o.parse::<u64>().ok()), magic) else {
             continue;
         };
-        let (label, uuid, version) = if usage == Usage::PartitionTable {
+        let (fs_label, uuid, version) = if usage == Usage::PartitionTable {
             (None, None, None)
         } else {
             (text(&p, "LABEL"), text(&p, "UUID"), text(&p, "VERSION"))
@@ -87,7 +87,7 @@ pub fn signatures(
         out.push(Signature {
             kind,
             usage,
-            label,
+            fs_label,
             uuid,
             version,
             offset: offset.saturating_add(rel),

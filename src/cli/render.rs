@@ -233,7 +233,7 @@ fn inspect_signatures(o: &mut String, r: &Report) {
             s.kind,
             s.offset
         );
-        if let Some(l) = &s.label {
+        if let Some(l) = &s.fs_label {
             let _ = write!(o, ", label {l:?}");
         }
         if let Some(u) = &s.uuid {

@@ -62,8 +62,8 @@ pub struct Prompt {
     pub losses: Vec<String>,
     /// What must be typed: the device name, or `<name> DESTROY` when data is lost.
     pub answer: String,
-    /// The one label that also confirms destroying data.
-    pub label: Option<String>,
+    /// The one filesystem label that also confirms destroying data.
+    pub fs_label: Option<String>,
 }
 
 impl Prompt {
@@ -79,12 +79,12 @@ impl Prompt {
     }
 
     /// The prompt for `what` on the device `(name, path, described)`, destroying the filesystems `losses`
-    /// (described; none: the ordinary confirmation), of which the one `label` also confirms.
+    /// (described; none: the ordinary confirmation), of which the one `fs_label` also confirms.
     pub fn named(
         (name, path, described): (&str, &str, &str),
         what: &str,
         losses: Vec<String>,
-        label: Option<String>,
+        fs_label: Option<String>,
     ) -> Self {
         Prompt {
             what: what.to_string(),
@@ -97,7 +97,7 @@ impl Prompt {
                 format!("{name} DESTROY")
             },
             losses,
-            label,
+            fs_label,
         }
     }
 
@@ -125,7 +125,7 @@ impl Prompt {
         format!(
             "Type \"{}\"{}",
             self.answer,
-            self.label
+            self.fs_label
                 .as_deref()
                 .map(|l| format!(" or the label \"{l}\""))
                 .unwrap_or_default()
@@ -207,7 +207,7 @@ pub fn destroy_answer(info: &DeviceInfo) -> String {
 /// has a label.
 pub fn destroy_label(losses: &[Loss]) -> Option<&str> {
     match losses {
-        [one] => one.filesystem.label.as_deref(),
+        [one] => one.filesystem.fs_label.as_deref(),
         _ => None,
     }
 }
@@ -572,7 +572,7 @@ mod tests {
             size_bytes: 64 << 20,
             filesystem: crate::signature::FsInfo {
                 kind: "ext4".into(),
-                label: Some("home".into()),
+                fs_label: Some("home".into()),
                 uuid: None,
                 used_bytes: None,
             },
@@ -672,7 +672,7 @@ mod tests {
             size_bytes: 64 << 20,
             filesystem: crate::signature::FsInfo {
                 kind: "ext4".into(),
-                label: label.map(str::to_string),
+                fs_label: label.map(str::to_string),
                 uuid: Some("0f3c2a9e-1111-2222-3333-444455556666".into()),
                 used_bytes: Some(3 << 20),
             },

@@ -26,7 +26,7 @@ impl Filesystem for Btrfs {
     fn describe(&self, w: &Window, _kind: &str) -> Described {
         let sb = w.at(SB, 0x1000).unwrap_or_default();
         Described {
-            label: text(&sb, 0x12b, 256),
+            fs_label: text(&sb, 0x12b, 256),
             uuid: uuid16(&sb, 0x20),
             used_bytes: le64(&sb, 0x78),
         }

@@ -71,7 +71,7 @@ impl Filesystem for Ext {
         };
         let (blocks, free, bsize) = counts(&sb);
         Described {
-            label: text(&sb, 0x78, 16),
+            fs_label: text(&sb, 0x78, 16),
             uuid: uuid16(&sb, 0x68),
             used_bytes: blocks.checked_sub(free).and_then(|u| u.checked_mul(bsize)),
         }

@@ -61,7 +61,7 @@ impl Filesystem for Fat {
             (0x27, 0x2b)
         };
         Described {
-            label: text(h, label, 11).filter(|l| l != "NO NAME"),
+            fs_label: text(h, label, 11).filter(|l| l != "NO NAME"),
             uuid: serial32(h, id),
             used_bytes: None,
         }

@@ -25,7 +25,7 @@ impl Filesystem for Luks {
         Described {
             uuid: text(h, 168, 40),
             // LUKS2 (big-endian version 2) has a label; LUKS1 does not.
-            label: (h.get(6..8) == Some(&[0, 2]))
+            fs_label: (h.get(6..8) == Some(&[0, 2]))
                 .then(|| text(h, 24, 48))
                 .flatten(),
             used_bytes: None,

@@ -126,7 +126,9 @@ pub trait Filesystem: Sync {
 pub struct FsInfo {
     #[serde(rename = "type")]
     pub kind: String,
-    pub label: Option<String>,
+    // The filesystem's own label (volume name; JSON `label`).
+    #[serde(rename = "label")]
+    pub fs_label: Option<String>,
     pub uuid: Option<String>,
     pub used_bytes: Option<u64>,
 }
@@ -135,7 +137,7 @@ impl std::fmt::Display for FsInfo {
     /// `ext4 "data" UUID 0f3c…, 1.2 GiB used`
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.kind)?;
-        if let Some(l) = &self.label {
+        if let Some(l) = &self.fs_label {
             write!(f, " {l:?}")?;
         }
         if let Some(u) = &self.uuid {
@@ -151,7 +153,7 @@ impl std::fmt::Display for FsInfo {
 /// What [`Filesystem::describe`] reads: label, UUID, bytes in use (each `None` when not known).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Described {
-    pub label: Option<String>,
+    pub fs_label: Option<String>,
     pub uuid: Option<String>,
     pub used_bytes: Option<u64>,
 }
@@ -213,7 +215,7 @@ pub fn identify(src: &dyn ByteSource, base: u64, size: u64) -> Option<FsInfo> {
     let d = fs.describe(&w, kind);
     Some(FsInfo {
         kind: kind.to_string(),
-        label: d.label,
+        fs_label: d.fs_label,
         uuid: d.uuid,
         used_bytes: d.used_bytes,
     })

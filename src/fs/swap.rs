@@ -49,7 +49,7 @@ impl Filesystem for Swap {
     fn describe(&self, w: &Window, _kind: &str) -> Described {
         Described {
             uuid: uuid16(w.head(), 1036),
-            label: text(w.head(), 1052, 16),
+            fs_label: text(w.head(), 1052, 16),
             used_bytes: None,
         }
     }

@@ -101,7 +101,7 @@ fn identifies_label_uuid_and_used_space_without_their_tools() {
     put(&mut v, 0x1012b, b"pool\0");
     let i = identify(&v, 0, v.len() as u64).expect("btrfs");
     assert_eq!(
-        (i.kind.as_str(), i.label.as_deref(), i.used_bytes),
+        (i.kind.as_str(), i.fs_label.as_deref(), i.used_bytes),
         ("btrfs", Some("pool"), Some(5 << 20))
     );
     assert_eq!(
@@ -115,13 +115,13 @@ fn identifies_label_uuid_and_used_space_without_their_tools() {
     put(&mut v, 168, b"6f1c4b1e-0000-4000-8000-000000000001");
     let i = identify(&v, 0, 8192).expect("LUKS");
     assert_eq!(i.kind, "crypto_LUKS");
-    assert_eq!(i.label.as_deref(), Some("vault"));
+    assert_eq!(i.fs_label.as_deref(), Some("vault"));
     assert_eq!(
         i.uuid.as_deref(),
         Some("6f1c4b1e-0000-4000-8000-000000000001")
     );
     put(&mut v, 6, &[0, 1]);
-    assert_eq!(identify(&v, 0, 8192).expect("LUKS").label, None);
+    assert_eq!(identify(&v, 0, 8192).expect("LUKS").fs_label, None);
     // LVM2 PV: label in sector 1, pv_header at offset_xl (32) holding 32 UUID characters, then device_size.
     let mut v = vec![0u8; 8192];
     put(&mut v, 0x200, b"LABELONE");
@@ -154,7 +154,7 @@ fn identifies_label_uuid_and_used_space_without_their_tools() {
     put(&mut v, 0x478, b"root");
     let i = identify(&v, 0, 8192).expect("ext4");
     assert_eq!(
-        (i.kind.as_str(), i.label.as_deref(), i.used_bytes),
+        (i.kind.as_str(), i.fs_label.as_deref(), i.used_bytes),
         ("ext4", Some("root"), Some(600 * 4096))
     );
     assert_eq!(stated_size(&v, 0, 8192).map(|s| s.bytes), Some(1000 * 4096));
@@ -164,7 +164,7 @@ fn identifies_label_uuid_and_used_space_without_their_tools() {
     put(&mut v, 0x43, &0xA1B2_C3D4u32.to_le_bytes());
     put(&mut v, 0x47, b"NO NAME    ");
     let i = identify(&v, 0, 8192).expect("FAT");
-    assert_eq!((i.label, i.uuid.as_deref()), (None, Some("A1B2-C3D4")));
+    assert_eq!((i.fs_label, i.uuid.as_deref()), (None, Some("A1B2-C3D4")));
     // Unknown content: nothing.
     assert_eq!(identify(&vec![0u8; 8192], 0, 8192), None);
 }

@@ -29,7 +29,7 @@ impl Filesystem for Xfs {
             _ => None,
         };
         Described {
-            label: text(h, 108, 12),
+            fs_label: text(h, 108, 12),
             uuid: uuid16(h, 32),
             used_bytes: used,
         }

@@ -20,7 +20,7 @@ fn sig(kind: &str, offset: u64) -> Signature {
     Signature {
         kind: kind.into(),
         usage: Usage::Other,
-        label: None,
+        fs_label: None,
         uuid: None,
         version: None,
         offset,

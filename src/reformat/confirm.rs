@@ -129,7 +129,7 @@ impl SwitchPlan {
             detail: Some(detail),
             losses,
             answer: answer.to_string(),
-            label: None,
+            fs_label: None,
         };
         vec![
             step(

@@ -542,7 +542,7 @@ fn confirm_dialog_of_a_plan_that_destroys_data_lists_it_and_wants_destroy() {
         size_bytes: 8 << 20,
         filesystem: afdisk::signature::FsInfo {
             kind: "ext4".into(),
-            label: None,
+            fs_label: None,
             uuid: Some("0f3c2a9e-5d4b-4a61-9e0c-1b2c3d4e5f60".into()),
             used_bytes: Some(1 << 20),
         },
