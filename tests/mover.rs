@@ -1308,8 +1308,8 @@ fn hidden_sectors(img: &Path, at: u64) -> u32 {
 
 /// NTFS's hidden-sectors field (boot sector and backup boot sector) holds the partition's start; after a move
 /// it used to keep the old one (63). Now the move's last, journaled writes set the new start (2048) in both,
-/// also when a cut (at each of the last writes and at seeded ones) is resumed; every other byte is the
-/// original, `ntfsinfo -m` reads the moved volume, `sfdisk --verify` is clean and the type is 7 again.
+/// also when a cut (at each of the last writes and at seeded ones) is resumed; every other byte the used-block
+/// map copies is the original, `ntfsinfo -m` reads the moved volume, `sfdisk --verify` is clean and the type is 7 again.
 #[test]
 fn a_moved_ntfs_gets_its_new_start_in_both_boot_sectors() {
     let sc = Scratch::new();
@@ -1330,6 +1330,16 @@ fn a_moved_ntfs_gets_its_new_start_in_both_boot_sectors() {
     let len = job.moves[0].schedule.len;
     let backup = 32767 * 512;
     assert!(backup + 512 <= len, "the backup boot sector is moved");
+    let ranges = job.moves[0]
+        .used
+        .clone()
+        .expect("NTFS moves by its used-block map");
+    for at in [0, backup] {
+        assert!(
+            ranges.iter().any(|&(o, n)| o <= at && at + 512 <= o + n),
+            "the boot sector at {at} is in the copy ranges {ranges:?}"
+        );
+    }
     let work = img.with_extension("work");
     std::fs::copy(&img, &work).expect("copy");
     let (_, tripped, total) = cut_run(&work, &job, u64::MAX);
@@ -1346,10 +1356,15 @@ fn a_moved_ntfs_gets_its_new_start_in_both_boot_sectors() {
         for at in [0x1C, backup + 0x1C] {
             now[at as usize..at as usize + 4].copy_from_slice(&63u32.to_le_bytes());
         }
-        assert!(
-            now[..] == original[63 * 512..63 * 512 + len as usize],
-            "{when}: the volume differs from the original beyond the hidden-sectors fields"
-        );
+        // Only the used-block map's ranges are copied (both boot sectors among them); the rest of the new
+        // place keeps what was there.
+        for &(off, n) in &ranges {
+            let (a, b) = (off as usize, (off + n) as usize);
+            assert!(
+                now[a..b] == original[63 * 512 + a..63 * 512 + b],
+                "{when}: the copied range at {off} (+{n}) differs from the original beyond the hidden-sectors fields"
+            );
+        }
         let o = std::process::Command::new("sfdisk")
             .args(["--verify", &s(w)])
             .output()
