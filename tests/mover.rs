@@ -1308,8 +1308,9 @@ fn hidden_sectors(img: &Path, at: u64) -> u32 {
 
 /// NTFS's hidden-sectors field (boot sector and backup boot sector) holds the partition's start; after a move
 /// it used to keep the old one (63). Now the move's last, journaled writes set the new start (2048) in both,
-/// also when a cut (at each of the last writes and at seeded ones) is resumed; every other byte the used-block
-/// map copies is the original, `ntfsinfo -m` reads the moved volume, `sfdisk --verify` is clean and the type is 7 again.
+/// also when a cut (at each of the last writes and at seeded ones) is resumed; every other byte the
+/// used-block map copies is the original, `ntfsinfo -m` reads the moved volume, `sfdisk --verify` is clean and
+/// the type is 7 again.
 #[test]
 fn a_moved_ntfs_gets_its_new_start_in_both_boot_sectors() {
     let sc = Scratch::new();
