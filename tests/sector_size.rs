@@ -210,7 +210,7 @@ fn switch(
     to: u64,
     drive: &mut Drive,
 ) -> (reformat::Outcome, Vec<Event>) {
-    let plan = reformat::plan(t, &options(fake, to)).expect("plan");
+    let plan = reformat::plan_switch(t, &options(fake, to)).expect("plan");
     let mut events = Vec::new();
     let o = reformat::run(&plan, &fake.env(), drive, &mut |e: &Event| {
         events.push(e.clone())
@@ -418,7 +418,7 @@ fn openseachest_nvme_back_to_512_by_index_never_by_size() {
     o.chosen = ToolChoice::Kind(openseachest::KIND)
         .resolve(&fake.path_var())
         .expect("resolve");
-    let plan = reformat::plan(&nvme(2), &o).expect("plan");
+    let plan = reformat::plan_switch(&nvme(2), &o).expect("plan");
     let outcome = reformat::run(
         &plan,
         &fake.env(),
@@ -468,10 +468,10 @@ fn a_second_switch_while_one_runs_is_refused_and_runs_nothing() {
     assert!(reformat::switch_running(&env));
     let mut o = options(&fake, 4096);
     o.switch_running = reformat::switch_running(&env);
-    let e = reformat::plan(&sata(), &o).expect_err("refused");
+    let e = reformat::plan_switch(&sata(), &o).expect_err("refused");
     assert_eq!(e.kind, afdisk::ErrorKind::Refused);
     // Even a plan made before: run refuses while the lock is held.
-    let plan = reformat::plan(&sata(), &options(&fake, 4096)).expect("plan");
+    let plan = reformat::plan_switch(&sata(), &options(&fake, 4096)).expect("plan");
     let e = reformat::run(&plan, &env, &mut Drive::silent(), &mut |_| {}).expect_err("refused");
     assert_eq!(e.kind, afdisk::ErrorKind::Refused);
     assert!(fake.argv().is_none(), "the tool never ran");
@@ -492,14 +492,14 @@ fn a_second_switch_while_one_runs_is_refused_and_runs_nothing() {
 fn an_unknown_tool_version_is_refused_unless_allowed() {
     let fake = Fake::new("nvme", "nvme version 1.16\n", "", 0);
     let mut o = options(&fake, 4096);
-    let e = reformat::plan(&nvme(0), &o).expect_err("refused");
+    let e = reformat::plan_switch(&nvme(0), &o).expect_err("refused");
     assert!(
         e.problem.contains("1.16") && e.problem.contains("nvme-cli 2.x"),
         "{}",
         e.problem
     );
     o.allow_unknown_version = true;
-    assert!(reformat::plan(&nvme(0), &o).is_ok());
+    assert!(reformat::plan_switch(&nvme(0), &o).is_ok());
 }
 
 #[test]
@@ -515,7 +515,7 @@ fn tool_by_path_is_read_from_its_file_name() {
     let mut o = options(&fake, 4096);
     o.found = vec![];
     o.chosen = Some(t);
-    let plan = reformat::plan(&sata(), &o).expect("plan");
+    let plan = reformat::plan_switch(&sata(), &o).expect("plan");
     assert_eq!(plan.bus, Bus::Ata);
     assert!(reformat::command_line(&plan.argv)
         .contains("this-will-erase-data-and-may-render-the-drive-inoperable"));

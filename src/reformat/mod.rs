@@ -46,7 +46,7 @@ use crate::drive::{DriveReport, DriveSource};
 pub use confirm::{Answer, ConfirmationRequest};
 pub use outcome::{judge, stale_advice, unknown_advice, NextStep, Outcome, Verdict};
 pub use preflight::{
-    command_line, plan, recheck, refuse_overrides, same_switch, Options, SwitchPlan, Warning,
+    command_line, plan_switch, recheck, refuse_overrides, same_switch, Options, SwitchPlan, Warning,
 };
 pub use run::{
     backup_table, carried_over_preset, lock, refreshed, run, switch_running, Env, Event, SwitchLock,

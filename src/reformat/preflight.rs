@@ -91,7 +91,7 @@ pub fn command_line(argv: &[OsString]) -> String {
 }
 
 /// The preflight: refuses (nothing run) or returns the plan. Pure: every fact is in `target` and `opts`.
-pub fn plan(target: &DriveFacts, opts: &Options) -> Result<SwitchPlan> {
+pub fn plan_switch(target: &DriveFacts, opts: &Options) -> Result<SwitchPlan> {
     let to = opts.to;
     check_request(target, opts)?;
     let drive = asked_drive(target)?;
@@ -412,7 +412,7 @@ fn bus_duration(bus: Bus) -> &'static str {
 /// mounted the drive, or another drive may now sit at the path). Refuses, nothing run, unless a fresh plan
 /// for `target` is the same switch of the same drive with the same command.
 pub fn recheck(planned: &SwitchPlan, target: &DriveFacts, opts: &Options) -> Result<()> {
-    same_switch(planned, &plan(target, opts)?)
+    same_switch(planned, &plan_switch(target, opts)?)
 }
 
 /// `Ok` when `fresh` is the same switch of the same drive with the same command as `planned` (the one shown

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use super::probe::{Prober, SysProber};
 use super::tool::{self, PendingTool, Tool, ToolChoice};
 use super::{
-    pick_tool, plan, recheck, run, same_switch, status, switch_running, timing, Answer,
+    pick_tool, plan_switch, recheck, run, same_switch, status, switch_running, timing, Answer,
     ConfirmationRequest, DriveFacts, Env, Event, Options, Outcome, SizeInfo, Status, SwitchPlan,
 };
 use crate::device::{access, Opened, Overrides};
@@ -310,7 +310,7 @@ fn read_facts(source: &mut dyn Source, req: &Request) -> Result<(DriveFacts, Opt
         let_tool_decide: req.let_tool_decide,
         switch_running: to.is_some() && switch_running(&source.env()),
     };
-    let plan = to.map(|_| plan(&target, &opts));
+    let plan = to.map(|_| plan_switch(&target, &opts));
     timing::mark("plan");
     Ok((target, opts, Facts { status, plan }))
 }

@@ -115,17 +115,17 @@ fn argv_text(p: &SwitchPlan) -> String {
 
 #[test]
 fn nvme_plan_by_format_index_both_ways() {
-    let p = plan(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
+    let p = plan_switch(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
     assert_eq!(p.lbaf, Some(4));
     assert_eq!(
         argv_text(&p),
         "/usr/sbin/nvme format /dev/nvme0n1 -n 1 --lbaf=4 --force"
     );
-    let back = plan(&target(nvme_drive(4), "nvme0n1"), &opts(512)).unwrap();
+    let back = plan_switch(&target(nvme_drive(4), "nvme0n1"), &opts(512)).unwrap();
     assert_eq!(back.lbaf, Some(0));
     let mut o = opts(512);
     o.chosen = Some(tool(openseachest::KIND, "3.4.0"));
-    let osc = plan(&target(nvme_drive(4), "nvme0n1"), &o).unwrap();
+    let osc = plan_switch(&target(nvme_drive(4), "nvme0n1"), &o).unwrap();
     let t = argv_text(&osc);
     assert!(
         t.contains("--nvmFormat 0 "),
@@ -143,14 +143,14 @@ fn nvme_keeps_metadata_size_and_warns_about_all_namespaces() {
         n.fna = Some(1);
         n.protection_type = 1;
     }
-    let p = plan(&target(d, "nvme0n1"), &opts(4096)).unwrap();
+    let p = plan_switch(&target(d, "nvme0n1"), &opts(4096)).unwrap();
     assert_eq!(p.lbaf, Some(5), "4096 with the same 8-byte metadata");
     assert!(argv_text(&p).contains("--pi=1"), "{}", argv_text(&p));
     assert!(p.warnings.iter().any(|w| w.key == "all-namespaces"));
     let mut d = nvme_drive(0);
     d.lba_formats
         .retain(|f| f.data_size == 512 || f.metadata_size == 8);
-    let e = plan(&target(d, "nvme0n1"), &opts(4096)).unwrap_err();
+    let e = plan_switch(&target(d, "nvme0n1"), &opts(4096)).unwrap_err();
     assert_eq!(e.kind, crate::ErrorKind::Refused);
     assert!(e.problem.contains("does not list 4096"), "{}", e.problem);
 }
@@ -158,7 +158,7 @@ fn nvme_keeps_metadata_size_and_warns_about_all_namespaces() {
 #[test]
 fn preflight_refusals_name_the_problem() {
     let refused = |t: &DriveFacts, o: &Options, needle: &str| {
-        let e = plan(t, o).unwrap_err();
+        let e = plan_switch(t, o).unwrap_err();
         assert_eq!(e.kind, crate::ErrorKind::Refused, "{}", e.problem);
         assert!(e.problem.contains(needle), "{needle}: {}", e.problem);
         assert!(
@@ -195,13 +195,13 @@ fn preflight_refusals_name_the_problem() {
     o.found = vec![tool(nvme::KIND, "1.16")];
     refused(&base, &o, "not a version afdisk knows");
     o.allow_unknown_version = true;
-    let p = plan(&base, &o).unwrap();
+    let p = plan_switch(&base, &o).unwrap();
     assert!(p.warnings.iter().any(|w| w.key == "unknown-version"));
     let mut o = opts(4096);
     o.chosen = Some(tool(hdparm::KIND, "9.65"));
     refused(&base, &o, "hdparm switches only SATA");
     assert_eq!(
-        plan(&base, &opts(520)).unwrap_err().kind,
+        plan_switch(&base, &opts(520)).unwrap_err().kind,
         crate::ErrorKind::Usage
     );
 }
@@ -211,7 +211,7 @@ fn ata_tools_and_lists() {
     let mut d = DriveReport::new(DriveSource::AtaIdentify, 512, 4096);
     // QEMU: support unknown, no list: allowed with a warning, openSeaChest preferred.
     let t = target(d.clone(), "sda");
-    let p = plan(&t, &opts(4096)).unwrap();
+    let p = plan_switch(&t, &opts(4096)).unwrap();
     assert_eq!(p.tool.kind, openseachest::KIND);
     assert!(argv_text(&p).contains(
         "--setSectorSize 4096 --confirm this-will-erase-data-and-may-render-the-drive-inoperable"
@@ -222,16 +222,16 @@ fn ata_tools_and_lists() {
     // Without openSeaChest, hdparm, with its warning.
     let mut o = opts(4096);
     o.found.retain(|x| x.kind != openseachest::KIND);
-    let h = plan(&t, &o).unwrap();
+    let h = plan_switch(&t, &o).unwrap();
     assert_eq!(h.tool.kind, hdparm::KIND);
     assert!(h.warnings.iter().any(|w| w.key == "hdparm-timeout"));
     // The drive says it has no SET SECTOR CONFIGURATION: refused.
     d.set_sector_configuration = Some(false);
-    let e = plan(&target(d.clone(), "sda"), &opts(4096)).unwrap_err();
+    let e = plan_switch(&target(d.clone(), "sda"), &opts(4096)).unwrap_err();
     assert!(e.problem.contains("does not list 4096"), "{}", e.problem);
     let mut o = opts(4096);
     o.let_tool_decide = true;
-    let p = plan(&target(d.clone(), "sda"), &o).unwrap();
+    let p = plan_switch(&target(d.clone(), "sda"), &o).unwrap();
     assert!(p.warnings.iter().any(|w| w.key == "not-listed"));
     // Listed by the log: fine; a size not in it: refused.
     d.set_sector_configuration = Some(true);
@@ -241,18 +241,18 @@ fn ata_tools_and_lists() {
         raw_size: 256,
         check_word: 1,
     }];
-    assert!(plan(&target(d.clone(), "sda"), &opts(4096)).is_err());
+    assert!(plan_switch(&target(d.clone(), "sda"), &opts(4096)).is_err());
     d.sector_configurations.push(SectorConfiguration {
         index: 1,
         logical_sector_size: 4096,
         raw_size: 2048,
         check_word: 2,
     });
-    assert!(plan(&target(d.clone(), "sda"), &opts(4096)).is_ok());
+    assert!(plan_switch(&target(d.clone(), "sda"), &opts(4096)).is_ok());
     // Behind a SAS HBA: warned.
     let mut t = target(d, "sdb");
     t.transport = "sas".into();
-    let p = plan(&t, &opts(4096)).unwrap();
+    let p = plan_switch(&t, &opts(4096)).unwrap();
     assert!(p.warnings.iter().any(|w| w.key == "sata-behind-sas"));
 }
 
@@ -260,7 +260,7 @@ fn ata_tools_and_lists() {
 fn scsi_keeps_protection_and_checks_vpd() {
     let mut d = DriveReport::new(DriveSource::ScsiReadCapacity16, 512, 4096);
     d.protection_type = Some(2);
-    let p = plan(&target(d.clone(), "sdb"), &opts(4096)).unwrap();
+    let p = plan_switch(&target(d.clone(), "sdb"), &opts(4096)).unwrap();
     assert_eq!(p.tool.kind, sg_format::KIND);
     assert_eq!(
         argv_text(&p),
@@ -271,7 +271,7 @@ fn scsi_keeps_protection_and_checks_vpd() {
         length: 512,
         protection_types: vec![0],
     }];
-    assert!(plan(&target(d, "sdb"), &opts(4096)).is_err());
+    assert!(plan_switch(&target(d, "sdb"), &opts(4096)).is_err());
 }
 
 /// The two prompts every front end shows (the CLI's terminal prompt, the TUI's dialog): step 1 names the
@@ -279,7 +279,7 @@ fn scsi_keeps_protection_and_checks_vpd() {
 /// its step's check accepts, and nothing else is.
 #[test]
 fn the_prompts_ask_for_what_each_step_accepts() {
-    let p = plan(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
+    let p = plan_switch(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
     let c = &p.confirmation;
     let prompts = p.prompts();
     assert_eq!(prompts.len(), ConfirmationRequest::STEPS);
@@ -309,7 +309,7 @@ fn the_prompts_ask_for_what_each_step_accepts() {
 
 #[test]
 fn confirmation_needs_serial_then_erase() {
-    let p = plan(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
+    let p = plan_switch(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
     let c = &p.confirmation;
     assert_eq!((c.token.as_str(), c.word), ("SER1", "ERASE"));
     let typed = |t: &str, w: &str| Answer::Typed {
@@ -352,7 +352,7 @@ fn claim(c: Claim) -> ToolReport {
 
 #[test]
 fn verdict_comes_from_the_drive() {
-    let p = plan(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
+    let p = plan_switch(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
     let o = judge(
         &p,
         claim(Claim::Unclear),
@@ -420,7 +420,7 @@ fn verdict_comes_from_the_drive() {
 
 #[test]
 fn a_failed_switch_names_the_table_restore() {
-    let p = plan(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
+    let p = plan_switch(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
     let b = Path::new("/var/lib/afdisk/backups/t.json");
     let o = judge(
         &p,
@@ -455,7 +455,7 @@ fn a_failed_switch_names_the_table_restore() {
 #[test]
 fn recheck_refuses_a_drive_that_changed_after_the_plan() {
     let t = target(nvme_drive(0), "nvme0n1");
-    let p = plan(&t, &opts(4096)).unwrap();
+    let p = plan_switch(&t, &opts(4096)).unwrap();
     assert!(recheck(&p, &t, &opts(4096)).is_ok());
     let mut mounted = t.clone();
     mounted.uses = vec![Use {
@@ -488,7 +488,7 @@ fn stale_advice_per_bus() {
 
 #[test]
 fn carried_over_layout_is_a_valid_preset() {
-    let p = plan(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
+    let p = plan_switch(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
     let text = carried_over_preset(&p);
     let preset = crate::plan::preset::parse("carried", &text).unwrap();
     assert_eq!(preset.partitions.len(), 1);
@@ -637,7 +637,7 @@ mod properties {
                                      drive in prop::sample::select(vec![512u64, 4096, 528]),
                                      kernel in prop::option::of(prop::sample::select(vec![512u64, 4096])),
                                      answers in any::<bool>()) {
-            let p = plan(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
+            let p = plan_switch(&target(nvme_drive(0), "nvme0n1"), &opts(4096)).unwrap();
             let probed = if answers { probed("nvme0n1", drive, kernel) } else { Err("gone".into()) };
             let o = judge(&p, ToolReport { claim: claimed, reason: "r".into() }, exit, probed, vec![]);
             let want = match (answers, drive, kernel) {
@@ -658,7 +658,7 @@ mod properties {
             let to = if cur.data_size == 512 { 4096 } else { 512 };
             let mut o = opts(to);
             o.chosen = Some(tool(kind, if kind == nvme::KIND { "2.3" } else { "3.4.0" }));
-            let p = plan(&target(d.clone(), "nvme0n1"), &o).unwrap();
+            let p = plan_switch(&target(d.clone(), "nvme0n1"), &o).unwrap();
             let i = p.lbaf.unwrap();
             let f = &d.lba_formats[usize::from(i)];
             prop_assert_eq!((f.data_size, f.metadata_size), (to, cur.metadata_size));
