@@ -291,7 +291,7 @@ pub struct Input {
     /// The box's title (" New partition ").
     pub title: String,
     /// What to type ("Size of the new partition").
-    pub label: String,
+    pub prompt: String,
     /// What may be typed, in the library's terms ("+20G, 20GiB, 50% of the free region, rest").
     pub hint: String,
     pub input: String,
@@ -302,12 +302,12 @@ pub struct Input {
 impl Input {
     pub fn new(
         title: impl Into<String>,
-        label: impl Into<String>,
+        prompt: impl Into<String>,
         hint: impl Into<String>,
     ) -> Self {
         Input {
             title: title.into(),
-            label: label.into(),
+            prompt: prompt.into(),
             hint: hint.into(),
             input: String::new(),
             scroll: 0,
@@ -328,7 +328,7 @@ impl Input {
 
     pub fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
         let ask = vec![
-            (format!("{} (Enter ok, Esc cancel):", self.label), st.title),
+            (format!("{} (Enter ok, Esc cancel):", self.prompt), st.title),
             (self.hint.clone(), Style::default()),
         ];
         draw_box(
