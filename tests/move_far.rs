@@ -45,16 +45,8 @@ impl Io for Counting {
 }
 
 fn afdisk(args: &[&str], backups: &Path) -> (i32, String, String) {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_afdisk"))
-        .args(args)
-        .env("AFDISK_BACKUP_DIR", backups)
-        .output()
-        .expect("run afdisk");
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    let r = common::afdisk_in(args, backups);
+    (r.code, r.stdout, r.stderr)
 }
 
 /// `sha256sum` of every file of `dir`: name → digest.

@@ -13,19 +13,7 @@ const MIB: u64 = 1 << 20;
 fn dump_without_ids(target: &Path) -> String {
     let out = run("sfdisk", &["-d", &s(target)]);
     assert!(out.status.success(), "sfdisk -d {}", target.display());
-    String::from_utf8_lossy(&out.stdout)
-        .replace(&s(target), "X")
-        .lines()
-        .filter(|l| !l.starts_with("label-id:"))
-        .map(|l| match l.find(", uuid=") {
-            Some(i) => {
-                let rest = &l[i + 7..];
-                format!("{}{}", &l[..i], rest.find(',').map_or("", |j| &rest[j..]))
-            }
-            None => l.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    common::peers::sfdisk_dump(target)
 }
 
 /// Scripts with fractions, octal and hex numbers, as people and tools write them for sfdisk: afdisk's plan from
