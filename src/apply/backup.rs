@@ -35,7 +35,7 @@ pub const SCHEMA: u32 = 2;
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// Where backups go unless `$AFDISK_BACKUP_DIR` says otherwise.
-pub const DEFAULT_DIR: &str = "/var/lib/afdisk/backups";
+pub use crate::mover::DEFAULT_BACKUP_DIR as DEFAULT_DIR;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BackupSector {
@@ -235,10 +235,7 @@ impl ByteSource for SectorMap {
 
 /// The backup directory: `$AFDISK_BACKUP_DIR`, else /var/lib/afdisk/backups.
 pub fn backup_dir() -> PathBuf {
-    std::env::var_os("AFDISK_BACKUP_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_DIR))
+    crate::mover::journal_dir()
 }
 
 /// Prefix of the fallback temporary files (filesystems without `O_TMPFILE`): `.afdisk-PID-NANOS.tmp`.

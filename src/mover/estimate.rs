@@ -111,18 +111,21 @@ fn timed_writes(f: &std::fs::File) -> Option<(f64, f64)> {
     (secs > 0.0).then(|| (done as f64 / secs, flush))
 }
 
-/// The directory apply puts a move's journal in, which the plan measures: the backup directory,
-/// `$AFDISK_BACKUP_DIR`, else /var/lib/afdisk/backups (the same rule as `apply::backup::backup_dir`, which the
-/// plan's layer cannot import; a test keeps them equal).
+/// Where backups (and a move's journal beside them) go unless `$AFDISK_BACKUP_DIR` says otherwise.
+pub const DEFAULT_BACKUP_DIR: &str = "/var/lib/afdisk/backups";
+
+/// The directory apply puts backups and a move's journal in, which the plan measures: `$AFDISK_BACKUP_DIR`,
+/// else [`DEFAULT_BACKUP_DIR`]. The one rule: `apply::backup::backup_dir` is this function (the plan's layer
+/// cannot import apply, so it lives here).
 pub fn journal_dir() -> std::path::PathBuf {
     std::env::var_os("AFDISK_BACKUP_DIR")
         .filter(|v| !v.is_empty())
-        .map_or_else(|| "/var/lib/afdisk/backups".into(), Into::into)
+        .map_or_else(|| DEFAULT_BACKUP_DIR.into(), Into::into)
 }
 
-/// One short measurement of the disk (`file`, from `offset`, up to `len` bytes) and of the journal's device (`journal`,
-/// the directory the journal goes to): `None` when the disk cannot be measured; a journal directory that cannot be
-/// (or none given) counts as fast as the disk.
+/// One short measurement of the disk (`file`, from `offset`, up to `len` bytes) and of the journal's device
+/// (`journal`, the directory the journal goes to): `None` when the disk cannot be measured; a journal directory
+/// that cannot be (or none given) counts as fast as the disk.
 pub fn measure_rates(
     file: &std::fs::File,
     offset: u64,
@@ -198,11 +201,6 @@ mod tests {
         );
         assert!((ss - sf - 8.0 * 0.04).abs() < 1e-9, "{sf} {ss}");
         assert!(sf < jf && ss < js / 2.0, "{sf} {jf} {ss} {js}");
-    }
-
-    #[test]
-    fn the_plan_probes_where_apply_journals() {
-        assert_eq!(journal_dir(), crate::apply::backup::backup_dir());
     }
 
     #[test]

@@ -55,6 +55,7 @@ use crate::units::human;
 pub use engine::{Control, Ended, Phase, Progress};
 pub use estimate::{
     estimate_copy_seconds, journal_dir, measure_disk, measure_journal, measure_rates, Rates,
+    DEFAULT_BACKUP_DIR,
 };
 pub use findings::{hidden_finding, interrupted_finding, journal_finding};
 pub use journal::{Journal, JournalHeader, MoveSpec, Record, Sector, Stage};
