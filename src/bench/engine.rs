@@ -227,6 +227,24 @@ pub struct Measured {
     pub noise: Noise,
 }
 
+/// Whether the warm-up ends after this round: at least 16 I/Os, then until the warm-up time or round count is
+/// reached.
+fn warmup_done(ios: u64, elapsed: Duration, warmup_rounds: u64, timing: &Timing) -> bool {
+    ios >= 16 && (elapsed >= timing.warmup || warmup_rounds >= timing.max_warmup_rounds)
+}
+
+/// Why the run stops after this round, if it does: a cancel first, then a decision, then the time cap.
+fn stop_reason(cancelled: bool, decided: bool, capped: bool) -> Option<StopReason> {
+    [
+        (cancelled, StopReason::Cancelled),
+        (decided, StopReason::Decided),
+        (capped, StopReason::TimeCap),
+    ]
+    .into_iter()
+    .find(|(stop, _)| *stop)
+    .map(|(_, why)| why)
+}
+
 /// Runs the schedule on `file` until the stop rule, the time cap or the slots end.
 #[allow(clippy::too_many_arguments)]
 pub fn measure(
@@ -262,10 +280,7 @@ pub fn measure(
         let now = Instant::now();
         if in_warmup {
             warmup_rounds += 1;
-            // At least 16 I/Os, then until the warm-up time or round count is reached.
-            if ios >= 16
-                && (now - start >= timing.warmup || warmup_rounds >= timing.max_warmup_rounds)
-            {
+            if warmup_done(ios, now - start, warmup_rounds, &timing) {
                 in_warmup = false;
                 last_look = now;
             }
@@ -292,12 +307,7 @@ pub fn measure(
             samples: &samples,
             verdict: verdict.as_ref(),
         });
-        let reasons = [
-            (flow.is_break(), StopReason::Cancelled),
-            (decided, StopReason::Decided),
-            (elapsed >= timing.cap, StopReason::TimeCap),
-        ];
-        if let Some((_, why)) = reasons.into_iter().find(|(stop, _)| *stop) {
+        if let Some(why) = stop_reason(flow.is_break(), decided, elapsed >= timing.cap) {
             break why;
         }
     };

@@ -60,37 +60,8 @@ fn map(w: &Window) -> Result<Vec<(u64, u64)>, String> {
     let fat = w
         .at(reserved * bps, fat_bytes as usize)
         .ok_or("vfat: FAT unreadable")?;
-    let entry = |n: u64| -> u32 {
-        let n = n as usize;
-        match bits {
-            12 => {
-                let v = u32::from(le16(&fat, n * 3 / 2).unwrap_or(0));
-                if n % 2 == 1 {
-                    v >> 4
-                } else {
-                    v & 0xFFF
-                }
-            }
-            16 => u32::from(le16(&fat, n * 2).unwrap_or(0)),
-            _ => le32(&fat, n * 4).unwrap_or(0) & 0x0FFF_FFFF,
-        }
-    };
-    let fat1 = entry(1);
-    let (clean, no_error) = match bits {
-        16 => (0x8000, 0x4000),
-        32 => (0x0800_0000, 0x0400_0000),
-        _ => (0, 0),
-    };
-    let raw1 = if bits == 32 {
-        le32(&fat, 4).unwrap_or(0)
-    } else {
-        fat1
-    };
-    if raw1 & clean != clean || raw1 & no_error != no_error {
-        return Err(format!(
-            "vfat: FAT[1] {raw1:#x} says not shut down cleanly or hard error: run fsck.fat first"
-        ));
-    }
+    let entry = |n: u64| fat_entry(&fat, bits, n);
+    check_clean(&fat, bits)?;
     let bad = match bits {
         12 => 0xFF7,
         16 => 0xFFF7,
@@ -106,4 +77,41 @@ fn map(w: &Window) -> Result<Vec<(u64, u64)>, String> {
         }
     }
     Ok(out.finish(total * bps))
+}
+
+/// Entry `n` of a FAT whose entries are `bits` wide (the top 4 bits of a FAT32 entry are reserved).
+fn fat_entry(fat: &[u8], bits: u64, n: u64) -> u32 {
+    let n = n as usize;
+    match bits {
+        12 => {
+            let v = u32::from(le16(fat, n * 3 / 2).unwrap_or(0));
+            if n % 2 == 1 {
+                v >> 4
+            } else {
+                v & 0xFFF
+            }
+        }
+        16 => u32::from(le16(fat, n * 2).unwrap_or(0)),
+        _ => le32(fat, n * 4).unwrap_or(0) & 0x0FFF_FFFF,
+    }
+}
+
+/// Refuses a FAT16/32 whose FAT[1] says it was not shut down cleanly or saw a hard error (FAT12 has no such bits).
+fn check_clean(fat: &[u8], bits: u64) -> Result<(), String> {
+    let (clean, no_error) = match bits {
+        16 => (0x8000, 0x4000),
+        32 => (0x0800_0000, 0x0400_0000),
+        _ => (0, 0),
+    };
+    let raw1 = if bits == 32 {
+        le32(fat, 4).unwrap_or(0)
+    } else {
+        fat_entry(fat, bits, 1)
+    };
+    if raw1 & clean != clean || raw1 & no_error != no_error {
+        return Err(format!(
+            "vfat: FAT[1] {raw1:#x} says not shut down cleanly or hard error: run fsck.fat first"
+        ));
+    }
+    Ok(())
 }

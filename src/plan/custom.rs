@@ -442,6 +442,25 @@ fn refuse_losses(destroys: &[super::Loss], new: &Layout, destroy_ok: &[u32]) -> 
     Ok(())
 }
 
+/// The changes from the `old` layout to `new`, with what each old partition holds and its footprint read from
+/// `src`.
+fn changes_from_disk(
+    src: &crate::table::source::FileSource<'_>,
+    ss: u64,
+    old: Option<&Layout>,
+    new: &Layout,
+    req: &CustomRequest,
+    realigned: &BTreeMap<u32, String>,
+) -> Result<Vec<super::Change>> {
+    let contents = old
+        .map(|o| super::contents(src, ss, &o.partitions))
+        .unwrap_or_default();
+    let footprints = old
+        .map(|o| crate::mover::footprints(src, ss, &o.partitions, &contents))
+        .unwrap_or_default();
+    changes(old, new, &contents, &footprints, &req.destroy_ok, realigned)
+}
+
 /// Reads the table and contents of `opened` and makes the plan that writes `target` (see the module doc).
 pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Plan> {
     let info = &opened.info;
@@ -464,22 +483,7 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
         &mut guid,
     )?;
     let new = prep.layout;
-    let contents = old
-        .as_ref()
-        .map(|o| super::contents(&src, ss, &o.partitions))
-        .unwrap_or_default();
-    let footprints = old
-        .as_ref()
-        .map(|o| crate::mover::footprints(&src, ss, &o.partitions, &contents))
-        .unwrap_or_default();
-    let mut changes = changes(
-        old.as_ref(),
-        &new,
-        &contents,
-        &footprints,
-        &req.destroy_ok,
-        &prep.realigned,
-    )?;
+    let mut changes = changes_from_disk(&src, ss, old.as_ref(), &new, req, &prep.realigned)?;
     let mut notes = vec![format!("layout from {}", req.origin)];
     notes.extend(prep.notes);
     notes.extend(crate::plan::estimate::estimate_moves(

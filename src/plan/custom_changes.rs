@@ -27,10 +27,16 @@ pub fn changes(
     destroy_ok: &[u32],
     realigned: &BTreeMap<u32, String>,
 ) -> Result<Vec<Change>> {
-    let ss = new.table.sector_size.max(1);
     let empty = Vec::new();
     let olds = old.map(|o| &o.partitions).unwrap_or(&empty);
-    let same_label = old.is_some_and(|o| o.table.label == new.table.label);
+    let inputs = Inputs {
+        olds,
+        contents,
+        footprints,
+        destroy_ok,
+        same_label: old.is_some_and(|o| o.table.label == new.table.label),
+        ss: new.table.sector_size.max(1),
+    };
     let matched = matches(olds, &new.partitions);
     let mut out = Vec::new();
     for (p, m) in new.partitions.iter().zip(&matched) {
@@ -39,71 +45,10 @@ pub fn changes(
             .map(|r| format!(" ({r})"))
             .unwrap_or_default();
         let Some(o) = m.map(|i| &olds[i]) else {
-            out.push(created(p, ss, &reason_extra));
+            out.push(created(p, inputs.ss, &reason_extra));
             continue;
         };
-        let content = contents.get(&o.number).cloned();
-        let base = Change {
-            content: content.clone(),
-            ..kept(o, p)
-        };
-        let renumbered = (o.number != p.number).then(|| renumbered(o, p));
-        if (o.start, o.size) == (p.start, p.size) {
-            let entry = kept_entry(o, p, same_label);
-            out.push(Change {
-                reason: match &renumbered {
-                    Some(r) if entry == "stays as it is" => format!("kept, {r}"),
-                    Some(r) => format!("kept, {r}; {entry}"),
-                    None => entry,
-                },
-                ..base
-            });
-            continue;
-        }
-        let mut why = renumbered.map(|r| format!("{r}; ")).unwrap_or_default();
-        why.push_str(&super::describe_change(
-            o.start, o.size, p.start, p.size, ss, None,
-        ));
-        why.push_str(&reason_extra);
-        let edited = entry_edits(o, p, same_label);
-        if !edited.is_empty() {
-            why.push_str(&format!("; entry edited: {}", edited.join(", ")));
-        }
-        let action = if p.start == o.start {
-            Action::Resize
-        } else {
-            Action::Move
-        };
-        let data = content.clone().filter(|_| o.kind != PartKind::Extended);
-        let discarded = destroy_ok.contains(&o.number);
-        // Without data, with its data discarded, or resized in place (growing keeps the data; shrinking is a
-        // loss, see `losses`): the entry alone changes.
-        let Some(fs) = data.filter(|_| !discarded && action != Action::Resize) else {
-            if let Some(fs) = content
-                .as_ref()
-                .filter(|_| discarded && o.kind != PartKind::Extended)
-            {
-                why.push_str(&format!(
-                    "; its {fs} data is discarded (allowed for partition {})",
-                    o.number
-                ));
-            }
-            out.push(Change {
-                action,
-                reason: why,
-                ..base
-            });
-            continue;
-        };
-        let inputs = Inputs {
-            olds,
-            contents,
-            footprints,
-            destroy_ok,
-            same_label,
-            ss,
-        };
-        out.push(moved_with_data(&inputs, o, p, &fs, why, base)?);
+        out.push(matched_change(&inputs, o, p, &reason_extra)?);
     }
     for (i, o) in olds.iter().enumerate() {
         if !matched.contains(&Some(i)) {
@@ -112,6 +57,75 @@ pub fn changes(
     }
     out.sort_by_key(|c| c.number);
     Ok(out)
+}
+
+/// The change of a new entry `p` matched to the old entry `o`: kept (perhaps renumbered or with fields edited),
+/// resized or moved, with its data moved where it holds any and may keep it.
+fn matched_change(
+    inputs: &Inputs,
+    o: &Partition,
+    p: &Partition,
+    reason_extra: &str,
+) -> Result<Change> {
+    let Inputs {
+        contents,
+        destroy_ok,
+        same_label,
+        ss,
+        ..
+    } = *inputs;
+    let content = contents.get(&o.number).cloned();
+    let base = Change {
+        content: content.clone(),
+        ..kept(o, p)
+    };
+    let renumbered = (o.number != p.number).then(|| renumbered(o, p));
+    if (o.start, o.size) == (p.start, p.size) {
+        let entry = kept_entry(o, p, same_label);
+        return Ok(Change {
+            reason: match &renumbered {
+                Some(r) if entry == "stays as it is" => format!("kept, {r}"),
+                Some(r) => format!("kept, {r}; {entry}"),
+                None => entry,
+            },
+            ..base
+        });
+    }
+    let mut why = renumbered.map(|r| format!("{r}; ")).unwrap_or_default();
+    why.push_str(&super::describe_change(
+        o.start, o.size, p.start, p.size, ss, None,
+    ));
+    why.push_str(reason_extra);
+    let edited = entry_edits(o, p, same_label);
+    if !edited.is_empty() {
+        why.push_str(&format!("; entry edited: {}", edited.join(", ")));
+    }
+    let action = if p.start == o.start {
+        Action::Resize
+    } else {
+        Action::Move
+    };
+    let data = content.clone().filter(|_| o.kind != PartKind::Extended);
+    let discarded = destroy_ok.contains(&o.number);
+    // Without data, with its data discarded, or resized in place (growing keeps the data; shrinking is a
+    // loss, see `losses`): the entry alone changes.
+    let Some(fs) = data.filter(|_| !discarded && action != Action::Resize) else {
+        if let Some(fs) = content
+            .as_ref()
+            .filter(|_| discarded && o.kind != PartKind::Extended)
+        {
+            why.push_str(&format!(
+                "; its {fs} data is discarded (allowed for partition {})",
+                o.number
+            ));
+        }
+        return Ok(Change {
+            action,
+            reason: why,
+            ..base
+        });
+    };
+    moved_with_data(inputs, o, p, &fs, why, base)
 }
 
 /// For each new partition, the index in `olds` of the old partition it continues (see "match" in the module

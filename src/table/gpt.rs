@@ -633,14 +633,18 @@ pub fn verify(src: &dyn ByteSource, lss: u64) -> Vec<String> {
     out
 }
 
-/// Looks for a GPT when the device is read with `lss`-byte sectors.
-pub fn read(src: &dyn ByteSource, lss: u64, lba0: Option<&Lba0>) -> GptRead {
-    let sectors = src.len() / lss.max(1);
-    let protective = lba0.is_some_and(|m| m.has_protective());
-    if sectors < 3 {
-        return GptRead::Absent;
-    }
-    let last = sectors - 1;
+/// Both copies of a GPT as read from their places, with the placement problems found on the way.
+struct Copies {
+    primary: std::result::Result<GptCopy, String>,
+    backup: std::result::Result<GptCopy, String>,
+    /// Where the primary says the backup header is (the last LBA when the primary is unreadable).
+    backup_lba: u64,
+    misplaced: Vec<String>,
+}
+
+/// Reads the primary at LBA 1 and the backup where the primary points, falling back to the `last` LBA when the
+/// primary points elsewhere (a grown disk) and nothing valid is there.
+fn read_copies(src: &dyn ByteSource, lss: u64, last: u64) -> Copies {
     let mut misplaced = Vec::new();
     let primary = read_placed(src, lss, 1, last).map(|(c, problems)| {
         misplaced.extend(problems);
@@ -652,11 +656,32 @@ pub fn read(src: &dyn ByteSource, lss: u64, lba0: Option<&Lba0>) -> GptRead {
         c
     });
     if backup.is_err() && backup_lba != last {
-        // The primary points elsewhere (a grown disk); the last sector may still hold a copy.
         if let Ok(b) = read_copy(src, lss, last) {
             backup = Ok(b);
         }
     }
+    Copies {
+        primary,
+        backup,
+        backup_lba,
+        misplaced,
+    }
+}
+
+/// Looks for a GPT when the device is read with `lss`-byte sectors.
+pub fn read(src: &dyn ByteSource, lss: u64, lba0: Option<&Lba0>) -> GptRead {
+    let sectors = src.len() / lss.max(1);
+    let protective = lba0.is_some_and(|m| m.has_protective());
+    if sectors < 3 {
+        return GptRead::Absent;
+    }
+    let last = sectors - 1;
+    let Copies {
+        primary,
+        backup,
+        backup_lba,
+        misplaced,
+    } = read_copies(src, lss, last);
     let mut findings = Vec::new();
     let (used, which) = match (&primary, &backup) {
         (Err(pe), Err(be)) => {
