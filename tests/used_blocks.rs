@@ -755,3 +755,5 @@ fn time_map_of_image() {
 
 #[path = "used_blocks/damaged.rs"]
 mod damaged;
+#[path = "used_blocks/lvm.rs"]
+mod lvm;

@@ -64,7 +64,7 @@ impl Filesystem for Lvm {
         &[(0, 8), (512, 32), (1024, 32), (1536, 32)]
     }
 
-    fn used_ranges(&self, _w: &Window) -> UsedMap {
-        UsedMap::Whole("LVM2 PV: its used-block map is not read yet".into())
+    fn used_ranges(&self, w: &Window) -> UsedMap {
+        super::lvm_used::used_ranges(w)
     }
 }

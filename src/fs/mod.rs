@@ -37,6 +37,8 @@ mod fat_used;
 mod iso9660;
 mod luks;
 mod lvm;
+mod lvm_text;
+mod lvm_used;
 mod md;
 pub mod ntfs;
 mod ntfs_used;
