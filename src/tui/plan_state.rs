@@ -212,29 +212,8 @@ impl PlanState {
     }
 
     pub fn key(&mut self, code: KeyCode) -> PlanAction {
-        if let Some(d) = self.dialog.as_mut() {
-            match d.confirm.key(code) {
-                Answer::Typing => {}
-                Answer::Cancelled => self.dialog = None,
-                Answer::Submitted(typed) => {
-                    let kind = d.kind;
-                    self.dialog = None;
-                    self.error = None;
-                    return PlanAction::Request(match (kind, &self.written) {
-                        (DialogKind::Undo, Some(w)) => PlanRequest::Undo {
-                            path: self.path.clone(),
-                            backup: w.backup_file.clone(),
-                            typed,
-                        },
-                        _ => PlanRequest::Apply {
-                            path: self.path.clone(),
-                            plan: Box::new(self.plan.clone()),
-                            typed,
-                        },
-                    });
-                }
-            }
-            return PlanAction::None;
+        if self.dialog.is_some() {
+            return self.dialog_key(code);
         }
         match code {
             KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
@@ -251,19 +230,7 @@ impl PlanState {
                     self.dialog = Some(self.dialog_for(DialogKind::Apply));
                 }
             }
-            KeyCode::Char('u') => match &self.written {
-                Some(w) if !w.undone => self.dialog = Some(self.dialog_for(DialogKind::Undo)),
-                Some(_) => {
-                    self.error = Some(
-                        "nothing to undo: the write was undone already; press a to apply the plan again"
-                            .into(),
-                    )
-                }
-                None => {
-                    self.error =
-                        Some("nothing to undo: no table was written from this screen".into())
-                }
-            },
+            KeyCode::Char('u') => self.undo_key(),
             KeyCode::Char('n') if self.plan.kind == PlanKind::Fresh && !self.on_disk() => {
                 let mut next = self.preset.clone().unwrap_or_else(afdisk::present::presets);
                 if self.preset.is_some() {
@@ -277,7 +244,8 @@ impl PlanState {
             KeyCode::Char('w') => {
                 if self.on_disk() {
                     self.error = Some(
-                        "this plan is already written; press u to undo it before changing it".into(),
+                        "this plan is already written; press u to undo it before changing it"
+                            .into(),
                     );
                 } else if self.plan.kind == PlanKind::Realign {
                     self.error = Some("a realignment wipes no signature: nothing to keep".into());
@@ -294,5 +262,49 @@ impl PlanState {
             _ => {}
         }
         PlanAction::None
+    }
+
+    /// A key while the confirm dialog is open: typing, cancelling, or the typed name submitting the apply or
+    /// the undo it confirms.
+    fn dialog_key(&mut self, code: KeyCode) -> PlanAction {
+        let Some(d) = self.dialog.as_mut() else {
+            return PlanAction::None;
+        };
+        match d.confirm.key(code) {
+            Answer::Typing => {}
+            Answer::Cancelled => self.dialog = None,
+            Answer::Submitted(typed) => {
+                let kind = d.kind;
+                self.dialog = None;
+                self.error = None;
+                return PlanAction::Request(match (kind, &self.written) {
+                    (DialogKind::Undo, Some(w)) => PlanRequest::Undo {
+                        path: self.path.clone(),
+                        backup: w.backup_file.clone(),
+                        typed,
+                    },
+                    _ => PlanRequest::Apply {
+                        path: self.path.clone(),
+                        plan: Box::new(self.plan.clone()),
+                        typed,
+                    },
+                });
+            }
+        }
+        PlanAction::None
+    }
+
+    /// `u`: the undo dialog of the write made here, or why there is nothing to undo.
+    fn undo_key(&mut self) {
+        match &self.written {
+            Some(w) if !w.undone => self.dialog = Some(self.dialog_for(DialogKind::Undo)),
+            Some(_) => self.error = Some(
+                "nothing to undo: the write was undone already; press a to apply the plan again"
+                    .into(),
+            ),
+            None => {
+                self.error = Some("nothing to undo: no table was written from this screen".into())
+            }
+        }
     }
 }
