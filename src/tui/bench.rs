@@ -42,6 +42,7 @@ pub fn open(d: &DiskState, prev: Option<Box<dyn Page>>) -> Box<dyn Page> {
         .model
         .clone()
         .unwrap_or_else(|| r.device.transport.clone());
+    b.image = r.device.kind == afdisk::device::TargetKind::Image;
     b.destroys = r
         .partitions
         .iter()

@@ -65,6 +65,9 @@ pub struct BenchState {
     pub name: String,
     /// What the device is (its model, else its transport), for the dialog.
     pub described: String,
+    /// The disk is an image file: no run on it can show a drive's read-modify-write penalty (the screen says so
+    /// before a run).
+    pub image: bool,
     /// The partitions holding a filesystem (number, description, from the disk report): the `--write all`
     /// dialog lists those it destroys (all, or the chosen partition's) and then asks for "NAME DESTROY".
     pub destroys: Vec<(u32, String)>,
@@ -109,6 +112,7 @@ impl BenchState {
             phase: BenchScreen::Setup,
             name,
             described: String::new(),
+            image: false,
             destroys: Vec::new(),
             stop: StopFlag::default(),
             job: None,
@@ -288,5 +292,55 @@ mod tests {
             job.stop_rule().words()
         );
         assert!(line.chars().count() <= 80, "{line}");
+    }
+
+    /// Issue 25 item 7: the bench screen's refusals say what is true and what to press. On a 64 MiB image with
+    /// a 60 MiB partition, write mode free (whole disk) names the room it needs and never tells a run without
+    /// the probe to drop it; partition 1 too small to measure is told to press p (the whole disk), not to
+    /// "omit a partition (selected in the disk view)".
+    #[test]
+    fn refusals_name_only_what_was_set_and_the_key_that_changes_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let img = dir.path().join("d.img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(64 << 20))
+            .expect("image");
+        let mut c = std::process::Command::new("sfdisk")
+            .args(["-q", "--no-reread"])
+            .arg(&img)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("sfdisk");
+        {
+            use std::io::Write;
+            let mut i = c.stdin.take().expect("stdin");
+            i.write_all(b"label: dos\nstart=2048, size=8M\nstart=18432, size=52M\n")
+                .expect("script");
+        }
+        assert!(c.wait().expect("sfdisk").success());
+        let o = afdisk::device::open(&img, &Default::default()).expect("open");
+        let refusal = |write, probe, partition| {
+            let opts = afdisk::bench::BenchOptions {
+                write,
+                probe,
+                partition,
+                ..Default::default()
+            };
+            match afdisk::bench::prepare(&o, &opts) {
+                Ok(_) => {
+                    panic!("{write:?} probe {probe} {partition:?} fits: the test needs a refusal")
+                }
+                Err(e) => crate::tui::text::failure_text(&e),
+            }
+        };
+        let free = refusal(WriteMode::Free, false, None);
+        assert!(free.contains("needs at least"), "{free}");
+        assert!(!free.contains("probe"), "no probe was set: {free}");
+        let probed = refusal(WriteMode::Free, true, None);
+        assert!(probed.contains("drop the probe (o)"), "{probed}");
+        let part = refusal(WriteMode::None, false, Some(1));
+        assert!(part.contains("press p"), "{part}");
+        assert!(!part.contains("selected in the disk view"), "{part}");
     }
 }
