@@ -368,7 +368,7 @@ fn too_small(
                     lit(crate::device::shell_quote(info.path.as_os_str())),
                     lit(node.display())
                 ),
-                None => "benchmark the whole disk instead (omit {partition})".to_string(),
+                None => "benchmark the whole disk instead; omit {partition}".to_string(),
             },
         ),
         _ => (

@@ -181,7 +181,7 @@ impl Page for BenchState {
             Command {
                 keys: "d",
                 bar: if matches!(self.phase, BenchScreen::Done(_)) {
-                    "plot/table"
+                    "plot"
                 } else {
                     ""
                 },

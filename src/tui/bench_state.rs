@@ -340,7 +340,10 @@ mod tests {
         let probed = refusal(WriteMode::Free, true, None);
         assert!(probed.contains("drop the probe (o)"), "{probed}");
         let part = refusal(WriteMode::None, false, Some(1));
-        assert!(part.contains("press p"), "{part}");
+        assert!(
+            part.contains("instead; omit the partition: press p)"),
+            "{part}"
+        );
         assert!(!part.contains("selected in the disk view"), "{part}");
     }
 }

@@ -460,7 +460,7 @@ fn n_on_the_second_free_row_creates_the_partition_there() {
     assert!(s.contains("75 MiB at 25 MiB"), "the second region: {s}");
     key(&mut app, KeyCode::Enter);
     // A dos table with no extended partition asks primary or extended (cfdisk's question); Enter: primary.
-    assert!(render(&app).contains("[ primary ]"), "{}", render(&app));
+    assert!(render(&app).contains("> [ primary ]"), "{}", render(&app));
     key(&mut app, KeyCode::Enter);
     assert_eq!(pending(&app), vec![(3, "new".to_string())]);
     write_pending(&mut app, dir.path());

@@ -439,7 +439,7 @@ fn n_on_a_dos_table_asks_primary_or_extended_like_cfdisk() {
     es.key(KeyCode::Char('n'));
     typed(&mut es, "50M");
     let s = screen(&es);
-    assert!(s.contains("[ primary ]  [ extended ]"), "{s}");
+    assert!(s.contains("> [ primary ]   [ extended ]"), "{s}");
     assert!(s.contains("4 primary slots free"), "{s}");
     assert!(es.status().contains("e extended"), "{}", es.status());
     assert!(es.editor.layout.partitions.is_empty(), "nothing made yet");
@@ -448,6 +448,11 @@ fn n_on_a_dos_table_asks_primary_or_extended_like_cfdisk() {
     es.key(KeyCode::Char('n'));
     typed(&mut es, "50M");
     es.key(KeyCode::Right);
+    assert!(
+        screen(&es).contains("  [ primary ] > [ extended ]"),
+        "{}",
+        screen(&es)
+    );
     es.key(KeyCode::Enter);
     let x = es.editor.partition(1).cloned().expect("partition 1");
     assert_eq!(

@@ -115,9 +115,13 @@ fn draw_kind(f: &mut Frame, k: &KindChoice, area: Rect, st: &Styles) {
     .into_iter()
     .map(|l| Line::from(Span::styled(l, st.title)))
     .collect();
+    // `>` marks the highlighted answer too, for terminals that show no reverse video.
+    let mark = |on: bool| if on { "> " } else { "  " };
     lines.push(Line::from(vec![
+        Span::raw(mark(!k.extended)),
         Span::styled("[ primary ]", p),
-        Span::raw("  "),
+        Span::raw(" "),
+        Span::raw(mark(k.extended)),
         Span::styled("[ extended ]", e),
     ]));
     let slots = afdisk::units::plural(u64::from(k.free_slots), "primary slot", "primary slots");
