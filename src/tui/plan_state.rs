@@ -102,6 +102,13 @@ pub enum PlanAction {
     Request(PlanRequest),
 }
 
+/// How a plan that moves data is undone, said before it is applied: the backup restores the old table only
+/// while no data was copied (a stopped or cut move is rolled back then, else finished); after the move no
+/// table restore undoes it.
+pub const MOVE_UNDO: &str = "Undo: a move that stops or is cut is finished (r on the disk view) or, before any \
+     data is copied, rolled back (u there; the CLI's `afdisk resume --rollback`); once the data is moved no \
+     table restore undoes it: make a new plan to change the layout again.";
+
 impl PlanState {
     pub fn new(path: PathBuf, plan: Plan, preset: Option<Choice<&'static str>>) -> Self {
         PlanState {
@@ -133,10 +140,17 @@ impl PlanState {
                     self.plan.destroys.iter().map(|l| l.to_string()).collect(),
                     destroy_label(&self.plan.destroys).map(String::from),
                 );
-                p.detail = Some(format!(
-                    "{} sector(s); a backup of every sector it overwrites is saved first.",
-                    self.plan.writes.len()
-                ));
+                p.detail = Some(match what {
+                    // A data move says how it is undone before it starts (issue 25 item 9).
+                    Some(_) => format!(
+                        "{} table sector(s); a backup of every sector it overwrites is saved first. {MOVE_UNDO}",
+                        self.plan.writes.len()
+                    ),
+                    None => format!(
+                        "{} sector(s); a backup of every sector it overwrites is saved first.",
+                        self.plan.writes.len()
+                    ),
+                });
                 (" Confirm write ", p)
             }
             DialogKind::Undo => (
