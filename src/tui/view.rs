@@ -405,12 +405,18 @@ fn row_cells(r: &Report, order: &[DiskRow], wide: bool, ss: u64) -> Vec<Vec<Stri
                 c
             }
             DiskRow::Free(a, b) => {
+                // Free space inside the extended partition takes logical partitions (as the editor says).
+                let logical = r.partitions.iter().any(|p| {
+                    p.kind == afdisk::table::PartKind::Extended
+                        && p.start.saturating_mul(ss) <= a
+                        && b <= p.start.saturating_add(p.size).saturating_mul(ss)
+                });
                 let mut c = vec![
                     "-".to_string(),
                     (a / ss).to_string(),
                     (b / ss).saturating_sub(1).to_string(),
                     human(b - a),
-                    "free".to_string(),
+                    if logical { "free (logical)" } else { "free" }.to_string(),
                 ];
                 if wide {
                     c.push(String::new());
