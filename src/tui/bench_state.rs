@@ -57,6 +57,9 @@ pub struct BenchState {
     pub partition: Option<u32>,
     /// The partition selected on the disk view (`p` switches between it and the whole disk).
     pub offered: Option<u32>,
+    /// Write mode free moved the run from the partition to the whole disk (free writes only outside every
+    /// partition); leaving free mode moves it back, so write mode all never widens to the whole disk unasked.
+    pub whole_for_free: bool,
     /// Where the run may write: the library's choice (`present::write_modes`), stepped by w.
     pub write: Choice<WriteMode>,
     pub probe: bool,
@@ -107,6 +110,7 @@ impl BenchState {
             path,
             partition,
             offered: partition,
+            whole_for_free: false,
             write: afdisk::present::write_modes(WriteMode::None),
             probe: false,
             phase: BenchScreen::Setup,
@@ -173,6 +177,23 @@ impl BenchState {
         }
     }
 
+    /// Write mode free runs on the whole disk (it writes only outside every partition): stepping to it from a
+    /// partition moves the run there; stepping on moves it back to the partition.
+    fn follow_free_mode(&mut self) {
+        match self.mode() {
+            WriteMode::Free if self.partition.is_some() => {
+                self.partition = None;
+                self.whole_for_free = true;
+            }
+            WriteMode::Free => {}
+            _ if self.whole_for_free => {
+                self.partition = self.offered;
+                self.whole_for_free = false;
+            }
+            _ => {}
+        }
+    }
+
     pub fn key(&mut self, code: KeyCode) -> BenchAction {
         if let BenchScreen::Confirm(c) = &mut self.phase {
             match c.key(code) {
@@ -203,6 +224,7 @@ impl BenchState {
                 if self.mode() == WriteMode::None {
                     self.probe = false;
                 }
+                self.follow_free_mode();
                 self.phase = BenchScreen::Setup;
             }
             KeyCode::Char('o') if self.mode() != WriteMode::None => {
@@ -218,6 +240,7 @@ impl BenchState {
                 }
             }
             KeyCode::Char('p') if self.offered.is_some() => {
+                self.whole_for_free = false;
                 self.partition = match self.partition {
                     Some(_) => None,
                     None => self.offered,
@@ -262,6 +285,32 @@ mod tests {
         let mut whole = BenchState::new("x.img".into(), "x.img".into(), None);
         whole.key(KeyCode::Char('p'));
         assert_eq!(whole.partition, None, "nothing to switch to");
+    }
+
+    /// Issue 25, item 7: w to write mode free on a bench opened on a partition runs on the whole disk (free
+    /// mode was refused inside a partition); w on to write mode all goes back to the partition, so the
+    /// destructive mode never widens to the whole disk unasked; p after the switch is the user's choice.
+    #[test]
+    fn free_mode_runs_on_the_whole_disk_and_all_goes_back_to_the_partition() {
+        let mut b = BenchState::new("x.img".into(), "x.img".into(), Some(2));
+        b.key(KeyCode::Char('w'));
+        assert_eq!((b.mode(), b.partition), (WriteMode::Free, None));
+        let BenchAction::Start(r) = b.key(KeyCode::Char('r')) else {
+            panic!("r runs");
+        };
+        assert_eq!((r.partition, r.write), (None, WriteMode::Free));
+        b.phase = BenchScreen::Setup;
+        b.key(KeyCode::Char('w'));
+        assert_eq!((b.mode(), b.partition), (WriteMode::All, Some(2)));
+        b.key(KeyCode::Char('w'));
+        assert_eq!((b.mode(), b.partition), (WriteMode::None, Some(2)));
+        // Chosen with p while in free mode: kept as chosen.
+        b.key(KeyCode::Char('w'));
+        b.key(KeyCode::Char('p'));
+        assert_eq!(b.partition, Some(2));
+        b.key(KeyCode::Char('p'));
+        b.key(KeyCode::Char('w'));
+        assert_eq!((b.mode(), b.partition), (WriteMode::All, None));
     }
 
     /// Issue 25, item 7: the running bench's status line (title, progress, stop rule, q) fits 80 columns

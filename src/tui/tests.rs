@@ -688,8 +688,8 @@ fn plan_page_shows_once_its_plan_is_made_and_planning_does_not_hold_q() {
 }
 
 /// A bench error names no command-line option on a screen that has none: "--write free … --partition" once
-/// reached the bench screen as it was; the TUI names the write mode by its key and the partition by the disk
-/// view it was selected in.
+/// reached the bench screen as it was; the TUI names the write mode by its key and the partition by p, the key
+/// that switches to the whole disk.
 #[test]
 fn bench_error_shows_no_option_text() {
     let (dir, img) = fixture_image();
@@ -698,7 +698,9 @@ fn bench_error_shows_no_option_text() {
     app.set_disk(r);
     app.disk.as_mut().expect("disk").selected = 1;
     key(&mut app, KeyCode::Char('b'));
+    // Write mode free moves the run to the whole disk; p puts it back in the partition, where free is refused.
     key(&mut app, KeyCode::Char('w'));
+    key(&mut app, KeyCode::Char('p'));
     let req = app.handle_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE));
     let (tx, rx) = std::sync::mpsc::channel();
     let env = env(dir.path());
@@ -716,6 +718,7 @@ fn bench_error_shows_no_option_text() {
     }
     let s = render(&app, 120, 30);
     assert!(s.contains("write mode free (w)"), "{s}");
+    assert!(s.contains("cannot measure writes in the partition:"), "{s}");
     assert!(!s.contains("--"), "{s}");
 }
 
