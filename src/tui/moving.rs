@@ -497,9 +497,9 @@ pub fn summary_lines(d: &MoveDone) -> Vec<String> {
         .map(|x| format!("partition {}", x.partition))
         .collect();
     let mut l = vec![format!(
-        "Moved {} and wrote the new table on {}: verified, in {:.1} s.",
-        parts.join(", "),
+        "Wrote {}: moved {} and wrote the new table, verified, in {:.1} s.",
         name(&w.device),
+        parts.join(", "),
         m.seconds
     )];
     l.extend(
@@ -536,7 +536,10 @@ fn draw(f: &mut Frame, p: &MovePage, area: Rect, st: &Styles) {
                     st.warn
                 } else if line.contains("reported problems") {
                     st.bad
-                } else if line.starts_with("Moved") || line.contains("found no errors") {
+                } else if line.starts_with("Moved and verified")
+                    || line.starts_with("Wrote ")
+                    || line.contains("found no errors")
+                {
                     st.ok
                 } else {
                     Style::default()

@@ -289,7 +289,7 @@ fn a_move_applied_from_the_plan_screen_runs_on_the_move_screen_and_verifies() {
     // Issue 25 item 9: what happened, the check, how it is undone and the backup, each on its own line
     // (the kernel's line said twice and paths broken mid-word are in the details, on ?).
     assert!(
-        s.contains("Moved partition 1 and wrote the new table on r.img: verified"),
+        s.contains("Wrote r.img: moved partition 1 and wrote the new table, verified"),
         "{s}"
     );
     assert!(s.contains("e2fsck") && s.contains("found no errors"), "{s}");
