@@ -162,7 +162,7 @@ impl Page for BenchState {
             Command {
                 keys: "w",
                 bar: "write mode",
-                help: "bench: write mode none → free → all",
+                help: "bench: write mode none → free (on the whole disk) → all",
             },
             Command {
                 keys: "o",
