@@ -722,6 +722,30 @@ fn bench_error_shows_no_option_text() {
     assert!(!s.contains("--"), "{s}");
 }
 
+/// Issue 25 item 8: the disk view's header breaks only between its items at 80 columns, so a label stays with
+/// its value (it read "log/phys" at the end of one row and "512/4096" on the next); every row fits.
+#[test]
+fn the_disk_header_keeps_each_item_whole_at_80_columns() {
+    let mut r = fixture();
+    r.device.path = "/tmp/t25/afdisk-demo-8342-779278619/xp-dos-63.img".into();
+    let lines: Vec<String> = super::view::disk_title(&r, "dos (512-byte sectors)", 80)
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    assert!(lines.iter().all(|l| l.chars().count() <= 80), "{lines:#?}");
+    assert!(
+        lines.iter().any(|l| l.contains("log/phys 512/4096")),
+        "{lines:#?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("dos (512-byte sectors)")),
+        "{lines:#?}"
+    );
+    let items = ["ab", "cd ef", "gh"].map(String::from);
+    assert_eq!(super::view::pack(&items, 10), [" ab  cd ef", " gh"]);
+    assert_eq!(super::view::pack(&items, 9), [" ab", " cd ef", " gh"]);
+}
+
 /// A loop device is named with its backing file, as `afdisk list` names it (the same core text): at the end
 /// of its row in the device list, and under the path in the disk view's title (where a drive shows its
 /// model). The TUI used to show only `loop0`.
