@@ -1,6 +1,6 @@
 //! The bench screen's state and keys, drawn by `bench_view` and run by `bench`. Terms:
 //! - **options**: the write mode, the probe and the partition (the disk's selected one, if any, or the whole
-//!   disk: `p` switches);
+//!   disk: `p` switches; stepping to write mode free moves to the whole disk, stepping on moves back);
 //! - **phase**: setup, the confirm dialog that a destructive write mode needs (the device name typed), a run
 //!   (live per-class latencies and the running verdict), done (the report) or failed;
 //! - **request**: the run a confirmed setup asks for (the bench job's input).
