@@ -1,7 +1,8 @@
 //! `afdisk demo` (issue 15): the sample disks are made by the peers in a directory of their own under TMPDIR,
 //! the UI opens on them alone with a banner naming that directory, a realign of the XP disk is applied and
 //! undone through the UI (byte-exact), the GPT disk's realign moves its ext4 with its files, a bench runs and
-//! plots, and at exit nothing remains (no file, no loop device) unless `--keep`.
+//! plots, and at exit nothing remains (no file, no loop device) unless `--keep`. The CLI's `apply` of the GPT
+//! disk's data move says how it is undone before it asks.
 //! Driven in tmux at 80x24 with TERM=linux, as a user would; `--json` is checked for scripts.
 
 mod common;
@@ -319,4 +320,56 @@ fn demo_ended_by_a_signal_leaves_nothing() {
         assert!(!dirs[0].exists(), "SIG{sig}: the demo directory is removed");
         assert_eq!(loops_over(&dirs[0]), "", "SIG{sig}: no loop device left");
     }
+}
+
+/// Issue 25 item 9, the CLI: `afdisk apply` of a plan that moves data (the demo's gpt-2049, ext4 at 2049)
+/// says in a terminal, before it asks, how the move is undone (resume, or rollback before any data is
+/// copied, and no table restore after); any other answer than the name writes nothing.
+#[test]
+fn cli_apply_of_a_data_move_says_how_it_is_undone_before_it_asks() {
+    let sc = Scratch::new();
+    let tmp = sc.path("tmp");
+    std::fs::create_dir_all(&tmp).expect("tmp");
+    let out = Command::new(env!("CARGO_BIN_EXE_afdisk"))
+        .args(["demo", "--json", "--keep"])
+        .env("TMPDIR", &tmp)
+        .output()
+        .expect("run afdisk");
+    let j = Afdisk::from(out).json();
+    let dir = PathBuf::from(j["dir"].as_str().expect("dir"));
+    let gpt = dir.join("gpt-2049.img");
+    let plan = sc.path("p.json");
+    let r = afdisk(&["plan", &s(&gpt), "--realign", "-o", &s(&plan)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let before = std::fs::read(&gpt).expect("read");
+    let backups = format!("AFDISK_BACKUP_DIR={}", s(&sc.path("backups")));
+    let tm = Tmux::start(
+        "cli-move-undo",
+        &[
+            "env",
+            &backups,
+            env!("CARGO_BIN_EXE_afdisk"),
+            "apply",
+            "--plan",
+            &s(&plan),
+            &s(&gpt),
+        ],
+    );
+    tm.wait_for("to go on");
+    let printed = tm.printed();
+    for want in [
+        "finished with `afdisk resume`",
+        "before any data is copied, rolled back with `afdisk resume --rollback`",
+        "once the data is moved no table restore undoes it",
+    ] {
+        assert!(printed.contains(want), "{want}: {printed}");
+    }
+    tm.type_enter("no");
+    let code = tm.wait_exit();
+    assert!(!matches!(code, None | Some(0)), "a refusal: {code:?}");
+    assert!(
+        std::fs::read(&gpt).expect("read") == before,
+        "nothing written"
+    );
+    std::fs::remove_dir_all(&dir).expect("clean up");
 }

@@ -2,7 +2,7 @@
 //! cfdisk, both driven in tmux on the same images, every key counted (a typed character is one key, Enter and
 //! the arrows one each). Each run's result is read back by sfdisk, and the two tools must have made the same
 //! table, so a count is only taken of a task that was really done. Goal: afdisk needs no more keys than
-//! cfdisk.
+//! cfdisk. Task e adds cfdisk's primary/extended question: an extended partition and a logical one in it.
 //!
 //! The cfdisk sequences are the ones measured in `../shared/notes/tui-editing.md` §2 (util-linux 2.38.1): the
 //! prefilled size erased with Backspace (`1023M`, then `767M`), the write confirmed with `W`, `yes`, Enter;
@@ -297,4 +297,65 @@ fn realigning_the_xp_demo_disk_is_counted() {
     let n = af.keys;
     af.tm.quit_ok();
     eprintln!("task d (realign the XP demo disk): afdisk {n} keys, cfdisk: cannot move partitions");
+}
+
+/// Task e: on an empty dos table, an extended partition (48 MiB) and a logical partition filling it, with
+/// cfdisk's primary/extended question. cfdisk: ⏎(New) ⌫×3 `48M` ⏎, → ⏎ (extended), ↓ ⏎ ⏎ (the free row
+/// inside it, its whole size), then the write. afdisk: `n` `48M` ⏎ `e`, `n` ⏎ (the free region inside the
+/// new container), then the review and the write. Both must make 1 at 2048 (type 5) and 5 at 4096.
+#[test]
+fn an_extended_and_a_logical_partition_take_no_more_keys_than_cfdisk() {
+    let sc = Scratch::new();
+    let backups = sc.path("backups");
+    let empty_dos = |name: &str| {
+        let img = sc.image(name, 100 << 20);
+        let out = run_stdin("sfdisk", &["-q", &s(&img)], "label: dos\n");
+        assert!(out.status.success(), "{out:?}");
+        img
+    };
+    let img = empty_dos("cf.img");
+    let mut cf = cfdisk(&img, "keys-e-cf");
+    cf.wait("Free space");
+    cfdisk_new(&mut cf, 3, "48M");
+    cf.wait("[extended]");
+    cf.key(&["Right", "Enter"]);
+    cf.wait("Extended");
+    cf.key(&["Down", "Enter"]);
+    cf.wait("Partition size:");
+    cf.key(&["Enter"]);
+    cf.wait(" 100351 ");
+    cfdisk_write(&mut cf);
+    let cf_keys = cf.keys;
+    cf.tm.keys(&["q"]);
+    cf.tm.wait_exit();
+    let e = empty_dos("e.img");
+    let mut af = afdisk_on(&e, &backups, "keys-e-af");
+    af.key(&["n"]);
+    af.wait("New partition");
+    af.text("48M");
+    af.key(&["Enter"]);
+    af.wait("[ extended ]");
+    af.key(&["e"]);
+    af.wait("1 change pending");
+    af.key(&["n"]);
+    af.wait("New logical partition");
+    af.key(&["Enter"]);
+    af.wait("new logical partition 5");
+    afdisk_write(&mut af, "e.img");
+    let af_keys = af.keys;
+    af.tm.quit_ok();
+    let (want, got) = (table(&img), table(&e));
+    assert_eq!(
+        want,
+        [
+            "start=2048,size=98304,type=5",
+            "start=4096,size=96256,type=83"
+        ],
+        "cfdisk's table"
+    );
+    assert_eq!(got, want, "the same table from both");
+    eprintln!(
+        "task e (an extended and a logical, empty dos): afdisk {af_keys} keys, cfdisk {cf_keys}"
+    );
+    assert!(af_keys <= cf_keys, "afdisk {af_keys} > cfdisk {cf_keys}");
 }

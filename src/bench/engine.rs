@@ -185,7 +185,7 @@ impl StopReason {
             StopReason::OutOfSlots => {
                 "the run used every fresh slot of the space it may use, so a longer run cannot help: give it more \
                  room (a larger disk or image, more unallocated space for write mode free, the whole disk rather \
-                 than a partition), or run without the probe so that fewer classes share the slots"
+                 than a partition), or, with the probe on, run without it so that fewer classes share the slots"
             }
             StopReason::Cancelled => "the run was stopped early; let it run to its end",
             StopReason::Decided => {

@@ -209,11 +209,7 @@ pub fn prepare(opened: &Opened, options: &BenchOptions) -> Result<Prepared> {
     });
     let mut notes = schedule.notes.clone();
     if info.kind == TargetKind::Image {
-        notes.push(
-            "image file: direct I/O goes through the host filesystem, so the results reflect that filesystem and \
-             the disk under it, not a disk with this image's geometry"
-                .into(),
-        );
+        notes.push(wording::IMAGE_NOTE.into());
     }
     let regions = bench_regions(&scan, info, options.write, partition)?;
     let pool = SlotPool::new(&regions, schedule.slot_size, ao);
@@ -350,9 +346,14 @@ fn too_small(
                 schedule.classes.len(),
                 human(schedule.bytes_per_round())
             ),
-            "shrink or delete a partition to leave that much unallocated, drop {probe} (fewer classes), or use \
-             {write=none}"
-                .to_string(),
+            format!(
+                "shrink or delete a partition to leave that much unallocated, {}or use {{write=none}}",
+                if options.probe {
+                    "drop {probe} (fewer classes), "
+                } else {
+                    ""
+                }
+            ),
         ),
         (_, Some(p)) => (
             format!(
@@ -367,7 +368,7 @@ fn too_small(
                     lit(crate::device::shell_quote(info.path.as_os_str())),
                     lit(node.display())
                 ),
-                None => "benchmark the whole disk instead (omit {partition})".to_string(),
+                None => "benchmark the whole disk instead; omit {partition}".to_string(),
             },
         ),
         _ => (
@@ -534,7 +535,11 @@ pub fn run(
             human(m.noise.ours_bytes)
         ));
     }
-    let notes = run_notes(prepared, &m);
+    let image = info.kind == TargetKind::Image;
+    if image {
+        verdict.message = wording::on_an_image(&verdict.message);
+    }
+    let notes = run_notes(prepared, &m, image);
     let classes = class_results(schedule, &m.samples);
     Ok(BenchReport {
         device: info.clone(),
@@ -636,7 +641,7 @@ fn sparse_reads_measure_nothing(
 }
 
 /// The run's notes: the preparation's, then how the run stopped early and what a read-only run cannot show.
-fn run_notes(prepared: &Prepared, m: &engine::Measured) -> Vec<String> {
+fn run_notes(prepared: &Prepared, m: &engine::Measured, image: bool) -> Vec<String> {
     let mut notes = prepared.notes.clone();
     if m.stop == StopReason::Cancelled {
         notes.push(format!(
@@ -651,7 +656,8 @@ fn run_notes(prepared: &Prepared, m: &engine::Measured) -> Vec<String> {
             plural(m.rounds, "round", "rounds")
         ));
     }
-    if prepared.options.write == WriteMode::None {
+    // On an image file no write mode shows a penalty either (the image note says why).
+    if prepared.options.write == WriteMode::None && !image {
         notes.push(
             "read-only run: misaligned reads on 512e drives show little penalty; write mode free or all measures \
              the writes that pay read-modify-write"

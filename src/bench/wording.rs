@@ -5,7 +5,9 @@
 //! - **sector size**: the physical sector size the comparison tests, named in the sentence;
 //! - **drive message** and **partition message**: the sentences of the drive and partition verdicts
 //!   (`analysis` decides the verdicts, this module words them);
-//! - **sparse caveat**: the warning for a run over the holes of a sparse image.
+//! - **sparse caveat**: the warning for a run over the holes of a sparse image;
+//! - **image note**: what a run on an image file measures (the host filesystem); the drive message of such a
+//!   run ends by saying why no run there can show a drive's read-modify-write penalty.
 
 use super::probe::Geometry;
 use super::verdict::{Comparison, Verdict};
@@ -83,6 +85,25 @@ pub fn describe(c: &Comparison, subject: &str, sector_bytes: u64) -> String {
     }
 }
 
+/// The advice of a read-only verdict: which runs measure the writes that pay read-modify-write.
+const WRITES_ADVICE: &str = "write mode free or all measures writes";
+
+/// The note of a run on an image file: what it measures (the drive message says what it cannot show).
+pub const IMAGE_NOTE: &str =
+    "image file: direct I/O goes through the host filesystem, so the results reflect that \
+     filesystem and the disk under it, not a disk with this image's geometry";
+
+/// The drive message of a run on an image file: the advice to measure writes dropped (writes to an image show
+/// no drive's read-modify-write either) and why, with what would show one.
+pub fn on_an_image(message: &str) -> String {
+    let m = message.replace(&format!("; {WRITES_ADVICE}"), "");
+    format!(
+        "{m}. An image file cannot show a drive's read-modify-write penalty: its I/O goes through the host \
+         filesystem (what is measured is the host's), never to a drive with this image's sectors; benchmark a \
+         disk (or a partition of one) to see one"
+    )
+}
+
 /// The drive verdict's sentence, and the warnings it contains: the headline comparison (misaligned writes, or
 /// reads in a read-only run, each as (comparison, subject)), then what the probe found (`detected`, `probe_ran`).
 pub fn drive_message(
@@ -98,7 +119,7 @@ pub fn drive_message(
         (Some((c, subject)), _) => describe(c, subject, sector),
         (None, Some((c, subject))) => format!(
             "{} (reads only: read-modify-write shows on writes, and 512e drives barely penalise misaligned reads, \
-             so this is weak evidence; write mode free or all measures writes)",
+             so this is weak evidence; {WRITES_ADVICE})",
             describe(c, subject, sector)
         ),
         (None, None) => format!(
@@ -248,6 +269,26 @@ mod tests {
         assert_eq!(format_duration(8_300_000.0), "8.3 ms");
         assert_eq!(format_duration(850.0), "850 ns");
         assert_eq!(format_duration(2.5e9), "2.5 s");
+    }
+
+    /// Issue 25 item 7: on an image file the verdict does not send the user to a write mode that cannot show
+    /// a penalty there; it says why and what would.
+    #[test]
+    fn an_image_verdict_says_no_write_mode_shows_a_penalty_there() {
+        let g = Geometry {
+            logical: 512,
+            physical: 4096,
+        };
+        let c = comparison(Verdict::NoPenalty, 1.02, 1.0, 1.03, 500.0);
+        let (m, _) = drive_message(None, Some((&c, "misaligned 4 KiB reads")), None, false, g);
+        assert!(m.contains(WRITES_ADVICE), "{m}");
+        let on = on_an_image(&m);
+        assert!(!on.contains("write mode free"), "{on}");
+        assert!(
+            on.contains("cannot show a drive's read-modify-write penalty")
+                && on.contains("benchmark a disk"),
+            "{on}"
+        );
     }
 
     #[test]

@@ -131,13 +131,18 @@ pub fn apply(
     let run = || -> Result<apply::WriteOutcome, Error> {
         let p = apply::load_plan(plan_file)?;
         let opened = device::open(target, &g.overrides())?;
+        // A plan that moves data names the filesystems it moves; Ctrl-C stops it at a commit point.
+        let what = afdisk::apply::moves::confirmation_what(&p);
         if !c.yes && std::io::stdin().is_terminal() {
             let mut text = p.diff_lines().join("\n");
             text.push('\n');
+            // Before a data move: how it is undone (issue 25 item 9).
+            if what.is_some() {
+                text.push_str(MOVE_UNDO);
+                text.push('\n');
+            }
             let _ = std::io::stderr().write_all(text.as_bytes());
         }
-        // A plan that moves data names the filesystems it moves; Ctrl-C stops it at a commit point.
-        let what = afdisk::apply::moves::confirmation_what(&p);
         let conf = confirmation_destroying(
             c,
             &opened.info,
@@ -194,6 +199,11 @@ pub fn backup(target: &Path, out: &Path, as_json: bool, g: &GeometryArgs) -> i32
         Err(e) => fail(&e),
     }
 }
+
+/// How a plan that moves data is undone, said before its confirmation.
+const MOVE_UNDO: &str = "Undo: a move that stops or is cut is finished with `afdisk resume` or, before any data \
+     is copied, rolled back with `afdisk resume --rollback`; once the data is moved no table restore undoes it \
+     (make a new plan to change the layout again).";
 
 pub fn restore(
     target: &Path,

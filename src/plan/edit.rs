@@ -380,7 +380,6 @@ impl Editor {
         uuid: &str,
     ) -> Result<Outcome> {
         let ss = self.ss();
-        let label = self.layout.table.label;
         let region = self.region_at(at).ok_or_else(|| {
             Error::usage(
                 format!(
@@ -390,23 +389,7 @@ impl Editor {
                 "select a free region of the list (or delete or shrink a partition first)",
             )
         })?;
-        let number = (1..=self.max_slot())
-            .find(|n| self.partition(*n).is_none())
-            .or(region.logical.then_some(0))
-            .ok_or_else(|| {
-                Error::usage(
-                    format!(
-                        "the {} table has no free slot (it holds {} entries)",
-                        label.as_str(),
-                        self.max_slot()
-                    ),
-                    if self.logical_regions(None).is_empty() {
-                        "delete a partition first"
-                    } else {
-                        "make a logical partition in a free region inside the extended partition (it needs no slot), or delete a partition first"
-                    },
-                )
-            })?;
+        let number = self.number_for(region.logical)?;
         let mut snaps = Vec::new();
         let sectors = self.sized(size, region.sectors(), &mut snaps)?;
         let (type_code, type_name) = self.type_of(type_spec.unwrap_or("linux"))?;
@@ -451,6 +434,29 @@ impl Editor {
             done: format!("new partition {number}: {what}"),
             snaps,
         })
+    }
+
+    /// The number a new partition takes: the lowest free slot of the table. A logical partition needs no slot
+    /// (`push_logical` numbers it by its place), so it gets 0 when every slot is taken; anything else is then
+    /// refused.
+    fn number_for(&self, logical: bool) -> Result<u32> {
+        (1..=self.max_slot())
+            .find(|n| self.partition(*n).is_none())
+            .or(logical.then_some(0))
+            .ok_or_else(|| {
+                Error::usage(
+                    format!(
+                        "the {} table has no free slot (it holds {} entries)",
+                        self.layout.table.label.as_str(),
+                        self.max_slot()
+                    ),
+                    if self.logical_regions(None).is_empty() {
+                        "delete a partition first"
+                    } else {
+                        "make a logical partition in a free region inside the extended partition (it needs no slot), or delete a partition first"
+                    },
+                )
+            })
     }
 
     fn delete(&mut self, number: u32) -> Result<Outcome> {

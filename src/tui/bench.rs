@@ -42,6 +42,7 @@ pub fn open(d: &DiskState, prev: Option<Box<dyn Page>>) -> Box<dyn Page> {
         .model
         .clone()
         .unwrap_or_else(|| r.device.transport.clone());
+    b.image = r.device.kind == afdisk::device::TargetKind::Image;
     b.destroys = r
         .partitions
         .iter()
@@ -161,7 +162,7 @@ impl Page for BenchState {
             Command {
                 keys: "w",
                 bar: "write mode",
-                help: "bench: write mode none → free → all",
+                help: "bench: write mode none → free (on the whole disk) → all",
             },
             Command {
                 keys: "o",
@@ -180,7 +181,7 @@ impl Page for BenchState {
             Command {
                 keys: "d",
                 bar: if matches!(self.phase, BenchScreen::Done(_)) {
-                    "plot/table"
+                    "plot"
                 } else {
                     ""
                 },

@@ -1,6 +1,6 @@
 //! The bench screen's state and keys, drawn by `bench_view` and run by `bench`. Terms:
 //! - **options**: the write mode, the probe and the partition (the disk's selected one, if any, or the whole
-//!   disk: `p` switches);
+//!   disk: `p` switches; stepping to write mode free moves to the whole disk, stepping on moves back);
 //! - **phase**: setup, the confirm dialog that a destructive write mode needs (the device name typed), a run
 //!   (live per-class latencies and the running verdict), done (the report) or failed;
 //! - **request**: the run a confirmed setup asks for (the bench job's input).
@@ -57,6 +57,9 @@ pub struct BenchState {
     pub partition: Option<u32>,
     /// The partition selected on the disk view (`p` switches between it and the whole disk).
     pub offered: Option<u32>,
+    /// Write mode free moved the run from the partition to the whole disk (free writes only outside every
+    /// partition); leaving free mode moves it back, so write mode all never widens to the whole disk unasked.
+    pub whole_for_free: bool,
     /// Where the run may write: the library's choice (`present::write_modes`), stepped by w.
     pub write: Choice<WriteMode>,
     pub probe: bool,
@@ -65,6 +68,9 @@ pub struct BenchState {
     pub name: String,
     /// What the device is (its model, else its transport), for the dialog.
     pub described: String,
+    /// The disk is an image file: no run on it can show a drive's read-modify-write penalty (the screen says so
+    /// before a run).
+    pub image: bool,
     /// The partitions holding a filesystem (number, description, from the disk report): the `--write all`
     /// dialog lists those it destroys (all, or the chosen partition's) and then asks for "NAME DESTROY".
     pub destroys: Vec<(u32, String)>,
@@ -104,11 +110,13 @@ impl BenchState {
             path,
             partition,
             offered: partition,
+            whole_for_free: false,
             write: afdisk::present::write_modes(WriteMode::None),
             probe: false,
             phase: BenchScreen::Setup,
             name,
             described: String::new(),
+            image: false,
             destroys: Vec::new(),
             stop: StopFlag::default(),
             job: None,
@@ -169,6 +177,23 @@ impl BenchState {
         }
     }
 
+    /// Write mode free runs on the whole disk (it writes only outside every partition): stepping to it from a
+    /// partition moves the run there; stepping on moves it back to the partition.
+    fn follow_free_mode(&mut self) {
+        match self.mode() {
+            WriteMode::Free if self.partition.is_some() => {
+                self.partition = None;
+                self.whole_for_free = true;
+            }
+            WriteMode::Free => {}
+            _ if self.whole_for_free => {
+                self.partition = self.offered;
+                self.whole_for_free = false;
+            }
+            _ => {}
+        }
+    }
+
     pub fn key(&mut self, code: KeyCode) -> BenchAction {
         if let BenchScreen::Confirm(c) = &mut self.phase {
             match c.key(code) {
@@ -199,6 +224,7 @@ impl BenchState {
                 if self.mode() == WriteMode::None {
                     self.probe = false;
                 }
+                self.follow_free_mode();
                 self.phase = BenchScreen::Setup;
             }
             KeyCode::Char('o') if self.mode() != WriteMode::None => {
@@ -214,6 +240,7 @@ impl BenchState {
                 }
             }
             KeyCode::Char('p') if self.offered.is_some() => {
+                self.whole_for_free = false;
                 self.partition = match self.partition {
                     Some(_) => None,
                     None => self.offered,
@@ -260,6 +287,32 @@ mod tests {
         assert_eq!(whole.partition, None, "nothing to switch to");
     }
 
+    /// Issue 25, item 7: w to write mode free on a bench opened on a partition runs on the whole disk (free
+    /// mode was refused inside a partition); w on to write mode all goes back to the partition, so the
+    /// destructive mode never widens to the whole disk unasked; p after the switch is the user's choice.
+    #[test]
+    fn free_mode_runs_on_the_whole_disk_and_all_goes_back_to_the_partition() {
+        let mut b = BenchState::new("x.img".into(), "x.img".into(), Some(2));
+        b.key(KeyCode::Char('w'));
+        assert_eq!((b.mode(), b.partition), (WriteMode::Free, None));
+        let BenchAction::Start(r) = b.key(KeyCode::Char('r')) else {
+            panic!("r runs");
+        };
+        assert_eq!((r.partition, r.write), (None, WriteMode::Free));
+        b.phase = BenchScreen::Setup;
+        b.key(KeyCode::Char('w'));
+        assert_eq!((b.mode(), b.partition), (WriteMode::All, Some(2)));
+        b.key(KeyCode::Char('w'));
+        assert_eq!((b.mode(), b.partition), (WriteMode::None, Some(2)));
+        // Chosen with p while in free mode: kept as chosen.
+        b.key(KeyCode::Char('w'));
+        b.key(KeyCode::Char('p'));
+        assert_eq!(b.partition, Some(2));
+        b.key(KeyCode::Char('p'));
+        b.key(KeyCode::Char('w'));
+        assert_eq!((b.mode(), b.partition), (WriteMode::All, None));
+    }
+
     /// Issue 25, item 7: the running bench's status line (title, progress, stop rule, q) fits 80 columns
     /// three seconds in (it had a rate of seconds per second and wrapped).
     #[test]
@@ -288,5 +341,58 @@ mod tests {
             job.stop_rule().words()
         );
         assert!(line.chars().count() <= 80, "{line}");
+    }
+
+    /// Issue 25 item 7: the bench screen's refusals say what is true and what to press. On a 64 MiB image with
+    /// a 60 MiB partition, write mode free (whole disk) names the room it needs and never tells a run without
+    /// the probe to drop it; partition 1 too small to measure is told to press p (the whole disk), not to
+    /// "omit a partition (selected in the disk view)".
+    #[test]
+    fn refusals_name_only_what_was_set_and_the_key_that_changes_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let img = dir.path().join("d.img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(64 << 20))
+            .expect("image");
+        let mut c = std::process::Command::new("sfdisk")
+            .args(["-q", "--no-reread"])
+            .arg(&img)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("sfdisk");
+        {
+            use std::io::Write;
+            let mut i = c.stdin.take().expect("stdin");
+            i.write_all(b"label: dos\nstart=2048, size=8M\nstart=18432, size=52M\n")
+                .expect("script");
+        }
+        assert!(c.wait().expect("sfdisk").success());
+        let o = afdisk::device::open(&img, &Default::default()).expect("open");
+        let refusal = |write, probe, partition| {
+            let opts = afdisk::bench::BenchOptions {
+                write,
+                probe,
+                partition,
+                ..Default::default()
+            };
+            match afdisk::bench::prepare(&o, &opts) {
+                Ok(_) => {
+                    panic!("{write:?} probe {probe} {partition:?} fits: the test needs a refusal")
+                }
+                Err(e) => crate::tui::text::failure_text(&e),
+            }
+        };
+        let free = refusal(WriteMode::Free, false, None);
+        assert!(free.contains("needs at least"), "{free}");
+        assert!(!free.contains("probe"), "no probe was set: {free}");
+        let probed = refusal(WriteMode::Free, true, None);
+        assert!(probed.contains("drop the probe (o)"), "{probed}");
+        let part = refusal(WriteMode::None, false, Some(1));
+        assert!(
+            part.contains("instead; omit the partition: press p)"),
+            "{part}"
+        );
+        assert!(!part.contains("selected in the disk view"), "{part}");
     }
 }

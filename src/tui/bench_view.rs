@@ -19,44 +19,75 @@ use super::dialog::{choice_description, choice_line, Styles};
 
 use afdisk::present::latency as us;
 
-pub fn draw(f: &mut Frame, b: &BenchState, area: Rect, st: &Styles) {
-    let [head, body] = Layout::vertical([Constraint::Length(3), Constraint::Min(1)]).areas(area);
-    let part = b.partition.map_or("whole disk".to_string(), |n| {
-        format!("partition {n} as its filesystem sees it")
-    });
-    let head_lines = vec![
-        Line::from(Span::styled(
-            format!("Benchmark {} — {part}", b.path.display()),
-            st.title,
-        )),
-        Line::from(format!(
-            "{}   probe: {} (o)",
-            choice_line("write", &b.write, 'w'),
-            if b.probe { "on" } else { "off" }
-        )),
-        Line::from(Span::styled(
-            choice_description(&b.write),
-            if b.mode() == WriteMode::All {
-                st.bad
-            } else {
-                Style::default()
-            },
-        )),
+/// The screen's head: what is benchmarked (the partition or the whole disk, `p`), the options and what the
+/// write mode does, each wrapped at spaces to `width` (its height is theirs: nothing is cut at 80 columns).
+fn head_lines(b: &BenchState, width: usize, st: &Styles) -> Vec<Line<'static>> {
+    let part = match (b.partition, b.offered) {
+        (Some(n), _) => format!("partition {n} as its filesystem sees it (p: whole disk)"),
+        (None, Some(n)) => format!("whole disk (p: partition {n})"),
+        (None, None) => "whole disk".to_string(),
+    };
+    let mode = if b.mode() == WriteMode::All {
+        st.bad
+    } else {
+        Style::default()
+    };
+    let text = [
+        (format!("Benchmark {} — {part}", b.path.display()), st.title),
+        (
+            format!(
+                "{}, probe: {} (o)",
+                choice_line("write", &b.write, 'w'),
+                if b.probe { "on" } else { "off" }
+            ),
+            Style::default(),
+        ),
+        (choice_description(&b.write), mode),
     ];
-    f.render_widget(Paragraph::new(head_lines).wrap(Wrap { trim: true }), head);
+    text.into_iter()
+        .flat_map(|(t, s)| {
+            super::dialog::wrap_words(&t, width)
+                .into_iter()
+                .map(move |l| Line::from(Span::styled(l, s)))
+        })
+        .collect()
+}
+
+/// What the setup screen says before a run: the method, the keys, and on an image file why no run can show a
+/// drive's read-modify-write penalty there.
+fn setup_lines(b: &BenchState) -> Vec<Line<'static>> {
+    let mut text = vec![
+        Line::from(
+            "Aligned against misaligned I/O, one I/O in flight, O_DIRECT, classes interleaved in random \
+             order at fresh random slots; stops as soon as the verdict is decided (at most 10 s).",
+        ),
+        Line::from(""),
+        Line::from(
+            "Press r to run. Write modes free and all add the write classes, which pay read-modify-write \
+             on a drive; the probe (o, with writes) finds the real physical sector size. Write mode free \
+             needs the whole disk (p) and unallocated space for its slots.",
+        ),
+    ];
+    if b.image {
+        text.push(Line::from(""));
+        text.push(Line::from(
+            "This disk is an image file: its I/O goes through the host filesystem, so no run here can show \
+             a drive's read-modify-write penalty (a run shows how the benchmark works and what the host \
+             costs). Benchmark a disk to see one.",
+        ));
+    }
+    text
+}
+
+pub fn draw(f: &mut Frame, b: &BenchState, area: Rect, st: &Styles) {
+    let head_lines = head_lines(b, usize::from(area.width.max(1)), st);
+    let head_h = u16::try_from(head_lines.len()).unwrap_or(u16::MAX);
+    let [head, body] =
+        Layout::vertical([Constraint::Length(head_h), Constraint::Min(1)]).areas(area);
+    f.render_widget(Paragraph::new(head_lines), head);
     match &b.phase {
         BenchScreen::Setup | BenchScreen::Confirm(_) => {
-            let text = vec![
-                Line::from(
-                    "Aligned against misaligned I/O, one I/O in flight, O_DIRECT, classes interleaved in random \
-                     order at fresh random slots; stops as soon as the verdict is decided (at most 10 s).",
-                ),
-                Line::from(""),
-                Line::from(
-                    "Press r to run. Write modes free and all add the write classes, which pay read-modify-write; \
-                     the probe (o, with writes) finds the real physical sector size.",
-                ),
-            ];
+            let text = setup_lines(b);
             f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), body);
             if let BenchScreen::Confirm(c) = &b.phase {
                 c.draw(f, area, st);
@@ -165,11 +196,19 @@ fn draw_done(f: &mut Frame, r: &BenchReport, scroll: u16, area: Rect, st: &Style
             if p.penalty { st.bad } else { st.ok },
         )));
     }
-    // What to do next comes before the warnings and notes, which may run past the screen (Up/Dn scrolls).
-    lines.push(Line::from(format!(
+    // What to do next stays on the last rows, whatever the verdicts, warnings and notes above it take (they
+    // scroll with Up/Dn).
+    let next = format!(
         "{:.1} s, {} rounds. r runs again, d shows the latency distributions, Up/Dn scrolls.",
         r.elapsed_secs, r.rounds
-    )));
+    );
+    let next_rows = super::dialog::wrap_words(&next, usize::from(text.width.max(1))).len();
+    let [text, next_area] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(u16::try_from(next_rows).unwrap_or(1)),
+    ])
+    .areas(text);
+    f.render_widget(Paragraph::new(next).wrap(Wrap { trim: true }), next_area);
     for w in &r.warnings {
         lines.push(Line::from(Span::styled(format!("Warning: {w}"), st.bad)));
     }
@@ -304,4 +343,53 @@ fn axis_lines(p: &Plot, cols: usize) -> [Line<'static>; 2] {
                 .to_string(),
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::KeyCode;
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    fn screen(b: &BenchState, w: u16, h: u16) -> String {
+        let st = Styles {
+            ok: Style::default(),
+            bad: Style::default(),
+            warn: Style::default(),
+            title: Style::default(),
+        };
+        let mut t = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+        t.draw(|f| draw(f, b, f.area(), &st)).expect("draw");
+        t.backend().to_string()
+    }
+
+    /// Issue 25 item 7 at 80 columns, on a demo disk's long path: the head is as tall as its wrapped words, so
+    /// the write mode's description is whole (it was cut at "(exclusive" under a title that wrapped), `p`
+    /// says what it switches to, and an image file is told before a run that no run on it can show a drive's
+    /// read-modify-write penalty, and what would.
+    #[test]
+    fn the_head_is_whole_at_80_columns_and_an_image_is_told_what_it_cannot_show() {
+        let path = "/tmp/afdisk-demo-4716-791696037/xp-dos-63.img";
+        let mut b = BenchState::new(path.into(), "xp-dos-63.img".into(), Some(1));
+        b.image = true;
+        b.key(KeyCode::Char('p'));
+        b.key(KeyCode::Char('w'));
+        let s = screen(&b, 80, 24);
+        let flat = s
+            .lines()
+            .map(|l| l.trim_matches('"').trim_end())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(flat.contains("(exclusive open)"), "{s}");
+        assert!(flat.contains("whole disk (p: partition 1)"), "{s}");
+        assert!(
+            flat.contains("no run here can show a drive's read-modify-write penalty"),
+            "{s}"
+        );
+        assert!(flat.contains("Benchmark a disk to see one."), "{s}");
+        b.image = false;
+        let s = screen(&b, 80, 24);
+        assert!(!s.contains("image file"), "{s}");
+    }
 }

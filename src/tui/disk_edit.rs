@@ -39,7 +39,8 @@ pub const DISK_EDIT_KEYS: &[Command] = &[
     cmd(
         "n",
         "new",
-        "new partition in the selected free region (a logical one inside the extended partition)",
+        "new partition in the selected free region (a logical one inside the extended partition; a dos table \
+         with none asks primary or extended)",
     ),
     cmd("d", "del", "delete the selected partition"),
     cmd(

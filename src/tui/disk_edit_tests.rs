@@ -459,6 +459,9 @@ fn n_on_the_second_free_row_creates_the_partition_there() {
     assert!(s.contains("New partition"), "{s}");
     assert!(s.contains("75 MiB at 25 MiB"), "the second region: {s}");
     key(&mut app, KeyCode::Enter);
+    // A dos table with no extended partition asks primary or extended (cfdisk's question); Enter: primary.
+    assert!(render(&app).contains("> [ primary ]"), "{}", render(&app));
+    key(&mut app, KeyCode::Enter);
     assert_eq!(pending(&app), vec![(3, "new".to_string())]);
     write_pending(&mut app, dir.path());
     run("sfdisk", &["--verify", t], "");
@@ -483,7 +486,11 @@ fn n_on_the_free_logical_row_makes_a_logical_and_after_it_a_primary() {
     let img = image(dir.path(), 100, script);
     let t = img.to_str().expect("utf-8");
     let mut app = disk_app(&img);
-    // Rows: 1, 2 (extended), 5, free (logical), free.
+    // Rows: 1, 2 (extended), 5, free (logical), free; the disk view says which free row is inside the
+    // extended partition, as the editor does.
+    let s = render(&app);
+    assert!(s.contains("79872  133119 26 MiB free (logical)"), "{s}");
+    assert!(s.contains("133120 204799 35 MiB free  "), "{s}");
     key(&mut app, KeyCode::End);
     let r = key(&mut app, KeyCode::Char('n'));
     pump(&mut app, r, dir.path());

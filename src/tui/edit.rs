@@ -12,7 +12,7 @@ use afdisk::plan::edit::{attribute_bit, Editor, Field, Op};
 use afdisk::plan::{Layout, Plan};
 
 use super::dialog::{Answer, Input};
-pub use super::edit_state::{EditState, Row, Target};
+pub use super::edit_state::{EditState, KindChoice, Row, Target};
 use super::page::{cmd, Command};
 use super::type_picker::{Pick, TypePicker};
 
@@ -31,7 +31,8 @@ pub const EDIT_KEYS: &[Command] = &[
     cmd(
         "n",
         "new",
-        "new partition in the selected free region (or the next one; a logical one inside the extended partition)",
+        "new partition in the selected free region (or the next one; a logical one inside the extended \
+         partition; a dos table with none asks primary or extended)",
     ),
     cmd("d", "del", "delete the selected partition"),
     cmd(
@@ -100,18 +101,24 @@ impl EditState {
     /// A field's typed text, submitted.
     fn submit(&mut self, t: Target, text: String) {
         let op = match t {
-            // Enter alone fills the free region (cfdisk's default size).
-            Target::New(at) => Op::New {
-                at,
-                size: if text.trim().is_empty() {
+            Target::New(at) => {
+                // Enter alone fills the free region (cfdisk's default size).
+                let size = if text.trim().is_empty() {
                     "rest".into()
                 } else {
                     text
-                },
-                type_spec: None,
-                name: None,
-                uuid: uuid::Uuid::new_v4().to_string(),
-            },
+                };
+                if let Some(free_slots) = self.asks_kind(at) {
+                    self.kind = Some(KindChoice {
+                        at,
+                        size,
+                        extended: false,
+                        free_slots,
+                    });
+                    return;
+                }
+                new_op(at, size, None)
+            }
             Target::Resize(number) => Op::Resize { number, size: text },
             Target::Move(number) => Op::Move { number, to: text },
             Target::Name(number) => Op::SetName { number, name: text },
@@ -140,7 +147,37 @@ impl EditState {
         }
     }
 
+    /// A key while the primary/extended question is open: `p`/`e` answer, Left/Right/Tab move the
+    /// highlight, Enter takes it, Esc cancels the new partition.
+    fn kind_key(&mut self, code: KeyCode) {
+        let Some(k) = self.kind.as_mut() else {
+            return;
+        };
+        let extended = match code {
+            KeyCode::Left | KeyCode::Right | KeyCode::Tab | KeyCode::BackTab => {
+                k.extended = !k.extended;
+                return;
+            }
+            KeyCode::Esc => {
+                self.kind = None;
+                return;
+            }
+            KeyCode::Char('p' | 'P') => false,
+            KeyCode::Char('e' | 'E') => true,
+            KeyCode::Enter => k.extended,
+            _ => return,
+        };
+        let (at, size) = (k.at, k.size.clone());
+        self.kind = None;
+        // The extended container is made by its type (dos 0x05), as sfdisk's `type=5` does.
+        self.apply(new_op(at, size, extended.then(|| "5".to_string())));
+    }
+
     pub fn key(&mut self, code: KeyCode) -> EditAction {
+        if self.kind.is_some() {
+            self.kind_key(code);
+            return EditAction::None;
+        }
         if let Some((n, picker)) = self.picker.as_mut() {
             match picker.key(code) {
                 Pick::Open => {}
@@ -298,6 +335,18 @@ impl EditState {
             ),
             _ => {}
         }
+    }
+}
+
+/// The edit that makes a new partition of `size` in the free region at `at`, of type `type_spec` (Linux when
+/// none is given).
+fn new_op(at: u64, size: String, type_spec: Option<String>) -> Op {
+    Op::New {
+        at,
+        size,
+        type_spec,
+        name: None,
+        uuid: uuid::Uuid::new_v4().to_string(),
     }
 }
 

@@ -3,6 +3,8 @@
 //! - **field target** ([`Target`]): what the one open typed field will change (a new partition's size, a
 //!   resize, a move, a name, an attribute; a type is picked from a list instead);
 //! - **picker**: the type list `t` opens (`type_picker`), in place of a typed field;
+//! - **kind choice** ([`KindChoice`]): cfdisk's "primary / extended" question, asked after the size of a new
+//!   partition on a dos table that has a free primary slot and no extended partition yet;
 //! - **held**: what the partitions on the disk now hold, by number, against which a loss is judged.
 
 use std::collections::BTreeMap;
@@ -31,6 +33,18 @@ pub enum Target {
     Attribute(u32),
 }
 
+/// The primary/extended question of a new dos partition: where it starts, the size typed, and which answer is
+/// highlighted (primary first, as cfdisk). `p` or `e` answers at once; Left/Right/Tab move, Enter takes the
+/// highlighted one, Esc cancels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KindChoice {
+    pub at: u64,
+    pub size: String,
+    pub extended: bool,
+    /// How many primary slots are free ("3 primary slots free, no extended partition").
+    pub free_slots: u32,
+}
+
 /// The editor on screen: the working layout, the selected row, the open field and the last edit's words.
 #[derive(Debug, Clone)]
 pub struct EditState {
@@ -39,6 +53,8 @@ pub struct EditState {
     pub field: Option<(Target, Input)>,
     /// The open type picker (`t`) and the partition whose type it sets.
     pub picker: Option<(u32, TypePicker)>,
+    /// The open primary/extended question of a new partition (dos).
+    pub kind: Option<KindChoice>,
     /// The last edit's outcome (what snapped), or its refusal; `true` for a refusal.
     pub message: Option<(String, bool)>,
     /// The table of a fresh layout for this disk (`c` clears to it).
@@ -76,6 +92,7 @@ impl EditState {
             selected: 0,
             field: None,
             picker: None,
+            kind: None,
             message: None,
             fresh_table,
             current: plan.old.clone(),
@@ -165,14 +182,17 @@ impl EditState {
     }
 
     pub fn typing(&self) -> bool {
-        self.field.is_some() || self.picker.is_some()
+        self.field.is_some() || self.picker.is_some() || self.kind.is_some()
     }
 
     /// The key bar's line while a field or the picker is open: what it wants.
     pub fn status(&self) -> String {
-        match &self.picker {
-            Some((_, p)) => p.status(),
-            None => "type the value  Enter ok  Esc cancel".into(),
+        match (&self.picker, &self.kind) {
+            (Some((_, p)), _) => p.status(),
+            (None, Some(_)) => {
+                "p primary  e extended  Left/Right choose  Enter ok  Esc cancel".into()
+            }
+            (None, None) => "type the value  Enter ok  Esc cancel".into(),
         }
     }
 
@@ -224,6 +244,28 @@ impl EditState {
                 Row::Free(r) => Some(*r),
                 _ => None,
             })
+    }
+
+    /// Whether a new partition at `at` asks primary or extended (cfdisk's question): a dos table with no
+    /// extended partition yet, a free region outside any container and a free primary slot; the number of
+    /// free primary slots when it does.
+    pub fn asks_kind(&self, at: u64) -> Option<u32> {
+        let e = &self.editor;
+        let t = &e.layout.table;
+        let driver = afdisk::table::driver(t.label);
+        if !driver.has_logicals() || e.container().is_some() {
+            return None;
+        }
+        e.region_at(at).filter(|r| !r.logical)?;
+        let slots = driver.max_slot(t);
+        let used = e
+            .layout
+            .partitions
+            .iter()
+            .filter(|p| p.number >= 1 && p.number <= slots)
+            .count();
+        let free = slots.saturating_sub(u32::try_from(used).unwrap_or(u32::MAX));
+        (free > 0).then_some(free)
     }
 
     /// The partitions of the disk now that hold data and are not kept as they are by the edited layout:

@@ -345,12 +345,16 @@ fn a_dos_table_by_hand_is_applied_and_verified_by_sfdisk() {
     es.key(KeyCode::Char('c'));
     es.key(KeyCode::Char('n'));
     typed(&mut es, "+32M");
+    // No extended partition yet: primary or extended is asked; Enter takes primary.
+    assert!(es.kind.is_some());
+    es.key(KeyCode::Enter);
     es.key(KeyCode::Char('a'));
     es.key(KeyCode::Char('t'));
     typed(&mut es, "0x0c");
     es.key(KeyCode::Down);
     es.key(KeyCode::Char('n'));
     typed(&mut es, "rest");
+    es.key(KeyCode::Char('p'));
     // N on dos is refused at once (it used to open a Name field only to refuse what was typed).
     es.key(KeyCode::Char('N'));
     assert!(!es.typing(), "N opened a field on a dos table");
@@ -380,9 +384,9 @@ fn a_dos_table_by_hand_is_applied_and_verified_by_sfdisk() {
     assert!(lines[1].contains("type=83"), "{dump}");
 }
 
-/// An extended partition by hand, as cfdisk's "extended" choice: `n` makes a primary partition, `t` `5`
-/// Enter picks the Extended type, which makes it the container; its free space is then listed as
-/// `free (logical)` and `n` there makes logical partition 5 a grain after the container's start.
+/// An extended partition by type: `n` makes a primary partition (`p` at the question), `t` `5` Enter
+/// picks the Extended type, which makes it the container; its free space is then listed as `free (logical)`
+/// and `n` there makes logical partition 5 a grain after the container's start.
 #[test]
 fn an_extended_partition_by_type_then_a_logical_one_in_it() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -390,6 +394,11 @@ fn an_extended_partition_by_type_then_a_logical_one_in_it() {
     es.key(KeyCode::Char('c'));
     es.key(KeyCode::Char('n'));
     typed(&mut es, "50M");
+    es.key(KeyCode::Char('p'));
+    assert_eq!(
+        es.editor.partition(1).map(|p| p.kind),
+        Some(afdisk::table::PartKind::Primary)
+    );
     es.key(KeyCode::Char('t'));
     typed(&mut es, "5");
     let p = es.editor.partition(1).cloned().expect("partition 1");
@@ -416,6 +425,69 @@ fn an_extended_partition_by_type_then_a_logical_one_in_it() {
         "{:?}",
         es.editor.problems()
     );
+}
+
+/// cfdisk's primary/extended question: on a dos table with no extended partition, the size of `n` is
+/// followed by "[ primary ]  [ extended ]" (primary highlighted, the free slots named, the key bar saying what
+/// it wants). Right then Enter makes the extended container, whose free space `n` then fills with a logical
+/// partition without asking; with the container there, `n` outside it asks nothing either. Esc cancels.
+#[test]
+fn n_on_a_dos_table_asks_primary_or_extended_like_cfdisk() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut es = EditState::from_plan(&realign_plan(&dos_with_logicals(&dir))).expect("editor");
+    es.key(KeyCode::Char('c'));
+    es.key(KeyCode::Char('n'));
+    typed(&mut es, "50M");
+    let s = screen(&es);
+    assert!(s.contains("> [ primary ]   [ extended ]"), "{s}");
+    assert!(s.contains("4 primary slots free"), "{s}");
+    assert!(es.status().contains("e extended"), "{}", es.status());
+    assert!(es.editor.layout.partitions.is_empty(), "nothing made yet");
+    es.key(KeyCode::Esc);
+    assert!(!es.typing() && es.editor.layout.partitions.is_empty());
+    es.key(KeyCode::Char('n'));
+    typed(&mut es, "50M");
+    es.key(KeyCode::Right);
+    assert!(
+        screen(&es).contains("  [ primary ] > [ extended ]"),
+        "{}",
+        screen(&es)
+    );
+    es.key(KeyCode::Enter);
+    let x = es.editor.partition(1).cloned().expect("partition 1");
+    assert_eq!(
+        x.kind,
+        afdisk::table::PartKind::Extended,
+        "{:?}",
+        es.message
+    );
+    es.key(KeyCode::Down);
+    es.key(KeyCode::Char('n'));
+    typed(&mut es, "10M");
+    assert!(es.kind.is_none(), "a logical partition asks nothing");
+    let l = es.editor.partition(5).cloned().expect("logical 5");
+    assert_eq!(l.kind, afdisk::table::PartKind::Logical);
+    // Down to the free region after the container.
+    es.key(KeyCode::Down);
+    es.key(KeyCode::Down);
+    es.key(KeyCode::Char('n'));
+    typed(&mut es, "");
+    assert!(
+        es.kind.is_none(),
+        "an extended partition exists: a primary without asking"
+    );
+    assert_eq!(
+        es.editor.partition(2).map(|p| p.kind),
+        Some(afdisk::table::PartKind::Primary),
+        "{:?}",
+        es.message
+    );
+    // A GPT never asks.
+    let mut gpt = EditState::from_plan(&preset_plan()).expect("editor");
+    gpt.key(KeyCode::Char('c'));
+    gpt.key(KeyCode::Char('n'));
+    typed(&mut gpt, "10M");
+    assert!(gpt.kind.is_none() && gpt.editor.partition(1).is_some());
 }
 
 /// `o` starts from the table on the disk: a partition off the grain there is marked `!`; the proposal's

@@ -2,19 +2,20 @@
 //! partition typed `free (logical)`; the selected row reversed; `!`
 //! marks a partition carried over from the disk that is off the grain, `*` one that differs from the
 //! table on the disk now), the
-//! last edit's words (what snapped, where and why, or the refusal), the open input field, and the open type picker.
+//! last edit's words (what snapped, where and why, or the refusal), the open input field, the open type picker,
+//! and the primary/extended question of a new dos partition.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
-use ratatui::text::Line;
-use ratatui::widgets::{Block, Paragraph, Row as TRow, Table, TableState, Wrap};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Row as TRow, Table, TableState, Wrap};
 use ratatui::Frame;
 
 use afdisk::plan::edit::flags;
 use afdisk::units::human;
 
 use super::dialog::Styles;
-use super::edit_state::{EditState, Row};
+use super::edit_state::{EditState, KindChoice, Row};
 
 pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles) {
     let (text, style) = match &es.message {
@@ -86,6 +87,62 @@ pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles
     if let Some((_, picker)) = &es.picker {
         picker.draw(f, area, st);
     }
+    if let Some(k) = &es.kind {
+        draw_kind(f, k, area, st);
+    }
+}
+
+/// The primary/extended question (cfdisk's): the two answers side by side, the highlighted one reversed, and
+/// the free slots under them, in a box that wraps its words to the terminal.
+fn draw_kind(f: &mut Frame, k: &KindChoice, area: Rect, st: &Styles) {
+    let w = area.width.saturating_sub(4).clamp(area.width.min(30), 64);
+    let inner = usize::from(w.saturating_sub(2)).max(1);
+    let on = Style::default().add_modifier(Modifier::REVERSED);
+    let (p, e) = if k.extended {
+        (Style::default(), on)
+    } else {
+        (on, Style::default())
+    };
+    let size = if k.size == "rest" {
+        "all of the free region".to_string()
+    } else {
+        k.size.clone()
+    };
+    let mut lines: Vec<Line> = super::dialog::wrap_words(
+        &format!("A primary partition of {size}, or an extended one to hold logical partitions?"),
+        inner,
+    )
+    .into_iter()
+    .map(|l| Line::from(Span::styled(l, st.title)))
+    .collect();
+    // `>` marks the highlighted answer too, for terminals that show no reverse video.
+    let mark = |on: bool| if on { "> " } else { "  " };
+    lines.push(Line::from(vec![
+        Span::raw(mark(!k.extended)),
+        Span::styled("[ primary ]", p),
+        Span::raw(" "),
+        Span::raw(mark(k.extended)),
+        Span::styled("[ extended ]", e),
+    ]));
+    let slots = afdisk::units::plural(u64::from(k.free_slots), "primary slot", "primary slots");
+    let hint = format!(
+        "{slots} free, no extended partition yet. p primary, e extended, Enter ok, Esc cancel"
+    );
+    lines.extend(
+        super::dialog::wrap_words(&hint, inner)
+            .into_iter()
+            .map(Line::from),
+    );
+    let h = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
+    let r = super::dialog::centred(area, w, h);
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(lines).block(
+            Block::bordered()
+                .title(Line::from(" New partition: primary or extended ").style(st.title)),
+        ),
+        r,
+    );
 }
 
 /// The editor's header: the device, the table type, the sector size and the grain edits snap to; never

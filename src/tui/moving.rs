@@ -387,6 +387,13 @@ impl Page for MovePage {
         ))
     }
 
+    fn details(&self) -> Vec<String> {
+        match &self.phase {
+            MoveScreen::Done(d) => outcome_lines(d),
+            _ => Vec::new(),
+        }
+    }
+
     fn exit_outcome(&self) -> String {
         match &self.phase {
             MoveScreen::Done(d) => outcome_lines(d).join("\n"),
@@ -467,6 +474,52 @@ pub fn outcome_lines(d: &MoveDone) -> Vec<String> {
     l
 }
 
+/// What the screen shows after a move (issue 25 item 9): for a finished apply, what happened (the moves in
+/// one line, the checkers' verdicts), how it is undone and the backup's file name, with the full outcome
+/// (paths whole, the kernel's line) on `?`; any other outcome (stopped, resumed, rolled back) in full, since
+/// its commands are what the user acts on next.
+pub fn summary_lines(d: &MoveDone) -> Vec<String> {
+    let (MoveDone::Applied(w), Some(m)) = (d, d.moved()) else {
+        return outcome_lines(d);
+    };
+    if m.status != "finished" {
+        return outcome_lines(d);
+    }
+    let name = |p: &std::path::Path| {
+        p.file_name().map_or_else(
+            || p.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    };
+    let parts: Vec<String> = m
+        .moves
+        .iter()
+        .map(|x| format!("partition {}", x.partition))
+        .collect();
+    let mut l = vec![format!(
+        "Wrote {}: moved {} and wrote the new table, verified, in {:.1} s.",
+        name(&w.device),
+        parts.join(", "),
+        m.seconds
+    )];
+    l.extend(
+        m.checks
+            .iter()
+            .map(|c| format!("Partition {}: {} {}", c.partition, c.checker, c.text())),
+    );
+    l.push(if w.undo_command.is_empty() {
+        "No undo by a table restore: the data was moved (make a new plan to change it again)."
+            .into()
+    } else {
+        format!("Undo: {}", w.undo_command)
+    });
+    l.push(format!(
+        "Backup: {} (? shows its path and the details)",
+        name(&w.backup_file)
+    ));
+    l
+}
+
 fn draw(f: &mut Frame, p: &MovePage, area: Rect, st: &Styles) {
     let title = styled(format!("Data move — {}", p.path.display()), st.title);
     match &p.phase {
@@ -478,12 +531,14 @@ fn draw(f: &mut Frame, p: &MovePage, area: Rect, st: &Styles) {
         MoveScreen::Running => running(f, p, title, area, st),
         MoveScreen::Done(d) => {
             let mut l = vec![title];
-            for line in outcome_lines(d) {
+            for line in summary_lines(d) {
                 let tone = if line.starts_with("Stopped at a commit point") {
                     st.warn
                 } else if line.contains("reported problems") {
                     st.bad
-                } else if line.starts_with("Moved and verified") || line.contains("found no errors")
+                } else if line.starts_with("Moved and verified")
+                    || line.starts_with("Wrote ")
+                    || line.contains("found no errors")
                 {
                     st.ok
                 } else {

@@ -102,6 +102,13 @@ pub enum PlanAction {
     Request(PlanRequest),
 }
 
+/// How a plan that moves data is undone, said before it is applied: the backup restores the old table only
+/// while no data was copied (a stopped or cut move is rolled back then, else finished); after the move no
+/// table restore undoes it.
+pub const MOVE_UNDO: &str = "Undo: a move that stops or is cut is finished (r on the disk view) or, before any \
+     data is copied, rolled back (u there; the CLI's `afdisk resume --rollback`); once the data is moved no \
+     table restore undoes it: make a new plan to change the layout again.";
+
 impl PlanState {
     pub fn new(path: PathBuf, plan: Plan, preset: Option<Choice<&'static str>>) -> Self {
         PlanState {
@@ -133,10 +140,17 @@ impl PlanState {
                     self.plan.destroys.iter().map(|l| l.to_string()).collect(),
                     destroy_label(&self.plan.destroys).map(String::from),
                 );
-                p.detail = Some(format!(
-                    "{} sector(s); a backup of every sector it overwrites is saved first.",
-                    self.plan.writes.len()
-                ));
+                p.detail = Some(match what {
+                    // A data move says how it is undone before it starts (issue 25 item 9).
+                    Some(_) => format!(
+                        "{} table sector(s); a backup of every sector it overwrites is saved first. {MOVE_UNDO}",
+                        self.plan.writes.len()
+                    ),
+                    None => format!(
+                        "{} sector(s); a backup of every sector it overwrites is saved first.",
+                        self.plan.writes.len()
+                    ),
+                });
                 (" Confirm write ", p)
             }
             DialogKind::Undo => (
@@ -212,29 +226,8 @@ impl PlanState {
     }
 
     pub fn key(&mut self, code: KeyCode) -> PlanAction {
-        if let Some(d) = self.dialog.as_mut() {
-            match d.confirm.key(code) {
-                Answer::Typing => {}
-                Answer::Cancelled => self.dialog = None,
-                Answer::Submitted(typed) => {
-                    let kind = d.kind;
-                    self.dialog = None;
-                    self.error = None;
-                    return PlanAction::Request(match (kind, &self.written) {
-                        (DialogKind::Undo, Some(w)) => PlanRequest::Undo {
-                            path: self.path.clone(),
-                            backup: w.backup_file.clone(),
-                            typed,
-                        },
-                        _ => PlanRequest::Apply {
-                            path: self.path.clone(),
-                            plan: Box::new(self.plan.clone()),
-                            typed,
-                        },
-                    });
-                }
-            }
-            return PlanAction::None;
+        if self.dialog.is_some() {
+            return self.dialog_key(code);
         }
         match code {
             KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
@@ -251,19 +244,7 @@ impl PlanState {
                     self.dialog = Some(self.dialog_for(DialogKind::Apply));
                 }
             }
-            KeyCode::Char('u') => match &self.written {
-                Some(w) if !w.undone => self.dialog = Some(self.dialog_for(DialogKind::Undo)),
-                Some(_) => {
-                    self.error = Some(
-                        "nothing to undo: the write was undone already; press a to apply the plan again"
-                            .into(),
-                    )
-                }
-                None => {
-                    self.error =
-                        Some("nothing to undo: no table was written from this screen".into())
-                }
-            },
+            KeyCode::Char('u') => self.undo_key(),
             KeyCode::Char('n') if self.plan.kind == PlanKind::Fresh && !self.on_disk() => {
                 let mut next = self.preset.clone().unwrap_or_else(afdisk::present::presets);
                 if self.preset.is_some() {
@@ -277,7 +258,8 @@ impl PlanState {
             KeyCode::Char('w') => {
                 if self.on_disk() {
                     self.error = Some(
-                        "this plan is already written; press u to undo it before changing it".into(),
+                        "this plan is already written; press u to undo it before changing it"
+                            .into(),
                     );
                 } else if self.plan.kind == PlanKind::Realign {
                     self.error = Some("a realignment wipes no signature: nothing to keep".into());
@@ -294,5 +276,49 @@ impl PlanState {
             _ => {}
         }
         PlanAction::None
+    }
+
+    /// A key while the confirm dialog is open: typing, cancelling, or the typed name submitting the apply or
+    /// the undo it confirms.
+    fn dialog_key(&mut self, code: KeyCode) -> PlanAction {
+        let Some(d) = self.dialog.as_mut() else {
+            return PlanAction::None;
+        };
+        match d.confirm.key(code) {
+            Answer::Typing => {}
+            Answer::Cancelled => self.dialog = None,
+            Answer::Submitted(typed) => {
+                let kind = d.kind;
+                self.dialog = None;
+                self.error = None;
+                return PlanAction::Request(match (kind, &self.written) {
+                    (DialogKind::Undo, Some(w)) => PlanRequest::Undo {
+                        path: self.path.clone(),
+                        backup: w.backup_file.clone(),
+                        typed,
+                    },
+                    _ => PlanRequest::Apply {
+                        path: self.path.clone(),
+                        plan: Box::new(self.plan.clone()),
+                        typed,
+                    },
+                });
+            }
+        }
+        PlanAction::None
+    }
+
+    /// `u`: the undo dialog of the write made here, or why there is nothing to undo.
+    fn undo_key(&mut self) {
+        match &self.written {
+            Some(w) if !w.undone => self.dialog = Some(self.dialog_for(DialogKind::Undo)),
+            Some(_) => self.error = Some(
+                "nothing to undo: the write was undone already; press a to apply the plan again"
+                    .into(),
+            ),
+            None => {
+                self.error = Some("nothing to undo: no table was written from this screen".into())
+            }
+        }
     }
 }

@@ -110,13 +110,23 @@ fn status_text(ps: &PlanState, st: &Styles) -> (String, Style) {
         (Some(e), _) => (e.clone(), st.bad),
         (None, Some(w)) => (w.message.clone(), st.ok),
         (None, None) if plan.is_noop() => ("Nothing to write.".to_string(), st.warn),
-        (None, None) => (
-            format!(
-                "Press a to write {} sector(s); a backup is taken first.",
-                plan.writes.len()
+        (None, None) => match afdisk::apply::moves::confirmation_what(plan) {
+            // A data move is more than its table sectors: the line names it and how it is undone.
+            Some(what) => (
+                format!(
+                    "Press a to {what} ({} sector(s)); the dialog says how it is undone.",
+                    plan.writes.len()
+                ),
+                Style::default(),
             ),
-            Style::default(),
-        ),
+            None => (
+                format!(
+                    "Press a to write {} sector(s); a backup is taken first.",
+                    plan.writes.len()
+                ),
+                Style::default(),
+            ),
+        },
     }
 }
 
@@ -182,13 +192,17 @@ mod tests {
 
     use super::*;
 
-    fn screen(ps: &PlanState) -> String {
-        let st = Styles {
+    fn plain() -> Styles {
+        Styles {
             ok: Style::default(),
             bad: Style::default(),
             warn: Style::default(),
             title: Style::default(),
-        };
+        }
+    }
+
+    fn screen(ps: &PlanState) -> String {
+        let st = plain();
         let mut t = Terminal::new(TestBackend::new(120, 30)).expect("terminal");
         t.draw(|f| draw(f, ps, f.area(), &st)).expect("draw");
         t.backend().to_string()
@@ -257,6 +271,58 @@ mod tests {
         assert_eq!(wrapped_rows("aaa bbb", 3), 2);
         assert_eq!(wrapped_rows("abcdefg", 3), 3);
         assert_eq!(wrapped_rows("ab c", 4), 1);
+    }
+
+    /// Issue 25 item 9: before a data move (the demo's gpt-2049, ext4 at 2049) the status says what `a`
+    /// does (moves the data, not only "write 4 sector(s)") and the confirmation says how it is undone: a
+    /// stopped move rolled back (u) only before data is copied, else finished (r), and no table restore after.
+    #[test]
+    fn a_data_move_says_what_it_moves_and_how_it_is_undone_before_it_starts() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let samples = afdisk::demo::make(dir.path()).expect("demo samples");
+        let Some(g) = samples.samples.iter().find(|s| s.name == "gpt-2049.img") else {
+            panic!("no gpt-2049 sample (sgdisk missing?): {:?}", samples.notes);
+        };
+        let o = afdisk::device::open(&g.path, &Default::default()).expect("open");
+        let req = afdisk::plan::Request {
+            realign: true,
+            ..Default::default()
+        };
+        let plan = afdisk::plan::make(&o, &req).expect("plan");
+        assert!(afdisk::apply::moves::moves_data(&plan), "a data move");
+        let mut ps = PlanState::new(g.path.clone(), plan, None);
+        let s = screen(&ps);
+        assert!(
+            s.contains("Press a to move the data of partition 1 (ext4"),
+            "{s}"
+        );
+        assert!(!s.contains("Press a to write"), "{s}");
+        ps.key(crossterm::event::KeyCode::Char('a'));
+        let c = &ps.dialog.as_ref().expect("the confirmation").confirm;
+        // The dialog alone at 80x24, its frame taken away and its rows joined: every word shows.
+        let mut t = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+        t.draw(|f| c.draw(f, f.area(), &plain())).expect("draw");
+        let flat: String = t
+            .backend()
+            .to_string()
+            .chars()
+            .map(|ch| {
+                if "\"│─┌┐└┘".contains(ch) {
+                    ' '
+                } else {
+                    ch
+                }
+            })
+            .collect();
+        let flat: String = flat.split_whitespace().collect::<Vec<_>>().join(" ");
+        for want in [
+            "rolled back (u there",
+            "resume --rollback",
+            "before any data is copied",
+            "no table restore undoes it",
+        ] {
+            assert!(flat.contains(want), "{want}: {flat}");
+        }
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! the backup directory for it), newest first, each with when it was taken, what took it, which sectors
 //! restoring it writes now and whether it still applies; Enter restores the selected one through the same
 //! typed confirmation as every write (the library's `restore`, which backs up what it overwrites first), and
-//! the outcome is the library's text. Nothing here writes but that job.
+//! the outcome shows in three lines (what was restored, how to undo it, the backup it took), the library's
+//! full text on `?`. Nothing here writes but that job.
 //!
 //! Terms:
 //! - a **backup** is a file of the backup directory (`apply::backup`): a *table* backup (the table's sectors
@@ -175,8 +176,11 @@ pub struct RestorePage {
     pub entries: Option<Vec<Entry>>,
     pub selected: usize,
     pub confirm: Option<Confirm>,
-    /// The last restore's outcome in lines (the library's text), or its failure; `true` for a failure.
+    /// The last restore's outcome as shown (what happened, how to undo it, the backup's name), or its
+    /// failure; `true` for a failure.
     pub outcome: Option<(Vec<String>, bool)>,
+    /// The last restore's outcome in the library's words (paths whole, the kernel's line), shown on `?`.
+    details: Vec<String>,
     job: Option<Handle>,
     /// A restore was written: once the backups are read again, the disk is read again too.
     reload: bool,
@@ -197,6 +201,7 @@ pub fn open(d: &DiskState, _prev: Option<Box<dyn super::page::Page>>) -> Box<dyn
         selected: 0,
         confirm: None,
         outcome: None,
+        details: Vec::new(),
         job: None,
         reload: false,
     })
@@ -267,10 +272,7 @@ impl Page for RestorePage {
     }
 
     fn details(&self) -> Vec<String> {
-        self.outcome
-            .as_ref()
-            .map(|o| o.0.clone())
-            .unwrap_or_default()
+        self.details.clone()
     }
 
     fn typing(&self) -> bool {
@@ -340,7 +342,8 @@ impl Page for RestorePage {
                 }
             }
             Some(Ok(Done::Restored(Ok(o)))) => {
-                self.outcome = Some((present::written_lines(&o, Verb::Restored), false));
+                self.outcome = Some((restored_lines(&o), false));
+                self.details = present::written_lines(&o, Verb::Restored);
                 // The backups' previews against the disk as it is now, then the disk view's report.
                 self.reload = true;
                 self.relist()
@@ -362,11 +365,45 @@ impl Page for RestorePage {
     }
 }
 
+/// The rows the outcome takes, its lines wrapped at spaces to `width` (4 when there is none, 2 to 8).
+fn outcome_rows(p: &RestorePage, width: u16) -> u16 {
+    let rows: usize = p.outcome.as_ref().map_or(4, |(lines, _)| {
+        lines
+            .iter()
+            .map(|l| super::dialog::wrap_words(l, usize::from(width.max(1))).len())
+            .sum()
+    });
+    u16::try_from(rows.clamp(2, 8)).unwrap_or(4)
+}
+
+/// A restore's outcome in three lines (issue 25 item 9): what was restored, how it is undone (the backup it
+/// took, newest in the list), and that backup's file name; the paths whole and the kernel's line are on `?`.
+pub fn restored_lines(o: &afdisk::apply::WriteOutcome) -> Vec<String> {
+    let name = |p: &std::path::Path| {
+        p.file_name().map_or_else(
+            || p.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    };
+    vec![
+        format!(
+            "Restored {} sector(s) on {}, read back and verified.",
+            o.sectors_written,
+            name(&o.device)
+        ),
+        "Undo: restore the newest backup in the list (the one this restore took first).".into(),
+        format!(
+            "Backup: {} (? shows its path and the details)",
+            name(&o.backup_file)
+        ),
+    ]
+}
+
 fn draw(f: &mut Frame, p: &RestorePage, area: Rect, st: &Styles) {
     let [head, list, foot] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(3),
-        Constraint::Length(4),
+        Constraint::Length(outcome_rows(p, area.width)),
     ])
     .areas(area);
     f.render_widget(
@@ -400,12 +437,8 @@ fn draw(f: &mut Frame, p: &RestorePage, area: Rect, st: &Styles) {
         &mut state,
     );
     if let Some((lines, bad)) = &p.outcome {
-        // Three lines at most here (what happened, the backup, the undo); the rest is under ?.
-        let text: Vec<Line> = lines
-            .iter()
-            .take(3)
-            .map(|l| Line::from(l.clone()))
-            .collect();
+        // What happened, the undo, the backup (or the failure); the library's full text is under ?.
+        let text: Vec<Line> = lines.iter().map(|l| Line::from(l.clone())).collect();
         f.render_widget(
             Paragraph::new(text)
                 .style(if *bad { st.bad } else { st.ok })

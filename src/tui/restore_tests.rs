@@ -37,6 +37,21 @@ fn r_lists_this_disks_backups_and_restores_one_through_the_confirmation() {
     pump(&mut app, r, dir.path());
     let s = render(&app);
     assert!(s.contains("Restored"), "{s}");
+    // Issue 25 item 9: three lines, what happened, the undo, the backup's name; the full text on ?.
+    assert!(s.contains("Undo: restore the newest backup"), "{s}");
+    assert!(
+        s.contains("Backup: r.img-") && s.contains("(? shows its path"),
+        "{s}"
+    );
+    assert!(!s.contains("Kernel:"), "{s}");
+    let details = app
+        .page("restore")
+        .map(|p| p.details().join("\n"))
+        .unwrap_or_default();
+    assert!(
+        details.contains("Kernel:") && details.contains("Backup of the previous sectors"),
+        "{details}"
+    );
     let p = run("sgdisk", &["-p", t], "");
     let rows = p
         .lines()

@@ -688,8 +688,8 @@ fn plan_page_shows_once_its_plan_is_made_and_planning_does_not_hold_q() {
 }
 
 /// A bench error names no command-line option on a screen that has none: "--write free … --partition" once
-/// reached the bench screen as it was; the TUI names the write mode by its key and the partition by the disk
-/// view it was selected in.
+/// reached the bench screen as it was; the TUI names the write mode by its key and the partition by p, the key
+/// that switches to the whole disk.
 #[test]
 fn bench_error_shows_no_option_text() {
     let (dir, img) = fixture_image();
@@ -698,7 +698,9 @@ fn bench_error_shows_no_option_text() {
     app.set_disk(r);
     app.disk.as_mut().expect("disk").selected = 1;
     key(&mut app, KeyCode::Char('b'));
+    // Write mode free moves the run to the whole disk; p puts it back in the partition, where free is refused.
     key(&mut app, KeyCode::Char('w'));
+    key(&mut app, KeyCode::Char('p'));
     let req = app.handle_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE));
     let (tx, rx) = std::sync::mpsc::channel();
     let env = env(dir.path());
@@ -716,7 +718,32 @@ fn bench_error_shows_no_option_text() {
     }
     let s = render(&app, 120, 30);
     assert!(s.contains("write mode free (w)"), "{s}");
+    assert!(s.contains("cannot measure writes in the partition:"), "{s}");
     assert!(!s.contains("--"), "{s}");
+}
+
+/// Issue 25 item 8: the disk view's header breaks only between its items at 80 columns, so a label stays with
+/// its value (it read "log/phys" at the end of one row and "512/4096" on the next); every row fits.
+#[test]
+fn the_disk_header_keeps_each_item_whole_at_80_columns() {
+    let mut r = fixture();
+    r.device.path = "/tmp/t25/afdisk-demo-8342-779278619/xp-dos-63.img".into();
+    let lines: Vec<String> = super::view::disk_title(&r, "dos (512-byte sectors)", 80)
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    assert!(lines.iter().all(|l| l.chars().count() <= 80), "{lines:#?}");
+    assert!(
+        lines.iter().any(|l| l.contains("log/phys 512/4096")),
+        "{lines:#?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("dos (512-byte sectors)")),
+        "{lines:#?}"
+    );
+    let items = ["ab", "cd ef", "gh"].map(String::from);
+    assert_eq!(super::view::pack(&items, 10), [" ab  cd ef", " gh"]);
+    assert_eq!(super::view::pack(&items, 9), [" ab", " cd ef", " gh"]);
 }
 
 /// A loop device is named with its backing file, as `afdisk list` names it (the same core text): at the end

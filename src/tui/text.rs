@@ -13,7 +13,8 @@ pub fn key_name(s: Setting, value: Option<&str>) -> String {
         (Setting::WriteMode, None) => "the write mode (w)".into(),
         (Setting::Probe, _) => "the probe (o)".into(),
         (Setting::Partition, Some(v)) => format!("partition {v} (selected in the disk view)"),
-        (Setting::Partition, None) => "a partition (selected in the disk view)".into(),
+        // The bench screen's p switches between the partition and the whole disk.
+        (Setting::Partition, None) => "the partition: press p".into(),
         (Setting::Confirm, _) => "the device name typed in the dialog".into(),
         (Setting::DestroyData, _) => "DESTROY typed in the dialog".into(),
         (s, v) => s.neutral(v),

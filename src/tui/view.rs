@@ -163,23 +163,48 @@ fn draw_help(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     );
 }
 
-/// The disk view's header lines; `table` names the table ([`DiskState::table_words`]).
-fn disk_title(r: &Report, table: &str) -> Vec<Line<'static>> {
+/// `items` on lines of at most `width` columns, two spaces apart, each line led by a space: a line breaks
+/// only between items, so a label stays with its value ("log/phys 512/4096"); an item wider than the line
+/// has a line of its own.
+pub(super) fn pack(items: &[String], width: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for it in items {
+        let fits = cur.chars().count() + 2 + it.chars().count() <= width;
+        if cur.is_empty() {
+            cur = format!(" {it}");
+        } else if fits {
+            cur.push_str("  ");
+            cur.push_str(it);
+        } else {
+            out.push(std::mem::replace(&mut cur, format!(" {it}")));
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// The disk view's header lines at `width` columns, packed item by item ([`pack`]); `table` names the
+/// table ([`DiskState::table_words`]).
+pub(super) fn disk_title(r: &Report, table: &str, width: u16) -> Vec<Line<'static>> {
     let d = &r.device;
     let assumed = if d.geometry_source.physical_sector_size == afdisk::device::Source::Assumed {
         " phys assumed (image file)"
     } else {
         ""
     };
-    let l1 = format!(
-        " {}  {}  {}  log/phys {}/{}{assumed}  {}",
-        d.path.display(),
+    let l1 = [
+        d.path.display().to_string(),
         human(d.size_bytes),
-        d.transport,
-        d.logical_sector_size,
-        d.physical_sector_size,
-        table
-    );
+        d.transport.clone(),
+        format!(
+            "log/phys {}/{}{assumed}",
+            d.logical_sector_size, d.physical_sector_size
+        ),
+        table.to_string(),
+    ];
     let drive = match &d.drive {
         Some(dr) => format!(
             "drive says {}/{} offset {} ({})",
@@ -208,8 +233,13 @@ fn disk_title(r: &Report, table: &str) -> Vec<Line<'static>> {
     } else {
         who.join("  ")
     };
-    let l2 = format!(" {who}  align offset {}  {}", d.alignment_offset, drive);
-    vec![Line::from(l1), Line::from(l2)]
+    let l2 = [who, format!("align offset {}", d.alignment_offset), drive];
+    let w = usize::from(width.max(1));
+    pack(&l1, w)
+        .into_iter()
+        .chain(pack(&l2, w))
+        .map(Line::from)
+        .collect()
 }
 
 /// An image file's banner: the physical sector size it is judged against, and the key that switches it.
@@ -289,7 +319,7 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     };
     let r = &d.report;
     let table_h = (disk_rows(r).len() as u16 + 3).clamp(4, (area.height / 2).max(4));
-    let mut head = disk_title(r, &d.table_words());
+    let mut head = disk_title(r, &d.table_words(), area.width);
     let banner = image_banner(r);
     let head_h = head
         .iter()
@@ -405,12 +435,18 @@ fn row_cells(r: &Report, order: &[DiskRow], wide: bool, ss: u64) -> Vec<Vec<Stri
                 c
             }
             DiskRow::Free(a, b) => {
+                // Free space inside the extended partition takes logical partitions (as the editor says).
+                let logical = r.partitions.iter().any(|p| {
+                    p.kind == afdisk::table::PartKind::Extended
+                        && p.start.saturating_mul(ss) <= a
+                        && b <= p.start.saturating_add(p.size).saturating_mul(ss)
+                });
                 let mut c = vec![
                     "-".to_string(),
                     (a / ss).to_string(),
                     (b / ss).saturating_sub(1).to_string(),
                     human(b - a),
-                    "free".to_string(),
+                    if logical { "free (logical)" } else { "free" }.to_string(),
                 ];
                 if wide {
                     c.push(String::new());
