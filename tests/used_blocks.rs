@@ -759,3 +759,6 @@ fn time_map_of_image() {
 
 #[path = "used_blocks/damaged.rs"]
 mod damaged;
+
+#[path = "used_blocks/btrfs.rs"]
+mod btrfs;
