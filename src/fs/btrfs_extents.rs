@@ -167,3 +167,109 @@ fn to_device(fs: &Fs, extents: &[(u64, u64)]) -> Result<Vec<(u64, u64)>, String>
     }
     Ok(out.finish(fs.total))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::btrfs_used::{crc32c, noted, Fs, SB};
+    use super::super::{UsedMap, Window};
+    use crate::bytes::{le32, le64};
+    use crate::table::source::ByteSource;
+
+    /// A change to an image, given the extent tree's leaf's place.
+    type Change = fn(&mut [u8], usize);
+
+    /// A fresh btrfs of 256 MiB made by mkfs.btrfs (DUP metadata, one-leaf extent tree).
+    fn image() -> Vec<u8> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("b.img");
+        let f = std::fs::File::create(&p).expect("create image");
+        f.set_len(256 << 20).expect("size image");
+        let ok = std::process::Command::new("mkfs.btrfs")
+            .args(["-q", "-f"])
+            .arg(&p)
+            .status()
+            .expect("run mkfs.btrfs");
+        assert!(ok.success(), "mkfs.btrfs failed");
+        std::fs::read(&p).expect("read image")
+    }
+
+    /// Rewrites the crc32c of the superblock or tree block at `at` (`len` bytes).
+    fn fix_csum(img: &mut [u8], at: usize, len: usize) {
+        let c = !crc32c(!0, &img[at + 32..at + len]);
+        img[at..at + 4].copy_from_slice(&c.to_le_bytes());
+    }
+
+    /// The chunk map and the physical place (first stripe) and size of the extent tree's root block.
+    fn chunk_map_and_extent_root(img: &dyn ByteSource) -> (Vec<(u64, u64)>, usize, usize) {
+        let w = Window::new(img, 0, img.len());
+        let fs = Fs::open(&w).expect("open");
+        let (roots, _) = fs.roots().expect("roots");
+        let chunk_map = fs.chunk_map(&roots).expect("chunk map");
+        let r = roots[&2];
+        assert_eq!(r.level, 0, "mkfs' extent tree is one leaf");
+        let c = fs.chunk_of(r.bytenr).expect("chunk");
+        let at = c.stripes[0].1 + r.bytenr - c.logical;
+        (chunk_map, at as usize, fs.nodesize as usize)
+    }
+
+    fn map(img: &dyn ByteSource) -> (UsedMap, Option<String>) {
+        noted(&Window::new(img, 0, img.len()))
+    }
+
+    /// The data offset (from the block's start) of the first item of key type `ty` in the leaf at `at`.
+    fn item_of_type(img: &[u8], at: usize, ty: u8) -> usize {
+        let n = le32(img, at + 0x60).expect("nritems") as usize;
+        (0..n)
+            .map(|i| at + 101 + 25 * i)
+            .find(|&k| img[k + 8] == ty)
+            .map(|k| 101 + le32(img, k + 17).expect("item offset") as usize)
+            .expect("an item of that type")
+    }
+
+    #[test]
+    fn fresh_image_gives_the_extent_map() {
+        let img = image();
+        let (chunk_map, _, _) = chunk_map_and_extent_root(&img);
+        let (m, note) = map(&img);
+        assert_eq!(note, None);
+        let ours = m.bytes().expect("a map");
+        let chunk: u64 = chunk_map.iter().map(|r| r.1).sum();
+        assert!(
+            ours < chunk,
+            "extent map {ours} not below chunk map {chunk}"
+        );
+    }
+
+    /// Each inconsistency, with every checksum made right again, gives the chunk map and a note naming it.
+    #[test]
+    fn inconsistent_extent_tree_gives_the_chunk_map_with_a_note() {
+        let clean = image();
+        let (chunk_map, leaf, nodesize) = chunk_map_and_extent_root(&clean);
+        let sb = SB as usize;
+        let cases: [(&str, Change); 4] = [
+            ("the superblock says", |img, _| {
+                let used = le64(img, SB as usize + 0x78).expect("bytes_used") + 4096;
+                img[SB as usize + 0x78..SB as usize + 0x80].copy_from_slice(&used.to_le_bytes());
+            }),
+            ("owner", |img, leaf| img[leaf + 0x58] = 5),
+            ("block group", |img, leaf| {
+                let at = leaf + item_of_type(img, leaf, 192);
+                img[at] ^= 0x40;
+            }),
+            ("later generation", |img, leaf| {
+                let at = leaf + item_of_type(img, leaf, 169) + 8;
+                img[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+            }),
+        ];
+        for (want, change) in cases {
+            let mut img = clean.clone();
+            change(&mut img, leaf);
+            fix_csum(&mut img, sb, 4096);
+            fix_csum(&mut img, leaf, nodesize);
+            let (m, note) = map(&img);
+            assert_eq!(m, UsedMap::Ranges(chunk_map.clone()), "{want}: {note:?}");
+            let note = note.expect("a note");
+            assert!(note.contains(want), "wanted {want:?} in {note:?}");
+        }
+    }
+}

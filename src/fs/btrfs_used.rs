@@ -117,7 +117,7 @@ pub(super) fn noted(w: &Window) -> (UsedMap, Option<String>) {
 
 impl<'a> Fs<'a> {
     /// Reads and checks the superblock, then the chunk tree.
-    fn open(w: &'a Window<'a>) -> Result<Fs<'a>, String> {
+    pub(super) fn open(w: &'a Window<'a>) -> Result<Fs<'a>, String> {
         let sb = w.at(SB, 4096).ok_or("superblock unreadable")?;
         let (nodesize, total) = superblock(w, &sb)?;
         let f64 = |o| le64(&sb, o).unwrap_or(0);
@@ -167,7 +167,7 @@ impl<'a> Fs<'a> {
     }
 
     /// The root items of the root tree by objectid (the first of each), and the root tree's blocks.
-    fn roots(&self) -> Result<(BTreeMap<u64, Root>, Vec<u64>), String> {
+    pub(super) fn roots(&self) -> Result<(BTreeMap<u64, Root>, Vec<u64>), String> {
         let root = Root {
             bytenr: self.sb64(0x50),
             level: self.sb[0xC6],
@@ -192,7 +192,7 @@ impl<'a> Fs<'a> {
     }
 
     /// The chunk map (see the module's terms).
-    fn chunk_map(&self, roots: &BTreeMap<u64, Root>) -> Result<Vec<(u64, u64)>, String> {
+    pub(super) fn chunk_map(&self, roots: &BTreeMap<u64, Root>) -> Result<Vec<(u64, u64)>, String> {
         let mut out = RangeSet::default();
         self.fixed(&mut out);
         for c in &self.chunks {
