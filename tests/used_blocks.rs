@@ -762,3 +762,6 @@ mod damaged;
 
 #[path = "used_blocks/btrfs.rs"]
 mod btrfs;
+
+#[path = "used_blocks/ntfs.rs"]
+mod ntfs;
