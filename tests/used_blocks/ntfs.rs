@@ -356,3 +356,74 @@ fn ntfs_attribute_lists_are_followed() {
 fn sum(r: &[(u64, u64)]) -> u64 {
     r.iter().map(|x| x.1).sum()
 }
+
+/// An `$MFT` extension record past the MFT's first extent copies whole. Random corruption of the split records
+/// (0, 6 and their extension records 21, 20, fixups left as they are) of an image whose `$MFT` and `$Bitmap` both
+/// have attribute lists: never a panic; a map it gives is sorted, disjoint and inside the image.
+#[test]
+fn ntfs_attribute_list_corruption_never_panics() {
+    let scratch = Scratch::new();
+    let img = scratch.image("n.img", 64 * MIB);
+    run("mkntfs", &["-Q", "-F", "-q", "-c", "512", &s(&img)]);
+    // On the fresh volume $MFT's first half ends before record 21: its extension cannot be read.
+    let mut b = std::fs::read(&img).expect("read image");
+    split(&mut b, 0, 21, 0);
+    let size = b.len() as u64;
+    let got = used_map(&b, 0, size);
+    assert!(
+        matches!(&got, UsedMap::Whole(w) if w.contains("outside the MFT")),
+        "extension record past the first extent: {got:?}"
+    );
+    {
+        let m = Mounted::new(&img, scratch.path("mnt"), false);
+        let ops = [Op::Fill {
+            files: 10,
+            max_kib: 50,
+        }];
+        play(&Target::Dir(&m.dir), &ops, &mut Rng(0x28));
+    }
+    let mut b = std::fs::read(&img).expect("read image");
+    split(&mut b, 6, 20, 6);
+    split(&mut b, 0, 21, 0);
+    let first = used_map(&b, 0, size);
+    assert!(
+        matches!(first, UsedMap::Ranges(_)),
+        "split image: {first:?}"
+    );
+    let (_, mft) = geometry(&b);
+    let hot: Vec<usize> = [0, 6, 20, 21].iter().map(|r| mft + r * REC).collect();
+    let mut rng = Rng(0xa77);
+    let (mut maps, mut whole) = (0, 0);
+    let cases = 600;
+    for case in 0..cases {
+        let mut saved = Vec::new();
+        for _ in 0..rng.range(1, 4) {
+            let at = rng.pick(&hot) + rng.range(0, REC as u64 - 1) as usize;
+            saved.push((at, b[at]));
+            b[at] = match rng.range(0, 2) {
+                0 => 0,
+                1 => 0xFF,
+                _ => b[at] ^ (1 << rng.range(0, 7)),
+            };
+        }
+        match used_map(&b, 0, size) {
+            UsedMap::Ranges(r) => {
+                maps += 1;
+                assert!(
+                    r.windows(2).all(|w| w[0].0 + w[0].1 < w[1].0)
+                        && r.iter().all(|&(o, n)| n > 0 && o + n <= size),
+                    "case {case}: map not sorted, disjoint and inside"
+                );
+            }
+            UsedMap::Whole(_) => whole += 1,
+        }
+        for (at, v) in saved.into_iter().rev() {
+            b[at] = v;
+        }
+    }
+    eprintln!("ntfs attribute lists: {cases} corruptions, {maps} maps, {whole} copy whole");
+    assert!(
+        whole > 0 && maps > 0,
+        "corruption reached no check, or every one"
+    );
+}
