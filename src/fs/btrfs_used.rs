@@ -25,7 +25,8 @@
 //!   left out.
 //!
 //! The map is the extent map; when the extent tree is not sound or does not agree with the rest (see
-//! `btrfs_extents`), it is the chunk map, with a note saying why. It is refused (copy whole) when the filesystem
+//! `btrfs_extents`), it is the chunk map, with a note saying why ([`noted`]; [`UsedMap`] has no place for a note
+//! yet, so [`used_ranges`] drops it). It is refused (copy whole) when the filesystem
 //! spans other devices (`num_devices` 0x88 > 1), has a log tree to replay (`log_root` 0x60 ≠ 0: an fsync after
 //! the last commit), carries a superblock flag or incompat feature this does not know (zoned, extent tree v2,
 //! seeding, a changing fsid or checksum), a striped chunk (RAID0/10/5/6), a checksum other than crc32c, a
