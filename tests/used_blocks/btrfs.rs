@@ -222,6 +222,12 @@ const LAYOUTS: &[Layout] = &[
     ),
     V1,
     ("btrfs mixed", &["-q", "-f", "-M"], "", 384 * MIB),
+    (
+        "btrfs without skinny metadata",
+        &["-q", "-f", "-O", "^skinny-metadata"],
+        "",
+        384 * MIB,
+    ),
 ];
 
 /// The data extents `(disk bytenr, bytes)` of the root tree's inodes: the free space cache v1 files.
