@@ -193,20 +193,9 @@ fn split(img: &mut [u8], t: usize, n: usize, base: usize) {
     al.resize(al.len().div_ceil(8) * 8, 0);
     let len = (al.len() as u32).to_le_bytes();
     put(&mut al, 4, &len);
-    let mut body: Vec<u8> = list
-        .iter()
-        .filter(|a| ty(a) < 0x20)
-        .flatten()
-        .copied()
-        .collect();
-    body.extend(&al);
-    body.extend(list.iter().filter(|a| ty(a) > 0x20).flatten());
-    let at = u16_at(&r, 0x14);
-    put(&mut r, at, &body);
-    put(&mut r, at + body.len(), &[0xFF; 4]);
-    put(&mut r, 0x18, &((at + body.len() + 8) as u32).to_le_bytes());
+    list.push(al);
     put(&mut r, 0x28, &(instance + 1).to_le_bytes());
-    write_rec(img, t, r.clone());
+    rewrite(img, t, r, list);
     // The extension record.
     let mut e = vec![0u8; REC];
     put(&mut e, 0, b"FILE");
@@ -244,12 +233,76 @@ fn split(img: &mut [u8], t: usize, n: usize, base: usize) {
     v[..no].copy_from_slice(&bm[mp + 1 + nl..mp + 1 + nl + no]);
     let at = u64::from_le_bytes(v) as usize * cluster + n / 8;
     img[at] |= 1 << (n % 8);
-    if t == 0 {
-        // $MFTMirr keeps the first records' copy.
+}
+
+/// Writes record `t` (header from `r`) with `attrs`, sorted by type.
+fn rewrite(img: &mut [u8], t: usize, mut r: Vec<u8>, mut attrs: Vec<Vec<u8>>) {
+    attrs.sort_by_key(|a| ty(a));
+    let body: Vec<u8> = attrs.concat();
+    let at = u16_at(&r, 0x14);
+    put(&mut r, at, &body);
+    put(&mut r, at + body.len(), &[0xFF; 4]);
+    put(&mut r, 0x18, &((at + body.len() + 8) as u32).to_le_bytes());
+    write_rec(img, t, r);
+    if t < 4 {
+        // $MFTMirr keeps a copy of the first four records.
+        let (cluster, mft) = geometry(img);
         let mirr = u64_at(img, 0x38) as usize * cluster;
-        let rec0 = img[mft..mft + REC].to_vec();
-        put(img, mirr, &rec0);
+        let rec = img[mft + t * REC..mft + (t + 1) * REC].to_vec();
+        put(img, mirr + t * REC, &rec);
     }
+}
+
+/// Moves record `t`'s resident `$ATTRIBUTE_LIST` out of the record, into the first free clusters `$Bitmap` (one
+/// run, unsplit or split by [`split`]) shows, marked used there. Returns the clusters' byte range.
+fn list_out_of_record(img: &mut [u8], t: usize) -> (u64, u64) {
+    let (cluster, _) = geometry(img);
+    let r = read_rec(img, t);
+    let mut attrs = attrs(&r);
+    let i = attrs
+        .iter()
+        .position(|a| ty(a) == 0x20)
+        .expect("attribute list");
+    let value = attrs[i][u16_at(&attrs[i], 0x14)..].to_vec();
+    let len = u32::from_le_bytes(attrs[i][0x10..0x14].try_into().expect("4 bytes")) as usize;
+    let value = &value[..len];
+    let n = len.div_ceil(cluster);
+    // $Bitmap's clusters: record 6's first $DATA extent starts the one run.
+    let bm_data = attrs_of_data(img);
+    let bits = |img: &[u8], c: usize| img[bm_data + c / 8] >> (c % 8) & 1;
+    let first = (0..)
+        .find(|&c| (c..c + n).all(|x| bits(img, x) == 0))
+        .expect("free clusters");
+    for c in first..first + n {
+        img[bm_data + c / 8] |= 1 << (c % 8);
+    }
+    put(img, first * cluster, value);
+    let alloc = (n * cluster) as u64;
+    let mut a = data_extent(
+        u16_at(&attrs[i], 0x0E) as u16,
+        0,
+        n as u64 - 1,
+        [alloc, len as u64, len as u64],
+        &runlist(n as u64, first as u64),
+    );
+    put(&mut a, 0, &0x20u32.to_le_bytes());
+    attrs[i] = a;
+    rewrite(img, t, r, attrs);
+    (first as u64 * cluster as u64, alloc)
+}
+
+/// The byte offset of `$Bitmap`'s data (its first run, which the tests keep contiguous).
+fn attrs_of_data(img: &[u8]) -> usize {
+    let (cluster, _) = geometry(img);
+    let d = attrs(&read_rec(img, 6))
+        .into_iter()
+        .find(|a| is_data(a))
+        .expect("$Bitmap's $DATA");
+    let mp = u16_at(&d, 0x20);
+    let (nl, no) = (usize::from(d[mp] & 0xF), usize::from(d[mp] >> 4));
+    let mut v = [0u8; 8];
+    v[..no].copy_from_slice(&d[mp + 1 + nl..mp + 1 + nl + no]);
+    u64::from_le_bytes(v) as usize * cluster
 }
 
 /// Splits `$Bitmap`, `$MFT` and both in a filled mkntfs image: each map equals the unsplit image's, partclone's
@@ -330,6 +383,35 @@ fn ntfs_attribute_lists_are_followed() {
             sum(&want)
         );
     }
+    // Both lists out of their records (non-resident): the map gains exactly their clusters.
+    let mut b = clean.clone();
+    split(&mut b, 6, 20, 6);
+    split(&mut b, 0, 21, 0);
+    let mut grown = want.clone();
+    for t in [6, 0] {
+        grown.push(list_out_of_record(&mut b, t));
+    }
+    grown.sort_unstable();
+    let got = used_map(&b, 0, size);
+    let UsedMap::Ranges(ours) = &got else {
+        panic!("non-resident attribute lists: {got:?}");
+    };
+    assert_eq!(sum(ours), sum(&grown), "non-resident lists");
+    for &(o, n) in &grown {
+        assert_eq!(
+            outside(ours, o, n),
+            0,
+            "non-resident lists: {o:#x}+{n:#x} missed"
+        );
+    }
+    for &(o, n) in &pc(&b) {
+        assert_eq!(
+            outside(ours, o, n),
+            0,
+            "non-resident lists: partclone's {o:#x}+{n:#x}"
+        );
+    }
+    used_only_copy(&kind, &scratch, &b, ours, &truth);
     for (t, n) in [(6, 20), (0, 21)] {
         let mut b = clean.clone();
         split(&mut b, t, n, 7);
