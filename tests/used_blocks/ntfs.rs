@@ -136,7 +136,7 @@ fn is_data(a: &[u8]) -> bool {
 /// Splits record `t` at extension record `n` (see the module's terms); `base` is the base reference written in
 /// `n` (`t` for a well-made one).
 fn split(img: &mut [u8], t: usize, n: usize, base: usize) {
-    let (cluster, mft) = geometry(img);
+    let (cluster, _) = geometry(img);
     let mut r = read_rec(img, t);
     let seq = u16_at(&r, 0x10) as u16;
     let mut list = attrs(&r);
