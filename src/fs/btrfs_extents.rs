@@ -10,7 +10,8 @@
 //!   not, which is why a log tree to replay is refused before this map is read.
 //! - A **block group** (BLOCK_GROUP_ITEM, type 192: objectid = logical start, offset = length, `used` u64 at +0)
 //!   is in the extent tree, or in the block group tree (objectid 11) with compat_ro feature 0x8 (0xB4).
-//! - The extent map is the first MiB, the superblock copies and every stripe on this device of every extent.
+//! - The extent map is the first MiB, the superblock copies, the system chunks' stripes on this device, and every
+//!   stripe on this device of every extent.
 //!
 //! The extent tree is **consistent** (else the caller falls back to the chunk map, giving the reason) when every
 //! block is sound (see `btrfs_used`); extents ascend without overlapping, each inside one chunk and with a
@@ -137,7 +138,7 @@ fn check(
     Ok(())
 }
 
-/// The extent map: the fixed ranges and every stripe on this device of every extent.
+/// The extent map: the fixed ranges, the system chunks and every stripe on this device of every extent.
 fn to_device(fs: &Fs, extents: &[(u64, u64)]) -> Result<Vec<(u64, u64)>, String> {
     let mut logical = RangeSet::default();
     for &(o, n) in extents {
@@ -145,6 +146,13 @@ fn to_device(fs: &Fs, extents: &[(u64, u64)]) -> Result<Vec<(u64, u64)>, String>
     }
     let mut out = RangeSet::default();
     fs.fixed(&mut out);
+    for c in fs.chunks.iter().filter(|c| c.system) {
+        for &(dev, phys) in &c.stripes {
+            if dev == fs.devid {
+                out.add(phys, c.length);
+            }
+        }
+    }
     // Merged ranges never cross a chunk's end without touching the next chunk, so each is cut at chunk ends.
     for (mut o, mut n) in logical.finish(u64::MAX) {
         while n > 0 {

@@ -20,9 +20,10 @@
 //!   and 256 GiB inside the device, every stripe of every chunk on this device and every DEV_EXTENT item (type
 //!   204 in the device tree, key objectid = devid, key offset = physical start, length at +24): everything
 //!   allocated, free space inside a chunk included.
-//! - The **extent map** (`btrfs_extents`) is the first MiB, the superblock copies and, through the chunks, every
-//!   stripe on this device of the logical ranges the extent tree records as used; free space inside chunks is
-//!   left out.
+//! - The **extent map** (`btrfs_extents`) is the first MiB, the superblock copies, every system chunk's stripes on
+//!   this device (the chunk tree's home, a few MiB, copied whole as a margin) and, through the chunks, every
+//!   stripe on this device of the logical ranges the extent tree records as used; free space inside other chunks
+//!   is left out.
 //!
 //! The map is the extent map; when the extent tree is not sound or does not agree with the rest (see
 //! `btrfs_extents`), it is the chunk map, with a note saying why ([`noted`]; [`UsedMap`] has no place for a note
@@ -50,11 +51,13 @@ const METADATA_UUID: u64 = 1 << 10;
 const STRIPED: u64 = 1 << 3 | 1 << 6 | 1 << 7 | 1 << 8;
 const HEADER: usize = 101;
 
-/// One chunk: `length` logical bytes from `logical`, with its stripes `(devid, physical)`.
+/// One chunk: `length` logical bytes from `logical`, with its stripes `(devid, physical)`; `system` when it is a
+/// system chunk (type flag 0x2: the chunk tree's).
 pub(super) struct Chunk {
     pub logical: u64,
     pub length: u64,
     pub stripes: Vec<(u64, u64)>,
+    pub system: bool,
 }
 
 /// A tree's root block and what its blocks must say: the level and generation of the root, the owner of every
@@ -349,6 +352,7 @@ fn chunk(logical: u64, d: &[u8]) -> Result<Chunk, String> {
         logical,
         length,
         stripes,
+        system: ty & 0x2 != 0,
     })
 }
 

@@ -1,8 +1,9 @@
 //! btrfs' map from its extent tree against btrfs-progs' own reading of the same trees, and the used-only copy.
 //!
 //! Terms: the **progs map** is what `btrfs inspect-internal dump-tree` lists, turned into a map the way the module
-//! describes it: the first MiB, the superblock copies inside the device, and every stripe of every EXTENT_ITEM and
-//! METADATA_ITEM (nodesize from `dump-super`) through the CHUNK_ITEMs of `dump-tree -t chunk`. The **progs chunk
+//! describes it: the first MiB, the superblock copies inside the device, the SYSTEM chunks' stripes, and every
+//! stripe of every EXTENT_ITEM and METADATA_ITEM (nodesize from `dump-super`) through the CHUNK_ITEMs of
+//! `dump-tree -t chunk`. The **progs chunk
 //! map** is the first MiB, the superblock copies and every DEV_EXTENT of `dump-tree -t dev` (the map the module
 //! falls back to). partclone.btrfs 0.3.23 is not an oracle here: it marks each file extent's logical address as
 //! if it were physical (its `dump_file_extent_item()` passes `disk_bytenr` to `set_bitmap()` unmapped), besides
@@ -85,17 +86,21 @@ fn key(line: &str) -> Option<(String, String, u64)> {
     ))
 }
 
-/// The chunks `(logical, length, [physical])` as dump-tree lists them.
-fn progs_chunks(img: &Path) -> Vec<(u64, u64, Vec<u64>)> {
-    let mut out: Vec<(u64, u64, Vec<u64>)> = Vec::new();
+/// A chunk as dump-tree lists it: logical start, length, stripes' physical starts, whether it is a system chunk.
+type ProgsChunk = (u64, u64, Vec<u64>, bool);
+
+/// The chunks as dump-tree lists them.
+fn progs_chunks(img: &Path) -> Vec<ProgsChunk> {
+    let mut out: Vec<ProgsChunk> = Vec::new();
     for l in inspect(&["dump-tree", "-t", "chunk"], img).lines() {
         if let Some((_, ty, off)) = key(l) {
             if ty == "CHUNK_ITEM" {
-                out.push((off, 0, Vec::new()));
+                out.push((off, 0, Vec::new(), false));
             }
         } else if let Some(c) = out.last_mut() {
             if l.trim_start().starts_with("length ") && c.1 == 0 {
                 c.1 = after(l, "length").expect("chunk length");
+                c.3 = l.contains("type SYSTEM");
             } else if l.trim_start().starts_with("stripe ") {
                 c.2.push(after(l, "offset").expect("stripe offset"));
             }
@@ -139,6 +144,9 @@ fn progs_map(img: &Path, size: u64) -> Vec<(u64, u64)> {
         .expect("nodesize");
     let chunks = progs_chunks(img);
     let mut out = fixed(size);
+    for c in chunks.iter().filter(|c| c.3) {
+        out.extend(c.2.iter().map(|&p| (p, c.1)));
+    }
     for l in inspect(&["dump-tree", "-t", "extent"], img).lines() {
         let Some((obj, ty, off)) = key(l) else {
             continue;
