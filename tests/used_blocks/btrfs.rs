@@ -234,6 +234,7 @@ const LAYOUTS: [&[Layout]; 2] = [
     ],
     &[
         V1,
+        ("btrfs DUP data", &["-q", "-f", "-d", "dup"], "", 384 * MIB),
         (
             "btrfs without skinny metadata",
             &["-q", "-f", "-O", "^skinny-metadata"],
