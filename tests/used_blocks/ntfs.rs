@@ -196,7 +196,16 @@ fn split(img: &mut [u8], t: usize, n: usize, base: usize) {
     list.push(al);
     put(&mut r, 0x28, &(instance + 1).to_le_bytes());
     rewrite(img, t, r, list);
-    // The extension record.
+    write_rec(
+        img,
+        n,
+        extension(n, base as u64 | u64::from(seq) << 48, &second),
+    );
+    mark_in_use(img, n);
+}
+
+/// A new extension record `n` with base reference `base` holding attribute `a`.
+fn extension(n: usize, base: u64, a: &[u8]) -> Vec<u8> {
     let mut e = vec![0u8; REC];
     put(&mut e, 0, b"FILE");
     put(&mut e, 4, &0x30u16.to_le_bytes());
@@ -204,24 +213,20 @@ fn split(img: &mut [u8], t: usize, n: usize, base: usize) {
     put(&mut e, 0x10, &1u16.to_le_bytes());
     put(&mut e, 0x14, &0x38u16.to_le_bytes());
     put(&mut e, 0x16, &1u16.to_le_bytes());
-    put(
-        &mut e,
-        0x18,
-        &((0x38 + second.len() + 8) as u32).to_le_bytes(),
-    );
+    put(&mut e, 0x18, &((0x38 + a.len() + 8) as u32).to_le_bytes());
     put(&mut e, 0x1C, &(REC as u32).to_le_bytes());
-    put(
-        &mut e,
-        0x20,
-        &(base as u64 | u64::from(seq) << 48).to_le_bytes(),
-    );
+    put(&mut e, 0x20, &base.to_le_bytes());
     put(&mut e, 0x28, &1u16.to_le_bytes());
     put(&mut e, 0x2C, &(n as u32).to_le_bytes());
     put(&mut e, 0x30, &1u16.to_le_bytes());
-    put(&mut e, 0x38, &second);
-    put(&mut e, 0x38 + second.len(), &[0xFF; 4]);
-    write_rec(img, n, e);
-    // Record n in use in the MFT's $BITMAP (non-resident, one run).
+    put(&mut e, 0x38, a);
+    put(&mut e, 0x38 + a.len(), &[0xFF; 4]);
+    e
+}
+
+/// Marks record `n` in use in the MFT's `$BITMAP` (non-resident, one run).
+fn mark_in_use(img: &mut [u8], n: usize) {
+    let (cluster, _) = geometry(img);
     let bm = attrs(&read_rec(img, 0))
         .into_iter()
         .find(|a| ty(a) == 0xB0)
@@ -305,11 +310,17 @@ fn attrs_of_data(img: &[u8]) -> usize {
     u64::from_le_bytes(v) as usize * cluster
 }
 
-/// Splits `$Bitmap`, `$MFT` and both in a filled mkntfs image: each map equals the unsplit image's, partclone's
-/// map of it is the unsplit one's and lies inside ours, and the used-only copy passes ntfsfix with every file
-/// equal. A wrong base reference or extents that do not add up copy whole.
-#[test]
-fn ntfs_attribute_lists_are_followed() {
+/// A filled mkntfs volume with 512-byte clusters (see the module's terms), its bytes, map and content.
+struct Filled {
+    kind: Kind,
+    scratch: Scratch,
+    img: PathBuf,
+    clean: Vec<u8>,
+    want: Vec<(u64, u64)>,
+    truth: BTreeMap<String, Vec<u8>>,
+}
+
+fn filled() -> Filled {
     let kind = Kind {
         name: "NTFS 512-byte clusters, split",
         mkfs: "mkntfs",
@@ -335,85 +346,102 @@ fn ntfs_attribute_lists_are_followed() {
     };
     assert!(!truth.is_empty(), "no file written");
     let clean = std::fs::read(&img).expect("read image");
-    let size = clean.len() as u64;
-    let UsedMap::Ranges(want) = used_map(&clean, 0, size) else {
+    let UsedMap::Ranges(want) = used_map(&clean, 0, clean.len() as u64) else {
         panic!("the unsplit image copied whole");
     };
-    let pc = |bytes: &[u8]| {
-        std::fs::write(&img, bytes).expect("write image");
-        let map = scratch.path("pc.map");
+    Filled {
+        kind,
+        scratch,
+        img,
+        clean,
+        want,
+        truth,
+    }
+}
+
+impl Filled {
+    /// partclone.ntfs' used ranges of `bytes`, written over the image.
+    fn partclone(&self, bytes: &[u8]) -> Vec<(u64, u64)> {
+        std::fs::write(&self.img, bytes).expect("write image");
+        let map = self.scratch.path("pc.map");
         let _ = std::fs::remove_file(&map);
+        let log = self.scratch.path("pc.log");
+        let p = s(&self.img);
         run(
             "partclone.ntfs",
-            &[
-                "-D",
-                "-s",
-                &p,
-                "-o",
-                &s(&map),
-                "-L",
-                &s(&scratch.path("pc.log")),
-            ],
+            &["-D", "-s", &p, "-o", &s(&map), "-L", &s(&log)],
         );
         partclone_used(&std::fs::read_to_string(&map).expect("partclone map"))
-    };
-    let theirs = pc(&clean);
+    }
+}
+
+/// Splits `$Bitmap`, `$MFT` and both in a filled mkntfs image: each map equals the unsplit image's, partclone's
+/// map of it is the unsplit one's and lies inside ours, and the used-only copy passes ntfsfix with every file
+/// equal. With both lists moved out of their records (non-resident) the map gains exactly their clusters.
+#[test]
+fn ntfs_attribute_lists_are_followed() {
+    let f = filled();
+    let size = f.clean.len() as u64;
+    let theirs = f.partclone(&f.clean);
     for (name, splits) in [
         ("$Bitmap", &[(6, 20)][..]),
         ("$MFT", &[(0, 21)][..]),
         ("both", &[(6, 20), (0, 21)][..]),
     ] {
-        let mut b = clean.clone();
+        let mut b = f.clean.clone();
         for &(t, n) in splits {
             split(&mut b, t, n, t);
         }
         let got = used_map(&b, 0, size);
-        assert_eq!(got, UsedMap::Ranges(want.clone()), "{name} split");
+        assert_eq!(got, UsedMap::Ranges(f.want.clone()), "{name} split");
         assert_eq!(
-            pc(&b),
+            f.partclone(&b),
             theirs,
             "{name} split: partclone read another bitmap"
         );
         for &(o, n) in &theirs {
-            assert_eq!(outside(&want, o, n), 0, "{name}: partclone's {o:#x}+{n:#x}");
+            assert_eq!(
+                outside(&f.want, o, n),
+                0,
+                "{name}: partclone's {o:#x}+{n:#x}"
+            );
         }
-        used_only_copy(&kind, &scratch, &b, &want, &truth);
+        used_only_copy(&f.kind, &f.scratch, &b, &f.want, &f.truth);
         eprintln!(
             "{name} split: map {} bytes as unsplit, partclone agrees",
-            sum(&want)
+            sum(&f.want)
         );
     }
-    // Both lists out of their records (non-resident): the map gains exactly their clusters.
-    let mut b = clean.clone();
+    let mut b = f.clean.clone();
     split(&mut b, 6, 20, 6);
     split(&mut b, 0, 21, 0);
-    let mut grown = want.clone();
+    let mut grown = f.want.clone();
     for t in [6, 0] {
         grown.push(list_out_of_record(&mut b, t));
     }
-    grown.sort_unstable();
     let got = used_map(&b, 0, size);
     let UsedMap::Ranges(ours) = &got else {
         panic!("non-resident attribute lists: {got:?}");
     };
     assert_eq!(sum(ours), sum(&grown), "non-resident lists");
-    for &(o, n) in &grown {
+    for &(o, n) in grown.iter().chain(&f.partclone(&b)) {
         assert_eq!(
             outside(ours, o, n),
             0,
             "non-resident lists: {o:#x}+{n:#x} missed"
         );
     }
-    for &(o, n) in &pc(&b) {
-        assert_eq!(
-            outside(ours, o, n),
-            0,
-            "non-resident lists: partclone's {o:#x}+{n:#x}"
-        );
-    }
-    used_only_copy(&kind, &scratch, &b, ours, &truth);
+    used_only_copy(&f.kind, &f.scratch, &b, ours, &f.truth);
+}
+
+/// A split whose extension record names another base record, or whose extents do not add up to the allocated
+/// size, copies whole.
+#[test]
+fn ntfs_foreign_or_short_extensions_copy_whole() {
+    let f = filled();
+    let size = f.clean.len() as u64;
     for (t, n) in [(6, 20), (0, 21)] {
-        let mut b = clean.clone();
+        let mut b = f.clean.clone();
         split(&mut b, t, n, 7);
         let got = used_map(&b, 0, size);
         assert!(
@@ -421,12 +449,11 @@ fn ntfs_attribute_lists_are_followed() {
             "record {t} with a foreign extension: {got:?}"
         );
     }
-    // The second extent's runs shortened by one cluster: the extents no longer add up.
-    let mut b = clean.clone();
+    // The second extent's one run shortened by a cluster (its length byte).
+    let mut b = f.clean.clone();
     split(&mut b, 6, 20, 6);
     let mut e = read_rec(&b, 20);
-    let mp = 0x38 + 0x40;
-    e[mp + 1] -= 1;
+    e[0x38 + 0x40 + 1] -= 1;
     write_rec(&mut b, 20, e);
     let got = used_map(&b, 0, size);
     assert!(
@@ -510,6 +537,41 @@ fn ntfs_attribute_list_corruption_never_panics() {
     );
 }
 
+/// Writes `data` as `dir/name` and records it in `truth`; false (the partial file removed) when it does not fit.
+fn try_write(
+    dir: &Path,
+    name: String,
+    data: Vec<u8>,
+    truth: &mut BTreeMap<String, Vec<u8>>,
+) -> bool {
+    if std::fs::write(dir.join(&name), &data).is_err() {
+        let _ = std::fs::remove_file(dir.join(&name));
+        return false;
+    }
+    truth.insert(name, data);
+    true
+}
+
+/// Fills `dir` with 800-byte files until full, deletes every other one, and fills it again with empty files;
+/// returns the files left (relative name -> content).
+fn fragment_mft(dir: &Path, rng: &mut Rng) -> BTreeMap<String, Vec<u8>> {
+    let mut truth = BTreeMap::new();
+    let mut n = 0;
+    while try_write(dir, format!("s{n}"), content(rng, 800), &mut truth) {
+        n += 1;
+    }
+    for j in (0..n).step_by(2) {
+        let name = format!("s{j}");
+        std::fs::remove_file(dir.join(&name)).expect("delete");
+        truth.remove(&name);
+    }
+    let mut i = 0;
+    while try_write(dir, format!("t{i}"), Vec::new(), &mut truth) {
+        i += 1;
+    }
+    truth
+}
+
 /// A real `$MFT` attribute list made by ntfs-3g: a 12 MiB volume with 512-byte clusters filled with 800-byte
 /// files (two clusters each), every other one deleted, then filled with empty files, so that the MFT grows into
 /// two-cluster holes until record 0 cannot hold its runlist. The map must follow the list: partclone's map lies
@@ -529,35 +591,10 @@ fn ntfs_fragmented_mft_gets_a_real_attribute_list() {
     let img = scratch.image("f.img", kind.size);
     let p = s(&img);
     run("mkntfs", &["-Q", "-F", "-q", "-c", "512", &p]);
-    let mut truth = BTreeMap::new();
-    let mut rng = Rng(0xf7a9);
-    {
+    let truth = {
         let m = Mounted::new(&img, scratch.path("mnt"), false);
-        let mut n = 0;
-        loop {
-            let data = content(&mut rng, 800);
-            let name = format!("s{n}");
-            if std::fs::write(m.dir.join(&name), &data).is_err() {
-                let _ = std::fs::remove_file(m.dir.join(&name));
-                break;
-            }
-            truth.insert(name, data);
-            n += 1;
-        }
-        for i in (0..n).step_by(2) {
-            let name = format!("s{i}");
-            std::fs::remove_file(m.dir.join(&name)).expect("delete");
-            truth.remove(&name);
-        }
-        for i in 0.. {
-            let name = format!("t{i}");
-            if std::fs::write(m.dir.join(&name), b"").is_err() {
-                let _ = std::fs::remove_file(m.dir.join(&name));
-                break;
-            }
-            truth.insert(name, Vec::new());
-        }
-    }
+        fragment_mft(&m.dir, &mut Rng(0xf7a9))
+    };
     let info = String::from_utf8_lossy(&run("ntfsinfo", &["-i", "0", "-v", &p]).stdout).to_string();
     let extents = info
         .lines()
