@@ -3,7 +3,8 @@
 //! `bytes_used` u64 0x78, `dev_item.total_bytes` u64 0xD1 (this device's size), `label` 0x12B (256 bytes).
 //!
 //! Terms: the footprint is `dev_item.total_bytes`; the bytes in use are `bytes_used`. The used-block map is read
-//! from the chunk and device trees (see `btrfs_used`).
+//! from the extent tree, or from the chunk and device trees when the extent tree cannot be trusted (see
+//! `btrfs_used`).
 
 use super::window::{text, uuid16};
 use super::{Described, Filesystem, Stated, UsedMap, Window};

@@ -26,6 +26,7 @@
 
 mod bcache;
 mod btrfs;
+mod btrfs_extents;
 mod btrfs_used;
 mod exfat;
 mod exfat_used;

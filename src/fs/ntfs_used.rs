@@ -9,13 +9,20 @@
 //!   **fixups** (update sequence at 0x04, count 0x06) restore the last two bytes of each 512-byte stride first.
 //!   Attributes start at 0x14 and end at type 0xFFFFFFFF; a runlist's pairs start at the attribute's 0x20: a
 //!   header byte (low nibble: length bytes, high nibble: signed LCN-delta bytes, 0 = sparse), 0 ends it.
+//! - An **attribute list** (`$ATTRIBUTE_LIST`, 0x20, resident or not) says which MFT records hold a record's
+//!   attributes when they do not fit in it: entries of type u32 (0x00), length u16 (0x04), name length u8 (0x06),
+//!   lowest VCN u64 (0x08), MFT reference u64 (0x10, record number in the low 48 bits). A large or fragmented
+//!   `$DATA` is then split into **extents**, each a non-resident `$DATA` whose lowest VCN (0x10) is where the one
+//!   before ended, in an extension record whose base reference (0x20) names the record; only the first extent
+//!   has the allocated size (0x28). The MFT's own extension records are read through the extents found so far.
 //! - `$Bitmap` (record 6) has one bit per cluster, LSB first: 1 = in use. It covers `$Boot`, `$MFT` and
 //!   `$MFTMirr` too.
 //! - **Used** = the set clusters + the boot sector + every backup boot sector (after the volume and/or in the
 //!   partition's last sector, not in `$Bitmap`).
 //!
-//! The map is refused (copy whole) when a structure is out of range, the MFT records 0, 2, 3 or 6 are damaged or
-//! continue in other records (an `$ATTRIBUTE_LIST`), `$Volume` (record 3) is marked dirty (0x0001), or `$LogFile`
+//! The map is refused (copy whole) when a structure is out of range, the MFT records 0, 2, 3 or 6 or their
+//! extension records are damaged, an attribute list's `$DATA` extents do not follow each other or add up to the
+//! allocated size, `$Volume` (record 3) is marked dirty (0x0001), or `$LogFile`
 //! (record 2) is not clean: a restart page whose area has a client in use without `RESTART_VOLUME_IS_CLEAN`
 //! (0x0002), as Windows leaves it when it hibernates or crashes. A `$LogFile` that starts all 0xFF (reset by
 //! mkntfs or ntfs-3g) is clean.
@@ -36,6 +43,7 @@ struct Run {
 }
 
 /// The boot sector's geometry and the MFT's runlist.
+#[derive(Clone)]
 struct Volume {
     bps: u64,
     cluster: u64,
@@ -57,7 +65,7 @@ fn map(w: &Window, boots: &[u64]) -> Result<Vec<(u64, u64)>, String> {
     let v = volume(w)?;
     volume_clean(w, &v)?;
     logfile_clean(w, &v)?;
-    let bitmap = data_runs(&record(w, &v, 6)?, "$Bitmap", v.clusters)?;
+    let bitmap = listed_runs(w, &v, 6, "$Bitmap")?;
     let mut out = RangeSet::default();
     let need = v.clusters.div_ceil(8);
     let mut done = 0u64;
@@ -129,7 +137,7 @@ fn volume(w: &Window) -> Result<Volume, String> {
             len: rec.div_ceil(cluster),
         }],
     };
-    v.mft = data_runs(&record(w, &v, 0)?, "$MFT", clusters)?;
+    v.mft = listed_runs(w, &v, 0, "$MFT")?;
     Ok(v)
 }
 
@@ -177,7 +185,7 @@ fn fixups(r: &mut [u8]) -> Option<()> {
     Some(())
 }
 
-/// The attributes of a record: `(type, bytes)` each, refusing an `$ATTRIBUTE_LIST` (0x20).
+/// The attributes of a record: `(type, bytes)` each.
 fn attributes<'a>(r: &'a [u8], what: &str) -> Result<Vec<(u32, &'a [u8])>, String> {
     let mut at = usize::from(le16(r, 0x14).unwrap_or(0));
     let used = (le32(r, 0x18).unwrap_or(0) as usize).min(r.len());
@@ -191,28 +199,127 @@ fn attributes<'a>(r: &'a [u8], what: &str) -> Result<Vec<(u32, &'a [u8])>, Strin
         if len < 16 || at + len > used {
             return Err(format!("{what}: attribute out of range"));
         }
-        if ty == 0x20 {
-            return Err(format!(
-                "{what} continues in other records (attribute list)"
-            ));
-        }
         out.push((ty, &r[at..at + len]));
         at += len;
     }
 }
 
-/// The runlist of the record's unnamed non-resident `$DATA`, every run inside the volume's `clusters`.
+/// The runlist of the record's unnamed non-resident `$DATA`, every run inside the volume's `clusters`; refused
+/// when the record has an `$ATTRIBUTE_LIST` (see [`listed_runs`]).
 fn data_runs(r: &[u8], what: &str, clusters: u64) -> Result<Vec<Run>, String> {
-    let data = attributes(r, what)?
-        .into_iter()
-        .find(|(ty, a)| *ty == 0x80 && a[9] == 0)
-        .map(|(_, a)| a)
-        .ok_or_else(|| format!("{what} has no unnamed $DATA"))?;
-    if data[8] != 1 || le64(data, 0x10) != Some(0) {
-        return Err(format!("{what}'s $DATA is not one non-resident extent"));
+    let attrs = attributes(r, what)?;
+    if attrs.iter().any(|(ty, _)| *ty == 0x20) {
+        return Err(format!(
+            "{what} continues in other records (attribute list)"
+        ));
+    }
+    let data = unnamed_data(&attrs, 0).ok_or_else(|| format!("{what} has no unnamed $DATA"))?;
+    extent_runs(data, what, clusters, 0)
+}
+
+/// The runlist of MFT record `n`'s unnamed `$DATA`, following the record's `$ATTRIBUTE_LIST` when it has one (see
+/// the module's terms). For the MFT itself (`n` = 0) each extension record is read through the runs found so far.
+fn listed_runs(w: &Window, v: &Volume, n: u64, what: &str) -> Result<Vec<Run>, String> {
+    let base = record(w, v, n)?;
+    let attrs = attributes(&base, what)?;
+    let Some(list) = attrs.iter().find(|(ty, _)| *ty == 0x20).map(|(_, a)| *a) else {
+        return data_runs(&base, what, v.clusters);
+    };
+    let list = attr_value(w, v, list, what)?;
+    let bad = || format!("{what}'s attribute list is damaged");
+    let mut cur = v.clone();
+    let mut runs: Vec<Run> = Vec::new();
+    let mut first = None;
+    let mut at = 0;
+    while at + 0x1A <= list.len() {
+        let ty = le32(&list, at).ok_or_else(bad)?;
+        let len = usize::from(le16(&list, at + 4).ok_or_else(bad)?);
+        if len < 0x1A || at + len > list.len() {
+            return Err(bad());
+        }
+        if ty == 0x80 && list[at + 6] == 0 {
+            let start = le64(&list, at + 8).ok_or_else(bad)?;
+            let rec = le64(&list, at + 0x10).ok_or_else(bad)? & 0xFFFF_FFFF_FFFF;
+            if start != runs.last().map_or(0, |r| r.vcn + r.len) {
+                return Err(format!(
+                    "{what}: its $DATA extents do not follow each other"
+                ));
+            }
+            let r = if rec == n {
+                base.clone()
+            } else {
+                let r = record(w, &cur, rec)?;
+                if le64(&r, 0x20).map(|b| b & 0xFFFF_FFFF_FFFF) != Some(n) {
+                    return Err(format!(
+                        "MFT record {rec} is not an extension of record {n}"
+                    ));
+                }
+                r
+            };
+            let attrs = attributes(&r, what)?;
+            let d = unnamed_data(&attrs, start)
+                .ok_or_else(|| format!("{what}: no $DATA from cluster {start} in record {rec}"))?;
+            if start == 0 {
+                first = le64(d, 0x28);
+            }
+            runs.extend(extent_runs(d, what, v.clusters, start)?);
+            if n == 0 {
+                cur.mft.clone_from(&runs);
+            }
+        }
+        at += len;
+    }
+    let end = runs.last().map_or(0, |r| r.vcn + r.len);
+    if first.is_none_or(|alloc| alloc != end * v.cluster) {
+        return Err(format!(
+            "{what}: its $DATA extents do not add up to its allocated size"
+        ));
+    }
+    Ok(runs)
+}
+
+/// The value of attribute `a`: resident, or read through its runs (an attribute list is at most 256 KiB).
+fn attr_value(w: &Window, v: &Volume, a: &[u8], what: &str) -> Result<Vec<u8>, String> {
+    let bad = || format!("{what}'s attribute list is damaged");
+    if a[8] == 0 {
+        let off = usize::from(le16(a, 0x14).ok_or_else(bad)?);
+        let len = le32(a, 0x10).ok_or_else(bad)? as usize;
+        return a.get(off..off + len).map(<[u8]>::to_vec).ok_or_else(bad);
+    }
+    let size = le64(a, 0x30).filter(|&s| s <= 256 << 10).ok_or_else(bad)?;
+    let mut out = Vec::new();
+    for run in extent_runs(a, what, v.clusters, 0)? {
+        let lcn = run.lcn.ok_or_else(bad)?;
+        let n = (run.len * v.cluster).min(size - out.len() as u64);
+        out.extend(w.at(lcn * v.cluster, n as usize).ok_or_else(bad)?);
+        if out.len() as u64 >= size {
+            break;
+        }
+    }
+    if (out.len() as u64) < size {
+        return Err(bad());
+    }
+    Ok(out)
+}
+
+/// The unnamed `$DATA` attribute (0x80) among `attrs` whose extent starts at virtual cluster `vcn`.
+fn unnamed_data<'a>(attrs: &[(u32, &'a [u8])], vcn: u64) -> Option<&'a [u8]> {
+    attrs
+        .iter()
+        .find(|(ty, a)| *ty == 0x80 && a[9] == 0 && (a[8] == 0 || le64(a, 0x10) == Some(vcn)))
+        .map(|(_, a)| *a)
+}
+
+/// The runs of one non-resident attribute extent that starts at virtual cluster `vcn` (its lowest VCN, 0x10),
+/// every run inside the volume's `clusters`.
+fn extent_runs(data: &[u8], what: &str, clusters: u64, vcn: u64) -> Result<Vec<Run>, String> {
+    if data[8] != 1 || le64(data, 0x10) != Some(vcn) {
+        return Err(format!(
+            "{what}'s $DATA is not a non-resident extent from cluster {vcn}"
+        ));
     }
     let mut at = usize::from(le16(data, 0x20).unwrap_or(0));
-    let (mut vcn, mut lcn) = (0u64, 0i64);
+    let (mut vcn, mut lcn) = (vcn, 0i64);
     let mut runs = Vec::new();
     loop {
         let h = *data
@@ -280,7 +387,7 @@ fn volume_clean(w: &Window, v: &Volume) -> Result<(), String> {
 fn logfile_clean(w: &Window, v: &Volume) -> Result<(), String> {
     const DIRTY: &str = "$LogFile is not clean (Windows hibernated or did not shut down): \
                          boot Windows and shut it down fully first";
-    let runs = data_runs(&record(w, v, 2)?, "$LogFile", v.clusters)?;
+    let runs = listed_runs(w, v, 2, "$LogFile")?;
     let lcn = runs
         .first()
         .and_then(|r| r.lcn)
