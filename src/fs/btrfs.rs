@@ -50,6 +50,6 @@ impl Filesystem for Btrfs {
         if self.probe(w).is_none() {
             return UsedMap::Whole("btrfs: no superblock".into());
         }
-        super::btrfs_used::used_ranges(w)
+        super::btrfs_extents::used_ranges(w)
     }
 }

@@ -1,5 +1,8 @@
 //! The extent map of btrfs: the bytes its extent tree records as used, mapped through the chunks to this device
-//! (btrfs-progs `kernel-shared/uapi/btrfs_tree.h`; the opened filesystem, chunks and tree walk are `btrfs_used`'s).
+//! (btrfs-progs `kernel-shared/uapi/btrfs_tree.h`; the opened filesystem, chunks, tree walk and chunk map are
+//! `btrfs_used`'s). The used-block map of a btrfs device is read here: the extent map, or the chunk map with a
+//! note when the extent tree cannot be trusted ([`noted`]; [`UsedMap`] has no place for a note yet, so
+//! [`used_ranges`] drops it).
 //!
 //! Terms:
 //! - An **extent** is a used logical range the extent tree (ROOT_ITEM objectid 2) records: an EXTENT_ITEM (key
@@ -23,8 +26,40 @@
 use std::collections::BTreeMap;
 
 use super::btrfs_used::{Fs, Root};
-use super::used::RangeSet;
+use super::used::{RangeSet, UsedMap};
+use super::Window;
 use crate::bytes::le64;
+
+/// The used-block map of the btrfs device in `w`.
+pub fn used_ranges(w: &Window) -> UsedMap {
+    noted(w).0
+}
+
+/// The used-block map, and the note saying why it is the chunk map when the extent map could not be trusted.
+pub(super) fn noted(w: &Window) -> (UsedMap, Option<String>) {
+    let whole = |why: String| (UsedMap::Whole(format!("btrfs: {why}")), None);
+    let fs = match Fs::open(w) {
+        Ok(fs) => fs,
+        Err(why) => return whole(why),
+    };
+    let (roots, root_blocks) = match fs.roots() {
+        Ok(r) => r,
+        Err(why) => return whole(why),
+    };
+    let chunk_map = match fs.chunk_map(&roots) {
+        Ok(r) => r,
+        Err(why) => return whole(why),
+    };
+    match extent_map(&fs, &roots, &root_blocks) {
+        Ok(r) => (UsedMap::Ranges(r), None),
+        Err(why) => (
+            UsedMap::Ranges(chunk_map),
+            Some(format!(
+                "btrfs: allocated chunks copied whole, the extent tree was not used: {why}"
+            )),
+        ),
+    }
+}
 
 /// The compat_ro feature that moves block group items to their own tree.
 const BLOCK_GROUP_TREE: u64 = 1 << 3;
@@ -178,8 +213,9 @@ fn to_device(fs: &Fs, extents: &[(u64, u64)]) -> Result<Vec<(u64, u64)>, String>
 
 #[cfg(test)]
 mod tests {
-    use super::super::btrfs_used::{crc32c, noted, Fs, SB};
+    use super::super::btrfs_used::{crc32c, Fs, SB};
     use super::super::{UsedMap, Window};
+    use super::noted;
     use crate::bytes::{le32, le64};
     use crate::table::source::ByteSource;
 

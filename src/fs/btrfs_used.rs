@@ -25,9 +25,8 @@
 //!   stripe on this device of the logical ranges the extent tree records as used; free space inside other chunks
 //!   is left out.
 //!
-//! The map is the extent map; when the extent tree is not sound or does not agree with the rest (see
-//! `btrfs_extents`), it is the chunk map, with a note saying why ([`noted`]; [`UsedMap`] has no place for a note
-//! yet, so [`used_ranges`] drops it). It is refused (copy whole) when the filesystem
+//! The map `btrfs_extents` gives is the extent map; when the extent tree is not sound or does not agree with the
+//! rest, it is this module's chunk map, with a note saying why. Both are refused (copy whole) when the filesystem
 //! spans other devices (`num_devices` 0x88 > 1), has a log tree to replay (`log_root` 0x60 ≠ 0: an fsync after
 //! the last commit), carries a superblock flag or incompat feature this does not know (zoned, extent tree v2,
 //! seeding, a changing fsid or checksum), a striped chunk (RAID0/10/5/6), a checksum other than crc32c, a
@@ -36,7 +35,7 @@
 
 use std::collections::BTreeMap;
 
-use super::used::{RangeSet, UsedMap};
+use super::used::RangeSet;
 use super::Window;
 use crate::bytes::{le16, le32, le64};
 
@@ -86,37 +85,6 @@ pub(super) struct Fs<'a> {
     /// The chunk tree's blocks (logical addresses).
     pub chunk_blocks: Vec<u64>,
     fsid: [u8; 16],
-}
-
-/// The used-block map of the btrfs device in `w`.
-pub fn used_ranges(w: &Window) -> UsedMap {
-    noted(w).0
-}
-
-/// The used-block map, and the note saying why it is the chunk map when the extent map could not be trusted.
-pub(super) fn noted(w: &Window) -> (UsedMap, Option<String>) {
-    let whole = |why: String| (UsedMap::Whole(format!("btrfs: {why}")), None);
-    let fs = match Fs::open(w) {
-        Ok(fs) => fs,
-        Err(why) => return whole(why),
-    };
-    let (roots, root_blocks) = match fs.roots() {
-        Ok(r) => r,
-        Err(why) => return whole(why),
-    };
-    let chunk_map = match fs.chunk_map(&roots) {
-        Ok(r) => r,
-        Err(why) => return whole(why),
-    };
-    match super::btrfs_extents::extent_map(&fs, &roots, &root_blocks) {
-        Ok(r) => (UsedMap::Ranges(r), None),
-        Err(why) => (
-            UsedMap::Ranges(chunk_map),
-            Some(format!(
-                "btrfs: allocated chunks copied whole, the extent tree was not used: {why}"
-            )),
-        ),
-    }
 }
 
 impl<'a> Fs<'a> {
