@@ -192,6 +192,13 @@ impl Verb {
 /// The outcome of an apply or restore in lines: what was written and verified, sectors outside table space,
 /// the backup, the kernel's view, and the undo command.
 pub fn written_lines(o: &WriteOutcome, verb: Verb) -> Vec<String> {
+    if o.sectors_written == 0 && o.backup_file.as_os_str().is_empty() {
+        return vec![format!(
+            "Nothing to restore: {} already holds every sector the backup saved; nothing was written and no \
+             backup was made.",
+            o.device.display()
+        )];
+    }
     let mut lines = vec![format!(
         "{} {}: {} sector(s) in {} phase(s), read back and verified.",
         verb.as_str(),
@@ -209,10 +216,12 @@ pub fn written_lines(o: &WriteOutcome, verb: Verb) -> Vec<String> {
         "Backup of the previous sectors: {}",
         o.backup_file.display()
     ));
-    lines.push(format!(
-        "Kernel: {}; {}",
-        o.reread.message, o.kernel.message
-    ));
+    // Without a re-read (an image file, a loop device without partition scanning) the kernel's view says it all.
+    lines.push(if o.reread.method == "none" {
+        format!("Kernel: {}", o.kernel.message)
+    } else {
+        format!("Kernel: {}; {}", o.reread.message, o.kernel.message)
+    });
     lines.push(if o.undo_command.is_empty() {
         "Undo: none by a table restore: the data was moved (make a new plan to change the layout again)".into()
     } else {

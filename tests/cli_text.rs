@@ -209,6 +209,25 @@ fn plan_apply_backup_restore_text() {
             &["restore", "e.img", &undo, "--yes", "--confirm", "e.img"]
         )
     );
+    // The same backup again: the disk holds it already, so nothing is written and no backup is made (issue 25).
+    let backups = || {
+        std::fs::read_dir(d.join("backups"))
+            .expect("backups")
+            .count()
+    };
+    let before = backups();
+    insta::assert_snapshot!(
+        "restore_again",
+        text(
+            d,
+            &["restore", "e.img", &undo, "--yes", "--confirm", "e.img"]
+        )
+    );
+    assert_eq!(
+        backups(),
+        before,
+        "a restore that writes nothing saves no backup"
+    );
     // Refused for safety: the wrong confirmation writes nothing (exit 3).
     insta::assert_snapshot!(
         "apply_wrong_confirmation",

@@ -327,6 +327,30 @@ pub fn restore_preview(opened: &Opened, b: &Backup) -> Result<RestorePreview> {
     plan_restore(&opened.source(), b, &opened.info.path)
 }
 
+/// The outcome of restoring `b` onto a disk that already holds every sector it saved: nothing is written and
+/// no backup is made (so restoring the same backup twice leaves no trace); `sectors_written` is 0 and
+/// `backup_file` empty.
+pub fn already_restored(opened: &Opened, b: &Backup) -> WriteOutcome {
+    let table = current_layout(&opened.source(), b.sector_size);
+    let kernel = kernel::view(opened, table.as_ref());
+    WriteOutcome {
+        device: opened.info.path.clone(),
+        backup_file: std::path::PathBuf::new(),
+        sectors_written: 0,
+        phases: 0,
+        reread: super::Reread {
+            method: "none".into(),
+            message: "nothing written".into(),
+        },
+        verified: true,
+        table,
+        kernel,
+        outside_table_space: Vec::new(),
+        undo_command: String::new(),
+        moved: None,
+    }
+}
+
 /// Restores `b` onto `opened`: same identity, size and sector size; same confirmation as apply. An undo backup
 /// puts back exactly the sectors its write changed (refused if any changed since); a table backup writes only
 /// the saved table's sectors (refused where a current partition covers one). The sectors overwritten are
@@ -346,6 +370,9 @@ pub fn restore(
     };
     // Decided on the locked fd: what the preview said may have changed meanwhile.
     let pre = plan_restore(&src, b, &opened.info.path)?;
+    if pre.writes.is_empty() {
+        return Ok(already_restored(opened, b));
+    }
     let ordered = pre.writes;
     let before = current_layout(&src, ss);
     let lbas: BTreeSet<u64> = ordered
