@@ -439,24 +439,27 @@ fn partition_report(
     }
 }
 
-/// The "Fix:" sentence of a misaligned start: where `afdisk plan --realign` puts the partition (`target`, from
+/// How the findings' fixes name the realign plan; a front end that makes it another way (the TUI: a key) shows
+/// its own words in its place.
+pub const REALIGN_PLAN: &str = "`afdisk plan --realign`";
+
+/// The "Fix:" sentence of a misaligned start: where [`REALIGN_PLAN`] puts the partition (`target`, from
 /// [`planned_starts`]: a start, `None` when no aligned start fits, absent when the planner keeps it) on a
 /// `grain`-byte boundary.
 fn realign_fix(target: Option<&Option<u64>>, grain: u64) -> String {
     match target {
         Some(Some(start)) => format!(
-            "Fix: start it on a {} boundary, at sector {start}, where `afdisk plan --realign` puts \
-             it. For an empty partition the plan does just that; for one that holds data it says how far \
-             the data must move (a table edit alone would lose it).",
+            "Fix: start it on a {} boundary, at sector {start}, where {REALIGN_PLAN} puts it. For \
+             an empty partition the plan does just that; for one that holds data it says how far the data must move (a table edit alone would lose it).",
             human(grain)
         ),
         Some(None) => format!(
-            "Fix: no {}-aligned start fits in the free space around it, so `afdisk plan --realign` \
-             cannot move it; shrink or move a neighbour to make room.",
+            "Fix: no {}-aligned start fits in the free space around it, so {REALIGN_PLAN} cannot \
+             move it; shrink or move a neighbour to make room.",
             human(grain)
         ),
         None => format!(
-            "Fix: start it on a {} boundary; `afdisk plan --realign` shows where.",
+            "Fix: start it on a {} boundary; {REALIGN_PLAN} shows where.",
             human(grain)
         ),
     }

@@ -484,7 +484,11 @@ fn draw_findings(f: &mut Frame, d: &DiskState, findings: Rect, th: &Theme) {
             Severity::Info => Style::default(),
         };
         lines.push(Line::from(Span::styled(fd.heading(), st)));
-        lines.push(Line::from(fd.message.clone()));
+        // The core names the CLI's realign plan; here it is a key.
+        lines.push(Line::from(
+            fd.message
+                .replace(afdisk::report::REALIGN_PLAN, "the realign plan (p)"),
+        ));
     }
     if lines.is_empty() {
         lines.push(Line::from(
