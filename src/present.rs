@@ -230,6 +230,16 @@ pub fn written_lines(o: &WriteOutcome, verb: Verb) -> Vec<String> {
     lines
 }
 
+/// How a plan that moves data is undone, said before it is applied: a stopped or cut move is finished (`finish`:
+/// how this front end does it) or, before any data is copied, rolled back (`rollback`); after the move no table
+/// restore undoes it.
+pub fn move_undo(finish: &str, rollback: &str) -> String {
+    format!(
+        "Undo: a move that stops or is cut is finished {finish} or, before any data is copied, rolled back \
+         {rollback}; once the data is moved no table restore undoes it: make a new plan to change the layout again."
+    )
+}
+
 /// What a resume of an interrupted data move confirms (`afdisk resume`, and the TUI's move screen).
 pub fn resume_what(rollback: bool) -> &'static str {
     if rollback {

@@ -366,7 +366,11 @@ fn cli_apply_of_a_data_move_says_how_it_is_undone_before_it_asks() {
     }
     tm.type_enter("no");
     let code = tm.wait_exit();
-    assert!(!matches!(code, None | Some(0)), "a refusal: {code:?}");
+    // tmux 3.3 sometimes marks a pane dead without its status (None, as the other tmux tests allow); the refusal
+    // is then read from the screen.
+    assert_ne!(code, Some(0), "a refusal");
+    let printed = tm.printed();
+    assert!(printed.contains("nothing was written"), "{printed}");
     assert!(
         std::fs::read(&gpt).expect("read") == before,
         "nothing written"

@@ -138,7 +138,10 @@ pub fn apply(
             text.push('\n');
             // Before a data move: how it is undone (issue 25 item 9).
             if what.is_some() {
-                text.push_str(MOVE_UNDO);
+                text.push_str(&afdisk::present::move_undo(
+                    "with `afdisk resume`",
+                    "with `afdisk resume --rollback`",
+                ));
                 text.push('\n');
             }
             let _ = std::io::stderr().write_all(text.as_bytes());
@@ -199,11 +202,6 @@ pub fn backup(target: &Path, out: &Path, as_json: bool, g: &GeometryArgs) -> i32
         Err(e) => fail(&e),
     }
 }
-
-/// How a plan that moves data is undone, said before its confirmation.
-const MOVE_UNDO: &str = "Undo: a move that stops or is cut is finished with `afdisk resume` or, before any data \
-     is copied, rolled back with `afdisk resume --rollback`; once the data is moved no table restore undoes it \
-     (make a new plan to change the layout again).";
 
 pub fn restore(
     target: &Path,

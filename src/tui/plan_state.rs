@@ -102,12 +102,13 @@ pub enum PlanAction {
     Request(PlanRequest),
 }
 
-/// How a plan that moves data is undone, said before it is applied: the backup restores the old table only
-/// while no data was copied (a stopped or cut move is rolled back then, else finished); after the move no
-/// table restore undoes it.
-pub const MOVE_UNDO: &str = "Undo: a move that stops or is cut is finished (r on the disk view) or, before any \
-     data is copied, rolled back (u there; the CLI's `afdisk resume --rollback`); once the data is moved no \
-     table restore undoes it: make a new plan to change the layout again.";
+/// How a plan that moves data is undone, in the TUI's keys.
+pub fn move_undo() -> String {
+    afdisk::present::move_undo(
+        "(r on the disk view)",
+        "(u there; the CLI's `afdisk resume --rollback`)",
+    )
+}
 
 impl PlanState {
     pub fn new(path: PathBuf, plan: Plan, preset: Option<Choice<&'static str>>) -> Self {
@@ -143,8 +144,9 @@ impl PlanState {
                 p.detail = Some(match what {
                     // A data move says how it is undone before it starts (issue 25 item 9).
                     Some(_) => format!(
-                        "{} table sector(s); a backup of every sector it overwrites is saved first. {MOVE_UNDO}",
-                        self.plan.writes.len()
+                        "{} table sector(s); a backup of every sector it overwrites is saved first. {}",
+                        self.plan.writes.len(),
+                        move_undo()
                     ),
                     None => format!(
                         "{} sector(s); a backup of every sector it overwrites is saved first.",
