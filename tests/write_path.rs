@@ -436,6 +436,9 @@ fn a_held_lock_refuses_restore_and_a_writing_bench_too() {
     let bk = sc.path("t.json");
     let r = afdisk(&["backup", &t, "-o", &s(&bk)]);
     assert_eq!(r.code, 0, "{}", r.stderr);
+    // A second partition after the backup, so that the restore has sectors to write (a backup the disk already
+    // holds writes nothing and takes no lock).
+    run("sgdisk", &["-n", "2:20480:+8M", &t]);
     let before = std::fs::read(&img).expect("read");
     let holder = std::fs::File::open(&img).expect("open");
     // SAFETY: flock on an fd this test owns.
