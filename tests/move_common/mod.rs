@@ -6,16 +6,19 @@
 //! blkid recognises.
 #![allow(dead_code)]
 
+pub mod timing;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use afdisk::device::{self, Overrides};
-use afdisk::mover::io::{Cut, CutIo, FileIo, MemIo};
+use afdisk::mover::io::{Cut, CutIo, FileIo, Io, MemIo};
 use afdisk::mover::{self, engine, Control, Ended, Journal, JournalHeader, Record, Stage};
 use afdisk::plan::{self, Action, Plan, Request};
 
 use crate::common;
 use crate::common::{run, Scratch};
+use timing::timed;
 
 pub const MIB: u64 = 1 << 20;
 
@@ -138,16 +141,60 @@ pub fn cut_run_with(
     job: &JournalHeader,
     cut: std::sync::Arc<Cut>,
 ) -> (MemIo, bool, u64) {
+    cut_run_on(&file_io(img), job, cut)
+}
+
+/// The image file `img` opened for the mover (read and write), flushed with `fdatasync`.
+fn file_io(img: &Path) -> FileIo {
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open(img)
         .expect("open img");
     let size = f.metadata().expect("md").len();
-    let disk = FileIo { file: f, size };
-    let jmem = MemIo::default();
+    FileIo { file: f, size }
+}
+
+/// An image file as the mover's device with a flush that only returns: under the cut-point layer, which alone
+/// decides which writes a cut keeps (a write lands on the image only when the mover flushes it), the file's own
+/// `fdatasync` would only push the page cache to this machine's disk, which no power ever leaves. Every later
+/// reader (the resume, the checkers, blkid) reads the file through the same page cache. For image files only:
+/// a checker that opens a loop device with direct I/O is served by the same cache, but a block device written
+/// here is not (use [`cut_run`] there).
+pub struct Unsynced(pub FileIo);
+
+impl Io for Unsynced {
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+    fn read_at(&self, off: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.0.read_at(off, buf)
+    }
+    fn write_at(&self, off: u64, buf: &[u8]) -> std::io::Result<()> {
+        self.0.write_at(off, buf)
+    }
+    fn flush(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// [`cut_run_with`] on an image file whose flushes skip `fdatasync` ([`Unsynced`]).
+pub fn cut_run_unsynced(
+    img: &Path,
+    job: &JournalHeader,
+    cut: std::sync::Arc<Cut>,
+) -> (MemIo, bool, u64) {
+    cut_run_on(&Unsynced(file_io(img)), job, cut)
+}
+
+/// The job run on `disk` through the cut-point layer `cut` (disk and journal share its budget). The journal's
+/// store starts as the apply's journal file does: every byte it will take allocated (zeros) before the first
+/// write.
+fn cut_run_on(disk: &dyn Io, job: &JournalHeader, cut: std::sync::Arc<Cut>) -> (MemIo, bool, u64) {
+    let need = Journal::size_for(job).expect("journal size");
+    let jmem = MemIo::new(vec![0u8; need as usize]);
     {
-        let cd = CutIo::new(&disk, cut.clone());
+        let cd = CutIo::new(disk, cut.clone());
         let cj = CutIo::new(&jmem, cut.clone());
         let stop = stop_never();
         let mut cb = |_: &mover::Progress| {};
@@ -164,13 +211,15 @@ pub fn cut_run_with(
 
 /// Resumes from the journal `jmem` (no cut). `None` when no journal record ever became durable.
 pub fn resume(img: &Path, jmem: &MemIo, cut_at: Option<u64>) -> Option<Ended> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(img)
-        .expect("open img");
-    let size = f.metadata().expect("md").len();
-    let disk = FileIo { file: f, size };
+    resume_on(&file_io(img), jmem, cut_at)
+}
+
+/// [`resume`] on an image file whose flushes skip `fdatasync` ([`Unsynced`]).
+pub fn resume_unsynced(img: &Path, jmem: &MemIo, cut_at: Option<u64>) -> Option<Ended> {
+    resume_on(&Unsynced(file_io(img)), jmem, cut_at)
+}
+
+fn resume_on(disk: &dyn Io, jmem: &MemIo, cut_at: Option<u64>) -> Option<Ended> {
     let stop = stop_never();
     let mut cb = |_: &mover::Progress| {};
     let mut ctl = Control {
@@ -180,14 +229,14 @@ pub fn resume(img: &Path, jmem: &MemIo, cut_at: Option<u64>) -> Option<Ended> {
     if let Some(k) = cut_at {
         // A second power cut during the resume.
         let cut = Cut::new(k);
-        let cd = CutIo::new(&disk, cut.clone());
+        let cd = CutIo::new(disk, cut.clone());
         let cj = CutIo::new(jmem, cut.clone());
         if let Ok((mut j, rec)) = Journal::open(&cj) {
             let _ = engine::run(&cd, &mut j, rec, &mut ctl);
         }
     }
     let (mut j, rec) = Journal::open(jmem).ok()?;
-    Some(engine::run(&disk, &mut j, rec, &mut ctl).expect("resume finishes the move"))
+    Some(engine::run(disk, &mut j, rec, &mut ctl).expect("resume finishes the move"))
 }
 
 /// How many bytes of the old partition `number` the filesystem in it spans, as its own tool reports it
@@ -286,13 +335,15 @@ pub fn check_moved(img: &Path, original: &[u8], job: &JournalHeader, label: &str
             .expect("old part");
         let (from, to) = (old.start * ss, p.start * ss);
         assert_eq!((sch.src, sch.dst), (from, to), "the schedule's ends");
-        let span = footprint_by_tool(original, job, m.number);
+        let span = timed("footprint tool", || {
+            footprint_by_tool(original, job, m.number)
+        });
         assert!(span <= p.size * ss, "the footprint fits the new partition");
         // The copy ranges (the used-block map) when the move has them, else the whole footprint.
         let whole = [(0, span)];
         let ranges = m.used.as_deref().unwrap_or(&whole);
         for &(o, n) in ranges {
-            let now = common::peek(img, to + o, n as usize);
+            let now = timed("bytes compare", || common::peek(img, to + o, n as usize));
             let was = &original[(from + o) as usize..(from + o + n) as usize];
             assert!(
                 now == was,
@@ -302,21 +353,25 @@ pub fn check_moved(img: &Path, original: &[u8], job: &JournalHeader, label: &str
             );
         }
         assert_eq!(to % MIB, 0, "new start on the grain");
-        let c = mover::fsck::check(
-            img,
-            m.number,
-            p.start * ss,
-            p.size * ss,
-            m.content.as_deref(),
-        )
+        let c = timed("fs checker", || {
+            mover::fsck::check(
+                img,
+                m.number,
+                p.start * ss,
+                p.size * ss,
+                m.content.as_deref(),
+            )
+        })
         .expect("a checker");
         assert!(c.clean, "{}: {}", c.checker, c.output);
     }
-    if let Err(e) = common::peers::verify_table(img, label == "gpt") {
+    if let Err(e) = timed("sgdisk/sfdisk verify", || {
+        common::peers::verify_table(img, label == "gpt")
+    }) {
         panic!("{e}");
     }
     let opened = device::open(img, &Overrides::default()).expect("open");
-    let scan = afdisk::table::scan(&opened.source(), ss);
+    let scan = timed("table scan", || afdisk::table::scan(&opened.source(), ss));
     let parts = scan.partitions;
     for m in &job.moves {
         let p = parts.iter().find(|p| p.number == m.number).expect("entry");
@@ -336,12 +391,14 @@ pub fn check_moved(img: &Path, original: &[u8], job: &JournalHeader, label: &str
 
 /// What `blkid -p` finds in `[off, off+size)` of `img` ("TYPE=… UUID=…"), `None` when nothing.
 pub fn probe(img: &Path, off: u64, size: u64) -> Option<String> {
-    let o = std::process::Command::new("blkid")
-        .args(["-p", "-o", "export", "-O", &off.to_string(), "-S"])
-        .arg(size.to_string())
-        .arg(img)
-        .output()
-        .expect("blkid");
+    let o = timed("blkid", || {
+        std::process::Command::new("blkid")
+            .args(["-p", "-o", "export", "-O", &off.to_string(), "-S"])
+            .arg(size.to_string())
+            .arg(img)
+            .output()
+    })
+    .expect("blkid");
     let txt = String::from_utf8_lossy(&o.stdout);
     let v: Vec<&str> = txt
         .lines()
@@ -527,7 +584,7 @@ pub fn cut_loop(fixture: &Path, plan: &Plan, o: &CutOpts) -> (usize, usize) {
     let nodir = tempfile::tempdir().expect("tempdir");
     let work = fixture.with_extension("work");
     std::fs::copy(fixture, &work).expect("copy");
-    let (_, tripped, total) = cut_run(&work, &job, u64::MAX);
+    let (_, tripped, total) = cut_run_unsynced(&work, &job, Cut::new(u64::MAX));
     assert!(!tripped);
     check_moved(&work, &original, &job, plan.new.table.label.as_str());
     check_found(&work, "after the move");
@@ -547,26 +604,32 @@ pub fn cut_loop(fixture: &Path, plan: &Plan, o: &CutOpts) -> (usize, usize) {
             .collect::<Vec<_>>()
     );
     for &k in &ks {
-        std::fs::copy(fixture, &work).expect("copy");
+        timed("image copy", || std::fs::copy(fixture, &work)).expect("copy");
         let cut = if reorder {
             Cut::reordering(k)
         } else {
             Cut::new(k)
         };
-        let (jmem, tripped, _) = cut_run_with(&work, &job, cut);
+        let (jmem, tripped, _) = timed("run to the cut", || cut_run_unsynced(&work, &job, cut));
         assert!(tripped, "cut {k} of {total}");
-        exposed += exposed_while_half_moved(&work, &original, &job);
+        exposed += timed("half-moved check", || {
+            exposed_while_half_moved(&work, &original, &job)
+        });
         // A moving filesystem not recognised where the table puts it is always explained.
-        let (shown, recognised) = inspect_after_cut(&work, &job, &kinds, nodir.path());
+        let (shown, recognised) = timed("inspect", || {
+            inspect_after_cut(&work, &job, &kinds, nodir.path())
+        });
         assert!(
             shown || recognised,
             "cut {k} of {total}: a moving partition's filesystem is not where the table says, and inspect shows no interrupted move"
         );
-        match resume(&work, &jmem, second.map(|f| f(k))) {
+        match timed("resume", || {
+            resume_unsynced(&work, &jmem, second.map(|f| f(k)))
+        }) {
             Some(_) => {
                 check_moved(&work, &original, &job, plan.new.table.label.as_str());
                 check_found(&work, &format!("cut {k}, resumed"));
-                (o.after)(&work, &job);
+                timed("files read back", || (o.after)(&work, &job));
             }
             None => assert!(
                 std::fs::read(&work).expect("read") == original,
@@ -574,5 +637,6 @@ pub fn cut_loop(fixture: &Path, plan: &Plan, o: &CutOpts) -> (usize, usize) {
             ),
         }
     }
+    timing::report(&format!("{} cut points", ks.len()));
     (ks.len(), exposed)
 }
