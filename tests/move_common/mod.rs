@@ -6,7 +6,10 @@
 //! blkid recognises.
 #![allow(dead_code)]
 
+pub mod image;
 pub mod timing;
+
+pub use image::*;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -145,7 +148,7 @@ pub fn cut_run_with(
 }
 
 /// The image file `img` opened for the mover (read and write), flushed with `fdatasync`.
-fn file_io(img: &Path) -> FileIo {
+pub fn file_io(img: &Path) -> FileIo {
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -155,42 +158,23 @@ fn file_io(img: &Path) -> FileIo {
     FileIo { file: f, size }
 }
 
-/// An image file as the mover's device with a flush that only returns: under the cut-point layer, which alone
-/// decides which writes a cut keeps (a write lands on the image only when the mover flushes it), the file's own
-/// `fdatasync` would only push the page cache to this machine's disk, which no power ever leaves. Every later
-/// reader (the resume, the checkers, blkid) reads the file through the same page cache. For image files only:
-/// a checker that opens a loop device with direct I/O is served by the same cache, but a block device written
-/// here is not (use [`cut_run`] there).
-pub struct Unsynced(pub FileIo);
-
-impl Io for Unsynced {
-    fn len(&self) -> u64 {
-        self.0.len()
-    }
-    fn read_at(&self, off: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        self.0.read_at(off, buf)
-    }
-    fn write_at(&self, off: u64, buf: &[u8]) -> std::io::Result<()> {
-        self.0.write_at(off, buf)
-    }
-    fn flush(&self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// [`cut_run_with`] on an image file whose flushes skip `fdatasync` ([`Unsynced`]).
 pub fn cut_run_unsynced(
     img: &Path,
     job: &JournalHeader,
     cut: std::sync::Arc<Cut>,
 ) -> (MemIo, bool, u64) {
-    cut_run_on(&Unsynced(file_io(img)), job, cut)
+    cut_run_on(&Unsynced::new(file_io(img)), job, cut)
 }
 
 /// The job run on `disk` through the cut-point layer `cut` (disk and journal share its budget). The journal's
 /// store starts as the apply's journal file does: every byte it will take allocated (zeros) before the first
 /// write.
-fn cut_run_on(disk: &dyn Io, job: &JournalHeader, cut: std::sync::Arc<Cut>) -> (MemIo, bool, u64) {
+pub fn cut_run_on(
+    disk: &dyn Io,
+    job: &JournalHeader,
+    cut: std::sync::Arc<Cut>,
+) -> (MemIo, bool, u64) {
     let need = Journal::size_for(job).expect("journal size");
     let jmem = MemIo::new(vec![0u8; need as usize]);
     {
@@ -216,10 +200,11 @@ pub fn resume(img: &Path, jmem: &MemIo, cut_at: Option<u64>) -> Option<Ended> {
 
 /// [`resume`] on an image file whose flushes skip `fdatasync` ([`Unsynced`]).
 pub fn resume_unsynced(img: &Path, jmem: &MemIo, cut_at: Option<u64>) -> Option<Ended> {
-    resume_on(&Unsynced(file_io(img)), jmem, cut_at)
+    resume_on(&Unsynced::new(file_io(img)), jmem, cut_at)
 }
 
-fn resume_on(disk: &dyn Io, jmem: &MemIo, cut_at: Option<u64>) -> Option<Ended> {
+/// [`resume`] on the device `disk`.
+pub fn resume_on(disk: &dyn Io, jmem: &MemIo, cut_at: Option<u64>) -> Option<Ended> {
     let stop = stop_never();
     let mut cb = |_: &mover::Progress| {};
     let mut ctl = Control {
@@ -569,42 +554,6 @@ pub struct CutOpts<'a> {
     pub after: &'a dyn Fn(&Path, &JournalHeader),
 }
 
-/// Makes the file `work` hold exactly `bytes` (its length and every byte): reads it in 1 MiB blocks and
-/// writes back only the blocks that differ, instead of copying the whole fixture again before each cut.
-pub fn restore(work: &Path, bytes: &[u8]) {
-    use std::os::unix::fs::FileExt;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(work)
-        .expect("open work image");
-    f.set_len(bytes.len() as u64).expect("size work image");
-    let mut buf = vec![0u8; MIB as usize];
-    for (i, want) in bytes.chunks(MIB as usize).enumerate() {
-        let at = i as u64 * MIB;
-        let got = &mut buf[..want.len()];
-        f.read_exact_at(got, at).expect("read work image");
-        if got != want {
-            f.write_all_at(want, at).expect("restore work image");
-        }
-    }
-}
-
-/// Whether the file `path` holds exactly `bytes` (read in 1 MiB blocks, up to the first difference).
-pub fn file_equals(path: &Path, bytes: &[u8]) -> bool {
-    use std::os::unix::fs::FileExt;
-    let f = std::fs::File::open(path).expect("open image");
-    if f.metadata().expect("image size").len() != bytes.len() as u64 {
-        return false;
-    }
-    let mut buf = vec![0u8; MIB as usize];
-    bytes.chunks(MIB as usize).enumerate().all(|(i, want)| {
-        let got = &mut buf[..want.len()];
-        f.read_exact_at(got, i as u64 * MIB).expect("read image");
-        got == want
-    })
-}
-
 /// A cut-point loop's fixed inputs: the fixture's bytes, the job, what the checks expect (each move's
 /// footprint by its own tool, blkid's finding and afdisk's filesystem at the old place), the work image and
 /// the bytes of the uninterrupted move's result once they passed every check.
@@ -618,6 +567,7 @@ struct Loop<'a> {
     nodir: tempfile::TempDir,
     work: PathBuf,
     checked: Vec<u8>,
+    checked_wrote: Vec<(u64, u64)>,
     after: &'a dyn Fn(&Path, &JournalHeader),
 }
 
@@ -655,7 +605,10 @@ impl Loop<'_> {
         } else {
             Cut::new(k)
         };
-        let (jmem, tripped, _) = timed("run to the cut", || cut_run_unsynced(work, &self.job, cut));
+        // The work image holds the fixture's bytes here: it differs from them, and from the checked result, only
+        // where the mover writes (the checks between are read-only: blkid -p, inspect).
+        let disk = Unsynced::new(file_io(work));
+        let (jmem, tripped, _) = timed("run to the cut", || cut_run_on(&disk, &self.job, cut));
         assert!(tripped, "cut {k} of {total}");
         let exposed = timed("half-moved check", || {
             exposed_while_half_moved(work, &self.original, &self.job)
@@ -668,8 +621,14 @@ impl Loop<'_> {
             shown || recognised,
             "cut {k} of {total}: a moving partition's filesystem is not where the table says, and inspect shows no interrupted move"
         );
-        let ended = timed("resume", || resume_unsynced(work, &jmem, second));
-        let same = ended.is_some() && timed("image compare", || file_equals(work, &self.checked));
+        let ended = timed("resume", || resume_on(&disk, &jmem, second));
+        let wrote = disk.written();
+        let mut both = wrote.clone();
+        both.extend_from_slice(&self.checked_wrote);
+        let same = ended.is_some()
+            && timed("image compare", || {
+                ranges_equal(work, &merged(both), &self.checked)
+            });
         match ended {
             Some(_) if same => {}
             Some(_) => self.check_done(&format!("cut {k}, resumed")),
@@ -678,7 +637,14 @@ impl Loop<'_> {
                 "cut {k}: no journal, yet the disk changed"
             ),
         }
-        timed("image restore", || restore(work, &self.original));
+        if ended.is_some() && !same {
+            // The checkers ran on it: restored whole, whatever they did.
+            timed("image restore", || restore(work, &self.original));
+        } else {
+            timed("image restore", || {
+                restore_ranges(work, &wrote, &self.original)
+            });
+        }
         (exposed, same)
     }
 }
@@ -710,7 +676,8 @@ pub fn cut_loop(fixture: &Path, plan: &Plan, o: &CutOpts) -> (usize, usize) {
         .collect();
     let work = fixture.with_extension("work");
     std::fs::copy(fixture, &work).expect("copy");
-    let (_, tripped, total) = cut_run_unsynced(&work, &job, Cut::new(u64::MAX));
+    let disk = Unsynced::new(file_io(&work));
+    let (_, tripped, total) = cut_run_on(&disk, &job, Cut::new(u64::MAX));
     assert!(!tripped);
     let mut l = Loop {
         spans: footprints(&original, &job),
@@ -722,6 +689,7 @@ pub fn cut_loop(fixture: &Path, plan: &Plan, o: &CutOpts) -> (usize, usize) {
         nodir: tempfile::tempdir().expect("tempdir"),
         work,
         checked: Vec::new(),
+        checked_wrote: disk.written(),
         after: o.after,
     };
     l.check_done("after the move");
