@@ -4,6 +4,12 @@
 //! each: the copy ranges (or the whole footprint) byte for byte at the new start, the filesystem's checker clean,
 //! `sgdisk -v`/`sfdisk --verify` clean, the new entry with its original type, and no half-moved filesystem that
 //! blkid recognises.
+//!
+//! Every check after a finished move is a function of the image's bytes (and of the fixture and the job, fixed
+//! in a loop): a resumed move whose image is byte for byte the uninterrupted move's result, which a loop checks
+//! in full first, has that result's verdicts; any other resumed image is checked in full. The loop runs the
+//! mover on an image file without `fdatasync` (the cut layer decides what a cut keeps; nothing leaves the page
+//! cache that every reader shares), and restores the file to the fixture between cuts over the ranges written.
 #![allow(dead_code)]
 
 pub mod image;
@@ -158,15 +164,6 @@ pub fn file_io(img: &Path) -> FileIo {
     FileIo { file: f, size }
 }
 
-/// [`cut_run_with`] on an image file whose flushes skip `fdatasync` ([`Unsynced`]).
-pub fn cut_run_unsynced(
-    img: &Path,
-    job: &JournalHeader,
-    cut: std::sync::Arc<Cut>,
-) -> (MemIo, bool, u64) {
-    cut_run_on(&Unsynced::new(file_io(img)), job, cut)
-}
-
 /// The job run on `disk` through the cut-point layer `cut` (disk and journal share its budget). The journal's
 /// store starts as the apply's journal file does: every byte it will take allocated (zeros) before the first
 /// write.
@@ -196,11 +193,6 @@ pub fn cut_run_on(
 /// Resumes from the journal `jmem` (no cut). `None` when no journal record ever became durable.
 pub fn resume(img: &Path, jmem: &MemIo, cut_at: Option<u64>) -> Option<Ended> {
     resume_on(&file_io(img), jmem, cut_at)
-}
-
-/// [`resume`] on an image file whose flushes skip `fdatasync` ([`Unsynced`]).
-pub fn resume_unsynced(img: &Path, jmem: &MemIo, cut_at: Option<u64>) -> Option<Ended> {
-    resume_on(&Unsynced::new(file_io(img)), jmem, cut_at)
 }
 
 /// [`resume`] on the device `disk`.

@@ -30,7 +30,7 @@ pub fn timed<R>(name: &'static str, f: impl FnOnce() -> R) -> R {
 pub fn report(what: &str) {
     let mut v: Vec<(&'static str, (Duration, u32))> =
         TALLY.with(|m| std::mem::take(&mut *m.borrow_mut()).into_iter().collect());
-    v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0));
+    v.sort_by_key(|b| std::cmp::Reverse(b.1 .0));
     let total: Duration = v.iter().map(|x| x.1 .0).sum();
     let parts: Vec<String> = v
         .iter()
