@@ -16,11 +16,10 @@ use super::MIB;
 /// An image file as the mover's device with a flush that only returns: under the cut-point layer, which alone
 /// decides which writes a cut keeps (a write lands on the image only when the mover flushes it), the file's own
 /// `fdatasync` would only push the page cache to this machine's disk, which no power ever leaves. Every later
-/// reader (the resume, the checkers, blkid) reads the file through the same page cache. For image files only:
-/// a checker that opens a loop device with direct I/O is served by the same cache, but a block device written
-/// here is not (use [`cut_run`] there).
-/// It records where each write landed (offset, length), so that a loop can compare and restore only those
-/// bytes.
+/// reader (the resume, the checkers, blkid) reads the file through the same page cache, and a loop device over
+/// the file reads what it holds (a direct read writes the cached range back first). For image files only: a
+/// block device written here is not served so (use [`super::cut_run`] there). It records where each write
+/// landed (offset, length), so that a loop can compare and restore only those bytes.
 pub struct Unsynced {
     io: FileIo,
     wrote: Mutex<Vec<(u64, u64)>>,
