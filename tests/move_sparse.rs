@@ -4,7 +4,9 @@
 //! (written, every other deleted, and larger files written into the holes through mtools). Toward the start and
 //! toward the end, journaled (small shifts), shift and disjoint modes. After every finished or resumed move, on
 //! top of the cut-point suite's checks (copy ranges byte for byte, checker clean, table peers clean): every
-//! file's content, read from the moved partition by debugfs or mtools (no mount), equals what was written.
+//! file's content, read from the moved partition by debugfs or mtools (no mount), equals what was written. A
+//! resumed move that ends byte for byte as the uninterrupted one (checked in full, files included) has its
+//! verdicts; every other is checked in full (see move_common).
 
 mod common;
 mod move_common;

@@ -2,7 +2,8 @@
 //! sgdisk/sfdisk, moved by the core engine through the cut-point layer (every write after the k-th and every
 //! write not yet flushed is dropped), then resumed from the journal. After each: the moved filesystem is byte
 //! for byte the original, `e2fsck -fn` is clean, `sgdisk -v`/`sfdisk --verify` are clean, the partition starts
-//! on the 1 MiB grain with its original type.
+//! on the 1 MiB grain with its original type. In the cut-point loops, a resumed move that ends byte for byte as
+//! the uninterrupted one (checked in full) has its verdicts; every other is checked in full (see move_common).
 
 mod common;
 mod move_common;

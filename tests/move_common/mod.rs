@@ -4,18 +4,30 @@
 //! each: the copy ranges (or the whole footprint) byte for byte at the new start, the filesystem's checker clean,
 //! `sgdisk -v`/`sfdisk --verify` clean, the new entry with its original type, and no half-moved filesystem that
 //! blkid recognises.
+//!
+//! Every check after a finished move is a function of the image's bytes (and of the fixture and the job, fixed
+//! in a loop): a resumed move whose image is byte for byte the uninterrupted move's result, which a loop checks
+//! in full first, has that result's verdicts; any other resumed image is checked in full. The loop runs the
+//! mover on an image file without `fdatasync` (the cut layer decides what a cut keeps; nothing leaves the page
+//! cache that every reader shares), and restores the file to the fixture between cuts over the ranges written.
 #![allow(dead_code)]
+
+pub mod image;
+pub mod timing;
+
+pub use image::*;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use afdisk::device::{self, Overrides};
-use afdisk::mover::io::{Cut, CutIo, FileIo, MemIo};
+use afdisk::mover::io::{Cut, CutIo, FileIo, Io, MemIo};
 use afdisk::mover::{self, engine, Control, Ended, Journal, JournalHeader, Record, Stage};
 use afdisk::plan::{self, Action, Plan, Request};
 
 use crate::common;
 use crate::common::{run, Scratch};
+use timing::timed;
 
 pub const MIB: u64 = 1 << 20;
 
@@ -138,16 +150,32 @@ pub fn cut_run_with(
     job: &JournalHeader,
     cut: std::sync::Arc<Cut>,
 ) -> (MemIo, bool, u64) {
+    cut_run_on(&file_io(img), job, cut)
+}
+
+/// The image file `img` opened for the mover (read and write), flushed with `fdatasync`.
+pub fn file_io(img: &Path) -> FileIo {
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open(img)
         .expect("open img");
     let size = f.metadata().expect("md").len();
-    let disk = FileIo { file: f, size };
-    let jmem = MemIo::default();
+    FileIo { file: f, size }
+}
+
+/// The job run on `disk` through the cut-point layer `cut` (disk and journal share its budget). The journal's
+/// store starts as the apply's journal file does: every byte it will take allocated (zeros) before the first
+/// write.
+pub fn cut_run_on(
+    disk: &dyn Io,
+    job: &JournalHeader,
+    cut: std::sync::Arc<Cut>,
+) -> (MemIo, bool, u64) {
+    let need = Journal::size_for(job).expect("journal size");
+    let jmem = MemIo::new(vec![0u8; need as usize]);
     {
-        let cd = CutIo::new(&disk, cut.clone());
+        let cd = CutIo::new(disk, cut.clone());
         let cj = CutIo::new(&jmem, cut.clone());
         let stop = stop_never();
         let mut cb = |_: &mover::Progress| {};
@@ -164,13 +192,11 @@ pub fn cut_run_with(
 
 /// Resumes from the journal `jmem` (no cut). `None` when no journal record ever became durable.
 pub fn resume(img: &Path, jmem: &MemIo, cut_at: Option<u64>) -> Option<Ended> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(img)
-        .expect("open img");
-    let size = f.metadata().expect("md").len();
-    let disk = FileIo { file: f, size };
+    resume_on(&file_io(img), jmem, cut_at)
+}
+
+/// [`resume`] on the device `disk`.
+pub fn resume_on(disk: &dyn Io, jmem: &MemIo, cut_at: Option<u64>) -> Option<Ended> {
     let stop = stop_never();
     let mut cb = |_: &mover::Progress| {};
     let mut ctl = Control {
@@ -180,14 +206,14 @@ pub fn resume(img: &Path, jmem: &MemIo, cut_at: Option<u64>) -> Option<Ended> {
     if let Some(k) = cut_at {
         // A second power cut during the resume.
         let cut = Cut::new(k);
-        let cd = CutIo::new(&disk, cut.clone());
+        let cd = CutIo::new(disk, cut.clone());
         let cj = CutIo::new(jmem, cut.clone());
         if let Ok((mut j, rec)) = Journal::open(&cj) {
             let _ = engine::run(&cd, &mut j, rec, &mut ctl);
         }
     }
     let (mut j, rec) = Journal::open(jmem).ok()?;
-    Some(engine::run(&disk, &mut j, rec, &mut ctl).expect("resume finishes the move"))
+    Some(engine::run(disk, &mut j, rec, &mut ctl).expect("resume finishes the move"))
 }
 
 /// How many bytes of the old partition `number` the filesystem in it spans, as its own tool reports it
@@ -269,8 +295,33 @@ pub fn footprint_by_tool(original: &[u8], job: &JournalHeader, number: u32) -> u
 /// taken from the mover's schedule) byte for byte at the new start, fsck, the peers' verdicts (read from their
 /// output), the new entry.
 pub fn check_moved(img: &Path, original: &[u8], job: &JournalHeader, label: &str) {
+    check_moved_spans(img, original, job, label, &footprints(original, job));
+}
+
+/// Each move's footprint by its filesystem's own tool ([`footprint_by_tool`]), in the order of `job.moves`: a
+/// function of the fixture's bytes alone, so a loop over many states of one move measures it once.
+pub fn footprints(original: &[u8], job: &JournalHeader) -> Vec<u64> {
+    job.moves
+        .iter()
+        .map(|m| {
+            timed("footprint tool", || {
+                footprint_by_tool(original, job, m.number)
+            })
+        })
+        .collect()
+}
+
+/// [`check_moved`] with the footprints measured already (`spans`, from [`footprints`]).
+pub fn check_moved_spans(
+    img: &Path,
+    original: &[u8],
+    job: &JournalHeader,
+    label: &str,
+    spans: &[u64],
+) {
     let ss = job.sector_size;
-    for m in &job.moves {
+    assert_eq!(spans.len(), job.moves.len(), "a footprint per move");
+    for (m, &span) in job.moves.iter().zip(spans) {
         let sch = m.schedule;
         let p = job
             .new
@@ -286,13 +337,12 @@ pub fn check_moved(img: &Path, original: &[u8], job: &JournalHeader, label: &str
             .expect("old part");
         let (from, to) = (old.start * ss, p.start * ss);
         assert_eq!((sch.src, sch.dst), (from, to), "the schedule's ends");
-        let span = footprint_by_tool(original, job, m.number);
         assert!(span <= p.size * ss, "the footprint fits the new partition");
         // The copy ranges (the used-block map) when the move has them, else the whole footprint.
         let whole = [(0, span)];
         let ranges = m.used.as_deref().unwrap_or(&whole);
         for &(o, n) in ranges {
-            let now = common::peek(img, to + o, n as usize);
+            let now = timed("bytes compare", || common::peek(img, to + o, n as usize));
             let was = &original[(from + o) as usize..(from + o + n) as usize];
             assert!(
                 now == was,
@@ -302,21 +352,25 @@ pub fn check_moved(img: &Path, original: &[u8], job: &JournalHeader, label: &str
             );
         }
         assert_eq!(to % MIB, 0, "new start on the grain");
-        let c = mover::fsck::check(
-            img,
-            m.number,
-            p.start * ss,
-            p.size * ss,
-            m.content.as_deref(),
-        )
+        let c = timed("fs checker", || {
+            mover::fsck::check(
+                img,
+                m.number,
+                p.start * ss,
+                p.size * ss,
+                m.content.as_deref(),
+            )
+        })
         .expect("a checker");
         assert!(c.clean, "{}: {}", c.checker, c.output);
     }
-    if let Err(e) = common::peers::verify_table(img, label == "gpt") {
+    if let Err(e) = timed("sgdisk/sfdisk verify", || {
+        common::peers::verify_table(img, label == "gpt")
+    }) {
         panic!("{e}");
     }
     let opened = device::open(img, &Overrides::default()).expect("open");
-    let scan = afdisk::table::scan(&opened.source(), ss);
+    let scan = timed("table scan", || afdisk::table::scan(&opened.source(), ss));
     let parts = scan.partitions;
     for m in &job.moves {
         let p = parts.iter().find(|p| p.number == m.number).expect("entry");
@@ -336,12 +390,14 @@ pub fn check_moved(img: &Path, original: &[u8], job: &JournalHeader, label: &str
 
 /// What `blkid -p` finds in `[off, off+size)` of `img` ("TYPE=… UUID=…"), `None` when nothing.
 pub fn probe(img: &Path, off: u64, size: u64) -> Option<String> {
-    let o = std::process::Command::new("blkid")
-        .args(["-p", "-o", "export", "-O", &off.to_string(), "-S"])
-        .arg(size.to_string())
-        .arg(img)
-        .output()
-        .expect("blkid");
+    let o = timed("blkid", || {
+        std::process::Command::new("blkid")
+            .args(["-p", "-o", "export", "-O", &off.to_string(), "-S"])
+            .arg(size.to_string())
+            .arg(img)
+            .output()
+    })
+    .expect("blkid");
     let txt = String::from_utf8_lossy(&o.stdout);
     let v: Vec<&str> = txt
         .lines()
@@ -352,20 +408,24 @@ pub fn probe(img: &Path, off: u64, size: u64) -> Option<String> {
 
 /// Whether `now` equals `was` except inside the masked sectors (offsets relative to the start).
 pub fn same_but_masked(now: &[u8], was: &[u8], ss: u64, masked: &[u64]) -> bool {
-    now.len() == was.len()
-        && now
-            .chunks(ss as usize)
-            .zip(was.chunks(ss as usize))
-            .enumerate()
-            .all(|(i, (a, b))| a == b || masked.contains(&(i as u64 * ss)))
+    // Equal everywhere (one comparison) is equal but masked.
+    now == was
+        || now.len() == was.len()
+            && now
+                .chunks(ss as usize)
+                .zip(was.chunks(ss as usize))
+                .enumerate()
+                .all(|(i, (a, b))| a == b || masked.contains(&(i as u64 * ss)))
 }
 
 /// After a cut: for each move whose data is neither intact at its old place nor complete at its new place
 /// (signature sectors aside: the move masks them), whether blkid finds a filesystem signature or a partition
 /// table in its old or new region. The number of such half-moved partitions blkid still recognises.
 pub fn exposed_while_half_moved(img: &Path, original: &[u8], job: &JournalHeader) -> usize {
+    use std::os::unix::fs::FileExt;
     let ss = job.sector_size;
     let mut exposed = 0;
+    let f = std::fs::File::open(img).expect("open image");
     for m in &job.moves {
         let sch = m.schedule;
         let masked = mover::hide::sector_offsets(sch.len, ss);
@@ -373,7 +433,9 @@ pub fn exposed_while_half_moved(img: &Path, original: &[u8], job: &JournalHeader
         // ones there (a move by a used-block map leaves the destination's free space as it was).
         let whole = [(0, sch.len)];
         let ranges = m.used.as_deref().unwrap_or(&whole);
-        let same_at = |at: u64| {
+        // One buffer for every range read (the largest one's size).
+        let mut buf = vec![0u8; ranges.iter().map(|r| r.1).max().unwrap_or(0) as usize];
+        let mut same_at = |at: u64| {
             ranges.iter().all(|&(o, n)| {
                 let was = &original[(sch.src + o) as usize..(sch.src + o + n) as usize];
                 let rel: Vec<u64> = masked
@@ -381,7 +443,9 @@ pub fn exposed_while_half_moved(img: &Path, original: &[u8], job: &JournalHeader
                     .filter(|&&x| x >= o && x < o + n)
                     .map(|&x| x - o)
                     .collect();
-                same_but_masked(&common::peek(img, at + o, n as usize), was, ss, &rel)
+                let now = &mut buf[..n as usize];
+                f.read_exact_at(now, at + o).expect("read image");
+                same_but_masked(now, was, ss, &rel)
             })
         };
         let old_intact = same_at(sch.src);
@@ -482,22 +546,30 @@ pub struct CutOpts<'a> {
     pub after: &'a dyn Fn(&Path, &JournalHeader),
 }
 
-/// The cut-point loop of [`cut_points_with`], with its options.
-pub fn cut_loop(fixture: &Path, plan: &Plan, o: &CutOpts) -> (usize, usize) {
-    let (ks, second, reorder, edit) = (o.ks.clone(), o.second, o.reorder, o.edit);
-    let original = std::fs::read(fixture).expect("read fixture");
-    let src_fixture = device::open(fixture, &Overrides::default()).expect("open");
-    let mut job = afdisk::apply::moves::job_for(plan, &src_fixture.source()).expect("job");
-    drop(src_fixture);
-    edit(&mut job);
-    let ss = job.sector_size;
-    let sigs: Vec<Option<String>> = job
-        .moves
-        .iter()
-        .map(|m| probe(fixture, m.schedule.src, m.old_bytes))
-        .collect();
-    let check_found = |img: &Path, when: &str| {
-        for (m, sig) in job.moves.iter().zip(&sigs) {
+/// A cut-point loop's fixed inputs: the fixture's bytes, the job, what the checks expect (each move's
+/// footprint by its own tool, blkid's finding and afdisk's filesystem at the old place), the work image and
+/// the bytes of the uninterrupted move's result once they passed every check.
+struct Loop<'a> {
+    original: Vec<u8>,
+    job: JournalHeader,
+    label: String,
+    spans: Vec<u64>,
+    sigs: Vec<Option<String>>,
+    kinds: Vec<Option<String>>,
+    nodir: tempfile::TempDir,
+    work: PathBuf,
+    checked: Vec<u8>,
+    checked_wrote: Vec<(u64, u64)>,
+    after: &'a dyn Fn(&Path, &JournalHeader),
+}
+
+impl Loop<'_> {
+    /// Every check of a finished move on the work image ([`check_moved`], blkid's finding at the new place,
+    /// the test's own `after`).
+    fn check_done(&self, when: &str) {
+        let (img, job, ss) = (&self.work, &self.job, self.job.sector_size);
+        check_moved_spans(img, &self.original, job, &self.label, &self.spans);
+        for (m, sig) in job.moves.iter().zip(&self.sigs) {
             let p = job
                 .new
                 .partitions
@@ -511,68 +583,131 @@ pub fn cut_loop(fixture: &Path, plan: &Plan, o: &CutOpts) -> (usize, usize) {
                 m.number
             );
         }
-    };
-    let kinds: Vec<Option<String>> = {
-        let (_, r) = afdisk::report::inspect(fixture, &Default::default()).expect("inspect");
-        job.moves
-            .iter()
-            .map(|m| {
-                r.partitions
-                    .iter()
-                    .find(|p| p.number == m.number)
-                    .and_then(|p| p.filesystem.clone())
-            })
-            .collect()
-    };
-    let nodir = tempfile::tempdir().expect("tempdir");
-    let work = fixture.with_extension("work");
-    std::fs::copy(fixture, &work).expect("copy");
-    let (_, tripped, total) = cut_run(&work, &job, u64::MAX);
-    assert!(!tripped);
-    check_moved(&work, &original, &job, plan.new.table.label.as_str());
-    check_found(&work, "after the move");
-    (o.after)(&work, &job);
-    let mut exposed = 0;
-    // Seeded random cut points are drawn from 0..total.
-    let ks: Vec<u64> = ks
-        .map(|v| v.iter().map(|k| k % total).collect())
-        .unwrap_or_else(|| (0..total).collect());
-    eprintln!(
-        "cut points: {} of {total} writes ({}), modes {:?}",
-        ks.len(),
-        if reorder { "reordering" } else { "plain" },
-        job.moves
-            .iter()
-            .map(|m| m.schedule.mode)
-            .collect::<Vec<_>>()
-    );
-    for &k in &ks {
-        std::fs::copy(fixture, &work).expect("copy");
+        timed("files read back", || (self.after)(img, job));
+    }
+
+    /// One cut at `k` (a second one during the resume at `second`), its checks, the resume and the checks of
+    /// the finished move, then the work image restored to the fixture. Returns the half-moved partitions blkid
+    /// recognised, and whether the finished move's bytes were those of the uninterrupted move (then its checks'
+    /// verdicts are the ones that move got: every check is a function of the image's bytes).
+    fn cut(&self, k: u64, total: u64, reorder: bool, second: Option<u64>) -> (usize, bool) {
+        let work = &self.work;
         let cut = if reorder {
             Cut::reordering(k)
         } else {
             Cut::new(k)
         };
-        let (jmem, tripped, _) = cut_run_with(&work, &job, cut);
+        // The work image holds the fixture's bytes here: it differs from them, and from the checked result, only
+        // where the mover writes (the checks between are read-only: blkid -p, inspect).
+        let disk = Unsynced::new(file_io(work));
+        let (jmem, tripped, _) = timed("run to the cut", || cut_run_on(&disk, &self.job, cut));
         assert!(tripped, "cut {k} of {total}");
-        exposed += exposed_while_half_moved(&work, &original, &job);
+        let exposed = timed("half-moved check", || {
+            exposed_while_half_moved(work, &self.original, &self.job)
+        });
         // A moving filesystem not recognised where the table puts it is always explained.
-        let (shown, recognised) = inspect_after_cut(&work, &job, &kinds, nodir.path());
+        let (shown, recognised) = timed("inspect", || {
+            inspect_after_cut(work, &self.job, &self.kinds, self.nodir.path())
+        });
         assert!(
             shown || recognised,
             "cut {k} of {total}: a moving partition's filesystem is not where the table says, and inspect shows no interrupted move"
         );
-        match resume(&work, &jmem, second.map(|f| f(k))) {
-            Some(_) => {
-                check_moved(&work, &original, &job, plan.new.table.label.as_str());
-                check_found(&work, &format!("cut {k}, resumed"));
-                (o.after)(&work, &job);
-            }
+        let ended = timed("resume", || resume_on(&disk, &jmem, second));
+        let wrote = disk.written();
+        let mut both = wrote.clone();
+        both.extend_from_slice(&self.checked_wrote);
+        let same = ended.is_some()
+            && timed("image compare", || {
+                ranges_equal(work, &merged(both), &self.checked)
+            });
+        match ended {
+            Some(_) if same => {}
+            Some(_) => self.check_done(&format!("cut {k}, resumed")),
             None => assert!(
-                std::fs::read(&work).expect("read") == original,
+                file_equals(work, &self.original),
                 "cut {k}: no journal, yet the disk changed"
             ),
         }
+        if ended.is_some() && !same {
+            // The checkers ran on it: restored whole, whatever they did.
+            timed("image restore", || restore(work, &self.original));
+        } else {
+            timed("image restore", || {
+                restore_ranges(work, &wrote, &self.original)
+            });
+        }
+        (exposed, same)
     }
+}
+
+/// The cut-point loop of [`cut_points_with`], with its options. A finished move whose image is byte for byte
+/// the uninterrupted move's result (checked in full once) has the verdicts of that result; any other is
+/// checked in full (the peers and checkers read nothing but the image's bytes).
+pub fn cut_loop(fixture: &Path, plan: &Plan, o: &CutOpts) -> (usize, usize) {
+    let original = std::fs::read(fixture).expect("read fixture");
+    let src_fixture = device::open(fixture, &Overrides::default()).expect("open");
+    let mut job = afdisk::apply::moves::job_for(plan, &src_fixture.source()).expect("job");
+    drop(src_fixture);
+    (o.edit)(&mut job);
+    let sigs: Vec<Option<String>> = job
+        .moves
+        .iter()
+        .map(|m| probe(fixture, m.schedule.src, m.old_bytes))
+        .collect();
+    let (_, r) = afdisk::report::inspect(fixture, &Default::default()).expect("inspect");
+    let kinds: Vec<Option<String>> = job
+        .moves
+        .iter()
+        .map(|m| {
+            r.partitions
+                .iter()
+                .find(|p| p.number == m.number)
+                .and_then(|p| p.filesystem.clone())
+        })
+        .collect();
+    let work = fixture.with_extension("work");
+    std::fs::copy(fixture, &work).expect("copy");
+    let disk = Unsynced::new(file_io(&work));
+    let (_, tripped, total) = cut_run_on(&disk, &job, Cut::new(u64::MAX));
+    assert!(!tripped);
+    let mut l = Loop {
+        spans: footprints(&original, &job),
+        original,
+        job,
+        label: plan.new.table.label.as_str().to_string(),
+        sigs,
+        kinds,
+        nodir: tempfile::tempdir().expect("tempdir"),
+        work,
+        checked: Vec::new(),
+        checked_wrote: disk.written(),
+        after: o.after,
+    };
+    l.check_done("after the move");
+    l.checked = std::fs::read(&l.work).expect("read work image");
+    restore(&l.work, &l.original);
+    // Seeded random cut points are drawn from 0..total.
+    let ks: Vec<u64> =
+        o.ks.as_ref()
+            .map(|v| v.iter().map(|k| k % total).collect())
+            .unwrap_or_else(|| (0..total).collect());
+    let modes: Vec<_> = l.job.moves.iter().map(|m| m.schedule.mode).collect();
+    let kind = if o.reorder { "reordering" } else { "plain" };
+    eprintln!(
+        "cut points: {} of {total} writes ({kind}), modes {modes:?}",
+        ks.len()
+    );
+    let (mut exposed, mut same) = (0, 0);
+    for &k in &ks {
+        let (e, s) = l.cut(k, total, o.reorder, o.second.map(|f| f(k)));
+        exposed += e;
+        same += usize::from(s);
+    }
+    eprintln!(
+        "{same} of {} resumed moves ended byte for byte as the uninterrupted one",
+        ks.len()
+    );
+    timing::report(&format!("{} cut points", ks.len()));
     (ks.len(), exposed)
 }
