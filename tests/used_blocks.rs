@@ -394,6 +394,14 @@ fn files(dir: &Path, rel: &str, out: &mut BTreeMap<String, Vec<u8>>) {
 }
 
 /// The `+` ranges of a ddrescue domain map.
+/// The used ranges `partclone.<fs>` (`prog`) marks on the image at `img`: its domain map (`-D`) made in `scratch`.
+fn partclone_map(prog: &str, img: &str, scratch: &Scratch) -> Vec<(u64, u64)> {
+    let map = scratch.path("pc.map");
+    let log = scratch.path("pc.log");
+    run(prog, &["-D", "-s", img, "-o", &s(&map), "-L", &s(&log)]);
+    partclone_used(&std::fs::read_to_string(&map).expect("partclone map"))
+}
+
 fn partclone_used(map: &str) -> Vec<(u64, u64)> {
     let hex = |t: &str| u64::from_str_radix(t.trim_start_matches("0x"), 16).expect("hex in map");
     map.lines()
@@ -463,21 +471,7 @@ fn check(kind: &Kind, ops: &[Op], seed: u64) -> Seen {
     // Oracle 1: partclone's used ranges lie inside ours.
     let mut theirs_bytes = None;
     if let Some(pc) = kind.partclone {
-        let map = scratch.path("pc.map");
-        run(
-            pc,
-            &[
-                "-D",
-                "-s",
-                &p,
-                "-o",
-                &s(&map),
-                "-L",
-                &s(&scratch.path("pc.log")),
-            ],
-        );
-        let text = std::fs::read_to_string(&map).expect("partclone map");
-        let theirs = partclone_used(&text);
+        let theirs = partclone_map(pc, &p, &scratch);
         assert!(
             !theirs.is_empty(),
             "{}: partclone marked nothing",

@@ -189,23 +189,7 @@ fn sum(r: &[(u64, u64)]) -> u64 {
 
 /// partclone.btrfs' used bytes on `img`, for the report only (see the module's terms).
 fn partclone_bytes(m: &Made) -> u64 {
-    let map = m.scratch.path("pc.map");
-    let p = s(&m.img);
-    run(
-        "partclone.btrfs",
-        &[
-            "-D",
-            "-s",
-            &p,
-            "-o",
-            &s(&map),
-            "-L",
-            &s(&m.scratch.path("pc.log")),
-        ],
-    );
-    sum(&partclone_used(
-        &std::fs::read_to_string(&map).expect("partclone map"),
-    ))
+    sum(&partclone_map("partclone.btrfs", &s(&m.img), &m.scratch))
 }
 
 /// A layout: name, mkfs.btrfs options, mount options, image size.

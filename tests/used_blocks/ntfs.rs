@@ -610,20 +610,7 @@ fn ntfs_fragmented_mft_gets_a_real_attribute_list() {
     let UsedMap::Ranges(ours) = &got else {
         panic!("fragmented MFT: {got:?}");
     };
-    let map = scratch.path("pc.map");
-    run(
-        "partclone.ntfs",
-        &[
-            "-D",
-            "-s",
-            &p,
-            "-o",
-            &s(&map),
-            "-L",
-            &s(&scratch.path("pc.log")),
-        ],
-    );
-    let theirs = partclone_used(&std::fs::read_to_string(&map).expect("partclone map"));
+    let theirs = partclone_map("partclone.ntfs", &p, &scratch);
     for &(o, n) in &theirs {
         assert_eq!(
             outside(ours, o, n),
