@@ -420,6 +420,7 @@ fn drive(
             trace::text()
         );
     }
+    let t1 = std::time::Instant::now();
     let ended = r.map_err(|mut e| {
         e.fix = format!(
             "{}; the move continues with: {}",
@@ -431,8 +432,10 @@ fn drive(
     let secs = t0.elapsed().as_secs_f64();
     let mut checks = Vec::new();
     if ended == Ended::TableWritten {
-        let _ = crate::device::ioctl::flush_buffers(file);
-        let _ = crate::device::ioctl::reread_partitions(file);
+        trace::timed("kernel re-read", || {
+            let _ = crate::device::ioctl::flush_buffers(file);
+            let _ = crate::device::ioctl::reread_partitions(file);
+        });
         (ctl.progress)(&Progress {
             phase: Phase::Checking,
             partition: 0,
@@ -443,6 +446,7 @@ fn drive(
             commit_points: j.commits,
         });
         let ss = j.job.sector_size;
+        let t2 = std::time::Instant::now();
         for m in &j.job.moves {
             if let Some(p) = j.job.new.partitions.iter().find(|p| p.number == m.number) {
                 if let Some(c) = fsck::check(
@@ -456,12 +460,8 @@ fn drive(
                 }
             }
         }
-        if trace {
-            eprintln!(
-                "afdisk move trace: filesystem checks {:.2} s",
-                t0.elapsed().as_secs_f64() - secs
-            );
-        }
+        trace::phase("filesystem check", t2);
+        let t2 = std::time::Instant::now();
         j.commit(Record::at(Stage::Done, 0, 0, 0))?;
         let mut done = jpath.as_os_str().to_owned();
         done.push(".done");
@@ -469,6 +469,14 @@ fn drive(
         if let Some(d) = jpath.parent() {
             fsync_dir(d);
         }
+        trace::phase("journal retired", t2);
+    }
+    if trace {
+        eprintln!(
+            "afdisk move trace: phases: {}; after the new table {:.2} s",
+            trace::phases_text(),
+            t1.elapsed().as_secs_f64()
+        );
     }
     Ok(outcome(opened, jpath, &j.job, ended, secs, checks))
 }
@@ -482,6 +490,11 @@ pub fn start(
     journal_dir: &Path,
     ctl: &mut Control,
 ) -> Result<MoveOutcome> {
+    // The apply before this point (its checks, backup and job), from the start of the process.
+    if let Some(age) = trace::process_age() {
+        trace::phase_secs("apply until the journal (incl. job)", age);
+    }
+    let t0 = std::time::Instant::now();
     check_journal_place(journal_dir, opened)?;
     let jpath = journal_path(journal_dir, &opened.info.name, &job.id);
     let need = Journal::size_for(&job)?;
@@ -517,6 +530,7 @@ pub fn start(
     };
     Journal::create(&jio, job)?;
     fsync_dir(journal_dir);
+    trace::phase("journal created", t0);
     drive(
         opened,
         file,
