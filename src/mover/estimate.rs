@@ -10,6 +10,10 @@
 //! - **Pass**: one traversal of the bytes a move copies on the disk (read, write, verify).
 //! - **Barrier**: a disk flush that a window's commit waits for; a **commit** also flushes the journal (per window
 //!   in journaled mode, which also writes the window's bytes to the journal; per batch of windows otherwise).
+//! - **Fixed costs** ([`fixed_seconds`]): what an apply with moves spends besides the copy: table flushes, journal
+//!   commits, the process, and the read-only check of each moved filesystem.
+//! - **Choice** ([`choose_schedule`]): an overlapping move that [`Schedule::new`] journals may run in shift mode
+//!   (windows of at most the shift: a flush per window, no journal copy) when that is estimated faster.
 
 use std::path::Path;
 
@@ -160,6 +164,82 @@ pub fn estimate_copy_seconds(sch: &Schedule, copied: u64, r: &Rates) -> f64 {
     }
 }
 
+/// Disk flushes an apply with moves makes besides the copy's, counted on the benchmark's layouts with the move
+/// trace: the hiding, the marking table (one or two phases), the new table (one or two), the revealing and the
+/// kernel's re-read.
+pub const TABLE_FLUSHES: u64 = 6;
+/// Journal commits (and flushed files) an apply with moves makes besides the copy's: the backup and its
+/// directory, the journal's creation and its directory, then the records started, copying, copied, table
+/// written and done.
+pub const FIXED_COMMITS: u64 = 9;
+/// Seconds an apply spends that do not scale with the disk: the process, its checks and the job (measured with
+/// the move trace: 0.03–0.06 s on an idle machine).
+pub const PROCESS_SECONDS: f64 = 0.05;
+/// Seconds a filesystem checker takes to start and attach its loop device (measured: e2fsck -fn of a 1 GiB ext4
+/// 30 % full took 0.03 s in all).
+pub const CHECKER_START_SECONDS: f64 = 0.02;
+/// The part of a footprint a checker reads, modelled as one byte in 64 (ext4's inode tables at its default of
+/// one 256-byte inode per 16 KiB): its metadata.
+pub const CHECKER_READ_FRACTION: u64 = 64;
+
+/// Seconds an apply with `moves` moves spends besides copying, at `r`: [`PROCESS_SECONDS`], [`TABLE_FLUSHES`]
+/// disk flushes, [`FIXED_COMMITS`] journal commits plus one per move, and the read-only check of each moved
+/// filesystem (`checked` footprints, bytes) after the new table: [`CHECKER_START_SECONDS`] each and its metadata
+/// ([`CHECKER_READ_FRACTION`] of the footprint) read at the disk's rate.
+pub fn fixed_seconds(moves: u64, checked: &[u64], r: &Rates) -> f64 {
+    let checks: f64 = checked
+        .iter()
+        .map(|&fp| CHECKER_START_SECONDS + (fp / CHECKER_READ_FRACTION) as f64 / r.rate.max(1.0))
+        .sum();
+    PROCESS_SECONDS
+        + TABLE_FLUSHES as f64 * r.flush
+        + (FIXED_COMMITS + moves) as f64 * r.journal_flush
+        + checks
+}
+
+/// Shifts below this stay journaled without measuring: a window of the shift then holds less than a disk flush
+/// costs to write on any disk (256 KiB is ~0.25 ms at 1 GB/s, under the ~0.3 ms a fast SSD's flush takes).
+pub const MIN_MEASURED_SHIFT: u64 = 256 << 10;
+
+/// Whether the schedule an overlapping move would run by without measuring, `base` ([`Schedule::new`]'s),
+/// could run faster in shift mode with windows of the shift: it is journaled and its shift is at least
+/// [`MIN_MEASURED_SHIFT`]. Only then is the disk measured ([`choose_schedule`]).
+pub fn worth_measuring(base: &Schedule) -> bool {
+    base.mode == Mode::Journaled && base.shift() >= MIN_MEASURED_SHIFT
+}
+
+/// The schedule a move of `len` bytes from `src` to `dst` runs by, copying `copied` bytes (see
+/// [`estimate_copy_seconds`]): [`Schedule::new`]'s, except that an overlapping move that would be journaled runs in
+/// shift mode, windows of at most the shift and no journal copy, when that is estimated faster at the measured
+/// `rates` (a disk flush per shift of bytes against writing every byte to the journal too; a disk flush costs at
+/// least the journal device's). Without rates, or below [`MIN_MEASURED_SHIFT`], [`Schedule::new`]'s.
+pub fn choose_schedule(
+    (src, dst, len): (u64, u64, u64),
+    unit: u64,
+    max_chunk: u64,
+    copied: u64,
+    rates: Option<&Rates>,
+) -> Schedule {
+    let base = Schedule::new(src, dst, len, unit, max_chunk);
+    let Some(r) = rates.filter(|_| worth_measuring(&base)) else {
+        return base;
+    };
+    // The disk's flush is measured on a read-only probe with nothing to flush; the journal device's flush after
+    // a write stands in as its floor, so that shift mode's flush per window is not underestimated.
+    let r = &Rates {
+        flush: r.flush.max(r.journal_flush),
+        ..*r
+    };
+    let shift = Schedule::with_min_shift(src, dst, len, unit, max_chunk, unit);
+    if shift.mode == Mode::Shift
+        && estimate_copy_seconds(&shift, copied, r) < estimate_copy_seconds(&base, copied, r)
+    {
+        shift
+    } else {
+        base
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +281,73 @@ mod tests {
         );
         assert!((ss - sf - 8.0 * 0.04).abs() < 1e-9, "{sf} {ss}");
         assert!(sf < jf && ss < js / 2.0, "{sf} {jf} {ss} {js}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+        /// The choice is never estimated slower than the default schedule, keeps the move's bytes, is the default
+        /// without a measurement or below [`MIN_MEASURED_SHIFT`], and picks shift mode only for an overlapping
+        /// move the default journals.
+        #[test]
+        fn the_chosen_schedule_is_never_estimated_slower(
+            src_m in 0u64..64, d_k in 1u64..4096, len_m in 1u64..2048, fill in 1u64..=100,
+            rate_mb in 20.0f64..3000.0, flush_ms in 0.01f64..40.0, jrate_mb in 10.0f64..3000.0,
+            jflush_ms in 0.01f64..40.0, back in proptest::bool::ANY,
+        ) {
+            let src = (src_m + 64) * MIB;
+            let d = d_k * 4096;
+            let dst = if back { src - d.min(src) } else { src + d };
+            let len = len_m * MIB;
+            let copied = len / 100 * fill;
+            let r = Rates {
+                rate: rate_mb * 1e6,
+                flush: flush_ms / 1e3,
+                journal_rate: jrate_mb * 1e6,
+                journal_flush: jflush_ms / 1e3,
+            };
+            let base = Schedule::new(src, dst, len, 512, 32 * MIB);
+            let c = choose_schedule((src, dst, len), 512, 32 * MIB, copied, Some(&r));
+            proptest::prop_assert_eq!((c.src, c.dst, c.len), (base.src, base.dst, base.len));
+            let floor = Rates { flush: r.flush.max(r.journal_flush), ..r };
+            proptest::prop_assert!(
+                estimate_copy_seconds(&c, copied, &floor) <= estimate_copy_seconds(&base, copied, &floor)
+            );
+            if c != base {
+                proptest::prop_assert!(base.mode == Mode::Journaled && c.mode == Mode::Shift);
+                proptest::prop_assert!(c.win <= c.shift() && base.shift() >= MIN_MEASURED_SHIFT);
+            }
+            proptest::prop_assert_eq!(
+                choose_schedule((src, dst, len), 512, 32 * MIB, copied, None),
+                base
+            );
+            // Fixed costs grow with every count and rate they are made of.
+            let f = fixed_seconds(1, &[len], &r);
+            proptest::prop_assert!(f > fixed_seconds(1, &[], &r) && fixed_seconds(2, &[len], &r) > f);
+        }
+    }
+
+    #[test]
+    fn a_mib_shift_runs_in_shift_mode_only_where_flushes_are_cheap() {
+        // 63 → 2048 (1985 sectors) with 300 MiB in use: 300 flushes against 300 MiB more written.
+        let (src, dst, len) = (63 * 512, 2048 * 512, 1024 * MIB);
+        let at = |rate: f64, flush: f64| Rates {
+            rate,
+            flush,
+            journal_rate: rate,
+            journal_flush: flush,
+        };
+        // A fast SSD (0.2 ms flushes) and a disk whose flushes cost 20 ms.
+        let (ssd, hdd) = (
+            at(500.0 * MIB as f64, 0.000_2),
+            at(100.0 * MIB as f64, 0.02),
+        );
+        let pick =
+            |r: &Rates| choose_schedule((src, dst, len), 512, 32 * MIB, 300 * MIB, Some(r)).mode;
+        assert_eq!(pick(&ssd), Mode::Shift);
+        assert_eq!(pick(&hdd), Mode::Journaled);
+        // A 1-sector shift never measures: it stays journaled.
+        let one = Schedule::new(2049 * 512, 2048 * 512, len, 512, 32 * MIB);
+        assert!(!worth_measuring(&one));
     }
 
     #[test]

@@ -481,6 +481,54 @@ fn drive(
     Ok(outcome(opened, jpath, &j.job, ended, secs, checks))
 }
 
+/// How the apply picks a move's schedule: `AFDISK_MOVE_SCHEDULE=shift` or `journaled` forces shift mode (windows of
+/// at most the shift) or the default schedule for every overlapping move (for benchmarks comparing the two);
+/// unset, [`estimate::choose_schedule`] decides by a short measurement of the disk and the journal's directory (a
+/// block device; an image keeps the default schedule).
+pub const SCHEDULE_ENV: &str = "AFDISK_MOVE_SCHEDULE";
+
+/// `job` with each move's schedule chosen ([`estimate::choose_schedule`]): a journaled move whose shift is
+/// large enough to be worth it is measured (one short probe of the disk and the journal's directory for the
+/// whole job) and may run in shift mode instead. Both modes keep every source intact until its copy is durable
+/// (`schedule`'s invariant), so the choice is one of speed only.
+fn choose_schedules(
+    mut job: JournalHeader,
+    opened: &Opened,
+    file: &std::fs::File,
+    journal_dir: &Path,
+) -> JournalHeader {
+    let forced = std::env::var(SCHEDULE_ENV).ok();
+    let ss = job.sector_size;
+    let mut rates: Option<Option<Rates>> = None;
+    for m in &mut job.moves {
+        let s = m.schedule;
+        let base = Schedule::new(s.src, s.dst, s.len, ss, job.max_chunk);
+        let copied = m.extents().total();
+        let shift = match forced.as_deref() {
+            Some("shift") => Schedule::with_min_shift(s.src, s.dst, s.len, ss, job.max_chunk, ss),
+            Some("journaled") => s,
+            // A disk image keeps the default: its flushes cost what the host's page cache makes them, and its
+            // moves (tests, demonstrations) keep one schedule whatever the host's load.
+            _ if opened.info.kind == TargetKind::Block && estimate::worth_measuring(&base) => {
+                let r = rates
+                    .get_or_insert_with(|| measure_rates(file, s.src, 4 << 20, Some(journal_dir)));
+                estimate::choose_schedule(
+                    (s.src, s.dst, s.len),
+                    ss,
+                    job.max_chunk,
+                    copied,
+                    r.as_ref(),
+                )
+            }
+            _ => s,
+        };
+        if shift.mode == Mode::Shift && s.mode == Mode::Journaled {
+            m.schedule = shift;
+        }
+    }
+    job
+}
+
 /// Runs the move `job` on `file` (opened exclusively and locked by the apply, which has checked the plan, the
 /// confirmation, made the backup and built `job` from the plan): creates the journal in `journal_dir` and runs it.
 pub fn start(
@@ -496,6 +544,9 @@ pub fn start(
     }
     let t0 = std::time::Instant::now();
     check_journal_place(journal_dir, opened)?;
+    let job = trace::timed("schedule choice", || {
+        choose_schedules(job, opened, file, journal_dir)
+    });
     let jpath = journal_path(journal_dir, &opened.info.name, &job.id);
     let need = Journal::size_for(&job)?;
     check_journal_room(journal_dir, need)?;
