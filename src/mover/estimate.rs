@@ -2,7 +2,8 @@
 //! estimate from a move's schedule, which the plan shows.
 //!
 //! Terms:
-//! - **Measurement** ([`measure_rates`]): on the disk, up to 16 MiB read with `O_DIRECT` and one flush, timed: a read rate
+//! - **Measurement** ([`measure_rates`]): on the disk, 16 reads of 1 MiB spread over the footprint with `O_DIRECT`
+//!   and one flush, timed: a read rate
 //!   (bytes/s) and a flush time (s); on the journal's device (the directory the journal goes to), up to 4 MiB
 //!   written to a scratch file with `O_DIRECT` where its filesystem takes it, then flushed, and one 4 KiB write
 //!   flushed again, timed: a write rate and a flush time. The scratch file is removed; a journal directory that
@@ -29,25 +30,39 @@ pub struct Rates {
     pub journal_flush: f64,
 }
 
-/// Read rate (bytes/s) and flush time (s) of the device, from a short measurement: up to 16 MiB read with
-/// `O_DIRECT` from `offset`, and one `fdatasync` (harmless on a read-only fd). `None` when the measurement fails.
+/// Reads of one MiB the disk measurement makes.
+const PROBE_READS: u64 = 16;
+
+/// Where the disk measurement reads within `[offset, offset+len)`: [`PROBE_READS`] reads of 1 MiB spread evenly
+/// over it (4 KiB-aligned; contiguous when the span holds no more), so that the rate is that of the whole span
+/// (its start, freshly written by mkfs, may still sit in a cache that the rest does not).
+pub fn probe_offsets(offset: u64, len: u64) -> Vec<u64> {
+    const MIB: u64 = 1 << 20;
+    let start = offset / 4096 * 4096;
+    let n = PROBE_READS.min(len / MIB).max(1);
+    let step = if n > 1 {
+        (len.saturating_sub(MIB) / (n - 1)) / 4096 * 4096
+    } else {
+        0
+    };
+    (0..n).map(|k| start + k * step.max(MIB)).collect()
+}
+
+/// Read rate (bytes/s) and flush time (s) of the device, from a short measurement: [`probe_offsets`]'s reads of
+/// 1 MiB over `[offset, offset+len)` with `O_DIRECT`, and one `fdatasync` (harmless on a read-only fd). `None`
+/// when the measurement fails.
 pub fn measure_disk(file: &std::fs::File, offset: u64, len: u64) -> Option<(f64, f64)> {
     use std::os::unix::fs::FileExt;
     let f = file.try_clone().ok()?;
     set_direct(&f, true);
-    let n = len.min(16 << 20) / 4096 * 4096;
     let mut buf = io::AlignedBuf::new(1 << 20);
     let t = std::time::Instant::now();
     let mut done = 0u64;
-    let start = offset / 4096 * 4096;
-    while done < n {
-        let k = (n - done).min(1 << 20) as usize;
-        if f.read_exact_at(&mut buf.as_mut_slice()[..k], start + done)
-            .is_err()
-        {
+    for at in probe_offsets(offset, len) {
+        if f.read_exact_at(buf.as_mut_slice(), at).is_err() {
             break;
         }
-        done += k as u64;
+        done += 1 << 20;
     }
     let secs = t.elapsed().as_secs_f64();
     set_direct(&f, false);
@@ -348,6 +363,17 @@ mod tests {
         // A 1-sector shift never measures: it stays journaled.
         let one = Schedule::new(2049 * 512, 2048 * 512, len, 512, 32 * MIB);
         assert!(!worth_measuring(&one));
+    }
+
+    #[test]
+    fn the_disk_probe_spreads_its_reads_over_the_span() {
+        let o = probe_offsets(63 * 512, 1024 * MIB);
+        assert_eq!(o.len(), 16);
+        assert_eq!(o[0], 28672, "4 KiB-aligned start");
+        assert!(o.windows(2).all(|w| w[1] - w[0] >= MIB && w[1] % 4096 == 0));
+        assert!(*o.last().expect("reads") + MIB <= 63 * 512 + 1024 * MIB);
+        assert_eq!(probe_offsets(0, 3 * MIB), vec![0, MIB, 2 * MIB]);
+        assert_eq!(probe_offsets(0, 4096), vec![0]);
     }
 
     #[test]

@@ -511,7 +511,7 @@ fn choose_schedules(
             // moves (tests, demonstrations) keep one schedule whatever the host's load.
             _ if opened.info.kind == TargetKind::Block && estimate::worth_measuring(&base) => {
                 let r = rates
-                    .get_or_insert_with(|| measure_rates(file, s.src, 4 << 20, Some(journal_dir)));
+                    .get_or_insert_with(|| measure_rates(file, s.src, s.len, Some(journal_dir)));
                 estimate::choose_schedule(
                     (s.src, s.dst, s.len),
                     ss,

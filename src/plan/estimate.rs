@@ -3,7 +3,8 @@
 //! agree on how a move runs.
 //!
 //! Terms:
-//! - **Probe**: up to 16 MiB read with `O_DIRECT` from the first moving partition and one flush, timed, and a
+//! - **Probe**: 16 reads of 1 MiB spread over the first moving partition's footprint with `O_DIRECT` and one
+//!   flush, timed, and a
 //!   short timed write and flush in the journal's directory (the backup directory, where apply puts the journal;
 //!   the scratch file is removed) (`mover::measure_rates`): read rate and flush time of the disk, write rate and
 //!   flush time of the journal's device.
@@ -36,7 +37,11 @@ pub fn estimate_moves(file: &std::fs::File, ss: u64, changes: &mut [Change]) -> 
         .as_ref()
         .map_or(0, |d| d.from_offset_bytes);
     let journal_dir = mover::journal_dir();
-    let probe = mover::measure_rates(file, from, 16 << 20, Some(&journal_dir));
+    let span = changes[first]
+        .data_move
+        .as_ref()
+        .map_or(16 << 20, |d| d.copy_bytes);
+    let probe = mover::measure_rates(file, from, span, Some(&journal_dir));
     let mut total = 0.0;
     for &i in &moving {
         let c = &mut changes[i];
