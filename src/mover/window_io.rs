@@ -246,13 +246,13 @@ mod tests {
             }
             let end = times[n - 1];
             let first = Some((win, times[0]));
-            for k in 0..n {
+            for (k, &at) in times.iter().enumerate() {
                 let done = win * (k as u64 + 1);
                 if done * 10 < total {
                     continue;
                 }
-                let (_, eta) = rate_and_eta(done, total, times[k], first);
-                let left = end - times[k];
+                let (_, eta) = rate_and_eta(done, total, at, first);
+                let left = end - at;
                 let eta = eta.expect("a rate once bytes are done");
                 prop_assert!((eta - left).abs() <= 0.3 * left + 1e-3, "at {k}/{n}: eta {eta}, left {left}");
             }
