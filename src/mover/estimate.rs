@@ -212,6 +212,17 @@ pub fn fixed_seconds(moves: u64, checked: &[u64], r: &Rates) -> f64 {
         + checks
 }
 
+/// The least a disk flush after a write is taken to cost when choosing a schedule: the probe's flush has
+/// nothing to flush (it only reads), and flushes after the copy's writes cost 4–18 ms each on the benchmark's
+/// loop device (move trace), against well under 1 ms for the read-only probe's.
+pub const WRITE_FLUSH_FLOOR: f64 = 0.002;
+
+/// The flush time a schedule choice counts per window: the disk's measured flush, at least the journal device's
+/// flush after a write and [`WRITE_FLUSH_FLOOR`].
+pub fn write_flush(r: &Rates) -> f64 {
+    r.flush.max(r.journal_flush).max(WRITE_FLUSH_FLOOR)
+}
+
 /// Shifts below this stay journaled without measuring: a window of the shift then holds less than a disk flush
 /// costs to write on any disk (256 KiB is ~0.25 ms at 1 GB/s, under the ~0.3 ms a fast SSD's flush takes).
 pub const MIN_MEASURED_SHIFT: u64 = 256 << 10;
@@ -226,8 +237,8 @@ pub fn worth_measuring(base: &Schedule) -> bool {
 /// The schedule a move of `len` bytes from `src` to `dst` runs by, copying `copied` bytes (see
 /// [`estimate_copy_seconds`]): [`Schedule::new`]'s, except that an overlapping move that would be journaled runs in
 /// shift mode, windows of at most the shift and no journal copy, when that is estimated faster at the measured
-/// `rates` (a disk flush per shift of bytes against writing every byte to the journal too; a disk flush costs at
-/// least the journal device's). Without rates, or below [`MIN_MEASURED_SHIFT`], [`Schedule::new`]'s.
+/// `rates` (a disk flush per shift of bytes, at least [`write_flush`], against writing every byte to the journal
+/// too). Without rates, or below [`MIN_MEASURED_SHIFT`], [`Schedule::new`]'s.
 pub fn choose_schedule(
     (src, dst, len): (u64, u64, u64),
     unit: u64,
@@ -239,10 +250,8 @@ pub fn choose_schedule(
     let Some(r) = rates.filter(|_| worth_measuring(&base)) else {
         return base;
     };
-    // The disk's flush is measured on a read-only probe with nothing to flush; the journal device's flush after
-    // a write stands in as its floor, so that shift mode's flush per window is not underestimated.
     let r = &Rates {
-        flush: r.flush.max(r.journal_flush),
+        flush: write_flush(r),
         ..*r
     };
     let shift = Schedule::with_min_shift(src, dst, len, unit, max_chunk, unit);
@@ -323,7 +332,10 @@ mod tests {
             let base = Schedule::new(src, dst, len, 512, 32 * MIB);
             let c = choose_schedule((src, dst, len), 512, 32 * MIB, copied, Some(&r));
             proptest::prop_assert_eq!((c.src, c.dst, c.len), (base.src, base.dst, base.len));
-            let floor = Rates { flush: r.flush.max(r.journal_flush), ..r };
+            let floor = Rates {
+                flush: write_flush(&r),
+                ..r
+            };
             proptest::prop_assert!(
                 estimate_copy_seconds(&c, copied, &floor) <= estimate_copy_seconds(&base, copied, &floor)
             );
@@ -351,15 +363,18 @@ mod tests {
             journal_rate: rate,
             journal_flush: flush,
         };
-        // A fast SSD (0.2 ms flushes) and a disk whose flushes cost 20 ms.
-        let (ssd, hdd) = (
-            at(500.0 * MIB as f64, 0.000_2),
-            at(100.0 * MIB as f64, 0.02),
-        );
+        // A journal on a USB stick (25 MB/s) beside a fast SSD: shift mode; a disk whose flushes cost 20 ms, or a
+        // fast SSD with a fast journal (its flushes counted at the floor): journaled.
+        let ssd = Rates {
+            journal_rate: 25e6,
+            ..at(500.0 * MIB as f64, 0.000_2)
+        };
+        let hdd = at(100.0 * MIB as f64, 0.02);
         let pick =
             |r: &Rates| choose_schedule((src, dst, len), 512, 32 * MIB, 300 * MIB, Some(r)).mode;
         assert_eq!(pick(&ssd), Mode::Shift);
         assert_eq!(pick(&hdd), Mode::Journaled);
+        assert_eq!(pick(&at(2000.0 * MIB as f64, 0.000_2)), Mode::Journaled);
         // A 1-sector shift never measures: it stays journaled.
         let one = Schedule::new(2049 * 512, 2048 * 512, len, 512, 32 * MIB);
         assert!(!worth_measuring(&one));
