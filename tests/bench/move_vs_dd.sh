@@ -26,7 +26,8 @@
 #     a separate fast disk (the system disk's SSD): what real use looks like. Its flushes cost next to nothing,
 #     so this variant is the favourable bound; the truth for a real system disk lies between the two.
 # Filesystems (issue 24): --fs ext4 (default), xfs, vfat (FAT32) or ntfs. ext4 is made at its offset by
-# mkfs.ext4 -d; the others on a loop device over the partition, filled through a mount (ntfs-3g for NTFS), and
+# mkfs.ext4 -d; the others on a loop device over the partition, filled through a mount (ntfs-3g for NTFS; mtools
+# for FAT32, which needs no kernel module), and
 # checked after the move by their checker (xfs_repair -n, fsck.fat -n, ntfsfix -n) and every file's sha256.
 # e2image runs for ext4 only. --cases picks the cases (default ABC).
 # Usage: tests/bench/move_vs_dd.sh [--fs FS] [--cases ABC] [path/to/afdisk] [SIZE_MIB] [FILL%...]
@@ -45,7 +46,7 @@ done
 case $fs in
   ext4) tools="mkfs.ext4 e2fsck e2image" ;;
   xfs) tools="mkfs.xfs xfs_repair" ;;
-  vfat) tools="mkfs.fat fsck.fat" ;;
+  vfat) tools="mkfs.fat fsck.fat mcopy" ;;
   ntfs) tools="mkntfs ntfsfix ntfs-3g" ;;
   *) echo "move_vs_dd: --fs takes ext4, xfs, vfat or ntfs" >&2; exit 2 ;;
 esac
@@ -133,6 +134,11 @@ make_other() {
     vfat) mkfs.fat -F 32 -h "$1" "$lo" >/dev/null ;;
     ntfs) mkntfs -Q -F -q -p "$1" -H 255 -S 63 "$lo" >/dev/null ;;
   esac
+  if [ "$fs" = vfat ]; then
+    # mtools: no kernel vfat module needed.
+    mcopy -i "$lo" "$filesdir"/f* ::/
+    losetup -d "$lo"; return
+  fi
   mkdir -p "$mnt"
   if [ "$fs" = ntfs ]; then ntfs-3g "$lo" "$mnt"; else mount "$lo" "$mnt"; fi
   cp "$filesdir"/f* "$mnt"/
@@ -155,6 +161,12 @@ check_fs() {
   lo=$(losetup -f --show -r -o $(($1 * 512)) --sizelimit "$bytes" "$loop")
   fsck_of "$lo" >"$work/fsck.log" 2>&1 || { losetup -d "$lo"; echo "$fs check at sector $1: $(tail -3 "$work/fsck.log")" >&2; exit 1; }
   mkdir -p "$mnt"
+  if [ "$fs" = vfat ]; then
+    # mtools copies the files out (no kernel vfat module needed), compared as the mount's would be.
+    rm -rf "$mnt"/*; mcopy -n -i "$lo" '::/*' "$mnt"/
+    (cd "$mnt" && sha256sum --quiet -c "$work/files.sha") || { losetup -d "$lo"; echo "files differ at sector $1" >&2; exit 1; }
+    rm -rf "$mnt"/*; losetup -d "$lo"; return
+  fi
   if [ "$fs" = ntfs ]; then ntfs-3g -o ro "$lo" "$mnt"; else mount -o ro "$lo" "$mnt"; fi
   (cd "$mnt" && sha256sum --quiet -c "$work/files.sha") || { umount "$mnt"; losetup -d "$lo"; echo "files differ at sector $1" >&2; exit 1; }
   umount "$mnt"; losetup -d "$lo"
