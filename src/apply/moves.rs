@@ -49,6 +49,13 @@ pub fn job_for(plan: &Plan, src: &dyn ByteSource) -> Result<JournalHeader> {
 /// schedules (windows of at most `max_chunk` bytes of data, which is also the room of a journal record), the
 /// marking table, what it replaces, and the new table encoded over the marked one.
 pub fn job_with_chunk(plan: &Plan, src: &dyn ByteSource, max_chunk: u64) -> Result<JournalHeader> {
+    let t0 = std::time::Instant::now();
+    let job = job_inner(plan, src, max_chunk);
+    crate::mover::trace::phase("job (used-block maps)", t0);
+    job
+}
+
+fn job_inner(plan: &Plan, src: &dyn ByteSource, max_chunk: u64) -> Result<JournalHeader> {
     let ss = plan.device.logical_sector_size;
     let old = plan.old.clone().ok_or_else(|| {
         Error::usage(

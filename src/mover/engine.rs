@@ -21,6 +21,7 @@ use super::io::{AlignedBuf, Io};
 use super::journal::{Journal, Record, Sector, Stage};
 use super::pipeline::{self, Task};
 use super::schedule::{checksum, Mode};
+use super::trace;
 use super::window_io::{dev_err, flush_dev, mismatch, read_pieces, write_pieces, Meter, Pass};
 pub use super::window_io::{Control, Ended, Phase, Progress};
 use crate::error::{Error, Result};
@@ -75,27 +76,29 @@ pub fn run(dev: &dyn Io, j: &mut Journal, rec: Record, ctl: &mut Control) -> Res
         phase(ctl, Phase::Marking, j.commits);
         // The sources' signatures first: from the first write on, no probe recognises the filesystem.
         let hide = j.job.hide.clone();
-        write_sectors(dev, ss, &hide)?;
+        trace::timed("hide", || write_sectors(dev, ss, &hide))?;
         let mark = j.job.mark.clone();
-        write_sectors(dev, ss, &mark)?;
+        trace::timed("mark", || write_sectors(dev, ss, &mark))?;
         rec = Record::at(Stage::Copying, 0, 0, 0);
-        j.commit(rec.clone())?;
+        trace::timed("mark", || j.commit(rec.clone()))?;
     }
     if rec.stage == Stage::Copying {
         if copy_all(dev, j, &rec, ctl)? == Ended::Stopped {
             return Ok(Ended::Stopped);
         }
         rec = Record::at(Stage::Copied, 0, 0, 0);
-        j.commit(rec.clone())?;
+        trace::timed("verify pass", || j.commit(rec.clone()))?;
     }
     if rec.stage == Stage::Copied {
         phase(ctl, Phase::WritingTable, j.commits);
         let finish = j.job.finish.clone();
-        write_sectors(dev, ss, &finish)?;
+        trace::timed("new table", || write_sectors(dev, ss, &finish))?;
         // The last step: the filesystems' signatures, at their new places.
         let reveal = j.job.reveal.clone();
-        write_sectors(dev, ss, &reveal)?;
-        j.commit(Record::at(Stage::TableWritten, 0, 0, 0))?;
+        trace::timed("reveal", || write_sectors(dev, ss, &reveal))?;
+        trace::timed("reveal", || {
+            j.commit(Record::at(Stage::TableWritten, 0, 0, 0))
+        })?;
         return Ok(Ended::TableWritten);
     }
     match rec.stage {
@@ -115,15 +118,10 @@ fn copy_all(dev: &dyn Io, j: &mut Journal, rec: &Record, ctl: &mut Control) -> R
     let bytes = |m: &super::MoveSpec| m.extents().total();
     let total: u64 = j.job.moves.iter().map(bytes).sum();
     let before: u64 = j.job.moves.iter().take(rec.mv as usize).map(bytes).sum();
-    let mut meter = Meter {
-        t0: Instant::now(),
-        done: 0,
-        total: total - before,
-        phase: Phase::Copying,
-        partition: 0,
-    };
+    let mut meter = Meter::new(total - before, Phase::Copying);
     // Moves copied before this run (a resume) are verified again too.
     let mut to_verify: Vec<usize> = (0..rec.mv as usize).collect();
+    let t0 = Instant::now();
     for mv in rec.mv as usize..j.job.moves.len() {
         let r = if mv == rec.mv as usize {
             rec.clone()
@@ -139,7 +137,8 @@ fn copy_all(dev: &dyn Io, j: &mut Journal, rec: &Record, ctl: &mut Control) -> R
             to_verify.push(mv);
         }
     }
-    verify(dev, j, &to_verify, ctl)?;
+    trace::phase("copy (verify overlapped)", t0);
+    trace::timed("verify pass", || verify(dev, j, &to_verify, ctl))?;
     Ok(Ended::TableWritten)
 }
 
@@ -308,13 +307,7 @@ fn verify(dev: &dyn Io, j: &Journal, moves: &[usize], ctl: &mut Control) -> Resu
         .iter()
         .map(|&m| j.job.moves[m].extents().total())
         .sum();
-    let mut meter = Meter {
-        t0: Instant::now(),
-        done: 0,
-        total,
-        phase: Phase::Verifying,
-        partition: 0,
-    };
+    let mut meter = Meter::new(total, Phase::Verifying);
     for &mv in moves {
         let m = &j.job.moves[mv];
         let ext = m.extents();

@@ -2,7 +2,8 @@
 //! estimate from a move's schedule, which the plan shows.
 //!
 //! Terms:
-//! - **Measurement** ([`measure_rates`]): on the disk, up to 16 MiB read with `O_DIRECT` and one flush, timed: a read rate
+//! - **Measurement** ([`measure_rates`]): on the disk, 16 reads of 1 MiB spread over the footprint with `O_DIRECT`
+//!   and one flush, timed: a read rate
 //!   (bytes/s) and a flush time (s); on the journal's device (the directory the journal goes to), up to 4 MiB
 //!   written to a scratch file with `O_DIRECT` where its filesystem takes it, then flushed, and one 4 KiB write
 //!   flushed again, timed: a write rate and a flush time. The scratch file is removed; a journal directory that
@@ -10,6 +11,10 @@
 //! - **Pass**: one traversal of the bytes a move copies on the disk (read, write, verify).
 //! - **Barrier**: a disk flush that a window's commit waits for; a **commit** also flushes the journal (per window
 //!   in journaled mode, which also writes the window's bytes to the journal; per batch of windows otherwise).
+//! - **Fixed costs** ([`fixed_seconds`]): what an apply with moves spends besides the copy: table flushes, journal
+//!   commits, the process, and the read-only check of each moved filesystem.
+//! - **Choice** ([`choose_schedule`]): an overlapping move that [`Schedule::new`] journals may run in shift mode
+//!   (windows of at most the shift: a flush per window, no journal copy) when that is estimated faster.
 
 use std::path::Path;
 
@@ -25,25 +30,39 @@ pub struct Rates {
     pub journal_flush: f64,
 }
 
-/// Read rate (bytes/s) and flush time (s) of the device, from a short measurement: up to 16 MiB read with
-/// `O_DIRECT` from `offset`, and one `fdatasync` (harmless on a read-only fd). `None` when the measurement fails.
+/// Reads of one MiB the disk measurement makes.
+const PROBE_READS: u64 = 16;
+
+/// Where the disk measurement reads within `[offset, offset+len)`: [`PROBE_READS`] reads of 1 MiB spread evenly
+/// over it (4 KiB-aligned; contiguous when the span holds no more), so that the rate is that of the whole span
+/// (its start, freshly written by mkfs, may still sit in a cache that the rest does not).
+pub fn probe_offsets(offset: u64, len: u64) -> Vec<u64> {
+    const MIB: u64 = 1 << 20;
+    let start = offset / 4096 * 4096;
+    let n = PROBE_READS.min(len / MIB).max(1);
+    let step = if n > 1 {
+        (len.saturating_sub(MIB) / (n - 1)) / 4096 * 4096
+    } else {
+        0
+    };
+    (0..n).map(|k| start + k * step.max(MIB)).collect()
+}
+
+/// Read rate (bytes/s) and flush time (s) of the device, from a short measurement: [`probe_offsets`]'s reads of
+/// 1 MiB over `[offset, offset+len)` with `O_DIRECT`, and one `fdatasync` (harmless on a read-only fd). `None`
+/// when the measurement fails.
 pub fn measure_disk(file: &std::fs::File, offset: u64, len: u64) -> Option<(f64, f64)> {
     use std::os::unix::fs::FileExt;
     let f = file.try_clone().ok()?;
     set_direct(&f, true);
-    let n = len.min(16 << 20) / 4096 * 4096;
     let mut buf = io::AlignedBuf::new(1 << 20);
     let t = std::time::Instant::now();
     let mut done = 0u64;
-    let start = offset / 4096 * 4096;
-    while done < n {
-        let k = (n - done).min(1 << 20) as usize;
-        if f.read_exact_at(&mut buf.as_mut_slice()[..k], start + done)
-            .is_err()
-        {
+    for at in probe_offsets(offset, len) {
+        if f.read_exact_at(buf.as_mut_slice(), at).is_err() {
             break;
         }
-        done += k as u64;
+        done += 1 << 20;
     }
     let secs = t.elapsed().as_secs_f64();
     set_direct(&f, false);
@@ -160,6 +179,91 @@ pub fn estimate_copy_seconds(sch: &Schedule, copied: u64, r: &Rates) -> f64 {
     }
 }
 
+/// Disk flushes an apply with moves makes besides the copy's, counted on the benchmark's layouts with the move
+/// trace: the hiding, the marking table (one or two phases), the new table (one or two), the revealing and the
+/// kernel's re-read.
+pub const TABLE_FLUSHES: u64 = 6;
+/// Journal commits (and flushed files) an apply with moves makes besides the copy's: the backup and its
+/// directory, the journal's creation and its directory, then the records started, copying, copied, table
+/// written and done.
+pub const FIXED_COMMITS: u64 = 9;
+/// Seconds an apply spends that do not scale with the disk: the process, its checks and the job (measured with
+/// the move trace: 0.03–0.06 s on an idle machine).
+pub const PROCESS_SECONDS: f64 = 0.05;
+/// Seconds a filesystem checker takes to start and attach its loop device (measured: e2fsck -fn of a 1 GiB ext4
+/// 30 % full took 0.03 s in all).
+pub const CHECKER_START_SECONDS: f64 = 0.02;
+/// The part of a footprint a checker reads, modelled as one byte in 64 (ext4's inode tables at its default of
+/// one 256-byte inode per 16 KiB): its metadata.
+pub const CHECKER_READ_FRACTION: u64 = 64;
+
+/// Seconds an apply with `moves` moves spends besides copying, at `r`: [`PROCESS_SECONDS`], [`TABLE_FLUSHES`]
+/// disk flushes, [`FIXED_COMMITS`] journal commits plus one per move, and the read-only check of each moved
+/// filesystem (`checked` footprints, bytes) after the new table: [`CHECKER_START_SECONDS`] each and its metadata
+/// ([`CHECKER_READ_FRACTION`] of the footprint) read at the disk's rate.
+pub fn fixed_seconds(moves: u64, checked: &[u64], r: &Rates) -> f64 {
+    let checks: f64 = checked
+        .iter()
+        .map(|&fp| CHECKER_START_SECONDS + (fp / CHECKER_READ_FRACTION) as f64 / r.rate.max(1.0))
+        .sum();
+    PROCESS_SECONDS
+        + TABLE_FLUSHES as f64 * r.flush
+        + (FIXED_COMMITS + moves) as f64 * r.journal_flush
+        + checks
+}
+
+/// The least a disk flush after a write is taken to cost when choosing a schedule: the probe's flush has
+/// nothing to flush (it only reads), and flushes after the copy's writes cost 4–18 ms each on the benchmark's
+/// loop device (move trace), against well under 1 ms for the read-only probe's.
+pub const WRITE_FLUSH_FLOOR: f64 = 0.002;
+
+/// The flush time a schedule choice counts per window: the disk's measured flush, at least the journal device's
+/// flush after a write and [`WRITE_FLUSH_FLOOR`].
+pub fn write_flush(r: &Rates) -> f64 {
+    r.flush.max(r.journal_flush).max(WRITE_FLUSH_FLOOR)
+}
+
+/// Shifts below this stay journaled without measuring: a window of the shift then holds less than a disk flush
+/// costs to write on any disk (256 KiB is ~0.25 ms at 1 GB/s, under the ~0.3 ms a fast SSD's flush takes).
+pub const MIN_MEASURED_SHIFT: u64 = 256 << 10;
+
+/// Whether the schedule an overlapping move would run by without measuring, `base` ([`Schedule::new`]'s),
+/// could run faster in shift mode with windows of the shift: it is journaled and its shift is at least
+/// [`MIN_MEASURED_SHIFT`]. Only then is the disk measured ([`choose_schedule`]).
+pub fn worth_measuring(base: &Schedule) -> bool {
+    base.mode == Mode::Journaled && base.shift() >= MIN_MEASURED_SHIFT
+}
+
+/// The schedule a move of `len` bytes from `src` to `dst` runs by, copying `copied` bytes (see
+/// [`estimate_copy_seconds`]): [`Schedule::new`]'s, except that an overlapping move that would be journaled runs in
+/// shift mode, windows of at most the shift and no journal copy, when that is estimated faster at the measured
+/// `rates` (a disk flush per shift of bytes, at least [`write_flush`], against writing every byte to the journal
+/// too). Without rates, or below [`MIN_MEASURED_SHIFT`], [`Schedule::new`]'s.
+pub fn choose_schedule(
+    (src, dst, len): (u64, u64, u64),
+    unit: u64,
+    max_chunk: u64,
+    copied: u64,
+    rates: Option<&Rates>,
+) -> Schedule {
+    let base = Schedule::new(src, dst, len, unit, max_chunk);
+    let Some(r) = rates.filter(|_| worth_measuring(&base)) else {
+        return base;
+    };
+    let r = &Rates {
+        flush: write_flush(r),
+        ..*r
+    };
+    let shift = Schedule::with_min_shift(src, dst, len, unit, max_chunk, unit);
+    if shift.mode == Mode::Shift
+        && estimate_copy_seconds(&shift, copied, r) < estimate_copy_seconds(&base, copied, r)
+    {
+        shift
+    } else {
+        base
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +305,90 @@ mod tests {
         );
         assert!((ss - sf - 8.0 * 0.04).abs() < 1e-9, "{sf} {ss}");
         assert!(sf < jf && ss < js / 2.0, "{sf} {jf} {ss} {js}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+        /// The choice is never estimated slower than the default schedule, keeps the move's bytes, is the default
+        /// without a measurement or below [`MIN_MEASURED_SHIFT`], and picks shift mode only for an overlapping
+        /// move the default journals.
+        #[test]
+        fn the_chosen_schedule_is_never_estimated_slower(
+            src_m in 0u64..64, d_k in 1u64..4096, len_m in 1u64..2048, fill in 1u64..=100,
+            rate_mb in 20.0f64..3000.0, flush_ms in 0.01f64..40.0, jrate_mb in 10.0f64..3000.0,
+            jflush_ms in 0.01f64..40.0, back in proptest::bool::ANY,
+        ) {
+            let src = (src_m + 64) * MIB;
+            let d = d_k * 4096;
+            let dst = if back { src - d.min(src) } else { src + d };
+            let len = len_m * MIB;
+            let copied = len / 100 * fill;
+            let r = Rates {
+                rate: rate_mb * 1e6,
+                flush: flush_ms / 1e3,
+                journal_rate: jrate_mb * 1e6,
+                journal_flush: jflush_ms / 1e3,
+            };
+            let base = Schedule::new(src, dst, len, 512, 32 * MIB);
+            let c = choose_schedule((src, dst, len), 512, 32 * MIB, copied, Some(&r));
+            proptest::prop_assert_eq!((c.src, c.dst, c.len), (base.src, base.dst, base.len));
+            let floor = Rates {
+                flush: write_flush(&r),
+                ..r
+            };
+            proptest::prop_assert!(
+                estimate_copy_seconds(&c, copied, &floor) <= estimate_copy_seconds(&base, copied, &floor)
+            );
+            if c != base {
+                proptest::prop_assert!(base.mode == Mode::Journaled && c.mode == Mode::Shift);
+                proptest::prop_assert!(c.win <= c.shift() && base.shift() >= MIN_MEASURED_SHIFT);
+            }
+            proptest::prop_assert_eq!(
+                choose_schedule((src, dst, len), 512, 32 * MIB, copied, None),
+                base
+            );
+            // Fixed costs grow with every count and rate they are made of.
+            let f = fixed_seconds(1, &[len], &r);
+            proptest::prop_assert!(f > fixed_seconds(1, &[], &r) && fixed_seconds(2, &[len], &r) > f);
+        }
+    }
+
+    #[test]
+    fn a_mib_shift_runs_in_shift_mode_only_where_flushes_are_cheap() {
+        // 63 → 2048 (1985 sectors) with 300 MiB in use: 300 flushes against 300 MiB more written.
+        let (src, dst, len) = (63 * 512, 2048 * 512, 1024 * MIB);
+        let at = |rate: f64, flush: f64| Rates {
+            rate,
+            flush,
+            journal_rate: rate,
+            journal_flush: flush,
+        };
+        // A journal on a USB stick (25 MB/s) beside a fast SSD: shift mode; a disk whose flushes cost 20 ms, or a
+        // fast SSD with a fast journal (its flushes counted at the floor): journaled.
+        let ssd = Rates {
+            journal_rate: 25e6,
+            ..at(500.0 * MIB as f64, 0.000_2)
+        };
+        let hdd = at(100.0 * MIB as f64, 0.02);
+        let pick =
+            |r: &Rates| choose_schedule((src, dst, len), 512, 32 * MIB, 300 * MIB, Some(r)).mode;
+        assert_eq!(pick(&ssd), Mode::Shift);
+        assert_eq!(pick(&hdd), Mode::Journaled);
+        assert_eq!(pick(&at(2000.0 * MIB as f64, 0.000_2)), Mode::Journaled);
+        // A 1-sector shift never measures: it stays journaled.
+        let one = Schedule::new(2049 * 512, 2048 * 512, len, 512, 32 * MIB);
+        assert!(!worth_measuring(&one));
+    }
+
+    #[test]
+    fn the_disk_probe_spreads_its_reads_over_the_span() {
+        let o = probe_offsets(63 * 512, 1024 * MIB);
+        assert_eq!(o.len(), 16);
+        assert_eq!(o[0], 28672, "4 KiB-aligned start");
+        assert!(o.windows(2).all(|w| w[1] - w[0] >= MIB && w[1] % 4096 == 0));
+        assert!(*o.last().expect("reads") + MIB <= 63 * 512 + 1024 * MIB);
+        assert_eq!(probe_offsets(0, 3 * MIB), vec![0, MIB, 2 * MIB]);
+        assert_eq!(probe_offsets(0, 4096), vec![0]);
     }
 
     #[test]

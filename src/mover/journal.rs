@@ -367,6 +367,13 @@ impl<'a> Journal<'a> {
 
     /// [`Journal::commit`] of a record whose data's [`checksum`] (`sum`) the caller has computed already.
     pub fn commit_summed(&mut self, mut rec: Record, sum: u64) -> Result<()> {
+        let data = std::mem::take(&mut rec.data);
+        self.commit_data(rec, &data, sum)
+    }
+
+    /// [`Journal::commit_summed`] of the record `rec` with `data` as its data (its own `data` is ignored), so that
+    /// a window's bytes go to the journal from the buffer they were read into, without a copy.
+    pub fn commit_data(&mut self, mut rec: Record, data: &[u8], sum: u64) -> Result<()> {
         self.seq += 1;
         rec.seq = self.seq;
         let t0 = std::time::Instant::now();
@@ -377,14 +384,14 @@ impl<'a> Journal<'a> {
         f[16..24].copy_from_slice(&sm.to_le_bytes());
         f[24..32].copy_from_slice(&rec.next.to_le_bytes());
         f[32..40].copy_from_slice(&rec.batch_end.to_le_bytes());
-        f[40..48].copy_from_slice(&(rec.data.len() as u64).to_le_bytes());
+        f[40..48].copy_from_slice(&(data.len() as u64).to_le_bytes());
         f[48..56].copy_from_slice(&sum.to_le_bytes());
         let crc = crc32fast::hash(&f[..56]);
         f[56..60].copy_from_slice(&crc.to_le_bytes());
         let at = self.slots + (rec.seq % 2) * self.slot_size;
-        if !rec.data.is_empty() {
+        if !data.is_empty() {
             self.io
-                .write_at(at + REC_HEAD, &rec.data)
+                .write_at(at + REC_HEAD, data)
                 .map_err(|e| io_err("writing", &e))?;
         }
         self.io

@@ -420,6 +420,7 @@ fn drive(
             trace::text()
         );
     }
+    let t1 = std::time::Instant::now();
     let ended = r.map_err(|mut e| {
         e.fix = format!(
             "{}; the move continues with: {}",
@@ -431,8 +432,10 @@ fn drive(
     let secs = t0.elapsed().as_secs_f64();
     let mut checks = Vec::new();
     if ended == Ended::TableWritten {
-        let _ = crate::device::ioctl::flush_buffers(file);
-        let _ = crate::device::ioctl::reread_partitions(file);
+        trace::timed("kernel re-read", || {
+            let _ = crate::device::ioctl::flush_buffers(file);
+            let _ = crate::device::ioctl::reread_partitions(file);
+        });
         (ctl.progress)(&Progress {
             phase: Phase::Checking,
             partition: 0,
@@ -443,6 +446,7 @@ fn drive(
             commit_points: j.commits,
         });
         let ss = j.job.sector_size;
+        let t2 = std::time::Instant::now();
         for m in &j.job.moves {
             if let Some(p) = j.job.new.partitions.iter().find(|p| p.number == m.number) {
                 if let Some(c) = fsck::check(
@@ -456,12 +460,8 @@ fn drive(
                 }
             }
         }
-        if trace {
-            eprintln!(
-                "afdisk move trace: filesystem checks {:.2} s",
-                t0.elapsed().as_secs_f64() - secs
-            );
-        }
+        trace::phase("filesystem check", t2);
+        let t2 = std::time::Instant::now();
         j.commit(Record::at(Stage::Done, 0, 0, 0))?;
         let mut done = jpath.as_os_str().to_owned();
         done.push(".done");
@@ -469,8 +469,64 @@ fn drive(
         if let Some(d) = jpath.parent() {
             fsync_dir(d);
         }
+        trace::phase("journal retired", t2);
+    }
+    if trace {
+        eprintln!(
+            "afdisk move trace: phases: {}; after the new table {:.2} s",
+            trace::phases_text(),
+            t1.elapsed().as_secs_f64()
+        );
     }
     Ok(outcome(opened, jpath, &j.job, ended, secs, checks))
+}
+
+/// How the apply picks a move's schedule: `AFDISK_MOVE_SCHEDULE=shift` or `journaled` forces shift mode (windows of
+/// at most the shift) or the default schedule for every overlapping move (for benchmarks comparing the two);
+/// unset, [`estimate::choose_schedule`] decides by a short measurement of the disk and the journal's directory (a
+/// block device; an image keeps the default schedule).
+pub const SCHEDULE_ENV: &str = "AFDISK_MOVE_SCHEDULE";
+
+/// `job` with each move's schedule chosen ([`estimate::choose_schedule`]): a journaled move whose shift is
+/// large enough to be worth it is measured (one short probe of the disk and the journal's directory for the
+/// whole job) and may run in shift mode instead. Both modes keep every source intact until its copy is durable
+/// (`schedule`'s invariant), so the choice is one of speed only.
+fn choose_schedules(
+    mut job: JournalHeader,
+    opened: &Opened,
+    file: &std::fs::File,
+    journal_dir: &Path,
+) -> JournalHeader {
+    let forced = std::env::var(SCHEDULE_ENV).ok();
+    let ss = job.sector_size;
+    let mut rates: Option<Option<Rates>> = None;
+    for m in &mut job.moves {
+        let s = m.schedule;
+        let base = Schedule::new(s.src, s.dst, s.len, ss, job.max_chunk);
+        let copied = m.extents().total();
+        let shift = match forced.as_deref() {
+            Some("shift") => Schedule::with_min_shift(s.src, s.dst, s.len, ss, job.max_chunk, ss),
+            Some("journaled") => s,
+            // A disk image keeps the default: its flushes cost what the host's page cache makes them, and its
+            // moves (tests, demonstrations) keep one schedule whatever the host's load.
+            _ if opened.info.kind == TargetKind::Block && estimate::worth_measuring(&base) => {
+                let r = rates
+                    .get_or_insert_with(|| measure_rates(file, s.src, s.len, Some(journal_dir)));
+                estimate::choose_schedule(
+                    (s.src, s.dst, s.len),
+                    ss,
+                    job.max_chunk,
+                    copied,
+                    r.as_ref(),
+                )
+            }
+            _ => s,
+        };
+        if shift.mode == Mode::Shift && s.mode == Mode::Journaled {
+            m.schedule = shift;
+        }
+    }
+    job
 }
 
 /// Runs the move `job` on `file` (opened exclusively and locked by the apply, which has checked the plan, the
@@ -482,7 +538,15 @@ pub fn start(
     journal_dir: &Path,
     ctl: &mut Control,
 ) -> Result<MoveOutcome> {
+    // The apply before this point (its checks, backup and job), from the start of the process.
+    if let Some(age) = trace::process_age() {
+        trace::phase_secs("apply until the journal (incl. job)", age);
+    }
+    let t0 = std::time::Instant::now();
     check_journal_place(journal_dir, opened)?;
+    let job = trace::timed("schedule choice", || {
+        choose_schedules(job, opened, file, journal_dir)
+    });
     let jpath = journal_path(journal_dir, &opened.info.name, &job.id);
     let need = Journal::size_for(&job)?;
     check_journal_room(journal_dir, need)?;
@@ -517,6 +581,7 @@ pub fn start(
     };
     Journal::create(&jio, job)?;
     fsync_dir(journal_dir);
+    trace::phase("journal created", t0);
     drive(
         opened,
         file,

@@ -368,10 +368,9 @@ fn journal_windows(
             return Ok(Ended::Stopped);
         }
         j.put_sums(t.mv, w, &[sum])?;
-        let mut rec = Record::at(Stage::Copying, mv, w, w + 1);
-        rec.data = b.as_slice().to_vec();
-        // The reader's checksum of these very bytes.
-        j.commit_summed(rec, sum)?;
+        let rec = Record::at(Stage::Copying, mv, w, w + 1);
+        // The window's bytes straight from the read buffer, with the reader's checksum of these very bytes.
+        j.commit_data(rec, b.as_slice(), sum)?;
         wr.settle(&t.ext, meter, j.commits, ctl)?;
         wr.wtx.send((w, b, sum)).map_err(|_| lost())?;
         wr.in_flight = true;

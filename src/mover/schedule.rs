@@ -48,12 +48,26 @@ impl Schedule {
     /// The schedule for moving `len` bytes from `src` to `dst`; `unit` (the logical sector size) divides
     /// `src`, `dst` and `len`; windows are at most `max_chunk` (a multiple of `unit`).
     pub fn new(src: u64, dst: u64, len: u64, unit: u64, max_chunk: u64) -> Schedule {
+        Schedule::with_min_shift(src, dst, len, unit, max_chunk, MIN_SHIFT)
+    }
+
+    /// [`Schedule::new`] with shift mode from a shift of `min_shift` bytes (at least a sector) on instead of
+    /// [`MIN_SHIFT`]: `unit` makes every overlapping move with a shift of a sector or more a shift-mode move, in
+    /// windows of at most the shift (see `estimate::choose_schedule`, which decides by the measured costs).
+    pub fn with_min_shift(
+        src: u64,
+        dst: u64,
+        len: u64,
+        unit: u64,
+        max_chunk: u64,
+        min_shift: u64,
+    ) -> Schedule {
         let unit = unit.max(1);
         let max_chunk = (max_chunk / unit).max(1) * unit;
         let d = src.abs_diff(dst);
         let (mode, win) = if d >= len {
             (Mode::Disjoint, max_chunk)
-        } else if d >= MIN_SHIFT.max(unit) {
+        } else if d >= min_shift.max(unit) {
             (Mode::Shift, max_chunk.min(d / unit * unit))
         } else {
             (Mode::Journaled, max_chunk)
@@ -235,12 +249,15 @@ mod tests {
         #[test]
         fn schedule_never_overwrites_an_uncopied_or_unflushed_source(
             src_s in 0u64..5000, dst_s in 0u64..5000, len_s in 1u64..3000, chunk_s in 1u64..600,
-            unit_k in 0usize..2,
+            unit_k in 0usize..2, min_shift_s in proptest::option::of(0u64..3000),
         ) {
             let unit = [512u64, 4096][unit_k];
             let (src, dst, len, chunk) = (src_s * unit, dst_s * unit, len_s * unit, chunk_s * unit);
             // Scale MIN_SHIFT checks: a small shift in sectors is still a real case.
-            let s = Schedule::new(src, dst, len, unit, chunk);
+            let s = match min_shift_s {
+                None => Schedule::new(src, dst, len, unit, chunk),
+                Some(m) => Schedule::with_min_shift(src, dst, len, unit, chunk, m * unit),
+            };
             let n = s.count();
             let mut covered = 0u64;
             let mut since = 0u64;

@@ -1,10 +1,16 @@
-//! A timing trace of the copy (set `AFDISK_MOVE_TRACE=1`: `apply`/`resume` print it on stderr): the time spent
-//! in each kind of I/O, summed over the threads that do it (so the sum exceeds the wall time when they overlap).
+//! A timing trace of a move (set `AFDISK_MOVE_TRACE=1`: `apply`/`resume` print it on stderr): the time spent
+//! in each kind of I/O, summed over the threads that do it (so the sum exceeds the wall time when they overlap),
+//! how many device flushes and journal commits the move made, and the wall time of each **phase** of the apply
+//! (building the job, creating the journal, hiding, marking, copying, the verification pass, the new table,
+//! revealing, the kernel's re-read, the filesystem check, retiring the journal).
 //!
 //! Terms:
 //! - A **kind** of I/O is one of [`NAMES`], indexed by the constants below; each sums nanoseconds.
+//! - A **phase** is a named span of the apply on the main thread; each sums nanoseconds over its occurrences,
+//!   listed in the order they first occurred.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 pub const READ: usize = 0;
@@ -20,23 +26,92 @@ pub const NAMES: [&str; 5] = [
     "verify read-back",
 ];
 static NANOS: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
+/// How many times each kind ran (device flushes and journal commits are the fixed costs the estimate counts).
+static COUNTS: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
+static PHASES: Mutex<Vec<(&'static str, u64)>> = Mutex::new(Vec::new());
 
 pub fn add(kind: usize, since: Instant) {
     if let Some(a) = NANOS.get(kind) {
         a.fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
     }
+    if let Some(c) = COUNTS.get(kind) {
+        c.fetch_add(1, Ordering::Relaxed);
+    }
 }
+
+/// Adds the time since `since` to the phase `name`.
+pub fn phase(name: &'static str, since: Instant) {
+    phase_secs(name, since.elapsed().as_secs_f64());
+}
+
+/// Adds `secs` to the phase `name`.
+pub fn phase_secs(name: &'static str, secs: f64) {
+    let n = (secs.max(0.0) * 1e9) as u64;
+    let mut p = PHASES.lock().unwrap_or_else(|e| e.into_inner());
+    match p.iter_mut().find(|(k, _)| *k == name) {
+        Some((_, t)) => *t += n,
+        None => p.push((name, n)),
+    }
+}
+
+/// Runs `f` as the phase `name`.
+pub fn timed<T>(name: &'static str, f: impl FnOnce() -> T) -> T {
+    let t0 = Instant::now();
+    let r = f();
+    phase(name, t0);
+    r
+}
+
 pub fn reset() {
-    for a in &NANOS {
+    for a in NANOS.iter().chain(&COUNTS) {
         a.store(0, Ordering::Relaxed);
     }
 }
-/// "read 1.23 s, write …" for the trace line.
+
+/// How many times the kind `kind` ran since the last [`reset`].
+pub fn count(kind: usize) -> u64 {
+    COUNTS.get(kind).map_or(0, |c| c.load(Ordering::Relaxed))
+}
+
+/// "read 1.23 s, write …, 40 device flushes, 12 journal commits" for the trace line.
 pub fn text() -> String {
-    NAMES
+    let mut parts: Vec<String> = NAMES
         .iter()
         .zip(&NANOS)
         .map(|(n, a)| format!("{n} {:.2} s", a.load(Ordering::Relaxed) as f64 / 1e9))
+        .collect();
+    parts.push(format!(
+        "{} device flushes, {} journal commits",
+        count(FLUSH),
+        count(JOURNAL)
+    ));
+    parts.join(", ")
+}
+
+/// "job 0.01 s, journal 0.02 s, …" for the phase line (and clears the phases).
+pub fn phases_text() -> String {
+    let mut p = PHASES.lock().unwrap_or_else(|e| e.into_inner());
+    let s = p
+        .iter()
+        .map(|(n, t)| format!("{n} {:.3} s", *t as f64 / 1e9))
         .collect::<Vec<_>>()
-        .join(", ")
+        .join(", ");
+    p.clear();
+    s
+}
+
+/// Seconds since this process started (from `/proc`), for the time an apply spent before the move began.
+pub fn process_age() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command's closing parenthesis: state is field 3, starttime field 22.
+    let rest = stat.rsplit_once(')')?.1;
+    let start: f64 = rest.split_whitespace().nth(19)?.parse().ok()?;
+    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    // In clock ticks of USER_HZ, which Linux fixes at 100 for user space.
+    Some(uptime - start / 100.0)
 }

@@ -92,17 +92,28 @@ pub(super) struct Meter {
     pub(super) total: u64,
     pub(super) phase: Phase,
     pub(super) partition: u32,
+    /// The first report with bytes done: (bytes, seconds); the rate is measured from it on.
+    pub(super) first: Option<(u64, f64)>,
 }
 
 impl Meter {
-    pub(super) fn report(&self, ctl: &mut Control, commits: u64) {
+    pub(super) fn new(total: u64, phase: Phase) -> Meter {
+        Meter {
+            t0: Instant::now(),
+            done: 0,
+            total,
+            phase,
+            partition: 0,
+            first: None,
+        }
+    }
+
+    pub(super) fn report(&mut self, ctl: &mut Control, commits: u64) {
         let secs = self.t0.elapsed().as_secs_f64();
-        let rate = if secs > 0.0 {
-            self.done as f64 / secs
-        } else {
-            0.0
-        };
-        let eta = (rate > 0.0).then(|| self.total.saturating_sub(self.done) as f64 / rate);
+        if self.first.is_none() && self.done > 0 {
+            self.first = Some((self.done, secs));
+        }
+        let (rate, eta) = rate_and_eta(self.done, self.total, secs, self.first);
         (ctl.progress)(&Progress {
             phase: self.phase,
             partition: self.partition,
@@ -113,6 +124,27 @@ impl Meter {
             commit_points: commits,
         });
     }
+}
+
+/// The rate (bytes/s) and the seconds left of a pass that has done `done` of its `total` bytes in `secs`, whose
+/// first report with bytes done was `first` (bytes, seconds). The rate is measured from that first report on:
+/// the time before it holds the pipeline's filling (the first window is read, journaled and written before any
+/// of its bytes count), which the rest of the pass does not pay again, so a rate over the whole time would
+/// overstate the time left by that filling until late in the pass. Before a second report, the rate is over
+/// the whole time. No time left is known before any byte is done.
+pub fn rate_and_eta(
+    done: u64,
+    total: u64,
+    secs: f64,
+    first: Option<(u64, f64)>,
+) -> (f64, Option<f64>) {
+    let rate = match first {
+        Some((b, t)) if done > b && secs > t => (done - b) as f64 / (secs - t),
+        _ if secs > 0.0 => done as f64 / secs,
+        _ => 0.0,
+    };
+    let eta = (rate > 0.0).then(|| total.saturating_sub(done) as f64 / rate);
+    (rate, eta)
 }
 
 pub(super) fn dev_err(what: &str, off: u64, e: &std::io::Error) -> Error {
@@ -186,4 +218,55 @@ pub(super) fn mismatch(number: u32, s: &Schedule, w: u64) -> Error {
         ),
         "the journal is kept; check the disk (dmesg) and run `afdisk resume TARGET`",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rate_and_eta;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        /// A pass of `n ≥ 20` windows whose first report comes after a pipeline filling of up to three window
+        /// times, each window then taking its time within ±10 % of the mean: from 10 % of the bytes on, the
+        /// time left it shows is within 30 % of the time actually left (and within 1 ms near the end).
+        #[test]
+        fn the_time_left_holds_from_a_tenth_of_the_pass_on(
+            n in 20usize..200, fill in 0.0f64..3.0, jitter in proptest::collection::vec(0.9f64..1.1, 200),
+            win in 1u64..64,
+        ) {
+            let win = win << 20;
+            let total = n as u64 * win;
+            // Report k (bytes win·(k+1)) comes at times[k].
+            let mut times = Vec::with_capacity(n);
+            let mut t = fill;
+            for j in jitter.iter().take(n) {
+                t += j;
+                times.push(t);
+            }
+            let end = times[n - 1];
+            let first = Some((win, times[0]));
+            for (k, &at) in times.iter().enumerate() {
+                let done = win * (k as u64 + 1);
+                if done * 10 < total {
+                    continue;
+                }
+                let (_, eta) = rate_and_eta(done, total, at, first);
+                let left = end - at;
+                let eta = eta.expect("a rate once bytes are done");
+                prop_assert!((eta - left).abs() <= 0.3 * left + 1e-3, "at {k}/{n}: eta {eta}, left {left}");
+            }
+        }
+    }
+
+    #[test]
+    fn no_time_left_before_any_byte() {
+        assert_eq!(rate_and_eta(0, 100, 1.0, None), (0.0, None));
+        assert_eq!(rate_and_eta(50, 100, 1.0, None), (50.0, Some(1.0)));
+        // The filling (0.5 s before the first 10 bytes) is not held against the rest.
+        assert_eq!(
+            rate_and_eta(30, 100, 1.5, Some((10, 0.5))),
+            (20.0, Some(3.5))
+        );
+    }
 }

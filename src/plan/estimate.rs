@@ -3,11 +3,16 @@
 //! agree on how a move runs.
 //!
 //! Terms:
-//! - **Probe**: up to 16 MiB read with `O_DIRECT` from the first moving partition and one flush, timed, and a
+//! - **Probe**: 16 reads of 1 MiB spread over the first moving partition's footprint with `O_DIRECT` and one
+//!   flush, timed, and a
 //!   short timed write and flush in the journal's directory (the backup directory, where apply puts the journal;
 //!   the scratch file is removed) (`mover::measure_rates`): read rate and flush time of the disk, write rate and
 //!   flush time of the journal's device.
-//! - **Estimate**: per moving partition, milliseconds in its `data_move`, and the plan's note with the total.
+//! - **Estimate**: per moving partition, milliseconds in its `data_move`, and the plan's note with the total: its
+//!   copy by the schedule the apply will choose (`mover::estimate::choose_schedule`), its filesystem's check, and
+//!   with the first moving partition the apply's fixed costs (`mover::estimate::fixed_seconds`: table flushes,
+//!   journal commits, the process), so that the first one's figure is the whole apply's when one partition
+//!   moves.
 //! - **Used bytes**: what the filesystem's used-block map (`fs::used_map`, read from the device) says is in use
 //!   within the footprint, shown in the move's reason beside the footprint, or why the map is not used (copy
 //!   whole). The move copies only those bytes, and the estimate counts them (`mover::estimate_copy_seconds`).
@@ -32,7 +37,11 @@ pub fn estimate_moves(file: &std::fs::File, ss: u64, changes: &mut [Change]) -> 
         .as_ref()
         .map_or(0, |d| d.from_offset_bytes);
     let journal_dir = mover::journal_dir();
-    let probe = mover::measure_rates(file, from, 16 << 20, Some(&journal_dir));
+    let span = changes[first]
+        .data_move
+        .as_ref()
+        .map_or(16 << 20, |d| d.copy_bytes);
+    let probe = mover::measure_rates(file, from, span, Some(&journal_dir));
     let mut total = 0.0;
     for &i in &moving {
         let c = &mut changes[i];
@@ -41,15 +50,26 @@ pub fn estimate_moves(file: &std::fs::File, ss: u64, changes: &mut [Change]) -> 
         };
         let (note, copied) = used_note(file, d);
         c.reason.push_str(&note);
-        let sch = mover::Schedule::new(
-            d.from_offset_bytes,
-            d.to_offset_bytes,
-            d.copy_bytes.div_ceil(ss) * ss,
+        let len = d.copy_bytes.div_ceil(ss) * ss;
+        // The schedule the apply will choose (`mover::start`), from the same kind of measurement.
+        let sch = mover::estimate::choose_schedule(
+            (d.from_offset_bytes, d.to_offset_bytes, len),
             ss,
             mover::MAX_CHUNK,
+            copied,
+            probe.as_ref(),
         );
         if let Some(rates) = &probe {
-            let secs = mover::estimate_copy_seconds(&sch, copied, rates);
+            // The apply's fixed costs go with the first move (for the whole apply); each move adds its commit
+            // and its filesystem's check.
+            let fixed = if i == first {
+                mover::estimate::fixed_seconds(moving.len() as u64, &[], rates)
+            } else {
+                0.0
+            };
+            let check = mover::estimate::fixed_seconds(0, &[len], rates)
+                - mover::estimate::fixed_seconds(0, &[], rates);
+            let secs = mover::estimate_copy_seconds(&sch, copied, rates) + fixed + check;
             d.estimate_ms = Some((secs * 1000.0) as u64);
             total += secs;
             c.reason.push_str(&format!("; about {secs:.0} s"));

@@ -25,15 +25,36 @@
 #   - "journal on another device": an ext4 on a second loop device over a file in /dev/shm, mounted, standing for
 #     a separate fast disk (the system disk's SSD): what real use looks like. Its flushes cost next to nothing,
 #     so this variant is the favourable bound; the truth for a real system disk lies between the two.
-# Usage: tests/bench/move_vs_dd.sh [path/to/afdisk] [SIZE_MIB] [FILL%...]
+# Filesystems (issue 24): --fs ext4 (default), xfs, vfat (FAT32) or ntfs. ext4 is made at its offset by
+# mkfs.ext4 -d; the others on a loop device over the partition, filled through a mount (ntfs-3g for NTFS; mtools
+# for FAT32, which needs no kernel module), and
+# checked after the move by their checker (xfs_repair -n, fsck.fat -n, ntfsfix -n) and every file's sha256.
+# e2image runs for ext4 only. --cases picks the cases (default ABC).
+# Usage: tests/bench/move_vs_dd.sh [--fs FS] [--cases ABC] [path/to/afdisk] [SIZE_MIB] [FILL%...]
 #   (root; default target/release/afdisk, 1024 MiB, fills 10 50 90)
 set -euo pipefail
 shopt -s inherit_errexit
+fs=ext4
+cases=ABC
+while [ $# -gt 0 ]; do
+  case $1 in
+    --fs) fs=$2; shift 2 ;;
+    --cases) cases=$2; shift 2 ;;
+    *) break ;;
+  esac
+done
+case $fs in
+  ext4) tools="mkfs.ext4 e2fsck e2image" ;;
+  xfs) tools="mkfs.xfs xfs_repair" ;;
+  vfat) tools="mkfs.fat fsck.fat mcopy" ;;
+  ntfs) tools="mkntfs ntfsfix ntfs-3g" ;;
+  *) echo "move_vs_dd: --fs takes ext4, xfs, vfat or ntfs" >&2; exit 2 ;;
+esac
 bin=${1:-$(cd "$(dirname "$0")/../.." && pwd)/target/release/afdisk}
 size_mib=${2:-1024}
 shift $(( $# > 2 ? 2 : $# ))
 fills=${*:-10 50 90}
-for t in losetup sfdisk sgdisk mkfs.ext4 e2fsck e2image dd sha256sum python3; do
+for t in losetup sfdisk sgdisk mkfs.ext4 $tools dd sha256sum python3; do
   command -v "$t" >/dev/null || { echo "move_vs_dd: $t is missing" >&2; exit 1; }
 done
 [ "$(id -u)" = 0 ] || { echo "move_vs_dd: needs root (loop devices, drop_caches)" >&2; exit 1; }
@@ -95,17 +116,58 @@ fresh() { # $1 = label script for sfdisk (stdin), $2 = partition start sector
   wipefs -q -a "$loop" >/dev/null 2>&1 || true
   dd if=/dev/zero of="$loop" bs=1M count=1 conv=notrunc status=none
   printf '%s' "$1" | sfdisk -q "$loop" >/dev/null
-  # No reserved blocks (-m 0): 90 % of the partition in files fits beside the metadata.
-  mkfs.ext4 -q -F -E offset=$(($2 * 512)),lazy_itable_init=1 -m 0 -d "$filesdir" "$loop" $((bytes / 1024)) >/dev/null
+  if [ "$fs" = ext4 ]; then
+    # No reserved blocks (-m 0): 90 % of the partition in files fits beside the metadata.
+    mkfs.ext4 -q -F -E offset=$(($2 * 512)),lazy_itable_init=1 -m 0 -d "$filesdir" "$loop" $((bytes / 1024)) >/dev/null
+  else
+    make_other "$2"
+  fi
   sync
 }
 
-# The ext4 at sector $1: e2fsck -fn clean and every file as written (read-only mount of a loop over it).
+# The filesystem $fs (not ext4) at sector $1, filled through a mount of a loop device over the partition.
+make_other() {
+  local lo mnt=$work/mnt
+  lo=$(losetup -f --show -o $(($1 * 512)) --sizelimit "$bytes" "$loop")
+  case $fs in
+    xfs) mkfs.xfs -q -f "$lo" ;;
+    vfat) mkfs.fat -F 32 -h "$1" "$lo" >/dev/null ;;
+    ntfs) mkntfs -Q -F -q -p "$1" -H 255 -S 63 "$lo" >/dev/null ;;
+  esac
+  if [ "$fs" = vfat ]; then
+    # mtools: no kernel vfat module needed.
+    mcopy -i "$lo" "$filesdir"/f* ::/
+    losetup -d "$lo"; return
+  fi
+  mkdir -p "$mnt"
+  if [ "$fs" = ntfs ]; then ntfs-3g "$lo" "$mnt"; else mount "$lo" "$mnt"; fi
+  cp "$filesdir"/f* "$mnt"/
+  umount "$mnt"; losetup -d "$lo"
+}
+
+# The checker of $fs on the loop device $1: its exit status.
+fsck_of() {
+  case $fs in
+    ext4) e2fsck -fn "$1" ;;
+    xfs) xfs_repair -n "$1" ;;
+    vfat) fsck.fat -n "$1" ;;
+    ntfs) ntfsfix -n "$1" ;;
+  esac
+}
+
+# The filesystem at sector $1: its checker clean and every file as written (read-only mount of a loop over it).
 check_fs() {
   local lo mnt=$work/mnt
   lo=$(losetup -f --show -r -o $(($1 * 512)) --sizelimit "$bytes" "$loop")
-  e2fsck -fn "$lo" >"$work/fsck.log" 2>&1 || { losetup -d "$lo"; echo "e2fsck at sector $1: $(tail -3 "$work/fsck.log")" >&2; exit 1; }
-  mkdir -p "$mnt"; mount -o ro "$lo" "$mnt"
+  fsck_of "$lo" >"$work/fsck.log" 2>&1 || { losetup -d "$lo"; echo "$fs check at sector $1: $(tail -3 "$work/fsck.log")" >&2; exit 1; }
+  mkdir -p "$mnt"
+  if [ "$fs" = vfat ]; then
+    # mtools copies the files out (no kernel vfat module needed), compared as the mount's would be.
+    rm -rf "$mnt"/*; mcopy -n -i "$lo" '::/*' "$mnt"/
+    (cd "$mnt" && sha256sum --quiet -c "$work/files.sha") || { losetup -d "$lo"; echo "files differ at sector $1" >&2; exit 1; }
+    rm -rf "$mnt"/*; losetup -d "$lo"; return
+  fi
+  if [ "$fs" = ntfs ]; then ntfs-3g -o ro "$lo" "$mnt"; else mount -o ro "$lo" "$mnt"; fi
   (cd "$mnt" && sha256sum --quiet -c "$work/files.sha") || { umount "$mnt"; losetup -d "$lo"; echo "files differ at sector $1" >&2; exit 1; }
   umount "$mnt"; losetup -d "$lo"
 }
@@ -165,53 +227,57 @@ run_e2image() { # $1 = from sector, $2 = to sector: GParted's in-place ext move 
 
 ratio() { python3 -c "print(f'{$1/$2:.2f}x')"; }
 
-echo "move_vs_dd: $size_mib MiB, fills $fills %, loop --direct-io=on over $(df --output=source,fstype "$work" | tail -1), afdisk $bin"
+echo "move_vs_dd: $size_mib MiB $fs, fills $fills %, cases $cases, loop --direct-io=on over $(df --output=source,fstype "$work" | tail -1), afdisk $bin"
 echo "  journal on the same disk: $work/backups; on another device: $jdir/backups ($jloop over $jimg, tmpfs)"
+case $fs in
+  ext4|xfs) mbr_type=83; gpt_type=0FC63DAF-8483-4772-8E79-3D69D8477DE4 ;;
+  vfat) mbr_type=c; gpt_type=EBD0A0A2-B9E5-4433-87C0-68B6B72699C7 ;;
+  ntfs) mbr_type=7; gpt_type=EBD0A0A2-B9E5-4433-87C0-68B6B72699C7 ;;
+esac
 mbr="label: dos
-start=63, size=$secs, type=83
+start=63, size=$secs, type=$mbr_type
 start=$((2048 + secs)), size=2048, type=83
 "
 mbr_far="label: dos
-start=63, size=$secs, type=83
+start=63, size=$secs, type=$mbr_type
 "
 far=67584
 # Partition 2 right behind partition 1: the move cannot go forward, so it is the 1-sector shift.
 gpt="label: gpt
-start=2049, size=$secs, type=0FC63DAF-8483-4772-8E79-3D69D8477DE4
+start=2049, size=$secs, type=$gpt_type
 start=$((2049 + secs)), size=2048, type=0FC63DAF-8483-4772-8E79-3D69D8477DE4
 "
+# One case: $1 = title, $2 = label script, $3 = old start, $4 = new start, $5 = dd's from byte, $6 = dd's to byte,
+# $7 = what dd copies.
+one_case() {
+  local t_af t_aj t_dd t_e2=""
+  fresh "$2" "$3"; t_af=$(run_afdisk "$3" "$4" "$work/backups")
+  fresh "$2" "$3"; t_aj=$(run_afdisk "$3" "$4" "$jdir/backups")
+  fresh "$2" "$3"; t_dd=$(run_dd "$5" "$6")
+  if [ "$fs" = ext4 ]; then fresh "$2" "$3"; t_e2=$(run_e2image "$3" "$4"); fi
+  echo "$1, $fs $fill % full"
+  report "  afdisk apply, journal on the same disk" "$t_af"
+  report "  afdisk apply, journal on another device" "$t_aj"
+  report "  $7" "$t_dd"
+  if [ -n "$t_e2" ]; then
+    report "  e2image -ra -p -o -O (in place)" "$t_e2"
+    echo "  afdisk vs dd: $(ratio "$t_dd" "$t_af") (journal on another device $(ratio "$t_dd" "$t_aj")); vs e2image: $(ratio "$t_e2" "$t_af") ($(ratio "$t_e2" "$t_aj"))"
+  else
+    echo "  afdisk vs dd: $(ratio "$t_dd" "$t_af") (journal on another device $(ratio "$t_dd" "$t_aj"))"
+  fi
+}
 for fill in $fills; do
   make_files "$fill"
-  fresh "$mbr" 63; t_af=$(run_afdisk 63 2048 "$work/backups")
-  fresh "$mbr" 63; t_aj=$(run_afdisk 63 2048 "$jdir/backups")
-  fresh "$mbr" 63; t_dd=$(run_dd $((63 * 512)) $(((63 + secs + 4096) * 512)))
-  fresh "$mbr" 63; t_e2=$(run_e2image 63 2048)
-  echo "A. 63 -> 2048 (toward the end by 1985 sectors), ext4 $fill % full"
-  report "  afdisk apply, journal on the same disk" "$t_af"
-  report "  afdisk apply, journal on another device" "$t_aj"
-  report "  dd direct, whole footprint, non-overlapping" "$t_dd"
-  report "  e2image -ra -p -o -O (in place)" "$t_e2"
-  echo "  afdisk vs dd: $(ratio "$t_dd" "$t_af") (journal on another device $(ratio "$t_dd" "$t_aj")); vs e2image: $(ratio "$t_e2" "$t_af") ($(ratio "$t_e2" "$t_aj"))"
-
-  fresh "$gpt" 2049; t_af=$(run_afdisk 2049 2048 "$work/backups")
-  fresh "$gpt" 2049; t_aj=$(run_afdisk 2049 2048 "$jdir/backups")
-  fresh "$gpt" 2049; t_dd=$(run_dd $((2049 * 512)) $((2048 * 512)))
-  fresh "$gpt" 2049; t_e2=$(run_e2image 2049 2048)
-  echo "B. 2049 -> 2048 (toward the start by 1 sector), ext4 $fill % full"
-  report "  afdisk apply, journal on the same disk" "$t_af"
-  report "  afdisk apply, journal on another device" "$t_aj"
-  report "  dd direct in place, whole footprint" "$t_dd"
-  report "  e2image -ra -p -o -O (in place)" "$t_e2"
-  echo "  afdisk vs dd: $(ratio "$t_dd" "$t_af") (journal on another device $(ratio "$t_dd" "$t_aj")); vs e2image: $(ratio "$t_e2" "$t_af") ($(ratio "$t_e2" "$t_aj"))"
-
-  fresh "$mbr_far" 63; t_af=$(run_afdisk 63 "$far" "$work/backups")
-  fresh "$mbr_far" 63; t_aj=$(run_afdisk 63 "$far" "$jdir/backups")
-  fresh "$mbr_far" 63; t_dd=$(run_dd $((63 * 512)) $(((63 + secs + 4096) * 512)))
-  fresh "$mbr_far" 63; t_e2=$(run_e2image 63 "$far")
-  echo "C. 63 -> $far (toward the end by one window: shift mode), ext4 $fill % full"
-  report "  afdisk apply, journal on the same disk" "$t_af"
-  report "  afdisk apply, journal on another device" "$t_aj"
-  report "  dd direct, whole footprint, non-overlapping" "$t_dd"
-  report "  e2image -ra -p -o -O (in place)" "$t_e2"
-  echo "  afdisk vs dd: $(ratio "$t_dd" "$t_af") (journal on another device $(ratio "$t_dd" "$t_aj")); vs e2image: $(ratio "$t_e2" "$t_af") ($(ratio "$t_e2" "$t_aj"))"
+  case $cases in *A*)
+    one_case "A. 63 -> 2048 (toward the end by 1985 sectors)" "$mbr" 63 2048 $((63 * 512)) $(((63 + secs + 4096) * 512)) \
+      "dd direct, whole footprint, non-overlapping" ;;
+  esac
+  case $cases in *B*)
+    one_case "B. 2049 -> 2048 (toward the start by 1 sector)" "$gpt" 2049 2048 $((2049 * 512)) $((2048 * 512)) \
+      "dd direct in place, whole footprint" ;;
+  esac
+  case $cases in *C*)
+    one_case "C. 63 -> $far (toward the end by one window: shift mode)" "$mbr_far" 63 "$far" $((63 * 512)) \
+      $(((63 + secs + 4096) * 512)) "dd direct, whole footprint, non-overlapping" ;;
+  esac
 done
