@@ -47,9 +47,13 @@ impl Filesystem for Btrfs {
     }
 
     fn used_ranges(&self, w: &Window) -> UsedMap {
+        self.used_ranges_noted(w).0
+    }
+
+    fn used_ranges_noted(&self, w: &Window) -> (UsedMap, Option<String>) {
         if self.probe(w).is_none() {
-            return UsedMap::Whole("btrfs: no superblock".into());
+            return (UsedMap::Whole("btrfs: no superblock".into()), None);
         }
-        super::btrfs_extents::used_ranges(w)
+        super::btrfs_extents::noted(w)
     }
 }

@@ -1,8 +1,7 @@
 //! The extent map of btrfs: the bytes its extent tree records as used, mapped through the chunks to this device
 //! (btrfs-progs `kernel-shared/uapi/btrfs_tree.h`; the opened filesystem, chunks, tree walk and chunk map are
 //! `btrfs_used`'s). The used-block map of a btrfs device is read here: the extent map, or the chunk map with a
-//! note when the extent tree cannot be trusted ([`noted`]; [`UsedMap`] has no place for a note yet, so
-//! [`used_ranges`] drops it).
+//! note when the extent tree cannot be trusted ([`noted`]; the plan shows the note beside the bytes in use).
 //!
 //! Terms:
 //! - An **extent** is a used logical range the extent tree (ROOT_ITEM objectid 2) records: an EXTENT_ITEM (key
@@ -29,11 +28,6 @@ use super::btrfs_used::{Fs, Root};
 use super::used::{RangeSet, UsedMap};
 use super::Window;
 use crate::bytes::le64;
-
-/// The used-block map of the btrfs device in `w`.
-pub fn used_ranges(w: &Window) -> UsedMap {
-    noted(w).0
-}
 
 /// The used-block map, and the note saying why it is the chunk map when the extent map could not be trusted.
 pub(super) fn noted(w: &Window) -> (UsedMap, Option<String>) {
@@ -215,7 +209,6 @@ fn to_device(fs: &Fs, extents: &[(u64, u64)]) -> Result<Vec<(u64, u64)>, String>
 mod tests {
     use super::super::btrfs_used::{crc32c, Fs, SB};
     use super::super::{UsedMap, Window};
-    use super::noted;
     use crate::bytes::{le32, le64};
     use crate::table::source::ByteSource;
 
@@ -256,8 +249,9 @@ mod tests {
         (chunk_map, at as usize, fs.nodesize as usize)
     }
 
+    /// Through the public entry, so that the note is shown to reach the plan's caller.
     fn map(img: &dyn ByteSource) -> (UsedMap, Option<String>) {
-        noted(&Window::new(img, 0, img.len()))
+        crate::fs::used_map_noted(img, 0, img.len())
     }
 
     /// The data offset (from the block's start) of the first item of key type `ty` in the leaf at `at`.

@@ -119,6 +119,11 @@ pub trait Filesystem: Sync {
             self.names().first().copied().unwrap_or("this content")
         ))
     }
+    /// [`Filesystem::used_ranges`] with a note when the map is a coarser one than the module's best (btrfs: its
+    /// allocated chunks, when the extent tree cannot be trusted), saying why.
+    fn used_ranges_noted(&self, w: &Window) -> (UsedMap, Option<String>) {
+        (self.used_ranges(w), None)
+    }
 }
 
 /// What a partition holds, as far as its superblock tells: the type (blkid's name), label, UUID, and the bytes
@@ -252,11 +257,20 @@ pub fn footprint(src: &dyn ByteSource, base: u64, size: u64) -> (u64, String) {
 /// The used-block map of the content of `[base, base+size)`: the ranges of the module that recognises it, or copy
 /// whole with the reason.
 pub fn used_map(src: &dyn ByteSource, base: u64, size: u64) -> UsedMap {
+    used_map_noted(src, base, size).0
+}
+
+/// [`used_map`], with the note of a map coarser than the module's best (see
+/// [`Filesystem::used_ranges_noted`]).
+pub fn used_map_noted(src: &dyn ByteSource, base: u64, size: u64) -> (UsedMap, Option<String>) {
     let w = Window::new(src, base, size);
     match recognise(&w) {
-        Some((fs, _)) => fs.used_ranges(&w),
-        None => UsedMap::Whole(
-            swap::hibernation(&w).unwrap_or_else(|| "no filesystem recognised".into()),
+        Some((fs, _)) => fs.used_ranges_noted(&w),
+        None => (
+            UsedMap::Whole(
+                swap::hibernation(&w).unwrap_or_else(|| "no filesystem recognised".into()),
+            ),
+            None,
         ),
     }
 }

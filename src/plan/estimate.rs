@@ -90,17 +90,18 @@ fn used_note(file: &std::fs::File, d: &DataMove) -> (String, u64) {
         file,
         size: d.from_offset_bytes.saturating_add(d.copy_bytes),
     };
-    match crate::fs::used_map(&src, d.from_offset_bytes, d.copy_bytes) {
-        crate::fs::UsedMap::Ranges(r) => {
+    match crate::fs::used_map_noted(&src, d.from_offset_bytes, d.copy_bytes) {
+        (crate::fs::UsedMap::Ranges(r), coarse) => {
             let used: u64 = r.iter().map(|x| x.1).sum();
             let note = format!(
-                "; {} of its {} footprint in use (used-block map)",
+                "; {} of its {} footprint in use (used-block map{})",
                 crate::units::human(used),
-                crate::units::human(d.copy_bytes)
+                crate::units::human(d.copy_bytes),
+                coarse.map(|c| format!(": {c}")).unwrap_or_default()
             );
             (note, used)
         }
-        crate::fs::UsedMap::Whole(why) => (
+        (crate::fs::UsedMap::Whole(why), _) => (
             format!("; used-block map: copy whole ({why})"),
             d.copy_bytes,
         ),
