@@ -34,6 +34,7 @@ pub mod fssize;
 pub mod hide;
 pub mod io;
 pub mod journal;
+mod journal_dir;
 mod pipeline;
 pub mod schedule;
 pub mod trace;
@@ -59,6 +60,10 @@ pub use estimate::{
 };
 pub use findings::{hidden_finding, interrupted_finding, journal_finding};
 pub use journal::{Journal, JournalHeader, MoveSpec, Record, Sector, Stage};
+pub use journal_dir::{
+    check_journal_place, check_journal_room, damaged_journals, journal_chunk, pending_journals,
+};
+use journal_dir::{fsync_dir, journal_path, no_room, pending_records};
 pub use schedule::{Mode, Schedule};
 
 /// The GPT type of a partition whose data is being moved ("afdisk moving", private).
@@ -159,171 +164,6 @@ impl MoveOutcome {
     }
 }
 
-/// The journal for the disk `dev`'s move: `dir/afdisk-NAME-ID.move-journal`.
-fn journal_path(dir: &Path, info_name: &str, id: &str) -> PathBuf {
-    let short: String = id.chars().take(8).collect();
-    dir.join(format!("afdisk-{info_name}-{short}{JOURNAL_SUFFIX}"))
-}
-
-/// The refusal for a journal directory without room for `need` bytes.
-fn no_room(dir: &Path, need: u64, why: &str) -> Error {
-    Error::refused(
-        format!(
-            "the move journal needs {} ({need} bytes) in {}: {why}; nothing was written to the disk",
-            human(need),
-            dir.display()
-        ),
-        format!(
-            "free {} there, or set AFDISK_BACKUP_DIR (or --journal-dir) to a directory on another disk with room",
-            human(need)
-        ),
-    )
-}
-
-/// The window size a move journalled in `dir` can afford: [`MAX_CHUNK`], or less when the directory's
-/// filesystem is small (a rescue stick's partition of a few MiB), since the journal holds two records of a
-/// window each. A third of the free space (less 1 MiB for the rest of the journal and the backups), in whole
-/// MiB, at least 1 MiB: a directory with less room than that is refused by [`check_journal_room`] before
-/// anything is written. Smaller windows cost only more commit points.
-pub fn journal_chunk(dir: &Path) -> u64 {
-    const MIB: u64 = 1 << 20;
-    let Ok(st) = nix::sys::statvfs::statvfs(dir) else {
-        return MAX_CHUNK;
-    };
-    let free = st.blocks_available().saturating_mul(st.fragment_size());
-    (free.saturating_sub(MIB) / 3 / MIB * MIB).clamp(MIB, MAX_CHUNK)
-}
-
-/// Refuses a journal directory whose filesystem has less than `need` bytes free for an unprivileged file.
-pub fn check_journal_room(dir: &Path, need: u64) -> Result<()> {
-    let st = nix::sys::statvfs::statvfs(dir).map_err(|e| {
-        Error::io(
-            format!("cannot read the free space of {}: {e}", dir.display()),
-            "check the journal directory",
-        )
-    })?;
-    let free = (st.blocks_available() as u64).saturating_mul(st.fragment_size() as u64);
-    if free < need {
-        return Err(no_room(
-            dir,
-            need,
-            &format!("its filesystem has {} free", human(free)),
-        ));
-    }
-    Ok(())
-}
-
-/// Refuses a journal directory on the disk being moved (or one of its partitions).
-pub fn check_journal_place(dir: &Path, opened: &Opened) -> Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let md = std::fs::metadata(dir).map_err(|e| {
-        Error::from_file_io(
-            "use the journal directory",
-            dir,
-            &e,
-            "create it, or set AFDISK_BACKUP_DIR",
-        )
-    })?;
-    let same = match opened.info.kind {
-        // An image is a file: its journal cannot be inside it.
-        TargetKind::Image => false,
-        TargetKind::Block => {
-            let fsdev = md.dev();
-            let (maj, min) = (nix::sys::stat::major(fsdev), nix::sys::stat::minor(fsdev));
-            let sys = PathBuf::from(format!("/sys/dev/block/{maj}:{min}"));
-            let name = std::fs::canonicalize(&sys).ok();
-            name.is_some_and(|p| {
-                let n = |q: &Path| q.file_name().map(|s| s.to_string_lossy().into_owned());
-                n(&p).as_deref() == Some(opened.info.name.as_str())
-                    || p.parent().and_then(n).as_deref() == Some(opened.info.name.as_str())
-            })
-        }
-    };
-    if same {
-        return Err(Error::refused(
-            format!(
-                "the move journal would be in {}, on {} itself: a power cut could lose both; nothing was written",
-                dir.display(),
-                opened.info.path.display()
-            ),
-            "set AFDISK_BACKUP_DIR (or --journal-dir) to a directory on another disk",
-        ));
-    }
-    Ok(())
-}
-
-fn fsync_dir(dir: &Path) {
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-}
-
-/// Unfinished journals in `dir` made for `opened`: (path, stage).
-pub fn pending_journals(dir: &Path, opened: &Opened) -> Vec<(PathBuf, Stage)> {
-    pending_records(dir, opened)
-        .into_iter()
-        .map(|(p, r)| (p, r.stage))
-        .collect()
-}
-
-/// Unfinished journals in `dir` made for `opened`, with their newest record.
-fn pending_records(dir: &Path, opened: &Opened) -> Vec<(PathBuf, Record)> {
-    scan_journals(dir, opened).0
-}
-
-/// Files in `dir` named as move journals that cannot be read as one (damaged, truncated, or not a journal),
-/// each with the reason. They may belong to any disk: a damaged header no longer says which.
-pub fn damaged_journals(dir: &Path, opened: &Opened) -> Vec<(PathBuf, String)> {
-    scan_journals(dir, opened).1
-}
-
-/// Journals found in a directory: the unfinished ones for one disk with their newest record, and the unreadable
-/// ones with the reason.
-type Scanned = (Vec<(PathBuf, Record)>, Vec<(PathBuf, String)>);
-
-/// The journals in `dir`: the unfinished ones made for `opened` (sorted by path), and the unreadable ones.
-fn scan_journals(dir: &Path, opened: &Opened) -> Scanned {
-    let now = DiskIdentity::from_info(&opened.info);
-    let (mut out, mut damaged) = (Vec::new(), Vec::new());
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return (out, damaged);
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        if !p.to_string_lossy().ends_with(JOURNAL_SUFFIX) {
-            continue;
-        }
-        // Only a regular file can be a journal: opening a FIFO would wait for a writer (O_NONBLOCK covers one
-        // put there between the two calls), and a device is nothing afdisk wrote.
-        if !std::fs::metadata(&p).is_ok_and(|m| m.is_file()) {
-            continue;
-        }
-        let Ok(f) = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(nix::libc::O_NONBLOCK)
-            .open(&p)
-        else {
-            continue;
-        };
-        let size = match f.metadata() {
-            Ok(m) if m.is_file() => m.len(),
-            _ => continue,
-        };
-        let fio = io::FileIo { file: f, size };
-        match Journal::open(&fio) {
-            Ok((j, rec)) => {
-                if j.job.device.mismatch(&now, "journal").is_none() && rec.stage < Stage::Done {
-                    out.push((p, rec));
-                }
-            }
-            Err(e) => damaged.push((p, e.problem)),
-        }
-    }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    damaged.sort();
-    (out, damaged)
-}
-
 /// Opens the device for the copy: `fd` (already exclusive and locked) with `O_DIRECT` set where the device
 /// takes it, so the copy bypasses the page cache and every flush is a real barrier.
 fn direct_io(file: &std::fs::File, size: u64) -> Result<io::FileIo> {
@@ -397,6 +237,24 @@ pub fn resume_command(device: &Path, journal: &Path) -> String {
     )
 }
 
+/// The read-only checks of the moved filesystems at their new places (see [`fsck::check`]).
+fn check_moved(opened: &Opened, job: &JournalHeader) -> Vec<fsck::FsCheck> {
+    let ss = job.sector_size;
+    job.moves
+        .iter()
+        .filter_map(|m| {
+            let p = job.new.partitions.iter().find(|p| p.number == m.number)?;
+            fsck::check(
+                &opened.info.path,
+                m.number,
+                p.start * ss,
+                p.size * ss,
+                m.content.as_deref(),
+            )
+        })
+        .collect()
+}
+
 /// Runs the engine on the exclusively opened `file` and finishes: checks and retires the journal.
 fn drive(
     opened: &Opened,
@@ -445,21 +303,8 @@ fn drive(
             eta_seconds: None,
             commit_points: j.commits,
         });
-        let ss = j.job.sector_size;
         let t2 = std::time::Instant::now();
-        for m in &j.job.moves {
-            if let Some(p) = j.job.new.partitions.iter().find(|p| p.number == m.number) {
-                if let Some(c) = fsck::check(
-                    &opened.info.path,
-                    m.number,
-                    p.start * ss,
-                    p.size * ss,
-                    m.content.as_deref(),
-                ) {
-                    checks.push(c);
-                }
-            }
-        }
+        checks = check_moved(opened, &j.job);
         trace::phase("filesystem check", t2);
         let t2 = std::time::Instant::now();
         j.commit(Record::at(Stage::Done, 0, 0, 0))?;

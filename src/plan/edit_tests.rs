@@ -291,19 +291,7 @@ fn logical_partitions_are_made_resized_moved_and_renumbered_in_disk_order() {
     // A logical partition made in the gap before logical 6 is numbered 6; the old 6 becomes 7.
     let gap = e.free()[0];
     assert_eq!(gap.start, 36864 + 8192 + 2048);
-    // With the four slots taken, a new partition outside the container is refused, pointing inside it.
-    let mut full = e.clone();
-    for _ in 0..2 {
-        let at = full.free().iter().find(|r| !r.logical).unwrap().start;
-        full.apply(&new(at, "4M")).unwrap();
-    }
-    let at = full.free().iter().find(|r| !r.logical).unwrap().start;
-    let err = full.apply(&new(at, "4M")).unwrap_err();
-    assert!(
-        err.fix.contains("inside the extended partition"),
-        "{}",
-        err.fix
-    );
+    a_fifth_primary_is_refused_pointing_inside(&e);
     let o = e.apply(&new(gap.start, "2M")).unwrap();
     assert_eq!(o.number, 6);
     assert!(o.done.contains("6 is now 7"), "{o}");
@@ -323,6 +311,27 @@ fn logical_partitions_are_made_resized_moved_and_renumbered_in_disk_order() {
         .unwrap();
     assert_eq!(o.number, 6, "{o}");
     assert!(e.problems().is_empty(), "{:?}", e.problems());
+    the_container_follows_its_logicals(&mut e);
+}
+
+/// With the four slots taken, a new partition outside the container is refused, pointing inside it.
+fn a_fifth_primary_is_refused_pointing_inside(e: &Editor) {
+    let mut full = e.clone();
+    for _ in 0..2 {
+        let at = full.free().iter().find(|r| !r.logical).unwrap().start;
+        full.apply(&new(at, "4M")).unwrap();
+    }
+    let at = full.free().iter().find(|r| !r.logical).unwrap().start;
+    let err = full.apply(&new(at, "4M")).unwrap_err();
+    assert!(
+        err.fix.contains("inside the extended partition"),
+        "{}",
+        err.fix
+    );
+}
+
+/// The container (2) cannot shrink below its last logical partition (6), nor move while it holds one; it grows.
+fn the_container_follows_its_logicals(e: &mut Editor) {
     // The container cannot shrink below its last logical partition, nor move while it holds one.
     let err = e
         .apply(&Op::Resize {
