@@ -708,6 +708,10 @@ pub fn cut_loop(fixture: &Path, plan: &Plan, o: &CutOpts) -> (usize, usize) {
         "{same} of {} resumed moves ended byte for byte as the uninterrupted one",
         ks.len()
     );
+    // Each cut left the work image restored to the fixture; callers read the moved files from it, so it is left
+    // holding the finished move (the checked result every resumed move is compared with), as before the loop
+    // restored it.
+    std::fs::write(&l.work, &l.checked).expect("write the work image");
     timing::report(&format!("{} cut points", ks.len()));
     (ks.len(), exposed)
 }
