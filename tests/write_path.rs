@@ -986,3 +986,31 @@ fn applying_a_plan_that_changes_nothing_says_why_from_the_plan() {
     assert!(std::fs::read(&img).expect("read") == before);
     assert!(files_in(&sc.path("bk")).is_empty());
 }
+
+/// A backup the disk already holds: restoring it writes nothing and saves no backup (exit 0), but only on a disk
+/// that may be written: an image attached to a loop device is in use, and the restore is refused as every restore
+/// of a disk in use is (the rescue image's boot stick case).
+#[test]
+fn a_restore_with_nothing_to_write_is_still_refused_on_a_disk_in_use() {
+    let sc = Scratch::new();
+    let img = sc.image("held.img", 64 * MIB);
+    let t = s(&img);
+    run("sgdisk", &["-n", "1:2048:+8M", &t]);
+    let bk = sc.path("t.json");
+    assert_eq!(afdisk(&["backup", &t, "-o", &s(&bk)]).code, 0);
+    let r = restore(&t, &s(&bk), "held.img", &sc.path("bk"));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let j = r.json();
+    assert_eq!(
+        (j["sectors_written"].as_u64(), j["backup_file"].as_str()),
+        (Some(0), Some("")),
+        "{j}"
+    );
+    assert!(files_in(&sc.path("bk")).is_empty(), "no backup saved");
+    let Some(_lo) = LoopDev::attach(&img, 512) else {
+        return;
+    };
+    let r = restore(&t, &s(&bk), "held.img", &sc.path("bk"));
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("in use"), "{}", r.stderr);
+}

@@ -329,11 +329,12 @@ pub fn restore_preview(opened: &Opened, b: &Backup) -> Result<RestorePreview> {
 
 /// The outcome of restoring `b` onto a disk that already holds every sector it saved: nothing is written and
 /// no backup is made (so restoring the same backup twice leaves no trace); `sectors_written` is 0 and
-/// `backup_file` empty.
-pub fn already_restored(opened: &Opened, b: &Backup) -> WriteOutcome {
+/// `backup_file` empty. A disk in use or read-only is still refused, as every restore is.
+pub fn already_restored(opened: &Opened, b: &Backup) -> Result<WriteOutcome> {
+    crate::device::access::preflight(opened, "restore the partition table")?;
     let table = current_layout(&opened.source(), b.sector_size);
     let kernel = kernel::view(opened, table.as_ref());
-    WriteOutcome {
+    Ok(WriteOutcome {
         device: opened.info.path.clone(),
         backup_file: std::path::PathBuf::new(),
         sectors_written: 0,
@@ -348,7 +349,7 @@ pub fn already_restored(opened: &Opened, b: &Backup) -> WriteOutcome {
         outside_table_space: Vec::new(),
         undo_command: String::new(),
         moved: None,
-    }
+    })
 }
 
 /// Restores `b` onto `opened`: same identity, size and sector size; same confirmation as apply. An undo backup
@@ -371,7 +372,7 @@ pub fn restore(
     // Decided on the locked fd: what the preview said may have changed meanwhile.
     let pre = plan_restore(&src, b, &opened.info.path)?;
     if pre.writes.is_empty() {
-        return Ok(already_restored(opened, b));
+        return already_restored(opened, b);
     }
     let ordered = pre.writes;
     let before = current_layout(&src, ss);

@@ -219,7 +219,7 @@ pub fn restore(
         // What it would write (and refusals that need no write access), shown before the confirmation.
         let preview = apply::restore_preview(&opened, &b)?;
         if preview.sectors.is_empty() {
-            return Ok(apply::already_restored(&opened, &b));
+            return apply::already_restored(&opened, &b);
         }
         if !c.yes && std::io::stdin().is_terminal() {
             let mut text = preview.lines.join("\n");
