@@ -100,10 +100,11 @@ pub fn phases_text() -> String {
     s
 }
 
-/// Seconds since this process started (from `/proc`), for the time an apply spent before the move began.
+/// Seconds since this process started (the kernel's start time in `/proc/self/stat`, at the clock tick's
+/// resolution); `None` when /proc says nothing. The sector-size switch's timing trace uses it too.
 pub fn process_age() -> Option<f64> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command's closing parenthesis: state is field 3, starttime field 22.
+    // Field 22 (starttime, clock ticks after boot) counted after the ")" that ends the command name.
     let rest = stat.rsplit_once(')')?.1;
     let start: f64 = rest.split_whitespace().nth(19)?.parse().ok()?;
     let uptime: f64 = std::fs::read_to_string("/proc/uptime")
@@ -112,6 +113,7 @@ pub fn process_age() -> Option<f64> {
         .next()?
         .parse()
         .ok()?;
-    // In clock ticks of USER_HZ, which Linux fixes at 100 for user space.
-    Some(uptime - start / 100.0)
+    // SAFETY: sysconf reads a constant.
+    let hz = unsafe { nix::libc::sysconf(nix::libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| uptime - start / hz as f64)
 }

@@ -19,19 +19,7 @@ fn enabled() -> bool {
 
 /// Milliseconds from the process's start (as the kernel recorded it) to now; `None` when /proc says nothing.
 fn since_exec_ms() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Field 22 (starttime, clock ticks after boot) counted after the ")" that ends the command name.
-    let after = stat.rsplit_once(')')?.1;
-    let start: f64 = after.split_whitespace().nth(19)?.parse().ok()?;
-    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()?;
-    // SAFETY: sysconf reads a constant.
-    let hz = unsafe { nix::libc::sysconf(nix::libc::_SC_CLK_TCK) };
-    (hz > 0).then(|| (uptime - start / hz as f64) * 1000.0)
+    crate::mover::trace::process_age().map(|s| s * 1000.0)
 }
 
 /// Records the end of `step` (prints it when tracing is on).
