@@ -10,7 +10,7 @@ use super::*;
 /// Overwrites 1 to 8 random bytes inside `hot` regions `(offset, length)` of `img`, `cases` times (each case
 /// restored before the next), and reads the map: it never panics, and a map it gives is sorted, disjoint and
 /// inside the image. Returns (cases that gave a map, cases copied whole).
-fn corruption_never_panics(
+pub(super) fn corruption_never_panics(
     img: &mut Vec<u8>,
     hot: &[(u64, u64)],
     cases: u32,

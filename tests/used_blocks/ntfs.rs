@@ -500,36 +500,12 @@ fn ntfs_attribute_list_corruption_never_panics() {
         "split image: {first:?}"
     );
     let (_, mft) = geometry(&b);
-    let hot: Vec<usize> = [0, 6, 20, 21].iter().map(|r| mft + r * REC).collect();
-    let mut rng = Rng(0xa77);
-    let (mut maps, mut whole) = (0, 0);
+    let hot: Vec<(u64, u64)> = [0, 6, 20, 21]
+        .iter()
+        .map(|r| ((mft + r * REC) as u64, REC as u64))
+        .collect();
     let cases = 600;
-    for case in 0..cases {
-        let mut saved = Vec::new();
-        for _ in 0..rng.range(1, 4) {
-            let at = rng.pick(&hot) + rng.range(0, REC as u64 - 1) as usize;
-            saved.push((at, b[at]));
-            b[at] = match rng.range(0, 2) {
-                0 => 0,
-                1 => 0xFF,
-                _ => b[at] ^ (1 << rng.range(0, 7)),
-            };
-        }
-        match used_map(&b, 0, size) {
-            UsedMap::Ranges(r) => {
-                maps += 1;
-                assert!(
-                    r.windows(2).all(|w| w[0].0 + w[0].1 < w[1].0)
-                        && r.iter().all(|&(o, n)| n > 0 && o + n <= size),
-                    "case {case}: map not sorted, disjoint and inside"
-                );
-            }
-            UsedMap::Whole(_) => whole += 1,
-        }
-        for (at, v) in saved.into_iter().rev() {
-            b[at] = v;
-        }
-    }
+    let (maps, whole) = super::damaged::corruption_never_panics(&mut b, &hot, cases, 0xa77);
     eprintln!("ntfs attribute lists: {cases} corruptions, {maps} maps, {whole} copy whole");
     assert!(
         whole > 0 && maps > 0,
