@@ -430,12 +430,7 @@ fn a_held_lock_refuses_the_apply() {
 fn a_held_lock_refuses_restore_and_a_writing_bench_too() {
     use std::os::fd::AsRawFd;
     let sc = Scratch::new();
-    let img = sc.image("w.img", 256 * MIB);
-    let t = s(&img);
-    run("sgdisk", &["-n", "1:2048:+8M", &t]);
-    let bk = sc.path("t.json");
-    let r = afdisk(&["backup", &t, "-o", &s(&bk)]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (img, t, bk) = gpt_and_its_backup(&sc, "w.img", 256 * MIB);
     // A second partition after the backup, so that the restore has sectors to write (a backup the disk already
     // holds writes nothing and takes no lock).
     run("sgdisk", &["-n", "2:20480:+8M", &t]);
@@ -993,11 +988,7 @@ fn applying_a_plan_that_changes_nothing_says_why_from_the_plan() {
 #[test]
 fn a_restore_with_nothing_to_write_is_still_refused_on_a_disk_in_use() {
     let sc = Scratch::new();
-    let img = sc.image("held.img", 64 * MIB);
-    let t = s(&img);
-    run("sgdisk", &["-n", "1:2048:+8M", &t]);
-    let bk = sc.path("t.json");
-    assert_eq!(afdisk(&["backup", &t, "-o", &s(&bk)]).code, 0);
+    let (img, t, bk) = gpt_and_its_backup(&sc, "held.img", 64 * MIB);
     let r = restore(&t, &s(&bk), "held.img", &sc.path("bk"));
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let j = r.json();
@@ -1013,4 +1004,16 @@ fn a_restore_with_nothing_to_write_is_still_refused_on_a_disk_in_use() {
     let r = restore(&t, &s(&bk), "held.img", &sc.path("bk"));
     assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("in use"), "{}", r.stderr);
+}
+
+/// An image `name` of `size` bytes with one GPT partition (sgdisk) and `afdisk backup` of its table: the image,
+/// its path as text, the backup file.
+fn gpt_and_its_backup(sc: &Scratch, name: &str, size: u64) -> (PathBuf, String, PathBuf) {
+    let img = sc.image(name, size);
+    let t = s(&img);
+    run("sgdisk", &["-n", "1:2048:+8M", &t]);
+    let bk = sc.path("t.json");
+    let r = afdisk(&["backup", &t, "-o", &s(&bk)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    (img, t, bk)
 }
