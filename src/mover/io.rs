@@ -2,6 +2,10 @@
 //! flush (a durability barrier), on the disk and on the journal file alike.
 //!
 //! - [`FileIo`]: an open disk, image or journal file (`pread`/`pwrite`/`fdatasync`).
+//! - [`BulkDirect`]: a journal file whose **bulk writes** (a window's data, from an [`AlignedBuf`]) bypass the
+//!   page cache through a second, `O_DIRECT` descriptor of the same open file, so that a commit costs no copy
+//!   into the page cache and no write-back of it; headers and small writes stay buffered. Where the filesystem
+//!   refuses `O_DIRECT` (tmpfs before Linux 6.6), every write is buffered.
 //! - [`MemIo`]: a byte vector (pure tests).
 //! - [`CutIo`]: the **cut-point layer** over any of them: every write is held back until the next flush of
 //!   that device; after the `k`-th write (counted over every device sharing one [`Cut`]) every further write
@@ -21,6 +25,11 @@ pub trait Io: Send + Sync {
     }
     fn read_at(&self, off: u64, buf: &mut [u8]) -> io::Result<()>;
     fn write_at(&self, off: u64, buf: &[u8]) -> io::Result<()>;
+    /// A bulk write: [`Io::write_at`], bypassing the page cache where the file allows it. Durable, like any
+    /// write, only after [`Io::flush`].
+    fn write_bulk(&self, off: u64, buf: &[u8]) -> io::Result<()> {
+        self.write_at(off, buf)
+    }
     /// Makes every completed write durable (`fdatasync`).
     fn flush(&self) -> io::Result<()>;
 }
@@ -43,6 +52,74 @@ impl Io for FileIo {
     }
     fn flush(&self) -> io::Result<()> {
         self.file.sync_data()
+    }
+}
+
+/// Bytes a direct write's offset, length and buffer address are multiples of.
+const DIRECT_ALIGN: usize = 4096;
+
+/// A file with a second, `O_DIRECT` descriptor for its bulk writes (see the module doc).
+pub struct BulkDirect<'a> {
+    inner: &'a FileIo,
+    /// The `O_DIRECT` descriptor while direct writes work (dropped at the first that fails).
+    direct: Mutex<Option<std::fs::File>>,
+}
+
+impl<'a> BulkDirect<'a> {
+    /// Opens `inner`'s file again (through `/proc/self/fd`, so the same file whatever its name now), with
+    /// `O_DIRECT`; without it where that open fails.
+    pub fn new(inner: &'a FileIo) -> Self {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        let direct = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(nix::libc::O_DIRECT | nix::libc::O_CLOEXEC)
+            .open(format!("/proc/self/fd/{}", inner.file.as_raw_fd()))
+            .ok();
+        BulkDirect {
+            inner,
+            direct: Mutex::new(direct),
+        }
+    }
+
+    /// Whether bulk writes still bypass the page cache.
+    pub fn is_direct(&self) -> bool {
+        self.direct.lock().is_ok_and(|d| d.is_some())
+    }
+}
+
+impl Io for BulkDirect<'_> {
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+    fn read_at(&self, off: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.inner.read_at(off, buf)
+    }
+    fn write_at(&self, off: u64, buf: &[u8]) -> io::Result<()> {
+        self.inner.write_at(off, buf)
+    }
+    /// The aligned head of `buf` through the direct descriptor, the rest buffered; all of it buffered when
+    /// `off` or `buf` is unaligned, or once a direct write has failed (the filesystem refuses them).
+    fn write_bulk(&self, off: u64, buf: &[u8]) -> io::Result<()> {
+        let head = buf.len() / DIRECT_ALIGN * DIRECT_ALIGN;
+        let aligned = off.is_multiple_of(DIRECT_ALIGN as u64)
+            && (buf.as_ptr() as usize).is_multiple_of(DIRECT_ALIGN);
+        if aligned && head > 0 {
+            let mut d = self.direct.lock().map_err(|_| poisoned())?;
+            if let Some(f) = d.as_ref() {
+                if f.write_all_at(&buf[..head], off).is_ok() {
+                    drop(d);
+                    return self.inner.write_at(off + head as u64, &buf[head..]);
+                }
+                // Refused (or failed): every later write goes through the page cache, this one included.
+                *d = None;
+            }
+        }
+        self.inner.write_at(off, buf)
+    }
+    /// `fdatasync` of the file: it covers the direct writes too (the same inode, and the device's cache).
+    fn flush(&self) -> io::Result<()> {
+        self.inner.flush()
     }
 }
 
@@ -222,6 +299,16 @@ impl AlignedBuf {
         let start = raw.as_ptr().align_offset(4096).min(4096);
         AlignedBuf { raw, start, len }
     }
+    /// This buffer holding `len` bytes (whatever its last use left: the caller overwrites them), reusing its memory where it has
+    /// room: a pipeline passes its buffers round instead of allocating one per window.
+    pub fn resized(mut self, len: usize) -> Self {
+        if self.start + len <= self.raw.len() {
+            self.len = len;
+            self
+        } else {
+            AlignedBuf::new(len)
+        }
+    }
     pub fn as_slice(&self) -> &[u8] {
         &self.raw[self.start..self.start + self.len]
     }
@@ -249,5 +336,49 @@ mod tests {
         assert!(c.flush().is_err());
         assert_eq!(&m.snapshot()[..3], &[1, 0, 0]);
         assert_eq!(AlignedBuf::new(8192).as_slice().as_ptr() as usize % 4096, 0);
+    }
+
+    /// Bulk writes land byte for byte whether they go direct (aligned head), buffered (unaligned tail or
+    /// offset) or both, and a reused buffer keeps its alignment.
+    #[test]
+    fn bulk_writes_land_direct_or_buffered() {
+        // On disk (not /tmp, which may be a tmpfs): where O_DIRECT is real.
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(dir.path().join("j"))
+            .unwrap();
+        let fio = FileIo {
+            file,
+            size: u64::MAX,
+        };
+        let bulk = BulkDirect::new(&fio);
+        let mut buf = AlignedBuf::new(3 * 4096 + 512);
+        for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
+            *b = (i * 7 % 251) as u8;
+        }
+        // Aligned with a tail, aligned, unaligned offset, shorter than one direct block; none overlapping.
+        let cases: [(u64, usize); 4] = [
+            (0, 3 * 4096 + 512),
+            (65536, 2 * 4096),
+            (98304 + 512, 4096),
+            (131072, 100),
+        ];
+        for (off, len) in cases {
+            bulk.write_bulk(off, &buf.as_slice()[..len]).unwrap();
+        }
+        bulk.flush().unwrap();
+        for (off, len) in cases {
+            let mut back = vec![0u8; len];
+            fio.read_at(off, &mut back).unwrap();
+            assert!(back == buf.as_slice()[..len], "at {off}, {len} bytes");
+        }
+        let again = buf.resized(4096);
+        assert_eq!(again.as_slice().len(), 4096);
+        assert_eq!(again.as_slice().as_ptr() as usize % 4096, 0);
+        assert_eq!(again.resized(1 << 20).as_slice().len(), 1 << 20);
     }
 }

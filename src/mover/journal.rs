@@ -391,7 +391,7 @@ impl<'a> Journal<'a> {
         let at = self.slots + (rec.seq % 2) * self.slot_size;
         if !data.is_empty() {
             self.io
-                .write_at(at + REC_HEAD, data)
+                .write_bulk(at + REC_HEAD, data)
                 .map_err(|e| io_err("writing", &e))?;
         }
         self.io

@@ -265,10 +265,13 @@ fn drive(
     ctl: &mut Control,
 ) -> Result<MoveOutcome> {
     let t0 = std::time::Instant::now();
-    let (mut j, _) = Journal::open(jio)?;
+    // The windows' data goes to the journal with O_DIRECT where its filesystem takes it.
+    let bulk = io::BulkDirect::new(jio);
+    let (mut j, _) = Journal::open(&bulk)?;
     let dev = direct_io(file, opened.info.size_bytes)?;
-    let trace = std::env::var_os("AFDISK_MOVE_TRACE").is_some_and(|v| v == "1");
-    trace::reset();
+    let mode = std::env::var_os("AFDISK_MOVE_TRACE");
+    let trace = mode.as_ref().is_some_and(|v| v == "1" || v == "timeline");
+    trace::reset(mode.is_some_and(|v| v == "timeline"));
     let r = engine::run(&dev, &mut j, rec, ctl);
     clear_direct(file);
     if trace {
@@ -277,6 +280,7 @@ fn drive(
             t0.elapsed().as_secs_f64(),
             trace::text()
         );
+        eprint!("{}", trace::timeline_text());
     }
     let t1 = std::time::Instant::now();
     let ended = r.map_err(|mut e| {

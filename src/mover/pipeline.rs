@@ -25,6 +25,8 @@ use crate::error::{Error, Result};
 
 /// Bytes of data read ahead per batch (Shift and Disjoint modes).
 pub const BATCH_BYTES: u64 = 32 << 20;
+/// Buffers a pipeline's reader keeps for reuse (given back by the stage that wrote them).
+const SPARES: usize = 2;
 /// Most windows in one batch (a sparse map may leave many windows nearly empty).
 const BATCH_WINDOWS: u64 = 4096;
 
@@ -110,10 +112,19 @@ fn batch_end(ext: &Extents, first: u64, n: u64) -> u64 {
     w
 }
 
-fn read_batch(dev: &dyn Io, ext: &Extents, first: u64, end: u64) -> Result<Batch> {
+/// Reads windows `first..end` into `spare` (resized) where one is given, else into a new buffer.
+fn read_batch(
+    dev: &dyn Io,
+    ext: &Extents,
+    (first, end): (u64, u64),
+    spare: Option<AlignedBuf>,
+) -> Result<Batch> {
     let pieces: Vec<Vec<(u64, u64)>> = (first..end).map(|w| ext.pieces(w)).collect();
-    let bytes: u64 = pieces.iter().flatten().map(|p| p.1).sum();
-    let mut buf = AlignedBuf::new(bytes as usize);
+    let bytes = pieces.iter().flatten().map(|p| p.1).sum::<u64>() as usize;
+    let mut buf = match spare {
+        Some(b) => b.resized(bytes),
+        None => AlignedBuf::new(bytes),
+    };
     let (mut offs, mut sums) = (Vec::new(), Vec::new());
     let mut at = 0usize;
     for p in &pieces {
@@ -134,12 +145,14 @@ fn read_batch(dev: &dyn Io, ext: &Extents, first: u64, end: u64) -> Result<Batch
 }
 
 /// The batch reader thread: reads the batches from `from` on, each while the one before is written (every
-/// source of a later batch is intact until that batch is written: the schedule's invariant).
+/// source of a later batch is intact until that batch is written: the schedule's invariant), into the buffers
+/// the writing loop gives back (`spares`) where it has.
 fn spawn_batch_reader<'s, 'e: 's>(
     scope: &'s Scope<'s, 'e>,
     dev: &'e dyn Io,
     ext: Extents<'e>,
     from: u64,
+    spares: Receiver<AlignedBuf>,
 ) -> Receiver<Result<Batch>> {
     let (tx, rx) = sync_channel::<Result<Batch>>(1);
     scope.spawn(move || {
@@ -147,7 +160,7 @@ fn spawn_batch_reader<'s, 'e: 's>(
         let mut b = from;
         while b < n {
             let e = batch_end(&ext, b, n);
-            let r = read_batch(dev, &ext, b, e);
+            let r = read_batch(dev, &ext, (b, e), spares.try_recv().ok());
             let failed = r.is_err();
             if tx.send(r).is_err() || failed {
                 break;
@@ -169,13 +182,27 @@ pub(super) fn batches(
     meter: &mut Meter,
 ) -> Result<Ended> {
     std::thread::scope(|scope| {
-        let rx = spawn_batch_reader(scope, dev, t.ext, t.from);
+        let (stx, srx) = sync_channel::<AlignedBuf>(SPARES);
+        let rx = spawn_batch_reader(scope, dev, t.ext, t.from, srx);
         let (vtx, verifier) = spawn_verifier(scope, dev, t.ext, t.number);
-        let outcome = write_batches(dev, j, t, &rx, &vtx, ctl, meter);
-        drop(rx);
-        drop(vtx);
+        let chans = BatchChannels {
+            rx,
+            vtx,
+            spares: stx,
+        };
+        let outcome = write_batches(dev, j, t, &chans, ctl, meter);
+        // The reader and the verifier stop once their channels close.
+        drop(chans);
         joined(outcome, verifier)
     })
+}
+
+/// The channels of [`write_batches`]: batches from the reader, checksums to the verifier, buffers back to the
+/// reader.
+struct BatchChannels {
+    rx: Receiver<Result<Batch>>,
+    vtx: SyncSender<ToVerify>,
+    spares: SyncSender<AlignedBuf>,
 }
 
 /// The main loop of [`batches`]: per batch, a commit point, the writes (barriers where needed), a flush.
@@ -183,15 +210,14 @@ fn write_batches(
     dev: &dyn Io,
     j: &mut Journal,
     t: &Task,
-    rx: &Receiver<Result<Batch>>,
-    vtx: &SyncSender<ToVerify>,
+    ch: &BatchChannels,
     ctl: &mut Control,
     meter: &mut Meter,
 ) -> Result<Ended> {
     let (s, n, mv) = (t.ext.s, t.ext.s.count(), t.mv as u32);
     let mut i = t.from;
     while i < n {
-        let batch = rx.recv().map_err(|_| {
+        let batch = ch.rx.recv().map_err(|_| {
             Error::io(
                 "the read-ahead of the move stopped",
                 "run `afdisk resume TARGET`",
@@ -223,10 +249,18 @@ fn write_batches(
             meter.report(ctl, j.commits);
         }
         flush_dev(dev)?;
-        if t.online && vtx.send((batch.first, batch.sums)).is_err() {
+        let Batch {
+            first,
+            end,
+            buf,
+            sums,
+            ..
+        } = batch;
+        let _ = ch.spares.try_send(buf);
+        if t.online && ch.vtx.send((first, sums)).is_err() {
             break;
         }
-        i = batch.end;
+        i = end;
     }
     Ok(Ended::TableWritten)
 }
@@ -235,12 +269,14 @@ fn write_batches(
 type Read = (u64, AlignedBuf, u64);
 
 /// The journaled reader thread: reads each window with data from `from` on (no destination overlaps a later
-/// window's source: the schedule's invariant); `None` after the last.
+/// window's source: the schedule's invariant), into a buffer the writer gave back where one is `spares`;
+/// `None` after the last.
 fn spawn_window_reader<'s, 'e: 's>(
     scope: &'s Scope<'s, 'e>,
     dev: &'e dyn Io,
     ext: Extents<'e>,
     from: u64,
+    spares: Receiver<AlignedBuf>,
 ) -> Receiver<Result<Option<Read>>> {
     let (tx, rx) = sync_channel::<Result<Option<Read>>>(1);
     scope.spawn(move || {
@@ -250,7 +286,10 @@ fn spawn_window_reader<'s, 'e: 's>(
             if len == 0 {
                 continue;
             }
-            let mut b = AlignedBuf::new(len as usize);
+            let mut b = match spares.try_recv() {
+                Ok(b) => b.resized(len as usize),
+                Err(_) => AlignedBuf::new(len as usize),
+            };
             let r = read_pieces(dev, ext.s.src, &pieces, b.as_mut_slice(), Pass::Copy).map(|_| {
                 let sum = checksum(b.as_slice());
                 Some((w, b, sum))
@@ -266,11 +305,12 @@ fn spawn_window_reader<'s, 'e: 's>(
 }
 
 /// The journaled writer thread: writes and flushes each window it is sent; answers `(window, checksum)` once
-/// the destination is durable.
+/// the destination is durable, and gives the window's buffer back to the reader (through `spares`).
 fn spawn_writer<'s, 'e: 's>(
     scope: &'s Scope<'s, 'e>,
     dev: &'e dyn Io,
     ext: Extents<'e>,
+    spares: SyncSender<AlignedBuf>,
 ) -> (SyncSender<Read>, Receiver<Result<(u64, u64)>>) {
     let (wtx, wrx) = sync_channel::<Read>(1);
     let (dtx, drx) = sync_channel::<Result<(u64, u64)>>(1);
@@ -279,6 +319,7 @@ fn spawn_writer<'s, 'e: 's>(
             let r = write_pieces(dev, ext.s.dst, &ext.pieces(w), b.as_slice())
                 .and_then(|_| flush_dev(dev))
                 .map(|_| (w, sum));
+            let _ = spares.try_send(b);
             let failed = r.is_err();
             if dtx.send(r).is_err() || failed {
                 break;
@@ -302,8 +343,9 @@ pub(super) fn journaled(
     meter: &mut Meter,
 ) -> Result<Ended> {
     std::thread::scope(|scope| {
-        let rx = spawn_window_reader(scope, dev, t.ext, t.from);
-        let (wtx, drx) = spawn_writer(scope, dev, t.ext);
+        let (stx, srx) = sync_channel::<AlignedBuf>(SPARES);
+        let rx = spawn_window_reader(scope, dev, t.ext, t.from, srx);
+        let (wtx, drx) = spawn_writer(scope, dev, t.ext, stx);
         let (vtx, verifier) = spawn_verifier(scope, dev, t.ext, t.number);
         let mut w = Writes {
             wtx,

@@ -4,6 +4,10 @@
 //! (building the job, creating the journal, hiding, marking, copying, the verification pass, the new table,
 //! revealing, the kernel's re-read, the filesystem check, retiring the journal).
 //!
+//! With `AFDISK_MOVE_TRACE=timeline` it also prints the **timeline**: every timed I/O as one line, its kind and
+//! its start and end in milliseconds since the copy began, in the order they ended (which stage of the pipeline
+//! waits for which).
+//!
 //! Terms:
 //! - A **kind** of I/O is one of [`NAMES`], indexed by the constants below; each sums nanoseconds.
 //! - A **phase** is a named span of the apply on the main thread; each sums nanoseconds over its occurrences,
@@ -29,6 +33,10 @@ static NANOS: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
 /// How many times each kind ran (device flushes and journal commits are the fixed costs the estimate counts).
 static COUNTS: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
 static PHASES: Mutex<Vec<(&'static str, u64)>> = Mutex::new(Vec::new());
+/// One timed I/O of the timeline: its kind, start and end (nanoseconds since the copy began).
+type Event = (usize, u64, u64);
+/// The timeline: when it is on, the instant the copy began and its events.
+static TIMELINE: Mutex<Option<(Instant, Vec<Event>)>> = Mutex::new(None);
 
 pub fn add(kind: usize, since: Instant) {
     if let Some(a) = NANOS.get(kind) {
@@ -36,6 +44,11 @@ pub fn add(kind: usize, since: Instant) {
     }
     if let Some(c) = COUNTS.get(kind) {
         c.fetch_add(1, Ordering::Relaxed);
+    }
+    let mut t = TIMELINE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((begun, events)) = t.as_mut() {
+        let at = |i: Instant| i.saturating_duration_since(*begun).as_nanos() as u64;
+        events.push((kind, at(since), at(Instant::now())));
     }
 }
 
@@ -62,10 +75,29 @@ pub fn timed<T>(name: &'static str, f: impl FnOnce() -> T) -> T {
     r
 }
 
-pub fn reset() {
+/// Clears the sums and counts; with `timeline`, starts a new timeline (else stops recording one).
+pub fn reset(timeline: bool) {
     for a in NANOS.iter().chain(&COUNTS) {
         a.store(0, Ordering::Relaxed);
     }
+    let mut t = TIMELINE.lock().unwrap_or_else(|e| e.into_inner());
+    *t = timeline.then(|| (Instant::now(), Vec::new()));
+}
+
+/// The timeline's lines ("journal commit 12.3–45.6 ms"), and stops recording it.
+pub fn timeline_text() -> String {
+    let mut t = TIMELINE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((_, events)) = t.take() else {
+        return String::new();
+    };
+    let ms = |n: u64| n as f64 / 1e6;
+    events
+        .iter()
+        .map(|&(k, a, b)| {
+            let name = NAMES.get(k).copied().unwrap_or("?");
+            format!("  {name} {:.1}–{:.1} ms\n", ms(a), ms(b))
+        })
+        .collect()
 }
 
 /// How many times the kind `kind` ran since the last [`reset`].
