@@ -126,24 +126,34 @@ impl Meter {
     }
 }
 
+/// How much of a pass (in hundredths) the rate must be measured over, past the first report, before a time
+/// left is shown: the first windows can be tiny (a filesystem's metadata at its start), and a rate over them
+/// swings wildly (a 5 s copy showed 43 s left at 0.2 %).
+pub const ETA_SPAN_PERCENT: u64 = 1;
+
 /// The rate (bytes/s) and the seconds left of a pass that has done `done` of its `total` bytes in `secs`, whose
 /// first report with bytes done was `first` (bytes, seconds). The rate is measured from that first report on:
 /// the time before it holds the pipeline's filling (the first window is read, journaled and written before any
 /// of its bytes count), which the rest of the pass does not pay again, so a rate over the whole time would
-/// overstate the time left by that filling until late in the pass. Before a second report, the rate is over
-/// the whole time. No time left is known before any byte is done.
+/// overstate the time left by that filling until late in the pass. Until the bytes since the first report reach
+/// [`ETA_SPAN_PERCENT`] of the pass, the rate is over the whole time and no time left is shown; without a first
+/// report, the rate is over the whole time. No time left is known before any byte is done.
 pub fn rate_and_eta(
     done: u64,
     total: u64,
     secs: f64,
     first: Option<(u64, f64)>,
 ) -> (f64, Option<f64>) {
-    let rate = match first {
-        Some((b, t)) if done > b && secs > t => (done - b) as f64 / (secs - t),
-        _ if secs > 0.0 => done as f64 / secs,
-        _ => 0.0,
+    let whole = if secs > 0.0 { done as f64 / secs } else { 0.0 };
+    let (rate, measured) = match first {
+        Some((b, t)) if done > b && secs > t => (
+            (done - b) as f64 / (secs - t),
+            (done - b).saturating_mul(100) >= total.saturating_mul(ETA_SPAN_PERCENT),
+        ),
+        Some(_) => (whole, false),
+        None => (whole, true),
     };
-    let eta = (rate > 0.0).then(|| total.saturating_sub(done) as f64 / rate);
+    let eta = (rate > 0.0 && measured).then(|| total.saturating_sub(done) as f64 / rate);
     (rate, eta)
 }
 
@@ -267,6 +277,24 @@ mod tests {
         assert_eq!(
             rate_and_eta(30, 100, 1.5, Some((10, 0.5))),
             (20.0, Some(3.5))
+        );
+    }
+
+    /// At the first report, and until the rate is measured over 1 % of the pass past it, no time left is shown
+    /// (the rate is the whole time's); from 1 % on, it is.
+    #[test]
+    fn no_time_left_until_the_rate_spans_a_hundredth() {
+        let first = Some((2_000, 0.05));
+        assert_eq!(
+            rate_and_eta(2_000, 1_000_000, 0.05, first),
+            (40_000.0, None)
+        );
+        let (rate, eta) = rate_and_eta(4_000, 1_000_000, 0.1, first);
+        assert_eq!((rate, eta), (40_000.0, None));
+        let (rate, eta) = rate_and_eta(12_000, 1_000_000, 0.15, first);
+        assert!(
+            (rate - 100_000.0).abs() < 1e-6 && eta.is_some_and(|e| (e - 9.88).abs() < 1e-9),
+            "{rate} {eta:?}"
         );
     }
 }
