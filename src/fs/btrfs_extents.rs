@@ -21,6 +21,10 @@
 //! METADATA_ITEM's level below 8; the block groups are the chunks, one each, and each one's `used` is the sum of
 //! its extents; all extents add up to the superblock's `bytes_used` (0x78); every block of the root, chunk, extent,
 //! device and block group trees lies in an extent; and no chunk holding an extent has a stripe on another device.
+//!
+//! The extents are not kept one by one: as the tree walk yields them, adjacent ones are merged into **runs**,
+//! and the totals the checks need (all extents, each chunk's) are summed on the way, so memory grows with the
+//! gaps between used ranges, not with the number of extents (a large filesystem has tens of millions).
 
 use std::collections::BTreeMap;
 
@@ -66,7 +70,7 @@ pub(super) fn extent_map(
     root_blocks: &[u64],
 ) -> Result<Vec<(u64, u64)>, String> {
     let extent_root = *roots.get(&2).ok_or("no extent tree")?;
-    let mut extents: Vec<(u64, u64)> = Vec::new();
+    let mut seen = Extents::default();
     let mut groups: Vec<(u64, u64, u64)> = Vec::new();
     let gen_now = fs.sb64(0x48);
     let mut item = |key: (u64, u8, u64), data: &[u8]| -> Result<(), String> {
@@ -91,18 +95,7 @@ pub(super) fn extent_map(
         if le64(data, 8).is_none_or(|g| g > gen_now) {
             return Err(format!("extent {start:#x} is from a later generation"));
         }
-        if let Some(&(o, n)) = extents.last() {
-            if start < o + n {
-                return Err(format!("extent {start:#x} overlaps the one before"));
-            }
-        }
-        let end = start.checked_add(len).filter(|_| len > 0);
-        let c = fs.chunk_of(start);
-        if end.is_none() || c.is_none_or(|c| end > c.logical.checked_add(c.length)) {
-            return Err(format!("extent {start:#x}+{len} is not inside one chunk"));
-        }
-        extents.push((start, len));
-        Ok(())
+        seen.add(fs, start, len)
     };
     let mut blocks = fs.walk(extent_root, &mut item)?;
     if fs.sb64(0xB4) & BLOCK_GROUP_TREE != 0 {
@@ -113,21 +106,57 @@ pub(super) fn extent_map(
     blocks.extend(fs.walk(dev_root, &mut |_, _| Ok(()))?);
     blocks.extend_from_slice(root_blocks);
     blocks.extend_from_slice(&fs.chunk_blocks);
-    check(fs, &extents, &groups, &blocks)?;
-    to_device(fs, &extents)
+    check(fs, &seen, &groups, &blocks)?;
+    to_device(fs, &seen.runs)
+}
+
+/// The extents seen so far (see the module doc): their runs, where the last extent ended, their total and
+/// each chunk's total (by the chunk's logical start).
+#[derive(Default)]
+struct Extents {
+    runs: Vec<(u64, u64)>,
+    end: u64,
+    sum: u64,
+    per_chunk: BTreeMap<u64, u64>,
+}
+
+impl Extents {
+    /// Takes the extent `start`+`len`: it must come after the last one without overlapping it, and lie inside
+    /// one chunk.
+    fn add(&mut self, fs: &Fs, start: u64, len: u64) -> Result<(), String> {
+        if start < self.end {
+            return Err(format!("extent {start:#x} overlaps the one before"));
+        }
+        let end = start.checked_add(len).filter(|_| len > 0);
+        let c = fs.chunk_of(start);
+        let (Some(end), Some(c)) = (end, c) else {
+            return Err(format!("extent {start:#x}+{len} is not inside one chunk"));
+        };
+        if c.logical.checked_add(c.length).is_none_or(|e| end > e) {
+            return Err(format!("extent {start:#x}+{len} is not inside one chunk"));
+        }
+        *self.per_chunk.entry(c.logical).or_default() += len;
+        self.sum += len;
+        match self.runs.last_mut() {
+            Some(r) if r.0 + r.1 == start => r.1 += len,
+            _ => self.runs.push((start, len)),
+        }
+        self.end = end;
+        Ok(())
+    }
 }
 
 /// The consistency checks that need every extent: totals, block groups, tree blocks inside extents.
 fn check(
     fs: &Fs,
-    extents: &[(u64, u64)],
+    seen: &Extents,
     groups: &[(u64, u64, u64)],
     blocks: &[u64],
 ) -> Result<(), String> {
-    let sum: u64 = extents.iter().map(|e| e.1).sum();
-    if sum != fs.sb64(0x78) {
+    if seen.sum != fs.sb64(0x78) {
         return Err(format!(
-            "extents add up to {sum} bytes, the superblock says {}",
+            "extents add up to {} bytes, the superblock says {}",
+            seen.sum,
             fs.sb64(0x78)
         ));
     }
@@ -145,20 +174,19 @@ fn check(
         {
             return Err(format!("block group {start:#x} is not a chunk"));
         }
-        let lo = extents.partition_point(|e| e.0 < start);
-        let hi = extents.partition_point(|e| e.0 < start + len);
-        let inside: u64 = extents[lo..hi].iter().map(|e| e.1).sum();
+        let inside = seen.per_chunk.get(&start).copied().unwrap_or(0);
         if inside != used {
             return Err(format!(
                 "block group {start:#x} says {used} bytes used, its extents add up to {inside}"
             ));
         }
     }
+    let runs = &seen.runs;
     for &b in blocks {
-        let i = extents.partition_point(|e| e.0 <= b);
+        let i = runs.partition_point(|e| e.0 <= b);
         let covered = i
             .checked_sub(1)
-            .and_then(|i| extents.get(i))
+            .and_then(|i| runs.get(i))
             .is_some_and(|&(o, n)| b + fs.nodesize <= o + n);
         if !covered {
             return Err(format!("tree block {b:#x} lies in no extent"));
@@ -167,12 +195,8 @@ fn check(
     Ok(())
 }
 
-/// The extent map: the fixed ranges, the system chunks and every stripe on this device of every extent.
-fn to_device(fs: &Fs, extents: &[(u64, u64)]) -> Result<Vec<(u64, u64)>, String> {
-    let mut logical = RangeSet::default();
-    for &(o, n) in extents {
-        logical.add(o, n);
-    }
+/// The extent map: the fixed ranges, the system chunks and every stripe on this device of every extent run.
+fn to_device(fs: &Fs, runs: &[(u64, u64)]) -> Result<Vec<(u64, u64)>, String> {
     let mut out = RangeSet::default();
     fs.fixed(&mut out);
     for c in fs.chunks.iter().filter(|c| c.system) {
@@ -182,8 +206,8 @@ fn to_device(fs: &Fs, extents: &[(u64, u64)]) -> Result<Vec<(u64, u64)>, String>
             }
         }
     }
-    // Merged ranges never cross a chunk's end without touching the next chunk, so each is cut at chunk ends.
-    for (mut o, mut n) in logical.finish(u64::MAX) {
+    // A run may cross a chunk's end into the next chunk, so each is cut at chunk ends.
+    for &(mut o, mut n) in runs {
         while n > 0 {
             let c = fs
                 .chunk_of(o)
@@ -276,6 +300,40 @@ mod tests {
             ours < chunk,
             "extent map {ours} not below chunk map {chunk}"
         );
+    }
+
+    /// Adjacent extents become one run, the totals are kept per chunk and in all, and an extent that overlaps the
+    /// one before, or runs past its chunk, is refused.
+    #[test]
+    fn extents_merge_into_runs_with_their_totals() {
+        let img = image();
+        let w = Window::new(&img, 0, img.len() as u64);
+        let fs = Fs::open(&w).expect("open");
+        let c = fs
+            .chunks
+            .iter()
+            .find(|c| !c.system)
+            .expect("a data or metadata chunk");
+        let (base, n) = (c.logical, fs.nodesize);
+        let mut seen = super::Extents::default();
+        for k in [0, 1, 2, 5] {
+            seen.add(&fs, base + k * n, n)
+                .expect("in order, inside the chunk");
+        }
+        assert_eq!(seen.runs, vec![(base, 3 * n), (base + 5 * n, n)]);
+        assert_eq!(
+            (seen.sum, seen.per_chunk.get(&base).copied()),
+            (4 * n, Some(4 * n))
+        );
+        let overlap = seen
+            .add(&fs, base + 5 * n, n)
+            .expect_err("overlaps the one before");
+        assert!(overlap.contains("overlaps"), "{overlap}");
+        let past = seen
+            .add(&fs, base + c.length - n, 2 * n)
+            .expect_err("past the chunk's end");
+        assert!(past.contains("not inside one chunk"), "{past}");
+        assert_eq!(seen.sum, 4 * n, "a refused extent is not counted");
     }
 
     /// Each inconsistency, with every checksum made right again, gives the chunk map and a note naming it.
