@@ -166,6 +166,23 @@ impl Tmux {
         }
     }
 
+    /// Waits until the screen no longer contains `text` (a dialog closed); the screen. Text that is also drawn
+    /// behind a dialog cannot show that the dialog is gone, and a key sent while it is still open goes to it.
+    pub fn wait_gone(&self, text: &str) -> String {
+        let t0 = Instant::now();
+        loop {
+            let s = self.screen();
+            if !s.contains(text) {
+                return s;
+            }
+            assert!(
+                t0.elapsed() < SHOW_TIMEOUT,
+                "timed out waiting for {text:?} to go; screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// Waits until the program ended; its exit status when tmux reports one (some tmux versions leave
     /// `pane_dead_status` empty).
     pub fn wait_exit(&self) -> Option<i32> {
