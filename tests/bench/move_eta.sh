@@ -15,11 +15,9 @@ shopt -s inherit_errexit
 bin=${1:-$(cd "$(dirname "$0")/../.." && pwd)/target/release/afdisk}
 size_mib=${2:-4096}
 fill=${3:-50}
-for t in losetup sfdisk mkfs.ext4 e2fsck python3; do
-  command -v "$t" >/dev/null || { echo "move_eta: $t is missing" >&2; exit 1; }
-done
-[ "$(id -u)" = 0 ] || { echo "move_eta: needs root (loop devices, drop_caches)" >&2; exit 1; }
-[ -x "$bin" ] || { echo "move_eta: no afdisk binary at $bin" >&2; exit 1; }
+# shellcheck source=tests/bench/move_common.sh
+. "$(dirname "$0")/move_common.sh"
+bench_needs move_eta "$bin" losetup sfdisk mkfs.ext4 e2fsck python3
 
 work=$(mktemp -d "${MOVE_BENCH_DIR:-/var/tmp}/afdisk-move-eta.XXXXXX")
 loop=""
@@ -29,16 +27,11 @@ cleanup() {
 }
 trap cleanup EXIT
 export AFDISK_BACKUP_DIR=$work/backups
-mkdir -p "$AFDISK_BACKUP_DIR" "$work/files"
+mkdir -p "$AFDISK_BACKUP_DIR"
 
 bytes=$((size_mib * 1024 * 1024))
 secs=$((bytes / 512))
-want=$(((bytes - bytes / 16) / 100 * fill))
-have=0 i=0
-while [ "$have" -lt "$want" ]; do
-  n=$(((1 + i % 8) * 1024 * 1024)); [ $((have + n)) -gt "$want" ] && n=$((want - have))
-  head -c "$n" /dev/urandom >"$work/files/f$i"; have=$((have + n)); i=$((i + 1))
-done
+fill_files "$work/files" "$bytes" "$fill"
 truncate -s $((2 * size_mib + 16))M "$work/disk.img"
 loop=$(losetup -f --show --direct-io=on "$work/disk.img")
 printf 'label: dos\nstart=63, size=%s, type=83\nstart=%s, size=8192, type=83\n' "$secs" $((2048 + secs)) |

@@ -54,11 +54,10 @@ bin=${1:-$(cd "$(dirname "$0")/../.." && pwd)/target/release/afdisk}
 size_mib=${2:-1024}
 shift $(( $# > 2 ? 2 : $# ))
 fills=${*:-10 50 90}
-for t in losetup sfdisk sgdisk mkfs.ext4 $tools dd sha256sum python3; do
-  command -v "$t" >/dev/null || { echo "move_vs_dd: $t is missing" >&2; exit 1; }
-done
-[ "$(id -u)" = 0 ] || { echo "move_vs_dd: needs root (loop devices, drop_caches)" >&2; exit 1; }
-[ -x "$bin" ] || { echo "move_vs_dd: no afdisk binary at $bin" >&2; exit 1; }
+# shellcheck source=tests/bench/move_common.sh
+. "$(dirname "$0")/move_common.sh"
+# shellcheck disable=SC2086 # $tools is a list of words
+bench_needs move_vs_dd "$bin" losetup sfdisk sgdisk mkfs.ext4 $tools dd sha256sum python3
 
 work=$(mktemp -d "${MOVE_BENCH_DIR:-/var/tmp}/afdisk-move-bench.XXXXXX")
 loop=""
@@ -98,12 +97,7 @@ rate() { python3 -c "import sys; b,t=float(sys.argv[1]),float(sys.argv[2]); prin
 fill=0
 filesdir=$work/files
 make_files() { # $1 = percent of the filesystem's room to fill (the partition less 1/16 for ext4's metadata): files of 1-8 MiB
-  rm -rf "$filesdir"; mkdir -p "$filesdir"
-  local want=$(((bytes - bytes / 16) / 100 * $1)) have=0 i=0 n
-  while [ "$have" -lt "$want" ]; do
-    n=$(( (1 + i % 8) * 1024 * 1024 )); [ $((have + n)) -gt "$want" ] && n=$((want - have))
-    head -c "$n" /dev/urandom >"$filesdir/f$i"; have=$((have + n)); i=$((i + 1))
-  done
+  fill_files "$filesdir" "$bytes" "$1"
   (cd "$filesdir" && sha256sum f* >"$work/files.sha")
 }
 
