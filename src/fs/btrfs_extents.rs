@@ -127,14 +127,13 @@ impl Extents {
         if start < self.end {
             return Err(format!("extent {start:#x} overlaps the one before"));
         }
-        let end = start.checked_add(len).filter(|_| len > 0);
         let c = fs.chunk_of(start);
+        let end = start.checked_add(len).filter(|&e| {
+            len > 0 && c.is_some_and(|c| c.logical.checked_add(c.length).is_some_and(|ce| e <= ce))
+        });
         let (Some(end), Some(c)) = (end, c) else {
             return Err(format!("extent {start:#x}+{len} is not inside one chunk"));
         };
-        if c.logical.checked_add(c.length).is_none_or(|e| end > e) {
-            return Err(format!("extent {start:#x}+{len} is not inside one chunk"));
-        }
         *self.per_chunk.entry(c.logical).or_default() += len;
         self.sum += len;
         match self.runs.last_mut() {

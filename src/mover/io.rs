@@ -81,11 +81,6 @@ impl<'a> BulkDirect<'a> {
             direct: Mutex::new(direct),
         }
     }
-
-    /// Whether bulk writes still bypass the page cache.
-    pub fn is_direct(&self) -> bool {
-        self.direct.lock().is_ok_and(|d| d.is_some())
-    }
 }
 
 impl Io for BulkDirect<'_> {
@@ -299,14 +294,16 @@ impl AlignedBuf {
         let start = raw.as_ptr().align_offset(4096).min(4096);
         AlignedBuf { raw, start, len }
     }
-    /// This buffer holding `len` bytes (whatever its last use left: the caller overwrites them), reusing its memory where it has
-    /// room: a pipeline passes its buffers round instead of allocating one per window.
-    pub fn resized(mut self, len: usize) -> Self {
-        if self.start + len <= self.raw.len() {
-            self.len = len;
-            self
-        } else {
-            AlignedBuf::new(len)
+    /// A buffer of `len` bytes: `spare`'s memory where it is given and has room (its bytes are whatever its last
+    /// use left; the caller overwrites them), else a new one. A pipeline passes its buffers round this way
+    /// instead of allocating one per window.
+    pub fn reuse(spare: Option<AlignedBuf>, len: usize) -> Self {
+        match spare {
+            Some(mut b) if b.start + len <= b.raw.len() => {
+                b.len = len;
+                b
+            }
+            _ => AlignedBuf::new(len),
         }
     }
     pub fn as_slice(&self) -> &[u8] {
@@ -376,9 +373,13 @@ mod tests {
             fio.read_at(off, &mut back).unwrap();
             assert!(back == buf.as_slice()[..len], "at {off}, {len} bytes");
         }
-        let again = buf.resized(4096);
+        let again = AlignedBuf::reuse(Some(buf), 4096);
         assert_eq!(again.as_slice().len(), 4096);
         assert_eq!(again.as_slice().as_ptr() as usize % 4096, 0);
-        assert_eq!(again.resized(1 << 20).as_slice().len(), 1 << 20);
+        assert_eq!(
+            AlignedBuf::reuse(Some(again), 1 << 20).as_slice().len(),
+            1 << 20
+        );
+        assert_eq!(AlignedBuf::reuse(None, 512).as_slice().len(), 512);
     }
 }

@@ -112,7 +112,7 @@ fn batch_end(ext: &Extents, first: u64, n: u64) -> u64 {
     w
 }
 
-/// Reads windows `first..end` into `spare` (resized) where one is given, else into a new buffer.
+/// Reads windows `first..end` into `spare` where one is given and has room, else into a new buffer.
 fn read_batch(
     dev: &dyn Io,
     ext: &Extents,
@@ -121,10 +121,7 @@ fn read_batch(
 ) -> Result<Batch> {
     let pieces: Vec<Vec<(u64, u64)>> = (first..end).map(|w| ext.pieces(w)).collect();
     let bytes = pieces.iter().flatten().map(|p| p.1).sum::<u64>() as usize;
-    let mut buf = match spare {
-        Some(b) => b.resized(bytes),
-        None => AlignedBuf::new(bytes),
-    };
+    let mut buf = AlignedBuf::reuse(spare, bytes);
     let (mut offs, mut sums) = (Vec::new(), Vec::new());
     let mut at = 0usize;
     for p in &pieces {
@@ -286,10 +283,7 @@ fn spawn_window_reader<'s, 'e: 's>(
             if len == 0 {
                 continue;
             }
-            let mut b = match spares.try_recv() {
-                Ok(b) => b.resized(len as usize),
-                Err(_) => AlignedBuf::new(len as usize),
-            };
+            let mut b = AlignedBuf::reuse(spares.try_recv().ok(), len as usize);
             let r = read_pieces(dev, ext.s.src, &pieces, b.as_mut_slice(), Pass::Copy).map(|_| {
                 let sum = checksum(b.as_slice());
                 Some((w, b, sum))

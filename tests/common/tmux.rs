@@ -150,34 +150,30 @@ impl Tmux {
     /// Waits until the screen contains `text` (the UI renders asynchronously), also across the lines the UI
     /// wrapped (at spaces); the screen.
     pub fn wait_for(&self, text: &str) -> String {
-        let t0 = Instant::now();
-        loop {
-            let s = self.screen();
+        self.wait_until(&format!("{text:?}"), |s| {
             let flat = s.lines().map(str::trim_end).collect::<Vec<_>>().join(" ");
-            if s.contains(text) || s.replace('\n', " ").contains(text) || flat.contains(text) {
-                return s;
-            }
-            assert!(
-                t0.elapsed() < SHOW_TIMEOUT,
-                "timed out waiting for {text:?}; pane (dead, status): {:?}; screen:\n{s}",
-                self.pane_status()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+            s.contains(text) || s.replace('\n', " ").contains(text) || flat.contains(text)
+        })
     }
 
     /// Waits until the screen no longer contains `text` (a dialog closed); the screen. Text that is also drawn
     /// behind a dialog cannot show that the dialog is gone, and a key sent while it is still open goes to it.
     pub fn wait_gone(&self, text: &str) -> String {
+        self.wait_until(&format!("{text:?} to go"), |s| !s.contains(text))
+    }
+
+    /// Polls the screen until `done` holds for it (at most [`SHOW_TIMEOUT`], else fails naming `what`).
+    fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
         let t0 = Instant::now();
         loop {
             let s = self.screen();
-            if !s.contains(text) {
+            if done(&s) {
                 return s;
             }
             assert!(
                 t0.elapsed() < SHOW_TIMEOUT,
-                "timed out waiting for {text:?} to go; screen:\n{s}"
+                "timed out waiting for {what}; pane (dead, status): {:?}; screen:\n{s}",
+                self.pane_status()
             );
             std::thread::sleep(Duration::from_millis(100));
         }
