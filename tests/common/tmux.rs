@@ -16,6 +16,8 @@ static NEXT: AtomicUsize = AtomicUsize::new(0);
 /// How long `wait_for` waits for a text to show. Ceilings that only a hang reaches: generous, because CI machines
 /// run many tests at once (a load of 10 on 2 cores has made an idle-sized limit fail).
 const SHOW_TIMEOUT: Duration = Duration::from_secs(90);
+/// How many times `wait_for` looks again for a screen that stopped changing.
+const SETTLE_TRIES: usize = 5;
 /// How long `wait_exit` waits for the program to end.
 const EXIT_TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -168,7 +170,7 @@ impl Tmux {
         loop {
             let s = self.screen();
             if done(&s) {
-                return s;
+                return self.settled(s, &done);
             }
             assert!(
                 t0.elapsed() < SHOW_TIMEOUT,
@@ -177,6 +179,21 @@ impl Tmux {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// The screen once it stops changing (tmux can show a frame half drawn: a new title over the old screen),
+    /// as long as `done` still holds; a screen that keeps changing (a progress display) is taken as it is after
+    /// [`SETTLE_TRIES`] looks.
+    fn settled(&self, mut s: String, done: &impl Fn(&str) -> bool) -> String {
+        for _ in 0..SETTLE_TRIES {
+            std::thread::sleep(Duration::from_millis(50));
+            let next = self.screen();
+            if next == s || !done(&next) {
+                return s;
+            }
+            s = next;
+        }
+        s
     }
 
     /// Waits until the program ended; its exit status when tmux reports one (some tmux versions leave
