@@ -2,9 +2,9 @@
 //! estimate from a move's schedule, which the plan shows.
 //!
 //! Terms:
-//! - **Measurement** ([`measure_rates`]): on the disk, 16 reads of 1 MiB spread over the footprint with `O_DIRECT`
-//!   and one flush, timed: a read rate
-//!   (bytes/s) and a flush time (s); on the journal's device (the directory the journal goes to), up to 4 MiB
+//! - **Measurement** ([`measure_rates`]): on the disk, 16 reads of 1 MiB spread over the bytes a move copies
+//!   ([`probe_offsets`]) with `O_DIRECT` and one flush, timed: a read rate (bytes/s) and a flush time (s); on
+//!   the journal's device (the directory the journal goes to), up to 4 MiB
 //!   written to a scratch file with `O_DIRECT` where its filesystem takes it, then flushed, and one 4 KiB write
 //!   flushed again, timed: a write rate and a flush time. The scratch file is removed; a journal directory that
 //!   cannot be measured (missing, read-only) is taken to be as fast as the disk.
@@ -33,32 +33,55 @@ pub struct Rates {
 /// Reads of one MiB the disk measurement makes.
 const PROBE_READS: u64 = 16;
 
-/// Where the disk measurement reads within `[offset, offset+len)`: [`PROBE_READS`] reads of 1 MiB spread evenly
-/// over it (4 KiB-aligned; contiguous when the span holds no more), so that the rate is that of the whole span
-/// (its start, freshly written by mkfs, may still sit in a cache that the rest does not).
-pub fn probe_offsets(offset: u64, len: u64) -> Vec<u64> {
+/// Where the disk measurement reads: [`PROBE_READS`] reads of 1 MiB spread evenly over the bytes the move
+/// copies, `ranges` (relative to `base`, sorted, disjoint; the whole footprint `[(0, len)]` without a used-block
+/// map). Each read starts inside a range, 4 KiB-aligned, and reads are contiguous where the ranges hold no more.
+/// So the rate is that of the data the move reads: a footprint's free space may never have been written (a
+/// sparse image or a thin volume returns it without reading anything) and its start, freshly written by mkfs,
+/// may still sit in a cache that the rest does not.
+pub fn probe_offsets(base: u64, ranges: &[(u64, u64)]) -> Vec<u64> {
     const MIB: u64 = 1 << 20;
-    let start = offset / 4096 * 4096;
-    let n = PROBE_READS.min(len / MIB).max(1);
+    let total: u64 = ranges.iter().map(|r| r.1).sum();
+    let n = PROBE_READS.min(total / MIB).max(1);
     let step = if n > 1 {
-        (len.saturating_sub(MIB) / (n - 1)) / 4096 * 4096
+        total.saturating_sub(MIB) / (n - 1)
     } else {
         0
     };
-    (0..n).map(|k| start + k * step.max(MIB)).collect()
+    let mut out: Vec<u64> = Vec::new();
+    let (mut seen, mut it) = (0u64, ranges.iter().filter(|r| r.1 > 0).peekable());
+    for k in 0..n {
+        let want = k * step;
+        while let Some(&&(_, len)) = it.peek() {
+            if want < seen + len {
+                break;
+            }
+            seen += len;
+            it.next();
+        }
+        let Some(&&(off, _)) = it.peek() else { break };
+        let at = (base + off + (want - seen)) / 4096 * 4096;
+        // Reads stay apart: each measures its own MiB.
+        let at = out.last().map_or(at, |&prev| at.max(prev + MIB));
+        out.push(at);
+    }
+    if out.is_empty() {
+        out.push(base / 4096 * 4096);
+    }
+    out
 }
 
 /// Read rate (bytes/s) and flush time (s) of the device, from a short measurement: [`probe_offsets`]'s reads of
-/// 1 MiB over `[offset, offset+len)` with `O_DIRECT`, and one `fdatasync` (harmless on a read-only fd). `None`
-/// when the measurement fails.
-pub fn measure_disk(file: &std::fs::File, offset: u64, len: u64) -> Option<(f64, f64)> {
+/// 1 MiB over the copied `ranges` (relative to `base`) with `O_DIRECT`, and one `fdatasync` (harmless on a
+/// read-only fd). `None` when the measurement fails.
+pub fn measure_disk(file: &std::fs::File, base: u64, ranges: &[(u64, u64)]) -> Option<(f64, f64)> {
     use std::os::unix::fs::FileExt;
     let f = file.try_clone().ok()?;
     set_direct(&f, true);
     let mut buf = io::AlignedBuf::new(1 << 20);
     let t = std::time::Instant::now();
     let mut done = 0u64;
-    for at in probe_offsets(offset, len) {
+    for at in probe_offsets(base, ranges) {
         if f.read_exact_at(buf.as_mut_slice(), at).is_err() {
             break;
         }
@@ -142,16 +165,16 @@ pub fn journal_dir() -> std::path::PathBuf {
         .map_or_else(|| DEFAULT_BACKUP_DIR.into(), Into::into)
 }
 
-/// One short measurement of the disk (`file`, from `offset`, up to `len` bytes) and of the journal's device
-/// (`journal`, the directory the journal goes to): `None` when the disk cannot be measured; a journal directory
-/// that cannot be (or none given) counts as fast as the disk.
+/// One short measurement of the disk (`file`: the bytes a move copies, `ranges` relative to `base`, see
+/// [`probe_offsets`]) and of the journal's device (`journal`, the directory the journal goes to): `None` when
+/// the disk cannot be measured; a journal directory that cannot be (or none given) counts as fast as the disk.
 pub fn measure_rates(
     file: &std::fs::File,
-    offset: u64,
-    len: u64,
+    base: u64,
+    ranges: &[(u64, u64)],
     journal: Option<&Path>,
 ) -> Option<Rates> {
-    let (rate, flush) = measure_disk(file, offset, len)?;
+    let (rate, flush) = measure_disk(file, base, ranges)?;
     let (journal_rate, journal_flush) = journal.and_then(measure_journal).unwrap_or((rate, flush));
     Some(Rates {
         rate,
@@ -382,13 +405,44 @@ mod tests {
 
     #[test]
     fn the_disk_probe_spreads_its_reads_over_the_span() {
-        let o = probe_offsets(63 * 512, 1024 * MIB);
+        let o = probe_offsets(63 * 512, &[(0, 1024 * MIB)]);
         assert_eq!(o.len(), 16);
         assert_eq!(o[0], 28672, "4 KiB-aligned start");
         assert!(o.windows(2).all(|w| w[1] - w[0] >= MIB && w[1] % 4096 == 0));
         assert!(*o.last().expect("reads") + MIB <= 63 * 512 + 1024 * MIB);
-        assert_eq!(probe_offsets(0, 3 * MIB), vec![0, MIB, 2 * MIB]);
-        assert_eq!(probe_offsets(0, 4096), vec![0]);
+        assert_eq!(probe_offsets(0, &[(0, 3 * MIB)]), vec![0, MIB, 2 * MIB]);
+        assert_eq!(probe_offsets(0, &[(0, 4096)]), vec![0]);
+        assert_eq!(probe_offsets(8192, &[]), vec![8192]);
+    }
+
+    #[test]
+    fn the_disk_probe_reads_only_where_the_move_copies() {
+        // 30 % of 1 GiB in use, in 3 runs: each read starts inside one of them.
+        let used = [
+            (0, 100 * MIB),
+            (400 * MIB, 100 * MIB),
+            (900 * MIB, 107 * MIB),
+        ];
+        let base = 2048 * 512;
+        let o = probe_offsets(base, &used);
+        assert_eq!(o.len(), 16);
+        let inside = |at: u64| {
+            used.iter()
+                .any(|&(u, n)| at >= base + u && at < base + u + n)
+        };
+        assert!(o.iter().all(|&at| inside(at)), "{o:?}");
+        // Spread over all three, not crowded into the first.
+        for &(u, n) in &used {
+            assert!(
+                o.iter().any(|&at| at >= base + u && at < base + u + n),
+                "{u}: {o:?}"
+            );
+        }
+        // Small ranges: reads stay a MiB apart.
+        let small: Vec<(u64, u64)> = (0..64).map(|k| (k * MIB, 64 << 10)).collect();
+        let o = probe_offsets(0, &small);
+        assert_eq!(o.len(), 4);
+        assert!(o.windows(2).all(|w| w[1] - w[0] >= MIB), "{o:?}");
     }
 
     #[test]

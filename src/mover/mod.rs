@@ -359,8 +359,10 @@ fn choose_schedules(
             // A disk image keeps the default: its flushes cost what the host's page cache makes them, and its
             // moves (tests, demonstrations) keep one schedule whatever the host's load.
             _ if opened.info.kind == TargetKind::Block && estimate::worth_measuring(&base) => {
+                let whole = [(0, s.len)];
+                let used = m.used.as_deref().unwrap_or(&whole);
                 let r = rates
-                    .get_or_insert_with(|| measure_rates(file, s.src, s.len, Some(journal_dir)));
+                    .get_or_insert_with(|| measure_rates(file, s.src, used, Some(journal_dir)));
                 estimate::choose_schedule(
                     (s.src, s.dst, s.len),
                     ss,

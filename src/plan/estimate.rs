@@ -3,8 +3,8 @@
 //! agree on how a move runs.
 //!
 //! Terms:
-//! - **Probe**: 16 reads of 1 MiB spread over the first moving partition's footprint with `O_DIRECT` and one
-//!   flush, timed, and a
+//! - **Probe**: 16 reads of 1 MiB spread over the bytes the first moving partition's move copies (its used
+//!   ranges, else its footprint) with `O_DIRECT` and one flush, timed, and a
 //!   short timed write and flush in the journal's directory (the backup directory, where apply puts the journal;
 //!   the scratch file is removed) (`mover::measure_rates`): read rate and flush time of the disk, write rate and
 //!   flush time of the journal's device.
@@ -32,23 +32,24 @@ pub fn estimate_moves(file: &std::fs::File, ss: u64, changes: &mut [Change]) -> 
     let Some(&first) = moving.first() else {
         return Vec::new();
     };
-    let from = changes[first]
-        .data_move
-        .as_ref()
-        .map_or(0, |d| d.from_offset_bytes);
+    // Each move's used-block map first: the probe reads where the first move copies.
+    let used: Vec<Used> = moving
+        .iter()
+        .map(|&i| changes[i].data_move.as_ref().map(|d| used_note(file, d)))
+        .map(Option::unwrap_or_default)
+        .collect();
     let journal_dir = mover::journal_dir();
-    let span = changes[first]
-        .data_move
-        .as_ref()
-        .map_or(16 << 20, |d| d.copy_bytes);
-    let probe = mover::measure_rates(file, from, span, Some(&journal_dir));
+    let probe = changes[first].data_move.as_ref().and_then(|d| {
+        let whole = [(0, d.copy_bytes)];
+        let ranges = used[0].ranges.as_deref().unwrap_or(&whole);
+        mover::measure_rates(file, d.from_offset_bytes, ranges, Some(&journal_dir))
+    });
     let mut total = 0.0;
-    for &i in &moving {
+    for (&i, Used { note, copied, .. }) in moving.iter().zip(used) {
         let c = &mut changes[i];
         let Some(d) = c.data_move.as_mut() else {
             continue;
         };
-        let (note, copied) = used_note(file, d);
         c.reason.push_str(&note);
         let len = d.copy_bytes.div_ceil(ss) * ss;
         // The schedule the apply will choose (`mover::start`), from the same kind of measurement.
@@ -83,9 +84,20 @@ pub fn estimate_moves(file: &std::fs::File, ss: u64, changes: &mut [Change]) -> 
     )]
 }
 
-/// The used-block map's figure beside the footprint, for a move's reason: `; 300 MiB of its 1 GiB footprint in
-/// use (used-block map)` or `; used-block map: copy whole (WHY)`; and the bytes the move copies.
-fn used_note(file: &std::fs::File, d: &DataMove) -> (String, u64) {
+/// What a move's used-block map says, for the plan.
+#[derive(Default)]
+struct Used {
+    /// The map's figure beside the footprint, for the move's reason: `; 300 MiB of its 1 GiB footprint in use
+    /// (used-block map)` or `; used-block map: copy whole (WHY)`.
+    note: String,
+    /// The used ranges, relative to the partition's start; `None` for copy whole.
+    ranges: Option<Vec<(u64, u64)>>,
+    /// The bytes the move copies.
+    copied: u64,
+}
+
+/// The used-block map of the data move `d`, read from `file`.
+fn used_note(file: &std::fs::File, d: &DataMove) -> Used {
     let src = crate::table::source::FileSource {
         file,
         size: d.from_offset_bytes.saturating_add(d.copy_bytes),
@@ -99,11 +111,16 @@ fn used_note(file: &std::fs::File, d: &DataMove) -> (String, u64) {
                 crate::units::human(d.copy_bytes),
                 coarse.map(|c| format!(": {c}")).unwrap_or_default()
             );
-            (note, used)
+            Used {
+                note,
+                ranges: Some(r),
+                copied: used,
+            }
         }
-        (crate::fs::UsedMap::Whole(why), _) => (
-            format!("; used-block map: copy whole ({why})"),
-            d.copy_bytes,
-        ),
+        (crate::fs::UsedMap::Whole(why), _) => Used {
+            note: format!("; used-block map: copy whole ({why})"),
+            ranges: None,
+            copied: d.copy_bytes,
+        },
     }
 }
