@@ -269,9 +269,8 @@ fn drive(
     let bulk = io::BulkDirect::new(jio);
     let (mut j, _) = Journal::open(&bulk)?;
     let dev = direct_io(file, opened.info.size_bytes)?;
-    let mode = std::env::var_os("AFDISK_MOVE_TRACE");
-    let trace = mode.as_ref().is_some_and(|v| v == "1" || v == "timeline");
-    trace::reset(mode.is_some_and(|v| v == "timeline"));
+    let trace = trace::on();
+    trace::reset(std::env::var_os("AFDISK_MOVE_TRACE").is_some_and(|v| v == "timeline"));
     let r = engine::run(&dev, &mut j, rec, ctl);
     clear_direct(file);
     if trace {

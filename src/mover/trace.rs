@@ -4,6 +4,9 @@
 //! (building the job, creating the journal, hiding, marking, copying, the verification pass, the new table,
 //! revealing, the kernel's re-read, the filesystem check, retiring the journal).
 //!
+//! The plan and the apply also print the short measurement a move's estimate and schedule choice come from
+//! (`mover::estimate::measure_rates`): its read rate and flush time, and the journal device's.
+//!
 //! With `AFDISK_MOVE_TRACE=timeline` it also prints the **timeline**: every timed I/O as one line, its kind and
 //! its start and end in milliseconds since the copy began, in the order they ended (which stage of the pipeline
 //! waits for which).
@@ -98,6 +101,11 @@ pub fn timeline_text() -> String {
             format!("  {name} {:.1}–{:.1} ms\n", ms(a), ms(b))
         })
         .collect()
+}
+
+/// Whether `AFDISK_MOVE_TRACE` asks for the trace (`1` or `timeline`).
+pub fn on() -> bool {
+    std::env::var_os("AFDISK_MOVE_TRACE").is_some_and(|v| v == "1" || v == "timeline")
 }
 
 /// How many times the kind `kind` ran since the last [`reset`].
