@@ -35,7 +35,8 @@ const PROBE_READS: u64 = 16;
 
 /// Where the disk measurement reads: [`PROBE_READS`] reads of 1 MiB spread evenly over the bytes the move
 /// copies, `ranges` (relative to `base`, sorted, disjoint; the whole footprint `[(0, len)]` without a used-block
-/// map). Each read starts inside a range, 4 KiB-aligned, and reads are contiguous where the ranges hold no more.
+/// map). Each read starts at the 4 KiB boundary at or before a point inside a range, at least 1 MiB after the
+/// read before it (so reads are contiguous where the ranges hold no more).
 /// So the rate is that of the data the move reads: a footprint's free space may never have been written (a
 /// sparse image or a thin volume returns it without reading anything) and its start, freshly written by mkfs,
 /// may still sit in a cache that the rest does not.
