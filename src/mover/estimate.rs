@@ -73,10 +73,17 @@ pub fn probe_offsets(base: u64, ranges: &[(u64, u64)]) -> Vec<u64> {
 }
 
 /// Read rate (bytes/s) and flush time (s) of the device, from a short measurement: [`probe_offsets`]'s reads of
-/// 1 MiB over the copied `ranges` (relative to `base`) with `O_DIRECT`, and one `fdatasync` (harmless on a
-/// read-only fd). `None` when the measurement fails.
-pub fn measure_disk(file: &std::fs::File, base: u64, ranges: &[(u64, u64)]) -> Option<(f64, f64)> {
+/// 1 MiB with `O_DIRECT` over the bytes a move of `len` bytes from `base` copies (its `used` ranges, relative
+/// to `base`; the whole `len` without them), and one `fdatasync` (harmless on a read-only fd). `None` when the
+/// measurement fails.
+pub fn measure_disk(
+    file: &std::fs::File,
+    (base, len): (u64, u64),
+    used: Option<&[(u64, u64)]>,
+) -> Option<(f64, f64)> {
     use std::os::unix::fs::FileExt;
+    let whole = [(0, len)];
+    let ranges = used.unwrap_or(&whole);
     let f = file.try_clone().ok()?;
     set_direct(&f, true);
     let mut buf = io::AlignedBuf::new(1 << 20);
@@ -166,16 +173,16 @@ pub fn journal_dir() -> std::path::PathBuf {
         .map_or_else(|| DEFAULT_BACKUP_DIR.into(), Into::into)
 }
 
-/// One short measurement of the disk (`file`: the bytes a move copies, `ranges` relative to `base`, see
-/// [`probe_offsets`]) and of the journal's device (`journal`, the directory the journal goes to): `None` when
+/// One short measurement of the disk (`file`: the bytes a move of `len` bytes from `base` copies, see
+/// [`measure_disk`]) and of the journal's device (`journal`, the directory the journal goes to): `None` when
 /// the disk cannot be measured; a journal directory that cannot be (or none given) counts as fast as the disk.
 pub fn measure_rates(
     file: &std::fs::File,
-    base: u64,
-    ranges: &[(u64, u64)],
+    span: (u64, u64),
+    used: Option<&[(u64, u64)]>,
     journal: Option<&Path>,
 ) -> Option<Rates> {
-    let (rate, flush) = measure_disk(file, base, ranges)?;
+    let (rate, flush) = measure_disk(file, span, used)?;
     let (journal_rate, journal_flush) = journal.and_then(measure_journal).unwrap_or((rate, flush));
     let r = Rates {
         rate,
@@ -190,7 +197,7 @@ pub fn measure_rates(
 }
 
 /// "disk read 950 MB/s, flush 0.1 ms; journal write 400 MB/s, flush 2.0 ms" for the trace.
-pub fn rates_text(r: &Rates) -> String {
+fn rates_text(r: &Rates) -> String {
     format!(
         "disk read {:.0} MB/s, flush {:.1} ms; journal write {:.0} MB/s, flush {:.1} ms",
         r.rate / 1e6,

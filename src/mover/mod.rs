@@ -270,7 +270,7 @@ fn drive(
     let (mut j, _) = Journal::open(&bulk)?;
     let dev = direct_io(file, opened.info.size_bytes)?;
     let trace = trace::on();
-    trace::reset(std::env::var_os("AFDISK_MOVE_TRACE").is_some_and(|v| v == "timeline"));
+    trace::reset(trace::timeline_on());
     let r = engine::run(&dev, &mut j, rec, ctl);
     clear_direct(file);
     if trace {
@@ -358,10 +358,10 @@ fn choose_schedules(
             // A disk image keeps the default: its flushes cost what the host's page cache makes them, and its
             // moves (tests, demonstrations) keep one schedule whatever the host's load.
             _ if opened.info.kind == TargetKind::Block && estimate::worth_measuring(&base) => {
-                let whole = [(0, s.len)];
-                let used = m.used.as_deref().unwrap_or(&whole);
-                let r = rates
-                    .get_or_insert_with(|| measure_rates(file, s.src, used, Some(journal_dir)));
+                let used = m.used.as_deref();
+                let r = rates.get_or_insert_with(|| {
+                    measure_rates(file, (s.src, s.len), used, Some(journal_dir))
+                });
                 estimate::choose_schedule(
                     (s.src, s.dst, s.len),
                     ss,

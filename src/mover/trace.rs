@@ -103,9 +103,17 @@ pub fn timeline_text() -> String {
         .collect()
 }
 
-/// Whether `AFDISK_MOVE_TRACE` asks for the trace (`1` or `timeline`).
+/// The variable that asks for the trace.
+const ENV: &str = "AFDISK_MOVE_TRACE";
+
+/// Whether [`ENV`] asks for the trace (`1` or `timeline`).
 pub fn on() -> bool {
-    std::env::var_os("AFDISK_MOVE_TRACE").is_some_and(|v| v == "1" || v == "timeline")
+    std::env::var_os(ENV).is_some_and(|v| v == "1" || v == "timeline")
+}
+
+/// Whether [`ENV`] asks for the timeline too (`timeline`).
+pub fn timeline_on() -> bool {
+    std::env::var_os(ENV).is_some_and(|v| v == "timeline")
 }
 
 /// How many times the kind `kind` ran since the last [`reset`].

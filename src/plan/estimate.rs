@@ -40,9 +40,8 @@ pub fn estimate_moves(file: &std::fs::File, ss: u64, changes: &mut [Change]) -> 
         .collect();
     let journal_dir = mover::journal_dir();
     let probe = changes[first].data_move.as_ref().and_then(|d| {
-        let whole = [(0, d.copy_bytes)];
-        let ranges = used[0].ranges.as_deref().unwrap_or(&whole);
-        mover::measure_rates(file, d.from_offset_bytes, ranges, Some(&journal_dir))
+        let span = (d.from_offset_bytes, d.copy_bytes);
+        mover::measure_rates(file, span, used[0].ranges.as_deref(), Some(&journal_dir))
     });
     let mut total = 0.0;
     for (&i, Used { note, copied, .. }) in moving.iter().zip(used) {
