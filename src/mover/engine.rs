@@ -328,10 +328,9 @@ fn verify(dev: &dyn Io, j: &Journal, moves: &[usize], ctl: &mut Control) -> Resu
                 return Err(mismatch(m.number, &ext.s, w));
             }
             meter.done += len;
-            if w % 16 == 0 {
-                meter.report(ctl, j.commits);
-            }
+            meter.tick(ctl, j.commits);
         }
     }
+    meter.settle(ctl, j.commits);
     Ok(())
 }

@@ -10,8 +10,8 @@
 //! - [`journaled`] (Journaled mode): each window's data is committed in a record before its destination is
 //!   written; window `i`'s destination is durable before record `i + 2` overwrites record `i`'s slot.
 
-use std::sync::atomic::Ordering;
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::thread::{Scope, ScopedJoinHandle};
 
 use super::extents::Extents;
@@ -19,7 +19,8 @@ use super::io::{AlignedBuf, Io};
 use super::journal::{Journal, Record, Stage};
 use super::schedule::checksum;
 use super::window_io::{
-    flush_dev, mismatch, read_pieces, write_pieces, Control, Ended, Meter, Pass,
+    flush_dev, mismatch, read_pieces, write_pieces_counted, Control, Ended, Meter, Pass,
+    REPORT_TICK,
 };
 use crate::error::{Error, Result};
 
@@ -236,14 +237,17 @@ fn write_batches(
                 flush_dev(dev)?;
                 since = w;
             }
-            write_pieces(
+            let commits = j.commits;
+            write_pieces_counted(
                 dev,
                 s.dst,
                 &t.ext.pieces(w),
                 &batch.buf.as_slice()[o..o + len],
+                &mut |n| {
+                    meter.done += n;
+                    meter.tick(ctl, commits);
+                },
             )?;
-            meter.done += len as u64;
-            meter.report(ctl, j.commits);
         }
         flush_dev(dev)?;
         let Batch {
@@ -259,6 +263,7 @@ fn write_batches(
         }
         i = end;
     }
+    meter.settle(ctl, j.commits);
     Ok(Ended::TableWritten)
 }
 
@@ -298,19 +303,24 @@ fn spawn_window_reader<'s, 'e: 's>(
     rx
 }
 
-/// The journaled writer thread: writes and flushes each window it is sent; answers `(window, checksum)` once
-/// the destination is durable, and gives the window's buffer back to the reader (through `spares`).
+/// The journaled writer thread: writes and flushes each window it is sent, adding the bytes to `written` as
+/// they land; answers `(window, checksum)` once the destination is durable, and gives the window's buffer back
+/// to the reader (through `spares`).
 fn spawn_writer<'s, 'e: 's>(
     scope: &'s Scope<'s, 'e>,
     dev: &'e dyn Io,
     ext: Extents<'e>,
     spares: SyncSender<AlignedBuf>,
+    written: &'e AtomicU64,
 ) -> (SyncSender<Read>, Receiver<Result<(u64, u64)>>) {
     let (wtx, wrx) = sync_channel::<Read>(1);
     let (dtx, drx) = sync_channel::<Result<(u64, u64)>>(1);
     scope.spawn(move || {
         for (w, b, sum) in wrx {
-            let r = write_pieces(dev, ext.s.dst, &ext.pieces(w), b.as_slice())
+            let mut landed = |n| {
+                written.fetch_add(n, Ordering::Relaxed);
+            };
+            let r = write_pieces_counted(dev, ext.s.dst, &ext.pieces(w), b.as_slice(), &mut landed)
                 .and_then(|_| flush_dev(dev))
                 .map(|_| (w, sum));
             let _ = spares.try_send(b);
@@ -321,6 +331,17 @@ fn spawn_writer<'s, 'e: 's>(
         }
     });
     (wtx, drx)
+}
+
+/// The next value from `rx`, calling `tick` every [`REPORT_TICK`] while it waits.
+fn wait<T>(rx: &Receiver<T>, tick: &mut dyn FnMut()) -> Result<T> {
+    loop {
+        match rx.recv_timeout(REPORT_TICK) {
+            Ok(v) => return Ok(v),
+            Err(RecvTimeoutError::Timeout) => tick(),
+            Err(RecvTimeoutError::Disconnected) => return Err(lost()),
+        }
+    }
 }
 
 /// Journaled mode, three stages overlapped: the reader reads the next windows' sources, the main thread
@@ -336,10 +357,11 @@ pub(super) fn journaled(
     ctl: &mut Control,
     meter: &mut Meter,
 ) -> Result<Ended> {
+    let written = AtomicU64::new(0);
     std::thread::scope(|scope| {
         let (stx, srx) = sync_channel::<AlignedBuf>(SPARES);
         let rx = spawn_window_reader(scope, dev, t.ext, t.from, srx);
-        let (wtx, drx) = spawn_writer(scope, dev, t.ext, stx);
+        let (wtx, drx) = spawn_writer(scope, dev, t.ext, stx, &written);
         let (vtx, verifier) = spawn_verifier(scope, dev, t.ext, t.number);
         let mut w = Writes {
             wtx,
@@ -347,6 +369,8 @@ pub(super) fn journaled(
             vtx,
             in_flight: false,
             online: t.online,
+            base: meter.done,
+            written: &written,
         };
         let outcome = journal_windows(j, t, &rx, &mut w, ctl, meter);
         drop(rx);
@@ -355,30 +379,32 @@ pub(super) fn journaled(
     })
 }
 
-/// The journaled pipeline's channels to the writer and verifier, and whether a window is being written.
-struct Writes {
+/// The journaled pipeline's channels to the writer and verifier, whether a window is being written, and the
+/// bytes done before this pipeline (`base`) and written by its writer since (`written`).
+struct Writes<'a> {
     wtx: SyncSender<Read>,
     drx: Receiver<Result<(u64, u64)>>,
     vtx: SyncSender<ToVerify>,
     in_flight: bool,
     online: bool,
+    base: u64,
+    written: &'a AtomicU64,
 }
 
-impl Writes {
+impl Writes<'_> {
+    /// Counts the bytes the writer has landed, and reports them when due.
+    fn tick(&self, meter: &mut Meter, commits: u64, ctl: &mut Control) {
+        meter.done = self.base + self.written.load(Ordering::Relaxed);
+        meter.tick(ctl, commits);
+    }
+
     /// Waits for the window being written; its destination is durable after this.
-    fn settle(
-        &mut self,
-        ext: &Extents,
-        meter: &mut Meter,
-        commits: u64,
-        ctl: &mut Control,
-    ) -> Result<()> {
+    fn settle(&mut self, meter: &mut Meter, commits: u64, ctl: &mut Control) -> Result<()> {
         if !std::mem::take(&mut self.in_flight) {
             return Ok(());
         }
-        let (w, sum) = self.drx.recv().map_err(|_| lost())??;
-        meter.done += ext.bytes(w);
-        meter.report(ctl, commits);
+        let (w, sum) = wait(&self.drx, &mut || self.tick(meter, commits, ctl))??;
+        self.tick(meter, commits, ctl);
         if self.online {
             self.vtx.send((w, vec![sum])).map_err(|_| lost())?;
         }
@@ -387,7 +413,7 @@ impl Writes {
 }
 
 /// The main loop of [`journaled`]: per window, its data committed, the previous window settled, its write
-/// handed to the writer.
+/// handed to the writer; the bytes the writer lands are reported while it waits.
 fn journal_windows(
     j: &mut Journal,
     t: &Task,
@@ -397,9 +423,13 @@ fn journal_windows(
     meter: &mut Meter,
 ) -> Result<Ended> {
     let mv = t.mv as u32;
-    while let Some((w, b, sum)) = rx.recv().map_err(|_| lost())?? {
+    loop {
+        let commits = j.commits;
+        let Some((w, b, sum)) = wait(rx, &mut || wr.tick(meter, commits, ctl))?? else {
+            break;
+        };
         if ctl.stop.load(Ordering::Relaxed) {
-            wr.settle(&t.ext, meter, j.commits, ctl)?;
+            wr.settle(meter, j.commits, ctl)?;
             j.commit(Record::at(Stage::Copying, mv, w, w))?;
             return Ok(Ended::Stopped);
         }
@@ -407,10 +437,12 @@ fn journal_windows(
         let rec = Record::at(Stage::Copying, mv, w, w + 1);
         // The window's bytes straight from the read buffer, with the reader's checksum of these very bytes.
         j.commit_data(rec, b.as_slice(), sum)?;
-        wr.settle(&t.ext, meter, j.commits, ctl)?;
+        wr.tick(meter, j.commits, ctl);
+        wr.settle(meter, j.commits, ctl)?;
         wr.wtx.send((w, b, sum)).map_err(|_| lost())?;
         wr.in_flight = true;
     }
-    wr.settle(&t.ext, meter, j.commits, ctl)?;
+    wr.settle(meter, j.commits, ctl)?;
+    meter.settle(ctl, j.commits);
     Ok(Ended::TableWritten)
 }
