@@ -68,8 +68,7 @@ fn run_slow(img: &std::path::Path, job: &JournalHeader) -> (Vec<Progress>, Durat
     (copying, took)
 }
 
-/// The checks of the module doc on the copying reports of a move of `data` bytes in `windows` windows of
-/// data.
+/// The checks of the module doc on the copying reports of a move of `data` bytes that took `took`.
 fn check_reports(reports: &[Progress], took: Duration, data: u64, label: &str) {
     let shown: Vec<u64> = reports.iter().map(|p| p.bytes_done).collect();
     assert!(!reports.is_empty(), "{label}: no copying report");

@@ -331,6 +331,6 @@ fn verify(dev: &dyn Io, j: &Journal, moves: &[usize], ctl: &mut Control) -> Resu
             meter.tick(ctl, j.commits);
         }
     }
-    meter.settle(ctl, j.commits);
+    meter.finish(ctl, j.commits);
     Ok(())
 }

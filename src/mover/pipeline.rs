@@ -263,7 +263,7 @@ fn write_batches(
         }
         i = end;
     }
-    meter.settle(ctl, j.commits);
+    meter.finish(ctl, j.commits);
     Ok(Ended::TableWritten)
 }
 
@@ -443,6 +443,6 @@ fn journal_windows(
         wr.in_flight = true;
     }
     wr.settle(meter, j.commits, ctl)?;
-    meter.settle(ctl, j.commits);
+    meter.finish(ctl, j.commits);
     Ok(Ended::TableWritten)
 }

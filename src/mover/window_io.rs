@@ -144,7 +144,7 @@ impl Meter {
     }
 
     /// Reports the bytes done unless the last report showed them already: a pass's last report.
-    pub(super) fn settle(&mut self, ctl: &mut Control, commits: u64) {
+    pub(super) fn finish(&mut self, ctl: &mut Control, commits: u64) {
         if self
             .last
             .is_none_or(|(_, done, c)| done != self.done || c != commits)
@@ -397,7 +397,7 @@ mod tests {
     }
 
     /// A tick reports at once when a commit point was passed, else only new bytes and only once the tick's
-    /// time has gone by; a pass's last report (`settle`) is made once.
+    /// time has gone by; a pass's last report (`finish`) is made once.
     #[test]
     fn ticks_report_commit_points_at_once_and_bytes_once_a_tick() {
         let stop = AtomicBool::new(false);
@@ -423,8 +423,8 @@ mod tests {
         m.tick(&mut ctl, 2);
         m.tick(&mut ctl, 2);
         m.done = 100;
-        m.settle(&mut ctl, 2);
-        m.settle(&mut ctl, 2);
+        m.finish(&mut ctl, 2);
+        m.finish(&mut ctl, 2);
         assert_eq!(seen, vec![(0, 0), (20, 1), (20, 2), (30, 2), (100, 2)]);
     }
 
