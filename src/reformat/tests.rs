@@ -1,3 +1,7 @@
+//! Unit tests of the sector-size switch (`reformat`): the plan each vendor tool gets (NVMe format index, ATA
+//! and SCSI tools), preflight refusals, the typed confirmation (the serial, then ERASE), the verdict read back
+//! from the drive, the table restore a failed switch names, stale-size advice per bus, the layout carried over
+//! as a preset, the status listing, and the drive found again by its serial under a new name.
 use super::*;
 use crate::device::usage::Use;
 use crate::drive::DriveReport;
