@@ -2,13 +2,17 @@
 //! estimate from a move's schedule, which the plan shows.
 //!
 //! Terms:
-//! - **Measurement** ([`measure_rates`]): on the disk, 16 reads of 1 MiB spread over the bytes a move copies
-//!   ([`probe_offsets`]) with `O_DIRECT` and one flush, timed: a read rate (bytes/s) and a flush time (s); on
-//!   the journal's device (the directory the journal goes to), up to 4 MiB
+//! - **Measurement** ([`measure_rates`]): on the disk, [`PROBE_SPOTS`] runs of [`PROBE_RUN`] reads of 1 MiB
+//!   each, spread over the bytes a move copies ([`probe_offsets`]), with `O_DIRECT`, and one flush, timed: a
+//!   read rate (bytes/s, of the reads that follow the one before them, so a spinning disk's seeks do not count
+//!   as its transfer rate), a **seek** time (s: what a run's first read costs beyond the reads after it, the
+//!   disk moving to another place) and a flush time (s); on the journal's device (the directory the journal goes to), up to 4 MiB
 //!   written to a scratch file with `O_DIRECT` where its filesystem takes it, then flushed, and one 4 KiB write
 //!   flushed again, timed: a write rate and a flush time. The scratch file is removed; a journal directory that
 //!   cannot be measured (missing, read-only) is taken to be as fast as the disk.
 //! - **Pass**: one traversal of the bytes a move copies on the disk (read, write, verify).
+//! - **Run**: a stretch of bytes a move copies with no gap in it (a copy range, see [`super::extents`]); a
+//!   move without a used-block map copies one.
 //! - **Barrier**: a disk flush that a window's commit waits for; a **commit** also flushes the journal (per window
 //!   in journaled mode, which also writes the window's bytes to the journal; per batch of windows otherwise).
 //! - **Fixed costs** ([`fixed_seconds`]): what an apply with moves spends besides the copy: table flushes, journal
@@ -20,32 +24,37 @@ use std::path::Path;
 
 use super::{io, Mode, Schedule};
 
-/// What an estimate is made from: the disk's read rate (bytes/s) and flush time (s), the journal device's write
-/// rate (bytes/s) and flush time (s).
+/// What an estimate is made from: the disk's read rate (bytes/s), flush time (s) and seek time (s), the journal
+/// device's write rate (bytes/s) and flush time (s).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rates {
     pub rate: f64,
     pub flush: f64,
+    pub seek: f64,
     pub journal_rate: f64,
     pub journal_flush: f64,
 }
 
-/// Reads of one MiB the disk measurement makes.
-const PROBE_READS: u64 = 16;
+/// Places the disk measurement reads at.
+pub const PROBE_SPOTS: u64 = 8;
+/// Reads of 1 MiB, one after the other, at each place: the first costs the seek there, the others measure the
+/// transfer rate.
+pub const PROBE_RUN: u64 = 3;
+const MIB: u64 = 1 << 20;
 
-/// Where the disk measurement reads: [`PROBE_READS`] reads of 1 MiB spread evenly over the bytes the move
-/// copies, `ranges` (relative to `base`, sorted, disjoint; the whole footprint `[(0, len)]` without a used-block
-/// map). Each read starts at the 4 KiB boundary at or before a point inside a range, at least 1 MiB after the
-/// read before it (so reads are contiguous where the ranges hold no more).
+/// Where the disk measurement's runs start: up to [`PROBE_SPOTS`] runs of [`PROBE_RUN`] MiB spread evenly over
+/// the bytes the move copies, `ranges` (relative to `base`, sorted, disjoint; the whole footprint `[(0, len)]`
+/// without a used-block map). Each run starts at the 4 KiB boundary at or before a point inside a range (moved
+/// back so that the run ends inside it where the range is long enough), at least a run after the one before.
 /// So the rate is that of the data the move reads: a footprint's free space may never have been written (a
 /// sparse image or a thin volume returns it without reading anything) and its start, freshly written by mkfs,
 /// may still sit in a cache that the rest does not.
 pub fn probe_offsets(base: u64, ranges: &[(u64, u64)]) -> Vec<u64> {
-    const MIB: u64 = 1 << 20;
+    let run = PROBE_RUN * MIB;
     let total: u64 = ranges.iter().map(|r| r.1).sum();
-    let n = PROBE_READS.min(total / MIB).max(1);
+    let n = PROBE_SPOTS.min(total / run).max(1);
     let step = if n > 1 {
-        total.saturating_sub(MIB) / (n - 1)
+        total.saturating_sub(run) / (n - 1)
     } else {
         0
     };
@@ -60,10 +69,11 @@ pub fn probe_offsets(base: u64, ranges: &[(u64, u64)]) -> Vec<u64> {
             seen += len;
             it.next();
         }
-        let Some(&&(off, _)) = it.peek() else { break };
-        let at = (base + off + (want - seen)) / 4096 * 4096;
-        // Reads stay apart: each measures its own MiB.
-        let at = out.last().map_or(at, |&prev| at.max(prev + MIB));
+        let Some(&&(off, len)) = it.peek() else { break };
+        let inside = (want - seen).min(len.saturating_sub(run));
+        let at = (base + off + inside) / 4096 * 4096;
+        // Runs stay apart: each measures its own bytes.
+        let at = out.last().map_or(at, |&prev| at.max(prev + run));
         out.push(at);
     }
     if out.is_empty() {
@@ -72,35 +82,74 @@ pub fn probe_offsets(base: u64, ranges: &[(u64, u64)]) -> Vec<u64> {
     out
 }
 
-/// Read rate (bytes/s) and flush time (s) of the device, from a short measurement: [`probe_offsets`]'s reads of
-/// 1 MiB with `O_DIRECT` over the bytes a move of `len` bytes from `base` copies (its `used` ranges, relative
-/// to `base`; the whole `len` without them), and one `fdatasync` (harmless on a read-only fd). `None` when the
-/// measurement fails.
+/// The disk's read rate (bytes/s) and seek time (s) from the probe's timed runs: per run, the seconds of its
+/// reads of 1 MiB in order (a run cut short by a failed read has fewer). The rate is that of the reads after a
+/// run's first; the seek is the median first read's time beyond the median later read's (medians: one read
+/// held up on a busy machine moves neither), never below 0. Runs of one read measure the rate with the seek
+/// in it (seek 0). `None` without a timed read.
+pub fn rate_and_seek(runs: &[Vec<f64>]) -> Option<(f64, f64)> {
+    let later: Vec<f64> = runs
+        .iter()
+        .flat_map(|r| r.iter().skip(1).copied())
+        .collect();
+    let firsts: Vec<f64> = runs.iter().filter_map(|r| r.first().copied()).collect();
+    let timed = if later.is_empty() { &firsts } else { &later };
+    let secs: f64 = timed.iter().sum();
+    if timed.is_empty() || secs <= 0.0 {
+        return None;
+    }
+    let rate = timed.len() as f64 * MIB as f64 / secs;
+    let seek = if later.is_empty() {
+        0.0
+    } else {
+        (median(&firsts) - median(&later)).max(0.0)
+    };
+    Some((rate, seek))
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// Read rate (bytes/s), flush time (s) and seek time (s) of the device, from a short measurement:
+/// [`probe_offsets`]'s runs of reads with `O_DIRECT` over the bytes a move of `len` bytes from `base` copies
+/// (its `used` ranges, relative to `base`; the whole `len` without them), each read timed ([`rate_and_seek`]),
+/// and one `fdatasync` (harmless on a read-only fd). `None` when the measurement fails.
 pub fn measure_disk(
     file: &std::fs::File,
     (base, len): (u64, u64),
     used: Option<&[(u64, u64)]>,
-) -> Option<(f64, f64)> {
+) -> Option<(f64, f64, f64)> {
     use std::os::unix::fs::FileExt;
     let whole = [(0, len)];
     let ranges = used.unwrap_or(&whole);
     let f = file.try_clone().ok()?;
     set_direct(&f, true);
-    let mut buf = io::AlignedBuf::new(1 << 20);
-    let t = std::time::Instant::now();
-    let mut done = 0u64;
-    for at in probe_offsets(base, ranges) {
-        if f.read_exact_at(buf.as_mut_slice(), at).is_err() {
-            break;
+    let mut buf = io::AlignedBuf::new(MIB as usize);
+    let mut runs: Vec<Vec<f64>> = Vec::new();
+    'spots: for at in probe_offsets(base, ranges) {
+        let mut run = Vec::new();
+        for k in 0..PROBE_RUN {
+            let t = std::time::Instant::now();
+            if f.read_exact_at(buf.as_mut_slice(), at + k * MIB).is_err() {
+                runs.push(run);
+                break 'spots;
+            }
+            run.push(t.elapsed().as_secs_f64());
         }
-        done += 1 << 20;
+        runs.push(run);
     }
-    let secs = t.elapsed().as_secs_f64();
     set_direct(&f, false);
     let t = std::time::Instant::now();
     let _ = f.sync_data();
     let flush = t.elapsed().as_secs_f64();
-    (done > 0 && secs > 0.0).then(|| (done as f64 / secs, flush))
+    rate_and_seek(&runs).map(|(rate, seek)| (rate, flush, seek))
 }
 
 fn set_direct(f: &std::fs::File, on: bool) {
@@ -182,11 +231,12 @@ pub fn measure_rates(
     used: Option<&[(u64, u64)]>,
     journal: Option<&Path>,
 ) -> Option<Rates> {
-    let (rate, flush) = measure_disk(file, span, used)?;
+    let (rate, flush, seek) = measure_disk(file, span, used)?;
     let (journal_rate, journal_flush) = journal.and_then(measure_journal).unwrap_or((rate, flush));
     let r = Rates {
         rate,
         flush,
+        seek,
         journal_rate,
         journal_flush,
     };
@@ -196,30 +246,64 @@ pub fn measure_rates(
     Some(r)
 }
 
-/// "disk read 950 MB/s, flush 0.1 ms; journal write 400 MB/s, flush 2.0 ms" for the trace.
+/// "disk read 950 MB/s, flush 0.1 ms, seek 0.0 ms; journal write 400 MB/s, flush 2.0 ms" for the trace.
 fn rates_text(r: &Rates) -> String {
     format!(
-        "disk read {:.0} MB/s, flush {:.1} ms; journal write {:.0} MB/s, flush {:.1} ms",
+        "disk read {:.0} MB/s, flush {:.1} ms, seek {:.1} ms; journal write {:.0} MB/s, flush {:.1} ms",
         r.rate / 1e6,
         r.flush * 1e3,
+        r.seek * 1e3,
         r.journal_rate / 1e6,
         r.journal_flush * 1e3
     )
 }
 
-/// Seconds a move by `sch` that copies `copied` bytes of its footprint (the sum of its used-block map, see
+/// What a move copies: its bytes and the runs they lie in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Copied {
+    pub bytes: u64,
+    pub runs: u64,
+}
+
+impl Copied {
+    /// The copy of a move of `len` bytes with the used ranges `used` (the whole `len` without them): their
+    /// bytes, and their runs once gaps shorter than [`super::extents::MIN_GAP`] are joined (the move copies
+    /// those gaps too).
+    pub fn of(used: Option<&[(u64, u64)]>, len: u64) -> Copied {
+        let Some(used) = used else {
+            return Copied {
+                bytes: len,
+                runs: 1,
+            };
+        };
+        let bytes = used.iter().map(|r| r.1).sum();
+        let gaps = used
+            .windows(2)
+            .filter(|w| w[1].0.saturating_sub(w[0].0 + w[0].1) >= super::extents::MIN_GAP)
+            .count() as u64;
+        Copied {
+            bytes,
+            runs: (gaps + 1).min(used.len().max(1) as u64),
+        }
+    }
+}
+
+/// Seconds a move by `sch` that copies `c` (see [`Copied`]; its bytes the sum of its used-block map, see
 /// [`super::extents`]; the whole footprint without one) should take at `r`: read, write and verify those bytes
 /// on the disk, one pass after the other (a disk that serves them at once, as an SSD may, does better), with one
-/// disk barrier per window. In journaled mode the journal's device also takes every byte and one commit per
+/// disk barrier per window, and a seek wherever a pass moves to another run or the passes take turns at the
+/// disk (each window's read, write and read-back: about three per window). In journaled mode the journal's
+/// device also takes every byte and one commit per
 /// window that holds data; it is another disk than the one moved (`check_journal_place` refuses the disk
 /// itself, and a disk in use is refused), so the pipeline runs it beside the disk's passes, and only the first
 /// window's commit, before which the disk has nothing to write, adds to them. In the other modes one journal
 /// commit (a record of checksums) per batch. Windows widen where the map is sparse, so there is about one per
 /// `win` bytes copied.
-pub fn estimate_copy_seconds(sch: &Schedule, copied: u64, r: &Rates) -> f64 {
-    let copied = copied.min(sch.len);
+pub fn estimate_copy_seconds(sch: &Schedule, c: Copied, r: &Rates) -> f64 {
+    let copied = c.bytes.min(sch.len);
     let windows = copied.div_ceil(sch.win.max(1)).clamp(1, sch.count().max(1)) as f64;
-    let disk = 3.0 * copied as f64 / r.rate.max(1.0) + windows * r.flush;
+    let seeks = 3.0 * (windows + c.runs.max(1) as f64) * r.seek;
+    let disk = 3.0 * copied as f64 / r.rate.max(1.0) + windows * r.flush + seeks;
     if sch.mode == Mode::Journaled {
         let journal_rate = r.journal_rate.max(1.0);
         let journal = copied as f64 / journal_rate + windows * r.journal_flush;
@@ -286,7 +370,7 @@ pub fn worth_measuring(base: &Schedule) -> bool {
     base.mode == Mode::Journaled && base.shift() >= MIN_MEASURED_SHIFT
 }
 
-/// The schedule a move of `len` bytes from `src` to `dst` runs by, copying `copied` bytes (see
+/// The schedule a move of `len` bytes from `src` to `dst` runs by, copying `copied` (see
 /// [`estimate_copy_seconds`]): [`Schedule::new`]'s, except that an overlapping move that would be journaled runs in
 /// shift mode, windows of at most the shift and no journal copy, when that is estimated faster at the measured
 /// `rates` (a disk flush per shift of bytes, at least [`write_flush`], against writing every byte to the journal
@@ -295,7 +379,7 @@ pub fn choose_schedule(
     (src, dst, len): (u64, u64, u64),
     unit: u64,
     max_chunk: u64,
-    copied: u64,
+    copied: Copied,
     rates: Option<&Rates>,
 ) -> Schedule {
     let base = Schedule::new(src, dst, len, unit, max_chunk);
@@ -326,9 +410,15 @@ mod tests {
         Rates {
             rate: 100.0 * MIB as f64,
             flush: 0.01,
+            seek: 0.0,
             journal_rate,
             journal_flush,
         }
+    }
+
+    /// A copy of `bytes` in one run.
+    fn whole(bytes: u64) -> Copied {
+        Copied { bytes, runs: 1 }
     }
 
     #[test]
@@ -340,8 +430,8 @@ mod tests {
         // A USB stick: 25 MB/s, 50 ms per flush.
         let stick = rates(25e6, 0.05);
         let (jf, js) = (
-            estimate_copy_seconds(&journaled, 256 * MIB, &fast),
-            estimate_copy_seconds(&journaled, 256 * MIB, &stick),
+            estimate_copy_seconds(&journaled, whole(256 * MIB), &fast),
+            estimate_copy_seconds(&journaled, whole(256 * MIB), &stick),
         );
         // 256 MiB journaled beside a journal as fast as the disk: the disk's 3 passes (7.68 s) and 8 barriers;
         // the journal's pass runs beside them, only its first window's commit (0.32 s and a flush) adds.
@@ -358,14 +448,14 @@ mod tests {
         );
         // Shift mode writes only checksum records to the journal: one commit per 32 MiB batch.
         let (sf, ss) = (
-            estimate_copy_seconds(&shift, 256 * MIB, &fast),
-            estimate_copy_seconds(&shift, 256 * MIB, &stick),
+            estimate_copy_seconds(&shift, whole(256 * MIB), &fast),
+            estimate_copy_seconds(&shift, whole(256 * MIB), &stick),
         );
         assert!((ss - sf - 8.0 * 0.04).abs() < 1e-9, "{sf} {ss}");
         assert!(sf < jf && ss < js / 1.5, "{sf} {jf} {ss} {js}");
         // A journal many times faster than the disk costs a journaled move only its first commit.
         let quick = rates(1e12, 0.0);
-        let jq = estimate_copy_seconds(&journaled, 256 * MIB, &quick);
+        let jq = estimate_copy_seconds(&journaled, whole(256 * MIB), &quick);
         assert!((jq - (3.0 * 2.56 + 8.0 * 0.01)).abs() < 1e-3, "{jq}");
     }
 
@@ -378,16 +468,18 @@ mod tests {
         fn the_chosen_schedule_is_never_estimated_slower(
             src_m in 0u64..64, d_k in 1u64..4096, len_m in 1u64..2048, fill in 1u64..=100,
             rate_mb in 20.0f64..3000.0, flush_ms in 0.01f64..40.0, jrate_mb in 10.0f64..3000.0,
-            jflush_ms in 0.01f64..40.0, back in proptest::bool::ANY,
+            jflush_ms in 0.01f64..40.0, back in proptest::bool::ANY, seek_ms in 0.0f64..20.0,
+            runs in 1u64..100_000,
         ) {
             let src = (src_m + 64) * MIB;
             let d = d_k * 4096;
             let dst = if back { src - d.min(src) } else { src + d };
             let len = len_m * MIB;
-            let copied = len / 100 * fill;
+            let copied = Copied { bytes: len / 100 * fill, runs };
             let r = Rates {
                 rate: rate_mb * 1e6,
                 flush: flush_ms / 1e3,
+                seek: seek_ms / 1e3,
                 journal_rate: jrate_mb * 1e6,
                 journal_flush: jflush_ms / 1e3,
             };
@@ -422,6 +514,7 @@ mod tests {
         let at = |rate: f64, flush: f64| Rates {
             rate,
             flush,
+            seek: 0.0,
             journal_rate: rate,
             journal_flush: flush,
         };
@@ -432,8 +525,9 @@ mod tests {
             ..at(500.0 * MIB as f64, 0.000_2)
         };
         let hdd = at(100.0 * MIB as f64, 0.02);
-        let pick =
-            |r: &Rates| choose_schedule((src, dst, len), 512, 32 * MIB, 300 * MIB, Some(r)).mode;
+        let pick = |r: &Rates| {
+            choose_schedule((src, dst, len), 512, 32 * MIB, whole(300 * MIB), Some(r)).mode
+        };
         assert_eq!(pick(&ssd), Mode::Shift);
         assert_eq!(pick(&hdd), Mode::Journaled);
         assert_eq!(pick(&at(2000.0 * MIB as f64, 0.000_2)), Mode::Journaled);
@@ -443,20 +537,25 @@ mod tests {
     }
 
     #[test]
-    fn the_disk_probe_spreads_its_reads_over_the_span() {
+    fn the_disk_probe_spreads_its_runs_over_the_span() {
+        let run = PROBE_RUN * MIB;
         let o = probe_offsets(63 * 512, &[(0, 1024 * MIB)]);
-        assert_eq!(o.len(), 16);
+        assert_eq!(o.len(), 8);
         assert_eq!(o[0], 28672, "4 KiB-aligned start");
-        assert!(o.windows(2).all(|w| w[1] - w[0] >= MIB && w[1] % 4096 == 0));
-        assert!(*o.last().expect("reads") + MIB <= 63 * 512 + 1024 * MIB);
-        assert_eq!(probe_offsets(0, &[(0, 3 * MIB)]), vec![0, MIB, 2 * MIB]);
+        assert!(o.windows(2).all(|w| w[1] - w[0] >= run && w[1] % 4096 == 0));
+        assert!(*o.last().expect("runs") + run <= 63 * 512 + 1024 * MIB);
+        assert_eq!(
+            probe_offsets(0, &[(0, 7 * MIB)]),
+            vec![0, 4 * MIB],
+            "the last run ends at the end"
+        );
         assert_eq!(probe_offsets(0, &[(0, 4096)]), vec![0]);
         assert_eq!(probe_offsets(8192, &[]), vec![8192]);
     }
 
     #[test]
     fn the_disk_probe_reads_only_where_the_move_copies() {
-        // 30 % of 1 GiB in use, in 3 runs: each read starts inside one of them.
+        // 30 % of 1 GiB in use, in 3 runs: each probe run lies inside one of them.
         let used = [
             (0, 100 * MIB),
             (400 * MIB, 100 * MIB),
@@ -464,10 +563,11 @@ mod tests {
         ];
         let base = 2048 * 512;
         let o = probe_offsets(base, &used);
-        assert_eq!(o.len(), 16);
+        assert_eq!(o.len(), 8);
+        let run = PROBE_RUN * MIB;
         let inside = |at: u64| {
             used.iter()
-                .any(|&(u, n)| at >= base + u && at < base + u + n)
+                .any(|&(u, n)| at >= base + u && at + run <= base + u + n)
         };
         assert!(o.iter().all(|&at| inside(at)), "{o:?}");
         // Spread over all three, not crowded into the first.
@@ -477,11 +577,105 @@ mod tests {
                 "{u}: {o:?}"
             );
         }
-        // Small ranges: reads stay a MiB apart.
-        let small: Vec<(u64, u64)> = (0..64).map(|k| (k * MIB, 64 << 10)).collect();
+        // A range shorter than a run, then a long one: the run in the long one ends inside it.
+        let o = probe_offsets(0, &[(0, 2 * MIB), (10 * MIB, 4 * MIB)]);
+        assert_eq!(o, vec![0, 11 * MIB], "{o:?}");
+        // Small ranges: runs stay a run apart.
+        let small: Vec<(u64, u64)> = (0..192).map(|k| (k * MIB, 64 << 10)).collect();
         let o = probe_offsets(0, &small);
         assert_eq!(o.len(), 4);
-        assert!(o.windows(2).all(|w| w[1] - w[0] >= MIB), "{o:?}");
+        assert!(o.windows(2).all(|w| w[1] - w[0] >= run), "{o:?}");
+    }
+
+    /// The probe's timings of a disk that takes `seek` s to move to a run and `rate` bytes/s to transfer:
+    /// one run per entry of `runs`, of that many reads of 1 MiB.
+    fn timings(seek: f64, rate: f64, runs: &[usize]) -> Vec<Vec<f64>> {
+        let t = MIB as f64 / rate;
+        runs.iter()
+            .map(|&n| (0..n).map(|k| if k == 0 { seek + t } else { t }).collect())
+            .collect()
+    }
+
+    #[test]
+    fn a_spinning_disk_is_measured_by_its_transfer_not_its_seeks() {
+        // 12 ms to move to each run, 200 MB/s once there: rate over all reads would be 113 MB/s, and every
+        // move estimated 1.8 times too long.
+        let runs = timings(0.012, 200e6, &[3; 8]);
+        let (rate, seek) = rate_and_seek(&runs).expect("timed reads");
+        assert!((rate / 200e6 - 1.0).abs() < 1e-9, "{rate}");
+        assert!((seek - 0.012).abs() < 1e-9, "{seek}");
+        // One read held up (a busy machine) moves the rate a little, the seek not at all.
+        let mut held = runs.clone();
+        held[3][0] += 0.5;
+        held[5][2] += 0.05;
+        let (_, seek) = rate_and_seek(&held).expect("timed reads");
+        assert!((seek - 0.012).abs() < 1e-9, "{seek}");
+        // Runs of one read (a footprint of a MiB) measure the rate with the seek in it.
+        let (rate, seek) = rate_and_seek(&timings(0.0, 1e8, &[1])).expect("one read");
+        assert!(
+            (rate / 1e8 - 1.0).abs() < 1e-9 && seek == 0.0,
+            "{rate} {seek}"
+        );
+        assert_eq!(rate_and_seek(&[]), None);
+        assert_eq!(rate_and_seek(&[vec![]]), None);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+        /// On a disk of any seek and rate, runs of any length (cut short where a read failed) measure its rate
+        /// and its seek, where some run has a read after its first.
+        #[test]
+        fn the_probe_recovers_any_disk(
+            seek_ms in 0.0f64..25.0, rate_mb in 10.0f64..7000.0,
+            runs in proptest::collection::vec(1usize..=3, 1..=8),
+        ) {
+            let (rate, seek) = rate_and_seek(&timings(seek_ms / 1e3, rate_mb * 1e6, &runs))
+                .expect("timed reads");
+            if runs.iter().any(|&n| n > 1) {
+                proptest::prop_assert!((rate / (rate_mb * 1e6) - 1.0).abs() < 1e-9, "{rate}");
+                proptest::prop_assert!((seek - seek_ms / 1e3).abs() < 1e-9, "{seek}");
+            } else {
+                let t = MIB as f64 / (rate_mb * 1e6) + seek_ms / 1e3;
+                proptest::prop_assert!((rate * t / MIB as f64 - 1.0).abs() < 1e-9 && seek == 0.0);
+            }
+        }
+    }
+
+    #[test]
+    fn seeks_count_per_run_and_window_where_the_disk_has_them() {
+        let sch = Schedule::new(63 * 512, 33 * MIB, 1024 * MIB, 512, 32 * MIB);
+        let hdd = Rates {
+            seek: 0.012,
+            ..rates(200e6, 0.01)
+        };
+        let ssd = Rates { seek: 0.0, ..hdd };
+        let one = whole(300 * MIB);
+        let scattered = Copied {
+            bytes: 300 * MIB,
+            runs: 1000,
+        };
+        // 300 MiB in 10 windows: on the spinning disk 3 seeks per window and per run.
+        let d =
+            estimate_copy_seconds(&sch, scattered, &hdd) - estimate_copy_seconds(&sch, one, &hdd);
+        assert!((d - 3.0 * 999.0 * 0.012).abs() < 1e-9, "{d}");
+        let base = estimate_copy_seconds(&sch, one, &ssd);
+        assert!((estimate_copy_seconds(&sch, one, &hdd) - base - 3.0 * 11.0 * 0.012).abs() < 1e-9);
+        assert_eq!(estimate_copy_seconds(&sch, scattered, &ssd), base);
+    }
+
+    #[test]
+    fn a_copy_counts_its_runs_as_the_move_joins_them() {
+        let gap = crate::mover::extents::MIN_GAP;
+        assert_eq!(Copied::of(None, 5 * MIB), whole(5 * MIB));
+        let near = [(0, 4096), (4096 + gap - 512, 4096), (MIB, 8192)];
+        assert_eq!(
+            Copied::of(Some(&near), 2 * MIB),
+            Copied {
+                bytes: 16384,
+                runs: 2
+            }
+        );
+        assert_eq!(Copied::of(Some(&[]), MIB), Copied { bytes: 0, runs: 1 });
     }
 
     #[test]

@@ -351,7 +351,7 @@ fn choose_schedules(
     for m in &mut job.moves {
         let s = m.schedule;
         let base = Schedule::new(s.src, s.dst, s.len, ss, job.max_chunk);
-        let copied = m.extents().total();
+        let copied = estimate::Copied::of(m.used.as_deref(), s.len);
         let shift = match forced.as_deref() {
             Some("shift") => Schedule::with_min_shift(s.src, s.dst, s.len, ss, job.max_chunk, ss),
             Some("journaled") => s,

@@ -5,7 +5,8 @@
 //! revealing, the kernel's re-read, the filesystem check, retiring the journal).
 //!
 //! The plan and the apply also print the short measurement a move's estimate and schedule choice come from
-//! (`mover::estimate::measure_rates`): its read rate and flush time, and the journal device's.
+//! (`mover::estimate::measure_rates`): the disk's read rate, seek time and flush time, and the journal device's
+//! write rate and flush time.
 //!
 //! With `AFDISK_MOVE_TRACE=timeline` it also prints the **timeline**: every timed I/O as one line, its kind and
 //! its start and end in milliseconds since the copy began, in the order they ended (which stage of the pipeline

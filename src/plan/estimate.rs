@@ -3,11 +3,11 @@
 //! agree on how a move runs.
 //!
 //! Terms:
-//! - **Probe**: 16 reads of 1 MiB spread over the bytes the first moving partition's move copies (its used
-//!   ranges, else its footprint) with `O_DIRECT` and one flush, timed, and a
+//! - **Probe**: 8 runs of 3 reads of 1 MiB spread over the bytes the first moving partition's move copies (its
+//!   used ranges, else its footprint) with `O_DIRECT` and one flush, timed, and a
 //!   short timed write and flush in the journal's directory (the backup directory, where apply puts the journal;
-//!   the scratch file is removed) (`mover::measure_rates`): read rate and flush time of the disk, write rate and
-//!   flush time of the journal's device.
+//!   the scratch file is removed) (`mover::measure_rates`): read rate, seek time and flush time of the disk,
+//!   write rate and flush time of the journal's device.
 //! - **Estimate**: per moving partition, milliseconds in its `data_move`, and the plan's note with the total: its
 //!   copy by the schedule the apply will choose (`mover::estimate::choose_schedule`), its filesystem's check, and
 //!   with the first moving partition the apply's fixed costs (`mover::estimate::fixed_seconds`: table flushes,
@@ -15,7 +15,8 @@
 //!   moves.
 //! - **Used bytes**: what the filesystem's used-block map (`fs::used_map`, read from the device) says is in use
 //!   within the footprint, shown in the move's reason beside the footprint, or why the map is not used (copy
-//!   whole). The move copies only those bytes, and the estimate counts them (`mover::estimate_copy_seconds`).
+//!   whole). The move copies only those bytes, and the estimate counts them and the runs they lie in
+//!   (`mover::estimate::Copied`, `mover::estimate_copy_seconds`).
 
 use super::{Action, Change, DataMove};
 use crate::mover;
@@ -44,13 +45,14 @@ pub fn estimate_moves(file: &std::fs::File, ss: u64, changes: &mut [Change]) -> 
         mover::measure_rates(file, span, used[0].ranges.as_deref(), Some(&journal_dir))
     });
     let mut total = 0.0;
-    for (&i, Used { note, copied, .. }) in moving.iter().zip(used) {
+    for (&i, Used { note, ranges, .. }) in moving.iter().zip(used) {
         let c = &mut changes[i];
         let Some(d) = c.data_move.as_mut() else {
             continue;
         };
         c.reason.push_str(&note);
         let len = d.copy_bytes.div_ceil(ss) * ss;
+        let copied = mover::estimate::Copied::of(ranges.as_deref(), d.copy_bytes);
         // The schedule the apply will choose (`mover::start`), from the same kind of measurement.
         let sch = mover::estimate::choose_schedule(
             (d.from_offset_bytes, d.to_offset_bytes, len),
@@ -91,8 +93,6 @@ struct Used {
     note: String,
     /// The used ranges, relative to the partition's start; `None` for copy whole.
     ranges: Option<Vec<(u64, u64)>>,
-    /// The bytes the move copies.
-    copied: u64,
 }
 
 /// The used-block map of the data move `d`, read from `file`.
@@ -113,13 +113,11 @@ fn used_note(file: &std::fs::File, d: &DataMove) -> Used {
             Used {
                 note,
                 ranges: Some(r),
-                copied: used,
             }
         }
         (crate::fs::UsedMap::Whole(why), _) => Used {
             note: format!("; used-block map: copy whole ({why})"),
             ranges: None,
-            copied: d.copy_bytes,
         },
     }
 }
