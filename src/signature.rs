@@ -8,6 +8,13 @@
 //! the names the rest of afdisk calls: [`probe`] (the kind) and [`identify`] (kind, label, UUID and, where the
 //! superblock counts free space, the bytes in use) over any byte source, and [`probe_file`] over an open file
 //! (libblkid reads it directly instead of through an in-memory copy of the range's head and tail).
+//!
+//! **Unrecognised data** ([`UNRECOGNISED`], [`unrecognised`]): a range in which neither source recognises
+//! anything, but whose sample ([`SAMPLE_STRETCHES`] stretches: its first and last MiB and 64 KiB spread evenly
+//! between) holds a byte that is not zero. Nothing unknown is empty: [`held`] and [`held_info`] name it as
+//! content, so a partition of raw data (a database's raw device, plain dm-crypt, a label libblkid does not
+//! know) is moved with its data and never dropped without the user's say. A range whose sample is all zeros
+//! reads as empty (a new disk, a partition never written).
 
 use std::collections::BTreeSet;
 use std::os::fd::AsFd;
@@ -84,4 +91,44 @@ pub fn probe_file(
     }
     let found = crate::blkid::probe(file.as_fd(), base, size, sector_size).ok()?;
     info_of(&found).map(|i| i.kind)
+}
+
+/// The content name of a range that holds data afdisk recognises nothing in (see the module doc).
+pub const UNRECOGNISED: &str = "unrecognised data";
+/// Stretches read by [`unrecognised`]: the first and last MiB and 64 KiB at evenly spaced points between.
+pub const SAMPLE_STRETCHES: u64 = 32;
+
+/// Whether the sample of `[base, base+size)` (see the module doc) holds a byte that is not zero. A sample that
+/// cannot be read counts as data.
+pub fn unrecognised(src: &dyn ByteSource, base: u64, size: u64) -> bool {
+    const MIB: u64 = 1 << 20;
+    const STRETCH: u64 = 64 << 10;
+    let size = size.min(src.len().saturating_sub(base));
+    let mut at: Vec<(u64, u64)> = vec![(0, MIB), (size.saturating_sub(MIB), MIB)];
+    let inner = SAMPLE_STRETCHES - 2;
+    at.extend((1..=inner).map(|k| (size / (inner + 1) * k, STRETCH)));
+    let mut buf = vec![0u8; MIB as usize];
+    at.into_iter().any(|(off, len)| {
+        let len = len.min(size.saturating_sub(off)) as usize;
+        let b = &mut buf[..len];
+        src.read_at(base + off, b).is_err() || b.iter().any(|&x| x != 0)
+    })
+}
+
+/// What `[base, base+size)` holds: what [`probe`] recognises, else [`UNRECOGNISED`] when [`unrecognised`],
+/// else nothing (empty).
+pub fn held(src: &dyn ByteSource, base: u64, size: u64) -> Option<&'static str> {
+    probe(src, base, size).or_else(|| unrecognised(src, base, size).then_some(UNRECOGNISED))
+}
+
+/// [`identify`], else [`UNRECOGNISED`] (no label, UUID or bytes in use) when [`unrecognised`].
+pub fn held_info(src: &dyn ByteSource, base: u64, size: u64) -> Option<FsInfo> {
+    identify(src, base, size).or_else(|| {
+        unrecognised(src, base, size).then(|| FsInfo {
+            kind: UNRECOGNISED.into(),
+            fs_label: None,
+            uuid: None,
+            used_bytes: None,
+        })
+    })
 }

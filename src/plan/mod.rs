@@ -125,14 +125,14 @@ pub struct SeenSector {
     pub crc32: u32,
 }
 
-/// What the partitions `parts` hold (a filesystem or other signature), by number; an extended partition
-/// (a container of EBRs) is not probed.
+/// What the partitions `parts` hold (a filesystem or other signature, or data afdisk does not recognise: see
+/// [`crate::signature::held`]), by number; an extended partition (a container of EBRs) is not probed.
 fn contents(src: &dyn ByteSource, ss: u64, parts: &[Partition]) -> BTreeMap<u32, String> {
     parts
         .iter()
         .filter(|p| p.kind != table::PartKind::Extended)
         .filter_map(|p| {
-            crate::signature::probe(src, p.start * ss, p.size * ss)
+            crate::signature::held(src, p.start * ss, p.size * ss)
                 .map(|sig| (p.number, sig.to_string()))
         })
         .collect()
@@ -166,11 +166,15 @@ pub fn data_moves(changes: &[Change]) -> Vec<u32> {
         .collect()
 }
 
-/// What writing `new` over `old` destroys on `src`: every recognised filesystem (or other signature) of an
-/// old partition that the new table does not keep at the same start with at least the same size, and, with no
-/// old table, one on the whole disk. A fresh layout (`fresh`) keeps nothing: each old partition's filesystem is
-/// lost, even where a new partition happens to start at the same sector. Partitions whose data the plan moves
-/// with them (`moved`, see `crate::mover`) lose nothing. Reads a superblock per such partition.
+/// What writing `new` over `old` destroys on `src`: the content ([`crate::signature::held_info`]: a
+/// recognised filesystem or other signature, or data afdisk does not recognise) of every old partition that
+/// the new table does not keep at the same start with at least the same size, and the whole disk's: with no
+/// old table, what it holds; under an old table, when the plan writes a new table (a fresh layout or another
+/// table type, see `wipe::Inputs::new_table`), a filesystem or other signature recognised on the whole disk
+/// (one made before the table and never wiped, which the new table's wipes end). A fresh layout
+/// (`fresh`) keeps nothing: each old partition's content is lost, even where a new partition happens to start
+/// at the same sector. Partitions whose data the plan moves with them (`moved`, see `crate::mover`) lose
+/// nothing. Reads a superblock (and a sample, see [`crate::signature::unrecognised`]) per such partition.
 pub fn losses(
     src: &dyn table::source::ByteSource,
     old: Option<&Layout>,
@@ -178,19 +182,21 @@ pub fn losses(
     fresh: bool,
     moved: &[u32],
 ) -> Vec<Loss> {
+    let whole = |fs| Loss {
+        partition: None,
+        size_bytes: src.len(),
+        filesystem: fs,
+    };
     let Some(old) = old else {
-        return crate::signature::identify(src, 0, src.len())
-            .map(|fs| Loss {
-                partition: None,
-                size_bytes: src.len(),
-                filesystem: fs,
-            })
+        return crate::signature::held_info(src, 0, src.len())
+            .map(whole)
             .into_iter()
             .collect();
     };
     let oss = old.table.sector_size;
     let nss = new.table.sector_size;
-    old.partitions
+    let parts = old
+        .partitions
         .iter()
         .filter(|p| p.kind != table::PartKind::Extended)
         .filter(|p| !moved.contains(&p.number))
@@ -204,12 +210,19 @@ pub fn losses(
         })
         .filter_map(|p| {
             let (base, size) = (p.start.saturating_mul(oss), p.size.saturating_mul(oss));
-            crate::signature::identify(src, base, size).map(|fs| Loss {
+            crate::signature::held_info(src, base, size).map(|fs| Loss {
                 partition: Some(p.number),
                 size_bytes: size,
                 filesystem: fs,
             })
-        })
+        });
+    let new_table = fresh || old.table.label != new.table.label;
+    new_table
+        .then(|| crate::signature::identify(src, 0, src.len()))
+        .flatten()
+        .map(whole)
+        .into_iter()
+        .chain(parts)
         .collect()
 }
 
