@@ -1,5 +1,8 @@
 //! Whether a disk is in use: mounted filesystems (/proc/self/mountinfo), active swap (/proc/swaps), holders
-//! (LVM, md, dm-crypt) on the disk or any of its partitions, and loop devices backed by an image file.
+//! (LVM, md, dm-crypt) on the disk or any of its partitions, loop devices backed by an image file, and for a
+//! block device the loop devices **over** it (backed by its device node: holders the kernel does not list)
+//! and, for a loop device, the **sibling** loop devices backed by the same file (another view of the same
+//! bytes, perhaps at another offset, perhaps mounted: a write through one bypasses the other's cache).
 //! The parsers are pure; the readers at the bottom do the I/O.
 
 use std::collections::HashSet;
@@ -219,24 +222,73 @@ fn uses_with(dir: &Path, name: &str, snap: &Snapshot) -> Vec<Use> {
             });
         }
     }
+    uses.extend(loop_uses(name));
     uses.dedup();
     uses
 }
 
-/// Loop devices whose backing file is `image` — the same file (device and inode, as the kernel reports it for
-/// the loop device), else the same canonical path (byte for byte) — and what uses those loop devices.
-pub fn image_uses(image: &Path) -> Vec<Use> {
+/// The loop devices over the block device `name` and, when it is a loop device, its siblings (see the module
+/// doc).
+fn loop_uses(name: &str) -> Vec<Use> {
+    let node = Path::new("/dev").join(name);
+    let device = node.display().to_string();
+    let id = std::fs::metadata(&node).ok().map(|m| (m.dev(), m.ino()));
+    let canon = std::fs::canonicalize(&node).unwrap_or_else(|_| node.clone());
+    let mut uses: Vec<Use> = loops_backed_by(id, &canon, name)
+        .into_iter()
+        .map(|(n, _)| Use {
+            kind: UseKind::Loop,
+            device: device.clone(),
+            detail: format!("the backing device of /dev/{n}"),
+        })
+        .collect();
+    if let Some(b) = name
+        .starts_with("loop")
+        .then(|| loop_backing_of(name))
+        .flatten()
+    {
+        // The sysfs path of the backing file is only a fallback; the device and inode decide.
+        uses.extend(
+            loops_backed_by(Some(b), Path::new(""), name)
+                .into_iter()
+                .map(|(n, _)| Use {
+                    kind: UseKind::Loop,
+                    device: device.clone(),
+                    detail: format!("backed by the same file as /dev/{n}"),
+                }),
+        );
+    }
+    uses
+}
+
+/// The backing file (device and inode) of the loop device `name`, as the kernel reports it.
+fn loop_backing_of(name: &str) -> Option<(u64, u64)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_CLOEXEC)
+        .open(Path::new("/dev").join(name))
+        .ok()
+        .and_then(|f| super::ioctl::loop_backing(&f).ok())
+        .map(|b| (b.dev, b.ino))
+}
+
+/// The loop devices (name, sysfs directory), `except` left out, whose backing file is the file `id` (device
+/// and inode, as the kernel reports it for the loop device), else, where the kernel does not say, whose
+/// backing path is `canon` byte for byte.
+fn loops_backed_by(
+    id: Option<(u64, u64)>,
+    canon: &Path,
+    except: &str,
+) -> Vec<(String, std::path::PathBuf)> {
     use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    let mut uses = Vec::new();
     let Ok(rd) = std::fs::read_dir("/sys/block") else {
-        return uses;
+        return Vec::new();
     };
-    let canon = std::fs::canonicalize(image).unwrap_or_else(|_| image.to_path_buf());
-    let file = std::fs::metadata(image).ok().map(|m| (m.dev(), m.ino()));
+    let mut out = Vec::new();
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        if !name.starts_with("loop") {
+        if !name.starts_with("loop") || name == except {
             continue;
         }
         let dir = e.path();
@@ -244,22 +296,30 @@ pub fn image_uses(image: &Path) -> Vec<Use> {
             continue;
         };
         let bf = bf.strip_suffix(b"\n").unwrap_or(&bf);
-        let same_file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_CLOEXEC)
-            .open(format!("/dev/{name}"))
-            .ok()
-            .and_then(|f| super::ioctl::loop_backing(&f).ok())
-            .map(|b| Some((b.dev, b.ino)) == file);
-        let same = same_file.unwrap_or_else(|| Path::new(std::ffi::OsStr::from_bytes(bf)) == canon);
+        let same = match loop_backing_of(&name) {
+            Some(b) => Some(b) == id,
+            None => Path::new(std::ffi::OsStr::from_bytes(bf)) == canon,
+        };
         if same {
-            uses.push(Use {
-                kind: UseKind::Loop,
-                device: image.display().to_string(),
-                detail: format!("attached to /dev/{name}"),
-            });
-            uses.extend(disk_uses(&dir, &name));
+            out.push((name, dir));
         }
+    }
+    out
+}
+
+/// Loop devices whose backing file is `image` — the same file (device and inode, as the kernel reports it for
+/// the loop device), else the same canonical path (byte for byte) — and what uses those loop devices.
+pub fn image_uses(image: &Path) -> Vec<Use> {
+    let canon = std::fs::canonicalize(image).unwrap_or_else(|_| image.to_path_buf());
+    let file = std::fs::metadata(image).ok().map(|m| (m.dev(), m.ino()));
+    let mut uses = Vec::new();
+    for (name, dir) in loops_backed_by(file, &canon, "") {
+        uses.push(Use {
+            kind: UseKind::Loop,
+            device: image.display().to_string(),
+            detail: format!("attached to /dev/{name}"),
+        });
+        uses.extend(disk_uses(&dir, &name));
     }
     uses
 }

@@ -1,0 +1,71 @@
+//! A loop device is in use while another loop device gives a second view of its bytes: a sibling backed by the
+//! same file (here at an offset, its filesystem mounted), or a loop device attached over it. The kernel lists
+//! neither as a holder; apply refuses both and writes nothing.
+
+mod common;
+
+use common::{apply, plan, s, LoopDev, Scratch};
+
+const MIB: u64 = 1 << 20;
+
+#[test]
+fn a_loop_device_viewed_by_another_is_in_use() {
+    let sc = Scratch::new();
+    let img = sc.image("shared.img", 64 * MIB);
+    common::run("sgdisk", &["-n", "1:2048:+16M", &s(&img)]);
+    let Some(disk) = LoopDev::attach(&img, 512) else {
+        return;
+    };
+    let p = plan(
+        &disk.path,
+        &["--preset", "data", "--replace"],
+        &sc.path("p.json"),
+    );
+    assert!(
+        p["destroys"].as_array().is_some_and(|d| d.is_empty()),
+        "{p}"
+    );
+    let before = std::fs::read(&img).expect("read");
+    let refused = |why: &str| {
+        let r = apply(
+            &disk.path,
+            &sc.path("p.json"),
+            &disk.base_name(),
+            &sc.path("bk"),
+        );
+        assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains("in use") && r.stderr.contains(why),
+            "{}",
+            r.stderr
+        );
+        assert!(
+            std::fs::read(&img).expect("read") == before,
+            "nothing written"
+        );
+    };
+    {
+        let Some(part) = LoopDev::attach_with(&img, &["-o", "1048576", "--sizelimit", "16777216"])
+        else {
+            return;
+        };
+        refused(&format!("backed by the same file as {}", part.path));
+    }
+    {
+        let Some(over) = LoopDev::attach_with(std::path::Path::new(&disk.path), &[]) else {
+            return;
+        };
+        refused(&format!("the backing device of {}", over.path));
+    }
+    let r = apply(
+        &disk.path,
+        &sc.path("p.json"),
+        &disk.base_name(),
+        &sc.path("bk"),
+    );
+    assert_eq!(
+        r.code, 0,
+        "alone again, it is written: {}{}",
+        r.stdout, r.stderr
+    );
+}
