@@ -36,7 +36,13 @@ pub struct BenchArgs {
 }
 
 pub fn cmd_bench(target: &Path, a: &BenchArgs) -> i32 {
-    let r = check_plot_path(a.plot.as_deref()).and_then(|()| bench(target, a));
+    let r = check_plot_path(a.plot.as_deref())
+        .and_then(|()| {
+            a.plot.as_deref().map_or(Ok(()), |p| {
+                afdisk::device::output::check_output(p, "--plot", target, "bench.svg")
+            })
+        })
+        .and_then(|()| bench(target, a));
     match r {
         Ok(r) => {
             let plotted = a.plot.as_deref().map(|p| write_plot(&r, p));

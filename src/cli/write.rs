@@ -26,7 +26,10 @@ fn fail(e: &Error) -> i32 {
 }
 
 pub fn plan(a: &PlanArgs, geometry: &GeometryArgs) -> i32 {
-    match make_plan(a, geometry) {
+    let out_ok = a.output.as_deref().map_or(Ok(()), |out| {
+        device::output::check_output(out, "-o", &a.target, "plan.json")
+    });
+    match out_ok.and_then(|()| make_plan(a, geometry)) {
         Ok(p) => {
             if let Some(out) = &a.output {
                 if let Err(e) = std::fs::write(out, json(&p)) {
@@ -178,6 +181,7 @@ pub fn apply(
 
 pub fn backup(target: &Path, out: &Path, as_json: bool, g: &GeometryArgs) -> i32 {
     let run = || -> Result<backup::Backup, Error> {
+        device::output::check_output(out, "-o", target, "table-backup.json")?;
         let opened = device::open(target, &g.overrides())?;
         apply::backup_to(&opened, out)
     };

@@ -10,6 +10,7 @@ pub mod access;
 pub mod identity;
 pub mod ioctl;
 pub mod list;
+pub mod output;
 pub mod sysfs;
 pub mod usage;
 
