@@ -45,7 +45,8 @@ pub struct ListStatus {
     pub status: DiskStatus,
     /// How many partitions start off a physical boundary.
     pub misaligned: usize,
-    /// The disk has no partition table (neither afdisk's own nor a foreign one).
+    /// The disk has no partition table (neither afdisk's own nor a foreign one). Not "empty": `list` does not
+    /// probe for a filesystem on the whole disk, so the word says only what it knows.
     pub empty: bool,
     /// Something uses the disk (mounted, swap, holders).
     pub in_use: bool,
@@ -74,7 +75,7 @@ impl fmt::Display for ListStatus {
         match self.status {
             DiskStatus::Problem => write!(f, "PROBLEM")?,
             DiskStatus::Misaligned => write!(f, "MISALIGNED {}", self.misaligned)?,
-            DiskStatus::Aligned if self.empty => write!(f, "empty")?,
+            DiskStatus::Aligned if self.empty => write!(f, "no table")?,
             DiskStatus::Aligned => write!(f, "aligned")?,
         }
         if self.in_use {
@@ -333,7 +334,7 @@ mod tests {
             empty: true,
             in_use: false,
         };
-        assert_eq!(e.to_string(), "empty");
+        assert_eq!(e.to_string(), "no table");
         let p = ListStatus {
             status: DiskStatus::Problem,
             misaligned: 1,

@@ -207,7 +207,7 @@ pub fn inspect(path: &Path, opts: &InspectOptions) -> Result<(Opened, Report)> {
     let opened = device::open(path, &opts.overrides)?;
     let src = opened.source();
     let scan = table::scan(&src, opened.info.logical_sector_size);
-    let fs: Vec<Option<String>> = scan
+    let mut fs: Vec<Option<String>> = scan
         .partitions
         .iter()
         .map(|p| {
@@ -247,6 +247,7 @@ pub fn inspect(path: &Path, opts: &InspectOptions) -> Result<(Opened, Report)> {
             .map(|c| (p.number, c))
         })
         .collect();
+    mark_unrecognised(&src, &scan, &mut fs, &hidden, opts);
     let mut report = build(opened.info.clone(), scan, &fs, opts);
     let dir = opts
         .journal_dir
@@ -270,6 +271,36 @@ pub fn inspect(path: &Path, opts: &InspectOptions) -> Result<(Opened, Report)> {
         add_blkid(&mut report, tables, opts);
     }
     Ok((opened, report))
+}
+
+/// Nothing unknown is empty: names [`crate::signature::UNRECOGNISED`] the content of each partition of `scan`
+/// in which nothing was recognised (`fs`) but whose sample is not all zeros, unless it is a container, a
+/// moving partition or a `hidden` filesystem.
+fn mark_unrecognised(
+    src: &dyn crate::table::source::ByteSource,
+    scan: &table::TableScan,
+    fs: &mut [Option<String>],
+    hidden: &[(u32, String)],
+    opts: &InspectOptions,
+) {
+    if !opts.probe_signatures {
+        return;
+    }
+    let ss = scan.table.as_ref().map(|t| t.sector_size).unwrap_or(512);
+    for (p, f) in scan.partitions.iter().zip(fs.iter_mut()) {
+        let plain = p.kind != PartKind::Extended && !crate::mover::is_moving_type(&p.type_code);
+        if f.is_none()
+            && plain
+            && !hidden.iter().any(|h| h.0 == p.number)
+            && crate::signature::unrecognised(
+                src,
+                p.start.saturating_mul(ss),
+                p.size.saturating_mul(ss),
+            )
+        {
+            *f = Some(crate::signature::UNRECOGNISED.to_string());
+        }
+    }
 }
 
 /// Adds what libblkid found on the whole disk (`probed`): its signatures; the disk's table when afdisk's

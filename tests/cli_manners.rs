@@ -435,3 +435,24 @@ fn an_alignment_offset_off_the_logical_sectors_is_refused() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+/// A geometry override no disk can take is the command line's mistake: `list` (and bare `afdisk` without a
+/// terminal, which lists) refuses it once with exit 2 instead of failing on every disk with exit 0.
+#[test]
+fn list_refuses_an_override_no_disk_can_take() {
+    for args in [
+        &["list", "--physical-sector-size", "3"][..],
+        &["list", "--alignment-offset", "100"],
+        &["list", "--json", "--logical-sector-size", "1000"],
+        &["--physical-sector-size", "3"],
+    ] {
+        let r = common::afdisk(args);
+        assert_eq!(r.code, 2, "{args:?}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains("afdisk: error:") && r.stderr.contains("fix:"),
+            "{}",
+            r.stderr
+        );
+        assert!(r.stdout.is_empty(), "{args:?}: {}", r.stdout);
+    }
+}

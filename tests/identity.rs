@@ -199,6 +199,12 @@ fn backup_of_one_image_does_not_restore_onto_a_namesake() {
     assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("image file"), "{}", r.stderr);
     assert!(r.stderr.contains("a/gpt.img in the backup"), "{}", r.stderr);
+    // The fix points at the disk the backup was taken of; wiping b's table could not make it that disk.
+    assert!(
+        r.stderr.contains("to the device it was taken of") && !r.stderr.contains("wipefs"),
+        "{}",
+        r.stderr
+    );
     assert!(sha(&b) == before, "nothing written");
     // A byte copy of a with a new disk GUID (sgdisk -G), put in a's place: another inode and another table.
     let copy = d.join("a/copy.img");

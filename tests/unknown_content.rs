@@ -47,6 +47,18 @@ fn a_partition_of_unrecognised_data_is_realigned_with_its_data() {
     assert_eq!(c["data_move"]["copy_bytes"].as_u64(), Some(16 * MIB), "{c}");
     let r = apply(&s(&img), &sc.path("p.json"), "raw.img", &sc.path("bk"));
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // Progress lines (one object per line) first, then the outcome.
+    let at = r
+        .stdout
+        .rfind("{\"phase\"")
+        .map_or(0, |i| i + r.stdout[i..].find('\n').unwrap_or(0));
+    let outcome: Value = serde_json::from_str(&r.stdout[at..]).expect("the outcome is JSON");
+    let moved = &outcome["moved"]["moves"][0];
+    assert_eq!(
+        (moved["content"].as_str(), moved["direction"].as_str()),
+        (Some("unrecognised data"), Some("toward-end")),
+        "the plan's word for the direction: {moved}"
+    );
     let to = c["new_start"].as_u64().expect("new start");
     assert_eq!(
         peek(&img, to * 512, 16 * MIB as usize),

@@ -109,7 +109,8 @@ pub(super) fn same_device(want: &DiskIdentity, opened: &Opened, what: &str) -> R
     // neither serial nor WWN): on a device proven to be the same, a restore over another table is what a
     // restore is for (the restore itself refuses to write under a current partition).
     let weak = want.file.is_none() && want.serial.is_none() && want.wwn.is_none();
-    if what == "backup" && why.is_none() && weak {
+    let table_only = what == "backup" && why.is_none() && weak;
+    if table_only {
         let scan = table::scan(&opened.source(), opened.info.logical_sector_size);
         if let (Some(t), Some(ids)) = (&scan.table, &want.table_ids) {
             if !ids.contains(&t.id) {
@@ -143,11 +144,17 @@ pub(super) fn same_device(want: &DiskIdentity, opened: &Opened, what: &str) -> R
             .to_string()
     } else if want.table_ids.is_none() {
         format!("make the {what} again with this afdisk")
-    } else if what == "backup" {
+    } else if table_only {
         "restore a backup of this device (apply keeps one per write in $AFDISK_BACKUP_DIR); if this is the same \
          disk and it was repartitioned since, remove its current table first (wipefs -a -t gpt,PMBR,dos) and restore \
          again"
             .to_string()
+    } else if what == "backup" {
+        format!(
+            "restore a backup of this device (apply keeps one per write in $AFDISK_BACKUP_DIR), or restore this \
+             one to the device it was taken of, {}",
+            want.path
+        )
     } else {
         format!("make a new {what} for this device, or point afdisk at the device it was made for")
     };

@@ -378,6 +378,11 @@ fn cmd_inspect(
 }
 
 fn cmd_list(as_json: bool, g: &GeometryArgs) -> i32 {
+    // An override no disk can take is the command line's mistake, not each disk's.
+    if let Err(e) = g.overrides().validate() {
+        print_error(&e);
+        return EXIT_ERROR;
+    }
     let opts = InspectOptions {
         overrides: g.overrides(),
         probe_signatures: false,

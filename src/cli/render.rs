@@ -391,10 +391,11 @@ pub fn check(results: &[CheckResult]) -> String {
 mod tests {
     use super::*;
 
-    /// The CLI's list says "empty" for a disk without a table, as the TUI's list does (they once differed:
-    /// the CLI said "aligned"); both take the text from the library's `ListStatus`.
+    /// The CLI's list says "no table" for a disk without a table, as the TUI's list does (they once differed:
+    /// the CLI said "aligned"); both take the text from the library's `ListStatus`. Not "empty": the list does
+    /// not probe for a filesystem on the whole disk.
     #[test]
-    fn list_says_empty_for_a_disk_without_a_table() {
+    fn list_says_no_table_for_a_disk_without_a_table() {
         let dir = tempfile::tempdir().expect("tempdir");
         let img = dir.path().join("empty.img");
         std::fs::File::create(&img)
@@ -403,10 +404,12 @@ mod tests {
         let (_, r) = afdisk::report::inspect(&img, &afdisk::report::InspectOptions::default())
             .expect("inspect");
         let status = ListStatus::of(&r).to_string();
-        assert_eq!(status, "empty");
+        assert_eq!(status, "no table");
         let text = list(&[ListEntry::Ok(Box::new(r))]);
         assert!(
-            text.lines().nth(1).is_some_and(|l| l.ends_with("  empty")),
+            text.lines()
+                .nth(1)
+                .is_some_and(|l| l.ends_with("  no table")),
             "{text}"
         );
     }

@@ -91,6 +91,11 @@ impl Overrides {
                 }
             }
         }
+        if let Some(ao) = self.alignment_offset {
+            // Whatever the device, a logical sector is a multiple of 512 bytes (and of the one given).
+            check_offset_override(self, self.logical_sector_size.unwrap_or(512))?;
+            check_offset(ao, self.physical_sector_size.unwrap_or(65536))?;
+        }
         if let (Some(l), Some(p)) = (self.logical_sector_size, self.physical_sector_size) {
             if p < l {
                 return Err(Error::worded(

@@ -93,6 +93,7 @@ pub struct Moved {
     pub copied_bytes: u64,
     /// Why the whole footprint was copied (no used-block map), when it was.
     pub whole_reason: Option<String>,
+    /// `toward-end` or `toward-start`, as a plan's `data_move` says.
     pub direction: &'static str,
     pub mode: Mode,
 }
@@ -129,7 +130,11 @@ impl MoveOutcome {
                 m.partition,
                 m.content.as_deref().unwrap_or("data"),
                 human(m.bytes),
-                m.direction,
+                if m.direction == "toward-end" {
+                    "toward the end by"
+                } else {
+                    "toward the start by"
+                },
                 human(m.from_byte.abs_diff(m.to_byte)),
                 m.from_byte,
                 m.to_byte,
@@ -213,9 +218,9 @@ fn outcome(
                 copied_bytes: m.extents().total(),
                 whole_reason: m.whole_reason.clone(),
                 direction: if m.schedule.forward() {
-                    "toward the end by"
+                    "toward-end"
                 } else {
-                    "toward the start by"
+                    "toward-start"
                 },
                 mode: m.schedule.mode,
             })
