@@ -351,3 +351,60 @@ fn a_restore_onto_a_foreign_label_is_refused() {
         }
     }
 }
+
+/// A backup of a disk with a table afdisk does not edit (`afdisk backup`, the finding's advice before
+/// `--replace`) puts it back: after a fresh layout replaced the label, restoring the backup gives the disk its
+/// bytes back, and libblkid reads the label again.
+#[test]
+fn a_backup_of_a_foreign_table_restores_it() {
+    let sc = Scratch::new();
+    let backups = sc.path("backups");
+    std::fs::create_dir_all(&backups).expect("backups dir");
+    for (name, kind, img) in foreign_images(&sc) {
+        let before = std::fs::read(&img).expect("read");
+        let bk = sc.path(format!("{name}.table.json"));
+        let r = afdisk_in(&["backup", &s(&img), "-o", &s(&bk)], &backups);
+        assert_eq!(r.code, 0, "{name}: {}", r.stderr);
+        assert!(
+            r.stdout.contains(&format!("({kind} with ")),
+            "{name}: the backup names the table: {}",
+            r.stdout
+        );
+        let plan_file = sc.path(format!("{name}.plan.json"));
+        let args = [
+            "plan",
+            &s(&img),
+            "--preset",
+            "data",
+            "--replace",
+            "-o",
+            &s(&plan_file),
+        ];
+        assert_eq!(afdisk_in(&args, &backups).code, 0, "{name}");
+        let token = format!("{name}.img");
+        let r = common::confirmed(
+            &[
+                "apply",
+                &s(&img),
+                "--plan",
+                &s(&plan_file),
+                "--destroy-data",
+            ],
+            &token,
+            &backups,
+        );
+        assert_eq!(r.code, 0, "{name}: {}{}", r.stdout, r.stderr);
+        assert!(
+            std::fs::read(&img).expect("read") != before,
+            "{name}: replaced"
+        );
+        let r = common::restore(&s(&img), &s(&bk), &token, &backups);
+        assert_eq!(r.code, 0, "{name}: {}{}", r.stdout, r.stderr);
+        assert!(
+            std::fs::read(&img).expect("read") == before,
+            "{name}: the bytes are back"
+        );
+        let b = run("blkid", &["-p", "-o", "value", "-s", "PTTYPE", &s(&img)]);
+        assert_eq!(String::from_utf8_lossy(&b.stdout).trim(), kind, "{name}");
+    }
+}

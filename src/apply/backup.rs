@@ -178,7 +178,14 @@ pub fn capture(
                 t.label.as_str(),
                 scan.partitions.len()
             ),
-            None => "no table".into(),
+            None => match crate::blkid::foreign_table(src, src.len(), ss) {
+                Some(t) => format!(
+                    "{} with {} partition(s), a table afdisk does not edit",
+                    t.kind,
+                    t.partitions.len()
+                ),
+                None => "no table".into(),
+            },
         },
         kind: BackupKind::Table,
         sectors,

@@ -188,11 +188,11 @@ pub fn apply_with(
 ) -> Result<WriteOutcome> {
     let sectors = check_before_opening(opened, plan, backup_dir)?;
     let ss = opened.info.logical_sector_size;
+    refuse_unannounced_foreign(opened, plan)?;
     // A disk that changed since the plan is refused as such before its losses are weighed (a table put on an
     // empty disk would read as the whole disk's data); checked again once the disk is opened exclusively.
     check_unchanged(&opened.source(), ss, plan, opened)?;
     let losses = losses_now(opened, plan);
-    refuse_unannounced_foreign(opened, plan)?;
     let file = prepare(opened, confirm, "write the partition table", &losses)?;
     let src = FileSource {
         file: &file,

@@ -217,29 +217,43 @@ fn undo_writes(r: &Reader, b: &Backup, saved: &Saved) -> Result<Vec<SectorWrite>
     Ok(writes)
 }
 
-/// A table backup's writes: the saved table's sectors that differ now, in the crash-safe order of a GPT
-/// apply; refused when the backup misses one of them or a current partition lies over one. Returns the
-/// writes and the saved table's type.
+/// The table a table backup holds and the sectors to restore: a table afdisk reads, its own sectors; a table
+/// afdisk does not edit (sun, sgi, bsd, atari, ...; libblkid reads it), every sector the backup saved (the
+/// disk's first and last sectors, where such labels live: afdisk does not know each one's extent).
+fn saved_table(
+    ss: u64,
+    len: u64,
+    saved: &Saved,
+) -> Result<(String, std::collections::BTreeSet<u64>)> {
+    let img = backup::SectorMap {
+        ss,
+        len,
+        map: saved.clone(),
+    };
+    if let Some((label, lbas)) = table::occupied_sectors(&img, ss) {
+        return Ok((label.as_str().to_string(), lbas));
+    }
+    match crate::blkid::foreign_table(&img, len, ss) {
+        Some(t) => Ok((t.kind, saved.keys().copied().collect())),
+        None => Err(Error::refused(
+            "the backup holds no partition table that afdisk or libblkid can read; nothing was written",
+            "use a backup of a disk that had a table",
+        )),
+    }
+}
+
+/// A table backup's writes: the saved table's sectors (see [`saved_table`]) that differ now, in the crash-safe
+/// order of a GPT apply; refused when the backup misses one of them or a current partition lies over one.
+/// Returns the writes and the saved table's type.
 fn table_writes(r: &Reader, saved: &Saved) -> Result<(Vec<SectorWrite>, String)> {
     let (src, ss, path) = (r.src, r.ss, r.file.display());
     let total = src.len() / ss;
-    let img = backup::SectorMap {
-        ss,
-        len: src.len(),
-        map: saved.clone(),
-    };
-    let Some((label, lbas)) = table::occupied_sectors(&img, ss) else {
-        return Err(Error::refused(
-            "the backup holds no partition table that afdisk can read; nothing was written",
-            "use a backup of a disk that had a table",
-        ));
-    };
+    let (label, lbas) = saved_table(ss, src.len(), saved)?;
     if let Some(l) = lbas.iter().find(|l| !saved.contains_key(l)) {
         return Err(Error::refused(
             format!(
-                "the backup's {} table places a table sector at {l}, which the backup does not hold; \
-                 nothing was written",
-                label.as_str()
+                "the backup's {label} table places a table sector at {l}, which the backup does not hold; \
+                 nothing was written"
             ),
             "use a complete backup (made with `afdisk backup`)",
         ));
@@ -268,9 +282,8 @@ fn table_writes(r: &Reader, saved: &Saved) -> Result<(Vec<SectorWrite>, String)>
     if !covered.is_empty() {
         return Err(Error::refused(
             format!(
-                "restoring the {} table would write into partitions that exist on {path} now ({}); \
+                "restoring the {label} table would write into partitions that exist on {path} now ({}); \
                  nothing was written",
-                label.as_str(),
                 covered.join("; ")
             ),
             "back up their data and delete those partitions first, or use a backup that fits the \
@@ -297,7 +310,7 @@ fn table_writes(r: &Reader, saved: &Saved) -> Result<(Vec<SectorWrite>, String)>
         writes.push((lba, phase, data));
     }
     writes.sort_by_key(|s| (s.1, s.0));
-    Ok((writes, label.as_str().to_string()))
+    Ok((writes, label))
 }
 
 /// Renumbers phases densely in write order (1, 2, ...), as the backup of this restore records them.
