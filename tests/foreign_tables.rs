@@ -408,3 +408,48 @@ fn a_backup_of_a_foreign_table_restores_it() {
         assert_eq!(String::from_utf8_lossy(&b.stdout).trim(), kind, "{name}");
     }
 }
+
+/// A BSD label nested in a misaligned dos partition records its partitions in absolute sectors: a realignment
+/// that moved the dos partition would leave them pointing 1985 sectors before their data, so the plan keeps it
+/// where it is and says why, and a custom layout that moves it is refused.
+#[test]
+fn a_partition_holding_a_bsd_label_is_not_moved() {
+    let sc = Scratch::new();
+    let img = sc.image("bsd63.img", 64 * MIB);
+    common::sfdisk_script(&s(&img), "label: dos\nstart=63, size=65536, type=a5\n");
+    run_stdin(
+        "fdisk",
+        &[&s(&img)],
+        "b\ny\nn\na\n4096\n+8M\nt\na\n7\nw\nq\n",
+    );
+    let before = std::fs::read(&img).expect("read");
+    let p = common::plan(&s(&img), &["--realign"], &sc.path("p.json"));
+    let c = &p["changes"][0];
+    assert_eq!(
+        (c["number"].as_u64(), c["action"].as_str()),
+        (Some(1), Some("unfixable")),
+        "{c}"
+    );
+    let why = c["reason"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("absolute sectors") && why.contains("1985 sectors before"),
+        "{why}"
+    );
+    assert!(c["data_move"].is_null(), "{c}");
+    let script = sc.path("moved.sfdisk");
+    std::fs::write(&script, "label: dos\nstart=2048, size=65536, type=a5\n").expect("script");
+    let r = afdisk(&[
+        "plan",
+        &s(&img),
+        "--from-sfdisk",
+        &s(&script),
+        "-o",
+        &s(&sc.path("c.json")),
+    ]);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("absolute sectors"), "{}", r.stderr);
+    assert!(
+        std::fs::read(&img).expect("read") == before,
+        "nothing written"
+    );
+}

@@ -272,7 +272,8 @@ fn moved_with_data(
     // A move with data: through the mover when it can follow.
     let used = footprints.get(&o.number).copied().unwrap_or(o.size * ss);
     let (from, to) = (o.start * ss, p.start * ss);
-    let cannot = data_cannot_follow(inputs, o, p, used);
+    let cannot =
+        super::absolute_label(fs, from, to, ss).or_else(|| data_cannot_follow(inputs, o, p, used));
     if let Some(c) = cannot {
         return Err(Error::worded(
             ErrorKind::Refused,

@@ -324,6 +324,17 @@ impl Realigner<'_> {
         };
         let (new_start, new_size) = (ns / ss, (ne - ns) / ss);
         let content = contents.get(&p.number).cloned();
+        let label = content.as_deref().filter(|_| holds_data);
+        if let Some(why) = label.and_then(|c| super::absolute_label(c, start_b, ns, ss)) {
+            return Change {
+                action: Action::Unfixable,
+                reason: format!(
+                    "{why}; it stays where it is (realign the BSD partitions from the BSD system, or back them up, \
+                     make the label anew at the new place and restore them)"
+                ),
+                ..keep(String::new())
+            };
+        }
         if let Some(fs) = content
             .as_ref()
             .filter(|_| !opts.discard_data.contains(&p.number))

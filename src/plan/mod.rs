@@ -157,6 +157,20 @@ fn seen_sectors(src: &dyn ByteSource, ss: u64, writes: &[SectorWrite]) -> Vec<Se
         .collect()
 }
 
+/// Why the data of a partition holding `content` cannot follow a move from byte `from` to byte `to` (sectors of
+/// `ss` bytes), when it cannot: a BSD disklabel nested in it records its partitions in absolute sectors of the
+/// disk, so once moved they would point that many sectors away from their data.
+pub(crate) fn absolute_label(content: &str, from: u64, to: u64, ss: u64) -> Option<String> {
+    matches!(content, "bsd" | "freebsd" | "openbsd" | "netbsd").then(|| {
+        format!(
+            "it holds a {content} disklabel, which records its partitions in absolute sectors of the disk: \
+             moved, they would point {} sectors {} their data",
+            from.abs_diff(to) / ss.max(1),
+            if to > from { "before" } else { "after" }
+        )
+    })
+}
+
 /// The partitions whose data a plan moves with them (a `move` with a data move).
 pub fn data_moves(changes: &[Change]) -> Vec<u32> {
     changes
