@@ -311,6 +311,12 @@ impl Error {
     }
 }
 
+/// Whether afdisk runs as root (a permission error then has another cause than the user's rights).
+fn running_as_root() -> bool {
+    // SAFETY: geteuid has no arguments and cannot fail.
+    unsafe { nix::libc::geteuid() == 0 }
+}
+
 /// The fix for an errno met while opening or reading a target (a disk, a loop device, an image). Only errors
 /// that can mean a failing disk (EIO and kin) say so; a path that is a symlink loop, a socket, a directory or a
 /// node without a device gets a fix about the path, and anything else names no cause it cannot know.
@@ -321,7 +327,13 @@ pub fn device_fix(errno: Option<i32>) -> String {
     };
     let fix = match e {
         libc::ENOENT => "check the path; `afdisk list` shows the disks of this machine",
-        libc::EACCES | libc::EPERM => "run afdisk as root (or a user in the disk group)",
+        libc::EACCES | libc::EPERM if !running_as_root() => {
+            "run afdisk as root (or a user in the disk group)"
+        }
+        libc::EACCES | libc::EPERM => {
+            "even root may not: the image file may be immutable or append-only (`lsattr` shows it, `chattr -i` \
+             clears it), or a security module (SELinux, AppArmor) or the device refuses it"
+        }
         libc::ENOMEDIUM => "insert the medium and try again",
         libc::EBUSY => {
             "the device is in use: unmount its filesystems, stop LVM/md/dm users, and try again"
@@ -368,10 +380,18 @@ impl Error {
         let fix = match err.raw_os_error() {
             Some(e) if e == nix::libc::ENOENT => missing.to_string(),
             Some(e) if e == nix::libc::EACCES || e == nix::libc::EPERM => {
-                format!(
-                    "check the permissions of {}, or run afdisk as root",
-                    path.display()
-                )
+                if running_as_root() {
+                    format!(
+                        "even root may not: check whether {} is immutable (`lsattr`, `chattr -i`) or a \
+                         security module refuses it",
+                        path.display()
+                    )
+                } else {
+                    format!(
+                        "check the permissions of {}, or run afdisk as root",
+                        path.display()
+                    )
+                }
             }
             Some(e) if e == nix::libc::EISDIR => "give a file, not a directory".to_string(),
             Some(e) if e == nix::libc::ENOSPC => "free some space on that filesystem".to_string(),

@@ -123,12 +123,26 @@ pub fn held(src: &dyn ByteSource, base: u64, size: u64) -> Option<&'static str> 
 
 /// [`identify`], else [`UNRECOGNISED`] (no label, UUID or bytes in use) when [`unrecognised`].
 pub fn held_info(src: &dyn ByteSource, base: u64, size: u64) -> Option<FsInfo> {
-    identify(src, base, size).or_else(|| {
-        unrecognised(src, base, size).then(|| FsInfo {
-            kind: UNRECOGNISED.into(),
-            fs_label: None,
-            uuid: None,
-            used_bytes: None,
-        })
-    })
+    identify(src, base, size).or_else(|| unrecognised(src, base, size).then(unrecognised_info))
+}
+
+/// What a whole disk without a table afdisk reads holds, with `ss`-byte sectors: [`identify`], else
+/// [`UNRECOGNISED`] when [`unrecognised`] finds data outside the **table space** (the first two sectors and
+/// 16 KiB, the last sector and 16 KiB: where a GPT or MBR lies, which a damaged or foreign table fills without
+/// being anyone's data).
+pub fn disk_held_info(src: &dyn ByteSource, ss: u64) -> Option<FsInfo> {
+    let len = src.len();
+    let head = (2 * ss + (16 << 10)).min(len);
+    let tail = (ss + (16 << 10)).min(len - head);
+    identify(src, 0, len)
+        .or_else(|| unrecognised(src, head, len - head - tail).then(unrecognised_info))
+}
+
+fn unrecognised_info() -> FsInfo {
+    FsInfo {
+        kind: UNRECOGNISED.into(),
+        fs_label: None,
+        uuid: None,
+        used_bytes: None,
+    }
 }

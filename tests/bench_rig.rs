@@ -219,7 +219,8 @@ impl Drop for Tmpfs {
     }
 }
 
-/// `afdisk bench` with writes confirmed for a loop device.
+/// `afdisk bench` with writes confirmed for a loop device. The rigs' bytes are random (afdisk calls them
+/// unrecognised data, which a write benchmark over them destroys), so the confirmation says `--destroy-data`.
 fn bench_all(dev: &LoopDev, extra: &[&str]) -> common::Afdisk {
     let token = dev.base_name();
     let mut args = vec![
@@ -227,6 +228,7 @@ fn bench_all(dev: &LoopDev, extra: &[&str]) -> common::Afdisk {
         &dev.path,
         "--write",
         "all",
+        "--destroy-data",
         "--yes",
         "--confirm",
         &token,

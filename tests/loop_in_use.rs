@@ -69,3 +69,41 @@ fn a_loop_device_viewed_by_another_is_in_use() {
         r.stdout, r.stderr
     );
 }
+
+/// A disk another process holds open exclusively (here the test itself) is busy: apply names the holder by its
+/// PID and writes nothing.
+#[test]
+fn an_exclusive_holder_is_named() {
+    use std::os::unix::fs::OpenOptionsExt;
+    let sc = Scratch::new();
+    let img = sc.image("held.img", 64 * MIB);
+    let Some(disk) = LoopDev::attach(&img, 512) else {
+        return;
+    };
+    let p = plan(&disk.path, &["--preset", "data"], &sc.path("p.json"));
+    assert!(p["writes"].as_array().is_some_and(|w| !w.is_empty()), "{p}");
+    let before = std::fs::read(&img).expect("read");
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_EXCL)
+        .open(&disk.path)
+        .expect("open the loop device exclusively");
+    let r = apply(
+        &disk.path,
+        &sc.path("p.json"),
+        &disk.base_name(),
+        &sc.path("bk"),
+    );
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    let me = format!("PID {} (", std::process::id());
+    assert!(
+        r.stderr.contains("busy") && r.stderr.contains(&me),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        std::fs::read(&img).expect("read") == before,
+        "nothing written"
+    );
+    drop(held);
+}

@@ -47,7 +47,28 @@ fn a_partition_of_unrecognised_data_is_realigned_with_its_data() {
     assert_eq!(c["data_move"]["copy_bytes"].as_u64(), Some(16 * MIB), "{c}");
     let r = apply(&s(&img), &sc.path("p.json"), "raw.img", &sc.path("bk"));
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    // Progress lines (one object per line) first, then the outcome.
+    // Progress lines (one object per line) first: the partition is null outside its copy and verify.
+    let lines: Vec<Value> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("{\"phase\""))
+        .map(|l| serde_json::from_str(l).expect("a progress line is JSON"))
+        .collect();
+    for l in &lines {
+        let copying = matches!(l["phase"].as_str(), Some("copying" | "verifying"));
+        let counting = copying && l["bytes_total"].as_u64().is_some_and(|t| t > 0);
+        if counting {
+            assert_eq!(l["partition"].as_u64(), Some(1), "{l}");
+        } else if !copying {
+            assert!(l["partition"].is_null(), "{l}");
+        }
+    }
+    assert!(
+        lines.iter().any(|l| l["phase"] == "marking"),
+        "{}",
+        r.stdout
+    );
+    // Then the outcome.
     let at = r
         .stdout
         .rfind("{\"phase\"")

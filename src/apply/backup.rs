@@ -515,9 +515,20 @@ pub fn read_bounded(path: &Path, limit: u64, what: &str, missing: &str) -> Resul
     }
     let mut text = String::new();
     // The file may grow after the stat: never read more than the limit.
-    f.take(limit + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| Error::from_file_io(&format!("read the {what}"), path, &e, missing))?;
+    f.take(limit + 1).read_to_string(&mut text).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidData {
+            // Not UTF-8: a disk image or another binary file given where the JSON file goes.
+            Error::usage(
+                format!(
+                    "{} is not a {what} file: it is not text (a disk image given in its place?)",
+                    path.display()
+                ),
+                format!("check the order of the arguments: the {what} file is the JSON file afdisk wrote"),
+            )
+        } else {
+            Error::from_file_io(&format!("read the {what}"), path, &e, missing)
+        }
+    })?;
     if text.len() as u64 > limit {
         return Err(Error::refused(
             format!(

@@ -34,11 +34,16 @@ fn check_rederived(src: &dyn ByteSource, ss: u64, plan: &Plan, path: &Path) -> R
     let (again, wipes) = crate::plan::wipe::encode(src, ss, &plan.wipe_inputs())
         .map_err(|e| refuse(format!("its layout cannot be encoded: {}", e.problem)))?;
     if wipes != plan.wipes {
-        return Err(refuse(format!(
-            "it lists {} old signature(s) to wipe or keep, the disk now {}",
-            plan.wipes.len(),
-            wipes.len()
-        )));
+        // The plan's seal held, so it is the disk's signatures that changed since, not the plan.
+        return Err(Error::refused(
+            format!(
+                "the signatures on {path} changed since the plan was made (it lists {} old signature(s) to \
+                 wipe or keep, libblkid finds {} now: something was written to the disk); nothing was written",
+                plan.wipes.len(),
+                wipes.len()
+            ),
+            "inspect the disk (`afdisk inspect`) and make the plan again with `afdisk plan`",
+        ));
     }
     if again.len() != plan.writes.len() {
         return Err(refuse(format!(

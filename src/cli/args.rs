@@ -30,7 +30,12 @@ fn nonzero_size(s: &str) -> Result<SizeArg, String> {
 
 /// A geometry override: bytes only, since a sector count would depend on the very geometry it sets.
 fn geometry_bytes(s: &str) -> Result<u64, String> {
-    let a = size(s)?;
+    // The general size error offers sector counts (`2048s`), which these options refuse: their own words.
+    let a = size(s).map_err(|_| {
+        format!(
+            "'{s}' is not a number of bytes (give bytes with an optional unit, e.g. 4096 or 4KiB)"
+        )
+    })?;
     if a.is_sectors() {
         return Err(format!(
             "the geometry options take bytes: '{s}' counts sectors, whose size is what they set (give bytes, \

@@ -106,10 +106,24 @@ fn options(
     } else {
         512 // unused: every size is in bytes
     };
+    let stripe = a.stripe.as_ref().map(|s| s.bytes(logical)).transpose()?;
+    let block_size = a.block_size.bytes(logical)?;
+    if !(512..=16 << 20).contains(&block_size) || !block_size.is_power_of_two() {
+        return Err(Error::usage(
+            format!("--block-size {block_size} is not a power of two between 512 bytes and 16 MiB"),
+            "give the filesystem's block size, e.g. --block-size 4096",
+        ));
+    }
+    if let Some(v) = stripe.filter(|v| v % 512 != 0) {
+        return Err(Error::usage(
+            format!("--stripe {v} is not a whole number of 512-byte sectors"),
+            "give the RAID chunk size times the data disks, e.g. --stripe 256KiB",
+        ));
+    }
     Ok(InspectOptions {
         overrides: g.overrides(),
-        stripe: a.stripe.as_ref().map(|s| s.bytes(logical)).transpose()?,
-        block_size: a.block_size.bytes(logical)?,
+        stripe,
+        block_size,
         probe_signatures: true,
         journal_dir: None,
     })
@@ -125,8 +139,46 @@ pub fn parse() -> Cli {
         print_error(&e);
         std::process::exit(EXIT_ERROR);
     }
-    let mut matches = cmd.get_matches_from(argv);
-    Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit())
+    let mut matches = cmd
+        .try_get_matches_from(argv)
+        .unwrap_or_else(|e| usage_exit(e));
+    Cli::from_arg_matches_mut(&mut matches)
+        .unwrap_or_else(|e| usage_exit(e.format(&mut Cli::command())))
+}
+
+/// Exits on a command line clap refused: help and version as clap prints them; a usage error as afdisk
+/// words every error (`afdisk: error: …` and a `fix:` line with the usage), exit 2.
+fn usage_exit(e: clap::Error) -> ! {
+    use clap::error::ErrorKind as K;
+    if matches!(
+        e.kind(),
+        K::DisplayHelp | K::DisplayVersion | K::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit()
+    }
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let problem = lines.next().map_or("the command line is not valid", |l| {
+        l.trim_start_matches("error: ")
+    });
+    let rest: Vec<&str> = lines.collect();
+    // clap's tips, except its advice to pass a value after `--`, which afdisk's options never need.
+    let tips = rest
+        .iter()
+        .filter_map(|l| l.strip_prefix("tip: "))
+        .filter(|t| !t.contains("'-- "));
+    let usage = rest.iter().find_map(|l| l.strip_prefix("Usage: "));
+    let fix: Vec<String> = tips
+        .map(str::to_string)
+        .chain(usage.map(|u| format!("usage: {u}")))
+        .chain(["more with `afdisk --help`".to_string()])
+        .collect();
+    let _ = writeln!(
+        std::io::stderr(),
+        "afdisk: error: {problem}\n  fix: {}",
+        fix.join("; ")
+    );
+    std::process::exit(EXIT_ERROR)
 }
 
 /// The first word of `argv` that is not an option (nor an option's value), if it comes before any `--`.

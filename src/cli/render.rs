@@ -372,7 +372,11 @@ pub fn check(results: &[CheckResult]) -> String {
                         list.join(", ")
                     );
                 }
-                let _ = writeln!(o, " (`afdisk inspect {}` explains)", r.path);
+                let _ = writeln!(
+                    o,
+                    " (`afdisk inspect {}` explains)",
+                    afdisk::device::shell_quote(std::ffi::OsStr::new(&r.path))
+                );
             }
             _ => {
                 let _ = writeln!(

@@ -450,11 +450,16 @@ fn open_exclusive_unlocked(opened: &Opened, extra_flags: i32) -> Result<File> {
         Ok(f) => Ok(f),
         Err(e) if e.raw_os_error() == Some(nix::libc::EBUSY) => {
             let uses = current_uses(opened);
-            let by = if uses.is_empty() {
+            let openers = std::fs::metadata(path)
+                .map(|m| usage::openers(std::os::unix::fs::MetadataExt::rdev(&m)))
+                .unwrap_or_default();
+            let by = if !uses.is_empty() {
+                describe_uses(&uses)
+            } else if !openers.is_empty() {
+                format!("held open by {}", openers.join(", "))
+            } else {
                 "another program holds it open exclusively (a partitioner, mkfs, or a kernel user)"
                     .to_string()
-            } else {
-                describe_uses(&uses)
             };
             Err(Error::refused(
                 format!(

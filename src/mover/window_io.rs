@@ -61,7 +61,9 @@ impl Phase {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Progress {
     pub phase: Phase,
-    /// The partition being copied or verified.
+    /// The partition being copied or verified; 0 while none is (JSON: null).
+    #[serde(serialize_with = "none_for_zero")]
+    #[schemars(with = "Option<u32>")]
     pub partition: u32,
     pub bytes_done: u64,
     pub bytes_total: u64,
@@ -69,6 +71,15 @@ pub struct Progress {
     pub eta_seconds: Option<f64>,
     /// Commit points (safe stop points) passed so far.
     pub commit_points: u64,
+}
+
+/// Serialises a partition number of 0 (none) as null: the contracts give absent values as null.
+fn none_for_zero<S: serde::Serializer>(n: &u32, s: S) -> std::result::Result<S::Ok, S::Error> {
+    if *n == 0 {
+        s.serialize_none()
+    } else {
+        s.serialize_some(n)
+    }
 }
 
 /// How a run ended without an error.

@@ -183,12 +183,13 @@ pub fn data_moves(changes: &[Change]) -> Vec<u32> {
 /// What writing `new` over `old` destroys on `src`: the content ([`crate::signature::held_info`]: a
 /// recognised filesystem or other signature, or data afdisk does not recognise) of every old partition that
 /// the new table does not keep at the same start with at least the same size, and the whole disk's: with no
-/// old table, what it holds; under an old table, when the plan writes a new table (a fresh layout or another
-/// table type, see `wipe::Inputs::new_table`), a filesystem or other signature recognised on the whole disk
-/// (one made before the table and never wiped, which the new table's wipes end). A fresh layout
-/// (`fresh`) keeps nothing: each old partition's content is lost, even where a new partition happens to start
-/// at the same sector. Partitions whose data the plan moves with them (`moved`, see `crate::mover`) lose
-/// nothing. Reads a superblock (and a sample, see [`crate::signature::unrecognised`]) per such partition.
+/// old table, what it holds ([`crate::signature::disk_held_info`]); under an old table, when the plan writes a
+/// new table (a fresh layout or another table type, see `wipe::Inputs::new_table`), a filesystem or other
+/// signature recognised on the whole disk (one made before the table and never wiped, which the new table's
+/// wipes end). A fresh layout (`fresh`) keeps nothing: each old partition's content is lost, even where a new
+/// partition happens to start at the same sector. Partitions whose data the plan moves with them (`moved`, see
+/// `crate::mover`) lose nothing. Reads a superblock (and a sample, see [`crate::signature::unrecognised`]) per
+/// such partition.
 pub fn losses(
     src: &dyn table::source::ByteSource,
     old: Option<&Layout>,
@@ -202,7 +203,7 @@ pub fn losses(
         filesystem: fs,
     };
     let Some(old) = old else {
-        return crate::signature::held_info(src, 0, src.len())
+        return crate::signature::disk_held_info(src, new.table.sector_size)
             .map(whole)
             .into_iter()
             .collect();

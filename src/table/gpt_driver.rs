@@ -32,6 +32,19 @@ fn bad(problem: String, fix: &str) -> Error {
     Error::usage(problem, fix)
 }
 
+/// "the disk (N) is too small for a GPT", for a disk of `total` sectors of `ss` bytes (one with no whole
+/// sector says so rather than "0 B").
+fn too_small(total: u64, ss: u64) -> String {
+    if total == 0 {
+        format!("the disk holds not one whole {ss}-byte sector: it is too small for a GPT")
+    } else {
+        format!(
+            "the disk ({}) is too small for a GPT",
+            human(total.saturating_mul(ss))
+        )
+    }
+}
+
 impl TableDriver for GptDriver {
     fn label(&self) -> Label {
         Label::Gpt
@@ -150,10 +163,7 @@ impl TableDriver for GptDriver {
         let last = total.saturating_sub(2 + arr);
         if total < 2 * (2 + arr) + 1 || last < first {
             return Err(Error::usage(
-                format!(
-                    "the disk ({}) is too small for a GPT",
-                    human(total.saturating_mul(ss))
-                ),
+                too_small(total, ss),
                 "use a larger disk or image",
             ));
         }
@@ -233,13 +243,7 @@ impl TableDriver for GptDriver {
         let min_first = 2 + arr;
         let max_last = total.saturating_sub(2 + arr);
         if max_last <= min_first {
-            return Err(bad(
-                format!(
-                    "the disk ({}) is too small for a GPT",
-                    human(total.saturating_mul(ss))
-                ),
-                "use a larger disk or image",
-            ));
+            return Err(bad(too_small(total, ss), "use a larger disk or image"));
         }
         let (first, last) = if t.first_usable == 0 && t.last_usable == 0 {
             (min_first, max_last)
