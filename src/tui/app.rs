@@ -73,6 +73,9 @@ pub struct App {
     pub holding: Option<Handle>,
     pub error: Option<String>,
     pub quit: bool,
+    /// q or Ctrl-C was pressed with unwritten edits: the key bar asks whether to quit without writing them
+    /// (`y` quits, any other key stays, as the default is no).
+    pub asking_quit: bool,
     /// Whether Esc on the disk view goes back to the list.
     pub has_list: bool,
     pub no_color: bool,
@@ -109,6 +112,7 @@ impl App {
             holding: None,
             error: None,
             quit: false,
+            asking_quit: false,
             has_list,
             no_color,
             term: TermKind::Full,
@@ -167,8 +171,13 @@ impl App {
                 return None;
             }
         }
+        if self.asking_quit {
+            self.asking_quit = false;
+            self.quit = matches!(key.code, KeyCode::Char('y' | 'Y')) && !ctrl_c;
+            return None;
+        }
         if ctrl_c {
-            self.quit = true;
+            self.ask_quit();
             return None;
         }
         if let Screen::Page(name) = self.screen {
@@ -193,7 +202,7 @@ impl App {
         }
         match key.code {
             KeyCode::Char('q') => {
-                self.quit = true;
+                self.ask_quit();
                 return None;
             }
             KeyCode::Char('?') => {
@@ -212,6 +221,36 @@ impl App {
                 None
             }
         }
+    }
+
+    /// q or Ctrl-C: quits, or first asks when edits are not written (cfdisk drops them silently).
+    fn ask_quit(&mut self) {
+        if self.unwritten().is_empty() {
+            self.quit = true;
+        } else {
+            self.asking_quit = true;
+        }
+    }
+
+    /// The edits of every page for the disk on screen that are not written (by partition number, in words),
+    /// in partition order.
+    pub fn unwritten(&self) -> Vec<(u32, String)> {
+        let Some(d) = &self.disk else {
+            return Vec::new();
+        };
+        let mut v: Vec<(u32, String)> = self.pages.iter().flat_map(|p| p.unwritten(d)).collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// The question of [`App::asking_quit`], with how many changes would be lost.
+    pub fn quit_question(&self) -> String {
+        let n = self.unwritten().len() as u64;
+        format!(
+            "{} not written: quit without writing? y quits, n (or any other key) stays",
+            afdisk::units::plural(n, "change", "changes")
+        )
     }
 
     fn key_list(&mut self, code: KeyCode) -> Option<Request> {

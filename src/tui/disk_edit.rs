@@ -79,7 +79,11 @@ pub const DISK_EDIT_KEYS: &[Command] = &[
     ),
     cmd("?", "", "this help"),
     cmd("Esc", "back", "back to the disk view (the edits are kept)"),
-    cmd("q", "", "quit (also Ctrl-C); nothing is written"),
+    cmd(
+        "q",
+        "",
+        "quit (also Ctrl-C); nothing is written, and pending changes are asked about first",
+    ),
 ];
 
 /// The disk view's key `key` as an opener of this page (the registry lists one per editing key).
@@ -317,6 +321,16 @@ impl Page for DiskEdit {
 
     fn typing(&self) -> bool {
         self.edit.as_ref().is_some_and(|e| e.typing())
+    }
+
+    /// The pending changes, while the disk is still the one they were made on (after a write it is not).
+    fn unwritten(&self, d: &DiskState) -> Vec<(u32, String)> {
+        match &self.edit {
+            Some(es) if d.report.device.path == self.path && fingerprint(d) == self.fingerprint => {
+                es.changes()
+            }
+            _ => Vec::new(),
+        }
     }
 
     fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {

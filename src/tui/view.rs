@@ -81,7 +81,9 @@ fn draw_screen(f: &mut Frame, app: &App) {
 
 /// The key bar's text: a running job's status, the disk view's error, or the screen's commands.
 fn keybar_text(app: &App) -> String {
-    if let Some(b) = &app.busy {
+    if app.asking_quit {
+        app.quit_question()
+    } else if let Some(b) = &app.busy {
         b.clone()
     } else if let (Some(e), Screen::Disk) = (&app.error, app.screen) {
         format!("error: {e}")
@@ -327,11 +329,15 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         .sum::<u16>()
         .min(4);
     let banner_h = banner.as_ref().map_or(0, |b| rows_of(b, area.width).min(2));
-    let [title, banner_area, map, parts, findings] = Layout::vertical([
+    let unwritten = app.unwritten();
+    let pending = pending_line(&unwritten);
+    let pending_h = pending.as_ref().map_or(0, |p| rows_of(p, area.width).min(3));
+    let [title, banner_area, map, parts, pending_area, findings] = Layout::vertical([
         Constraint::Length(head_h),
         Constraint::Length(banner_h),
         Constraint::Length(3),
         Constraint::Length(table_h),
+        Constraint::Length(pending_h),
         Constraint::Min(3),
     ])
     .areas(area);
@@ -349,13 +355,33 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     }
     draw_map(f, r, d.selected_partition(), map, th);
 
-    draw_partitions(f, d, parts, th);
+    let changed: Vec<u32> = unwritten.iter().map(|(n, _)| *n).collect();
+    draw_partitions(f, d, &changed, parts, th);
+    if let Some(p) = pending {
+        f.render_widget(
+            Paragraph::new(p).style(th.warn).wrap(Wrap { trim: true }),
+            pending_area,
+        );
+    }
     draw_findings(f, d, findings, th);
 }
 
+/// The disk view's line under the table while edits are not written: how many, what they are, how to go on.
+fn pending_line(unwritten: &[(u32, String)]) -> Option<String> {
+    (!unwritten.is_empty()).then(|| {
+        let what: Vec<String> = unwritten.iter().map(|(n, w)| format!("{n} {w}")).collect();
+        format!(
+            "* {} pending, not written ({}): an edit key (n d r t) goes on, Enter there reviews",
+            afdisk::units::plural(unwritten.len() as u64, "change", "changes"),
+            what.join(", ")
+        )
+    })
+}
+
 /// The disk view's partition table, each row styled by its alignment badge's tone; columns sized by content
-/// and width (the name shown from 100 columns), a cut type or name marked `…`.
-fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
+/// and width (the name shown from 100 columns), a cut type or name marked `…`; the partitions numbered in
+/// `changed` (by unwritten edits) marked `*`.
+fn draw_partitions(f: &mut Frame, d: &DiskState, changed: &[u32], parts: Rect, th: &Theme) {
     let r = &d.report;
     let wide = parts.width >= 100;
     let mut head = vec!["#", "START", "END", "SIZE", "TYPE"];
@@ -365,7 +391,15 @@ fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
     head.extend(["FS", "ALIGNMENT"]);
     let ss = r.table.as_ref().map_or(512, |t| t.sector_size).max(1);
     let order = disk_rows(r);
-    let cells = row_cells(r, &order, wide, ss);
+    let mut cells = row_cells(r, &order, wide, ss);
+    // A partition the pending edits change is marked `*` (as in the editor).
+    for (row, c) in order.iter().zip(cells.iter_mut()) {
+        if let DiskRow::Part(i) = *row {
+            if changed.contains(&r.partitions[i].number) {
+                c[0].insert(0, '*');
+            }
+        }
+    }
     let flex: Vec<usize> = if wide { vec![4, 5] } else { vec![4] };
     // Inside the borders, less the highlight symbol and one space between columns.
     let room = usize::from(parts.width)
