@@ -87,6 +87,21 @@ pub struct App {
     pub banner: Option<String>,
 }
 
+/// The key code a screen gets for `key`: a letter typed with Ctrl (not with Alt too) as its control character
+/// (`line_edit::ctrl`), so that Ctrl-U in a field is not a `u`, nor Ctrl-A on the plan screen an `a`.
+fn key_code(key: KeyEvent) -> KeyCode {
+    match key.code {
+        KeyCode::Char(c)
+            if c.is_ascii_alphabetic()
+                && key.modifiers.contains(KeyModifiers::CONTROL)
+                && !key.modifiers.contains(KeyModifiers::ALT) =>
+        {
+            KeyCode::Char(super::line_edit::ctrl(c.to_ascii_lowercase()))
+        }
+        c => c,
+    }
+}
+
 /// The other physical sector size an image can be judged against (4096 ⇄ 512), if its logical size allows.
 pub fn next_physical(logical: u64, physical: u64) -> Option<u64> {
     let n = if physical == 4096 { 512 } else { 4096 };
@@ -171,9 +186,10 @@ impl App {
                 return None;
             }
         }
+        let code = key_code(key);
         if self.asking_quit {
             self.asking_quit = false;
-            self.quit = matches!(key.code, KeyCode::Char('y' | 'Y')) && !ctrl_c;
+            self.quit = matches!(code, KeyCode::Char('y' | 'Y')) && !ctrl_c;
             return None;
         }
         if ctrl_c {
@@ -182,11 +198,11 @@ impl App {
         }
         if let Screen::Page(name) = self.screen {
             if self.page(name).is_some_and(|p| p.typing()) {
-                return self.page_key(name, key.code);
+                return self.page_key(name, code);
             }
         }
         if self.help {
-            match key.code {
+            match code {
                 KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter => {
                     self.help = false
                 }
@@ -200,7 +216,7 @@ impl App {
             }
             return None;
         }
-        match key.code {
+        match code {
             KeyCode::Char('q') => {
                 self.ask_quit();
                 return None;
@@ -213,11 +229,11 @@ impl App {
             _ => {}
         }
         match self.screen {
-            Screen::List => self.key_list(key.code),
-            Screen::Disk => self.key_disk(key.code),
-            Screen::Page(name) => self.page_key(name, key.code),
+            Screen::List => self.key_list(code),
+            Screen::Disk => self.key_disk(code),
+            Screen::Page(name) => self.page_key(name, code),
             Screen::Zoom => {
-                self.key_zoom(key.code);
+                self.key_zoom(code);
                 None
             }
         }

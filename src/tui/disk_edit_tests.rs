@@ -545,7 +545,11 @@ fn keys_that_need_a_partition_say_so_on_a_free_row() {
 #[test]
 fn quitting_with_unwritten_edits_asks_first_and_the_disk_view_shows_them() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let img = image(dir.path(), 100, "label: dos\nstart=2048, size=32768, type=7\n");
+    let img = image(
+        dir.path(),
+        100,
+        "label: dos\nstart=2048, size=32768, type=7\n",
+    );
     let mut app = disk_app(&img);
     let r = key(&mut app, KeyCode::Char('t'));
     pump(&mut app, r, dir.path());
@@ -559,7 +563,10 @@ fn quitting_with_unwritten_edits_asks_first_and_the_disk_view_shows_them() {
     key(&mut app, KeyCode::Char('q'));
     assert!(!app.quit, "q asks first");
     let s = render(&app);
-    assert!(s.contains("1 change not written: quit without writing? y quits"), "{s}");
+    assert!(
+        s.contains("1 change not written: quit without writing? y quits"),
+        "{s}"
+    );
     key(&mut app, KeyCode::Esc);
     assert!(!app.quit && !app.asking_quit, "the default is no");
     app.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
@@ -591,7 +598,11 @@ fn quitting_with_unwritten_edits_asks_first_and_the_disk_view_shows_them() {
 #[test]
 fn y_quits_without_writing() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let img = image(dir.path(), 100, "label: dos\nstart=2048, size=32768, type=7\n");
+    let img = image(
+        dir.path(),
+        100,
+        "label: dos\nstart=2048, size=32768, type=7\n",
+    );
     let mut app = disk_app(&img);
     let r = key(&mut app, KeyCode::Char('d'));
     pump(&mut app, r, dir.path());

@@ -331,7 +331,9 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     let banner_h = banner.as_ref().map_or(0, |b| rows_of(b, area.width).min(2));
     let unwritten = app.unwritten();
     let pending = pending_line(&unwritten);
-    let pending_h = pending.as_ref().map_or(0, |p| rows_of(p, area.width).min(3));
+    let pending_h = pending
+        .as_ref()
+        .map_or(0, |p| rows_of(p, area.width).min(3));
     let [title, banner_area, map, parts, pending_area, findings] = Layout::vertical([
         Constraint::Length(head_h),
         Constraint::Length(banner_h),
