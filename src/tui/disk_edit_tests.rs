@@ -90,7 +90,7 @@ pub(super) fn disk_app(img: &Path) -> App {
 }
 
 /// The device name the plan screen's confirmation asks for.
-fn device_name(app: &App) -> String {
+pub(super) fn device_name(app: &App) -> String {
     app.page("plan")
         .and_then(|p| p.as_any().downcast_ref::<super::plan::PlanPage>())
         .and_then(|p| p.state.as_ref())
@@ -431,7 +431,7 @@ fn down_and_up_visit_every_row_free_regions_included() {
 }
 
 /// Writes the edits pending on the editing page: Enter reviews them, `a` and the device name write.
-fn write_pending(app: &mut App, dir: &Path) {
+pub(super) fn write_pending(app: &mut App, dir: &Path) {
     let r = key(app, KeyCode::Enter);
     pump(app, r, dir);
     key(app, KeyCode::Char('a'));

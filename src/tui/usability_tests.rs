@@ -99,3 +99,73 @@ fn a_field_has_a_cursor_and_the_editing_keys_work() {
     assert!(s.contains("1 change pending (1 resized)"), "{s}");
     assert!(s.contains("240M") || s.contains("240 MiB"), "{s}");
 }
+
+/// The help box's inner rows on the screen `s` (between its top and bottom border).
+fn help_rows(s: &str) -> Vec<String> {
+    let rows: Vec<&str> = s.lines().map(|l| l.trim_matches('"')).collect();
+    let top = rows
+        .iter()
+        .position(|r| r.contains("┌ Keys"))
+        .expect("the help box");
+    rows[top + 1..]
+        .iter()
+        .take_while(|r| !r.trim_start().starts_with('└'))
+        .map(|r| r.trim().trim_matches('│').trim_end().to_string())
+        .collect()
+}
+
+/// After a write, `?` on the plan screen at 80x24 lists the keys and the write's details; scrolled to its end
+/// (Down), every word of the details shows, the undo command with the whole backup path included, and the
+/// last row is the details' last words.
+#[test]
+fn the_help_after_a_write_shows_the_whole_undo_command_at_80x24() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = image(
+        dir.path(),
+        100,
+        "label: dos\nstart=2048, size=32768, type=83\n",
+    );
+    // A backup directory as deep as the usual one (/var/lib/afdisk/backups) and more.
+    let backups = dir
+        .path()
+        .join("var-lib-afdisk")
+        .join("backups-of-the-tables-written-by-the-tui");
+    let mut app = disk_app(&img);
+    let r = key(&mut app, KeyCode::Char('t'));
+    pump(&mut app, r, &backups);
+    keys(&mut app, "c");
+    key(&mut app, KeyCode::Enter);
+    super::disk_edit_tests::write_pending(&mut app, &backups);
+    assert_eq!(app.screen, Screen::Page("plan"));
+    let details = app.page("plan").map(|p| p.details()).unwrap_or_default();
+    let undo = details
+        .iter()
+        .find(|d| d.contains("afdisk restore"))
+        .unwrap_or_else(|| panic!("an undo line: {details:?}"));
+    assert!(undo.chars().count() > 78, "the line needs wrapping: {undo}");
+    key(&mut app, KeyCode::Char('?'));
+    let mut seen: Vec<String> = Vec::new();
+    let mut last = String::new();
+    for _ in 0..60 {
+        let s = draw(&app).0;
+        let rows = help_rows(&s);
+        last = rows.last().cloned().unwrap_or_default();
+        seen.extend(rows);
+        key(&mut app, KeyCode::Down);
+    }
+    let all: String = seen.concat().split_whitespace().collect();
+    for d in &details {
+        let want: String = d.split_whitespace().collect();
+        assert!(all.contains(&want), "not shown whole: {d}\n{seen:#?}");
+    }
+    let end: String = details
+        .last()
+        .expect("details")
+        .split_whitespace()
+        .collect();
+    let last: String = last.split_whitespace().collect();
+    assert!(
+        !last.is_empty() && end.ends_with(&last),
+        "the last row is the details' end: {last:?} of {end:?}"
+    );
+}

@@ -113,21 +113,16 @@ fn draw_help(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         _ => Vec::new(),
     };
     let w = area.width.min(if details.is_empty() { 70 } else { 100 });
-    let keys = app.commands();
-    // Each command's line as wrapped in the box, plus the border and a spare line.
-    let rows: u16 = keys
-        .iter()
-        .map(|c| {
-            let help = if c.help.is_empty() { c.bar } else { c.help };
-            rows_of(&format!("{:<12}{help}", c.keys), w.saturating_sub(2))
-        })
-        .sum::<u16>()
-        + details
-            .iter()
-            .map(|d| rows_of(d, w.saturating_sub(2)))
-            .sum::<u16>()
-        + u16::from(!details.is_empty());
-    let h = (rows + 3).min(area.height);
+    let lines = help_lines(
+        &app.commands(),
+        &details,
+        usize::from(w.saturating_sub(2)),
+        th,
+    );
+    // The lines are wrapped here, so their count is the box's height: nothing is cut off, and a box taller
+    // than the terminal scrolls to its very last line.
+    let rows = u16::try_from(lines.len()).unwrap_or(u16::MAX);
+    let h = rows.saturating_add(3).min(area.height);
     let r = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height - h) / 2,
@@ -135,21 +130,8 @@ fn draw_help(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         height: h,
     };
     f.render_widget(Clear, r);
-    let mut lines: Vec<Line> = keys
-        .iter()
-        .map(|c| {
-            Line::from(vec![
-                Span::styled(format!("{:<12}", c.keys), th.title),
-                Span::raw(if c.help.is_empty() { c.bar } else { c.help }),
-            ])
-        })
-        .collect();
-    if !details.is_empty() {
-        lines.push(Line::from(Span::styled("Last write:", th.title)));
-        lines.extend(details.into_iter().map(Line::from));
-    }
     // Taller than the terminal: it scrolls (Up/Dn), and its title says so.
-    let hidden = (rows + 3).saturating_sub(area.height);
+    let hidden = rows.saturating_add(2).saturating_sub(h);
     let title = if hidden > 0 {
         " Keys (Up/Dn scroll, Esc or ? closes) "
     } else {
@@ -159,10 +141,54 @@ fn draw_help(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     f.render_widget(
         Paragraph::new(lines)
             .block(block)
-            .wrap(Wrap { trim: false })
             .scroll((app.help_scroll.min(hidden), 0)),
         r,
     );
+}
+
+/// The help's lines wrapped at `width` columns: each command's keys in a column of 12, its words wrapped
+/// beside them (under them when the line is too narrow for the column); then the page's `details` (a write's
+/// paths in full), each wrapped at spaces, a word longer than the line split.
+fn help_lines(
+    keys: &[super::page::Command],
+    details: &[String],
+    width: usize,
+    th: &Theme,
+) -> Vec<Line<'static>> {
+    const KEYS: usize = 12;
+    let width = width.max(1);
+    let mut lines: Vec<Line> = Vec::new();
+    for c in keys {
+        let help = if c.help.is_empty() { c.bar } else { c.help };
+        if width > KEYS + 8 && c.keys.chars().count() < KEYS {
+            let rows = super::dialog::wrap_words(help, width - KEYS);
+            for (i, row) in rows.into_iter().enumerate() {
+                let key = if i == 0 { c.keys } else { "" };
+                lines.push(Line::from(vec![
+                    Span::styled(format!("{key:<KEYS$}"), th.title),
+                    Span::raw(row),
+                ]));
+            }
+        } else {
+            lines.push(Line::from(Span::styled(c.keys.to_string(), th.title)));
+            lines.extend(
+                super::dialog::wrap_words(help, width)
+                    .into_iter()
+                    .map(Line::from),
+            );
+        }
+    }
+    if !details.is_empty() {
+        lines.push(Line::from(Span::styled("Last write:", th.title)));
+        for d in details {
+            lines.extend(
+                super::dialog::wrap_words(d, width)
+                    .into_iter()
+                    .map(Line::from),
+            );
+        }
+    }
+    lines
 }
 
 /// `items` on lines of at most `width` columns, two spaces apart, each line led by a space: a line breaks
