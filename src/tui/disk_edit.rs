@@ -144,6 +144,9 @@ pub struct DiskEdit {
     device: String,
     fingerprint: Vec<(u32, u64, u64, String)>,
     empty: bool,
+    /// What the whole disk holds when it has no table (`model::whole_disk_content`): the screens do not edit
+    /// it, so every editing key says what to do instead.
+    content: Option<String>,
     pub edit: Option<EditState>,
     /// The key pressed on the disk view, done once the editor is ready.
     key: Option<char>,
@@ -173,6 +176,7 @@ fn open(d: &DiskState, prev: Option<Box<dyn Page>>, key: char) -> Box<dyn Page> 
         device: d.report.device.name.clone(),
         fingerprint: fp,
         empty: d.report.table.is_none(),
+        content: super::model::whole_disk_content(&d.report).map(super::model::content_words),
         edit: kept,
         key: Some(key),
         selected,
@@ -302,6 +306,17 @@ fn realign_selected(es: &mut EditState) {
     }
 }
 
+/// Why the editing keys do nothing on a disk that holds `what` on the whole disk (no table): making a table
+/// there destroys it, which the screens do not do; the command line does, with `--replace`.
+pub fn replace_first(device: &str, path: &std::path::Path, what: &str) -> String {
+    let p = path.display();
+    format!(
+        "{device} has no partition table; the whole disk holds: {what}. The screens do not replace it: if \
+         its data is expendable, quit (q) and run `afdisk plan --preset data --replace {p} -o plan.json`, \
+         then `afdisk apply --plan plan.json {p}`"
+    )
+}
+
 impl Page for DiskEdit {
     fn name(&self) -> &'static str {
         NAME
@@ -376,6 +391,9 @@ impl Page for DiskEdit {
     }
 
     fn opened(&mut self) -> Reply {
+        if let Some(what) = &self.content {
+            return Reply::Failed(replace_first(&self.device, &self.path, what));
+        }
         if self.edit.is_some() {
             return self.do_key();
         }

@@ -169,3 +169,56 @@ fn the_help_after_a_write_shows_the_whole_undo_command_at_80x24() {
         "the last row is the details' end: {last:?} of {end:?}"
     );
 }
+
+/// A disk holding ext4 on the whole disk (no table): the disk view shows the filesystem as the disk's content
+/// in the map and the table (not free space, not "Partitions: none" alone); `n` (any editing key) says what
+/// the user can do, the command line's `--replace`, and so does the plan (`p`), never a choice the screens lack.
+#[test]
+fn a_whole_disk_filesystem_is_shown_and_n_names_the_way_to_replace_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("w.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(64 << 20))
+        .expect("image");
+    run("mkfs.ext4", &["-q", "-F", img.to_str().expect("utf-8")], "");
+    let mut app = disk_app(&img);
+    let s = draw(&app).0;
+    assert!(s.contains("whole disk: ext4 filesystem"), "{s}");
+    assert!(s.contains("#ext4 filesystem (whole disk)#"), "{s}");
+    assert!(s.contains("64 MiB"), "{s}");
+    let map = s
+        .lines()
+        .skip_while(|l| !l.contains("Disk map"))
+        .nth(1)
+        .expect("the map row");
+    assert!(!map.contains('.'), "nothing of it is free: {map}");
+    for k in ['n', 'd', 't'] {
+        let r = key(&mut app, KeyCode::Char(k));
+        assert!(r.is_none(), "no job: nothing to edit");
+        assert_eq!(app.screen, Screen::Disk);
+        let e = app.error.clone().unwrap_or_default();
+        assert!(
+            e.contains("no partition table; the whole disk holds: ext4 filesystem"),
+            "{e}"
+        );
+        assert!(
+            e.contains(&format!(
+                "afdisk plan --preset data --replace {}",
+                img.display()
+            )),
+            "{e}"
+        );
+        assert!(!e.contains("choose replacing the table"), "{e}");
+    }
+    let s = draw(&app).0;
+    assert!(
+        s.contains("quit (q) and run"),
+        "the whole fix shows at 80x24: {s}"
+    );
+    app.error = None;
+    let r = key(&mut app, KeyCode::Char('p'));
+    pump(&mut app, r, dir.path());
+    let e = app.error.clone().unwrap_or_default();
+    assert!(e.contains("--replace TARGET` after quitting"), "{e}");
+    assert!(!e.contains("choose replacing the table"), "{e}");
+}

@@ -305,6 +305,15 @@ fn draw_map(f: &mut Frame, r: &Report, selected: Option<usize>, area: Rect, th: 
         let (text, style) = match s.kind {
             SegKind::Table => ("T".repeat(w), th.dim),
             SegKind::Free => (".".repeat(w), th.dim),
+            // Not free: what the whole disk holds, named.
+            SegKind::Content => {
+                let words = model::whole_disk_content(r).map(model::content_words);
+                let mut t = format!("#{} (whole disk)", words.unwrap_or_default());
+                while t.chars().count() < w {
+                    t.push('#');
+                }
+                (t.chars().take(w).collect(), th.warn)
+            }
             SegKind::Part(i) => {
                 let p = &r.partitions[i];
                 let bad = p.is_misaligned(false);
@@ -323,7 +332,11 @@ fn draw_map(f: &mut Frame, r: &Report, selected: Option<usize>, area: Rect, th: 
         };
         spans.push(Span::styled(text, style));
     }
-    let legend = Line::from(" T table  . free  |N aligned  !N misaligned ");
+    let legend = if model::whole_disk_content(r).is_some() {
+        Line::from(" # whole-disk content (no table) ")
+    } else {
+        Line::from(" T table  . free  |N aligned  !N misaligned ")
+    };
     let block = Block::bordered()
         .title(Line::from(" Disk map "))
         .title_bottom(legend);
@@ -441,6 +454,7 @@ fn draw_partitions(f: &mut Frame, d: &DiskState, changed: &[u32], parts: Rect, t
             let style = match *row {
                 DiskRow::Part(i) => th.styles().of(Badge::of(&r.partitions[i]).tone()),
                 DiskRow::Free(..) => th.dim,
+                DiskRow::Content => th.warn,
             };
             let cut_cells: Vec<String> = c
                 .iter()
@@ -454,10 +468,10 @@ fn draw_partitions(f: &mut Frame, d: &DiskState, changed: &[u32], parts: Rect, t
         .iter()
         .map(|x| Constraint::Length(u16::try_from(*x).unwrap_or(u16::MAX)))
         .collect();
-    let title_text = if r.partitions.is_empty() {
-        " Partitions: none "
-    } else {
-        " Partitions "
+    let title_text = match model::whole_disk_content(r) {
+        Some(_) => " Partitions: none (no table: the whole disk is in use) ",
+        None if r.partitions.is_empty() => " Partitions: none ",
+        None => " Partitions ",
     };
     let table = Table::new(rows, widths)
         .header(Row::new(head).style(th.title))
@@ -514,6 +528,28 @@ fn row_cells(r: &Report, order: &[DiskRow], wide: bool, ss: u64) -> Vec<Vec<Stri
                     c.push(String::new());
                 }
                 c.extend([String::new(), String::new()]);
+                c
+            }
+            DiskRow::Content => {
+                let sig = model::whole_disk_content(r);
+                let size = r.device.size_bytes;
+                let mut c = vec![
+                    "-".to_string(),
+                    "0".to_string(),
+                    (size / r.device.logical_sector_size.max(1))
+                        .saturating_sub(1)
+                        .to_string(),
+                    human(size),
+                    format!(
+                        "whole disk: {}",
+                        sig.map(model::content_words).unwrap_or_default()
+                    ),
+                ];
+                if wide {
+                    c.push(String::new());
+                }
+                c.push(sig.map(|s| s.kind.clone()).unwrap_or_default());
+                c.push("not free".into());
                 c
             }
         })
