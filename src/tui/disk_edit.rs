@@ -231,7 +231,7 @@ impl DiskEdit {
             select_free(es, bytes);
         }
         match k {
-            'A' => realign_selected(es),
+            'A' => es.realign_selected(),
             k => {
                 es.key(KeyCode::Char(k));
             }
@@ -282,27 +282,6 @@ fn select_free(es: &mut EditState, (a, b): (u64, u64)) {
         .max();
     if let Some((_, at)) = best {
         es.selected = at;
-    }
-}
-
-/// `A`: the selected partition moved to its own start, which the editor snaps up to the grain (its size
-/// rounded up to it, so its end is on it too); a partition holding data is refused in the editor's words
-/// (the realign plan moves data).
-fn realign_selected(es: &mut EditState) {
-    let Some(start) = es
-        .selected_number()
-        .and_then(|n| es.editor.partition(n))
-        .map(|p| p.start)
-    else {
-        es.message = Some(("select a partition first (Up/Dn)".into(), true));
-        return;
-    };
-    es.key(KeyCode::Char('m'));
-    if es.typing() {
-        for c in format!("{start}s").chars() {
-            es.key(KeyCode::Char(c));
-        }
-        es.key(KeyCode::Enter);
     }
 }
 
@@ -380,7 +359,7 @@ impl Page for DiskEdit {
             return self.review();
         }
         if !es.typing() && code == KeyCode::Char('A') {
-            realign_selected(es);
+            es.realign_selected();
             return Reply::None;
         }
         match es.key(code) {

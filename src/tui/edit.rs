@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use crossterm::event::KeyCode;
 
-use afdisk::plan::edit::{attribute_bit, Editor, Field, Op};
+use afdisk::plan::edit::{attribute_bit, Editor, Field, Op, Outcome};
 use afdisk::plan::{Layout, Plan};
 
 use super::dialog::{Answer, Input};
@@ -85,16 +85,54 @@ impl EditState {
     /// Applies an edit; the selection follows the partition it touched.
     fn apply(&mut self, op: Op) {
         match self.editor.apply(&op) {
-            Ok(o) => {
-                self.message = Some((o.to_string(), false));
-                let rows = self.rows();
-                let n = o.number;
-                let at = rows.iter().position(|r| {
-                    matches!(r, Row::Part(i) if self.editor.layout.partitions.get(*i).is_some_and(|p| p.number == n))
-                });
-                self.selected = at.unwrap_or(self.selected.min(rows.len().saturating_sub(1)));
-            }
+            Ok(o) => self.applied(&o),
             Err(e) => self.refuse(&e),
+        }
+    }
+
+    /// An edit done: its words, and the selection on the partition it touched.
+    fn applied(&mut self, o: &Outcome) {
+        self.message = Some((o.to_string(), false));
+        let rows = self.rows();
+        let n = o.number;
+        let at = rows.iter().position(|r| {
+            matches!(r, Row::Part(i) if self.editor.layout.partitions.get(*i).is_some_and(|p| p.number == n))
+        });
+        self.selected = at.unwrap_or(self.selected.min(rows.len().saturating_sub(1)));
+    }
+
+    /// `A` (the disk view's realign): the selected partition moved to its own start, which snaps up to the
+    /// grain, its size rounded up to it so that its end is on it too. A partition holding data is refused
+    /// (the realign plan moves data); one that no longer fits there once rounded is refused with what does
+    /// apply, since `A` takes no start: shrink it first (`r`), or move it (`m`) to a start of one's choice.
+    pub fn realign_selected(&mut self) {
+        let Some((n, start)) = self
+            .selected_number()
+            .and_then(|n| self.editor.partition(n).map(|p| (n, p.start)))
+        else {
+            return self.no_selection();
+        };
+        if let Err(e) = self.editor.movable(n) {
+            return self.refuse(&e);
+        }
+        let op = Op::Move {
+            number: n,
+            to: format!("{start}s"),
+        };
+        match self.editor.apply(&op) {
+            Ok(o) => self.applied(&o),
+            Err(e) => {
+                let (problem, _) = e.render(&super::text::key_name);
+                let grain = afdisk::units::human(self.editor.grain);
+                self.message = Some((
+                    format!(
+                        "{}: {problem} (A keeps the partition where it is and rounds its size up to the {grain} \
+                         grain: shrink it first with r, then A again; or move it with m to a start where it fits)",
+                        e.kind.label()
+                    ),
+                    true,
+                ));
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 //! What a cfdisk user meets at 80x24, driven through the app as keys and drawn on a `TestBackend`: a typed
-//! field's cursor and its editing keys.
+//! field's cursor and its editing keys, the help after a write shown whole, a whole-disk filesystem shown as
+//! the disk's content, and refusals that name a fix the screens offer.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
@@ -221,4 +222,42 @@ fn a_whole_disk_filesystem_is_shown_and_n_names_the_way_to_replace_it() {
     let e = app.error.clone().unwrap_or_default();
     assert!(e.contains("--replace TARGET` after quitting"), "{e}");
     assert!(!e.contains("choose replacing the table"), "{e}");
+}
+
+/// `A` on an empty partition whose size, rounded up to the grain at its new start, runs into the next
+/// partition: the refusal names what applies (`A` takes no start): shrink it first with `r`, then `A` again,
+/// which then realigns it; the message shows whole at 80x24.
+#[test]
+fn a_refused_for_room_says_to_shrink_first_and_that_works() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("a.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(128 << 20))
+        .expect("image");
+    let t = img.to_str().expect("utf-8");
+    // 2049 to 22527 (10 MiB less a sector), then partition 2 at once: at 2 MiB, 10 MiB would overlap it.
+    run(
+        "sgdisk",
+        &["-a", "1", "-n", "1:2049:22527", "-n", "2:22528:43007", t],
+        "",
+    );
+    let mut app = disk_app(&img);
+    let r = key(&mut app, KeyCode::Char('A'));
+    pump(&mut app, r, dir.path());
+    let s = draw(&app).0;
+    assert!(s.contains("does not fit"), "{s}");
+    assert!(s.contains("shrink it first with r, then A again"), "{s}");
+    assert!(!s.contains("give a start"), "A takes no start: {s}");
+    assert!(app.unwritten().is_empty());
+    key(&mut app, KeyCode::Char('r'));
+    keys(&mut app, "8M");
+    key(&mut app, KeyCode::Enter);
+    key(&mut app, KeyCode::Char('A'));
+    let s = draw(&app).0;
+    assert!(s.contains("partition 1 moved"), "{s}");
+    assert_eq!(
+        app.unwritten(),
+        vec![(1, "moved+resized".to_string())],
+        "{s}"
+    );
 }
