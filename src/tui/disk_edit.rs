@@ -71,7 +71,11 @@ pub const DISK_EDIT_KEYS: &[Command] = &[
         "drop the edits: start again from the table on the disk",
     ),
     cmd("c", "", "clear: start again from an empty table"),
-    cmd("Up/Dn", "", "select a row (partitions and free regions)"),
+    cmd(
+        "Up/Dn",
+        "",
+        "select a row, partitions and free regions (PgUp/PgDn: 10 rows, Home/End: the ends)",
+    ),
     cmd(
         "Enter",
         "review",

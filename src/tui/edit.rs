@@ -54,7 +54,11 @@ pub const EDIT_KEYS: &[Command] = &[
     ),
     cmd("c", "", "clear: start again from an empty table"),
     cmd("o", "", "start again from the table on the disk now"),
-    cmd("Up/Dn", "", "select a row"),
+    cmd(
+        "Up/Dn",
+        "",
+        "select a row (PgUp/PgDn: 10 rows, Home/End: the first, the last)",
+    ),
     cmd(
         "Enter",
         "plan",
@@ -64,6 +68,9 @@ pub const EDIT_KEYS: &[Command] = &[
     cmd("Esc", "back", "back to the plan without making one"),
     cmd("q", "", "quit (also Ctrl-C)"),
 ];
+
+/// The rows PgUp/PgDn move the selection by.
+const PAGE: usize = 10;
 
 impl EditState {
     fn open(&mut self, t: Target, title: &str, label: &str, field: Field, text: &str) {
@@ -248,6 +255,12 @@ impl EditState {
             (KeyCode::Down | KeyCode::Char('j'), _) => {
                 self.selected = (self.selected + 1).min(rows.saturating_sub(1))
             }
+            (KeyCode::PageUp, _) => self.selected = self.selected.saturating_sub(PAGE),
+            (KeyCode::PageDown, _) => {
+                self.selected = (self.selected + PAGE).min(rows.saturating_sub(1))
+            }
+            (KeyCode::Home, _) => self.selected = 0,
+            (KeyCode::End, _) => self.selected = rows.saturating_sub(1),
             (KeyCode::Char('n'), _) => self.open_new(),
             (KeyCode::Char('d'), Some(n)) => self.apply(Op::Delete { number: n }),
             (KeyCode::Char(c @ ('r' | 'm' | 't' | 'N' | 'a')), Some(n)) => {
@@ -314,17 +327,36 @@ impl EditState {
         }
     }
 
+    /// The resize field's range for partition `n`: its size now and the largest it can take where it is
+    /// (what `rest` gives, found by resizing a copy of the layout): ` (now 16 MiB, at most 99 MiB: rest)`.
+    fn size_range(&self, n: u32) -> String {
+        let ss = self.editor.layout.table.sector_size.max(1);
+        let Some(now) = self.editor.partition(n).map(|p| p.size) else {
+            return String::new();
+        };
+        let mut copy = self.editor.clone();
+        let most = copy
+            .apply(&Op::Resize {
+                number: n,
+                size: "rest".into(),
+            })
+            .ok()
+            .and_then(|o| copy.partition(o.number).map(|p| p.size));
+        let human = |s: u64| afdisk::units::human(s.saturating_mul(ss));
+        match most {
+            Some(m) => format!(" (now {}, at most {}: rest)", human(now), human(m)),
+            None => format!(" (now {})", human(now)),
+        }
+    }
+
     /// A key that edits the selected partition `n` (r resize, m move, t type, N name, a attribute): its field,
     /// or the edit itself (dos's boot flag), or why it cannot be edited so.
     fn edit_partition(&mut self, key: char, n: u32) {
         match key {
-            'r' => self.open(
-                Target::Resize(n),
-                "Resize",
-                &format!("New size of partition {n}"),
-                Field::Size,
-                "",
-            ),
+            'r' => {
+                let label = format!("New size of partition {n}{}", self.size_range(n));
+                self.open(Target::Resize(n), "Resize", &label, Field::Size, "")
+            }
             'm' => match self.editor.movable(n) {
                 Err(e) => self.refuse(&e),
                 Ok(()) => self.open(

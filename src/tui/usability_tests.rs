@@ -261,3 +261,53 @@ fn a_refused_for_room_says_to_shrink_first_and_that_works() {
         "{s}"
     );
 }
+
+/// The edits of a 30-partition GPT: PgDn/PgUp move the selection by 10 rows and Home/End to the first and the
+/// last (not 30 presses of Down); the resize field says the partition's size now and the largest it can take.
+#[test]
+fn pages_and_ends_move_the_edit_selection_and_resize_shows_the_range() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("p.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(64 << 20))
+        .expect("image");
+    let t = img.to_str().expect("utf-8");
+    let args: Vec<String> = (1..=30).map(|i| format!("-n={i}:0:+1M")).collect();
+    let mut argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    argv.push(t);
+    run("sgdisk", &argv, "");
+    let mut app = disk_app(&img);
+    let r = key(&mut app, KeyCode::Char('N'));
+    pump(&mut app, r, dir.path());
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.screen, Screen::Page("edit"));
+    let selected = |app: &mut App| {
+        app.page_as::<super::disk_edit::DiskEdit>("edit")
+            .and_then(|p| p.edit.as_ref())
+            .map(|e| (e.selected, e.rows().len(), e.selected_number()))
+            .expect("the edits")
+    };
+    let (at, rows, n) = selected(&mut app);
+    assert_eq!((at, n), (0, Some(1)), "partition 1 first");
+    key(&mut app, KeyCode::PageDown);
+    assert_eq!(selected(&mut app).2, Some(11));
+    key(&mut app, KeyCode::End);
+    assert_eq!(selected(&mut app).0, rows - 1, "the last row");
+    key(&mut app, KeyCode::PageUp);
+    assert_eq!(selected(&mut app).0, rows - 11);
+    key(&mut app, KeyCode::Home);
+    assert_eq!(selected(&mut app).0, 0);
+    key(&mut app, KeyCode::End);
+    key(&mut app, KeyCode::Up);
+    assert_eq!(selected(&mut app).2, Some(30));
+    key(&mut app, KeyCode::Char('r'));
+    let s = draw(&app).0;
+    assert!(
+        s.contains("New size of partition 30 (now 1 MiB, at most 33 MiB:"),
+        "{s}"
+    );
+    keys(&mut app, "rest");
+    key(&mut app, KeyCode::Enter);
+    let s = draw(&app).0;
+    assert!(s.contains("33 MiB"), "rest gives the largest size: {s}");
+}
