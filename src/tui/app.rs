@@ -3,7 +3,9 @@
 //! - **pages** (see `page`): the job screens the disk view opens through `registry` (the only module here
 //!   that names them); each keeps its state when left, and its replies become state or requests here;
 //! - **request** ([`Request`]): background work a key asks the event loop to start (read a disk, a page's job);
-//! - **holding** job: one that cannot be stopped (a table write), during which q and Ctrl-C do not quit.
+//! - **holding** job: one that cannot be stopped (a table write), during which q and Ctrl-C do not quit;
+//! - **unwritten** edits: a page's edits for the disk on screen that are not on the disk ([`App::unwritten`]):
+//!   q and Ctrl-C ask before they quit and drop them.
 //!
 //! Keys become state changes or requests; nothing here touches the terminal or a disk, and nothing here
 //! imports the view that draws it.

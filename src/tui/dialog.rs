@@ -2,7 +2,7 @@
 //! the filesystems lost, what must be typed), takes the typed answer, and hands it back on Enter. Every screen
 //! that writes uses this component; the check of the answer is the library's. Also the one choice component
 //! (a library [`Choice`] on one line and its current option's description), the styles screens share and the
-//! centred box of every overlay.
+//! centred box of every overlay. A typed line is edited by `line_edit` (a cursor, readline's keys).
 
 use crossterm::event::KeyCode;
 use ratatui::layout::Rect;

@@ -1,5 +1,7 @@
-//! Rendering (the "view" half of the UI): the device list, the disk view (map, partition table, findings),
-//! the sector zoom, the help overlay and the key bar. Meaning never depends on colour alone: every badge also
+//! Rendering (the "view" half of the UI): the device list, the disk view (map, partition table, findings;
+//! the partitions that unwritten edits change marked `*`, a line under the table saying how many changes
+//! are pending; a whole-disk filesystem shown as the disk's content), the sector zoom, the help overlay and
+//! the key bar (or the question before quitting with unwritten edits). Meaning never depends on colour alone: every badge also
 //! carries a word or symbol, and NO_COLOR drops colours entirely.
 //!
 //! Terminal fit: nothing is cut off at 80x24 — the key bar (or a status or error there) wraps onto up to
