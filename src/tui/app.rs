@@ -3,7 +3,9 @@
 //! - **pages** (see `page`): the job screens the disk view opens through `registry` (the only module here
 //!   that names them); each keeps its state when left, and its replies become state or requests here;
 //! - **request** ([`Request`]): background work a key asks the event loop to start (read a disk, a page's job);
-//! - **holding** job: one that cannot be stopped (a table write), during which q and Ctrl-C do not quit.
+//! - **holding** job: one that cannot be stopped (a table write), during which q and Ctrl-C do not quit;
+//! - **unwritten** edits: a page's edits for the disk on screen that are not on the disk ([`App::unwritten`]):
+//!   q and Ctrl-C ask before they quit and drop them.
 //!
 //! Keys become state changes or requests; nothing here touches the terminal or a disk, and nothing here
 //! imports the view that draws it.
@@ -73,6 +75,9 @@ pub struct App {
     pub holding: Option<Handle>,
     pub error: Option<String>,
     pub quit: bool,
+    /// q or Ctrl-C was pressed with unwritten edits: the key bar asks whether to quit without writing them
+    /// (`y` quits, any other key stays, as the default is no).
+    pub asking_quit: bool,
     /// Whether Esc on the disk view goes back to the list.
     pub has_list: bool,
     pub no_color: bool,
@@ -82,6 +87,21 @@ pub struct App {
     pub physical: Option<u64>,
     /// A line on top of every screen (the demo's: these are files in DIR).
     pub banner: Option<String>,
+}
+
+/// The key code a screen gets for `key`: a letter typed with Ctrl (not with Alt too) as its control character
+/// (`line_edit::ctrl`), so that Ctrl-U in a field is not a `u`, nor Ctrl-A on the plan screen an `a`.
+fn key_code(key: KeyEvent) -> KeyCode {
+    match key.code {
+        KeyCode::Char(c)
+            if c.is_ascii_alphabetic()
+                && key.modifiers.contains(KeyModifiers::CONTROL)
+                && !key.modifiers.contains(KeyModifiers::ALT) =>
+        {
+            KeyCode::Char(super::line_edit::ctrl(c.to_ascii_lowercase()))
+        }
+        c => c,
+    }
 }
 
 /// The other physical sector size an image can be judged against (4096 ⇄ 512), if its logical size allows.
@@ -109,6 +129,7 @@ impl App {
             holding: None,
             error: None,
             quit: false,
+            asking_quit: false,
             has_list,
             no_color,
             term: TermKind::Full,
@@ -167,17 +188,23 @@ impl App {
                 return None;
             }
         }
+        let code = key_code(key);
+        if self.asking_quit {
+            self.asking_quit = false;
+            self.quit = matches!(code, KeyCode::Char('y' | 'Y')) && !ctrl_c;
+            return None;
+        }
         if ctrl_c {
-            self.quit = true;
+            self.ask_quit();
             return None;
         }
         if let Screen::Page(name) = self.screen {
             if self.page(name).is_some_and(|p| p.typing()) {
-                return self.page_key(name, key.code);
+                return self.page_key(name, code);
             }
         }
         if self.help {
-            match key.code {
+            match code {
                 KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter => {
                     self.help = false
                 }
@@ -191,9 +218,9 @@ impl App {
             }
             return None;
         }
-        match key.code {
+        match code {
             KeyCode::Char('q') => {
-                self.quit = true;
+                self.ask_quit();
                 return None;
             }
             KeyCode::Char('?') => {
@@ -204,14 +231,44 @@ impl App {
             _ => {}
         }
         match self.screen {
-            Screen::List => self.key_list(key.code),
-            Screen::Disk => self.key_disk(key.code),
-            Screen::Page(name) => self.page_key(name, key.code),
+            Screen::List => self.key_list(code),
+            Screen::Disk => self.key_disk(code),
+            Screen::Page(name) => self.page_key(name, code),
             Screen::Zoom => {
-                self.key_zoom(key.code);
+                self.key_zoom(code);
                 None
             }
         }
+    }
+
+    /// q or Ctrl-C: quits, or first asks when edits are not written (cfdisk drops them silently).
+    fn ask_quit(&mut self) {
+        if self.unwritten().is_empty() {
+            self.quit = true;
+        } else {
+            self.asking_quit = true;
+        }
+    }
+
+    /// The edits of every page for the disk on screen that are not written (by partition number, in words),
+    /// in partition order.
+    pub fn unwritten(&self) -> Vec<(u32, String)> {
+        let Some(d) = &self.disk else {
+            return Vec::new();
+        };
+        let mut v: Vec<(u32, String)> = self.pages.iter().flat_map(|p| p.unwritten(d)).collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// The question of [`App::asking_quit`], with how many changes would be lost.
+    pub fn quit_question(&self) -> String {
+        let n = self.unwritten().len() as u64;
+        format!(
+            "{} not written: quit without writing? y quits, n (or any other key) stays",
+            afdisk::units::plural(n, "change", "changes")
+        )
     }
 
     fn key_list(&mut self, code: KeyCode) -> Option<Request> {

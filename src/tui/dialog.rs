@@ -2,7 +2,7 @@
 //! the filesystems lost, what must be typed), takes the typed answer, and hands it back on Enter. Every screen
 //! that writes uses this component; the check of the answer is the library's. Also the one choice component
 //! (a library [`Choice`] on one line and its current option's description), the styles screens share and the
-//! centred box of every overlay.
+//! centred box of every overlay. A typed line is edited by `line_edit` (a cursor, readline's keys).
 
 use crossterm::event::KeyCode;
 use ratatui::layout::Rect;
@@ -13,6 +13,8 @@ use ratatui::Frame;
 
 use afdisk::device::access::Prompt;
 use afdisk::present::{Choice, Tone};
+
+use super::line_edit::LineEdit;
 
 /// The one choice component's line: "LABEL: CURRENT (KEY)"; the screen's KEY steps the choice
 /// (`Choice::next`).
@@ -65,7 +67,7 @@ pub struct Confirm {
     /// The box's title (" Confirm write ").
     pub title: &'static str,
     pub prompt: Prompt,
-    pub input: String,
+    pub input: LineEdit,
     /// How far its text is scrolled (Up/Dn) when the terminal is too short for it.
     pub scroll: u16,
 }
@@ -86,7 +88,7 @@ impl Confirm {
         Confirm {
             title,
             prompt,
-            input: String::new(),
+            input: LineEdit::default(),
             scroll: 0,
         }
     }
@@ -148,36 +150,37 @@ fn scroll_key(scroll: &mut u16, code: KeyCode) -> Option<Answer> {
     Some(Answer::Typing)
 }
 
-/// A key typed into a dialog's text `input` (at most 128 characters): Esc cancels, Enter submits, Backspace
-/// takes the last character back.
-fn type_key(input: &mut String, code: KeyCode) -> Answer {
+/// A key typed into a dialog's text `input` (`line_edit`: the cursor's keys, Backspace, Delete, Ctrl-U,
+/// Ctrl-W): Esc cancels, Enter submits.
+fn type_key(input: &mut LineEdit, code: KeyCode) -> Answer {
     match code {
-        KeyCode::Esc => return Answer::Cancelled,
-        KeyCode::Enter => return Answer::Submitted(input.clone()),
-        KeyCode::Backspace => {
-            input.pop();
+        KeyCode::Esc => Answer::Cancelled,
+        KeyCode::Enter => Answer::Submitted(input.text().to_string()),
+        _ => {
+            input.key(code);
+            Answer::Typing
         }
-        KeyCode::Char(c) if input.chars().count() < 128 => input.push(c),
-        _ => {}
     }
-    Answer::Typing
 }
 
-/// The line of what has been typed so far, with its cursor, in `width` cells: a long input shows its end
-/// (where the cursor is), marked `…` where its start is cut.
-fn typed_line(input: &str, width: usize) -> Line<'static> {
-    let room = width.saturating_sub(3).max(1);
-    let n = input.chars().count();
-    let shown = if n > room {
-        let tail: String = input.chars().skip(n + 1 - room).collect();
-        format!("…{tail}")
-    } else {
-        input.to_string()
-    };
-    Line::from(Span::styled(
-        format!("> {shown}_"),
-        Style::default().add_modifier(Modifier::BOLD),
-    ))
+/// The line of what has been typed so far in `width` cells (`> ` and the window around the cursor), and the
+/// cursor's column in it: the character under the cursor is reversed (`_` past the end), and the terminal's
+/// cursor is put there too.
+fn typed_line(input: &LineEdit, width: usize) -> (Line<'static>, usize) {
+    let (shown, col) = input.window(width.saturating_sub(2).max(3));
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let chars: Vec<char> = shown.chars().collect();
+    let before: String = chars.iter().take(col).collect();
+    let at = chars
+        .get(col)
+        .map_or_else(|| "_".to_string(), char::to_string);
+    let after: String = chars.iter().skip(col + 1).collect();
+    let line = Line::from(vec![
+        Span::styled(format!("> {before}"), bold),
+        Span::styled(at, bold.add_modifier(Modifier::REVERSED)),
+        Span::styled(after, bold),
+    ]);
+    (line, col + 2)
 }
 
 /// `text` wrapped at spaces into lines of at most `width` characters; a word longer than a line is cut
@@ -229,7 +232,7 @@ fn draw_box(
     area: Rect,
     body: Vec<(String, Style)>,
     ask: Vec<(String, Style)>,
-    input: &str,
+    input: &LineEdit,
     title: Line,
     scroll: u16,
 ) {
@@ -239,7 +242,7 @@ fn draw_box(
         .map(|(l, _)| l.chars().count())
         .max()
         .unwrap_or(0)
-        .max(input.chars().count() + 3)
+        .max(input.text().chars().count() + 3)
         .max(title.width() + 2);
     // As wide as the text, up to 100 columns with a margin on each side (the text under the box shows).
     let most = area.width.saturating_sub(4).clamp(area.width.min(30), 100);
@@ -256,7 +259,8 @@ fn draw_box(
     };
     let mut body = wrap(&body);
     let mut tail = wrap(&ask);
-    tail.push(typed_line(input, inner));
+    let (typed, cursor_col) = typed_line(input, inner);
+    tail.push(typed);
     let room = usize::from(area.height.saturating_sub(2));
     // The tail first: what is typed is never below the frame.
     let tail_keep = tail.len().min(room);
@@ -282,6 +286,11 @@ fn draw_box(
         Paragraph::new(body).block(Block::bordered().title(title)),
         r,
     );
+    // The typed line is the last inside the frame.
+    if r.height >= 3 {
+        let x = r.x + 1 + u16::try_from(cursor_col).unwrap_or(0);
+        f.set_cursor_position((x.min(r.right().saturating_sub(2)), r.bottom() - 2));
+    }
 }
 
 /// The one typed-input field: a question, a hint of what may be typed, and the text typed so far (a size, a
@@ -294,7 +303,7 @@ pub struct Input {
     pub prompt: String,
     /// What may be typed, in the library's terms ("+20G, 20GiB, 50% of the free region, rest").
     pub hint: String,
-    pub input: String,
+    pub input: LineEdit,
     /// How far its text is scrolled (Up/Dn) when the terminal is too short for it.
     pub scroll: u16,
 }
@@ -309,14 +318,14 @@ impl Input {
             title: title.into(),
             prompt: prompt.into(),
             hint: hint.into(),
-            input: String::new(),
+            input: LineEdit::default(),
             scroll: 0,
         }
     }
 
     /// The field, with `text` already typed (an edit of the current value).
     pub fn with(mut self, text: &str) -> Self {
-        self.input = text.to_string();
+        self.input = LineEdit::new(text);
         self
     }
 
@@ -386,7 +395,7 @@ mod tests {
         let s = screen(&c, 60, 12);
         assert!(s.contains("data12"), "the last loss is reachable: {s}");
         assert!(s.contains("> abc_"), "{s}");
-        assert_eq!(c.input, "abc", "Up/Dn are not typed");
+        assert_eq!(c.input.text(), "abc", "Up/Dn are not typed");
         let rows: Vec<&str> = s.lines().collect();
         let at = rows
             .iter()

@@ -71,7 +71,11 @@ pub const DISK_EDIT_KEYS: &[Command] = &[
         "drop the edits: start again from the table on the disk",
     ),
     cmd("c", "", "clear: start again from an empty table"),
-    cmd("Up/Dn", "", "select a row (partitions and free regions)"),
+    cmd(
+        "Up/Dn",
+        "",
+        "select a row, partitions and free regions (PgUp/PgDn: 10 rows, Home/End: the ends)",
+    ),
     cmd(
         "Enter",
         "review",
@@ -79,7 +83,11 @@ pub const DISK_EDIT_KEYS: &[Command] = &[
     ),
     cmd("?", "", "this help"),
     cmd("Esc", "back", "back to the disk view (the edits are kept)"),
-    cmd("q", "", "quit (also Ctrl-C); nothing is written"),
+    cmd(
+        "q",
+        "",
+        "quit (also Ctrl-C); nothing is written, and pending changes are asked about first",
+    ),
 ];
 
 /// The disk view's key `key` as an opener of this page (the registry lists one per editing key).
@@ -140,6 +148,9 @@ pub struct DiskEdit {
     device: String,
     fingerprint: Vec<(u32, u64, u64, String)>,
     empty: bool,
+    /// What the whole disk holds when it has no table (`model::whole_disk_content`): the screens do not edit
+    /// it, so every editing key says what to do instead.
+    content: Option<String>,
     pub edit: Option<EditState>,
     /// The key pressed on the disk view, done once the editor is ready.
     key: Option<char>,
@@ -169,6 +180,7 @@ fn open(d: &DiskState, prev: Option<Box<dyn Page>>, key: char) -> Box<dyn Page> 
         device: d.report.device.name.clone(),
         fingerprint: fp,
         empty: d.report.table.is_none(),
+        content: super::model::whole_disk_content(&d.report).map(super::model::content_words),
         edit: kept,
         key: Some(key),
         selected,
@@ -223,7 +235,7 @@ impl DiskEdit {
             select_free(es, bytes);
         }
         match k {
-            'A' => realign_selected(es),
+            'A' => es.realign_selected(),
             k => {
                 es.key(KeyCode::Char(k));
             }
@@ -277,25 +289,15 @@ fn select_free(es: &mut EditState, (a, b): (u64, u64)) {
     }
 }
 
-/// `A`: the selected partition moved to its own start, which the editor snaps up to the grain (its size
-/// rounded up to it, so its end is on it too); a partition holding data is refused in the editor's words
-/// (the realign plan moves data).
-fn realign_selected(es: &mut EditState) {
-    let Some(start) = es
-        .selected_number()
-        .and_then(|n| es.editor.partition(n))
-        .map(|p| p.start)
-    else {
-        es.message = Some(("select a partition first (Up/Dn)".into(), true));
-        return;
-    };
-    es.key(KeyCode::Char('m'));
-    if es.typing() {
-        for c in format!("{start}s").chars() {
-            es.key(KeyCode::Char(c));
-        }
-        es.key(KeyCode::Enter);
-    }
+/// Why the editing keys do nothing on a disk that holds `what` on the whole disk (no table): making a table
+/// there destroys it, which the screens do not do; the command line does, with `--replace`.
+pub fn replace_first(device: &str, path: &std::path::Path, what: &str) -> String {
+    let p = path.display();
+    format!(
+        "{device} has no partition table; the whole disk holds: {what}. The screens do not replace it: if \
+         its data is expendable, quit (q) and run `afdisk plan --preset data --replace {p} -o plan.json`, \
+         then `afdisk apply --plan plan.json {p}`"
+    )
 }
 
 impl Page for DiskEdit {
@@ -317,6 +319,16 @@ impl Page for DiskEdit {
 
     fn typing(&self) -> bool {
         self.edit.as_ref().is_some_and(|e| e.typing())
+    }
+
+    /// The pending changes, while the disk is still the one they were made on (after a write it is not).
+    fn unwritten(&self, d: &DiskState) -> Vec<(u32, String)> {
+        match &self.edit {
+            Some(es) if d.report.device.path == self.path && fingerprint(d) == self.fingerprint => {
+                es.changes()
+            }
+            _ => Vec::new(),
+        }
     }
 
     fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
@@ -351,7 +363,7 @@ impl Page for DiskEdit {
             return self.review();
         }
         if !es.typing() && code == KeyCode::Char('A') {
-            realign_selected(es);
+            es.realign_selected();
             return Reply::None;
         }
         match es.key(code) {
@@ -362,6 +374,9 @@ impl Page for DiskEdit {
     }
 
     fn opened(&mut self) -> Reply {
+        if let Some(what) = &self.content {
+            return Reply::Failed(replace_first(&self.device, &self.path, what));
+        }
         if self.edit.is_some() {
             return self.do_key();
         }

@@ -90,7 +90,7 @@ pub(super) fn disk_app(img: &Path) -> App {
 }
 
 /// The device name the plan screen's confirmation asks for.
-fn device_name(app: &App) -> String {
+pub(super) fn device_name(app: &App) -> String {
     app.page("plan")
         .and_then(|p| p.as_any().downcast_ref::<super::plan::PlanPage>())
         .and_then(|p| p.state.as_ref())
@@ -431,7 +431,7 @@ fn down_and_up_visit_every_row_free_regions_included() {
 }
 
 /// Writes the edits pending on the editing page: Enter reviews them, `a` and the device name write.
-fn write_pending(app: &mut App, dir: &Path) {
+pub(super) fn write_pending(app: &mut App, dir: &Path) {
     let r = key(app, KeyCode::Enter);
     pump(app, r, dir);
     key(app, KeyCode::Char('a'));
@@ -537,4 +537,77 @@ fn keys_that_need_a_partition_say_so_on_a_free_row() {
     let s = render(&app);
     assert!(s.contains("select a partition first"), "{s}");
     assert!(pending(&app).is_empty());
+}
+
+/// Unwritten edits are never dropped silently: after a type change and Esc, the disk view marks the row `*`
+/// and says how many changes are pending; q and Ctrl-C ask first (any key but y stays), from the disk view and
+/// from the edits; once the edits are written, q quits at once.
+#[test]
+fn quitting_with_unwritten_edits_asks_first_and_the_disk_view_shows_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = image(
+        dir.path(),
+        100,
+        "label: dos\nstart=2048, size=32768, type=7\n",
+    );
+    let mut app = disk_app(&img);
+    let r = key(&mut app, KeyCode::Char('t'));
+    pump(&mut app, r, dir.path());
+    keys(&mut app, "c");
+    key(&mut app, KeyCode::Enter);
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.screen, Screen::Disk);
+    let s = render(&app);
+    assert!(s.contains("│>*1 "), "the changed row is marked: {s}");
+    assert!(s.contains("1 change pending, not written (1 type)"), "{s}");
+    key(&mut app, KeyCode::Char('q'));
+    assert!(!app.quit, "q asks first");
+    let s = render(&app);
+    assert!(
+        s.contains("1 change not written: quit without writing? y quits"),
+        "{s}"
+    );
+    key(&mut app, KeyCode::Esc);
+    assert!(!app.quit && !app.asking_quit, "the default is no");
+    app.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert!(!app.quit && app.asking_quit, "Ctrl-C asks too");
+    key(&mut app, KeyCode::Char('n'));
+    assert!(!app.quit && !app.asking_quit);
+    // From the edits: q asks as well; Esc there is not taken as back.
+    key(&mut app, KeyCode::Char('t'));
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.screen, Screen::Page("edit"));
+    key(&mut app, KeyCode::Char('q'));
+    assert!(!app.quit && app.asking_quit);
+    key(&mut app, KeyCode::Char('n'));
+    assert_eq!(app.screen, Screen::Page("edit"));
+    // Written: nothing is pending, q quits at once.
+    let r = key(&mut app, KeyCode::Enter);
+    pump(&mut app, r, dir.path());
+    key(&mut app, KeyCode::Char('a'));
+    let name = device_name(&app);
+    keys(&mut app, &name);
+    let r = key(&mut app, KeyCode::Enter);
+    pump(&mut app, r, dir.path());
+    assert!(app.unwritten().is_empty(), "{:?}", app.unwritten());
+    key(&mut app, KeyCode::Char('q'));
+    assert!(app.quit, "nothing unwritten: q quits");
+}
+
+/// The y of the question quits.
+#[test]
+fn y_quits_without_writing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = image(
+        dir.path(),
+        100,
+        "label: dos\nstart=2048, size=32768, type=7\n",
+    );
+    let mut app = disk_app(&img);
+    let r = key(&mut app, KeyCode::Char('d'));
+    pump(&mut app, r, dir.path());
+    key(&mut app, KeyCode::Char('q'));
+    assert!(!app.quit);
+    key(&mut app, KeyCode::Char('y'));
+    assert!(app.quit);
 }

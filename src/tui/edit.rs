@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use crossterm::event::KeyCode;
 
-use afdisk::plan::edit::{attribute_bit, Editor, Field, Op};
+use afdisk::plan::edit::{attribute_bit, Editor, Field, Op, Outcome};
 use afdisk::plan::{Layout, Plan};
 
 use super::dialog::{Answer, Input};
@@ -54,7 +54,11 @@ pub const EDIT_KEYS: &[Command] = &[
     ),
     cmd("c", "", "clear: start again from an empty table"),
     cmd("o", "", "start again from the table on the disk now"),
-    cmd("Up/Dn", "", "select a row"),
+    cmd(
+        "Up/Dn",
+        "",
+        "select a row (PgUp/PgDn: 10 rows, Home/End: the first, the last)",
+    ),
     cmd(
         "Enter",
         "plan",
@@ -64,6 +68,9 @@ pub const EDIT_KEYS: &[Command] = &[
     cmd("Esc", "back", "back to the plan without making one"),
     cmd("q", "", "quit (also Ctrl-C)"),
 ];
+
+/// The rows PgUp/PgDn move the selection by.
+const PAGE: usize = 10;
 
 impl EditState {
     fn open(&mut self, t: Target, title: &str, label: &str, field: Field, text: &str) {
@@ -85,16 +92,54 @@ impl EditState {
     /// Applies an edit; the selection follows the partition it touched.
     fn apply(&mut self, op: Op) {
         match self.editor.apply(&op) {
-            Ok(o) => {
-                self.message = Some((o.to_string(), false));
-                let rows = self.rows();
-                let n = o.number;
-                let at = rows.iter().position(|r| {
-                    matches!(r, Row::Part(i) if self.editor.layout.partitions.get(*i).is_some_and(|p| p.number == n))
-                });
-                self.selected = at.unwrap_or(self.selected.min(rows.len().saturating_sub(1)));
-            }
+            Ok(o) => self.applied(&o),
             Err(e) => self.refuse(&e),
+        }
+    }
+
+    /// An edit done: its words, and the selection on the partition it touched.
+    fn applied(&mut self, o: &Outcome) {
+        self.message = Some((o.to_string(), false));
+        let rows = self.rows();
+        let n = o.number;
+        let at = rows.iter().position(|r| {
+            matches!(r, Row::Part(i) if self.editor.layout.partitions.get(*i).is_some_and(|p| p.number == n))
+        });
+        self.selected = at.unwrap_or(self.selected.min(rows.len().saturating_sub(1)));
+    }
+
+    /// `A` (the disk view's realign): the selected partition moved to its own start, which snaps up to the
+    /// grain, its size rounded up to it so that its end is on it too. A partition holding data is refused
+    /// (the realign plan moves data); one that no longer fits there once rounded is refused with what does
+    /// apply, since `A` takes no start: shrink it first (`r`), or move it (`m`) to a start of one's choice.
+    pub fn realign_selected(&mut self) {
+        let Some((n, start)) = self
+            .selected_number()
+            .and_then(|n| self.editor.partition(n).map(|p| (n, p.start)))
+        else {
+            return self.no_selection();
+        };
+        if let Err(e) = self.editor.movable(n) {
+            return self.refuse(&e);
+        }
+        let op = Op::Move {
+            number: n,
+            to: format!("{start}s"),
+        };
+        match self.editor.apply(&op) {
+            Ok(o) => self.applied(&o),
+            Err(e) => {
+                let (problem, _) = e.render(&super::text::key_name);
+                let grain = afdisk::units::human(self.editor.grain);
+                self.message = Some((
+                    format!(
+                        "{}: {problem} (A keeps the partition where it is and rounds its size up to the {grain} \
+                         grain: shrink it first with r, then A again; or move it with m to a start where it fits)",
+                        e.kind.label()
+                    ),
+                    true,
+                ));
+            }
         }
     }
 
@@ -210,6 +255,12 @@ impl EditState {
             (KeyCode::Down | KeyCode::Char('j'), _) => {
                 self.selected = (self.selected + 1).min(rows.saturating_sub(1))
             }
+            (KeyCode::PageUp, _) => self.selected = self.selected.saturating_sub(PAGE),
+            (KeyCode::PageDown, _) => {
+                self.selected = (self.selected + PAGE).min(rows.saturating_sub(1))
+            }
+            (KeyCode::Home, _) => self.selected = 0,
+            (KeyCode::End, _) => self.selected = rows.saturating_sub(1),
             (KeyCode::Char('n'), _) => self.open_new(),
             (KeyCode::Char('d'), Some(n)) => self.apply(Op::Delete { number: n }),
             (KeyCode::Char(c @ ('r' | 'm' | 't' | 'N' | 'a')), Some(n)) => {
@@ -276,17 +327,36 @@ impl EditState {
         }
     }
 
+    /// The resize field's range for partition `n`: its size now and the largest it can take where it is
+    /// (what `rest` gives, found by resizing a copy of the layout): ` (now 16 MiB, at most 99 MiB: rest)`.
+    fn size_range(&self, n: u32) -> String {
+        let ss = self.editor.layout.table.sector_size.max(1);
+        let Some(now) = self.editor.partition(n).map(|p| p.size) else {
+            return String::new();
+        };
+        let mut copy = self.editor.clone();
+        let most = copy
+            .apply(&Op::Resize {
+                number: n,
+                size: "rest".into(),
+            })
+            .ok()
+            .and_then(|o| copy.partition(o.number).map(|p| p.size));
+        let human = |s: u64| afdisk::units::human(s.saturating_mul(ss));
+        match most {
+            Some(m) => format!(" (now {}, at most {}: rest)", human(now), human(m)),
+            None => format!(" (now {})", human(now)),
+        }
+    }
+
     /// A key that edits the selected partition `n` (r resize, m move, t type, N name, a attribute): its field,
     /// or the edit itself (dos's boot flag), or why it cannot be edited so.
     fn edit_partition(&mut self, key: char, n: u32) {
         match key {
-            'r' => self.open(
-                Target::Resize(n),
-                "Resize",
-                &format!("New size of partition {n}"),
-                Field::Size,
-                "",
-            ),
+            'r' => {
+                let label = format!("New size of partition {n}{}", self.size_range(n));
+                self.open(Target::Resize(n), "Resize", &label, Field::Size, "")
+            }
             'm' => match self.editor.movable(n) {
                 Err(e) => self.refuse(&e),
                 Ok(()) => self.open(

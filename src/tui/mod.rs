@@ -22,6 +22,7 @@ mod edit;
 mod edit_state;
 mod edit_view;
 mod job;
+mod line_edit;
 mod list_view;
 mod model;
 mod moving;
@@ -52,6 +53,8 @@ mod foreign_tests;
 mod restore_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod usability_tests;
 
 use std::path::PathBuf;
 use std::sync::mpsc;

@@ -13,6 +13,9 @@
 //! - **list item** ([`ListItem`]): one row of the device list, a disk read or one that could not be read;
 //! - **segments**: the proportional disk map (table areas, partitions and free space, each with a minimum width
 //!   so small partitions stay visible);
+//! - **whole-disk content** ([`whole_disk_content`]): what a disk without a partition table holds on the whole
+//!   disk (a filesystem, a RAID member, an encrypted volume, as libblkid's signatures say): one segment and
+//!   one row of its own, never free space;
 //! - **zoom**: logical sectors grouped into physical sectors, with the filesystem blocks of a partition laid over
 //!   them.
 //!
@@ -20,6 +23,7 @@
 
 use afdisk::alignment::{self, Topology};
 use afdisk::blkid::foreign::ForeignTable;
+use afdisk::blkid::{Signature, Usage};
 use afdisk::report::{PartitionReport, Report};
 use afdisk::table::PartKind;
 
@@ -108,6 +112,7 @@ impl DiskState {
                 self.free = None;
             }
             Some(DiskRow::Free(a, b)) => self.free = Some((*a, *b)),
+            Some(DiskRow::Content) => self.free = None,
             None => {}
         }
     }
@@ -173,6 +178,36 @@ pub enum SegKind {
     Free,
     /// Index into `Report::partitions`.
     Part(usize),
+    /// What a disk without a table holds on the whole disk ([`whole_disk_content`]).
+    Content,
+}
+
+/// What a disk without a partition table (afdisk's or a foreign one) holds on the whole disk: the first
+/// signature libblkid finds there that is not a table's (a filesystem, a RAID member, an encrypted volume).
+pub fn whole_disk_content(r: &Report) -> Option<&Signature> {
+    if r.table.is_some() || r.foreign_table.is_some() || !r.partitions.is_empty() {
+        return None;
+    }
+    r.signatures
+        .iter()
+        .find(|s| s.usage != Usage::PartitionTable)
+}
+
+/// The whole-disk content in words: `ext4 filesystem "data"`.
+pub fn content_words(s: &Signature) -> String {
+    let label = s
+        .fs_label
+        .as_ref()
+        .filter(|l| !l.is_empty())
+        .map(|l| format!(" \"{l}\""))
+        .unwrap_or_default();
+    let usage = match s.usage {
+        Usage::Other => "signature",
+        Usage::Raid => "RAID member",
+        Usage::Crypto => "encrypted volume",
+        u => u.as_str(),
+    };
+    format!("{} {usage}{label}", s.kind)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,6 +220,13 @@ pub struct Segment {
 /// Splits the disk into table areas, partitions and free space (bytes, sorted, non-overlapping).
 pub fn segments(r: &Report) -> Vec<Segment> {
     let size = r.device.size_bytes;
+    if whole_disk_content(r).is_some() {
+        return vec![Segment {
+            start: 0,
+            end: size,
+            kind: SegKind::Content,
+        }];
+    }
     let mut out = Vec::new();
     // Table areas: GPT header + entries before first_usable and the backup after last_usable; the MBR sector.
     let (head, tail) = match &r.table {
@@ -462,6 +504,8 @@ mod tests {
 pub enum DiskRow {
     Part(usize),
     Free(u64, u64),
+    /// The whole disk's content on a disk without a table ([`whole_disk_content`]).
+    Content,
 }
 
 /// The table's rows in disk order: the partitions (an extended one before its logicals) and the free
@@ -470,6 +514,9 @@ pub enum DiskRow {
 /// regions under 1 MiB are left out.
 pub fn disk_rows(r: &Report) -> Vec<DiskRow> {
     const MIB: u64 = 1 << 20;
+    if whole_disk_content(r).is_some() {
+        return vec![DiskRow::Content];
+    }
     let mut v: Vec<(u64, u8, DiskRow)> = r
         .partitions
         .iter()

@@ -110,6 +110,11 @@ pub trait Page {
     fn details(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The edits it holds for the disk `d` that are not written (by partition number, in words: `1 type`),
+    /// none by default: the disk view marks them, and quitting asks before it drops them.
+    fn unwritten(&self, _d: &DiskState) -> Vec<(u32, String)> {
+        Vec::new()
+    }
     fn draw(&self, f: &mut Frame, area: Rect, st: &Styles);
     fn key(&mut self, code: KeyCode) -> Reply;
     /// What opening it does first: show it (the default), or start its job and show it once it has a result.

@@ -250,6 +250,15 @@ impl Page for PlanPage {
             .unwrap_or_default()
     }
 
+    /// The hand editor's changes while its layout is not on the disk (not written, or undone).
+    fn unwritten(&self, d: &DiskState) -> Vec<(u32, String)> {
+        let on_disk = self.state.as_ref().is_some_and(|p| p.on_disk());
+        match &self.edit {
+            Some(es) if !on_disk && d.report.device.path == self.path => es.changes(),
+            _ => Vec::new(),
+        }
+    }
+
     fn typing(&self) -> bool {
         if self.editing {
             return self.edit.as_ref().is_some_and(|e| e.typing());

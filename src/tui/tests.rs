@@ -159,7 +159,7 @@ fn keys_move_and_quit() {
     assert_eq!(d.row(), before + 1);
     let on = match view::disk_rows(&d.report)[d.row()] {
         view::DiskRow::Part(i) => Some(i),
-        view::DiskRow::Free(..) => None,
+        view::DiskRow::Free(..) | view::DiskRow::Content => None,
     };
     assert_eq!(d.selected_partition(), on);
     for _ in 0..=before + 1 {

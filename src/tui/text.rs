@@ -17,6 +17,11 @@ pub fn key_name(s: Setting, value: Option<&str>) -> String {
         (Setting::Partition, None) => "the partition: press p".into(),
         (Setting::Confirm, _) => "the device name typed in the dialog".into(),
         (Setting::DestroyData, _) => "DESTROY typed in the dialog".into(),
+        // The screens never replace a table or a whole-disk filesystem: the command line does.
+        (Setting::Replace, _) => {
+            "`afdisk plan --preset NAME --replace TARGET` after quitting (the screens do not replace)"
+                .into()
+        }
         (s, v) => s.neutral(v),
     }
 }

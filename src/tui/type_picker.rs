@@ -184,6 +184,12 @@ impl TypePicker {
                 self.filter.pop();
                 self.refilter();
             }
+            KeyCode::Char(c) if c == super::line_edit::ctrl('u') => {
+                self.filter.clear();
+                self.refilter();
+            }
+            // Another Ctrl+letter is not text.
+            KeyCode::Char(c) if c.is_control() => {}
             KeyCode::Char(c) if self.filter.chars().count() < 64 => {
                 self.filter.push(c);
                 self.refilter();

@@ -1,5 +1,7 @@
-//! Rendering (the "view" half of the UI): the device list, the disk view (map, partition table, findings),
-//! the sector zoom, the help overlay and the key bar. Meaning never depends on colour alone: every badge also
+//! Rendering (the "view" half of the UI): the device list, the disk view (map, partition table, findings;
+//! the partitions that unwritten edits change marked `*`, a line under the table saying how many changes
+//! are pending; a whole-disk filesystem shown as the disk's content), the sector zoom, the help overlay and
+//! the key bar (or the question before quitting with unwritten edits). Meaning never depends on colour alone: every badge also
 //! carries a word or symbol, and NO_COLOR drops colours entirely.
 //!
 //! Terminal fit: nothing is cut off at 80x24 — the key bar (or a status or error there) wraps onto up to
@@ -81,7 +83,9 @@ fn draw_screen(f: &mut Frame, app: &App) {
 
 /// The key bar's text: a running job's status, the disk view's error, or the screen's commands.
 fn keybar_text(app: &App) -> String {
-    if let Some(b) = &app.busy {
+    if app.asking_quit {
+        app.quit_question()
+    } else if let Some(b) = &app.busy {
         b.clone()
     } else if let (Some(e), Screen::Disk) = (&app.error, app.screen) {
         format!("error: {e}")
@@ -111,21 +115,16 @@ fn draw_help(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         _ => Vec::new(),
     };
     let w = area.width.min(if details.is_empty() { 70 } else { 100 });
-    let keys = app.commands();
-    // Each command's line as wrapped in the box, plus the border and a spare line.
-    let rows: u16 = keys
-        .iter()
-        .map(|c| {
-            let help = if c.help.is_empty() { c.bar } else { c.help };
-            rows_of(&format!("{:<12}{help}", c.keys), w.saturating_sub(2))
-        })
-        .sum::<u16>()
-        + details
-            .iter()
-            .map(|d| rows_of(d, w.saturating_sub(2)))
-            .sum::<u16>()
-        + u16::from(!details.is_empty());
-    let h = (rows + 3).min(area.height);
+    let lines = help_lines(
+        &app.commands(),
+        &details,
+        usize::from(w.saturating_sub(2)),
+        th,
+    );
+    // The lines are wrapped here, so their count is the box's height: nothing is cut off, and a box taller
+    // than the terminal scrolls to its very last line.
+    let rows = u16::try_from(lines.len()).unwrap_or(u16::MAX);
+    let h = rows.saturating_add(3).min(area.height);
     let r = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height - h) / 2,
@@ -133,21 +132,8 @@ fn draw_help(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         height: h,
     };
     f.render_widget(Clear, r);
-    let mut lines: Vec<Line> = keys
-        .iter()
-        .map(|c| {
-            Line::from(vec![
-                Span::styled(format!("{:<12}", c.keys), th.title),
-                Span::raw(if c.help.is_empty() { c.bar } else { c.help }),
-            ])
-        })
-        .collect();
-    if !details.is_empty() {
-        lines.push(Line::from(Span::styled("Last write:", th.title)));
-        lines.extend(details.into_iter().map(Line::from));
-    }
     // Taller than the terminal: it scrolls (Up/Dn), and its title says so.
-    let hidden = (rows + 3).saturating_sub(area.height);
+    let hidden = rows.saturating_add(2).saturating_sub(h);
     let title = if hidden > 0 {
         " Keys (Up/Dn scroll, Esc or ? closes) "
     } else {
@@ -157,10 +143,54 @@ fn draw_help(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     f.render_widget(
         Paragraph::new(lines)
             .block(block)
-            .wrap(Wrap { trim: false })
             .scroll((app.help_scroll.min(hidden), 0)),
         r,
     );
+}
+
+/// The help's lines wrapped at `width` columns: each command's keys in a column of 12, its words wrapped
+/// beside them (under them when the line is too narrow for the column); then the page's `details` (a write's
+/// paths in full), each wrapped at spaces, a word longer than the line split.
+fn help_lines(
+    keys: &[super::page::Command],
+    details: &[String],
+    width: usize,
+    th: &Theme,
+) -> Vec<Line<'static>> {
+    const KEYS: usize = 12;
+    let width = width.max(1);
+    let mut lines: Vec<Line> = Vec::new();
+    for c in keys {
+        let help = if c.help.is_empty() { c.bar } else { c.help };
+        if width > KEYS + 8 && c.keys.chars().count() < KEYS {
+            let rows = super::dialog::wrap_words(help, width - KEYS);
+            for (i, row) in rows.into_iter().enumerate() {
+                let key = if i == 0 { c.keys } else { "" };
+                lines.push(Line::from(vec![
+                    Span::styled(format!("{key:<KEYS$}"), th.title),
+                    Span::raw(row),
+                ]));
+            }
+        } else {
+            lines.push(Line::from(Span::styled(c.keys.to_string(), th.title)));
+            lines.extend(
+                super::dialog::wrap_words(help, width)
+                    .into_iter()
+                    .map(Line::from),
+            );
+        }
+    }
+    if !details.is_empty() {
+        lines.push(Line::from(Span::styled("Last write:", th.title)));
+        for d in details {
+            lines.extend(
+                super::dialog::wrap_words(d, width)
+                    .into_iter()
+                    .map(Line::from),
+            );
+        }
+    }
+    lines
 }
 
 /// `items` on lines of at most `width` columns, two spaces apart, each line led by a space: a line breaks
@@ -277,6 +307,15 @@ fn draw_map(f: &mut Frame, r: &Report, selected: Option<usize>, area: Rect, th: 
         let (text, style) = match s.kind {
             SegKind::Table => ("T".repeat(w), th.dim),
             SegKind::Free => (".".repeat(w), th.dim),
+            // Not free: what the whole disk holds, named.
+            SegKind::Content => {
+                let words = model::whole_disk_content(r).map(model::content_words);
+                let mut t = format!("#{} (whole disk)", words.unwrap_or_default());
+                while t.chars().count() < w {
+                    t.push('#');
+                }
+                (t.chars().take(w).collect(), th.warn)
+            }
             SegKind::Part(i) => {
                 let p = &r.partitions[i];
                 let bad = p.is_misaligned(false);
@@ -295,7 +334,11 @@ fn draw_map(f: &mut Frame, r: &Report, selected: Option<usize>, area: Rect, th: 
         };
         spans.push(Span::styled(text, style));
     }
-    let legend = Line::from(" T table  . free  |N aligned  !N misaligned ");
+    let legend = if model::whole_disk_content(r).is_some() {
+        Line::from(" # whole-disk content (no table) ")
+    } else {
+        Line::from(" T table  . free  |N aligned  !N misaligned ")
+    };
     let block = Block::bordered()
         .title(Line::from(" Disk map "))
         .title_bottom(legend);
@@ -327,11 +370,17 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         .sum::<u16>()
         .min(4);
     let banner_h = banner.as_ref().map_or(0, |b| rows_of(b, area.width).min(2));
-    let [title, banner_area, map, parts, findings] = Layout::vertical([
+    let unwritten = app.unwritten();
+    let pending = pending_line(&unwritten);
+    let pending_h = pending
+        .as_ref()
+        .map_or(0, |p| rows_of(p, area.width).min(3));
+    let [title, banner_area, map, parts, pending_area, findings] = Layout::vertical([
         Constraint::Length(head_h),
         Constraint::Length(banner_h),
         Constraint::Length(3),
         Constraint::Length(table_h),
+        Constraint::Length(pending_h),
         Constraint::Min(3),
     ])
     .areas(area);
@@ -349,13 +398,33 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     }
     draw_map(f, r, d.selected_partition(), map, th);
 
-    draw_partitions(f, d, parts, th);
+    let changed: Vec<u32> = unwritten.iter().map(|(n, _)| *n).collect();
+    draw_partitions(f, d, &changed, parts, th);
+    if let Some(p) = pending {
+        f.render_widget(
+            Paragraph::new(p).style(th.warn).wrap(Wrap { trim: true }),
+            pending_area,
+        );
+    }
     draw_findings(f, d, findings, th);
 }
 
+/// The disk view's line under the table while edits are not written: how many, what they are, how to go on.
+fn pending_line(unwritten: &[(u32, String)]) -> Option<String> {
+    (!unwritten.is_empty()).then(|| {
+        let what: Vec<String> = unwritten.iter().map(|(n, w)| format!("{n} {w}")).collect();
+        format!(
+            "* {} pending, not written ({}): an edit key (n d r t) goes on, Enter there reviews",
+            afdisk::units::plural(unwritten.len() as u64, "change", "changes"),
+            what.join(", ")
+        )
+    })
+}
+
 /// The disk view's partition table, each row styled by its alignment badge's tone; columns sized by content
-/// and width (the name shown from 100 columns), a cut type or name marked `…`.
-fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
+/// and width (the name shown from 100 columns), a cut type or name marked `…`; the partitions numbered in
+/// `changed` (by unwritten edits) marked `*`.
+fn draw_partitions(f: &mut Frame, d: &DiskState, changed: &[u32], parts: Rect, th: &Theme) {
     let r = &d.report;
     let wide = parts.width >= 100;
     let mut head = vec!["#", "START", "END", "SIZE", "TYPE"];
@@ -365,7 +434,15 @@ fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
     head.extend(["FS", "ALIGNMENT"]);
     let ss = r.table.as_ref().map_or(512, |t| t.sector_size).max(1);
     let order = disk_rows(r);
-    let cells = row_cells(r, &order, wide, ss);
+    let mut cells = row_cells(r, &order, wide, ss);
+    // A partition the pending edits change is marked `*` (as in the editor).
+    for (row, c) in order.iter().zip(cells.iter_mut()) {
+        if let DiskRow::Part(i) = *row {
+            if changed.contains(&r.partitions[i].number) {
+                c[0].insert(0, '*');
+            }
+        }
+    }
     let flex: Vec<usize> = if wide { vec![4, 5] } else { vec![4] };
     // Inside the borders, less the highlight symbol and one space between columns.
     let room = usize::from(parts.width)
@@ -379,6 +456,7 @@ fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
             let style = match *row {
                 DiskRow::Part(i) => th.styles().of(Badge::of(&r.partitions[i]).tone()),
                 DiskRow::Free(..) => th.dim,
+                DiskRow::Content => th.warn,
             };
             let cut_cells: Vec<String> = c
                 .iter()
@@ -392,10 +470,10 @@ fn draw_partitions(f: &mut Frame, d: &DiskState, parts: Rect, th: &Theme) {
         .iter()
         .map(|x| Constraint::Length(u16::try_from(*x).unwrap_or(u16::MAX)))
         .collect();
-    let title_text = if r.partitions.is_empty() {
-        " Partitions: none "
-    } else {
-        " Partitions "
+    let title_text = match model::whole_disk_content(r) {
+        Some(_) => " Partitions: none (no table: the whole disk is in use) ",
+        None if r.partitions.is_empty() => " Partitions: none ",
+        None => " Partitions ",
     };
     let table = Table::new(rows, widths)
         .header(Row::new(head).style(th.title))
@@ -452,6 +530,28 @@ fn row_cells(r: &Report, order: &[DiskRow], wide: bool, ss: u64) -> Vec<Vec<Stri
                     c.push(String::new());
                 }
                 c.extend([String::new(), String::new()]);
+                c
+            }
+            DiskRow::Content => {
+                let sig = model::whole_disk_content(r);
+                let size = r.device.size_bytes;
+                let mut c = vec![
+                    "-".to_string(),
+                    "0".to_string(),
+                    (size / r.device.logical_sector_size.max(1))
+                        .saturating_sub(1)
+                        .to_string(),
+                    human(size),
+                    format!(
+                        "whole disk: {}",
+                        sig.map(model::content_words).unwrap_or_default()
+                    ),
+                ];
+                if wide {
+                    c.push(String::new());
+                }
+                c.push(sig.map(|s| s.kind.clone()).unwrap_or_default());
+                c.push("not free".into());
                 c
             }
         })
