@@ -30,8 +30,9 @@ use crate::table::Label;
 pub const LIST_SCHEMA: u32 = 2;
 /// Schema of `check --json` (1 was the bare array, with `partitions` a count).
 pub const CHECK_SCHEMA: u32 = 2;
-/// Schema of `apply --json` and `restore --json`.
-pub const WRITE_SCHEMA: u32 = 1;
+/// Schema of `apply --json` and `restore --json` (2: a data move's `direction` is `toward-end` or
+/// `toward-start`, as in a plan; 1 said it in words).
+pub const WRITE_SCHEMA: u32 = 2;
 /// Schema of `backup --json` (the summary printed; the backup file itself has its own, `apply::backup::SCHEMA`).
 pub const BACKUP_SCHEMA: u32 = 1;
 /// `sector-size --json`: the status, or the switch's plan and outcome.

@@ -360,7 +360,7 @@ fn every_command_s_json_matches_its_schema() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let applied = r.json();
     assert_valid("apply", &applied);
-    assert_eq!(applied["schema"], 1);
+    assert_eq!(applied["schema"], 2);
 
     let bf = sc.dir.path().join("b.json");
     let r = afdisk(&["backup", "--json", &s(&gpt), "-o", &s(&bf)]);
