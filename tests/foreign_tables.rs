@@ -453,3 +453,45 @@ fn a_partition_holding_a_bsd_label_is_not_moved() {
         "nothing written"
     );
 }
+
+/// A fresh layout over a foreign table destroys the table and what its partitions hold: the plan lists the
+/// ext4 in an atari table's partition 2 (label, UUID) beside the table, as it does for a dos or GPT disk.
+#[test]
+fn a_new_table_over_a_foreign_one_lists_the_filesystems_it_destroys() {
+    let sc = Scratch::new();
+    let img = parted_image(
+        &sc,
+        "atari-fs.img",
+        &[
+            "mklabel", "atari", "mkpart", "primary", "1MiB", "9MiB", "mkpart", "primary", "9MiB",
+            "40MiB",
+        ],
+    );
+    let offset = format!("offset={}", 9 * MIB);
+    run(
+        "mkfs.ext4",
+        &["-q", "-L", "ATARIFS", "-E", &offset, &s(&img), "31M"],
+    );
+    let p = common::plan(
+        &s(&img),
+        &["--preset", "data", "--replace"],
+        &sc.path("p.json"),
+    );
+    let lost: Vec<(Option<u64>, &str, Option<&str>)> = p["destroys"]
+        .as_array()
+        .expect("destroys")
+        .iter()
+        .map(|l| {
+            (
+                l["partition"].as_u64(),
+                l["filesystem"]["type"].as_str().unwrap_or(""),
+                l["filesystem"]["label"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lost,
+        vec![(None, "atari", None), (Some(2), "ext4", Some("ATARIFS"))],
+        "{p}"
+    );
+}

@@ -203,10 +203,13 @@ pub fn losses(
         filesystem: fs,
     };
     let Some(old) = old else {
-        return crate::signature::disk_held_info(src, new.table.sector_size)
+        let ss = new.table.sector_size;
+        let mut lost: Vec<Loss> = crate::signature::disk_held_info(src, ss)
             .map(whole)
             .into_iter()
             .collect();
+        lost.extend(foreign_losses(src, ss));
+        return lost;
     };
     let oss = old.table.sector_size;
     let nss = new.table.sector_size;
@@ -238,6 +241,26 @@ pub fn losses(
         .map(whole)
         .into_iter()
         .chain(parts)
+        .collect()
+}
+
+/// The filesystems (or other signatures) in the partitions of a table afdisk does not edit on `src` (sun, sgi,
+/// atari, ...: libblkid reads it), which a new table over it destroys besides the table itself; a slice that
+/// spans the whole disk (sun's "Whole disk", sgi's volume) is the table's, not content.
+fn foreign_losses(src: &dyn table::source::ByteSource, ss: u64) -> Vec<Loss> {
+    let Some(t) = crate::blkid::foreign_table(src, src.len(), ss) else {
+        return Vec::new();
+    };
+    t.partitions
+        .iter()
+        .filter(|p| p.start_bytes > 0 && p.size_bytes > 0 && p.size_bytes < src.len())
+        .filter_map(|p| {
+            crate::signature::identify(src, p.start_bytes, p.size_bytes).map(|fs| Loss {
+                partition: Some(p.number),
+                size_bytes: p.size_bytes,
+                filesystem: fs,
+            })
+        })
         .collect()
 }
 
