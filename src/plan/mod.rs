@@ -16,6 +16,7 @@ pub mod encode;
 pub mod estimate;
 pub mod grain;
 pub mod layout;
+mod losses;
 pub mod preset;
 mod requested;
 /// Blank tables and bare entries for the tests of the layout code, shared with the integration tests.
@@ -39,6 +40,7 @@ pub use crate::table::Layout;
 use crate::table::{self, Label, Partition, Table};
 use crate::units::{human, plural};
 pub use grain::Grain;
+pub use losses::{filesystems_on, losses};
 
 /// Version of the plan file format (2: sealed; 4: the old signatures it wipes).
 pub const SCHEMA: u32 = 4;
@@ -178,129 +180,6 @@ pub fn data_moves(changes: &[Change]) -> Vec<u32> {
         .filter(|c| c.action == Action::Move && c.data_move.is_some())
         .map(|c| c.number)
         .collect()
-}
-
-/// What writing `new` over `old` destroys on `src`: the content ([`crate::signature::held_info`]: a
-/// recognised filesystem or other signature, or data afdisk does not recognise) of every old partition that
-/// the new table does not keep at the same start with at least the same size, and the whole disk's: with no
-/// old table, what it holds ([`crate::signature::disk_held_info`]); under an old table, when the plan writes a
-/// new table (a fresh layout or another table type, see `wipe::Inputs::new_table`), a filesystem or other
-/// signature recognised on the whole disk (one made before the table and never wiped, which the new table's
-/// wipes end). A fresh layout (`fresh`) keeps nothing: each old partition's content is lost, even where a new
-/// partition happens to start at the same sector. Partitions whose data the plan moves with them (`moved`, see
-/// `crate::mover`) lose nothing. Reads a superblock (and a sample, see [`crate::signature::unrecognised`]) per
-/// such partition.
-pub fn losses(
-    src: &dyn table::source::ByteSource,
-    old: Option<&Layout>,
-    new: &Layout,
-    fresh: bool,
-    moved: &[u32],
-) -> Vec<Loss> {
-    let whole = |fs| Loss {
-        partition: None,
-        size_bytes: src.len(),
-        filesystem: fs,
-    };
-    let Some(old) = old else {
-        let ss = new.table.sector_size;
-        let mut lost: Vec<Loss> = crate::signature::disk_held_info(src, ss)
-            .map(whole)
-            .into_iter()
-            .collect();
-        lost.extend(foreign_losses(src, ss));
-        return lost;
-    };
-    let oss = old.table.sector_size;
-    let nss = new.table.sector_size;
-    let parts = old
-        .partitions
-        .iter()
-        .filter(|p| p.kind != table::PartKind::Extended)
-        .filter(|p| !moved.contains(&p.number))
-        .filter(|p| {
-            fresh
-                || !new.partitions.iter().any(|q| {
-                    q.kind != table::PartKind::Extended
-                        && q.start.saturating_mul(nss) == p.start.saturating_mul(oss)
-                        && q.size.saturating_mul(nss) >= p.size.saturating_mul(oss)
-                })
-        })
-        .filter_map(|p| {
-            let (base, size) = (p.start.saturating_mul(oss), p.size.saturating_mul(oss));
-            crate::signature::held_info(src, base, size).map(|fs| Loss {
-                partition: Some(p.number),
-                size_bytes: size,
-                filesystem: fs,
-            })
-        });
-    let new_table = fresh || old.table.label != new.table.label;
-    new_table
-        .then(|| crate::signature::identify(src, 0, src.len()))
-        .flatten()
-        .map(whole)
-        .into_iter()
-        .chain(parts)
-        .collect()
-}
-
-/// The filesystems (or other signatures) in the partitions of a table afdisk does not edit on `src` (sun, sgi,
-/// atari, ...: libblkid reads it), which a new table over it destroys besides the table itself; a slice that
-/// spans the whole disk (sun's "Whole disk", sgi's volume) is the table's, not content.
-fn foreign_losses(src: &dyn table::source::ByteSource, ss: u64) -> Vec<Loss> {
-    let Some(t) = crate::blkid::foreign_table(src, src.len(), ss) else {
-        return Vec::new();
-    };
-    t.partitions
-        .iter()
-        .filter(|p| p.start_bytes > 0 && p.size_bytes > 0 && p.size_bytes < src.len())
-        .filter_map(|p| {
-            crate::signature::identify(src, p.start_bytes, p.size_bytes).map(|fs| Loss {
-                partition: Some(p.number),
-                size_bytes: p.size_bytes,
-                filesystem: fs,
-            })
-        })
-        .collect()
-}
-
-/// Every filesystem on `src` (logical sector size `lss`): those of its partitions (only partition `only` when
-/// given), or the whole disk's when it has no table. What `bench --write all` destroys.
-pub fn filesystems_on(
-    src: &dyn table::source::ByteSource,
-    lss: u64,
-    only: Option<u32>,
-) -> Vec<Loss> {
-    let scan = table::scan(src, lss);
-    let mut all = match Layout::from_scan(&scan) {
-        Some(old) => {
-            let none = Layout {
-                table: old.table.clone(),
-                partitions: Vec::new(),
-            };
-            losses(src, Some(&old), &none, true, &[])
-        }
-        None => losses(
-            src,
-            None,
-            &Layout {
-                table: Table {
-                    label: Label::default(),
-                    sector_size: lss,
-                    id: String::new(),
-                    first_usable: 0,
-                    last_usable: 0,
-                    header_used: None,
-                    max_partitions: 0,
-                },
-                partitions: Vec::new(),
-            },
-            true,
-            &[],
-        ),
-    };
-    all.retain(|l| only.is_none() || l.partition.is_none() || l.partition == only);
-    all
 }
 
 /// A complete plan.
