@@ -128,4 +128,3 @@ pub fn filesystems_on(
     all.retain(|l| only.is_none() || l.partition.is_none() || l.partition == only);
     all
 }
-
