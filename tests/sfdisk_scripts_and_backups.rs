@@ -383,3 +383,33 @@ fn a_size_past_the_end_of_the_disk_is_refused_naming_its_line() {
     );
     assert_eq!(std::fs::read(&img).expect("read"), before);
 }
+
+/// An sgdisk backup of the table the disk carries (restored once already) is left alone, as afdisk's own
+/// backups are: nothing is written or backed up, and the restore says so with exit 0 (a script restoring it
+/// again does not fail).
+#[test]
+fn an_sgdisk_backup_the_disk_already_holds_is_left_alone() {
+    let sc = Scratch::new();
+    let img = sc.image("held.img", 64 * MIB);
+    common::run("sgdisk", &["-n", "1:2048:+8M", &s(&img)]);
+    let bk = sc.path("sg.bk");
+    common::run("sgdisk", &["-b", &s(&bk), &s(&img)]);
+    let backups = sc.path("backups");
+    let r = common::restore(&s(&img), &s(&bk), "held.img", &backups);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let before = std::fs::read(&img).expect("read");
+    let saved = common::files_in(&backups).len();
+    let r = common::restore(&s(&img), &s(&bk), "held.img", &backups);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.json()["sectors_written"].as_u64(),
+        Some(0),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        std::fs::read(&img).expect("read") == before,
+        "nothing written"
+    );
+    assert_eq!(common::files_in(&backups).len(), saved, "no backup saved");
+}

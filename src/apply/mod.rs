@@ -27,7 +27,8 @@ pub use backup::{Backup, BackupKind};
 pub use kernel::KernelView;
 pub use plan_apply::{apply, apply_with, load_plan, move_journal};
 pub use restore::{
-    already_restored, backup_to, restore, restore_preview, undo_order, RestorePreview,
+    already_restored, backup_to, nothing_to_restore, restore, restore_preview, undo_order,
+    RestorePreview,
 };
 pub use write::{restore_command, Reread, WriteOutcome};
 

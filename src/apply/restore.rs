@@ -344,8 +344,14 @@ pub fn restore_preview(opened: &Opened, b: &Backup) -> Result<RestorePreview> {
 /// no backup is made (so restoring the same backup twice leaves no trace); `sectors_written` is 0 and
 /// `backup_file` empty. A disk in use or read-only is still refused, as every restore is.
 pub fn already_restored(opened: &Opened, b: &Backup) -> Result<WriteOutcome> {
+    nothing_to_restore(opened, b.sector_size)
+}
+
+/// [`already_restored`] for any restore that finds the disk (of `ss`-byte sectors) already as it would leave it
+/// (an sgdisk backup whose table the disk carries).
+pub fn nothing_to_restore(opened: &Opened, ss: u64) -> Result<WriteOutcome> {
     crate::device::access::preflight(opened, "restore the partition table")?;
-    let table = current_layout(&opened.source(), b.sector_size);
+    let table = current_layout(&opened.source(), ss);
     let kernel = kernel::view(opened, table.as_ref());
     Ok(WriteOutcome {
         device: opened.info.path.clone(),

@@ -298,6 +298,10 @@ fn restore_sgdisk(
         let b = afdisk::table::sgdisk_backup::parse(bytes, &name)?;
         let opened = device::open(target, &g.overrides())?;
         let p = plan::custom::from_sgdisk_backup(&opened, &b, &name)?;
+        if p.is_noop() {
+            // The disk already carries the saved GPT: left alone, as for afdisk's own backups.
+            return apply::nothing_to_restore(&opened, opened.info.logical_sector_size);
+        }
         if !c.yes && std::io::stdin().is_terminal() {
             let mut text = p.diff_lines().join("\n");
             text.push('\n');
