@@ -628,7 +628,7 @@ fn free_mode_refuses_too_little_space_and_says_how_much() {
     let (img, before) = image_with_gpt(&s);
     let p = common::s(&img);
     let out = afdisk(&["bench", &p, "--write", "free", "--probe", "--duration", "1"]);
-    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(out.code, 3, "a refusal, as afdisk(8) says: {}", out.stderr);
     assert!(
         out.stderr
             .contains("of usable unallocated space, but this run needs at least"),

@@ -381,7 +381,8 @@ fn too_small(
             "use a larger disk or image".to_string(),
         ),
     };
-    Error::worded(ErrorKind::Usage, &problem, &fix)
+    // The disk as it is refuses the run (bench exits 3 on refusals), not the command line.
+    Error::worded(ErrorKind::Refused, &problem, &fix)
 }
 
 /// One moment of a run, for live display.
