@@ -162,6 +162,13 @@ fn usage_exit(e: clap::Error) -> ! {
         l.trim_start_matches("error: ")
     });
     let rest: Vec<&str> = lines.collect();
+    // clap's facts about the value ("[possible values: bash, zsh, fish]") belong with the problem.
+    let facts: Vec<&str> = rest.iter().copied().filter(|l| l.starts_with('[')).collect();
+    let problem = if facts.is_empty() {
+        problem.to_string()
+    } else {
+        format!("{problem} {}", facts.join(" "))
+    };
     // clap's tips, except its advice to pass a value after `--`, which afdisk's options never need.
     let tips = rest
         .iter()
