@@ -575,7 +575,10 @@ fn parses(cmd: &Cmd, fx: &Fixtures) -> Result<(), String> {
         .output()
         .map_err(|e| e.to_string())?;
     let err = String::from_utf8_lossy(&out.stderr);
-    if err.contains("Usage:") || err.starts_with("error:") {
+    // A parse error is afdisk's usage error: its fix ends "more with `afdisk --help`" (clap's own words are
+    // "Usage:" and "error:", kept for help output).
+    let parse_error = err.contains("more with `afdisk --help`");
+    if parse_error || err.contains("Usage:") || err.starts_with("error:") {
         return Err(format!("`{}` does not parse: {err}", cmd.line));
     }
     Ok(())
