@@ -40,7 +40,10 @@ fn after_an_undo_the_plan_can_be_applied_and_edited_again() {
     tm.keys(&["e"]);
     let screen = tm.wait_for("Edit by hand");
     assert!(!screen.contains("already written"), "{screen}");
+    // The undone plan is no longer on the disk: quitting asks first, and y quits.
     tm.keys(&["q"]);
+    tm.wait_for("quit without writing?");
+    tm.keys(&["y"]);
     let code = tm.wait_exit();
     assert!(matches!(code, None | Some(0)), "exit status {code:?}");
 }

@@ -163,7 +163,11 @@ fn usage_exit(e: clap::Error) -> ! {
     });
     let rest: Vec<&str> = lines.collect();
     // clap's facts about the value ("[possible values: bash, zsh, fish]") belong with the problem.
-    let facts: Vec<&str> = rest.iter().copied().filter(|l| l.starts_with('[')).collect();
+    let facts: Vec<&str> = rest
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with('['))
+        .collect();
     let problem = if facts.is_empty() {
         problem.to_string()
     } else {

@@ -49,9 +49,10 @@ impl Tmux {
         tm
     }
 
-    /// Quits with q and checks that the program ended well.
+    /// Quits with q (answering y when it asks whether to drop edits not written) and checks that the program
+    /// ended well.
     pub fn quit_ok(&self) {
-        self.keys(&["q"]);
+        self.quit();
         let code = self.wait_exit();
         assert!(matches!(code, None | Some(0)), "exit status {code:?}");
     }
@@ -224,6 +225,19 @@ impl Tmux {
         }
     }
 
+    /// Presses q, and y when the program asks whether to quit without writing its pending edits.
+    fn quit(&self) {
+        self.keys(&["q"]);
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(3) && !self.dead() {
+            if self.screen().contains("quit without writing?") {
+                self.keys(&["y"]);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// Whether the program has ended.
     fn dead(&self) -> bool {
         self.cmd(&["display-message", "-p", "-t", "t", "#{pane_dead}"])
@@ -242,7 +256,7 @@ impl Drop for Tmux {
                 self.keys(&["Escape"]);
                 std::thread::sleep(Duration::from_millis(200));
             }
-            self.keys(&["q"]);
+            self.quit();
             let t0 = Instant::now();
             while t0.elapsed() < Duration::from_secs(5) && !self.dead() {
                 std::thread::sleep(Duration::from_millis(100));
