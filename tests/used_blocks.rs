@@ -267,8 +267,20 @@ impl Mounted {
 }
 
 impl Drop for Mounted {
+    /// Unmounts, retrying while something still holds the mount for a moment, and at last lazily: a mount left
+    /// behind would keep its loop device attached after the test.
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.dir).status();
+        for _ in 0..10 {
+            if Command::new("umount")
+                .arg(&self.dir)
+                .status()
+                .is_ok_and(|s| s.success())
+            {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
     }
 }
 
