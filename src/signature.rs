@@ -67,9 +67,19 @@ pub fn probe(src: &dyn ByteSource, base: u64, size: u64) -> Option<&'static str>
         .or_else(|| blkid_info(src, base, size).map(|i| intern(&i.kind)))
 }
 
-/// Type, label, UUID and used bytes of what `[base, base+size)` holds, or `None` when nothing is recognised.
+/// Type, label, UUID and used bytes of what `[base, base+size)` holds, or `None` when nothing is recognised. A
+/// module that names the kind but reads neither label nor UUID (md, for one) gets them from libblkid.
 pub fn identify(src: &dyn ByteSource, base: u64, size: u64) -> Option<FsInfo> {
-    crate::fs::identify(src, base, size).or_else(|| blkid_info(src, base, size))
+    let Some(mut info) = crate::fs::identify(src, base, size) else {
+        return blkid_info(src, base, size);
+    };
+    if info.fs_label.is_none() && info.uuid.is_none() {
+        if let Some(b) = blkid_info(src, base, size).filter(|b| b.kind == info.kind) {
+            info.fs_label = b.fs_label;
+            info.uuid = b.uuid;
+        }
+    }
+    Some(info)
 }
 
 /// [`probe`] of `[base, base+size)` of the open `file` (`len` bytes long), with libblkid reading the file
@@ -144,5 +154,30 @@ fn unrecognised_info() -> FsInfo {
         fs_label: None,
         uuid: None,
         used_bytes: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// An md member (a 1.2 superblock at 4 KiB): afdisk's md module names the kind, libblkid its array's name
+    /// and UUID, so a plan that destroys it says which array it was part of.
+    #[test]
+    fn an_md_member_is_named_with_its_array() {
+        let mut disk = vec![0u8; 64 << 20];
+        let sb = include_bytes!("../tests/fixtures/md/superblock-1.2-at-4k.bin");
+        disk[4096..4096 + sb.len()].copy_from_slice(sb);
+        let info = super::identify(&disk, 0, disk.len() as u64).expect("an md member");
+        assert_eq!(
+            (
+                info.kind.as_str(),
+                info.fs_label.as_deref(),
+                info.uuid.as_deref()
+            ),
+            (
+                "linux_raid_member",
+                Some("review:9"),
+                Some("11111111-2222-3333-4444-555555555555")
+            )
+        );
     }
 }
