@@ -7,27 +7,10 @@
 //!   image being worked on, a file a loop device serves — is refused before anything is read or written, so
 //!   that a command documented as read-only never writes to a device.
 
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-
-/// What kind of file `ft` is, in words, for an output that is not a regular file.
-fn kind_of(ft: &std::fs::FileType) -> &'static str {
-    if ft.is_block_device() {
-        "a block device"
-    } else if ft.is_char_device() {
-        "a character device"
-    } else if ft.is_fifo() {
-        "a FIFO"
-    } else if ft.is_socket() {
-        "a socket"
-    } else if ft.is_dir() {
-        "a directory"
-    } else {
-        "not a regular file"
-    }
-}
 
 /// Refuses the output `out` (given with `flag`, e.g. `-o`) unless it is safe (see the module doc) for a command
 /// on `target`; `example` is a file name the fix suggests (`plan.json`).
@@ -42,7 +25,7 @@ pub fn check_output(out: &Path, flag: &str, target: &Path, example: &str) -> Res
             format!(
                 "{flag} {shown} is {}: afdisk writes this output only to a regular file, and nothing was \
                  written",
-                kind_of(&m.file_type())
+                super::file_kind(&m.file_type())
             ),
             fix,
         ));
