@@ -36,6 +36,7 @@ pub mod io;
 pub mod journal;
 mod journal_dir;
 mod pipeline;
+pub mod probe;
 pub mod schedule;
 pub mod trace;
 pub mod window_io;
@@ -54,16 +55,14 @@ use crate::table::source::ByteSource;
 use crate::table::Layout;
 use crate::units::human;
 pub use engine::{Control, Ended, Phase, Progress};
-pub use estimate::{
-    estimate_copy_seconds, journal_dir, measure_disk, measure_journal, measure_rates, Rates,
-    DEFAULT_BACKUP_DIR,
-};
+pub use estimate::{estimate_copy_seconds, journal_dir, Rates, DEFAULT_BACKUP_DIR};
 pub use findings::{hidden_finding, interrupted_finding, journal_finding};
 pub use journal::{Journal, JournalHeader, MoveSpec, Record, Sector, Stage};
 pub use journal_dir::{
     check_journal_place, check_journal_room, damaged_journals, journal_chunk, pending_journals,
 };
 use journal_dir::{fsync_dir, journal_path, no_room, pending_records};
+pub use probe::{measure_disk, measure_journal, measure_rates};
 pub use schedule::{Mode, Schedule};
 
 /// The GPT type of a partition whose data is being moved ("afdisk moving", private).
