@@ -63,6 +63,9 @@ pub struct ListDisk {
     /// The number of partitions, not counting an extended container (as `inspect`'s `summary.partition_count`).
     pub partition_count: usize,
     pub misaligned: usize,
+    /// The type of a table afdisk does not edit (as `inspect`'s `summary.foreign_label`: `sun`, `atari`, …),
+    /// `label` then null; null otherwise.
+    pub foreign_label: Option<String>,
     /// The word the text's STATUS column shows: `aligned`, `misaligned` or `problem`.
     pub status: DiskStatus,
     /// Always `null` here (kept for scripts that test it).
@@ -84,6 +87,7 @@ impl ListDevice {
             label: r.summary.label,
             partition_count: r.summary.partitions,
             misaligned: r.summary.misaligned,
+            foreign_label: r.summary.foreign_label.clone(),
             status: r.status(false),
             error: None,
         }))

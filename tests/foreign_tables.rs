@@ -107,6 +107,18 @@ fn inspect_shows_the_foreign_table_and_its_partitions_as_partx_lists_them() {
         for p in t["partitions"].as_array().into_iter().flatten() {
             assert!(p["alignment"]["physical"].is_boolean(), "{name}: {p}");
         }
+        // The summary counts the foreign table's partitions (what `list` shows), and names its type.
+        let sum = &v["summary"];
+        let off = t["partitions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p["size"].as_u64() > Some(0) && p["alignment"]["physical"] == false)
+            .count();
+        assert_eq!(sum["label"], Value::Null, "{name}: {sum}");
+        assert_eq!(sum["foreign_label"], kind, "{name}: {sum}");
+        assert_eq!(sum["partition_count"], rows.len(), "{name}: {sum}");
+        assert_eq!(sum["misaligned"], off, "{name}: {sum}");
         let c = codes(&v);
         assert!(c.contains(&"foreign-table".to_string()), "{name}: {c:?}");
         assert!(
@@ -493,5 +505,77 @@ fn a_new_table_over_a_foreign_one_lists_the_filesystems_it_destroys() {
         lost,
         vec![(None, "atari", None), (Some(2), "ext4", Some("ATARIFS"))],
         "{p}"
+    );
+}
+
+#[test]
+fn inspect_and_list_show_what_a_foreign_tables_partitions_hold() {
+    let sc = Scratch::new();
+    let img = parted_image(
+        &sc,
+        "atari-holds.img",
+        &[
+            "mklabel", "atari", "mkpart", "primary", "1MiB", "9MiB", "mkpart", "primary", "9MiB",
+            "40MiB",
+        ],
+    );
+    let offset = format!("offset={}", 9 * MIB);
+    run(
+        "mkfs.ext4",
+        &["-q", "-L", "HELD", "-E", &offset, &s(&img), "31M"],
+    );
+    let v = common::inspect(&s(&img));
+    let held: Vec<(u64, Value)> = v["foreign_table"]["partitions"]
+        .as_array()
+        .expect("partitions")
+        .iter()
+        .map(|p| (p["number"].as_u64().unwrap_or(0), p["filesystem"].clone()))
+        .collect();
+    assert_eq!(
+        held,
+        vec![(1, Value::Null), (2, Value::from("ext4"))],
+        "{v}"
+    );
+    let text = afdisk(&["inspect", &s(&img)]);
+    let row2 = text
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("2 "))
+        .unwrap_or_default();
+    assert!(row2.contains(" ext4 "), "{}", text.stdout);
+    assert!(
+        text.stdout.contains("holds an atari partition table"),
+        "{}",
+        text.stdout
+    );
+    // `list` names the table and counts its partitions.
+    let Some(dev) = common::LoopDev::attach(&img, 512) else {
+        return;
+    };
+    let list = afdisk(&["list", "--json"]);
+    let v: Value = serde_json::from_str(&list.stdout).expect("list --json");
+    let me = v["devices"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|d| d["path"] == dev.path.as_str())
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        (&me["label"], &me["foreign_label"], &me["partition_count"]),
+        (&Value::Null, &Value::from("atari"), &Value::from(2)),
+        "{v}"
+    );
+    let list = afdisk(&["list"]);
+    let line = list
+        .stdout
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(dev.base_name().as_str()))
+        .unwrap_or_default();
+    let cols: Vec<&str> = line.split_whitespace().collect();
+    assert!(
+        cols.windows(2).any(|w| w == ["atari", "2"]),
+        "TABLE atari, PARTS 2: {line}\n{}",
+        list.stdout
     );
 }

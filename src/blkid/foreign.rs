@@ -41,6 +41,9 @@ pub struct ForeignPartition {
     pub type_code: String,
     pub name: Option<String>,
     pub alignment: PartitionAlignment,
+    /// What the partition holds, as a native partition's `filesystem` (inspect fills it; `null` when nothing
+    /// is found, and for a slice of the whole table, whose bytes are the other partitions').
+    pub filesystem: Option<String>,
 }
 
 /// A table afdisk reads through libblkid but does not edit.
@@ -87,6 +90,7 @@ impl ForeignTable {
                         block,
                         None,
                     ),
+                    filesystem: None,
                 })
                 .collect(),
         }
@@ -144,15 +148,26 @@ pub fn finding(t: &ForeignTable, topo: &Topology) -> Finding {
         "foreign-table",
         None,
         format!(
-            "The disk holds a {kind} partition table (read by libblkid, as sfdisk, udev and the kernel read \
-             it) with {listed}. afdisk shows it and analyses its alignment, but does not edit or realign a \
+            "The disk holds {a} {kind} partition table (read by libblkid, as sfdisk, udev and the kernel read \
+             it) with {listed}. afdisk shows it and analyses its alignment, but does not edit or realign {a} \
              {kind} table: a plan for this disk is refused unless it replaces the table, and replacing it \
              loses every partition on it.{align} Fix: to keep the data, use a tool that edits {kind} labels \
              (fdisk, parted); to start over, back the disk up, then `afdisk plan TARGET --preset NAME \
              --replace`.",
             kind = t.kind,
+            a = article(&t.kind),
         ),
     )
+}
+
+/// "a" or "an" before a table type's name as it is read out: "an atari", "an ultrix", "a unixware", "a sun".
+fn article(kind: &str) -> &'static str {
+    let vowel = kind.starts_with(['a', 'e', 'i', 'o']) || kind.starts_with("ul");
+    if vowel {
+        "an"
+    } else {
+        "a"
+    }
 }
 
 /// An info finding for a nested label `t` inside partition `parent` of afdisk's own table.
@@ -174,10 +189,11 @@ pub fn nested_finding(t: &ForeignTable) -> Finding {
         "nested-label",
         t.parent,
         format!(
-            "Partition {} holds a {} disklabel with {}. afdisk never edits the label inside. A BSD-style label \
+            "Partition {} holds {} {} disklabel with {}. afdisk never edits the label inside. A BSD-style label \
              counts its starts from the start of the disk, so a plan that moves this partition leaves the label \
              pointing at the old place: fix the label with the BSD tools after such a move.",
             t.parent.unwrap_or(0),
+            article(&t.kind),
             t.kind,
             if parts.is_empty() {
                 "no partitions".to_string()

@@ -65,7 +65,11 @@ pub fn list(entries: &[ListEntry]) -> String {
                     human(d.size_bytes),
                     format!("{}/{}", d.logical_sector_size, d.physical_sector_size),
                     d.transport,
-                    r.summary.label.map(|l| l.as_str()).unwrap_or("-"),
+                    r.summary
+                        .label
+                        .map(|l| l.as_str())
+                        .or(r.summary.foreign_label.as_deref())
+                        .unwrap_or("-"),
                     r.summary.partitions,
                     r.summary.misaligned,
                 );
@@ -195,19 +199,20 @@ fn foreign_partitions(o: &mut String, t: &afdisk::blkid::foreign::ForeignTable, 
     }
     let _ = writeln!(
         o,
-        "{:>3} {:>12} {:>12} {:>9} {:<20} {:<12} ALIGNMENT",
-        "#", "START", "END", "SIZE", "TYPE", "NAME"
+        "{:>3} {:>12} {:>12} {:>9} {:<20} {:<12} {:<9} ALIGNMENT",
+        "#", "START", "END", "SIZE", "TYPE", "NAME", "FS"
     );
     for p in &t.partitions {
         let _ = writeln!(
             o,
-            "{:>3} {:>12} {:>12} {:>9} {:<20} {:<12} {}",
+            "{:>3} {:>12} {:>12} {:>9} {:<20} {:<12} {:<9} {}",
             p.number,
             p.start,
             (p.start + p.size).saturating_sub(1),
             human(p.size_bytes),
             trunc(&p.type_code, 20),
             trunc(p.name.as_deref().unwrap_or(""), 12),
+            p.filesystem.as_deref().unwrap_or("-"),
             Badge::of_alignment(&p.alignment).long()
         );
     }

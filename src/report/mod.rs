@@ -13,6 +13,8 @@ use crate::finding::{Finding, Severity};
 use crate::table::{self, types, Label, PartKind, Partition, Table, TableScan};
 use crate::units::{human, plural};
 
+mod contents;
+
 pub const SCHEMA: u32 = 2;
 
 /// Options that change the analysis, not the reading.
@@ -83,6 +85,10 @@ pub struct Summary {
     #[serde(rename = "partition_count")]
     pub partitions: usize,
     pub misaligned: usize,
+    /// The type of the disk's table when afdisk does not edit it (libblkid's name: `sun`, `sgi`, `atari`, …;
+    /// `label` is then null, and `partition_count` and `misaligned` count that table's partitions); null
+    /// otherwise.
+    pub foreign_label: Option<String>,
     pub in_use: bool,
     /// The sanitised grain afdisk would align new partitions to (bytes).
     pub grain: u64,
@@ -207,47 +213,7 @@ pub fn inspect(path: &Path, opts: &InspectOptions) -> Result<(Opened, Report)> {
     let opened = device::open(path, &opts.overrides)?;
     let src = opened.source();
     let scan = table::scan(&src, opened.info.logical_sector_size);
-    let mut fs: Vec<Option<String>> = scan
-        .partitions
-        .iter()
-        .map(|p| {
-            let ss = scan.table.as_ref().map(|t| t.sector_size).unwrap_or(512);
-            let skip = p.kind == PartKind::Extended || !opts.probe_signatures;
-            if skip {
-                None
-            } else {
-                crate::signature::probe_file(
-                    &opened.file,
-                    opened.info.size_bytes,
-                    p.start.saturating_mul(ss),
-                    p.size.saturating_mul(ss),
-                    opened.info.logical_sector_size,
-                )
-            }
-        })
-        .collect();
-    // A filesystem hidden by an interrupted move: unrecognised as it is, recognised once unmasked.
-    let hidden: Vec<(u32, String)> = scan
-        .partitions
-        .iter()
-        .zip(&fs)
-        .filter(|(p, f)| {
-            opts.probe_signatures
-                && f.is_none()
-                && p.kind != PartKind::Extended
-                && !crate::mover::is_moving_type(&p.type_code)
-        })
-        .filter_map(|(p, _)| {
-            let ss = scan.table.as_ref().map(|t| t.sector_size).unwrap_or(512);
-            crate::mover::hide::hidden_content(
-                &src,
-                p.start.saturating_mul(ss),
-                p.size.saturating_mul(ss),
-            )
-            .map(|c| (p.number, c))
-        })
-        .collect();
-    mark_unrecognised(&src, &scan, &mut fs, &hidden, opts);
+    let (fs, hidden) = contents::of_partitions(&opened, &src, &scan, opts);
     let mut report = build(opened.info.clone(), scan, &fs, opts);
     let dir = opts
         .journal_dir
@@ -262,6 +228,13 @@ pub fn inspect(path: &Path, opts: &InspectOptions) -> Result<(Opened, Report)> {
     let lss = opened.info.logical_sector_size;
     if opts.probe_signatures {
         add_blkid(&mut report, crate::blkid::probe(fd, 0, size, lss), opts);
+        let tables = report
+            .foreign_table
+            .iter_mut()
+            .chain(&mut report.nested_labels);
+        for t in tables {
+            contents::of_foreign(&opened, &src, t);
+        }
     } else if report.table.is_none() {
         // `list`: only what its status needs, a foreign table on a disk without a GPT or dos table.
         let tables = crate::blkid::tables(fd, 0, size, lss).map(|tables| crate::blkid::Probed {
@@ -271,36 +244,6 @@ pub fn inspect(path: &Path, opts: &InspectOptions) -> Result<(Opened, Report)> {
         add_blkid(&mut report, tables, opts);
     }
     Ok((opened, report))
-}
-
-/// Nothing unknown is empty: names [`crate::signature::UNRECOGNISED`] the content of each partition of `scan`
-/// in which nothing was recognised (`fs`) but whose sample is not all zeros, unless it is a container, a
-/// moving partition or a `hidden` filesystem.
-fn mark_unrecognised(
-    src: &dyn crate::table::source::ByteSource,
-    scan: &table::TableScan,
-    fs: &mut [Option<String>],
-    hidden: &[(u32, String)],
-    opts: &InspectOptions,
-) {
-    if !opts.probe_signatures {
-        return;
-    }
-    let ss = scan.table.as_ref().map(|t| t.sector_size).unwrap_or(512);
-    for (p, f) in scan.partitions.iter().zip(fs.iter_mut()) {
-        let plain = p.kind != PartKind::Extended && !crate::mover::is_moving_type(&p.type_code);
-        if f.is_none()
-            && plain
-            && !hidden.iter().any(|h| h.0 == p.number)
-            && crate::signature::unrecognised(
-                src,
-                p.start.saturating_mul(ss),
-                p.size.saturating_mul(ss),
-            )
-        {
-            *f = Some(crate::signature::UNRECOGNISED.to_string());
-        }
-    }
 }
 
 /// Adds what libblkid found on the whole disk (`probed`): its signatures; the disk's table when afdisk's
@@ -336,6 +279,9 @@ pub fn add_blkid(
             // "No table … the disk is empty" is not true of it.
             report.findings.retain(|f| f.code != "no-table");
             report.findings.push(foreign::finding(&ft, &topo));
+            report.summary.partitions = ft.partitions.len();
+            report.summary.misaligned = ft.misaligned().len();
+            report.summary.foreign_label = Some(ft.kind.clone());
             report.foreign_table = Some(ft);
         }
     }
@@ -512,6 +458,7 @@ fn summarize(
             .filter(|p| p.kind != PartKind::Extended)
             .count(),
         misaligned,
+        foreign_label: None,
         in_use: !device.in_use.is_empty(),
         grain: topo.grain(),
     }
