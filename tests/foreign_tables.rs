@@ -57,6 +57,24 @@ fn foreign_images(sc: &Scratch) -> Vec<(&'static str, &'static str, PathBuf)> {
     ]
 }
 
+/// An atari table with partitions at 1–9 MiB (empty) and 9–40 MiB (an ext4 labelled `label`).
+fn atari_with_ext4(sc: &Scratch, name: &str, label: &str) -> PathBuf {
+    let img = parted_image(
+        sc,
+        name,
+        &[
+            "mklabel", "atari", "mkpart", "primary", "1MiB", "9MiB", "mkpart", "primary", "9MiB",
+            "40MiB",
+        ],
+    );
+    let offset = format!("offset={}", 9 * MIB);
+    run(
+        "mkfs.ext4",
+        &["-q", "-L", label, "-E", &offset, &s(&img), "31M"],
+    );
+    img
+}
+
 /// `partx --show` rows (number, start, size): libblkid's list as util-linux prints it.
 fn partx(img: &Path) -> BTreeSet<(u64, u64, u64)> {
     let out = run("partx", &["-r", "-g", "-o", "NR,START,SECTORS", &s(img)]);
@@ -471,19 +489,7 @@ fn a_partition_holding_a_bsd_label_is_not_moved() {
 #[test]
 fn a_new_table_over_a_foreign_one_lists_the_filesystems_it_destroys() {
     let sc = Scratch::new();
-    let img = parted_image(
-        &sc,
-        "atari-fs.img",
-        &[
-            "mklabel", "atari", "mkpart", "primary", "1MiB", "9MiB", "mkpart", "primary", "9MiB",
-            "40MiB",
-        ],
-    );
-    let offset = format!("offset={}", 9 * MIB);
-    run(
-        "mkfs.ext4",
-        &["-q", "-L", "ATARIFS", "-E", &offset, &s(&img), "31M"],
-    );
+    let img = atari_with_ext4(&sc, "atari-fs.img", "ATARIFS");
     let p = common::plan(
         &s(&img),
         &["--preset", "data", "--replace"],
@@ -511,19 +517,7 @@ fn a_new_table_over_a_foreign_one_lists_the_filesystems_it_destroys() {
 #[test]
 fn inspect_and_list_show_what_a_foreign_tables_partitions_hold() {
     let sc = Scratch::new();
-    let img = parted_image(
-        &sc,
-        "atari-holds.img",
-        &[
-            "mklabel", "atari", "mkpart", "primary", "1MiB", "9MiB", "mkpart", "primary", "9MiB",
-            "40MiB",
-        ],
-    );
-    let offset = format!("offset={}", 9 * MIB);
-    run(
-        "mkfs.ext4",
-        &["-q", "-L", "HELD", "-E", &offset, &s(&img), "31M"],
-    );
+    let img = atari_with_ext4(&sc, "atari-holds.img", "HELD");
     let v = common::inspect(&s(&img));
     let held: Vec<(u64, Value)> = v["foreign_table"]["partitions"]
         .as_array()
