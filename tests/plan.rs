@@ -495,6 +495,26 @@ fn fresh_plan_lists_the_old_partition_whose_number_it_reuses() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let rows = sfdisk_rows(&sfdisk_json(&t).expect("sfdisk --json"));
     assert_eq!(rows.len(), 1, "{rows:?}");
+    // Over a GPT of 512-byte sectors read at 4096 bytes, a delete counts the old table's sectors and says so.
+    let g = sc.image("g512.img", 256 * MIB);
+    run("sgdisk", &["-n", "1:2048:+100M", &s(&g)]);
+    let r = afdisk(&[
+        "plan",
+        &s(&g),
+        "--logical-sector-size",
+        "4096",
+        "--preset",
+        "data",
+        "--replace",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("-   1 delete    2048–206847 (100 MiB)")
+            && r.stdout
+                .contains("its sectors are the old table's, of 512 bytes"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]

@@ -192,6 +192,12 @@ fn replaced(src: &dyn ByteSource, old: &Layout, new: &Layout) -> Vec<Change> {
             if let Some(fs) = &content {
                 reason.push_str(&format!("; its {fs} data is lost"));
             }
+            if old.table.sector_size != new.table.sector_size {
+                reason.push_str(&format!(
+                    "; its sectors are the old table's, of {} bytes",
+                    old.table.sector_size
+                ));
+            }
             Change {
                 number: o.number,
                 action: Action::Delete,
