@@ -268,6 +268,15 @@ impl Error {
         }
     }
 
+    /// The error with `place` (a file and line, say) put before its problem, in its worded form too.
+    pub fn placed(mut self, place: &str) -> Self {
+        self.problem = format!("{place}: {}", self.problem);
+        if let Some(w) = &mut self.worded {
+            w.problem.insert(0, Piece::Text(format!("{place}: ")));
+        }
+        self
+    }
+
     /// The problem and the fix, each setting named by `name` (a front end's flag or key); an error that names
     /// no setting reads as it is.
     pub fn render(&self, name: &dyn Fn(Setting, Option<&str>) -> String) -> (String, String) {

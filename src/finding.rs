@@ -168,7 +168,9 @@ pub const KIND_DOCS: &[KindDoc] = &[
         "sfdisk, the kernel, blkid or gdisk read the disk differently: a GPT behind an LBA 0 without 0x55AA or \
          without an 0xEE entry, a GPT usable range the kernel and libfdisk reject, a GPT only libfdisk accepts, \
          a protective MBR that sfdisk reads as dos, an MBR boot flag byte other than 0x00 or 0x80, an entry of \
-         size 0 that is not empty, or (a warning) a primary of type 0 with a size."),
+         size 0 that is not empty, or (a warning) a primary of type 0 with a size. \
+         On a sector-size-mismatch its advice is that finding's: attach the disk the way it was partitioned; \
+         no tool is to recover or recreate the GPT at the sector size it is read at."),
     doc("unsupported-table", "reserved", "Listed among the codes, not emitted yet."),
     doc("foreign-table", "error",
         "The disk holds a partition table afdisk does not edit (sun, sgi, bsd, atari, mac, and the other types \
@@ -189,7 +191,9 @@ pub const KIND_DOCS: &[KindDoc] = &[
         "An early Western Digital Advanced Format model (EARS, EADS, EARX, AARS) reports 512-byte physical \
          sectors."),
     doc("kernel-drive-disagree", "warning",
-        "The kernel's sector sizes or alignment offset differ from the drive's own report."),
+        "The kernel's sector sizes or alignment offset differ from the drive's own report. \
+         When the logical sizes differ (a USB bridge that translates), write the table through the path the \
+         disk will be used through; a table written through the other path is a sector-size-mismatch."),
     doc("in-use", "info",
         "The disk is mounted, used as swap, held by LVM, md or device-mapper, or (an image) attached to a loop \
          device."),

@@ -346,7 +346,7 @@ fn every_command_s_json_matches_its_schema() {
         assert_eq!(r.code, 0, "{a:?}: {}{}", r.stdout, r.stderr);
         let v = r.json();
         assert_valid("plan", &v);
-        assert_eq!(v["schema"], 4);
+        assert_eq!(v["schema"], 5);
     }
     let pf = sc.dir.path().join("plan.json");
     let r = afdisk(&["plan", &s(&empty), "--preset", "data", "-o", &s(&pf)]);

@@ -326,6 +326,52 @@ fn gpt_512_seen_through_4096_loop_is_a_sector_size_mismatch() {
     assert_eq!(part(&v, 1)["start_bytes"], MIB);
 }
 
+/// A GPT written for one sector size read at the other (a USB bridge that translates, or the disk taken out of
+/// one): `tools-disagree` says how sfdisk and the kernel read LBA 0 there, and gives the advice of
+/// `sector-size-mismatch` (attach the disk the way it was partitioned), not a recovery of the GPT at this
+/// sector size, which would write over the real table; nor does it say afdisk lists nothing.
+#[test]
+fn tools_disagree_on_a_sector_size_mismatch_gives_its_advice() {
+    let s = Scratch::new();
+    for (written, read) in [(512, 4096), (4096, 512)] {
+        let img = s.image(&format!("mm{written}.img"), 64 * MIB);
+        let t = &common::s(&img);
+        if written == 512 {
+            run("sgdisk", &["-n", "1:2048:+8M", "-n", "2:0:+8M", t]);
+        } else {
+            let Some(lo) = LoopDev::attach(&img, 4096) else {
+                continue;
+            };
+            run("sgdisk", &["-n", "1:256:+8M", "-n", "2:0:+8M", &lo.path]);
+        }
+        let v = common::inspect_with(t, &["--logical-sector-size", &read.to_string()]);
+        assert_eq!(v["table"]["sector_size"], written, "{v}");
+        let msg = |code: &str| {
+            v["findings"]
+                .as_array()
+                .expect("findings")
+                .iter()
+                .find(|f| f["code"] == code)
+                .unwrap_or_else(|| panic!("no {code}: {}", v["findings"]))["message"]
+                .as_str()
+                .expect("message")
+                .to_string()
+        };
+        assert!(msg("sector-size-mismatch").contains("attach the disk the way it was partitioned"));
+        let tools = msg("tools-disagree");
+        for said in [
+            "see sector-size-mismatch",
+            "Attach it the way it was partitioned",
+            &format!("GPT written for {written}-byte sectors"),
+        ] {
+            assert!(tools.contains(said), "{said:?} not in {tools}");
+        }
+        for unsaid in ["lists nothing", "before the GPT is recovered"] {
+            assert!(!tools.contains(unsaid), "{unsaid:?} in {tools}");
+        }
+    }
+}
+
 #[test]
 fn errors_name_problem_and_fix() {
     let r = afdisk(&["inspect", "/nonexistent/disk"]);

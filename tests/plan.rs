@@ -418,6 +418,105 @@ fn refusals_change_nothing() {
     assert!(r.stderr.contains("--replace"), "{}", r.stderr);
 }
 
+/// A fresh layout over a table lists each old partition as a delete, in text and JSON, even the one whose
+/// number its new partition 1 takes (with the ext4 it held, also in DESTROYS), and the plan still applies.
+#[test]
+fn fresh_plan_lists_the_old_partition_whose_number_it_reuses() {
+    let sc = Scratch::new();
+    let img = sc.image("old.img", 256 * MIB);
+    let t = s(&img);
+    sfdisk_script(
+        &t,
+        "start=2048, size=100MiB, type=83\nsize=50MiB, type=83\n",
+    );
+    run(
+        "mkfs.ext4",
+        &["-q", "-F", "-E", "offset=1048576", &t, "102400"],
+    );
+    let r = afdisk(&[
+        "plan",
+        &t,
+        "--preset",
+        "data",
+        "--replace",
+        "--table",
+        "dos",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    let del1 = lines
+        .iter()
+        .position(|l| l.starts_with("-   1 delete    2048–206847 (100 MiB)"))
+        .unwrap_or_else(|| panic!("no delete of old partition 1:\n{}", r.stdout));
+    assert!(
+        lines[del1 + 1].contains("a new partition takes its number")
+            && lines[del1 + 1].contains("its ext4 data is lost"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("+   1 create    2048–"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("-   2 delete    206848–309247"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("DESTROYS partition 1 (100 MiB): ext4"),
+        "{}",
+        r.stdout
+    );
+    let pf = sc.path("p.json");
+    let p = plan(
+        &t,
+        &["--preset", "data", "--replace", "--table", "dos"],
+        &pf,
+    );
+    let changes = p["changes"].as_array().expect("changes");
+    let of = |n: u64, action: &str| {
+        changes
+            .iter()
+            .find(|c| c["number"] == n && c["action"] == action)
+            .unwrap_or_else(|| panic!("no {action} of {n}: {}", p["changes"]))
+    };
+    assert_eq!(of(1, "create")["new_start"], 2048);
+    let old1 = of(1, "delete");
+    assert_eq!(
+        (&old1["old_start"], &old1["old_size"]),
+        (&Value::from(2048), &Value::from(204800))
+    );
+    assert_eq!(old1["content"], "ext4");
+    assert_eq!(of(2, "delete")["old_start"], 206848);
+    assert_eq!(p["destroys"][0]["partition"], 1);
+    let r = confirmed(
+        &["apply", &t, "--plan", &s(&pf), "--destroy-data"],
+        "old.img",
+        sc.dir.path(),
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let rows = sfdisk_rows(&sfdisk_json(&t).expect("sfdisk --json"));
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    // Over a GPT of 512-byte sectors read at 4096 bytes, a delete counts the old table's sectors and says so.
+    let g = sc.image("g512.img", 256 * MIB);
+    run("sgdisk", &["-n", "1:2048:+100M", &s(&g)]);
+    let r = afdisk(&[
+        "plan",
+        &s(&g),
+        "--logical-sector-size",
+        "4096",
+        "--preset",
+        "data",
+        "--replace",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("-   1 delete    2048–206847 (100 MiB)")
+            && r.stdout
+                .contains("its sectors are the old table's, of 512 bytes"),
+        "{}",
+        r.stdout
+    );
+}
+
 #[test]
 fn mounted_loop_device_is_refused() {
     let sc = Scratch::new();

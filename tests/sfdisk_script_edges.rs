@@ -315,6 +315,69 @@ fn scripts_past_the_tables_capacity_or_sfdisks_lines_are_refused_at_once() {
     assert!(r.stderr.contains("line 130:"), "{}", r.stderr);
 }
 
+/// Every refusal of a script names the line it is about, also those the layout's checks make after the lines
+/// are read (a number past the table's slots or given twice, a second extended partition, a GUID used twice,
+/// a name too long) and a bad `label-id:` header; nothing is written.
+#[test]
+fn script_errors_name_their_line() {
+    let sc = Scratch::new();
+    let img = sc.image("lines.img", 64 * MIB);
+    let before = std::fs::read(&img).expect("read");
+    let dup = "uuid=11111111-1111-1111-1111-111111111111";
+    let cases = [
+        (
+            "label: gpt\n\nx129 : start=2048, size=1000\n".to_string(),
+            "line 3: partition number 129 is outside the GPT's slots 1–128",
+        ),
+        (
+            "label: gpt\ntable-length: 4\nx1 : start=2048, size=100\nx5 : start=4096, size=100\n".into(),
+            "line 4: partition number 5 is outside the GPT's slots 1–4",
+        ),
+        (
+            "label: gpt\nx1 : start=2048, size=100\nx2 : start=4096, size=100\nx1 : start=8192, size=100\n"
+                .into(),
+            "line 4: partition number 1 is given twice",
+        ),
+        (
+            "label: dos\nstart=2048, size=100, type=5\nstart=4096, size=100, type=5\n".into(),
+            "line 3: a dos table holds one extended partition",
+        ),
+        (
+            format!("label: gpt\nx1 : start=2048, size=100, {dup}\nx2 : start=4096, size=100, {dup}\n"),
+            "line 3: partition 2: its GUID",
+        ),
+        (
+            format!("label: gpt\nstart=2048, size=100\nstart=4096, size=100, name=\"{}\"\n", "a".repeat(40)),
+            "line 3: partition 2: the name",
+        ),
+        (
+            "label: gpt\nlabel-id: zz\nstart=2048, size=100\n".into(),
+            "line 2: the disk GUID (label-id) 'zz' is not a GUID",
+        ),
+        (
+            "label: dos\n# id\nlabel-id: zz\nstart=2048, size=100\n".into(),
+            "line 3: the disk identifier (label-id) 'zz' is not a 32-bit hex number",
+        ),
+    ];
+    let f = sc.path("s.sfdisk");
+    for (text, want) in &cases {
+        std::fs::write(&f, text).expect("write");
+        let r = common::afdisk(&["plan", &s(&img), "--from-sfdisk", &s(&f)]);
+        assert_eq!(r.code, 2, "{text}: {}{}", r.stdout, r.stderr);
+        let at = format!("{}, {want}", s(&f));
+        assert!(
+            r.stderr.contains(&at),
+            "{text}: want {at:?} in {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("fix:"), "{text}: {}", r.stderr);
+    }
+    assert!(
+        std::fs::read(&img).expect("read") == before,
+        "image changed"
+    );
+}
+
 /// Issue 23 item 1: an empty script (or one of comments) changes nothing, as sfdisk: the plan writes no sector
 /// and the image stays byte-identical; on a disk without a table both write nothing.
 #[test]

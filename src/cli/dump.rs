@@ -83,13 +83,66 @@ pub fn plan_from_sfdisk(opened: &Opened, script: &Path, a: &PlanArgs) -> Result<
         stripe: stripe_bytes,
         destroy_ok: a.discard_data.clone(),
     };
-    let mut plan = custom::make(opened, &Layout { table, partitions }, &req)?
+    let target = Layout { table, partitions };
+    let mut plan = custom::make(opened, &target, &req)
+        .map_err(|e| placed(e, &sc, &target, opened, &grain, a.realign))?
         .with_keep_signatures(&opened.source(), a.keep_signatures)?;
     if !notes.is_empty() {
         plan.notes.splice(1..1, notes);
         plan = plan.sealed();
     }
     Ok(plan)
+}
+
+/// Error `e` of the custom plan for `target` (the partitions of script `sc`, one per partition line, in its
+/// order) with the script's file and the line it is about, when the layout's checks ([`custom::prepare`]) make
+/// it: the line whose partition, added to those of the lines before it, first gives that same problem. A
+/// problem of the table alone, or one the checks do not make (a loss, say), is returned as it is.
+fn placed(
+    e: Error,
+    sc: &sfdisk::Script,
+    target: &Layout,
+    opened: &Opened,
+    grain: &afdisk::plan::Grain,
+    realign: bool,
+) -> Error {
+    let info = &opened.info;
+    let ss = info.logical_sector_size;
+    let scan = table::scan(&opened.source(), ss);
+    let old = Layout::from_scan(&scan).filter(|o| o.table.sector_size == ss);
+    let fails = |k: usize| {
+        let prefix = Layout {
+            table: target.table.clone(),
+            partitions: target.partitions[..k].to_vec(),
+        };
+        let mut guid = || uuid::Uuid::new_v4().to_string().to_uppercase();
+        custom::prepare(
+            &prefix,
+            old.as_ref(),
+            info.size_bytes / ss.max(1),
+            ss,
+            info.topology().alignment_offset,
+            grain.bytes,
+            realign,
+            &mut guid,
+        )
+        .is_err_and(|f| f.problem == e.problem)
+    };
+    let n = target.partitions.len().min(sc.entries.len());
+    if n == 0 || fails(0) || !fails(n) {
+        return e;
+    }
+    // The first k lines fail and the first k - 1 do not: line k is the one.
+    let (mut lo, mut hi) = (0, n);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fails(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    e.placed(&format!("{}, line {}", sc.file, sc.entries[hi - 1].line))
 }
 
 /// The plan for a script that asks for nothing: the disk's own layout, so nothing is written; refused on a disk

@@ -296,7 +296,9 @@ pub fn disagreement(
             "the kernel uses {kernel_logical}-byte logical sectors but the drive reports {} bytes ({asked}). \
              Every LBA in the partition table is counted in the kernel's unit, so partitions would land \
              elsewhere if the disk is attached another way (a USB bridge that translates sector sizes is \
-             the usual cause)",
+             the usual cause): write its table through the path it will be used through, and read a table \
+             written through the other one (a sector-size-mismatch) by attaching the disk that way again, \
+             never by making a new table over it",
             drive.logical_sector_size
         ));
     }
@@ -477,6 +479,10 @@ mod tests {
         assert!(msg.contains("4096-byte logical"), "{msg}");
         assert!(msg.contains("READ CAPACITY(16)"), "{msg}");
         assert!(!msg.contains("physical sectors but"), "{msg}");
+        // The advice of sector-size-mismatch and of tools-disagree on such a disk: attach it the way it was
+        // partitioned, make no new table over it.
+        assert!(msg.contains("attaching the disk that way again"), "{msg}");
+        assert!(msg.contains("never by making a new table"), "{msg}");
     }
 
     #[test]

@@ -42,8 +42,9 @@ use crate::units::{human, plural};
 pub use grain::Grain;
 pub use losses::{filesystems_on, losses};
 
-/// Version of the plan file format (2: sealed; 4: the old signatures it wipes).
-pub const SCHEMA: u32 = 4;
+/// Version of the plan file format (2: sealed; 4: the old signatures it wipes; 5: a fresh layout lists each old
+/// partition as a delete).
+pub const SCHEMA: u32 = 5;
 
 /// Largest plan file read (a plan holds at most a few thousand sectors in hex).
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
@@ -71,7 +72,8 @@ pub enum Action {
     Blocked,
     /// Misaligned and no aligned start fits around it.
     Unfixable,
-    /// In the old table, not in the new one (a custom layout).
+    /// In the old table and not continued by the new one: left out of a custom layout, or any partition of the
+    /// table a fresh layout replaces (even one whose number a new partition takes).
     Delete,
 }
 
@@ -345,36 +347,19 @@ impl Plan {
                 self.grain.reason()
             ),
         );
+        // A delete's extents are in the old table's sectors (a fresh layout may change the sector size).
+        let old_ss = self.old.as_ref().map_or(ss, |o| o.table.sector_size.max(1));
         for c in &self.changes {
-            push(DiffKind::Change(c.action), change_line(c, ss));
+            let css = if c.action == Action::Delete {
+                old_ss
+            } else {
+                ss
+            };
+            push(DiffKind::Change(c.action), change_line(c, css));
             push(DiffKind::Reason(c.action), format!("        {}", c.reason));
         }
-        if let Some(old) = &self.old {
-            let new_nums: Vec<u32> = self.new.partitions.iter().map(|p| p.number).collect();
-            for p in old
-                .partitions
-                .iter()
-                .filter(|p| !new_nums.contains(&p.number))
-                .filter(|p| {
-                    !self
-                        .changes
-                        .iter()
-                        .any(|c| c.number == p.number && c.action == Action::Delete)
-                })
-                // A logical renumbered at its start (a change with its old start that is not a delete).
-                .filter(|p| {
-                    !self.changes.iter().any(|c| {
-                        c.action != Action::Delete
-                            && c.old_start == Some(p.start)
-                            && c.new_start.is_some()
-                    })
-                })
-            {
-                push(
-                    DiffKind::Removed,
-                    format!("- {:>3} removed   {}–{}", p.number, p.start, p.end()),
-                );
-            }
+        for text in self.removed_lines() {
+            push(DiffKind::Removed, text);
         }
         let mut lbas: Vec<u64> = self.writes.iter().map(|w| w.lba).collect();
         lbas.sort_unstable();
@@ -397,6 +382,34 @@ impl Plan {
             push(DiffKind::Destroys, format!("DESTROYS {l}"));
         }
         out
+    }
+
+    /// The diff lines of the old partitions the new table no longer has that no change lists (a custom
+    /// layout's deletes and a fresh layout's are changes; a logical renumbered at its start is one too).
+    fn removed_lines(&self) -> Vec<String> {
+        let Some(old) = &self.old else {
+            return Vec::new();
+        };
+        let new_nums: Vec<u32> = self.new.partitions.iter().map(|p| p.number).collect();
+        old.partitions
+            .iter()
+            .filter(|p| !new_nums.contains(&p.number))
+            .filter(|p| {
+                !self
+                    .changes
+                    .iter()
+                    .any(|c| c.number == p.number && c.action == Action::Delete)
+            })
+            // A logical renumbered at its start (a change with its old start that is not a delete).
+            .filter(|p| {
+                !self.changes.iter().any(|c| {
+                    c.action != Action::Delete
+                        && c.old_start == Some(p.start)
+                        && c.new_start.is_some()
+                })
+            })
+            .map(|p| format!("- {:>3} removed   {}–{}", p.number, p.start, p.end()))
+            .collect()
     }
 }
 

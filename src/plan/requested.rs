@@ -5,7 +5,9 @@
 //! scan (a damaged table); *replace* is the request's consent to write over the old table or a whole-disk
 //! filesystem.
 
-use super::{chain, contents, estimate, layout, preset, Change, Grain, Layout, PlanKind, Request};
+use super::{
+    chain, contents, estimate, layout, preset, Action, Change, Grain, Layout, PlanKind, Request,
+};
 use crate::device::Opened;
 use crate::error::{lit, Error, ErrorKind, Result};
 use crate::table::{self, source::ByteSource};
@@ -160,8 +162,11 @@ pub(super) fn fresh(ctx: &MakeCtx, name: &str, notes: &mut Vec<String>) -> Resul
             .first_chunk()
             .unwrap_or(&[1, 2, 3, 4]),
     );
-    let (new, changes) =
+    let (new, mut changes) =
         layout::fresh(topo, grain.bytes, label, &preset, &mut guid, disk_id.max(1))?;
+    if let Some(o) = old {
+        changes.extend(replaced(src, o, &new));
+    }
     if !table::driver(label).has_names() {
         notes.push(format!(
             "{} tables have no partition names; preset names are not written",
@@ -169,6 +174,43 @@ pub(super) fn fresh(ctx: &MakeCtx, name: &str, notes: &mut Vec<String>) -> Resul
         ));
     }
     Ok((PlanKind::Fresh, new, changes))
+}
+
+/// The deletes of a fresh layout `new` over the table `old`: every old partition goes with the table, a number
+/// the new layout reuses too (its change then follows the create of the new partition of that number), each
+/// with what it holds. Their extents are in the old table's sectors.
+fn replaced(src: &dyn ByteSource, old: &Layout, new: &Layout) -> Vec<Change> {
+    let held = contents(src, old.table.sector_size.max(1), &old.partitions);
+    old.partitions
+        .iter()
+        .map(|o| {
+            let content = held.get(&o.number).cloned();
+            let mut reason = "the fresh layout replaces the whole table".to_string();
+            if new.partitions.iter().any(|p| p.number == o.number) {
+                reason.push_str(" (a new partition takes its number)");
+            }
+            if let Some(fs) = &content {
+                reason.push_str(&format!("; its {fs} data is lost"));
+            }
+            if old.table.sector_size != new.table.sector_size {
+                reason.push_str(&format!(
+                    "; its sectors are the old table's, of {} bytes",
+                    old.table.sector_size
+                ));
+            }
+            Change {
+                number: o.number,
+                action: Action::Delete,
+                old_start: Some(o.start),
+                old_size: Some(o.size),
+                new_start: None,
+                new_size: None,
+                reason,
+                content,
+                data_move: None,
+            }
+        })
+        .collect()
 }
 
 /// Refuses a fresh layout without `--replace` on a disk with no table afdisk reads that still holds something:

@@ -214,7 +214,13 @@ pub fn scan(src: &dyn ByteSource, lss: u64) -> TableScan {
     let other = if lss == 4096 { 512 } else { 4096 };
     if other != lss {
         if let gpt::GptRead::Found(t, parts, _) = gpt::read(src, other, mbr0.as_ref()) {
-            out.findings.retain(|f| f.code != "gpt-corrupt");
+            // The peers' reading at `lss` is told with the sector-size advice, not a recovery's.
+            let told = out.findings.iter().any(|f| f.code == "tools-disagree");
+            out.findings
+                .retain(|f| f.code != "gpt-corrupt" && f.code != "tools-disagree");
+            if let Some(m) = mbr0.as_ref().filter(|m| told && m.signature_ok) {
+                out.findings.push(lba0_as_mbr(m, Some((lss, other))));
+            }
             out.findings.push(Finding::new(
                 Severity::Error,
                 "sector-size-mismatch",
@@ -318,28 +324,48 @@ fn corrupt_gpt_disagreement(
             ),
         ));
     }
+    Some(lba0_as_mbr(m, None))
+}
+
+/// The `tools-disagree` finding of a disk with a valid LBA 0 (0x55AA) and no valid GPT at the device's sector
+/// size `lss`: sfdisk and fdisk read LBA 0 as an MBR. With `other`, afdisk found the GPT written for
+/// `other`-byte sectors (`sector-size-mismatch`): the advice is that finding's (attach the disk the way it was
+/// partitioned), never a recovery or a new table at `lss`, which would write over it.
+fn lba0_as_mbr(m: &mbr::Lba0, other: Option<(u64, u64)>) -> Finding {
     let n = m
         .entries
         .iter()
         .filter(|e| e.sys != 0 || e.size != 0)
         .count();
-    Some(Finding::new(
-        Severity::Error,
-        "tools-disagree",
-        None,
-        format!(
-            "With no valid GPT behind it{}, sfdisk and fdisk read LBA 0 as an MBR (\"dos\") and list its {n} \
-             entr{} as partitions; blkid and the kernel see {}. afdisk lists nothing. Do not let fdisk/sfdisk \
-             write to this disk before the GPT is recovered.",
-            if m.has_ee_entry() { "" } else { " (for them: LBA 0 has no 0xEE entry)" },
-            if n == 1 { "y" } else { "ies" },
-            if m.has_ee_entry() {
-                "a bare protective MBR and create no partitions"
-            } else {
-                "the MBR's partitions"
-            }
+    let tools = format!(
+        "sfdisk and fdisk read LBA 0 as an MBR (\"dos\") and list its {n} entr{} as partitions; blkid and the \
+         kernel see {}.",
+        if n == 1 { "y" } else { "ies" },
+        if m.has_ee_entry() {
+            "a bare protective MBR and create no partitions"
+        } else {
+            "the MBR's partitions"
+        }
+    );
+    let for_them = if m.has_ee_entry() {
+        ""
+    } else {
+        " (for them: LBA 0 has no 0xEE entry)"
+    };
+    let message = match other {
+        None => format!(
+            "With no valid GPT behind it{for_them}, {tools} afdisk lists nothing. Do not let fdisk/sfdisk \
+             write to this disk before the GPT is recovered."
         ),
-    ))
+        Some((lss, other)) => format!(
+            "With no GPT for {lss}-byte sectors behind it{for_them}, {tools} The partitions afdisk lists are \
+             those of the GPT written for {other}-byte sectors (see sector-size-mismatch). Do not let fdisk, \
+             sfdisk or gdisk write to this disk, recover its GPT or make a new one while it is attached with \
+             {lss}-byte sectors: that would write over the real table. Attach it the way it was partitioned, \
+             or convert the table to {lss}-byte sectors keeping every partition's byte offsets."
+        ),
+    };
+    Finding::new(Severity::Error, "tools-disagree", None, message)
 }
 
 /// libfdisk's `gpt_read_header` for the header at `lba`: signature, 92 <= size <= sector, CRC, MyLBA, entry

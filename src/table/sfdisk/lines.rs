@@ -140,7 +140,10 @@ fn header(sc: &mut Script, line: usize, k: &str, v: &str) -> Result<()> {
     };
     match k.to_ascii_lowercase().as_str() {
         "label" => sc.label = Some(label(&file, line, v)?),
-        "label-id" => sc.label_id = Some(v.to_string()),
+        "label-id" => {
+            sc.label_id = Some(v.to_string());
+            sc.label_id_line = line;
+        }
         "device" => sc.device = Some(v.to_string()),
         "unit" if v == "sectors" => {}
         "unit" => {

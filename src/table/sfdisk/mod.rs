@@ -63,6 +63,8 @@ pub struct Script {
     pub file: String,
     pub label: Option<Label>,
     pub label_id: Option<String>,
+    /// The line of the `label-id:` header, for messages.
+    pub label_id_line: usize,
     pub device: Option<String>,
     pub first_lba: Option<u64>,
     pub last_lba: Option<u64>,

@@ -132,7 +132,33 @@ impl Script {
             header_used: None,
             max_partitions: if label == Label::Gpt { slots } else { 4 },
         };
+        self.check_label_id(&table, t.total)?;
         Ok((table, p.parts, notes))
+    }
+
+    /// Refuses a `label-id:` the table's driver does not take (not a GUID for a GPT, not a 32-bit hex number
+    /// for dos), naming its line: the table with that id fails where the same table with a new id does not.
+    fn check_label_id(&self, table: &Table, total: u64) -> Result<()> {
+        if self.label_id.is_none() || matches!(table.label, Label::Foreign(_)) {
+            return Ok(());
+        }
+        let d = super::super::driver(table.label);
+        let mut guid = || "00000000-0000-0000-0000-000000000001".to_string();
+        match d.prepare_table(table, table.sector_size, total, &mut guid) {
+            Err(e) => {
+                let fresh = Table {
+                    id: String::new(),
+                    ..table.clone()
+                };
+                if d.prepare_table(&fresh, table.sector_size, total, &mut guid)
+                    .is_ok()
+                {
+                    return Err(e.placed(&format!("{}, line {}", self.file, self.label_id_line)));
+                }
+                Ok(())
+            }
+            Ok(_) => Ok(()),
+        }
     }
 
     /// The table's usable range as written (0–0 for dos: the default) and the space partitions are placed in.
