@@ -298,8 +298,9 @@ pub fn refuse_undo_of_move(b: &super::backup::Backup) -> Result<()> {
         return Err(Error::refused(
             "this backup was taken before an apply that moved partition data: its old table points where the \
              data no longer is, so restoring it would make those filesystems unreadable; nothing was written",
-            "the moved partitions are complete at their new starts; to change the layout again, make a new plan \
-             (`afdisk plan TARGET --realign`)",
+            "a finished move left its partitions complete at their new starts: to change the layout again, make \
+             a new plan (`afdisk plan TARGET --realign`); a move that did not finish is finished by `afdisk resume \
+             TARGET` (or undone by `afdisk resume TARGET --rollback` while no data was copied yet)",
         ));
     }
     Ok(())

@@ -50,6 +50,14 @@ pub struct RestorePreview {
     pub outside_table_space: Vec<u64>,
     /// For people: one line each.
     pub lines: Vec<String>,
+    /// What the restore destroys: the content of each partition now on the disk that the restored table does
+    /// not keep in place (a filesystem made after the write being undone), as a plan's `destroys`; a restore
+    /// that destroys any needs the DESTROY consent.
+    pub destroys: Vec<crate::plan::Loss>,
+    /// The restored table carries the moving mark: it puts back the table an interrupted move left, which
+    /// `resume` needs (allowed on a disk with an unfinished move, which any other restore is refused).
+    #[serde(skip)]
+    to_moving: bool,
     #[serde(skip)]
     writes: Vec<(u64, u32, Vec<u8>)>,
 }
@@ -142,14 +150,59 @@ fn plan_restore(src: &dyn ByteSource, b: &Backup, file: &Path) -> Result<Restore
             ranges(&outside)
         ));
     }
+    let (old, new) = layouts(src, ss, &writes);
+    let to_moving = new.as_ref().is_some_and(|l| {
+        l.partitions
+            .iter()
+            .any(|p| crate::mover::is_moving_type(&p.type_code))
+    });
+    let destroys = restore_losses(src, old, new);
+    lines.extend(destroys.iter().map(|l| format!("DESTROYS {l}")));
     Ok(RestorePreview {
         kind: b.kind,
         label,
         sectors,
         outside_table_space: outside,
         lines,
+        destroys,
+        to_moving,
         writes,
     })
+}
+
+/// The table on `src` (`ss`-byte sectors) now and the one writing `writes` leaves.
+fn layouts(
+    src: &dyn ByteSource,
+    ss: u64,
+    writes: &[SectorWrite],
+) -> (Option<table::Layout>, Option<table::Layout>) {
+    let mut after = crate::table::overlay::Overlay::new(src, ss);
+    for (lba, _, data) in writes {
+        after.put(*lba, data.clone());
+    }
+    let old = table::Layout::from_scan(&table::scan(src, ss));
+    (old, table::Layout::from_scan(&table::scan(&after, ss)))
+}
+
+/// What a restore destroys on `src`: the content of every partition of the table `old`
+/// (now) that the table `new` (after it) does not keep at the same start with at least the same size, and what the
+/// whole disk holds where there is no table now (`plan::losses`, as a plan weighs them).
+fn restore_losses(
+    src: &dyn ByteSource,
+    old: Option<table::Layout>,
+    new: Option<table::Layout>,
+) -> Vec<crate::plan::Loss> {
+    match (old, new) {
+        (old, Some(new)) => crate::plan::losses(src, old.as_ref(), &new, false, &[]),
+        (Some(old), None) => {
+            let none = table::Layout {
+                table: old.table.clone(),
+                partitions: Vec::new(),
+            };
+            crate::plan::losses(src, Some(&old), &none, false, &[])
+        }
+        (None, None) => Vec::new(),
+    }
 }
 
 /// A backup's saved sectors by LBA.
@@ -383,7 +436,16 @@ pub fn restore(
 ) -> Result<WriteOutcome> {
     check_backup_fits(opened, b)?;
     let ss = b.sector_size;
-    let file = prepare(opened, confirm, "restore the partition table", &[])?;
+    let seen = plan_restore(&opened.source(), b, &opened.info.path)?;
+    if !seen.to_moving {
+        crate::mover::refuse_if_unfinished(opened, backup_dir)?;
+    }
+    let file = prepare(
+        opened,
+        confirm,
+        "restore the partition table",
+        &seen.destroys,
+    )?;
     let src = FileSource {
         file: &file,
         size: opened.info.size_bytes,
@@ -392,6 +454,15 @@ pub fn restore(
     let pre = plan_restore(&src, b, &opened.info.path)?;
     if pre.writes.is_empty() {
         return already_restored(opened, b);
+    }
+    if pre.destroys != seen.destroys || pre.sectors != seen.sectors {
+        return Err(Error::refused(
+            format!(
+                "{} changed while the restore was being confirmed: nothing was written",
+                opened.info.path.display()
+            ),
+            "run the restore again, and check what its preview says it writes and destroys",
+        ));
     }
     let ordered = pre.writes;
     let before = current_layout(&src, ss);

@@ -13,7 +13,7 @@ use afdisk::table::Label;
 use afdisk::Error;
 
 use super::args::{ConfirmArgs, GeometryArgs, PlanArgs};
-use super::confirm::{confirmation, confirmation_destroying, sized};
+use super::confirm::{confirmation_destroying, sized};
 use super::{emit, json, print_error, EXIT_ERROR, EXIT_OK, EXIT_REFUSED};
 
 fn fail(e: &Error) -> i32 {
@@ -230,10 +230,11 @@ pub fn restore(
             text.push('\n');
             let _ = std::io::stderr().write_all(text.as_bytes());
         }
-        let conf = confirmation(
+        let conf = confirmation_destroying(
             c,
             &opened.info,
             &format!("restore the table sectors saved in {}", file.display()),
+            &preview.destroys,
         );
         apply::restore(&opened, &b, &conf, &backup::backup_dir())
     };

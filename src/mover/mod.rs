@@ -618,18 +618,32 @@ pub fn footprints(
         .collect()
 }
 
-/// Refuses any write to a disk with an unfinished move: a journal for it in `journal_dir`, or a table entry
-/// that carries the moving mark.
+/// Refuses any write to a disk with an unfinished move: a journal for it in `journal_dir`, a table entry that
+/// carries the moving mark, or a partition holding a filesystem a move hid ([`hide::hidden_content`]: the sign
+/// left when the table was rewritten since and the journal is elsewhere).
 pub fn refuse_if_unfinished(opened: &Opened, journal_dir: &Path) -> Result<()> {
     let pending = pending_journals(journal_dir, opened);
-    let scan = table::scan(&opened.source(), opened.info.logical_sector_size);
+    let src = opened.source();
+    let scan = table::scan(&src, opened.info.logical_sector_size);
+    let ss = scan.table.as_ref().map_or(512, |t| t.sector_size);
+    let numbers = |v: Vec<u32>| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
     let marked: Vec<u32> = scan
         .partitions
         .iter()
         .filter(|p| is_moving_type(&p.type_code))
         .map(|p| p.number)
         .collect();
-    if pending.is_empty() && marked.is_empty() {
+    let hidden: Vec<u32> = scan
+        .partitions
+        .iter()
+        .filter(|p| p.kind != table::PartKind::Extended && !is_moving_type(&p.type_code))
+        .filter(|p| {
+            let (base, size) = (p.start.saturating_mul(ss), p.size.saturating_mul(ss));
+            hide::hidden_content(&src, base, size).is_some()
+        })
+        .map(|p| p.number)
+        .collect();
+    if pending.is_empty() && marked.is_empty() && hidden.is_empty() {
         return Ok(());
     }
     let why = match pending.first() {
@@ -638,13 +652,11 @@ pub fn refuse_if_unfinished(opened: &Opened, journal_dir: &Path) -> Result<()> {
             p.display(),
             st.as_str()
         ),
+        None if !marked.is_empty() => format!("partition(s) {} carry the moving mark", numbers(marked)),
         None => format!(
-            "partition(s) {} carry the moving mark",
-            marked
-                .iter()
-                .map(|n| n.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            "partition(s) {} hold a filesystem an interrupted move hid, under a table rewritten since the move \
+             stopped",
+            numbers(hidden)
         ),
     };
     Err(Error::refused(

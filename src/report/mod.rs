@@ -243,7 +243,19 @@ pub fn inspect(path: &Path, opts: &InspectOptions) -> Result<(Opened, Report)> {
         });
         add_blkid(&mut report, tables, opts);
     }
+    name_target(&mut report.findings, &opened.info.path);
     Ok((opened, report))
+}
+
+/// Findings name the commands that fix them with `TARGET` in place of the disk (they are made without its
+/// path); the report of one disk puts its path there, shell-quoted, so that the command runs as shown.
+fn name_target(findings: &mut [Finding], path: &Path) {
+    let quoted = crate::device::shell_quote(path.as_os_str());
+    for f in findings {
+        if f.message.contains(" TARGET") {
+            f.message = f.message.replace(" TARGET", &format!(" {quoted}"));
+        }
+    }
 }
 
 /// Adds what libblkid found on the whole disk (`probed`): its signatures; the disk's table when afdisk's

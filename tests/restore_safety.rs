@@ -1,0 +1,149 @@
+//! `afdisk restore` weighs what it destroys and what a move left, as `apply` does: a restore that orphans a
+//! filesystem made since the write it undoes needs the DESTROY consent, and a disk whose move was interrupted
+//! (a filesystem the move hid, under a table rewritten since) is refused, except for the table the move left,
+//! which `resume` needs. Every refusal leaves the image byte-identical.
+
+mod common;
+
+use std::path::Path;
+
+use common::{afdisk, afdisk_in, run, s, Scratch, MIB};
+
+fn sha(p: &Path) -> String {
+    let out = run("sha256sum", &[&s(p)]);
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A 64 MiB GPT with partition 1 at `start` (sectors) of 16 MiB, made by sgdisk.
+fn gpt_at(sc: &Scratch, name: &str, start: u64) -> std::path::PathBuf {
+    let img = sc.image(name, 64 * MIB);
+    let spec = format!("1:{start}:+16M");
+    run("sgdisk", &["-a", "1", "-n", &spec, &s(&img)]);
+    img
+}
+
+/// An ext4 of 16 MiB labelled `label` at byte `at` of `img`.
+fn ext4_at(img: &Path, at: u64, label: &str) {
+    let offset = format!("offset={at}");
+    run(
+        "mkfs.ext4",
+        &["-q", "-F", "-L", label, "-E", &offset, &s(img), "16M"],
+    );
+}
+
+#[test]
+fn a_restore_that_orphans_a_filesystem_made_since_needs_destroy() {
+    let sc = Scratch::new();
+    let backups = sc.path("backups");
+    std::fs::create_dir(&backups).expect("mkdir");
+    let img = gpt_at(&sc, "undo.img", 63);
+    let name = "undo.img";
+    let plan = sc.path("p.json");
+    common::plan(&s(&img), &["--realign"], &plan);
+    let applied = common::apply(&s(&img), &plan, name, &backups);
+    assert_eq!(applied.code, 0, "{}", applied.stderr);
+    let undo = applied.backup_file();
+    // A filesystem made in the realigned partition after the apply: undoing it puts partition 1 back at 63.
+    ext4_at(&img, 2048 * 512, "SINCE");
+    let before = sha(&img);
+    let r = common::restore(&s(&img), &undo, name, &backups);
+    assert_eq!(
+        r.code, 3,
+        "refused without --destroy-data: {}{}",
+        r.stdout, r.stderr
+    );
+    assert!(
+        r.stderr.contains("ext4") && r.stderr.contains("SINCE"),
+        "the refusal names the filesystem: {}",
+        r.stderr
+    );
+    assert_eq!(sha(&img), before, "a refused restore writes nothing");
+    let r = afdisk_in(
+        &[
+            "restore",
+            &s(&img),
+            &undo,
+            "--yes",
+            "--confirm",
+            name,
+            "--destroy-data",
+            "--json",
+        ],
+        &backups,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = common::inspect(&s(&img));
+    assert_eq!(v["partitions"][0]["start"], 63, "{v}");
+}
+
+#[test]
+fn a_restore_over_a_move_that_did_not_finish_is_refused_but_the_moving_table_goes_back() {
+    use afdisk::mover::hide;
+    let sc = Scratch::new();
+    let backups = sc.path("backups");
+    std::fs::create_dir(&backups).expect("mkdir");
+    let img = gpt_at(&sc, "moving.img", 2048);
+    let name = "moving.img";
+    let base = 2048 * 512;
+    ext4_at(&img, base, "HALF");
+    let plain = afdisk_in(
+        &["backup", &s(&img), "-o", &s(&sc.path("plain.json"))],
+        &backups,
+    );
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    // The table as a move leaves it (partition 1 carries the moving mark), saved too.
+    let mark = format!("1:{}", afdisk::mover::MOVING_GPT_TYPE);
+    run("sgdisk", &["-t", &mark, &s(&img)]);
+    let moving = afdisk_in(
+        &["backup", &s(&img), "-o", &s(&sc.path("moving.json"))],
+        &backups,
+    );
+    assert_eq!(moving.code, 0, "{}", moving.stderr);
+    // The table rewritten since (by another tool) and the filesystem hidden as the move hid it: the only sign.
+    run("sgdisk", &["-t", "1:8300", "-c", "1:other", &s(&img)]);
+    let len = 16 * MIB;
+    for off in hide::sector_offsets(len, 512) {
+        let mut sector = common::peek(&img, base + off, 512);
+        hide::mask(off, &mut sector);
+        common::poke(&img, base + off, &sector);
+    }
+    let before = sha(&img);
+    let r = common::restore(&s(&img), &s(&sc.path("plain.json")), name, &backups);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("interrupted move hid") && r.stderr.contains("afdisk resume"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(sha(&img), before, "a refused restore writes nothing");
+    // `plan` then `apply` is refused the same way.
+    let p = sc.path("p.json");
+    let planned = afdisk(&["plan", &s(&img), "--realign", "-o", &s(&p)]);
+    if planned.code == 0 {
+        let a = common::apply(&s(&img), &p, name, &backups);
+        assert_eq!(a.code, 3, "{}", a.stderr);
+        assert!(a.stderr.contains("interrupted move hid"), "{}", a.stderr);
+    }
+    assert_eq!(sha(&img), before);
+    // The findings name the disk, not a placeholder.
+    let text = afdisk(&["inspect", &s(&img)]);
+    assert!(
+        text.stdout.contains(&format!("afdisk resume {}", s(&img)))
+            && !text.stdout.contains("resume TARGET"),
+        "{}",
+        text.stdout
+    );
+    // Putting back the table the move left is what resume needs: allowed.
+    let r = common::restore(&s(&img), &s(&sc.path("moving.json")), name, &backups);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = common::inspect(&s(&img));
+    let ty = v["partitions"][0]["type"].as_str().unwrap_or_default();
+    assert!(
+        ty.eq_ignore_ascii_case(afdisk::mover::MOVING_GPT_TYPE),
+        "{v}"
+    );
+}
