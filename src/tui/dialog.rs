@@ -306,6 +306,9 @@ pub struct Input {
     pub input: LineEdit,
     /// How far its text is scrolled (Up/Dn) when the terminal is too short for it.
     pub scroll: u16,
+    /// Why the text last submitted was refused, shown under the hint (the field stays open with the text,
+    /// to be corrected, as cfdisk does; Esc still cancels).
+    pub error: Option<String>,
 }
 
 impl Input {
@@ -320,6 +323,7 @@ impl Input {
             hint: hint.into(),
             input: LineEdit::default(),
             scroll: 0,
+            error: None,
         }
     }
 
@@ -336,10 +340,14 @@ impl Input {
     }
 
     pub fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
-        let ask = vec![
+        let mut ask = vec![
             (format!("{} (Enter ok, Esc cancel):", self.prompt), st.title),
             (self.hint.clone(), Style::default()),
         ];
+        // The refusal right above the typed line: the last rows are the ones kept on a short terminal.
+        if let Some(e) = &self.error {
+            ask.push((e.clone(), st.bad));
+        }
         draw_box(
             f,
             area,

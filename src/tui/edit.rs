@@ -143,8 +143,10 @@ impl EditState {
         }
     }
 
-    /// A field's typed text, submitted.
-    fn submit(&mut self, t: Target, text: String) {
+    /// A field's typed text, submitted: the edit done (the field closes), or the editor's refusal, for the
+    /// field to show while it stays open (cfdisk's way: the typed text is kept, to be corrected).
+    fn submit(&mut self, t: Target, input: &Input) -> Result<(), afdisk::Error> {
+        let text = input.input.text().to_string();
         let op = match t {
             Target::New(at) => {
                 // Enter alone fills the free region (cfdisk's default size).
@@ -159,20 +161,23 @@ impl EditState {
                         size,
                         extended: false,
                         free_slots,
+                        field: input.clone(),
                     });
-                    return;
+                    return Ok(());
                 }
                 new_op(at, size, None)
             }
             Target::Resize(number) => Op::Resize { number, size: text },
             Target::Move(number) => Op::Move { number, to: text },
             Target::Name(number) => Op::SetName { number, name: text },
-            Target::Attribute(number) => match attribute_bit(&text) {
-                Ok(bit) => Op::ToggleAttribute { number, bit },
-                Err(e) => return self.refuse(&e),
+            Target::Attribute(number) => Op::ToggleAttribute {
+                number,
+                bit: attribute_bit(&text)?,
             },
         };
-        self.apply(op);
+        let o = self.editor.apply(&op)?;
+        self.applied(&o);
+        Ok(())
     }
 
     /// Starts again from `layout` (an empty table, or the table on the disk).
@@ -213,9 +218,22 @@ impl EditState {
             _ => return,
         };
         let (at, size) = (k.at, k.size.clone());
-        self.kind = None;
+        let Some(k) = self.kind.take() else {
+            return;
+        };
         // The extended container is made by its type (dos 0x05), as sfdisk's `type=5` does.
-        self.apply(new_op(at, size, extended.then(|| "5".to_string())));
+        match self
+            .editor
+            .apply(&new_op(at, size, extended.then(|| "5".to_string())))
+        {
+            Ok(o) => self.applied(&o),
+            // A size that does not fit: the size field again, with what was typed and why.
+            Err(e) => {
+                let mut field = k.field;
+                field.error = Some(super::text::failure_text(&e));
+                self.field = Some((Target::New(at), field));
+            }
+        }
     }
 
     pub fn key(&mut self, code: KeyCode) -> EditAction {
@@ -223,26 +241,32 @@ impl EditState {
             self.kind_key(code);
             return EditAction::None;
         }
-        if let Some((n, picker)) = self.picker.as_mut() {
+        if let Some((number, mut picker)) = self.picker.take() {
             match picker.key(code) {
-                Pick::Open => {}
-                Pick::Cancelled => self.picker = None,
+                Pick::Open => self.picker = Some((number, picker)),
+                Pick::Cancelled => {}
+                // A type the editor refuses: the list stays open, the refusal on it.
                 Pick::Picked(type_spec) => {
-                    let number = *n;
-                    self.picker = None;
-                    self.apply(Op::SetType { number, type_spec });
+                    match self.editor.apply(&Op::SetType { number, type_spec }) {
+                        Ok(o) => self.applied(&o),
+                        Err(e) => {
+                            picker.error = Some(super::text::failure_text(&e));
+                            self.picker = Some((number, picker));
+                        }
+                    }
                 }
             }
             return EditAction::None;
         }
-        if let Some((t, input)) = self.field.as_mut() {
+        if let Some((t, mut input)) = self.field.take() {
             match input.key(code) {
-                Answer::Typing => {}
-                Answer::Cancelled => self.field = None,
-                Answer::Submitted(text) => {
-                    let t = *t;
-                    self.field = None;
-                    self.submit(t, text);
+                Answer::Typing => self.field = Some((t, input)),
+                Answer::Cancelled => {}
+                Answer::Submitted(_) => {
+                    if let Err(e) = self.submit(t, &input) {
+                        input.error = Some(super::text::failure_text(&e));
+                        self.field = Some((t, input));
+                    }
                 }
             }
             return EditAction::None;
@@ -374,7 +398,9 @@ impl EditState {
                     .map(|p| p.type_code.clone())
                     .unwrap_or_default();
                 let title = format!(" Type of partition {n} ");
-                self.picker = Some((n, TypePicker::new(title, self.label(), &current)));
+                let picker =
+                    TypePicker::new(title, self.label(), &current).reading_with(&self.editor, n);
+                self.picker = Some((n, picker));
             }
             'N' => {
                 if let Err(e) = self.editor.names_allowed() {

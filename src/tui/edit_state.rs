@@ -43,6 +43,8 @@ pub struct KindChoice {
     pub extended: bool,
     /// How many primary slots are free ("3 primary slots free, no extended partition").
     pub free_slots: u32,
+    /// The size field it was asked from: open again, with the refusal, when the size does not fit.
+    pub field: Input,
 }
 
 /// The editor on screen: the working layout, the selected row, the open field and the last edit's words.

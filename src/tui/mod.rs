@@ -46,6 +46,8 @@ mod zoom_view;
 #[cfg(test)]
 mod disk_edit_tests;
 #[cfg(test)]
+mod edit_dialog_tests;
+#[cfg(test)]
 mod fit_tests;
 #[cfg(test)]
 mod foreign_tests;
