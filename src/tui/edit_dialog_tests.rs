@@ -1,6 +1,6 @@
 //! The hand editor's dialogs as a cfdisk user meets them: a refused value keeps its dialog open with the
 //! error and the typed text (Esc still cancels), the type list shows what Enter would pick for every alias the
-//! editor takes, and PgUp/PgDn move by the rows the list shows.
+//! editor takes, an empty disk asks which table to create, and PgUp/PgDn move by the rows the list shows.
 
 use crossterm::event::KeyCode;
 use ratatui::backend::TestBackend;
@@ -176,4 +176,47 @@ fn the_type_list_shows_what_enter_picks_for_every_alias() {
             Some(code)
         );
     }
+}
+
+/// An empty disk: an editing key on the disk view first asks which table to create (cfdisk's "Select label
+/// type", gpt highlighted); Down and Enter choose dos, and the edits and the plan they make are of a dos
+/// table. Esc on the question goes back to the disk view.
+#[test]
+fn an_empty_disk_asks_which_table_and_the_plan_carries_it() {
+    use super::app::Screen;
+    use super::disk_edit_tests::{disk_app, key, pump, render};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("empty.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(100 << 20))
+        .expect("image");
+    let mut app = disk_app(&img);
+    assert!(key(&mut app, KeyCode::Char('n')).is_none(), "asked first");
+    let s = render(&app);
+    assert!(
+        s.contains("Select label type") && s.contains("> gpt"),
+        "{s}"
+    );
+    assert!(key(&mut app, KeyCode::Esc).is_none());
+    assert_eq!(app.screen, Screen::Disk);
+    key(&mut app, KeyCode::Char('n'));
+    key(&mut app, KeyCode::Down);
+    assert!(render(&app).contains("> dos"), "{}", render(&app));
+    let r = key(&mut app, KeyCode::Enter);
+    pump(&mut app, r, dir.path());
+    assert_eq!(app.screen, Screen::Page("edit"));
+    // n was done on the dos table: its size (Enter: all), then primary.
+    key(&mut app, KeyCode::Enter);
+    key(&mut app, KeyCode::Char('p'));
+    let s = render(&app);
+    assert!(s.contains("(dos, 512-byte sectors)"), "{s}");
+    let r = key(&mut app, KeyCode::Enter);
+    pump(&mut app, r, dir.path());
+    assert_eq!(app.screen, Screen::Page("plan"));
+    let label = app
+        .page("plan")
+        .and_then(|p| p.as_any().downcast_ref::<super::plan::PlanPage>())
+        .and_then(|p| p.state.as_ref())
+        .map(|s| s.plan.new.table.label);
+    assert_eq!(label, Some(Label::Dos));
 }
