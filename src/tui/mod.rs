@@ -52,6 +52,8 @@ mod fit_tests;
 #[cfg(test)]
 mod foreign_tests;
 #[cfg(test)]
+mod plan_note_tests;
+#[cfg(test)]
 mod restore_tests;
 #[cfg(test)]
 mod tests;
