@@ -77,7 +77,7 @@ pub const DISK_EDIT_KEYS: &[Command] = &[
     cmd(
         "Up/Dn",
         "",
-        "select a row, partitions and free regions (PgUp/PgDn: 10 rows, Home/End: the ends)",
+        "select a row, partitions and free regions (PgUp/PgDn: a page, Home/End: the ends)",
     ),
     cmd(
         "Enter",

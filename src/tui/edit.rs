@@ -57,7 +57,7 @@ pub const EDIT_KEYS: &[Command] = &[
     cmd(
         "Up/Dn",
         "",
-        "select a row (PgUp/PgDn: 10 rows, Home/End: the first, the last)",
+        "select a row (PgUp/PgDn: a page, Home/End: the first, the last)",
     ),
     cmd(
         "Enter",
@@ -68,9 +68,6 @@ pub const EDIT_KEYS: &[Command] = &[
     cmd("Esc", "back", "back to the plan without making one"),
     cmd("q", "", "quit (also Ctrl-C)"),
 ];
-
-/// The rows PgUp/PgDn move the selection by.
-const PAGE: usize = 10;
 
 impl EditState {
     fn open(&mut self, t: Target, title: &str, label: &str, field: Field, text: &str) {
@@ -272,6 +269,8 @@ impl EditState {
             return EditAction::None;
         }
         let rows = self.rows().len();
+        // A page: the rows the list shows.
+        let page = self.page.get().max(1);
         match (code, self.selected_number()) {
             (KeyCode::Up | KeyCode::Char('k'), _) => {
                 self.selected = self.selected.saturating_sub(1)
@@ -279,9 +278,9 @@ impl EditState {
             (KeyCode::Down | KeyCode::Char('j'), _) => {
                 self.selected = (self.selected + 1).min(rows.saturating_sub(1))
             }
-            (KeyCode::PageUp, _) => self.selected = self.selected.saturating_sub(PAGE),
+            (KeyCode::PageUp, _) => self.selected = self.selected.saturating_sub(page),
             (KeyCode::PageDown, _) => {
-                self.selected = (self.selected + PAGE).min(rows.saturating_sub(1))
+                self.selected = (self.selected + page).min(rows.saturating_sub(1))
             }
             (KeyCode::Home, _) => self.selected = 0,
             (KeyCode::End, _) => self.selected = rows.saturating_sub(1),

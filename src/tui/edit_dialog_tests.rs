@@ -220,3 +220,54 @@ fn an_empty_disk_asks_which_table_and_the_plan_carries_it() {
         .map(|s| s.plan.new.table.label);
     assert_eq!(label, Some(Label::Dos));
 }
+
+/// The rows of the layout list on the screen `s` (between its header row and its bottom border).
+pub(super) fn list_rows(s: &str) -> usize {
+    let rows: Vec<&str> = s.lines().map(|l| l.trim_matches('"')).collect();
+    let head = rows
+        .iter()
+        .position(|r| r.starts_with("│  #"))
+        .unwrap_or_else(|| panic!("the list's header: {s}"));
+    rows[head + 1..]
+        .iter()
+        .take_while(|r| !r.starts_with('└'))
+        .count()
+}
+
+/// PgUp/PgDn move by the rows the list shows (a page), at 80x24 and in a taller terminal; so does the type
+/// list's.
+#[test]
+fn page_keys_move_by_the_rows_shown() {
+    let mut es = EditState::from_plan(&fresh_plan(Label::Gpt)).expect("editor");
+    es.key(KeyCode::Char('c'));
+    for _ in 0..100 {
+        es.key(KeyCode::Char('n'));
+        typed(&mut es, "8M");
+        es.key(KeyCode::Enter);
+        es.key(KeyCode::Down);
+    }
+    let rows = es.rows().len();
+    assert!(rows > 100, "{rows}");
+    for h in [24, 40] {
+        es.key(KeyCode::Home);
+        let shown = list_rows(&screen_at(&es, 80, h));
+        assert!(shown != 10 && shown > 3, "{h}: {shown}");
+        es.key(KeyCode::PageDown);
+        assert_eq!(es.selected, shown, "{h} rows: PgDn moves a page");
+        es.key(KeyCode::PageDown);
+        assert_eq!(es.selected, 2 * shown);
+        es.key(KeyCode::PageUp);
+        assert_eq!(es.selected, shown);
+    }
+    // The type list (dos: longer than the screen): its page is the rows it shows.
+    let mut p = super::type_picker::TypePicker::new(" Type ", Label::Dos, "");
+    let mut t = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+    t.draw(|f| p.draw(f, f.area(), &plain())).expect("draw");
+    let s = t.backend().to_string();
+    let shown = s.lines().filter(|l| l.contains(" 0x")).count();
+    assert!(shown > 10 && shown < p.items.len(), "{s}");
+    p.key(KeyCode::PageDown);
+    assert_eq!(p.selected, shown, "{s}");
+    p.key(KeyCode::PageUp);
+    assert_eq!(p.selected, 0);
+}

@@ -66,6 +66,8 @@ pub struct EditState {
     /// What the partitions on the disk now hold, by number (the editor's own map loses a partition's entry
     /// when it is deleted; a loss is judged against this one).
     pub(super) held: BTreeMap<u32, String>,
+    /// The rows the list showed when last drawn: what PgUp/PgDn move by (10 before the first draw).
+    pub page: std::cell::Cell<usize>,
 }
 
 /// What the partitions of `plan`'s disk hold, by number (from the plan's changes), for the changes `which`
@@ -99,6 +101,7 @@ impl EditState {
             fresh_table,
             current: plan.old.clone(),
             held,
+            page: std::cell::Cell::new(10),
         })
     }
 

@@ -57,6 +57,8 @@ pub struct TypePicker {
     pub error: Option<String>,
     /// A copy of the editor and the partition whose type is picked: what it reads the filter as (the reading).
     reader: Option<(Editor, u32)>,
+    /// The rows the list showed when last drawn: what PgUp/PgDn move by (10 before the first draw).
+    pub page: std::cell::Cell<usize>,
 }
 
 /// One of the presets' type aliases: (alias, GPT type GUID, MBR type byte).
@@ -127,6 +129,7 @@ impl TypePicker {
             selected: 0,
             error: None,
             reader: None,
+            page: std::cell::Cell::new(10),
         };
         p.refilter();
         let cur = current.to_ascii_lowercase();
@@ -213,8 +216,8 @@ impl TypePicker {
             }
             KeyCode::Up => self.selected = self.selected.saturating_sub(1),
             KeyCode::Down => self.selected = (self.selected + 1).min(last),
-            KeyCode::PageUp => self.selected = self.selected.saturating_sub(10),
-            KeyCode::PageDown => self.selected = (self.selected + 10).min(last),
+            KeyCode::PageUp => self.selected = self.selected.saturating_sub(self.step()),
+            KeyCode::PageDown => self.selected = (self.selected + self.step()).min(last),
             KeyCode::Home => self.selected = 0,
             KeyCode::End => self.selected = last,
             KeyCode::Backspace => {
@@ -234,6 +237,11 @@ impl TypePicker {
             _ => {}
         }
         Pick::Open
+    }
+
+    /// PgUp/PgDn's step: the rows the list shows.
+    fn step(&self) -> usize {
+        self.page.get().max(1)
     }
 
     /// The key bar's line while it is open.
@@ -309,6 +317,7 @@ impl TypePicker {
             height: inner.height.saturating_sub(1 + err_h),
             ..inner
         };
+        self.page.set(usize::from(list_area.height).max(1));
         let mut state = ListState::default().with_selected(Some(self.selected));
         f.render_stateful_widget(
             List::new(rows)
