@@ -233,39 +233,55 @@ impl EditState {
         }
     }
 
+    /// A key while the type list is open: a type picked is applied, or its refusal shown on the list, which
+    /// stays open.
+    fn picker_key(&mut self, code: KeyCode) {
+        let Some((number, mut picker)) = self.picker.take() else {
+            return;
+        };
+        match picker.key(code) {
+            Pick::Open => self.picker = Some((number, picker)),
+            Pick::Cancelled => {}
+            Pick::Picked(type_spec) => {
+                match self.editor.apply(&Op::SetType { number, type_spec }) {
+                    Ok(o) => self.applied(&o),
+                    Err(e) => {
+                        picker.error = Some(super::text::failure_text(&e));
+                        self.picker = Some((number, picker));
+                    }
+                }
+            }
+        }
+    }
+
+    /// A key while a typed field is open: Enter submits it, and a refusal keeps it open with the error.
+    fn field_key(&mut self, code: KeyCode) {
+        let Some((t, mut input)) = self.field.take() else {
+            return;
+        };
+        match input.key(code) {
+            Answer::Typing => self.field = Some((t, input)),
+            Answer::Cancelled => {}
+            Answer::Submitted(_) => {
+                if let Err(e) = self.submit(t, &input) {
+                    input.error = Some(super::text::failure_text(&e));
+                    self.field = Some((t, input));
+                }
+            }
+        }
+    }
+
     pub fn key(&mut self, code: KeyCode) -> EditAction {
         if self.kind.is_some() {
             self.kind_key(code);
             return EditAction::None;
         }
-        if let Some((number, mut picker)) = self.picker.take() {
-            match picker.key(code) {
-                Pick::Open => self.picker = Some((number, picker)),
-                Pick::Cancelled => {}
-                // A type the editor refuses: the list stays open, the refusal on it.
-                Pick::Picked(type_spec) => {
-                    match self.editor.apply(&Op::SetType { number, type_spec }) {
-                        Ok(o) => self.applied(&o),
-                        Err(e) => {
-                            picker.error = Some(super::text::failure_text(&e));
-                            self.picker = Some((number, picker));
-                        }
-                    }
-                }
-            }
+        if self.picker.is_some() {
+            self.picker_key(code);
             return EditAction::None;
         }
-        if let Some((t, mut input)) = self.field.take() {
-            match input.key(code) {
-                Answer::Typing => self.field = Some((t, input)),
-                Answer::Cancelled => {}
-                Answer::Submitted(_) => {
-                    if let Err(e) = self.submit(t, &input) {
-                        input.error = Some(super::text::failure_text(&e));
-                        self.field = Some((t, input));
-                    }
-                }
-            }
+        if self.field.is_some() {
+            self.field_key(code);
             return EditAction::None;
         }
         let rows = self.rows().len();
