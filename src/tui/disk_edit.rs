@@ -332,10 +332,7 @@ fn draw_label_question(f: &mut Frame, area: Rect, st: &Styles, on: Label) {
     .collect();
     for (label, what) in [
         (Label::Gpt, "gpt  GUID partition table (the default)"),
-        (
-            Label::Dos,
-            "dos  MBR, for old BIOS and tools (at most 2^32 sectors)",
-        ),
+        (Label::Dos, "dos  MBR (old BIOS; at most 2^32 sectors)"),
     ] {
         let style = if label == on {
             Style::default().add_modifier(Modifier::REVERSED)
@@ -441,7 +438,7 @@ impl Page for DiskEdit {
         let [body, pending] =
             Layout::vertical([Constraint::Min(6), Constraint::Length(2)]).areas(area);
         super::edit_view::draw(f, es, &self.device, body, st);
-        let (text, style) = match es.pending_line() {
+        let (text, style) = match es.pending_line(usize::from(pending.width), 2) {
             Some(l) => (l, st.warn),
             None => (
                 "No change pending: n, d, r, t edit the selected row; Esc back".into(),

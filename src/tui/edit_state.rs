@@ -173,16 +173,26 @@ impl EditState {
         out
     }
 
-    /// The line under the disk view's edits: how many changes are pending and what they are.
-    pub fn pending_line(&self) -> Option<String> {
+    /// The line under the disk view's edits: how many changes are pending and what they are, in at most
+    /// `rows` rows of `width` columns: the list of changes is cut (`…`) before "Enter to review" is.
+    pub fn pending_line(&self, width: usize, rows: usize) -> Option<String> {
         let c = self.changes();
+        let count = afdisk::units::plural(c.len() as u64, "change", "changes");
+        let what: Vec<String> = c.iter().map(|(n, w)| format!("{n} {w}")).collect();
+        let line = |shown: usize| {
+            let mut list = what[..shown].join(", ");
+            if shown < what.len() {
+                list.push_str(if shown == 0 { "…" } else { ", …" });
+            }
+            format!("{count} pending ({list}) — Enter to review")
+        };
+        let fits = |l: &String| super::dialog::wrap_words(l, width).len() <= rows;
         (!c.is_empty()).then(|| {
-            let what: Vec<String> = c.iter().map(|(n, w)| format!("{n} {w}")).collect();
-            format!(
-                "{} pending ({}) — Enter to review",
-                afdisk::units::plural(c.len() as u64, "change", "changes"),
-                what.join(", ")
-            )
+            (0..=what.len())
+                .rev()
+                .map(line)
+                .find(fits)
+                .unwrap_or_else(|| line(0))
         })
     }
 

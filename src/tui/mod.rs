@@ -56,6 +56,8 @@ mod plan_note_tests;
 #[cfg(test)]
 mod restore_tests;
 #[cfg(test)]
+mod small_window_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod usability_tests;

@@ -294,16 +294,19 @@ impl TypePicker {
             }),
         ]);
         f.render_widget(Paragraph::new(search), Rect { height: 1, ..inner });
-        // The refusal of the last pick, wrapped under the search line, whole while a row of the list is left.
+        // The refusal of the last pick, wrapped under the search line, whole while a row of the list is left
+        // (all the rows when nothing matches: the list is empty).
         let error: Vec<Line> = self
             .error
             .iter()
             .flat_map(|e| super::dialog::wrap_words(e, usize::from(inner.width)))
             .map(|l| Line::from(Span::styled(l, st.bad)))
             .collect();
-        let err_h = u16::try_from(error.len())
-            .unwrap_or(u16::MAX)
-            .min(inner.height.saturating_sub(2));
+        let err_h = u16::try_from(error.len()).unwrap_or(u16::MAX).min(
+            inner
+                .height
+                .saturating_sub(if self.matches.is_empty() { 1 } else { 2 }),
+        );
         f.render_widget(
             Paragraph::new(error),
             Rect {
