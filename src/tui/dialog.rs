@@ -294,7 +294,8 @@ fn draw_box(
 }
 
 /// The one typed-input field: a question, a hint of what may be typed, and the text typed so far (a size, a
-/// type, a name). Enter hands the text back for the library to check; Esc cancels.
+/// type, a name). Enter hands the text back for the library to check; Esc cancels. The screen that opened it
+/// puts the library's refusal in `error` and keeps it open.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Input {
     /// The box's title (" New partition ").

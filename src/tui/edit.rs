@@ -1,8 +1,10 @@
 //! The hand editor of the plan screen (its state in `edit_state`, its drawing in `edit_view`): the layout of a
-//! plan (a proposal, a preset), an empty table or the current table, edited partition by partition through the library's editing model (`plan::edit`: every
-//! start and end on the grain, each edit's snaps in its words), with one typed field (`dialog::Input`) per
-//! value. Enter makes the edited layout a plan (`plan::custom` through [`make_plan`], the one adapter), which
-//! the plan screen previews and applies like every plan. Nothing here touches a disk.
+//! plan (a proposal, a preset), an empty table or the current table, edited partition by partition through the
+//! library's editing model (`plan::edit`: every start and end on the grain, each edit's snaps in its words), with
+//! one typed field (`dialog::Input`) per value; a value the editor refuses keeps its field (or the type list)
+//! open with the refusal in it and the text typed, to be corrected (cfdisk's way). Enter makes the edited layout
+//! a plan (`plan::custom` through [`make_plan`], the one adapter), which the plan screen previews and applies
+//! like every plan. Nothing here touches a disk.
 
 use std::collections::BTreeMap;
 
