@@ -1,6 +1,7 @@
 //! A small window (60x15), drawn on a `TestBackend`: nothing essential is cut off or hidden under something
 //! else: the disk view's selected row, the editor's selected row and its key bar, a dialog's input field and
-//! its error, the type list's refusal, the label question, and the pending line's "Enter to review".
+//! its error, the type list's refusal, the label question, the pending line's "Enter to review", and the
+//! restore screen's word that there is no backup.
 
 use crossterm::event::KeyCode;
 use ratatui::backend::TestBackend;
@@ -119,4 +120,25 @@ fn dialogs_keep_their_input_and_error_at_60x15() {
         "{s}"
     );
     assert!(s.contains("Enter ok  Esc back"), "{s}");
+}
+
+/// The restore screen of a disk with no backup says so whole at 60x15 (its sentence was cut at the list's
+/// right border, at 80x24 too).
+#[test]
+fn the_restore_screen_says_there_is_no_backup_whole_at_60x15() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = many_logicals(dir.path());
+    let mut app = disk_app(&img);
+    let r = key(&mut app, KeyCode::Char('R'));
+    pump(&mut app, r, dir.path());
+    let s = small(&app);
+    let flat = rows(&s)
+        .iter()
+        .map(|r| r.trim_matches(|c| c == '│' || c == ' ').to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        flat.contains("(every apply and restore saves one there)."),
+        "{s}"
+    );
 }
