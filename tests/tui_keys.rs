@@ -144,13 +144,18 @@ fn three_partitions_on_an_empty_disk_take_no_more_keys_than_cfdisk() {
     let cf_keys = cf.keys;
     cf.tm.keys(&["q"]);
     cf.tm.wait_exit();
-    // afdisk: n 256M ⏎ n 256M ⏎ n ⏎ (each new partition in the free space after the selected one; Enter
-    // alone fills it), then the review and the write.
+    // afdisk: n ⏎(gpt) 256M ⏎ n 256M ⏎ n ⏎ (each new partition in the free space after the selected one;
+    // Enter alone fills it), then the review and the write.
     let a = sc.image("a.img", 1 << 30);
     let mut af = afdisk_on(&a, &backups, "keys-a-af");
     // The last size is Enter alone: the rest of the free region.
     for (i, size) in ["256M", "256M", ""].iter().enumerate() {
         af.key(&["n"]);
+        if i == 0 {
+            // The disk is empty: which table first, as cfdisk asks (gpt is the default).
+            af.wait("Select label type");
+            af.key(&["Enter"]);
+        }
         af.wait("New partition");
         af.text(size);
         af.key(&["Enter"]);

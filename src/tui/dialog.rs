@@ -294,7 +294,8 @@ fn draw_box(
 }
 
 /// The one typed-input field: a question, a hint of what may be typed, and the text typed so far (a size, a
-/// type, a name). Enter hands the text back for the library to check; Esc cancels.
+/// type, a name). Enter hands the text back for the library to check; Esc cancels. The screen that opened it
+/// puts the library's refusal in `error` and keeps it open.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Input {
     /// The box's title (" New partition ").
@@ -306,6 +307,9 @@ pub struct Input {
     pub input: LineEdit,
     /// How far its text is scrolled (Up/Dn) when the terminal is too short for it.
     pub scroll: u16,
+    /// Why the text last submitted was refused, shown under the hint (the field stays open with the text,
+    /// to be corrected, as cfdisk does; Esc still cancels).
+    pub error: Option<String>,
 }
 
 impl Input {
@@ -320,6 +324,7 @@ impl Input {
             hint: hint.into(),
             input: LineEdit::default(),
             scroll: 0,
+            error: None,
         }
     }
 
@@ -336,10 +341,14 @@ impl Input {
     }
 
     pub fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
-        let ask = vec![
+        let mut ask = vec![
             (format!("{} (Enter ok, Esc cancel):", self.prompt), st.title),
             (self.hint.clone(), Style::default()),
         ];
+        // The refusal right above the typed line: the last rows are the ones kept on a short terminal.
+        if let Some(e) = &self.error {
+            ask.push((e.clone(), st.bad));
+        }
         draw_box(
             f,
             area,

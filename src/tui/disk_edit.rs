@@ -9,6 +9,8 @@
 //! Terms:
 //! - the **base** is the plan that reads the disk for the editor (a realign plan of the table, or the first
 //!   preset for an empty disk): its old layout is what the edits start from, its grain theirs;
+//! - the **label question** is cfdisk's "Select label type", asked before the base of an empty disk is made:
+//!   which table the edits create (gpt, the default, or dos); the base, and so the plan, is of that table;
 //! - a **pending** change is a difference between the edited layout and the table on the disk now
 //!   (`EditState::changes`);
 //! - the **fingerprint** is the disk's partitions as the disk view shows them: edits kept from an earlier
@@ -23,6 +25,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
 use afdisk::plan::Plan;
+use afdisk::table::Label;
 
 use super::dialog::Styles;
 use super::edit::{EditAction, EditState};
@@ -74,7 +77,7 @@ pub const DISK_EDIT_KEYS: &[Command] = &[
     cmd(
         "Up/Dn",
         "",
-        "select a row, partitions and free regions (PgUp/PgDn: 10 rows, Home/End: the ends)",
+        "select a row, partitions and free regions (PgUp/PgDn: a page, Home/End: the ends)",
     ),
     cmd(
         "Enter",
@@ -158,6 +161,10 @@ pub struct DiskEdit {
     selected: Option<u32>,
     /// The free region selected on the disk view instead (bytes, start and end).
     free: Option<(u64, u64)>,
+    /// Whether the disk is blank (no table, not even a foreign one afdisk reads): the label question is asked.
+    blank: bool,
+    /// The label question of an empty disk while it is open: the highlighted answer.
+    asking: Option<Label>,
     job: Option<Handle>,
 }
 
@@ -185,15 +192,19 @@ fn open(d: &DiskState, prev: Option<Box<dyn Page>>, key: char) -> Box<dyn Page> 
         key: Some(key),
         selected,
         free: d.free,
+        blank: d.report.table.is_none() && d.report.partitions.is_empty(),
+        asking: None,
         job: None,
     };
     Box::new(page)
 }
 
-/// The base plan's job: reads the disk (writes nothing).
+/// The base plan's job: reads the disk (writes nothing). `table` is the label question's answer for an empty
+/// disk (the fresh layout's table).
 struct BaseJob {
     path: PathBuf,
     empty: bool,
+    table: Option<Label>,
 }
 
 impl Job for BaseJob {
@@ -215,6 +226,7 @@ impl Job for BaseJob {
         let req = afdisk::plan::Request {
             realign: preset.is_none(),
             preset,
+            table: self.table,
             ..Default::default()
         };
         let o = afdisk::device::open(&self.path, &env.opts.overrides)?;
@@ -223,6 +235,44 @@ impl Job for BaseJob {
 }
 
 impl DiskEdit {
+    /// A key while the label question is open: `g` or `d` answer, Up/Dn/Left/Right/Tab move the highlight,
+    /// Enter takes it (and starts the base of that table), Esc goes back to the disk view.
+    fn label_key(&mut self, code: KeyCode) -> Reply {
+        let Some(on) = self.asking else {
+            return Reply::None;
+        };
+        let other = if on == Label::Gpt {
+            Label::Dos
+        } else {
+            Label::Gpt
+        };
+        let table = match code {
+            KeyCode::Up
+            | KeyCode::Down
+            | KeyCode::Left
+            | KeyCode::Right
+            | KeyCode::Tab
+            | KeyCode::BackTab => {
+                self.asking = Some(other);
+                return Reply::None;
+            }
+            KeyCode::Esc => {
+                self.asking = None;
+                return Reply::Back;
+            }
+            KeyCode::Char('g' | 'G') => Label::Gpt,
+            KeyCode::Char('d' | 'D' | 'm' | 'M') => Label::Dos,
+            KeyCode::Enter => on,
+            _ => return Reply::None,
+        };
+        self.asking = None;
+        Reply::Start(job::ready(BaseJob {
+            path: self.path.clone(),
+            empty: self.empty,
+            table: Some(table),
+        }))
+    }
+
     /// Does the disk view's key on the ready editor: selects the disk view's partition, then the key.
     fn do_key(&mut self) -> Reply {
         let (Some(es), Some(k)) = (self.edit.as_mut(), self.key.take()) else {
@@ -263,6 +313,49 @@ impl DiskEdit {
             back_to: NAME,
         })
     }
+}
+
+/// The label question (cfdisk's "Select label type"): the two tables one under the other, the highlighted
+/// one reversed and marked `>`, each with what it is for.
+fn draw_label_question(f: &mut Frame, area: Rect, st: &Styles, on: Label) {
+    use ratatui::style::{Modifier, Style};
+    use ratatui::text::{Line, Span};
+    use ratatui::widgets::{Block, Clear};
+    let w = area.width.saturating_sub(4).clamp(area.width.min(30), 64);
+    let inner = usize::from(w.saturating_sub(2)).max(1);
+    let mut lines: Vec<Line> = super::dialog::wrap_words(
+        "The disk has no partition table. Which table do the edits create?",
+        inner,
+    )
+    .into_iter()
+    .map(|l| Line::from(Span::styled(l, st.title)))
+    .collect();
+    for (label, what) in [
+        (Label::Gpt, "gpt  GUID partition table (the default)"),
+        (Label::Dos, "dos  MBR (old BIOS; at most 2^32 sectors)"),
+    ] {
+        let style = if label == on {
+            Style::default().add_modifier(Modifier::REVERSED)
+        } else {
+            Style::default()
+        };
+        let mark = if label == on { "> " } else { "  " };
+        let text: String = format!("{mark}{what}").chars().take(inner).collect();
+        lines.push(Line::from(Span::styled(text, style)));
+    }
+    lines.extend(
+        super::dialog::wrap_words("g gpt, d dos, Enter ok, Esc back", inner)
+            .into_iter()
+            .map(Line::from),
+    );
+    let h = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
+    let r = super::dialog::centred(area, w, h);
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(lines)
+            .block(Block::bordered().title(Line::from(" Select label type ").style(st.title))),
+        r,
+    );
 }
 
 /// Selects the editor's free row that overlaps most the disk view's free region `(a, b)` (bytes): the
@@ -310,6 +403,9 @@ impl Page for DiskEdit {
     }
 
     fn status(&self) -> Option<String> {
+        if self.asking.is_some() {
+            return Some("g gpt  d dos (MBR)  Up/Dn choose  Enter ok  Esc back".into());
+        }
         match &self.edit {
             Some(es) if es.typing() => Some(es.status()),
             Some(_) => None,
@@ -318,7 +414,7 @@ impl Page for DiskEdit {
     }
 
     fn typing(&self) -> bool {
-        self.edit.as_ref().is_some_and(|e| e.typing())
+        self.asking.is_some() || self.edit.as_ref().is_some_and(|e| e.typing())
     }
 
     /// The pending changes, while the disk is still the one they were made on (after a write it is not).
@@ -333,13 +429,16 @@ impl Page for DiskEdit {
 
     fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
         let Some(es) = &self.edit else {
-            f.render_widget(Paragraph::new("Reading the table…"), area);
+            match self.asking {
+                Some(on) => draw_label_question(f, area, st, on),
+                None => f.render_widget(Paragraph::new("Reading the table…"), area),
+            }
             return;
         };
         let [body, pending] =
             Layout::vertical([Constraint::Min(6), Constraint::Length(2)]).areas(area);
         super::edit_view::draw(f, es, &self.device, body, st);
-        let (text, style) = match es.pending_line() {
+        let (text, style) = match es.pending_line(usize::from(pending.width), 2) {
             Some(l) => (l, st.warn),
             None => (
                 "No change pending: n, d, r, t edit the selected row; Esc back".into(),
@@ -353,6 +452,9 @@ impl Page for DiskEdit {
     }
 
     fn key(&mut self, code: KeyCode) -> Reply {
+        if self.asking.is_some() {
+            return self.label_key(code);
+        }
         let Some(es) = self.edit.as_mut() else {
             return match code {
                 KeyCode::Esc => Reply::Back,
@@ -380,9 +482,15 @@ impl Page for DiskEdit {
         if self.edit.is_some() {
             return self.do_key();
         }
+        // An empty disk: which table to create is asked first (cfdisk's "Select label type").
+        if self.blank {
+            self.asking = Some(Label::Gpt);
+            return Reply::Show;
+        }
         Reply::Start(job::ready(BaseJob {
             path: self.path.clone(),
             empty: self.empty,
+            table: None,
         }))
     }
 

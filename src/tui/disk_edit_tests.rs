@@ -223,8 +223,8 @@ fn n_and_d_on_the_disk_view_make_the_layout_sgdisk_reads() {
     assert!(r.is_some(), "the disk is read again for new edits");
 }
 
-/// A refusal in the editor is shown whole (issue 25, item 8: the type error was cut at "or an"): the message
-/// area grows with its wrapped words, at 80x24 and in a terminal 40 columns wide.
+/// A refusal in the editor is shown whole (issue 25, item 8: the type error was cut at "or an"): in the type
+/// list, which stays open on it, at 80x24 and in a terminal 40 columns wide.
 #[test]
 fn a_long_refusal_is_shown_whole() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -235,26 +235,53 @@ fn a_long_refusal_is_shown_whole() {
     // A type byte on a GPT: not in the list, so it is handed to the editor, which refuses it.
     keys(&mut app, "0x83");
     key(&mut app, KeyCode::Enter);
-    let (m, bad) = app
+    let m = app
         .page(super::disk_edit::NAME)
         .and_then(|p| p.as_any().downcast_ref::<super::disk_edit::DiskEdit>())
         .and_then(|p| p.edit.as_ref())
-        .and_then(|e| e.message.clone())
-        .expect("a message");
-    assert!(bad && m.contains("MBR type byte"), "{m}");
+        .and_then(|e| e.picker.as_ref())
+        .and_then(|(_, p)| p.error.clone())
+        .expect("the refusal, in the type list");
+    assert!(m.contains("MBR type byte"), "{m}");
     let words: Vec<&str> = m.split_whitespace().collect();
     let end = words[words.len().saturating_sub(3)..].join(" ");
     for w in [80, 40] {
-        let flat: String = render_at(&app, w, 24)
-            .lines()
-            .map(|l| l.trim_matches('"').trim())
-            .collect::<Vec<_>>()
-            .join(" ");
+        let flat = inside_the_list(&render_at(&app, w, 24));
         assert!(
             flat.contains(&end),
             "{w} columns: the message's end {end:?} is on screen:\n{flat}"
         );
     }
+}
+
+/// The text inside the type list's box on the screen `s`, its rows joined by spaces (the rows of the screen
+/// beside the box left out).
+fn inside_the_list(s: &str) -> String {
+    let rows: Vec<Vec<char>> = s
+        .lines()
+        .map(|l| l.trim_matches('"').chars().collect())
+        .collect();
+    let col = rows
+        .iter()
+        .find_map(|r| {
+            let at = r.iter().collect::<String>().find("search:")?;
+            let before = r.iter().collect::<String>()[..at].chars().count();
+            Some(before)
+        })
+        .expect("the type list");
+    rows.iter()
+        .filter(|r| r.get(col.wrapping_sub(1)) == Some(&'│'))
+        .map(|r| {
+            r[col..]
+                .iter()
+                .take_while(|c| **c != '│')
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The disk view's table lists free space as cfdisk does: between and after the partitions, inside the

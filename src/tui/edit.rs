@@ -1,8 +1,10 @@
 //! The hand editor of the plan screen (its state in `edit_state`, its drawing in `edit_view`): the layout of a
-//! plan (a proposal, a preset), an empty table or the current table, edited partition by partition through the library's editing model (`plan::edit`: every
-//! start and end on the grain, each edit's snaps in its words), with one typed field (`dialog::Input`) per
-//! value. Enter makes the edited layout a plan (`plan::custom` through [`make_plan`], the one adapter), which
-//! the plan screen previews and applies like every plan. Nothing here touches a disk.
+//! plan (a proposal, a preset), an empty table or the current table, edited partition by partition through the
+//! library's editing model (`plan::edit`: every start and end on the grain, each edit's snaps in its words), with
+//! one typed field (`dialog::Input`) per value; a value the editor refuses keeps its field (or the type list)
+//! open with the refusal in it and the text typed, to be corrected (cfdisk's way). Enter makes the edited layout
+//! a plan (`plan::custom` through [`make_plan`], the one adapter), which the plan screen previews and applies
+//! like every plan. Nothing here touches a disk.
 
 use std::collections::BTreeMap;
 
@@ -57,7 +59,7 @@ pub const EDIT_KEYS: &[Command] = &[
     cmd(
         "Up/Dn",
         "",
-        "select a row (PgUp/PgDn: 10 rows, Home/End: the first, the last)",
+        "select a row (PgUp/PgDn: a page, Home/End: the first, the last)",
     ),
     cmd(
         "Enter",
@@ -68,9 +70,6 @@ pub const EDIT_KEYS: &[Command] = &[
     cmd("Esc", "back", "back to the plan without making one"),
     cmd("q", "", "quit (also Ctrl-C)"),
 ];
-
-/// The rows PgUp/PgDn move the selection by.
-const PAGE: usize = 10;
 
 impl EditState {
     fn open(&mut self, t: Target, title: &str, label: &str, field: Field, text: &str) {
@@ -143,8 +142,10 @@ impl EditState {
         }
     }
 
-    /// A field's typed text, submitted.
-    fn submit(&mut self, t: Target, text: String) {
+    /// A field's typed text, submitted: the edit done (the field closes), or the editor's refusal, for the
+    /// field to show while it stays open (cfdisk's way: the typed text is kept, to be corrected).
+    fn submit(&mut self, t: Target, input: &Input) -> Result<(), afdisk::Error> {
+        let text = input.input.text().to_string();
         let op = match t {
             Target::New(at) => {
                 // Enter alone fills the free region (cfdisk's default size).
@@ -159,20 +160,23 @@ impl EditState {
                         size,
                         extended: false,
                         free_slots,
+                        field: input.clone(),
                     });
-                    return;
+                    return Ok(());
                 }
                 new_op(at, size, None)
             }
             Target::Resize(number) => Op::Resize { number, size: text },
             Target::Move(number) => Op::Move { number, to: text },
             Target::Name(number) => Op::SetName { number, name: text },
-            Target::Attribute(number) => match attribute_bit(&text) {
-                Ok(bit) => Op::ToggleAttribute { number, bit },
-                Err(e) => return self.refuse(&e),
+            Target::Attribute(number) => Op::ToggleAttribute {
+                number,
+                bit: attribute_bit(&text)?,
             },
         };
-        self.apply(op);
+        let o = self.editor.apply(&op)?;
+        self.applied(&o);
+        Ok(())
     }
 
     /// Starts again from `layout` (an empty table, or the table on the disk).
@@ -213,9 +217,60 @@ impl EditState {
             _ => return,
         };
         let (at, size) = (k.at, k.size.clone());
-        self.kind = None;
+        let Some(k) = self.kind.take() else {
+            return;
+        };
         // The extended container is made by its type (dos 0x05), as sfdisk's `type=5` does.
-        self.apply(new_op(at, size, extended.then(|| "5".to_string())));
+        match self
+            .editor
+            .apply(&new_op(at, size, extended.then(|| "5".to_string())))
+        {
+            Ok(o) => self.applied(&o),
+            // A size that does not fit: the size field again, with what was typed and why.
+            Err(e) => {
+                let mut field = k.field;
+                field.error = Some(super::text::failure_text(&e));
+                self.field = Some((Target::New(at), field));
+            }
+        }
+    }
+
+    /// A key while the type list is open: a type picked is applied, or its refusal shown on the list, which
+    /// stays open.
+    fn picker_key(&mut self, code: KeyCode) {
+        let Some((number, mut picker)) = self.picker.take() else {
+            return;
+        };
+        match picker.key(code) {
+            Pick::Open => self.picker = Some((number, picker)),
+            Pick::Cancelled => {}
+            Pick::Picked(type_spec) => {
+                match self.editor.apply(&Op::SetType { number, type_spec }) {
+                    Ok(o) => self.applied(&o),
+                    Err(e) => {
+                        picker.error = Some(super::text::failure_text(&e));
+                        self.picker = Some((number, picker));
+                    }
+                }
+            }
+        }
+    }
+
+    /// A key while a typed field is open: Enter submits it, and a refusal keeps it open with the error.
+    fn field_key(&mut self, code: KeyCode) {
+        let Some((t, mut input)) = self.field.take() else {
+            return;
+        };
+        match input.key(code) {
+            Answer::Typing => self.field = Some((t, input)),
+            Answer::Cancelled => {}
+            Answer::Submitted(_) => {
+                if let Err(e) = self.submit(t, &input) {
+                    input.error = Some(super::text::failure_text(&e));
+                    self.field = Some((t, input));
+                }
+            }
+        }
     }
 
     pub fn key(&mut self, code: KeyCode) -> EditAction {
@@ -223,31 +278,17 @@ impl EditState {
             self.kind_key(code);
             return EditAction::None;
         }
-        if let Some((n, picker)) = self.picker.as_mut() {
-            match picker.key(code) {
-                Pick::Open => {}
-                Pick::Cancelled => self.picker = None,
-                Pick::Picked(type_spec) => {
-                    let number = *n;
-                    self.picker = None;
-                    self.apply(Op::SetType { number, type_spec });
-                }
-            }
+        if self.picker.is_some() {
+            self.picker_key(code);
             return EditAction::None;
         }
-        if let Some((t, input)) = self.field.as_mut() {
-            match input.key(code) {
-                Answer::Typing => {}
-                Answer::Cancelled => self.field = None,
-                Answer::Submitted(text) => {
-                    let t = *t;
-                    self.field = None;
-                    self.submit(t, text);
-                }
-            }
+        if self.field.is_some() {
+            self.field_key(code);
             return EditAction::None;
         }
         let rows = self.rows().len();
+        // A page: the rows the list shows.
+        let page = self.page.get().max(1);
         match (code, self.selected_number()) {
             (KeyCode::Up | KeyCode::Char('k'), _) => {
                 self.selected = self.selected.saturating_sub(1)
@@ -255,9 +296,9 @@ impl EditState {
             (KeyCode::Down | KeyCode::Char('j'), _) => {
                 self.selected = (self.selected + 1).min(rows.saturating_sub(1))
             }
-            (KeyCode::PageUp, _) => self.selected = self.selected.saturating_sub(PAGE),
+            (KeyCode::PageUp, _) => self.selected = self.selected.saturating_sub(page),
             (KeyCode::PageDown, _) => {
-                self.selected = (self.selected + PAGE).min(rows.saturating_sub(1))
+                self.selected = (self.selected + page).min(rows.saturating_sub(1))
             }
             (KeyCode::Home, _) => self.selected = 0,
             (KeyCode::End, _) => self.selected = rows.saturating_sub(1),
@@ -374,7 +415,9 @@ impl EditState {
                     .map(|p| p.type_code.clone())
                     .unwrap_or_default();
                 let title = format!(" Type of partition {n} ");
-                self.picker = Some((n, TypePicker::new(title, self.label(), &current)));
+                let picker =
+                    TypePicker::new(title, self.label(), &current).reading_with(&self.editor, n);
+                self.picker = Some((n, picker));
             }
             'N' => {
                 if let Err(e) = self.editor.names_allowed() {
@@ -441,11 +484,27 @@ pub fn make_plan(
     // --grain, so the plan never says "set by --grain" for it. Another grain is passed as chosen.
     if let Ok(plan) = afdisk::plan::custom::make(opened, target, &req) {
         if plan.grain.bytes == grain {
-            return Ok(plan);
+            return Ok(without_false_ebr_note(plan));
         }
     }
     req.grain = Some(grain);
-    afdisk::plan::custom::make(opened, target, &req)
+    afdisk::plan::custom::make(opened, target, &req).map(without_false_ebr_note)
+}
+
+/// The words of the dos table's note on a plan that keeps logical partitions (`table::mbr_driver`): "the EBR
+/// chain is written anew: a power cut between its sectors and the MBR …".
+const EBR_NOTE: &str = "the EBR chain is written anew";
+
+/// `plan` without the EBR chain's note when it writes no sector but the MBR (a primary partition's type or
+/// flag changed on a disk with logical partitions: no EBR is written, so no power cut can leave one half
+/// written), sealed again; any other plan as it is.
+fn without_false_ebr_note(mut plan: Plan) -> Plan {
+    let only_mbr = plan.writes.iter().all(|w| w.lba == 0);
+    if !only_mbr || !plan.notes.iter().any(|n| n.starts_with(EBR_NOTE)) {
+        return plan;
+    }
+    plan.notes.retain(|n| !n.starts_with(EBR_NOTE));
+    plan.sealed()
 }
 
 #[cfg(test)]

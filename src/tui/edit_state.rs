@@ -43,6 +43,8 @@ pub struct KindChoice {
     pub extended: bool,
     /// How many primary slots are free ("3 primary slots free, no extended partition").
     pub free_slots: u32,
+    /// The size field it was asked from: open again, with the refusal, when the size does not fit.
+    pub field: Input,
 }
 
 /// The editor on screen: the working layout, the selected row, the open field and the last edit's words.
@@ -64,6 +66,8 @@ pub struct EditState {
     /// What the partitions on the disk now hold, by number (the editor's own map loses a partition's entry
     /// when it is deleted; a loss is judged against this one).
     pub(super) held: BTreeMap<u32, String>,
+    /// The rows the list showed when last drawn: what PgUp/PgDn move by (10 before the first draw).
+    pub page: std::cell::Cell<usize>,
 }
 
 /// What the partitions of `plan`'s disk hold, by number (from the plan's changes), for the changes `which`
@@ -97,6 +101,7 @@ impl EditState {
             fresh_table,
             current: plan.old.clone(),
             held,
+            page: std::cell::Cell::new(10),
         })
     }
 
@@ -168,16 +173,26 @@ impl EditState {
         out
     }
 
-    /// The line under the disk view's edits: how many changes are pending and what they are.
-    pub fn pending_line(&self) -> Option<String> {
+    /// The line under the disk view's edits: how many changes are pending and what they are, in at most
+    /// `rows` rows of `width` columns: the list of changes is cut (`…`) before "Enter to review" is.
+    pub fn pending_line(&self, width: usize, rows: usize) -> Option<String> {
         let c = self.changes();
+        let count = afdisk::units::plural(c.len() as u64, "change", "changes");
+        let what: Vec<String> = c.iter().map(|(n, w)| format!("{n} {w}")).collect();
+        let line = |shown: usize| {
+            let mut list = what[..shown].join(", ");
+            if shown < what.len() {
+                list.push_str(if shown == 0 { "…" } else { ", …" });
+            }
+            format!("{count} pending ({list}) — Enter to review")
+        };
+        let fits = |l: &String| super::dialog::wrap_words(l, width).len() <= rows;
         (!c.is_empty()).then(|| {
-            let what: Vec<String> = c.iter().map(|(n, w)| format!("{n} {w}")).collect();
-            format!(
-                "{} pending ({}) — Enter to review",
-                afdisk::units::plural(c.len() as u64, "change", "changes"),
-                what.join(", ")
-            )
+            (0..=what.len())
+                .rev()
+                .map(line)
+                .find(fits)
+                .unwrap_or_else(|| line(0))
         })
     }
 

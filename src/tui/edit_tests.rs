@@ -174,8 +174,14 @@ fn a_partition_with_data_is_not_moved_and_its_deletion_is_a_named_loss() {
     );
     es.key(KeyCode::Char('r'));
     typed(&mut es, "10M");
-    let (m, bad) = es.message.clone().expect("message");
-    assert!(bad && m.contains("would cut the filesystem"), "{m}");
+    // The refusal in the resize field, which stays open to be corrected; Esc cancels.
+    let m = es.field.as_ref().and_then(|(_, i)| i.error.clone());
+    assert!(
+        m.as_deref()
+            .is_some_and(|m| m.contains("would cut the filesystem")),
+        "{m:?}"
+    );
+    es.key(KeyCode::Esc);
     // Partition 2 is empty: it moves.
     es.key(KeyCode::Down);
     es.key(KeyCode::Char('m'));
@@ -546,8 +552,13 @@ fn a_snap_and_a_refusal_are_shown_in_the_core_words() {
     insta::assert_snapshot!("edit_snapped_80x24", s);
     es.key(KeyCode::Char('r'));
     typed(&mut es, "5T");
-    let (m, bad) = es.message.clone().expect("message");
-    assert!(bad && m.contains("does not fit"), "{m}");
+    // The refusal is shown in the field, which stays open (cfdisk's way); Esc cancels it.
+    let m = es.field.as_ref().and_then(|(_, i)| i.error.clone());
+    assert!(
+        m.as_deref().is_some_and(|m| m.contains("does not fit")),
+        "{m:?}"
+    );
+    es.key(KeyCode::Esc);
     es.key(KeyCode::Char('a'));
     insta::assert_snapshot!("edit_attribute_dialog_80x24", screen(&es));
     typed(&mut es, "2");

@@ -75,6 +75,9 @@ pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles
         )
         .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
         .block(Block::bordered().title(Line::from(" Layout (Up/Dn select) ")));
+    // The rows shown inside the borders, under the header: PgUp/PgDn's page.
+    es.page
+        .set(usize::from(list.height.saturating_sub(3)).max(1));
     let mut state = TableState::default().with_selected(Some(es.selected));
     f.render_stateful_widget(table, list, &mut state);
     f.render_widget(

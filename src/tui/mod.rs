@@ -46,11 +46,17 @@ mod zoom_view;
 #[cfg(test)]
 mod disk_edit_tests;
 #[cfg(test)]
+mod edit_dialog_tests;
+#[cfg(test)]
 mod fit_tests;
 #[cfg(test)]
 mod foreign_tests;
 #[cfg(test)]
+mod plan_note_tests;
+#[cfg(test)]
 mod restore_tests;
+#[cfg(test)]
+mod small_window_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -410,20 +410,23 @@ fn draw(f: &mut Frame, p: &RestorePage, area: Rect, st: &Styles) {
         Paragraph::new(format!("Restore — backups of {}", p.path.display())).style(st.title),
         head,
     );
+    // Each row wrapped inside the borders and the highlight symbol (the empty list's sentence too).
+    let wrapped = |text: &str| -> Vec<Line> {
+        super::dialog::wrap_words(text, usize::from(list.width.saturating_sub(5)))
+            .into_iter()
+            .map(Line::from)
+            .collect()
+    };
     let items: Vec<ListItem> = match &p.entries {
         None => vec![ListItem::new("Reading the backups…")],
-        Some(v) if v.is_empty() => vec![ListItem::new(
+        Some(v) if v.is_empty() => vec![ListItem::new(wrapped(
             "No backup of this disk in the backup directory (every apply and restore saves one there).",
-        )],
+        ))],
         Some(v) => v
             .iter()
             .map(|e| {
                 let style = if e.applies() { Style::default() } else { st.warn };
-                let rows: Vec<Line> = super::dialog::wrap_words(&e.line(), usize::from(list.width.saturating_sub(5)))
-                    .into_iter()
-                    .map(Line::from)
-                    .collect();
-                ListItem::new(rows).style(style)
+                ListItem::new(wrapped(&e.line())).style(style)
             })
             .collect(),
     };

@@ -7,7 +7,8 @@
 //!   name the library gives it (`table::types`), and its aliases (`plan::preset::TYPES`);
 //! - the **filter** is what has been typed: an item matches when its code, name or an alias contains every
 //!   word of it (case ignored); an MBR type byte typed bare (`c`, `0c`, `0x0c`) matches its code exactly
-//!   first;
+//!   first, then the item the editor itself reads the filter as (its **reading**: sfdisk's shortcuts such as
+//!   `uefi`, `U`, `L`, a bare byte `83`), so that what Enter would give is always listed;
 //! - **picked** is what Enter hands back: the selected match, or the typed text itself when nothing matches
 //!   (a GUID not in the list, an alias the editor knows), as sfdisk's `type=` takes it.
 
@@ -18,6 +19,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, List, ListItem, ListState, Paragraph};
 use ratatui::Frame;
 
+use afdisk::plan::edit::{Editor, Op};
 use afdisk::table::Label;
 
 use super::dialog::{centred, Styles};
@@ -51,6 +53,12 @@ pub struct TypePicker {
     pub matches: Vec<usize>,
     /// The selected match (an index into `matches`).
     pub selected: usize,
+    /// Why the editor refused the type last picked: shown under the search line while the list stays open.
+    pub error: Option<String>,
+    /// A copy of the editor and the partition whose type is picked: what it reads the filter as (the reading).
+    reader: Option<(Editor, u32)>,
+    /// The rows the list showed when last drawn: what PgUp/PgDn move by (10 before the first draw).
+    pub page: std::cell::Cell<usize>,
 }
 
 /// One of the presets' type aliases: (alias, GPT type GUID, MBR type byte).
@@ -119,6 +127,9 @@ impl TypePicker {
             filter: String::new(),
             matches: Vec::new(),
             selected: 0,
+            error: None,
+            reader: None,
+            page: std::cell::Cell::new(10),
         };
         p.refilter();
         let cur = current.to_ascii_lowercase();
@@ -132,6 +143,33 @@ impl TypePicker {
         p
     }
 
+    /// The picker of partition `number`'s type in `editor`: what the editor reads the filter as is listed
+    /// (first after an exact type byte), so an alias it takes is never "no match".
+    pub fn reading_with(mut self, editor: &Editor, number: u32) -> Self {
+        // Opened with nothing typed: no reading yet, the list as it is (on the current type).
+        self.reader = Some((editor.clone(), number));
+        self
+    }
+
+    /// The item the editor reads the filter as (a copy of it takes the type), if it is listed.
+    fn reading(&self) -> Option<usize> {
+        let (editor, number) = self.reader.as_ref()?;
+        let spec = self.filter.trim();
+        if spec.is_empty() {
+            return None;
+        }
+        let mut copy = editor.clone();
+        copy.apply(&Op::SetType {
+            number: *number,
+            type_spec: spec.to_string(),
+        })
+        .ok()?;
+        let code = copy.partition(*number)?.type_code.clone();
+        self.items
+            .iter()
+            .position(|t| t.code.eq_ignore_ascii_case(&code))
+    }
+
     fn matches_filter(&self, t: &Item) -> bool {
         let hay = format!("{} {} {}", t.code, t.name, t.aliases).to_ascii_lowercase();
         self.filter
@@ -140,15 +178,17 @@ impl TypePicker {
             .all(|w| hay.contains(w))
     }
 
-    /// The matches of the filter; an exact type byte first.
+    /// The matches of the filter; an exact type byte first, then the editor's reading of it.
     fn refilter(&mut self) {
         let exact = type_byte(&self.filter.trim().to_ascii_lowercase())
             .map(|b| format!("{b:#04x}"))
             .and_then(|c| self.items.iter().position(|t| t.code == c));
         let mut m: Vec<usize> = exact.into_iter().collect();
+        m.extend(self.reading().filter(|r| !m.contains(r)));
+        let first = m.clone();
         m.extend(
             (0..self.items.len())
-                .filter(|i| Some(*i) != exact && self.matches_filter(&self.items[*i])),
+                .filter(|i| !first.contains(i) && self.matches_filter(&self.items[*i])),
         );
         self.matches = m;
         self.selected = 0;
@@ -176,8 +216,8 @@ impl TypePicker {
             }
             KeyCode::Up => self.selected = self.selected.saturating_sub(1),
             KeyCode::Down => self.selected = (self.selected + 1).min(last),
-            KeyCode::PageUp => self.selected = self.selected.saturating_sub(10),
-            KeyCode::PageDown => self.selected = (self.selected + 10).min(last),
+            KeyCode::PageUp => self.selected = self.selected.saturating_sub(self.step()),
+            KeyCode::PageDown => self.selected = (self.selected + self.step()).min(last),
             KeyCode::Home => self.selected = 0,
             KeyCode::End => self.selected = last,
             KeyCode::Backspace => {
@@ -197,6 +237,11 @@ impl TypePicker {
             _ => {}
         }
         Pick::Open
+    }
+
+    /// PgUp/PgDn's step: the rows the list shows.
+    fn step(&self) -> usize {
+        self.page.get().max(1)
     }
 
     /// The key bar's line while it is open.
@@ -249,11 +294,33 @@ impl TypePicker {
             }),
         ]);
         f.render_widget(Paragraph::new(search), Rect { height: 1, ..inner });
+        // The refusal of the last pick, wrapped under the search line, whole while a row of the list is left
+        // (all the rows when nothing matches: the list is empty).
+        let error: Vec<Line> = self
+            .error
+            .iter()
+            .flat_map(|e| super::dialog::wrap_words(e, usize::from(inner.width)))
+            .map(|l| Line::from(Span::styled(l, st.bad)))
+            .collect();
+        let err_h = u16::try_from(error.len()).unwrap_or(u16::MAX).min(
+            inner
+                .height
+                .saturating_sub(if self.matches.is_empty() { 1 } else { 2 }),
+        );
+        f.render_widget(
+            Paragraph::new(error),
+            Rect {
+                y: inner.y + 1,
+                height: err_h,
+                ..inner
+            },
+        );
         let list_area = Rect {
-            y: inner.y + 1,
-            height: inner.height.saturating_sub(1),
+            y: inner.y + 1 + err_h,
+            height: inner.height.saturating_sub(1 + err_h),
             ..inner
         };
+        self.page.set(usize::from(list_area.height).max(1));
         let mut state = ListState::default().with_selected(Some(self.selected));
         f.render_stateful_widget(
             List::new(rows)

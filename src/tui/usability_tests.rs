@@ -262,8 +262,8 @@ fn a_refused_for_room_says_to_shrink_first_and_that_works() {
     );
 }
 
-/// The edits of a 30-partition GPT: PgDn/PgUp move the selection by 10 rows and Home/End to the first and the
-/// last (not 30 presses of Down); the resize field says the partition's size now and the largest it can take.
+/// The edits of a 30-partition GPT: PgDn/PgUp move the selection by the rows the list shows at 80x24 and
+/// Home/End to the first and the last (not 30 presses of Down); the resize field says the partition's size now and the largest it can take.
 #[test]
 fn pages_and_ends_move_the_edit_selection_and_resize_shows_the_range() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -289,12 +289,14 @@ fn pages_and_ends_move_the_edit_selection_and_resize_shows_the_range() {
     };
     let (at, rows, n) = selected(&mut app);
     assert_eq!((at, n), (0, Some(1)), "partition 1 first");
+    let page = super::edit_dialog_tests::list_rows(&draw(&app).0);
+    assert!(page > 10 && page < 30, "{page}");
     key(&mut app, KeyCode::PageDown);
-    assert_eq!(selected(&mut app).2, Some(11));
+    assert_eq!(selected(&mut app).2, Some(1 + page as u32));
     key(&mut app, KeyCode::End);
     assert_eq!(selected(&mut app).0, rows - 1, "the last row");
     key(&mut app, KeyCode::PageUp);
-    assert_eq!(selected(&mut app).0, rows - 11);
+    assert_eq!(selected(&mut app).0, rows - 1 - page);
     key(&mut app, KeyCode::Home);
     assert_eq!(selected(&mut app).0, 0);
     key(&mut app, KeyCode::End);

@@ -361,27 +361,33 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         return;
     };
     let r = &d.report;
-    let table_h = (disk_rows(r).len() as u16 + 3).clamp(4, (area.height / 2).max(4));
+    let mut table_h = (disk_rows(r).len() as u16 + 3).clamp(4, (area.height / 2).max(4));
     let mut head = disk_title(r, &d.table_words(), area.width);
     let banner = image_banner(r);
-    let head_h = head
+    let mut head_h = head
         .iter()
         .map(|l| rows_of(&l.to_string(), area.width))
         .sum::<u16>()
         .min(4);
-    let banner_h = banner.as_ref().map_or(0, |b| rows_of(b, area.width).min(2));
+    let mut banner_h = banner.as_ref().map_or(0, |b| rows_of(b, area.width).min(2));
     let unwritten = app.unwritten();
     let pending = pending_line(&unwritten);
     let pending_h = pending
         .as_ref()
         .map_or(0, |p| rows_of(p, area.width).min(3));
+    let mut findings_h = 3;
+    fit_rows(
+        area.height.saturating_sub(3 + pending_h),
+        [&mut banner_h, &mut findings_h, &mut head_h, &mut table_h],
+        [0, 2, 2, 4],
+    );
     let [title, banner_area, map, parts, pending_area, findings] = Layout::vertical([
         Constraint::Length(head_h),
         Constraint::Length(banner_h),
         Constraint::Length(3),
         Constraint::Length(table_h),
         Constraint::Length(pending_h),
-        Constraint::Min(3),
+        Constraint::Min(findings_h),
     ])
     .areas(area);
     f.render_widget(
@@ -407,6 +413,20 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         );
     }
     draw_findings(f, d, findings, th);
+}
+
+/// Shrinks the heights `h` (in the order given, each down to its floor in `least`) until they sum to at most
+/// `room` rows, or all are at their floors. The disk view in a short terminal (60x15): the image banner goes
+/// first (the title says "phys assumed" too), then the findings' text (their box's title keeps the count),
+/// then the title's rows past two, then the partition table's rows down to one (the selected one, in view);
+/// at 80x24 nothing shrinks.
+fn fit_rows(room: u16, h: [&mut u16; 4], least: [u16; 4]) {
+    for (i, floor) in least.iter().enumerate() {
+        let total: u16 = h.iter().map(|x| **x).sum();
+        let over = total.saturating_sub(room);
+        let cut = over.min(h[i].saturating_sub(*floor));
+        *h[i] -= cut;
+    }
 }
 
 /// The disk view's line under the table while edits are not written: how many, what they are, how to go on.
