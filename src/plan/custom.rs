@@ -506,7 +506,8 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
     if !req.replace {
         refuse_losses(&destroys, &new, &req.destroy_ok)?;
     }
-    notes.extend(table::driver(new.table.label).notes(&src, old.as_ref(), &new));
+    let written: Vec<u64> = writes.iter().map(|w| w.lba).collect();
+    notes.extend(table::driver(new.table.label).notes(&src, old.as_ref(), &new, &written));
     let mut device = DiskIdentity::from_info(info);
     device.add_table(old.as_ref().map(|l| &l.table));
     device.add_table(Some(&new.table));

@@ -229,10 +229,16 @@ pub trait TableDriver: Sync {
         Err(cannot_write(self.label()))
     }
 
-    /// What a custom plan writing `new` over `old` notes about this table type (a hybrid MBR that goes, an EBR
-    /// chain written anew).
-    fn notes(&self, src: &dyn ByteSource, old: Option<&Layout>, new: &Layout) -> Vec<String> {
-        let _ = (src, old, new);
+    /// What a custom plan writing `new` over `old` (the sectors `written`, by LBA) notes about this table type
+    /// (a hybrid MBR that goes, an EBR chain written anew).
+    fn notes(
+        &self,
+        src: &dyn ByteSource,
+        old: Option<&Layout>,
+        new: &Layout,
+        written: &[u64],
+    ) -> Vec<String> {
+        let _ = (src, old, new, written);
         Vec::new()
     }
 

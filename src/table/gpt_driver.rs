@@ -361,7 +361,13 @@ impl TableDriver for GptDriver {
         }
     }
 
-    fn notes(&self, src: &dyn ByteSource, old: Option<&Layout>, _new: &Layout) -> Vec<String> {
+    fn notes(
+        &self,
+        src: &dyn ByteSource,
+        old: Option<&Layout>,
+        _new: &Layout,
+        _written: &[u64],
+    ) -> Vec<String> {
         if old.is_none_or(|o| o.table.label != Label::Gpt) {
             return Vec::new();
         }

@@ -293,8 +293,22 @@ impl TableDriver for DosDriver {
         }
     }
 
-    fn notes(&self, _src: &dyn ByteSource, _old: Option<&Layout>, new: &Layout) -> Vec<String> {
-        if new.partitions.iter().any(|p| p.kind == PartKind::Logical) {
+    /// The EBR chain's note only where the plan writes an EBR: a primary partition's type or flag changed on a
+    /// disk with logical partitions writes the MBR alone, which no power cut leaves half written.
+    fn notes(
+        &self,
+        _src: &dyn ByteSource,
+        _old: Option<&Layout>,
+        new: &Layout,
+        written: &[u64],
+    ) -> Vec<String> {
+        let ebr_written = new
+            .partitions
+            .iter()
+            .filter(|p| p.kind == PartKind::Logical)
+            .filter_map(|p| p.ebr_lba)
+            .any(|lba| written.contains(&lba));
+        if ebr_written {
             vec!["the EBR chain is written anew: a power cut between its sectors and the MBR may leave the logical \
                   partitions half written (the backup restores them)"
                 .into()]

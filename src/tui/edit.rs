@@ -484,27 +484,11 @@ pub fn make_plan(
     // --grain, so the plan never says "set by --grain" for it. Another grain is passed as chosen.
     if let Ok(plan) = afdisk::plan::custom::make(opened, target, &req) {
         if plan.grain.bytes == grain {
-            return Ok(without_false_ebr_note(plan));
+            return Ok(plan);
         }
     }
     req.grain = Some(grain);
-    afdisk::plan::custom::make(opened, target, &req).map(without_false_ebr_note)
-}
-
-/// The words of the dos table's note on a plan that keeps logical partitions (`table::mbr_driver`): "the EBR
-/// chain is written anew: a power cut between its sectors and the MBR …".
-const EBR_NOTE: &str = "the EBR chain is written anew";
-
-/// `plan` without the EBR chain's note when it writes no sector but the MBR (a primary partition's type or
-/// flag changed on a disk with logical partitions: no EBR is written, so no power cut can leave one half
-/// written), sealed again; any other plan as it is.
-fn without_false_ebr_note(mut plan: Plan) -> Plan {
-    let only_mbr = plan.writes.iter().all(|w| w.lba == 0);
-    if !only_mbr || !plan.notes.iter().any(|n| n.starts_with(EBR_NOTE)) {
-        return plan;
-    }
-    plan.notes.retain(|n| !n.starts_with(EBR_NOTE));
-    plan.sealed()
+    afdisk::plan::custom::make(opened, target, &req)
 }
 
 #[cfg(test)]
