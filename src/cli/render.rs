@@ -65,11 +65,7 @@ pub fn list(entries: &[ListEntry]) -> String {
                     human(d.size_bytes),
                     format!("{}/{}", d.logical_sector_size, d.physical_sector_size),
                     d.transport,
-                    r.summary
-                        .label
-                        .map(|l| l.as_str())
-                        .or(r.summary.foreign_label.as_deref())
-                        .unwrap_or("-"),
+                    r.summary.table_text(),
                     r.summary.partitions,
                     r.summary.misaligned,
                 );

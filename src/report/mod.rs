@@ -114,6 +114,17 @@ pub struct Report {
     pub nested_labels: Vec<ForeignTable>,
 }
 
+impl Summary {
+    /// The disk's table type as `list` shows it: `gpt`, `dos`, a foreign table's type (`sun`, `atari`, …), or
+    /// `-` for none.
+    pub fn table_text(&self) -> &str {
+        self.label
+            .map(|l| l.as_str())
+            .or(self.foreign_label.as_deref())
+            .unwrap_or("-")
+    }
+}
+
 /// What `list` and `check` say about a disk, in one word. `Problem` wins over `Misaligned`: a corrupt or
 /// inconsistent table (any error-level finding other than a misaligned start) makes the alignment moot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]

@@ -57,6 +57,18 @@ fn a_sun_label_shows_its_partitions_read_only_and_edits_are_refused() {
         .collect();
     assert_eq!(rows, [(1, 0, 80325), (2, 80325, 48195)]);
     assert_eq!(d.selected, 1, "the misaligned partition is selected first");
+    // The device list names the table and counts its partitions, as `afdisk list` does.
+    let mut list = App::new(true, true);
+    list.list
+        .items
+        .push(super::model::ListItem::Disk(Box::new(d.report.clone())));
+    let s = render(&list, 80, 24);
+    let row = s
+        .lines()
+        .find(|l| l.contains("sun.img"))
+        .unwrap_or_default();
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert!(cells.windows(2).any(|w| w == ["sun", "2"]), "{s}");
     for (w, h) in [(80, 24), (120, 40)] {
         let s = render(&app, w, h);
         assert!(s.contains("sun table (foreign: read-only)"), "{s}");

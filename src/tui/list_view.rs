@@ -89,10 +89,7 @@ fn list_row<'a>(it: &ListItem, cols: &Columns, th: &Theme) -> Row<'a> {
                 human(d.size_bytes),
                 format!("{}/{}", d.logical_sector_size, d.physical_sector_size),
                 d.transport.clone(),
-                r.summary
-                    .label
-                    .map(|x| x.as_str().to_string())
-                    .unwrap_or_else(|| "-".into()),
+                r.summary.table_text().to_string(),
                 r.summary.partitions.to_string(),
                 // A loop device's backing file ends its row, as in `afdisk list`.
                 match afdisk::present::backing_file(d) {
