@@ -362,7 +362,7 @@ pub fn preflight(opened: &Opened, what: &str) -> Result<()> {
                 describe_uses(&uses)
             ),
             "unmount its filesystems, swapoff its swap, stop LVM/md/dm/loop users (vgchange -an, mdadm --stop, \
-             losetup -d), then try again",
+             losetup -d) and the programs named (a virtual machine running the image), then try again",
         ));
     }
     Ok(())

@@ -41,7 +41,8 @@ pub fn check_output(out: &Path, flag: &str, target: &Path, example: &str) -> Res
             fix,
         ));
     }
-    if let Some(u) = super::usage::image_uses(out).first() {
+    let uses = super::usage::image_uses(out);
+    if let Some(u) = uses.iter().find(|u| u.kind == super::usage::UseKind::Loop) {
         return Err(Error::usage(
             format!(
                 "{flag} {shown} is {}: writing there would change that disk, and nothing was written",

@@ -308,11 +308,12 @@ fn loops_backed_by(
 }
 
 /// Loop devices whose backing file is `image` — the same file (device and inode, as the kernel reports it for
-/// the loop device), else the same canonical path (byte for byte) — and what uses those loop devices.
+/// the loop device), else the same canonical path (byte for byte) — and what uses those loop devices; and the
+/// other programs that use the file itself ([`file_users`]).
 pub fn image_uses(image: &Path) -> Vec<Use> {
     let canon = std::fs::canonicalize(image).unwrap_or_else(|_| image.to_path_buf());
     let file = std::fs::metadata(image).ok().map(|m| (m.dev(), m.ino()));
-    let mut uses = Vec::new();
+    let mut uses = file.map_or_else(Vec::new, |(dev, ino)| file_users(image, dev, ino));
     for (name, dir) in loops_backed_by(file, &canon, "") {
         uses.push(Use {
             kind: UseKind::Loop,
@@ -322,6 +323,120 @@ pub fn image_uses(image: &Path) -> Vec<Use> {
         uses.extend(disk_uses(&dir, &name));
     }
     uses
+}
+
+/// A lock of /proc/locks: its class (`POSIX`, `OFDLCK`, `FLOCK`, …), its access (`READ`, `WRITE`), the
+/// process that holds it (none for an OFD lock) and the file it is on (device major, minor, inode).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockLine {
+    pub class: String,
+    pub access: String,
+    pub pid: Option<u32>,
+    pub file: (u64, u64, u64),
+}
+
+/// Parses /proc/locks (`1: POSIX  ADVISORY  WRITE 1234 08:01:5678 0 EOF`; the device's major and minor in hex,
+/// the inode in decimal; `->` lines of blocked waiters skipped). Pure.
+pub fn parse_locks(text: &str) -> Vec<LockLine> {
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.get(1) == Some(&"->") {
+                return None;
+            }
+            let (class, access, pid, file) = (f.get(1)?, f.get(3)?, f.get(4)?, f.get(5)?);
+            let mut parts = file.split(':');
+            let maj = u64::from_str_radix(parts.next()?, 16).ok()?;
+            let min = u64::from_str_radix(parts.next()?, 16).ok()?;
+            let ino = parts.next()?.parse().ok()?;
+            Some(LockLine {
+                class: class.to_string(),
+                access: access.to_string(),
+                pid: pid.parse().ok().filter(|&p: &u32| p > 0),
+                file: (maj, min, ino),
+            })
+        })
+        .collect()
+}
+
+/// Whether an fdinfo text's `flags:` (octal) open the file for writing (`O_WRONLY` or `O_RDWR`). Pure.
+pub fn fdinfo_writes(fdinfo: &str) -> bool {
+    fdinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("flags:"))
+        .and_then(|f| u64::from_str_radix(f.trim(), 8).ok())
+        .is_some_and(|flags| flags & 3 != 0)
+}
+
+/// The other programs that use the image file `image` (device `dev`, inode `ino`): a POSIX or OFD lock on it
+/// (/proc/locks; qemu holds OFD locks on the disk images it runs) or a descriptor open for writing (/proc/*/fd
+/// and its fdinfo). Not another afdisk, nor a BSD `flock` (`sfdisk --lock`): those writers take the write lock,
+/// which refuses with its own words.
+fn file_users(image: &Path, dev: u64, ino: u64) -> Vec<Use> {
+    let me = std::process::id();
+    let on = |detail: String| Use {
+        kind: UseKind::Holder,
+        device: image.display().to_string(),
+        detail,
+    };
+    let file = (nix::sys::stat::major(dev), nix::sys::stat::minor(dev), ino);
+    let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+    let mut out: Vec<Use> = parse_locks(&locks)
+        .into_iter()
+        .filter(|l| l.file == file && l.class != "FLOCK" && l.pid != Some(me))
+        .filter(|l| l.pid.is_none_or(|p| comm(p) != "afdisk"))
+        .map(|l| {
+            let who = l.pid.map_or("a program".to_string(), |p| {
+                format!("PID {p} ({})", comm(p))
+            });
+            on(format!("{who} with a {} {} lock", l.class, l.access))
+        })
+        .collect();
+    for (pid, fd) in process_fds() {
+        let same = std::fs::metadata(&fd).is_ok_and(|m| m.dev() == dev && m.ino() == ino);
+        if pid == me || !same || comm(pid) == "afdisk" {
+            continue;
+        }
+        let info = fd
+            .parent()
+            .and_then(Path::parent)
+            .zip(fd.file_name())
+            .and_then(|(p, n)| std::fs::read_to_string(p.join("fdinfo").join(n)).ok());
+        if info.is_some_and(|i| fdinfo_writes(&i)) {
+            out.push(on(format!(
+                "PID {pid} ({}) has it open for writing",
+                comm(pid)
+            )));
+        }
+    }
+    out.dedup();
+    out
+}
+
+/// The command name of process `pid` (empty when gone).
+fn comm(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// Every open descriptor of every process this user may read: (pid, /proc/PID/fd/N).
+fn process_fds() -> Vec<(u32, std::path::PathBuf)> {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    procs
+        .flatten()
+        .filter_map(|p| Some((p.file_name().to_str()?.parse::<u32>().ok()?, p.path())))
+        .flat_map(|(pid, dir)| {
+            std::fs::read_dir(dir.join("fd"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(move |fd| (pid, fd.path()))
+        })
+        .collect()
 }
 
 /// The processes (other than this one) that hold the block device `rdev` open: "PID 1234 (mkfs.ext4)", read
@@ -378,6 +493,33 @@ mod tests {
                 ("/swap file".to_string(), "file".to_string())
             ]
         );
+    }
+
+    #[test]
+    fn lock_lines() {
+        let t = "1: OFDLCK ADVISORY  WRITE -1 fd:01:2621445 0 EOF\n\
+                 2: POSIX  ADVISORY  READ 812 08:11:17 128 128\n\
+                 2: -> POSIX  ADVISORY  WRITE 900 08:11:17 128 128\n\
+                 3: FLOCK  ADVISORY  WRITE 77 00:1a:5 0 EOF\ngarbage\n";
+        let l = parse_locks(t);
+        assert_eq!(l.len(), 3);
+        assert_eq!(
+            (l[0].class.as_str(), l[0].pid, l[0].file),
+            ("OFDLCK", None, (0xfd, 1, 2621445))
+        );
+        assert_eq!(
+            (l[1].access.as_str(), l[1].pid, l[1].file),
+            ("READ", Some(812), (8, 0x11, 17))
+        );
+        assert_eq!(l[2].class, "FLOCK");
+    }
+
+    #[test]
+    fn fdinfo_access() {
+        assert!(fdinfo_writes("pos:\t0\nflags:\t0100002\nmnt_id:\t27\n"));
+        assert!(fdinfo_writes("flags:\t01\n"));
+        assert!(!fdinfo_writes("pos:\t0\nflags:\t0100000\n"));
+        assert!(!fdinfo_writes("nothing here"));
     }
 
     #[test]

@@ -1,0 +1,83 @@
+//! A disk image another program uses is in use: one that holds it open for writing (a running VM, a `dd`) or
+//! holds a POSIX or OFD lock on it (qemu locks the images it runs) makes `apply` refuse, naming the program, and
+//! the image stays byte-identical; once the program lets go, the same apply writes.
+
+mod common;
+
+use std::process::{Child, Command, Stdio};
+
+use common::{apply, plan, s, Scratch, MIB};
+
+/// A python process that opens `img` for reading and writing and, with `lock`, takes a POSIX write lock on
+/// it; it prints a line once it holds them, then sleeps. Killed when dropped.
+struct Holder(Child);
+
+impl Holder {
+    fn start(img: &std::path::Path, lock: bool) -> Holder {
+        use std::io::BufRead;
+        let code = format!(
+            "import fcntl, sys, time\nf = open(sys.argv[1], 'r+b')\n{}print('held', flush=True)\ntime.sleep(60)\n",
+            if lock { "fcntl.lockf(f, fcntl.LOCK_EX)\n" } else { "" }
+        );
+        let mut c = Command::new("python3")
+            .args(["-c", &code, &s(img)])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3");
+        let mut line = String::new();
+        let out = c.stdout.take().expect("stdout");
+        std::io::BufReader::new(out)
+            .read_line(&mut line)
+            .expect("read");
+        assert_eq!(line.trim(), "held");
+        Holder(c)
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn an_image_another_program_writes_or_locks_is_in_use() {
+    let sc = Scratch::new();
+    let img = sc.image("vm.img", 64 * MIB);
+    let t = s(&img);
+    let pf = sc.path("p.json");
+    plan(&t, &["--preset", "data"], &pf);
+    let before = std::fs::read(&img).expect("read");
+    for lock in [false, true] {
+        let h = Holder::start(&img, lock);
+        let r = apply(&t, &pf, "vm.img", &sc.path("bk"));
+        assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+        let pid = format!("PID {}", h.0.id());
+        let why = if lock {
+            "POSIX WRITE lock"
+        } else {
+            "open for writing"
+        };
+        assert!(
+            r.stderr.contains("is in use") && r.stderr.contains(&pid) && r.stderr.contains(why),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(
+            std::fs::read(&img).expect("read"),
+            before,
+            "nothing written"
+        );
+        let v = common::inspect(&t);
+        assert!(
+            v["device"]["in_use"]
+                .as_array()
+                .is_some_and(|u| !u.is_empty()),
+            "inspect shows the use: {v}"
+        );
+        drop(h);
+    }
+    let r = apply(&t, &pf, "vm.img", &sc.path("bk"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
