@@ -30,6 +30,14 @@ pub(crate) fn presenter(as_json: bool) -> impl FnMut(&Progress) {
             }
             return;
         }
+        // The journal, named once before the first write to the disk, on a terminal or in a log alike.
+        if let Some(j) = &p.journal {
+            eprintln!(
+                "Move journal: {j} (if this run stops, `afdisk resume` continues from it; give it with --journal \
+                 FILE when it is not in the backup directory)"
+            );
+            return;
+        }
         if !tty || last.elapsed().as_millis() < 200 {
             return;
         }

@@ -413,6 +413,29 @@ fn file_users(image: &Path, dev: u64, ino: u64) -> Vec<Use> {
     out
 }
 
+/// The processes other than this one that hold a BSD `flock` on the file open as `file` (/proc/locks): another
+/// afdisk writing the disk holds its write lock so ("PID 1234 (afdisk)").
+pub fn flock_holders(file: &std::fs::File) -> Vec<String> {
+    let Ok(m) = file.metadata() else {
+        return Vec::new();
+    };
+    let at = (
+        nix::sys::stat::major(m.dev()),
+        nix::sys::stat::minor(m.dev()),
+        m.ino(),
+    );
+    let me = std::process::id();
+    let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+    let mut out: Vec<String> = parse_locks(&locks)
+        .into_iter()
+        .filter(|l| l.class == "FLOCK" && l.file == at)
+        .filter_map(|l| l.pid.filter(|&p| p != me))
+        .map(|p| format!("PID {p} ({})", comm(p)))
+        .collect();
+    out.dedup();
+    out
+}
+
 /// The command name of process `pid` (empty when gone).
 fn comm(pid: u32) -> String {
     std::fs::read_to_string(format!("/proc/{pid}/comm"))

@@ -65,6 +65,7 @@ fn phase(ctl: &mut Control, phase: Phase, commits: u64) {
         rate_bytes_per_sec: 0.0,
         eta_seconds: None,
         commit_points: commits,
+        journal: None,
     });
 }
 
@@ -222,7 +223,7 @@ fn copy_move(
         // A fresh move (no open batch) is verified while it copies; a resumed one by the pass at the end.
         task.online = r.next == 0 && r.batch_end == 0;
         if r.batch_end > i && r.batch_end <= n {
-            finish_open_batch(dev, j, mv, &ext, (i, r.batch_end), meter)?;
+            finish_open_batch(dev, j, mv, &ext, r, meter)?;
             i = r.batch_end;
         }
         task.from = i;
@@ -236,7 +237,12 @@ fn copy_move(
 }
 
 /// Journaled resume: window `r.next`'s data is in the record `r`, and the window of the record before it (the
-/// other slot) may not be durable yet: writes both from the journal.
+/// other slot) may not be durable yet: writes both from the journal. A record's data is checked against the
+/// checksum the record itself carries (`Journal::open` keeps only records whose data matches it), which is
+/// the reader's checksum of the window's source. The window's entry in the checksum area was written just
+/// before the record, in the same commit: a disk that reorders writes may have lost it while the record
+/// landed, so an entry that differs is put back from the record (durable with the next commit) rather than
+/// taken for damage; a saved window of the wrong length is damage.
 fn replay_saved(dev: &dyn Io, j: &Journal, mv: usize, ext: &Extents, r: &Record) -> Result<()> {
     let mut saved = Vec::new();
     if let Some(p) = j.record_before(r) {
@@ -246,11 +252,15 @@ fn replay_saved(dev: &dyn Io, j: &Journal, mv: usize, ext: &Extents, r: &Record)
     }
     saved.push((r.next, r.data.clone()));
     for (w, data) in saved {
-        let want = j.sums(mv, w, 1)?;
-        if want.first() != Some(&checksum(&data)) || data.len() as u64 != ext.bytes(w) {
+        let sum = checksum(&data);
+        if j.sums(mv, w, 1)?.first() != Some(&sum) {
+            j.put_sums(mv, w, &[sum])?;
+        }
+        if data.len() as u64 != ext.bytes(w) {
             return Err(Error::refused(
                 "the journal's saved window does not match its recorded checksum",
-                "the journal is damaged; restore the apply's backup and copy the data from a backup",
+                "the journal is damaged, and the partition's data lies partly at its old and partly at its new \
+                 place: copy the filesystem's files back from your own backup (a table restore cannot undo a move)",
             ));
         }
         // Aligned, for a device opened with O_DIRECT.
@@ -262,17 +272,28 @@ fn replay_saved(dev: &dyn Io, j: &Journal, mv: usize, ext: &Extents, r: &Record)
     Ok(())
 }
 
-/// Shift/Disjoint resume of the open batch `first..end`: each window whose destination does not match its
-/// checksum has an intact source (it is overwritten only after its own copy is flushed) and is copied again.
+/// Shift/Disjoint resume of the open batch `first..end` of record `r`: each window whose destination does not
+/// match its checksum has an intact source (it is overwritten only after its own copy is flushed) and is
+/// copied again. The batch's checksums come from the record when it carries them (its data: 8 bytes per
+/// window, checked with the record), and are put back in the checksum area, where a disk that reorders writes
+/// may have lost them while the record landed; a record without them (older journals) has its checksums in the
+/// area only.
 fn finish_open_batch(
     dev: &dyn Io,
     j: &Journal,
     mv: usize,
     ext: &Extents,
-    (first, end): (u64, u64),
+    r: &Record,
     meter: &mut Meter,
 ) -> Result<()> {
-    let sums = j.sums(mv, first, end - first)?;
+    let (first, end) = (r.next, r.batch_end);
+    let sums = match batch_sums(&r.data, end - first) {
+        Some(carried) => {
+            j.put_sums(mv, first, &carried)?;
+            carried
+        }
+        None => j.sums(mv, first, end - first)?,
+    };
     let mut buf = AlignedBuf::new(ext.max_bytes() as usize);
     for (k, w) in (first..end).enumerate() {
         let pieces = ext.pieces(w);
@@ -299,6 +320,16 @@ fn finish_open_batch(
         meter.done += len;
     }
     Ok(())
+}
+
+/// The checksums of a batch of `n` windows a batch record carries as its data (8 bytes each, little-endian,
+/// see `pipeline`), or `None` when it carries none (a journal written before batch records did). Pure.
+pub fn batch_sums(data: &[u8], n: u64) -> Option<Vec<u64>> {
+    (n > 0 && data.len() as u64 == 8 * n).then(|| {
+        data.chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+            .collect()
+    })
 }
 
 /// Reads every destination window back and compares it with the source checksum taken while copying.

@@ -57,3 +57,104 @@ pub fn journal_finding(p: &PendingMove) -> crate::finding::Finding {
         ),
     )
 }
+
+/// How the table on the disk now (`here`) differs from the one an interrupted move left (`marked`), for the
+/// refusal of a resume: "partition 1: name \"renamed\" (the move left \"data\")", each difference of a
+/// partition's start, size, type or name, a partition missing or added; "no table" when there is none.
+pub fn table_changes(here: Option<&crate::table::Layout>, marked: &crate::table::Layout) -> String {
+    let Some(here) = here else {
+        return "the disk holds no partition table now".into();
+    };
+    let mut out = Vec::new();
+    let quote = |n: &Option<String>| format!("{:?}", n.as_deref().unwrap_or(""));
+    for m in &marked.partitions {
+        let Some(h) = here.partitions.iter().find(|p| p.number == m.number) else {
+            out.push(format!("partition {} is gone", m.number));
+            continue;
+        };
+        let n = m.number;
+        let mut diff = |what: &str, now: String, was: String| {
+            if now != was {
+                out.push(format!("partition {n}: {what} {now} (the move left {was})"));
+            }
+        };
+        diff("start", h.start.to_string(), m.start.to_string());
+        diff("size", h.size.to_string(), m.size.to_string());
+        diff("type", h.type_code.clone(), m.type_code.clone());
+        diff("name", quote(&h.name), quote(&m.name));
+    }
+    for h in &here.partitions {
+        if !marked.partitions.iter().any(|m| m.number == h.number) {
+            out.push(format!("partition {} was added", h.number));
+        }
+    }
+    if out.is_empty() {
+        "its header or identity (disk GUID, signature) changed".into()
+    } else {
+        out.join("; ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::{Label, Layout, PartKind, Partition, Table};
+
+    fn entry(number: u32, start: u64, size: u64, ty: &str) -> Partition {
+        Partition {
+            number,
+            start,
+            size,
+            type_code: ty.into(),
+            type_name: String::new(),
+            uuid: None,
+            name: None,
+            kind: PartKind::Gpt,
+            attributes: 0,
+            bootable: false,
+            ebr_lba: None,
+        }
+    }
+
+    #[test]
+    fn a_resume_refusal_says_what_changed_in_the_table() {
+        let mut p = entry(1, 2048, 4096, "A4F0D15C-0000-4000-8000-4D4F56494E47");
+        p.name = Some("data".into());
+        let marked = Layout {
+            table: Table {
+                label: Label::Gpt,
+                sector_size: 512,
+                id: "D".into(),
+                first_usable: 34,
+                last_usable: 131038,
+                header_used: None,
+                max_partitions: 128,
+            },
+            partitions: vec![p.clone(), entry(2, 8192, 2048, "8300")],
+        };
+        let mut renamed = marked.clone();
+        renamed.partitions[0].name = Some("renamed".into());
+        renamed.partitions.remove(1);
+        renamed.partitions.push(entry(3, 20480, 2048, "8300"));
+        assert_eq!(
+            table_changes(Some(&renamed), &marked),
+            "partition 1: name \"renamed\" (the move left \"data\"); partition 2 is gone; partition 3 was added"
+        );
+        let mut retyped = marked.clone();
+        retyped.partitions[0].type_code = "8300".into();
+        retyped.partitions[0].start = 2049;
+        assert_eq!(
+            table_changes(Some(&retyped), &marked),
+            "partition 1: start 2049 (the move left 2048); partition 1: type 8300 (the move left \
+             A4F0D15C-0000-4000-8000-4D4F56494E47)"
+        );
+        assert_eq!(
+            table_changes(Some(&marked), &marked),
+            "its header or identity (disk GUID, signature) changed"
+        );
+        assert_eq!(
+            table_changes(None, &marked),
+            "the disk holds no partition table now"
+        );
+    }
+}

@@ -30,7 +30,7 @@ pub(super) fn no_room(dir: &Path, need: u64, why: &str) -> Error {
             dir.display()
         ),
         format!(
-            "free {} there, or set AFDISK_BACKUP_DIR (or --journal-dir) to a directory on another disk with room",
+            "free {} there, or set AFDISK_BACKUP_DIR to a directory on another disk with room",
             human(need)
         ),
     )
@@ -102,7 +102,7 @@ pub fn check_journal_place(dir: &Path, opened: &Opened) -> Result<()> {
                 dir.display(),
                 opened.info.path.display()
             ),
-            "set AFDISK_BACKUP_DIR (or --journal-dir) to a directory on another disk",
+            "set AFDISK_BACKUP_DIR to a directory on another disk",
         ));
     }
     Ok(())

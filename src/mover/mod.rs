@@ -309,6 +309,7 @@ fn drive(
             rate_bytes_per_sec: 0.0,
             eta_seconds: None,
             commit_points: j.commits,
+            journal: None,
         });
         let t2 = std::time::Instant::now();
         checks = check_moved(opened, &j.job);
@@ -436,6 +437,17 @@ pub fn start(
     Journal::create(&jio, job)?;
     fsync_dir(journal_dir);
     trace::phase("journal created", t0);
+    // Named before the first write to the disk: a run killed from here on is resumed from this journal.
+    (ctl.progress)(&Progress {
+        phase: Phase::Marking,
+        partition: 0,
+        bytes_done: 0,
+        bytes_total: 0,
+        rate_bytes_per_sec: 0.0,
+        eta_seconds: None,
+        commit_points: 0,
+        journal: Some(jpath.display().to_string()),
+    });
     drive(
         opened,
         file,
@@ -469,10 +481,14 @@ pub fn resume(
     if rec.stage == Stage::Copying && !here.as_ref().is_some_and(|l| l.same_table(&j.job.marked)) {
         return Err(Error::refused(
             format!(
-                "the table of {} is not the one the move left (its moving partitions marked): something changed it; nothing was written",
-                opened.info.path.display()
+                "the table of {} is not the one the move left (its moving partitions marked): {}; nothing was \
+                 written",
+                opened.info.path.display(),
+                findings::table_changes(here.as_ref(), &j.job.marked)
             ),
-            "restore the apply's backup, or put the marked table back, before resuming",
+            "put the table the move left back first: undo that change with the tool that made it, or restore \
+             the newest backup taken before it (`afdisk restore TARGET FILE` takes a backup of a table with the \
+             moving mark); then resume",
         ));
     }
     if rollback {
@@ -618,15 +634,12 @@ pub fn footprints(
         .collect()
 }
 
-/// Refuses any write to a disk with an unfinished move: a journal for it in `journal_dir`, a table entry that
-/// carries the moving mark, or a partition holding a filesystem a move hid ([`hide::hidden_content`]: the sign
-/// left when the table was rewritten since and the journal is elsewhere).
-pub fn refuse_if_unfinished(opened: &Opened, journal_dir: &Path) -> Result<()> {
-    let pending = pending_journals(journal_dir, opened);
+/// What a move that did not finish leaves on the disk itself: the partitions that carry the moving mark, and
+/// those that hold a filesystem a move hid ([`hide::hidden_content`]).
+pub fn signs_on_disk(opened: &Opened) -> (Vec<u32>, Vec<u32>) {
     let src = opened.source();
     let scan = table::scan(&src, opened.info.logical_sector_size);
     let ss = scan.table.as_ref().map_or(512, |t| t.sector_size);
-    let numbers = |v: Vec<u32>| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
     let marked: Vec<u32> = scan
         .partitions
         .iter()
@@ -643,8 +656,34 @@ pub fn refuse_if_unfinished(opened: &Opened, journal_dir: &Path) -> Result<()> {
         })
         .map(|p| p.number)
         .collect();
+    (marked, hidden)
+}
+
+/// Refuses any write to a disk with an unfinished move: a journal for it in `journal_dir`, a table entry that
+/// carries the moving mark, or a partition holding a filesystem a move hid ([`hide::hidden_content`]: the sign
+/// left when the table was rewritten since and the journal is elsewhere).
+pub fn refuse_if_unfinished(opened: &Opened, journal_dir: &Path) -> Result<()> {
+    let pending = pending_journals(journal_dir, opened);
+    let (marked, hidden) = signs_on_disk(opened);
+    let numbers = |v: Vec<u32>| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
     if pending.is_empty() && marked.is_empty() && hidden.is_empty() {
         return Ok(());
+    }
+    let running = crate::device::usage::flock_holders(&opened.file);
+    if let (Some((p, _)), false) = (pending.first(), running.is_empty()) {
+        return Err(Error::refused(
+            format!(
+                "{} is being written by {} now: its data move (journal {}) is under way; nothing was written",
+                opened.info.path.display(),
+                running.join(", "),
+                p.display()
+            ),
+            format!(
+                "wait for that run to finish (its progress shows where it was started); if it stops before the \
+                 end, `afdisk resume {}` finishes the move",
+                crate::device::shell_quote(opened.info.path.as_os_str())
+            ),
+        ));
     }
     let why = match pending.first() {
         Some((p, st)) => format!(

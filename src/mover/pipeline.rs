@@ -226,7 +226,12 @@ fn write_batches(
             return Ok(Ended::Stopped);
         }
         j.put_sums(t.mv, batch.first, &batch.sums)?;
-        j.commit(Record::at(Stage::Copying, mv, batch.first, batch.end))?;
+        // The record carries the batch's checksums too: a disk that reorders writes may lose the area's copy
+        // written just before it while the record lands (see `engine::finish_open_batch`).
+        let carried: Vec<u8> = batch.sums.iter().flat_map(|s| s.to_le_bytes()).collect();
+        let mut rec = Record::at(Stage::Copying, mv, batch.first, batch.end);
+        rec.data = carried;
+        j.commit(rec)?;
         let mut since = batch.first;
         for (k, w) in (batch.first..batch.end).enumerate() {
             let (o, len) = batch.offs[k];

@@ -71,6 +71,9 @@ pub struct Progress {
     pub eta_seconds: Option<f64>,
     /// Commit points (safe stop points) passed so far.
     pub commit_points: u64,
+    /// The move's journal, in the first report only (after it is created, before the first write to the disk):
+    /// what `afdisk resume --journal` takes if the run stops; null in every other report.
+    pub journal: Option<String>,
 }
 
 /// Serialises a partition number of 0 (none) as null: the contracts give absent values as null.
@@ -140,6 +143,7 @@ impl Meter {
             rate_bytes_per_sec: rate,
             eta_seconds: eta,
             commit_points: commits,
+            journal: None,
         });
     }
 

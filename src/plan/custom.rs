@@ -463,6 +463,8 @@ fn changes_from_disk(
 
 /// Reads the table and contents of `opened` and makes the plan that writes `target` (see the module doc).
 pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Plan> {
+    // A half-moved partition's data is not where either table says: no plan until the move is finished.
+    crate::mover::refuse_if_unfinished(opened, &crate::mover::journal_dir())?;
     let info = &opened.info;
     let src = opened.source();
     let ss = info.logical_sector_size;

@@ -631,6 +631,8 @@ fn write_notes(kind: PlanKind, writes: &[SectorWrite]) -> Vec<String> {
 
 /// Reads the table and contents of `opened` and makes the plan `req` asks for.
 pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
+    // A half-moved partition's data is not where either table says: no plan until the move is finished.
+    crate::mover::refuse_if_unfinished(opened, &crate::mover::journal_dir())?;
     let info = &opened.info;
     let src = opened.source();
     let ss = info.logical_sector_size;

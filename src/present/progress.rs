@@ -156,6 +156,7 @@ mod move_bench_tests {
             rate_bytes_per_sec: 40.0 * MIB as f64,
             eta_seconds: Some(0.2),
             commit_points: 7,
+            journal: None,
         };
         let t = move_progress(&p);
         assert_eq!(t.doing, "copying (partition 1)");

@@ -442,6 +442,7 @@ fn the_running_state_shows_phase_bytes_rate_eta_and_a_gauge() {
         rate_bytes_per_sec: 40.0 * MIB as f64,
         eta_seconds: Some(0.2),
         commit_points: 7,
+        journal: None,
     });
     let s = rig.render();
     assert!(s.contains("copying (partition 1)"), "{s}");
