@@ -124,8 +124,14 @@ impl MoveOutcome {
             } else {
                 String::new()
             };
+            // A stopped move has moved part of it: the line says what it is moving, not that it moved.
+            let verb = if self.status == "stopped" {
+                "being moved"
+            } else {
+                "moved"
+            };
             out.push_str(&format!(
-                "Partition {} ({}): {} moved {} {} (byte {} → {}, {} mode{copied})\n",
+                "Partition {} ({}): {} {verb} {} {} (byte {} → {}, {} mode{copied})\n",
                 m.partition,
                 m.content.as_deref().unwrap_or("data"),
                 human(m.bytes),
