@@ -9,7 +9,7 @@ mod move_common;
 
 use afdisk::mover::io::MemIo;
 use afdisk::mover::{self, Journal};
-use common::Scratch;
+use common::{run, Scratch};
 use move_common::*;
 
 /// A job made today carries the copy ranges and version 2; with version 1 and no ranges (a journal an older
@@ -143,4 +143,36 @@ fn a_journal_directory_without_room_is_refused() {
         e.problem
     );
     assert!(e.fix.contains("AFDISK_BACKUP_DIR"), "{}", e.fix);
+}
+
+/// A backup directory with room for the backup but not for the journal (a 2 MiB tmpfs): `apply` refuses
+/// before it saves the backup, so nothing is left there and the image is unchanged.
+#[test]
+fn a_directory_without_room_for_the_journal_keeps_no_backup() {
+    let sc = Scratch::new();
+    let (img, original, _) = gpt_2049_moving(&sc, "full.img", 25, 2 * MIB);
+    let dir = sc.dir.path().join("small");
+    std::fs::create_dir(&dir).expect("mkdir");
+    run(
+        "mount",
+        &["-t", "tmpfs", "-o", "size=2M", "tmpfs", &s(&dir)],
+    );
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _guard = Unmount(dir.clone());
+    let pf = sc.dir.path().join("p.json");
+    common::plan(&s(&img), &["--realign"], &pf);
+    let r = common::apply(&s(&img), &pf, "full.img", &dir);
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    assert!(r.stderr.contains("journal"), "{}", r.stderr);
+    let left: Vec<_> = std::fs::read_dir(&dir).expect("ls").flatten().collect();
+    assert!(left.is_empty(), "nothing left in the directory: {left:?}");
+    assert!(
+        std::fs::read(&img).expect("read") == original,
+        "the image is unchanged"
+    );
 }

@@ -205,12 +205,24 @@ pub fn apply_with(
     };
     check_unchanged(&src, ss, plan, opened)?;
     check_result(&src, ss, plan, &sectors, opened)?;
+    // A plan that moves data: its job, and room for its journal, before the backup is saved (a directory
+    // without room refuses with nothing left behind).
+    let job = if moves::moves_data(plan) {
+        let job = moves::job_with_chunk(plan, &src, crate::mover::journal_chunk(backup_dir))?;
+        // (A directory not made yet is made by the backup, and checked by the mover before the journal.)
+        if backup_dir.is_dir() {
+            crate::mover::check_journal_place(backup_dir, opened)?;
+            crate::mover::check_journal_room(backup_dir, crate::mover::Journal::size_for(&job)?)?;
+        }
+        Some(job)
+    } else {
+        None
+    };
     let backup_file = save_backup(&src, ss, plan, &sectors, backup_dir)?;
     let cmd = restore_command(&opened.info.path, &backup_file);
-    // A plan that moves data: the mover marks, copies, verifies and writes the new table (its errors say how
-    // to resume; restoring the old table would not move the data back).
-    let moved = if moves::moves_data(plan) {
-        let job = moves::job_with_chunk(plan, &src, crate::mover::journal_chunk(backup_dir))?;
+    // The mover marks, copies, verifies and writes the new table (its errors say how to resume; restoring the
+    // old table would not move the data back).
+    let moved = if let Some(job) = job {
         let m = crate::mover::start(opened, &file, job, backup_dir, ctl)?;
         if m.status != "finished" {
             return Ok(stopped_move(opened, &src, ss, backup_file, m));
