@@ -42,15 +42,7 @@ impl Io for LoseOldest<'_> {
     fn read_at(&self, off: u64, buf: &mut [u8]) -> io::Result<()> {
         self.inner.read_at(off, buf)?;
         let held = self.held.lock().map_err(|_| cut())?;
-        let (a, b) = (off, off + buf.len() as u64);
-        for (o, d) in held.iter() {
-            let (c, e) = (*o, *o + d.len() as u64);
-            let (lo, hi) = (a.max(c), b.min(e));
-            if lo < hi {
-                buf[(lo - a) as usize..(hi - a) as usize]
-                    .copy_from_slice(&d[(lo - c) as usize..(hi - c) as usize]);
-            }
-        }
+        afdisk::mover::io::overlay_held(&held, off, buf);
         Ok(())
     }
     fn write_at(&self, off: u64, buf: &[u8]) -> io::Result<()> {

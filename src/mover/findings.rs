@@ -96,25 +96,18 @@ pub fn table_changes(here: Option<&crate::table::Layout>, marked: &crate::table:
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::table::{Label, Layout, PartKind, Partition, Table};
+use crate::table;
+/// The integration tests' builder of bare entries (also compiled into `plan`'s tests).
+#[cfg(test)]
+#[allow(clippy::duplicate_mod)]
+#[path = "../../tests/common/tables.rs"]
+mod tables;
 
-    fn entry(number: u32, start: u64, size: u64, ty: &str) -> Partition {
-        Partition {
-            number,
-            start,
-            size,
-            type_code: ty.into(),
-            type_name: String::new(),
-            uuid: None,
-            name: None,
-            kind: PartKind::Gpt,
-            attributes: 0,
-            bootable: false,
-            ebr_lba: None,
-        }
-    }
+#[cfg(test)]
+mod tests {
+    use super::tables::entry;
+    use super::*;
+    use crate::table::{Label, Layout, Table};
 
     #[test]
     fn a_resume_refusal_says_what_changed_in_the_table() {

@@ -217,6 +217,21 @@ impl<'a> CutIo<'a> {
     }
 }
 
+/// Lays the writes `held` back (offset, bytes; later ones over earlier ones) over `buf`, read from the device
+/// at `off`: what a read sees of writes a device has taken but not yet made durable (a test device that
+/// simulates power cuts holds them so).
+pub fn overlay_held(held: &[(u64, Vec<u8>)], off: u64, buf: &mut [u8]) {
+    let (a, b) = (off, off + buf.len() as u64);
+    for (o, d) in held {
+        let (c, e) = (*o, *o + d.len() as u64);
+        let (lo, hi) = (a.max(c), b.min(e));
+        if lo < hi {
+            buf[(lo - a) as usize..(hi - a) as usize]
+                .copy_from_slice(&d[(lo - c) as usize..(hi - c) as usize]);
+        }
+    }
+}
+
 fn cut_error() -> io::Error {
     io::Error::other("simulated power cut (test cut-point layer)")
 }
@@ -232,15 +247,7 @@ impl Io for CutIo<'_> {
         self.inner.read_at(off, buf)?;
         // Reads see the writes still held back, as a page cache would.
         let p = self.pending.lock().map_err(|_| poisoned())?;
-        let (a, b) = (off, off + buf.len() as u64);
-        for (o, d) in p.iter() {
-            let (c, e) = (*o, *o + d.len() as u64);
-            let (lo, hi) = (a.max(c), b.min(e));
-            if lo < hi {
-                buf[(lo - a) as usize..(hi - a) as usize]
-                    .copy_from_slice(&d[(lo - c) as usize..(hi - c) as usize]);
-            }
-        }
+        overlay_held(&p, off, buf);
         Ok(())
     }
     fn write_at(&self, off: u64, buf: &[u8]) -> io::Result<()> {
