@@ -53,11 +53,24 @@ fn the_journal_is_named_before_the_move_writes() {
                 "{}",
                 r.stdout
             );
-            // The journal named is the one the move kept (retired once done).
+            // The journal named is the one the move kept (retired once done), which gives back the space its
+            // window copies took: far less than its length stays allocated.
+            use std::os::unix::fs::MetadataExt;
+            let done = std::fs::metadata(format!("{journal}.done")).expect("the retired journal");
             assert!(
-                std::path::Path::new(&format!("{journal}.done")).exists(),
-                "{journal}"
+                done.blocks() * 512 < done.len() / 4,
+                "{} bytes allocated of {}",
+                done.blocks() * 512,
+                done.len()
             );
+            let f = std::fs::File::open(format!("{journal}.done")).expect("open");
+            let jio = afdisk::mover::io::FileIo {
+                size: done.len(),
+                file: f,
+            };
+            let (_, rec) =
+                afdisk::mover::Journal::open(&jio).expect("a retired journal still reads");
+            assert_eq!(rec.stage, afdisk::mover::Stage::Done);
         } else {
             assert!(
                 r.stderr.contains("Move journal: ") && r.stderr.contains("--journal FILE"),
@@ -91,5 +104,35 @@ fn a_flock_held_by_another_process_is_seen() {
     assert!(
         afdisk::device::usage::flock_holders(&f).is_empty(),
         "released"
+    );
+}
+
+/// A run's rate counts what it copied: a resume from window 2 of a move copied all but the first two windows;
+/// from the start, everything; once copied, nothing (its outcome shows no rate).
+#[test]
+fn a_resume_counts_only_what_it_copies() {
+    use afdisk::mover::{copied_before, Record, Stage};
+    let sc = Scratch::new();
+    let (img, _, _) = move_common::gpt_2049_moving(&sc, "rate.img", 3, 4 * MIB);
+    // Windows of 1 MiB, so that the move has several.
+    let plan = move_common::move_plan(&img, &[(1, 4096, 20 * 2048)]);
+    let o = afdisk::device::open(&img, &Default::default()).expect("open");
+    let job = afdisk::apply::moves::job_with_chunk(&plan, &o.source(), MIB).expect("job");
+    let ext = job.moves[0].extents();
+    let total = ext.total();
+    assert!(ext.s.count() > 2, "{} windows", ext.s.count());
+    let two = ext.bytes(0) + ext.bytes(1);
+    assert_eq!(copied_before(&job, &Record::at(Stage::Started, 0, 0, 0)), 0);
+    assert_eq!(
+        copied_before(&job, &Record::at(Stage::Copying, 0, 2, 2)),
+        two
+    );
+    assert_eq!(
+        copied_before(&job, &Record::at(Stage::Copying, 1, 0, 0)),
+        total
+    );
+    assert_eq!(
+        copied_before(&job, &Record::at(Stage::TableWritten, 0, 0, 0)),
+        total
     );
 }

@@ -255,6 +255,18 @@ impl<'a> Journal<'a> {
         }
     }
 
+    /// The byte ranges (offset, length) of the two record slots' data: the window copies of journaled mode,
+    /// which nothing reads once the move is done (a retired journal keeps its header, its records and the
+    /// checksums, and gives this space back).
+    pub fn slot_data(&self) -> [(u64, u64); 2] {
+        [0, 1].map(|k| {
+            (
+                self.slots + k * self.slot_size + REC_HEAD,
+                self.job.max_chunk,
+            )
+        })
+    }
+
     /// The bytes a journal for `job` takes: header, two record slots, the window checksums.
     pub fn size_for(job: &JournalHeader) -> Result<u64> {
         let hlen = serde_json::to_vec(job)
@@ -420,5 +432,38 @@ impl<'a> Journal<'a> {
         Ok(b.chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
             .collect())
+    }
+}
+
+/// The bytes of `job` copied before the record `rec` a run starts from: none from the start, every move's
+/// before `rec.mv` and the windows before `rec.next` while copying, all of them once copied. Pure.
+pub fn copied_before(job: &JournalHeader, rec: &Record) -> u64 {
+    let total = |m: &MoveSpec| m.extents().total();
+    match rec.stage {
+        Stage::Started => 0,
+        Stage::Copying => job
+            .moves
+            .iter()
+            .enumerate()
+            .map(|(k, m)| match (k as u32).cmp(&rec.mv) {
+                std::cmp::Ordering::Less => total(m),
+                std::cmp::Ordering::Equal => {
+                    let ext = m.extents();
+                    (0..rec.next.min(ext.s.count())).map(|w| ext.bytes(w)).sum()
+                }
+                std::cmp::Ordering::Greater => 0,
+            })
+            .sum(),
+        _ => job.moves.iter().map(total).sum(),
+    }
+}
+
+/// The rate (bytes/s) of a run of `job` that took `secs` and started with `before` bytes copied. Pure.
+pub fn run_rate(job: &JournalHeader, before: u64, secs: f64) -> f64 {
+    let total: u64 = job.moves.iter().map(|m| m.extents().total()).sum();
+    if secs > 0.0 {
+        total.saturating_sub(before) as f64 / secs
+    } else {
+        0.0
     }
 }

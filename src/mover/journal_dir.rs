@@ -179,3 +179,22 @@ fn scan_journals(dir: &Path, opened: &Opened) -> Scanned {
     damaged.sort();
     (out, damaged)
 }
+
+/// Frees the record slots' data of the finished journal `j` (its file `jio`: the window copies, the most of its
+/// preallocated size), by punching holes; the file keeps its length, header, records and checksums. A filesystem
+/// that cannot punch holes keeps them.
+pub fn give_back_window_copies(jio: &super::io::FileIo, j: &super::Journal) {
+    use nix::fcntl::FallocateFlags as F;
+    for (off, len) in j.slot_data() {
+        let (Ok(off), Ok(len)) = (i64::try_from(off), i64::try_from(len)) else {
+            continue;
+        };
+        let _ = nix::fcntl::fallocate(
+            &jio.file,
+            F::FALLOC_FL_PUNCH_HOLE | F::FALLOC_FL_KEEP_SIZE,
+            off,
+            len,
+        );
+    }
+    let _ = jio.file.sync_data();
+}

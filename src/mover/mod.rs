@@ -57,7 +57,7 @@ use crate::units::human;
 pub use engine::{Control, Ended, Phase, Progress};
 pub use estimate::{estimate_copy_seconds, journal_dir, Rates, DEFAULT_BACKUP_DIR};
 pub use findings::{hidden_finding, interrupted_finding, journal_finding};
-pub use journal::{Journal, JournalHeader, MoveSpec, Record, Sector, Stage};
+pub use journal::{copied_before, Journal, JournalHeader, MoveSpec, Record, Sector, Stage};
 pub use journal_dir::{
     check_journal_place, check_journal_room, damaged_journals, journal_chunk, pending_journals,
 };
@@ -156,10 +156,14 @@ impl MoveOutcome {
                 self.resume_command.as_deref().unwrap_or("afdisk resume TARGET")
             ));
         } else {
+            let rate = if self.bytes_per_sec >= 1.0 {
+                format!(" ({}/s)", human(self.bytes_per_sec as u64))
+            } else {
+                String::new()
+            };
             out.push_str(&format!(
-                "Moved and verified in {:.1} s ({}/s); the new table is written.\n",
-                self.seconds,
-                human(self.bytes_per_sec as u64)
+                "Moved and verified in {:.1} s{rate}; the new table is written.\n",
+                self.seconds
             ));
             for c in &self.checks {
                 out.push_str(&format!(
@@ -281,6 +285,7 @@ fn drive(
     let dev = direct_io(file, opened.info.size_bytes)?;
     let trace = trace::on();
     trace::reset(trace::timeline_on());
+    let before = journal::copied_before(&j.job, &rec);
     let r = engine::run(&dev, &mut j, rec, ctl);
     clear_direct(file);
     if trace {
@@ -322,6 +327,7 @@ fn drive(
         trace::phase("filesystem check", t2);
         let t2 = std::time::Instant::now();
         j.commit(Record::at(Stage::Done, 0, 0, 0))?;
+        journal_dir::give_back_window_copies(jio, &j);
         let mut done = jpath.as_os_str().to_owned();
         done.push(".done");
         let _ = std::fs::rename(jpath, &done);
@@ -337,7 +343,10 @@ fn drive(
             t1.elapsed().as_secs_f64()
         );
     }
-    Ok(outcome(opened, jpath, &j.job, ended, secs, checks))
+    let mut o = outcome(opened, jpath, &j.job, ended, secs, checks);
+    // The rate of this run: a resume copies only what the run before it had not.
+    o.bytes_per_sec = journal::run_rate(&j.job, before, secs);
+    Ok(o)
 }
 
 /// How the apply picks a move's schedule: `AFDISK_MOVE_SCHEDULE=shift` or `journaled` forces shift mode (windows of
