@@ -4,7 +4,8 @@
 //!
 //! Terms: a **journal** is a file named `afdisk-NAME-ID.move-journal` ([`super::JOURNAL_SUFFIX`]); it is
 //! **unfinished** when its newest record's stage is before `Done` and it was made for the disk now opened (same
-//! identity), **damaged** when it cannot be read as a journal at all.
+//! identity), **damaged** when it cannot be read as a journal at all, **retired** once its move is done (renamed
+//! `….move-journal.done`, the space of its window copies given back, [`give_back_window_copies`]).
 
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
