@@ -50,9 +50,9 @@ pub struct RestorePreview {
     pub outside_table_space: Vec<u64>,
     /// For people: one line each.
     pub lines: Vec<String>,
-    /// What the restore destroys: the content of each partition now on the disk that the restored table does
-    /// not keep in place (a filesystem made after the write being undone), as a plan's `destroys`; a restore
-    /// that destroys any needs the DESTROY consent.
+    /// What the restore destroys: a filesystem or other signature afdisk recognises in a partition now on the
+    /// disk that the restored table does not keep in place (one made after the write being undone), as a plan's
+    /// `destroys`; a restore that destroys any needs the DESTROY consent.
     pub destroys: Vec<crate::plan::Loss>,
     /// The restored table carries the moving mark: it puts back the table an interrupted move left, which
     /// `resume` needs (allowed on a disk with an unfinished move, which any other restore is refused).
@@ -156,7 +156,13 @@ fn plan_restore(src: &dyn ByteSource, b: &Backup, file: &Path) -> Result<Restore
             .iter()
             .any(|p| crate::mover::is_moving_type(&p.type_code))
     });
-    let destroys = restore_losses(src, old, new);
+    // Only what afdisk recognises: the bytes of an old partition stay where they were through a write and its
+    // undo (data afdisk does not recognise in a partition the restore drops was most likely there before the
+    // write being undone), while a filesystem made since is named.
+    let destroys: Vec<crate::plan::Loss> = restore_losses(src, old, new)
+        .into_iter()
+        .filter(|l| l.filesystem.kind != crate::signature::UNRECOGNISED)
+        .collect();
     lines.extend(destroys.iter().map(|l| format!("DESTROYS {l}")));
     Ok(RestorePreview {
         kind: b.kind,
