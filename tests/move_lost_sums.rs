@@ -184,7 +184,13 @@ fn every_commit_with_lost_sums(
 #[test]
 fn a_record_that_outlives_its_checksums_still_resumes() {
     let sc = Scratch::new();
-    let (img, original, job) = gpt_2049_moving(&sc, "lost.img", 9, 10 * MIB);
+    let (img, original, _) = gpt_2049_moving(&sc, "lost.img", 9, 10 * MIB);
+    // Windows of 1 MiB: a commit per window, so that many cuts fall on one.
+    let plan = move_plan(&img, &[(1, 4096, 20 * 2048)]);
+    let job = {
+        let o = afdisk::device::open(&img, &Default::default()).expect("open");
+        afdisk::apply::moves::job_with_chunk(&plan, &o.source(), MIB).expect("job")
+    };
     assert_eq!(job.moves[0].schedule.mode, Mode::Journaled);
     let journaled = every_commit_with_lost_sums(&job, &img, &original);
     assert!(
