@@ -39,6 +39,17 @@ pub struct Styles {
 }
 
 impl Styles {
+    /// Every style the default one: what the screens' tests draw with (their text, not their colours).
+    #[cfg(test)]
+    pub fn plain() -> Styles {
+        Styles {
+            ok: Style::default(),
+            bad: Style::default(),
+            warn: Style::default(),
+            title: Style::default(),
+        }
+    }
+
     /// The style of a value's tone.
     pub fn of(&self, t: Tone) -> Style {
         match t {
@@ -367,18 +378,10 @@ mod tests {
     use ratatui::backend::TestBackend;
     use ratatui::Terminal;
 
-    fn plain() -> Styles {
-        Styles {
-            ok: Style::default(),
-            bad: Style::default(),
-            warn: Style::default(),
-            title: Style::default(),
-        }
-    }
-
     fn screen(c: &Confirm, w: u16, h: u16) -> String {
         let mut t = Terminal::new(TestBackend::new(w, h)).expect("terminal");
-        t.draw(|f| c.draw(f, f.area(), &plain())).expect("draw");
+        t.draw(|f| c.draw(f, f.area(), &Styles::plain()))
+            .expect("draw");
         t.backend().to_string()
     }
 

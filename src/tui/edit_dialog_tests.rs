@@ -4,7 +4,6 @@
 
 use crossterm::event::KeyCode;
 use ratatui::backend::TestBackend;
-use ratatui::style::Style;
 use ratatui::Terminal;
 
 use afdisk::plan::Plan;
@@ -13,18 +12,9 @@ use afdisk::table::Label;
 use super::dialog::Styles;
 use super::edit::{EditAction, EditState};
 
-fn plain() -> Styles {
-    Styles {
-        ok: Style::default(),
-        bad: Style::default(),
-        warn: Style::default(),
-        title: Style::default(),
-    }
-}
-
 pub(super) fn screen_at(es: &EditState, w: u16, h: u16) -> String {
     let mut t = Terminal::new(TestBackend::new(w, h)).expect("terminal");
-    t.draw(|f| super::edit_view::draw(f, es, "fixture.img", f.area(), &plain()))
+    t.draw(|f| super::edit_view::draw(f, es, "fixture.img", f.area(), &Styles::plain()))
         .expect("draw");
     t.backend().to_string()
 }
@@ -262,7 +252,8 @@ fn page_keys_move_by_the_rows_shown() {
     // The type list (dos: longer than the screen): its page is the rows it shows.
     let mut p = super::type_picker::TypePicker::new(" Type ", Label::Dos, "");
     let mut t = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
-    t.draw(|f| p.draw(f, f.area(), &plain())).expect("draw");
+    t.draw(|f| p.draw(f, f.area(), &Styles::plain()))
+        .expect("draw");
     let s = t.backend().to_string();
     let shown = s.lines().filter(|l| l.contains(" 0x")).count();
     assert!(shown > 10 && shown < p.items.len(), "{s}");

@@ -2,24 +2,14 @@
 //! applied to images and read back by sfdisk and sgdisk.
 
 use ratatui::backend::TestBackend;
-use ratatui::style::Style;
 use ratatui::Terminal;
 
 use super::*;
 use crate::tui::dialog::Styles;
 
-fn plain() -> Styles {
-    Styles {
-        ok: Style::default(),
-        bad: Style::default(),
-        warn: Style::default(),
-        title: Style::default(),
-    }
-}
-
 fn screen(es: &EditState) -> String {
     let mut t = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
-    t.draw(|f| super::super::edit_view::draw(f, es, "fixture.img", f.area(), &plain()))
+    t.draw(|f| super::super::edit_view::draw(f, es, "fixture.img", f.area(), &Styles::plain()))
         .expect("draw");
     t.backend().to_string()
 }
@@ -296,7 +286,7 @@ proptest::proptest! {
         }
         let _ = screen(&es);
         let mut t = Terminal::new(TestBackend::new(20, 6)).expect("terminal");
-        t.draw(|f| super::super::edit_view::draw(f, &es, "fixture.img", f.area(), &plain()))
+        t.draw(|f| super::super::edit_view::draw(f, &es, "fixture.img", f.area(), &Styles::plain()))
             .expect("draw");
     }
 }

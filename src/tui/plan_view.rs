@@ -192,17 +192,8 @@ mod tests {
 
     use super::*;
 
-    fn plain() -> Styles {
-        Styles {
-            ok: Style::default(),
-            bad: Style::default(),
-            warn: Style::default(),
-            title: Style::default(),
-        }
-    }
-
     fn screen(ps: &PlanState) -> String {
-        let st = plain();
+        let st = Styles::plain();
         let mut t = Terminal::new(TestBackend::new(120, 30)).expect("terminal");
         t.draw(|f| draw(f, ps, f.area(), &st)).expect("draw");
         t.backend().to_string()
@@ -301,7 +292,8 @@ mod tests {
         let c = &ps.dialog.as_ref().expect("the confirmation").confirm;
         // The dialog alone at 80x24, its frame taken away and its rows joined: every word shows.
         let mut t = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
-        t.draw(|f| c.draw(f, f.area(), &plain())).expect("draw");
+        t.draw(|f| c.draw(f, f.area(), &Styles::plain()))
+            .expect("draw");
         let flat: String = t
             .backend()
             .to_string()
