@@ -344,20 +344,11 @@ pub(super) fn created(p: &Partition, ss: u64, reason_extra: &str) -> Change {
 /// The change of old partition `o`, which the new layout leaves out.
 fn deleted(o: &Partition, contents: &BTreeMap<u32, String>) -> Change {
     let content = contents.get(&o.number).cloned();
-    Change {
-        number: o.number,
-        action: Action::Delete,
-        old_start: Some(o.start),
-        old_size: Some(o.size),
-        new_start: None,
-        new_size: None,
-        reason: match &content {
-            Some(fs) => format!("not in the new layout: its {fs} data is lost"),
-            None => "not in the new layout".into(),
-        },
-        content,
-        data_move: None,
-    }
+    let reason = match &content {
+        Some(fs) => format!("not in the new layout: its {fs} data is lost"),
+        None => "not in the new layout".into(),
+    };
+    Change::delete(o, content, reason)
 }
 
 /// Why old partition `o`'s data (`used` bytes) cannot follow it to `p`'s place, if it cannot.

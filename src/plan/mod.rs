@@ -108,6 +108,23 @@ pub struct Change {
     pub data_move: Option<DataMove>,
 }
 
+impl Change {
+    /// The delete of old partition `o` (its extent in its table's sectors), holding `content`, for `reason`.
+    pub fn delete(o: &crate::table::Partition, content: Option<String>, reason: String) -> Change {
+        Change {
+            number: o.number,
+            action: Action::Delete,
+            old_start: Some(o.start),
+            old_size: Some(o.size),
+            new_start: None,
+            new_size: None,
+            reason,
+            content,
+            data_move: None,
+        }
+    }
+}
+
 /// One sector to be written. Writes are applied in `phase` order, with a flush between phases, so that a
 /// power cut leaves either the old or the new table (see `encode`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

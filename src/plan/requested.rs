@@ -5,9 +5,7 @@
 //! scan (a damaged table); *replace* is the request's consent to write over the old table or a whole-disk
 //! filesystem.
 
-use super::{
-    chain, contents, estimate, layout, preset, Action, Change, Grain, Layout, PlanKind, Request,
-};
+use super::{chain, contents, estimate, layout, preset, Change, Grain, Layout, PlanKind, Request};
 use crate::device::Opened;
 use crate::error::{lit, Error, ErrorKind, Result};
 use crate::table::{self, source::ByteSource};
@@ -198,17 +196,7 @@ fn replaced(src: &dyn ByteSource, old: &Layout, new: &Layout) -> Vec<Change> {
                     old.table.sector_size
                 ));
             }
-            Change {
-                number: o.number,
-                action: Action::Delete,
-                old_start: Some(o.start),
-                old_size: Some(o.size),
-                new_start: None,
-                new_size: None,
-                reason,
-                content,
-                data_move: None,
-            }
+            Change::delete(o, content, reason)
         })
         .collect()
 }
