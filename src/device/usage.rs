@@ -465,28 +465,17 @@ fn process_fds() -> Vec<(u32, std::path::PathBuf)> {
 /// The processes (other than this one) that hold the block device `rdev` open: "PID 1234 (mkfs.ext4)", read
 /// from /proc/*/fd (only what this user may read; root reads all).
 pub fn openers(rdev: u64) -> Vec<String> {
-    let me = std::process::id().to_string();
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for p in procs.flatten() {
-        let pid = p.file_name().to_string_lossy().into_owned();
-        if pid == me || !pid.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else {
-            continue;
-        };
-        let holds = fds.flatten().any(|fd| {
-            std::fs::metadata(fd.path())
-                .is_ok_and(|m| m.file_type().is_block_device() && m.rdev() == rdev)
-        });
-        if holds {
-            let comm = std::fs::read_to_string(p.path().join("comm")).unwrap_or_default();
-            out.push(format!("PID {pid} ({})", comm.trim()));
-        }
-    }
+    let me = std::process::id();
+    let mut out: Vec<String> = process_fds()
+        .into_iter()
+        .filter(|(pid, fd)| {
+            *pid != me
+                && std::fs::metadata(fd)
+                    .is_ok_and(|m| m.file_type().is_block_device() && m.rdev() == rdev)
+        })
+        .map(|(pid, _)| format!("PID {pid} ({})", comm(pid)))
+        .collect();
+    out.dedup();
     out
 }
 
