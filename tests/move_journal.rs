@@ -145,6 +145,46 @@ fn a_journal_directory_without_room_is_refused() {
     assert!(e.fix.contains("AFDISK_BACKUP_DIR"), "{}", e.fix);
 }
 
+/// A tmpfs mounted at `dir` with `opts`, unmounted when dropped.
+struct Tmpfs(std::path::PathBuf);
+impl Tmpfs {
+    fn mount(dir: &std::path::Path, opts: &str) -> Tmpfs {
+        std::fs::create_dir(dir).expect("mkdir");
+        run("mount", &["-t", "tmpfs", "-o", opts, "tmpfs", &s(dir)]);
+        Tmpfs(dir.to_path_buf())
+    }
+}
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A backup directory on a read-only filesystem with room: the backup cannot be saved, so `apply` refuses
+/// (exit 3, as for a directory without room: nothing is written without a backup), names the backup file and
+/// the fix, and the image is unchanged.
+#[test]
+fn a_read_only_backup_directory_is_refused_like_a_full_one() {
+    let sc = Scratch::new();
+    let (img, original, _) = gpt_2049_moving(&sc, "ro.img", 25, 2 * MIB);
+    let dir = sc.dir.path().join("ro");
+    let _guard = Tmpfs::mount(&dir, "size=64M,ro");
+    let pf = sc.dir.path().join("p.json");
+    common::plan(&s(&img), &["--realign"], &pf);
+    let r = common::apply(&s(&img), &pf, "ro.img", &dir);
+    assert_eq!(r.code, 3, "refused: {}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("cannot create the backup") && r.stderr.contains("Read-only file system"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("AFDISK_BACKUP_DIR"), "{}", r.stderr);
+    assert!(
+        std::fs::read(&img).expect("read") == original,
+        "the image is unchanged"
+    );
+}
+
 /// A backup directory with room for the backup but not for the journal (a 2 MiB tmpfs): `apply` refuses
 /// before it saves the backup, so nothing is left there and the image is unchanged.
 #[test]
@@ -152,22 +192,11 @@ fn a_directory_without_room_for_the_journal_keeps_no_backup() {
     let sc = Scratch::new();
     let (img, original, _) = gpt_2049_moving(&sc, "full.img", 25, 2 * MIB);
     let dir = sc.dir.path().join("small");
-    std::fs::create_dir(&dir).expect("mkdir");
-    run(
-        "mount",
-        &["-t", "tmpfs", "-o", "size=2M", "tmpfs", &s(&dir)],
-    );
-    struct Unmount(std::path::PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _guard = Unmount(dir.clone());
+    let _guard = Tmpfs::mount(&dir, "size=2M");
     let pf = sc.dir.path().join("p.json");
     common::plan(&s(&img), &["--realign"], &pf);
     let r = common::apply(&s(&img), &pf, "full.img", &dir);
-    assert_ne!(r.code, 0, "{}", r.stdout);
+    assert_eq!(r.code, 3, "refused: {}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("journal"), "{}", r.stderr);
     let left: Vec<_> = std::fs::read_dir(&dir).expect("ls").flatten().collect();
     assert!(left.is_empty(), "nothing left in the directory: {left:?}");

@@ -426,8 +426,17 @@ pub fn save_to(b: &Backup, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Saves `b` in `dir` under a name made of the device, time and reason; returns the path.
+/// Saves `b` in `dir` under a name made of the device, time and reason; returns the path. It is saved before a
+/// write to the disk, which is refused when it cannot be saved (no room, a read-only or unwritable directory):
+/// every failure is a refusal, as a journal directory without room is.
 pub fn save_in(b: &Backup, dir: &Path) -> Result<PathBuf> {
+    save_named(b, dir).map_err(|e| Error {
+        kind: crate::error::ErrorKind::Refused,
+        ..e
+    })
+}
+
+fn save_named(b: &Backup, dir: &Path) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).map_err(|e| {
         Error::io(
             format!("cannot create the backup directory {}: {e}; nothing was written to the disk", dir.display()),
