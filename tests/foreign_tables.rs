@@ -573,3 +573,46 @@ fn inspect_and_list_show_what_a_foreign_tables_partitions_hold() {
         list.stdout
     );
 }
+
+/// A sun label's partition 1 starts at byte 0, where the label is: what it holds past the label (a swap here)
+/// is its content, shown by inspect and listed among what a new table destroys (one rule for both; before,
+/// the plan skipped every partition at byte 0). libblkid does not list the "Whole disk" slice 3.
+#[test]
+fn a_sun_partition_at_byte_0_is_weighed_by_inspect_and_the_plan_alike() {
+    let sc = Scratch::new();
+    let img = fdisk_image(&sc, "sun-swap.img", "s\nw\n");
+    // A swap header in partition 1 (sectors 0..): its signature at 4086, past the 512-byte label.
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&img)
+        .expect("open");
+    use std::io::{Seek, SeekFrom, Write};
+    f.seek(SeekFrom::Start(4086)).expect("seek");
+    f.write_all(b"SWAPSPACE2").expect("write");
+    drop(f);
+    let v = common::inspect(&s(&img));
+    let held: Vec<(u64, Value)> = v["foreign_table"]["partitions"]
+        .as_array()
+        .expect("partitions")
+        .iter()
+        .map(|p| (p["number"].as_u64().unwrap_or(0), p["filesystem"].clone()))
+        .collect();
+    assert_eq!(held.first(), Some(&(1, Value::from("swap"))), "{v}");
+    let p = common::plan(
+        &s(&img),
+        &["--preset", "data", "--replace"],
+        &sc.path("p.json"),
+    );
+    let lost: Vec<(Option<u64>, &str)> = p["destroys"]
+        .as_array()
+        .expect("destroys")
+        .iter()
+        .map(|l| {
+            (
+                l["partition"].as_u64(),
+                l["filesystem"]["type"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert!(lost.contains(&(Some(1), "swap")), "{p}");
+}

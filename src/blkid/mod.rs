@@ -139,6 +139,37 @@ impl PartTable {
     pub fn is_native(&self) -> bool {
         crate::table::foreign_driver::is_native(&self.kind)
     }
+
+    /// The partitions with content of their own: not empty, and not a slice of the whole table
+    /// ([`slices`]).
+    pub fn own_partitions(&self) -> impl Iterator<Item = &TablePartition> {
+        let spans: Vec<(u64, u64)> = self
+            .partitions
+            .iter()
+            .map(|p| (p.start_bytes, p.size_bytes))
+            .collect();
+        let slice = slices(&spans);
+        self.partitions
+            .iter()
+            .zip(slice)
+            .filter(|(p, s)| p.size_bytes > 0 && !s)
+            .map(|(p, _)| p)
+    }
+}
+
+/// Which of a table's partitions (byte `(start, size)` each) are **slices of the whole table**: those that
+/// contain another of its partitions (a sun label's "Whole disk", an sgi volume header's volume, a BSD label's
+/// raw partition `c`). Their bytes are the other partitions', so they have no content of their own. Pure.
+pub fn slices(spans: &[(u64, u64)]) -> Vec<bool> {
+    spans
+        .iter()
+        .map(|&(a, n)| {
+            n > 0
+                && spans
+                    .iter()
+                    .any(|&(b, m)| (b, m) != (a, n) && m > 0 && b >= a && b + m <= a + n)
+        })
+        .collect()
 }
 
 /// Everything libblkid finds in a window.

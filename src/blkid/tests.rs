@@ -77,3 +77,13 @@ fn the_catalogue_knows_the_common_types() {
         assert!(pt.iter().any(|n| n == t), "{t} missing from {pt:?}");
     }
 }
+
+#[test]
+fn a_slice_is_a_partition_that_contains_another() {
+    // A sun label: 1 at 0 (holds the label), 3 the whole disk, 4 after 1; an empty 5 inside 3.
+    let spans = [(0, 100), (0, 1000), (100, 900), (500, 0)];
+    assert_eq!(slices(&spans), [false, true, false, false]);
+    // Two equal spans are not slices of each other; nothing contains a lone partition.
+    assert_eq!(slices(&[(0, 10), (0, 10)]), [false, false]);
+    assert_eq!(slices(&[(7, 10)]), [false]);
+}

@@ -71,21 +71,23 @@ pub fn losses(
 }
 
 /// The filesystems (or other signatures) in the partitions of a table afdisk does not edit on `src` (sun, sgi,
-/// atari, ...: libblkid reads it), which a new table over it destroys besides the table itself; a slice that
-/// spans the whole disk (sun's "Whole disk", sgi's volume) is the table's, not content.
+/// atari, ...: libblkid reads it), which a new table over it destroys besides the table itself: each of its
+/// own partitions ([`crate::blkid::PartTable::own_partitions`]; a slice of the whole table, as sun's "Whole
+/// disk" or sgi's volume, holds the others'), except where what is found is the table itself (a sun
+/// partition that begins with the label).
 fn foreign_losses(src: &dyn table::source::ByteSource, ss: u64) -> Vec<Loss> {
     let Some(t) = crate::blkid::foreign_table(src, src.len(), ss) else {
         return Vec::new();
     };
-    t.partitions
-        .iter()
-        .filter(|p| p.start_bytes > 0 && p.size_bytes > 0 && p.size_bytes < src.len())
+    t.own_partitions()
         .filter_map(|p| {
-            crate::signature::identify(src, p.start_bytes, p.size_bytes).map(|fs| Loss {
-                partition: Some(p.number),
-                size_bytes: p.size_bytes,
-                filesystem: fs,
-            })
+            crate::signature::identify(src, p.start_bytes, p.size_bytes)
+                .filter(|fs| fs.kind != t.kind)
+                .map(|fs| Loss {
+                    partition: Some(p.number),
+                    size_bytes: p.size_bytes,
+                    filesystem: fs,
+                })
         })
         .collect()
 }

@@ -9,7 +9,8 @@
 //!   else none (`-` in the text, `null` in JSON).
 //! - **Slice of the whole table**: a foreign partition that contains another of its table (a sun label's
 //!   "Whole disk" partition, an sgi volume header's volume, a BSD label's raw partition `c`): its bytes are the
-//!   other partitions', so it has no content of its own.
+//!   other partitions', so it has no content of its own. One rule, [`crate::blkid::slices`], also says what a
+//!   new table over a foreign one destroys.
 
 use crate::blkid::foreign::ForeignTable;
 use crate::device::Opened;
@@ -108,14 +109,14 @@ pub fn of_foreign(opened: &Opened, src: &dyn ByteSource, t: &mut ForeignTable) {
         .iter()
         .map(|p| (p.start_bytes, p.size_bytes))
         .collect();
-    for p in t.partitions.iter_mut().filter(|p| p.size_bytes > 0) {
+    let slice = crate::blkid::slices(&spans);
+    for (p, _) in t
+        .partitions
+        .iter_mut()
+        .zip(slice)
+        .filter(|(p, s)| p.size_bytes > 0 && !s)
+    {
         let (a, n) = (p.start_bytes, p.size_bytes);
-        let slice = spans
-            .iter()
-            .any(|&(b, m)| (b, m) != (a, n) && m > 0 && b >= a && b + m <= a + n);
-        if slice {
-            continue;
-        }
         p.filesystem = crate::signature::probe_file(
             &opened.file,
             opened.info.size_bytes,
