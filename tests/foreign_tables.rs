@@ -614,5 +614,9 @@ fn a_sun_partition_at_byte_0_is_weighed_by_inspect_and_the_plan_alike() {
             )
         })
         .collect();
-    assert!(lost.contains(&(Some(1), "swap")), "{p}");
+    assert_eq!(
+        lost.iter().filter(|l| l.1 == "swap").collect::<Vec<_>>(),
+        [&(Some(1), "swap")],
+        "named once, as partition 1's, not again as the whole disk's: {p}"
+    );
 }

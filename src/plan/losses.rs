@@ -30,11 +30,20 @@ pub fn losses(
     };
     let Some(old) = old else {
         let ss = new.table.sector_size;
+        let foreign = foreign_losses(src, ss);
+        // A foreign partition at byte 0 (a sun label's first) holds what the whole disk's probe finds there:
+        // it is named once, as the partition's.
+        let same = |fs: &crate::fs::FsInfo| {
+            foreign
+                .iter()
+                .any(|l| l.filesystem.kind == fs.kind && l.filesystem.uuid == fs.uuid)
+        };
         let mut lost: Vec<Loss> = crate::signature::disk_held_info(src, ss)
+            .filter(|fs| !same(fs))
             .map(whole)
             .into_iter()
             .collect();
-        lost.extend(foreign_losses(src, ss));
+        lost.extend(foreign);
         return lost;
     };
     let oss = old.table.sector_size;
