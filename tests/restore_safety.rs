@@ -80,6 +80,49 @@ fn a_restore_that_orphans_a_filesystem_made_since_needs_destroy() {
     assert_eq!(v["partitions"][0]["start"], 63, "{v}");
 }
 
+/// The undo of a fresh layout made with `--keep-signatures` over a partition's ext4 (the new partition 1 is
+/// larger, at the same start) shrinks partition 1 back around that ext4: it destroys nothing, so it needs no
+/// DESTROY consent, and the image comes back byte for byte.
+#[test]
+fn an_undo_that_shrinks_a_partition_back_around_its_filesystem_needs_no_destroy() {
+    let sc = Scratch::new();
+    let backups = sc.path("backups");
+    std::fs::create_dir(&backups).expect("mkdir");
+    let img = gpt_at(&sc, "keep.img", 2048);
+    ext4_at(&img, 2048 * 512, "KEPT");
+    let original = sha(&img);
+    let plan = sc.path("p.json");
+    common::plan(
+        &s(&img),
+        &["--preset", "data", "--replace", "--keep-signatures"],
+        &plan,
+    );
+    let r = afdisk_in(
+        &[
+            "apply",
+            &s(&img),
+            "--plan",
+            &s(&plan),
+            "--yes",
+            "--confirm",
+            "keep.img",
+            "--destroy-data",
+            "--json",
+        ],
+        &backups,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let undo = r.backup_file();
+    let v = common::inspect(&s(&img));
+    assert!(
+        v["partitions"][0]["size"].as_u64().unwrap_or(0) > 16 * MIB / 512,
+        "the fresh partition 1 is larger: {v}"
+    );
+    let r = common::restore(&s(&img), &undo, "keep.img", &backups);
+    assert_eq!(r.code, 0, "no DESTROY asked: {}{}", r.stdout, r.stderr);
+    assert_eq!(sha(&img), original, "the undo puts every byte back");
+}
+
 #[test]
 fn a_restore_over_a_move_that_did_not_finish_is_refused_but_the_moving_table_goes_back() {
     use afdisk::mover::hide;

@@ -271,8 +271,8 @@ pub fn check_destroy_confirmation(
                         lit(info.path.display()),
                         lit(&list)
                     ),
-                    "add {destroy-data} if that data is expendable (the backup apply takes holds the old table \
-                     sectors, not the data)",
+                    "add {destroy-data} if that data is expendable (the backup afdisk saves first holds the sectors it \
+                     overwrites, not the data)",
                 ))
             }
         }

@@ -8,7 +8,9 @@ use crate::table;
 
 /// What writing `new` over `old` destroys on `src`: the content ([`crate::signature::held_info`]: a
 /// recognised filesystem or other signature, or data afdisk does not recognise) of every old partition that
-/// the new table does not keep at the same start with at least the same size, and the whole disk's: with no
+/// the new table does not keep at the same start with at least the same size, or at least the size its content
+/// states ([`crate::fs::footprint`]: a filesystem smaller than its partition survives the partition's shrinking
+/// to it, as an undo of a fresh layout made with `--keep-signatures` does), and the whole disk's: with no
 /// old table, what it holds ([`crate::signature::disk_held_info`]); under an old table, when the plan writes a
 /// new table (a fresh layout or another table type, see `wipe::Inputs::new_table`), a filesystem or other
 /// signature recognised on the whole disk (one made before the table and never wiped, which the new table's
@@ -54,12 +56,20 @@ pub fn losses(
         .filter(|p| p.kind != table::PartKind::Extended)
         .filter(|p| !moved.contains(&p.number))
         .filter(|p| {
-            fresh
-                || !new.partitions.iter().any(|q| {
-                    q.kind != table::PartKind::Extended
-                        && q.start.saturating_mul(nss) == p.start.saturating_mul(oss)
-                        && q.size.saturating_mul(nss) >= p.size.saturating_mul(oss)
+            let (base, size) = (p.start.saturating_mul(oss), p.size.saturating_mul(oss));
+            let same_start = || {
+                new.partitions.iter().filter(|q| {
+                    q.kind != table::PartKind::Extended && q.start.saturating_mul(nss) == base
                 })
+            };
+            let kept = || {
+                same_start().any(|q| q.size.saturating_mul(nss) >= size) || {
+                    // Smaller, but still holding all of what the content states as its size.
+                    let room = same_start().map(|q| q.size.saturating_mul(nss)).max();
+                    room.is_some_and(|room| crate::fs::footprint(src, base, size).0 <= room)
+                }
+            };
+            fresh || !kept()
         })
         .filter_map(|p| {
             let (base, size) = (p.start.saturating_mul(oss), p.size.saturating_mul(oss));
