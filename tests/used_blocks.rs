@@ -773,3 +773,76 @@ mod btrfs;
 
 #[path = "used_blocks/ntfs.rs"]
 mod ntfs;
+
+/// A FAT32 with mirroring off (BPB_ExtFlags 0x81: FAT 1 active) whose first FAT is the empty one mkfs made
+/// (a driver that keeps only the active FAT up to date): the files' clusters are in the second FAT only, and
+/// the map must hold them. Checked by copying only the map into a zeroed image and reading every file back
+/// with mtools, which follows the active FAT.
+#[test]
+fn fat32_with_mirroring_off_maps_the_active_fat() {
+    let scratch = Scratch::new();
+    let img = scratch.image("m.img", 64 * MIB);
+    run("mkfs.fat", &["-F", "32", &s(&img)]);
+    let empty = std::fs::read(&img).expect("read");
+    let reserved = u64::from(u16::from_le_bytes([empty[0x0E], empty[0x0F]]));
+    let fatsz = u64::from(u32::from_le_bytes([
+        empty[0x24],
+        empty[0x25],
+        empty[0x26],
+        empty[0x27],
+    ]));
+    let fat0 = (reserved * 512) as usize..((reserved + fatsz) * 512) as usize;
+    let dir = scratch.path("files");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let mut truth = BTreeMap::new();
+    for i in 0..6u8 {
+        let name = format!("F{i}.BIN");
+        let body: Vec<u8> = (0..300_000u32)
+            .map(|k| (k.wrapping_mul(31) as u8) ^ i)
+            .collect();
+        std::fs::write(dir.join(&name), &body).expect("write");
+        run("mcopy", &["-i", &s(&img), &s(&dir.join(&name)), "::/"]);
+        truth.insert(name, body);
+    }
+    // Mirroring off, FAT 1 active; FAT 0 back to mkfs's empty one, in the boot sector and its backup (6).
+    let mut b = std::fs::read(&img).expect("read");
+    b[fat0.clone()].copy_from_slice(&empty[fat0]);
+    for sector in [0usize, 6] {
+        b[sector * 512 + 0x28] = 0x81;
+        b[sector * 512 + 0x29] = 0;
+    }
+    std::fs::write(&img, &b).expect("write");
+    let out = scratch.path("before");
+    std::fs::create_dir_all(&out).expect("mkdir");
+    run("mcopy", &["-n", "-i", &s(&img), "::/*", &s(&out)]);
+    for (k, v) in &truth {
+        assert!(
+            std::fs::read(out.join(k)).ok().as_ref() == Some(v),
+            "mtools reads {k} through the active FAT"
+        );
+    }
+    let UsedMap::Ranges(ours) = used_map(&b, 0, b.len() as u64) else {
+        panic!("a clean FAT32 maps")
+    };
+    let copy = scratch.image("copy.img", 64 * MIB);
+    {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&copy)
+            .expect("open copy");
+        for &(o, n) in &ours {
+            f.write_all_at(&b[o as usize..(o + n) as usize], o)
+                .expect("write copy");
+        }
+    }
+    let got = scratch.path("after");
+    std::fs::create_dir_all(&got).expect("mkdir");
+    run("mcopy", &["-n", "-i", &s(&copy), "::/*", &s(&got)]);
+    for (k, v) in &truth {
+        assert!(
+            std::fs::read(got.join(k)).ok().as_ref() == Some(v),
+            "{k} reads back from the used-only copy"
+        );
+    }
+}

@@ -1,12 +1,14 @@
-//! The used-block map of FAT12/16/32 from the first FAT (Microsoft FAT specification, fatgen103).
+//! The used-block map of FAT12/16/32 from its FATs (Microsoft FAT specification, fatgen103).
 //!
 //! Terms: the **reserved area** is the sectors before the first FAT (boot sector, FSInfo, backup boot sector);
 //! the **system area** is the reserved area, every FAT copy and the FAT12/16 root directory, all of it in the map;
-//! the **data area** follows in clusters numbered from 2. A cluster is in the map unless its FAT entry is free (0)
-//! or bad (0xFF7 / 0xFFF7 / 0x0FFFFFF7, FAT32 entries compared on their low 28 bits). The FAT type follows from
+//! the **data area** follows in clusters numbered from 2. A cluster is in the map unless its entry is free (0)
+//! or bad (0xFF7 / 0xFFF7 / 0x0FFFFFF7, FAT32 entries compared on their low 28 bits) in every FAT copy: a FAT32
+//! with mirroring off (BPB_ExtFlags bit 7) uses the FAT its low bits name, which may differ from the first. The FAT type follows from
 //! the cluster count alone (< 4085 FAT12, < 65525 FAT16, else FAT32). The map is refused (copy whole) when the
 //! boot sector's fields are out of range, or the volume is marked dirty: Linux's bit 0x01 at 0x25 (FAT12/16) or
-//! 0x41 (FAT32), or a FAT16/FAT32 FAT[1] with its clean-shutdown bit clear or its hard-error bit clear.
+//! 0x41 (FAT32), or a FAT16/FAT32 FAT[1] (of any copy) with its clean-shutdown bit clear or its hard-error bit
+//! clear.
 
 use super::used::{RangeSet, UsedMap};
 use super::Window;
@@ -57,11 +59,6 @@ fn map(w: &Window) -> Result<Vec<(u64, u64)>, String> {
     if fat_bytes > fatsz * bps {
         return Err("vfat: the FAT is too small for its clusters".into());
     }
-    let fat = w
-        .at(reserved * bps, fat_bytes as usize)
-        .ok_or("vfat: FAT unreadable")?;
-    let entry = |n: u64| fat_entry(&fat, bits, n);
-    check_clean(&fat, bits)?;
     let bad = match bits {
         12 => 0xFF7,
         16 => 0xFFF7,
@@ -70,10 +67,18 @@ fn map(w: &Window) -> Result<Vec<(u64, u64)>, String> {
     let mut out = RangeSet::default();
     out.add(0, data_start * bps);
     let unit = spc * bps;
-    for n in 2..clusters + 2 {
-        let e = entry(n);
-        if e != 0 && e != bad {
-            out.add((data_start + (n - 2) * spc) * bps, unit);
+    // Every FAT: FAT32 may run with mirroring off (BPB_ExtFlags bit 7) and another FAT active, and a FAT a
+    // driver left behind must not hide a cluster. A cluster any FAT marks used is copied.
+    for i in 0..nfats {
+        let fat = w
+            .at((reserved + i * fatsz) * bps, fat_bytes as usize)
+            .ok_or("vfat: FAT unreadable")?;
+        check_clean(&fat, bits)?;
+        for n in 2..clusters + 2 {
+            let e = fat_entry(&fat, bits, n);
+            if e != 0 && e != bad {
+                out.add((data_start + (n - 2) * spc) * bps, unit);
+            }
         }
     }
     Ok(out.finish(total * bps))
