@@ -136,3 +136,48 @@ fn a_resume_counts_only_what_it_copies() {
         total
     );
 }
+
+/// A move that finishes while the filesystem check after it reports problems (an ext4 whose root directory's
+/// link count is wrong, which `e2fsck -fn` reports and the used-block map does not mind) exits 1, says so in a
+/// warning, and gives the check's result `problems` in JSON; a clean one exits 0 (the tests above).
+#[test]
+fn a_check_that_reports_problems_after_a_move_exits_1() {
+    let sc = Scratch::new();
+    let backups = sc.path("backups");
+    std::fs::create_dir(&backups).expect("mkdir");
+    for (name, json) in [("pj.img", true), ("pt.img", false)] {
+        let img = fixture(&sc, name);
+        let (off, size) = ((2049 * 512).to_string(), (19 * MIB).to_string());
+        let Some(lo) = common::LoopDev::attach_with(&img, &["-o", &off, "--sizelimit", &size])
+        else {
+            return;
+        };
+        run(
+            "debugfs",
+            &["-w", "-R", "set_inode_field <2> links_count 7", &lo.path],
+        );
+        drop(lo);
+        let pf = sc.path(format!("{name}.plan"));
+        common::plan(&s(&img), &["--realign"], &pf);
+        let (img_s, pf_s) = (s(&img), s(&pf));
+        let mut args = vec!["apply", &img_s, "--plan", &pf_s, "--yes", "--confirm", name];
+        if json {
+            args.push("--json");
+        }
+        let r = afdisk_in(&args, &backups);
+        assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+        if json {
+            let last = r.stdout.rfind("\n{\n").map_or(0, |i| i + 1);
+            let v: serde_json::Value =
+                serde_json::from_str(&r.stdout[last..]).expect("the outcome is JSON");
+            assert_eq!(v["moved"]["checks"][0]["result"], "problems", "{v}");
+        } else {
+            assert!(
+                r.stdout
+                    .contains("Warning: a filesystem check after the move reported problems"),
+                "{}",
+                r.stdout
+            );
+        }
+    }
+}

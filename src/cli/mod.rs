@@ -27,6 +27,8 @@ use args::{AnalysisArgs, Cli, Command, GeometryArgs};
 
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_MISALIGNED: i32 = 1;
+/// `apply` or `resume`: the move finished, but a filesystem check after it reported problems.
+pub const EXIT_CHECK_PROBLEMS: i32 = 1;
 pub const EXIT_ERROR: i32 = 2;
 /// A writing command refused for safety (in use, no confirmation, plan for another device, disk changed).
 pub const EXIT_REFUSED: i32 = 3;

@@ -48,7 +48,14 @@ pub fn resume(
     match r {
         Ok(o) => {
             show(&o, as_json);
-            EXIT_OK
+            if o.status == "stopped" {
+                // Stopped at a commit point: not done (as for apply).
+                EXIT_ERROR
+            } else if o.check_problems() {
+                super::EXIT_CHECK_PROBLEMS
+            } else {
+                EXIT_OK
+            }
         }
         Err(e) => fail(&e),
     }

@@ -173,6 +173,9 @@ pub fn apply(
             if o.moved.as_ref().is_some_and(|m| m.status != "finished") {
                 return EXIT_ERROR;
             }
+            if o.moved.as_ref().is_some_and(|m| m.check_problems()) {
+                return super::EXIT_CHECK_PROBLEMS;
+            }
             EXIT_OK
         }
         Err(e) => fail(&e),

@@ -115,6 +115,16 @@ pub struct MoveOutcome {
 }
 
 impl MoveOutcome {
+    /// Whether the move finished but a filesystem check after it reported problems: the copy was verified
+    /// byte for byte, so the filesystem had them before or its used-block map missed something it uses.
+    pub fn check_problems(&self) -> bool {
+        self.status == "finished"
+            && self
+                .checks
+                .iter()
+                .any(|c| c.result == fsck::CheckResult::Problems)
+    }
+
     /// The one text rendering.
     pub fn text(&self) -> String {
         let mut out = String::new();
@@ -172,6 +182,14 @@ impl MoveOutcome {
                     c.checker,
                     c.text()
                 ));
+            }
+            if self.check_problems() {
+                out.push_str(
+                    "Warning: a filesystem check after the move reported problems. The copy was verified byte \
+                     for byte, so they were there before the move or the filesystem uses blocks its allocation \
+                     data does not show: do not mount it read-write; run the checker without -n on a copy of \
+                     the partition to see and repair them.\n",
+                );
             }
         }
         out
