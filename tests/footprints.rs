@@ -566,3 +566,47 @@ fn realign_moves_each_filesystem_intact() {
         realign(fs, start);
     }
 }
+
+/// Data past a filesystem's end, inside its partition (an ext4 of 24 MiB in a partition of 40 MiB whose last
+/// 16 MiB hold other bytes), is not known to be free: the footprint stretches over it and the move copies it
+/// (it was left behind, and the new place then held other bytes there). A zero tail adds nothing.
+#[test]
+fn data_past_the_filesystem_moves_with_it() {
+    let sc = Scratch::new();
+    let part = sc.image("part.img", 40 * MIB);
+    run("mkfs.ext4", &["-q", "-F", &s(&part), "24M"]);
+    assert_eq!(footprint(&part).0, 24 * MIB, "a zero tail adds nothing");
+    let tail: Vec<u8> = (0..16 * MIB as u32 - 4096)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&part)
+            .expect("open");
+        f.write_all_at(&tail, 24 * MIB).expect("write tail");
+    }
+    let (fp, how) = footprint(&part);
+    assert_eq!(fp, 40 * MIB - 4096, "{how}");
+    // The same on a disk, moved by a realign.
+    let img = image(&sc, "tail.img", 64 * MIB);
+    run("sgdisk", &["-a", "1", "-n", "1:2049:+40M", &s(&img)]);
+    copy_range(&part, 0, &img, 2049 * 512, 40 * MIB);
+    let pf = sc.path("p.json");
+    common::plan(&s(&img), &["--realign"], &pf);
+    let backups = sc.path("backups");
+    std::fs::create_dir_all(&backups).expect("mkdir");
+    let r = common::apply(&s(&img), &pf, "tail.img", &backups);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v = common::inspect(&s(&img));
+    let start = v["partitions"][0]["start"].as_u64().expect("start");
+    assert_ne!(start, 2049, "moved: {v}");
+    assert!(
+        same_bytes(&part, 24 * MIB, &img, start * 512 + 24 * MIB, fp - 24 * MIB),
+        "the data past the filesystem is at the new place"
+    );
+    let fs = sc.image("moved-fs.img", 24 * MIB);
+    copy_range(&img, start * 512, &fs, 0, 24 * MIB);
+    run("e2fsck", &["-fn", &s(&fs)]);
+}

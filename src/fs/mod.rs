@@ -239,9 +239,10 @@ pub fn stated_size(src: &dyn ByteSource, base: u64, size: u64) -> Option<Stated>
 }
 
 /// The footprint of the content of `[base, base+size)` as (bytes, how it was found): the stated size when it is
-/// within the partition and not zero, else the whole partition.
+/// within the partition and not zero, else the whole partition; then stretched over any data past the stated
+/// size ([`data_past`]: bytes that are not the filesystem's are not known to be empty).
 pub fn footprint(src: &dyn ByteSource, base: u64, size: u64) -> (u64, String) {
-    match stated_size(src, base, size) {
+    let (fp, how) = match stated_size(src, base, size) {
         Some(s) if s.bytes > 0 && s.bytes <= size => (s.bytes, format!("{} superblock", s.how)),
         Some(s) => (
             size,
@@ -250,8 +251,49 @@ pub fn footprint(src: &dyn ByteSource, base: u64, size: u64) -> (u64, String) {
                 s.how, s.bytes
             ),
         ),
-        None => (size, "no size field known: whole partition".into()),
+        None => return (size, "no size field known: whole partition".into()),
+    };
+    match data_past(src, base, size, fp) {
+        Some(end) => (
+            end,
+            format!("{how}, and data past it up to byte {end} (not known to be free)"),
+        ),
+        None => (fp, how),
     }
+}
+
+/// Bytes past a tail this long are sampled ([`crate::signature::unrecognised`]), not read whole.
+pub const TAIL_READ_WHOLE: u64 = 64 << 20;
+
+/// Where the data in `[base+from, base+size)` (past a filesystem's stated size `from`) ends, relative to `base`,
+/// in whole 4 KiB blocks (never past `size`); `None` when that tail is all zeros. A tail of up to
+/// [`TAIL_READ_WHOLE`] is read whole; a longer one is sampled, and any data in the sample makes the whole tail
+/// count (an unread or unreadable stretch counts as data).
+pub fn data_past(src: &dyn ByteSource, base: u64, size: u64, from: u64) -> Option<u64> {
+    const CHUNK: u64 = 1 << 20;
+    const BLOCK: u64 = 4096;
+    let tail = size.saturating_sub(from);
+    if tail == 0 {
+        return None;
+    }
+    if tail > TAIL_READ_WHOLE {
+        return crate::signature::unrecognised(src, base + from, tail).then_some(size);
+    }
+    let mut buf = vec![0u8; CHUNK as usize];
+    let mut end = size;
+    while end > from {
+        let start = end.saturating_sub(CHUNK).max(from);
+        let b = &mut buf[..(end - start) as usize];
+        if src.read_at(base + start, b).is_err() {
+            return Some(end);
+        }
+        if let Some(i) = b.iter().rposition(|&x| x != 0) {
+            let last = start + i as u64 + 1;
+            return Some(last.div_ceil(BLOCK).saturating_mul(BLOCK).min(size));
+        }
+        end = start;
+    }
+    None
 }
 
 /// The used-block map of the content of `[base, base+size)`: the ranges of the module that recognises it, or copy
@@ -265,7 +307,17 @@ pub fn used_map(src: &dyn ByteSource, base: u64, size: u64) -> UsedMap {
 pub fn used_map_noted(src: &dyn ByteSource, base: u64, size: u64) -> (UsedMap, Option<String>) {
     let w = Window::new(src, base, size);
     match recognise(&w) {
-        Some((fs, _)) => fs.used_ranges_noted(&w),
+        Some((fs, _)) => match fs.used_ranges_noted(&w) {
+            // Data past the filesystem's stated size is copied too: it is not known to be free.
+            (UsedMap::Ranges(mut r), note) => {
+                let stated = stated_size(src, base, size).map_or(size, |s| s.bytes.min(size));
+                if let Some(end) = data_past(src, base, size, stated) {
+                    r.push((stated, end - stated));
+                }
+                (UsedMap::Ranges(r), note)
+            }
+            other => other,
+        },
         None => (
             UsedMap::Whole(
                 swap::hibernation(&w).unwrap_or_else(|| "no filesystem recognised".into()),
