@@ -142,13 +142,20 @@ pub fn held_info(src: &dyn ByteSource, base: u64, size: u64) -> Option<FsInfo> {
 /// being anyone's data).
 pub fn disk_held_info(src: &dyn ByteSource, ss: u64) -> Option<FsInfo> {
     let len = src.len();
-    let head = (2 * ss + (16 << 10)).min(len);
-    let tail = (ss + (16 << 10)).min(len - head);
+    let (head, tail) = table_space(len, ss);
     identify(src, 0, len)
         .or_else(|| unrecognised(src, head, len - head - tail).then(unrecognised_info))
 }
 
-fn unrecognised_info() -> FsInfo {
+/// The table space of a disk of `len` bytes with `ss`-byte sectors (see [`disk_held_info`]): the bytes at its
+/// head and at its tail.
+pub fn table_space(len: u64, ss: u64) -> (u64, u64) {
+    let head = (2 * ss + (16 << 10)).min(len);
+    (head, (ss + (16 << 10)).min(len - head))
+}
+
+/// The content of a range that holds data afdisk does not recognise.
+pub fn unrecognised_info() -> FsInfo {
     FsInfo {
         kind: UNRECOGNISED.into(),
         fs_label: None,

@@ -620,3 +620,52 @@ fn a_sun_partition_at_byte_0_is_weighed_by_inspect_and_the_plan_alike() {
         "named once, as partition 1's, not again as the whole disk's: {p}"
     );
 }
+
+/// Data afdisk does not recognise in a foreign table's partition is named among what a new table destroys
+/// (as it is in a dos or GPT partition); the label's own bytes at the disk's head are not.
+#[test]
+fn unrecognised_data_in_a_foreign_partition_is_a_loss() {
+    let sc = Scratch::new();
+    let img = fdisk_image(&sc, "sun-data.img", "s\nw\n");
+    let clean = common::plan(
+        &s(&img),
+        &["--preset", "data", "--replace"],
+        &sc.path("clean.json"),
+    );
+    let named = |p: &Value| -> Vec<(Option<u64>, String)> {
+        p["destroys"]
+            .as_array()
+            .expect("destroys")
+            .iter()
+            .map(|l| {
+                (
+                    l["partition"].as_u64(),
+                    l["filesystem"]["type"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    };
+    assert!(
+        !named(&clean).iter().any(|l| l.0.is_some()),
+        "an empty sun label's partitions lose nothing: {clean}"
+    );
+    // Bytes in partition 2 (it starts at sector 80325 of this 64 MiB label).
+    {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&img)
+            .expect("open");
+        f.write_all_at(&[0x5a; 4096], 80325 * 512 + 8192)
+            .expect("write");
+    }
+    let p = common::plan(
+        &s(&img),
+        &["--preset", "data", "--replace"],
+        &sc.path("data.json"),
+    );
+    assert!(
+        named(&p).contains(&(Some(2), "unrecognised data".to_string())),
+        "{p}"
+    );
+}

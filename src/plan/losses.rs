@@ -90,18 +90,28 @@ pub fn losses(
 }
 
 /// The filesystems (or other signatures) in the partitions of a table afdisk does not edit on `src` (sun, sgi,
-/// atari, ...: libblkid reads it), which a new table over it destroys besides the table itself: each of its
-/// own partitions ([`crate::blkid::PartTable::own_partitions`]; a slice of the whole table, as sun's "Whole
+/// atari, ...: libblkid reads it), which a new table over it destroys besides the table itself (what afdisk
+/// recognises, else unrecognised data outside the disk's table space): each of its own partitions ([`crate::blkid::PartTable::own_partitions`]; a slice of the whole table, as sun's "Whole
 /// disk" or sgi's volume, holds the others'), except where what is found is the table itself (a sun
 /// partition that begins with the label).
 fn foreign_losses(src: &dyn table::source::ByteSource, ss: u64) -> Vec<Loss> {
     let Some(t) = crate::blkid::foreign_table(src, src.len(), ss) else {
         return Vec::new();
     };
+    // The disk's table space (where the label itself lies) is no partition's data.
+    let (head, tail) = crate::signature::table_space(src.len(), ss);
     t.own_partitions()
         .filter_map(|p| {
+            let (a, b) = (
+                p.start_bytes.max(head),
+                (p.start_bytes + p.size_bytes).min(src.len() - tail),
+            );
             crate::signature::identify(src, p.start_bytes, p.size_bytes)
                 .filter(|fs| fs.kind != t.kind)
+                .or_else(|| {
+                    (a < b && crate::signature::unrecognised(src, a, b - a))
+                        .then(crate::signature::unrecognised_info)
+                })
                 .map(|fs| Loss {
                     partition: Some(p.number),
                     size_bytes: p.size_bytes,
