@@ -181,3 +181,69 @@ fn a_check_that_reports_problems_after_a_move_exits_1() {
         }
     }
 }
+
+/// The plan's `used_bytes` (what the move copies by the used-block map) is the apply's `copied_bytes`: for a swap
+/// area (its header page, and the sectors every move copies) and an ext4. A hibernated swap is copied whole:
+/// `used_bytes` is null and `whole_reason` says why, once.
+#[test]
+fn the_plan_counts_the_bytes_the_apply_copies() {
+    let sc = Scratch::new();
+    let backups = sc.path("backups");
+    std::fs::create_dir(&backups).expect("mkdir");
+    let swap = |name: &str, hibernated: bool| {
+        let img = sc.image(name, 48 * MIB);
+        run("sgdisk", &["-a", "1", "-n", "1:2049:+20M", &s(&img)]);
+        let part = sc.image(&format!("{name}.part"), 20 * MIB);
+        run("mkswap", &["-q", &s(&part)]);
+        let mut b = std::fs::read(&part).expect("read");
+        if hibernated {
+            b[4086..4096].copy_from_slice(b"S1SUSPEND\0");
+        }
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&img)
+            .expect("open");
+        f.write_all_at(&b, 2049 * 512).expect("write");
+        img
+    };
+    for (name, img) in [
+        ("swap.img", swap("swap.img", false)),
+        ("ext4.img", fixture(&sc, "ext4.img")),
+        ("hib.img", swap("hib.img", true)),
+    ] {
+        let pf = sc.path(format!("{name}.plan"));
+        let p = common::plan(&s(&img), &["--realign"], &pf);
+        let d = &p["changes"][0]["data_move"];
+        let img_s = s(&img);
+        let pf_s = s(&pf);
+        let r = afdisk_in(
+            &[
+                "apply",
+                &img_s,
+                "--plan",
+                &pf_s,
+                "--yes",
+                "--confirm",
+                name,
+                "--json",
+            ],
+            &backups,
+        );
+        assert_eq!(r.code, 0, "{name}: {}", r.stderr);
+        let last = r.stdout.rfind("\n{\n").map_or(0, |i| i + 1);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout[last..]).expect("JSON");
+        let m = &v["moved"]["moves"][0];
+        if name == "hib.img" {
+            assert!(d["used_bytes"].is_null(), "{d}");
+            let why = d["whole_reason"].as_str().unwrap_or_default();
+            assert!(why.contains("hibernation"), "{d}");
+            let reason = p["changes"][0]["reason"].as_str().unwrap_or_default();
+            assert_eq!(reason.matches("whole").count(), 1, "{reason}");
+            assert_eq!(m["copied_bytes"], d["copy_bytes"], "{m}");
+        } else {
+            assert!(d["whole_reason"].is_null(), "{d}");
+            assert_eq!(m["copied_bytes"], d["used_bytes"], "{name}: {d} {m}");
+        }
+    }
+}

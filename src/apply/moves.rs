@@ -155,18 +155,7 @@ fn move_spec(
     (os, on, ns): (u64, u64, u64),
     len: u64,
 ) -> MoveSpec {
-    let map = crate::fs::used_map(src, os * ss, on * ss);
-    let fixups = crate::fs::after_move(src, os * ss, len, ns * ss);
-    let always: Vec<(u64, u64)> = hide::sector_offsets(len, ss)
-        .into_iter()
-        .chain(
-            crate::fs::fixup_sectors(&fixups, ss, len)
-                .into_iter()
-                .map(|s| s.0),
-        )
-        .map(|o| (o, ss))
-        .collect();
-    let used = extents::copy_ranges(&map, len, ss, &always);
+    let (map, _, used) = fssize::move_ranges(src, (os * ss, on * ss), len, ns * ss, ss);
     let schedule = extents::widen(
         Schedule::new(os * ss, ns * ss, len, ss, max_chunk),
         used.as_deref(),

@@ -37,6 +37,6 @@ impl Filesystem for Luks {
     }
 
     fn used_ranges(&self, _w: &Window) -> UsedMap {
-        UsedMap::Whole("LUKS: encrypted or redundant content, copied whole".into())
+        UsedMap::Whole("LUKS: encrypted content, whose use afdisk cannot see".into())
     }
 }

@@ -38,6 +38,6 @@ impl Filesystem for Md {
     }
 
     fn used_ranges(&self, _w: &Window) -> UsedMap {
-        UsedMap::Whole("md RAID member: its data is the array's, copied whole".into())
+        UsedMap::Whole("md RAID member: its data is the array's".into())
     }
 }

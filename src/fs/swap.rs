@@ -27,7 +27,7 @@ pub(super) fn hibernation(w: &Window) -> Option<String> {
     PAGES.iter().find_map(|p| {
         HIBERNATION.iter().find(|sig| w.eq(p - 10, sig)).map(|sig| {
             format!(
-                "swap holds a hibernation image ({}): copied whole",
+                "swap holds a hibernation image ({}), whose content matters",
                 String::from_utf8_lossy(sig)
             )
         })

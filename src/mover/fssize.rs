@@ -32,6 +32,36 @@ pub fn footprint(src: &dyn ByteSource, base: u64, size: u64) -> (u64, String) {
     crate::fs::footprint(src, base, size)
 }
 
+/// The used-block map, its note and the copy ranges of one move (see [`move_ranges`]).
+pub type MoveRanges = (crate::fs::UsedMap, Option<String>, Option<Vec<(u64, u64)>>);
+
+/// What a move of the content of `[base, base+size)` (a partition), `len` bytes of footprint, to byte
+/// `new_start` copies, as the apply runs it and the plan estimates it: the content's used-block map, the note of
+/// a map coarser than its module's best, and the copy ranges (relative to `base`): the map's ranges with the
+/// sectors the move hides and reveals and those its fix-ups change, rounded to `ss`-byte sectors and merged
+/// ([`super::extents::copy_ranges`]); `None` to copy the whole footprint.
+pub fn move_ranges(
+    src: &dyn ByteSource,
+    (base, size): (u64, u64),
+    len: u64,
+    new_start: u64,
+    ss: u64,
+) -> MoveRanges {
+    let (map, note) = crate::fs::used_map_noted(src, base, size);
+    let fixups = crate::fs::after_move(src, base, len, new_start);
+    let always: Vec<(u64, u64)> = super::hide::sector_offsets(len, ss)
+        .into_iter()
+        .chain(
+            crate::fs::fixup_sectors(&fixups, ss, len)
+                .into_iter()
+                .map(|s| s.0),
+        )
+        .map(|o| (o, ss))
+        .collect();
+    let used = super::extents::copy_ranges(&map, len, ss, &always);
+    (map, note, used)
+}
+
 /// The size a recognised filesystem states, with how it was found.
 pub fn used_bytes(src: &dyn ByteSource, base: u64, size: u64) -> Option<(u64, &'static str)> {
     crate::fs::stated_size(src, base, size).map(|s| (s.bytes, s.how))

@@ -316,6 +316,8 @@ fn moved_with_data(
             to_offset_bytes: to,
             copy_bytes: used,
             estimate_ms: None,
+            used_bytes: None,
+            whole_reason: None,
         }),
         ..base
     })

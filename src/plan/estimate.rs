@@ -36,7 +36,12 @@ pub fn estimate_moves(file: &std::fs::File, ss: u64, changes: &mut [Change]) -> 
     // Each move's used-block map first: the probe reads where the first move copies.
     let used: Vec<Used> = moving
         .iter()
-        .map(|&i| changes[i].data_move.as_ref().map(|d| used_note(file, d)))
+        .map(|&i| {
+            changes[i]
+                .data_move
+                .as_ref()
+                .map(|d| used_note(file, d, ss))
+        })
         .map(Option::unwrap_or_default)
         .collect();
     let journal_dir = mover::journal_dir();
@@ -45,12 +50,22 @@ pub fn estimate_moves(file: &std::fs::File, ss: u64, changes: &mut [Change]) -> 
         mover::measure_rates(file, span, used[0].ranges.as_deref(), Some(&journal_dir))
     });
     let mut total = 0.0;
-    for (&i, Used { note, ranges, .. }) in moving.iter().zip(used) {
+    for (
+        &i,
+        Used {
+            note,
+            ranges,
+            whole,
+        },
+    ) in moving.iter().zip(used)
+    {
         let c = &mut changes[i];
         let Some(d) = c.data_move.as_mut() else {
             continue;
         };
         c.reason.push_str(&note);
+        d.used_bytes = ranges.as_ref().map(|r| r.iter().map(|x| x.1).sum());
+        d.whole_reason = whole;
         let len = d.copy_bytes.div_ceil(ss) * ss;
         let copied = mover::estimate::Copied::of(ranges.as_deref(), d.copy_bytes);
         // The schedule the apply will choose (`mover::start`), from the same kind of measurement.
@@ -93,16 +108,27 @@ struct Used {
     note: String,
     /// The used ranges, relative to the partition's start; `None` for copy whole.
     ranges: Option<Vec<(u64, u64)>>,
+    /// Why the whole footprint is copied, when it is.
+    whole: Option<String>,
 }
 
-/// The used-block map of the data move `d`, read from `file`.
-fn used_note(file: &std::fs::File, d: &DataMove) -> Used {
+/// The used-block map of the data move `d`, read from `file` (`ss`-byte sectors).
+fn used_note(file: &std::fs::File, d: &DataMove, ss: u64) -> Used {
     let src = crate::table::source::FileSource {
         file,
         size: d.from_offset_bytes.saturating_add(d.copy_bytes),
     };
-    match crate::fs::used_map_noted(&src, d.from_offset_bytes, d.copy_bytes) {
-        (crate::fs::UsedMap::Ranges(r), coarse) => {
+    // The ranges the apply copies (the map with the sectors it always copies, merged), so the plan's figure is
+    // the apply's.
+    let len = d.copy_bytes;
+    match mover::fssize::move_ranges(
+        &src,
+        (d.from_offset_bytes, d.copy_bytes),
+        len,
+        d.to_offset_bytes,
+        ss,
+    ) {
+        (crate::fs::UsedMap::Ranges(_), coarse, Some(r)) => {
             let used: u64 = r.iter().map(|x| x.1).sum();
             let note = format!(
                 "; {} of its {} footprint in use (used-block map{})",
@@ -113,11 +139,14 @@ fn used_note(file: &std::fs::File, d: &DataMove) -> Used {
             Used {
                 note,
                 ranges: Some(r),
+                whole: None,
             }
         }
-        (crate::fs::UsedMap::Whole(why), _) => Used {
+        (crate::fs::UsedMap::Whole(why), _, _) => Used {
             note: format!("; used-block map: copy whole ({why})"),
             ranges: None,
+            whole: Some(why),
         },
+        (crate::fs::UsedMap::Ranges(_), _, None) => Used::default(),
     }
 }

@@ -481,6 +481,8 @@ fn data_change(
         to_offset_bytes: ns,
         copy_bytes: copy,
         estimate_ms: None,
+        used_bytes: None,
+        whole_reason: None,
     });
     if holds_data {
         let mode = crate::mover::Schedule::new(start_b, ns, copy, ss, crate::mover::MAX_CHUNK).mode;

@@ -85,12 +85,20 @@ pub struct DataMove {
     pub direction: String,
     pub from_offset_bytes: u64,
     pub to_offset_bytes: u64,
-    /// Bytes copied: what the filesystem uses (its superblock's size), else the whole partition.
+    /// The footprint: what the filesystem spans (its superblock's size, and any data past it), else the whole
+    /// partition; the most a move copies.
     #[serde(default)]
     pub copy_bytes: u64,
     /// Time the move should take, from a short read probe of the device (milliseconds).
     #[serde(default)]
     pub estimate_ms: Option<u64>,
+    /// Bytes of the footprint the move copies by the used-block map (with the sectors every move copies); `null`
+    /// when it copies the whole footprint (`whole_reason` says why) or nothing was measured.
+    #[serde(default)]
+    pub used_bytes: Option<u64>,
+    /// Why the whole footprint is copied (no used-block map for the content), when it is.
+    #[serde(default)]
+    pub whole_reason: Option<String>,
 }
 
 /// One partition's change, in the table's sectors.

@@ -98,6 +98,8 @@ fn judge_wipes_created_keeps_kept_boot_bits_and_moves() {
         to_offset_bytes: 1,
         copy_bytes: 1,
         estimate_ms: None,
+        used_bytes: None,
+        whole_reason: None,
     });
     let moves = [moving];
     let (_, why) = judge(&inp(&moves, false), 512, Some(1), &sig("swap", inside), 10);
