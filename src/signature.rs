@@ -105,6 +105,16 @@ pub fn probe_file(
 
 /// The content name of a range that holds data afdisk recognises nothing in (see the module doc).
 pub const UNRECOGNISED: &str = "unrecognised data";
+/// The data a content of kind `kind` holds, as a phrase: "ext4 data", but "unrecognised data" for
+/// [`UNRECOGNISED`] (already a kind of data).
+pub fn data_of(kind: &str) -> String {
+    if kind == UNRECOGNISED {
+        kind.to_string()
+    } else {
+        format!("{kind} data")
+    }
+}
+
 /// Stretches read by [`unrecognised`]: the first and last MiB and 64 KiB at evenly spaced points between.
 pub const SAMPLE_STRETCHES: u64 = 32;
 

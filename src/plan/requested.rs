@@ -8,6 +8,7 @@
 use super::{chain, contents, estimate, layout, preset, Change, Grain, Layout, PlanKind, Request};
 use crate::device::Opened;
 use crate::error::{lit, Error, ErrorKind, Result};
+use crate::signature::data_of;
 use crate::table::{self, source::ByteSource};
 use crate::units::plural;
 
@@ -188,7 +189,7 @@ fn replaced(src: &dyn ByteSource, old: &Layout, new: &Layout) -> Vec<Change> {
                 reason.push_str(" (a new partition takes its number)");
             }
             if let Some(fs) = &content {
-                reason.push_str(&format!("; its {fs} data is lost"));
+                reason.push_str(&format!("; its {} is lost", data_of(fs)));
             }
             if old.table.sector_size != new.table.sector_size {
                 reason.push_str(&format!(
