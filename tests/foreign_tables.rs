@@ -219,9 +219,10 @@ fn writes_are_refused_without_replace_and_accepted_with_it() {
             &backups,
         );
         assert_eq!(r.code, 3, "{name}: {}{}", r.stdout, r.stderr);
+        let a = afdisk::units::article(kind);
         assert!(
             r.stderr
-                .contains(&format!("holds a {kind} partition table")),
+                .contains(&format!("holds {a} {kind} partition table")),
             "{}",
             r.stderr
         );

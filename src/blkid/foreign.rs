@@ -16,7 +16,7 @@ use super::{PartTable, Probed};
 use crate::alignment::{self, PartitionAlignment, Topology};
 use crate::finding::{Finding, Severity};
 use crate::table::{foreign_driver, Label};
-use crate::units::human;
+use crate::units::{article, human};
 
 /// The disk's own table in `probed` when one of the read-only drivers in [`crate::table::DRIVERS`] claims it:
 /// that driver's label (a `Label::Foreign`) and libblkid's reading of the table. `None` when libblkid found no
@@ -158,16 +158,6 @@ pub fn finding(t: &ForeignTable, topo: &Topology) -> Finding {
             a = article(&t.kind),
         ),
     )
-}
-
-/// "a" or "an" before a table type's name as it is read out: "an atari", "an ultrix", "a unixware", "a sun".
-fn article(kind: &str) -> &'static str {
-    let vowel = kind.starts_with(['a', 'e', 'i', 'o']) || kind.starts_with("ul");
-    if vowel {
-        "an"
-    } else {
-        "a"
-    }
 }
 
 /// An info finding for a nested label `t` inside partition `parent` of afdisk's own table.

@@ -184,8 +184,9 @@ fn seen_sectors(src: &dyn ByteSource, ss: u64, writes: &[SectorWrite]) -> Vec<Se
 pub(crate) fn absolute_label(content: &str, from: u64, to: u64, ss: u64) -> Option<String> {
     matches!(content, "bsd" | "freebsd" | "openbsd" | "netbsd").then(|| {
         format!(
-            "it holds a {content} disklabel, which records its partitions in absolute sectors of the disk: \
+            "it holds {} {content} disklabel, which records its partitions in absolute sectors of the disk: \
              moved, they would point {} sectors {} their data",
+            crate::units::article(content),
             from.abs_diff(to) / ss.max(1),
             if to > from { "before" } else { "after" }
         )
