@@ -24,6 +24,7 @@ mod requested;
 #[path = "../../tests/common/tables.rs"]
 mod tables;
 pub mod wipe;
+mod wipe_lines;
 
 use std::collections::BTreeMap;
 
@@ -390,8 +391,8 @@ impl Plan {
                 ranges(&lbas)
             ),
         );
-        for w in &self.wipes {
-            push(DiffKind::Wipe, format!("Signature: {}", w.line()));
+        for w in wipe_lines::lines(&self.wipes, ss) {
+            push(DiffKind::Wipe, format!("Signature: {w}"));
         }
         for n in &self.notes {
             push(DiffKind::Note, format!("Note: {n}"));
