@@ -68,15 +68,16 @@ pub fn probe(src: &dyn ByteSource, base: u64, size: u64) -> Option<&'static str>
 }
 
 /// Type, label, UUID and used bytes of what `[base, base+size)` holds, or `None` when nothing is recognised. A
-/// module that names the kind but reads neither label nor UUID (md, for one) gets them from libblkid.
+/// module that names the kind but does not read its label or UUID (md reads neither, NTFS not its volume
+/// name) gets what it lacks from libblkid, when libblkid names the same kind.
 pub fn identify(src: &dyn ByteSource, base: u64, size: u64) -> Option<FsInfo> {
     let Some(mut info) = crate::fs::identify(src, base, size) else {
         return blkid_info(src, base, size);
     };
-    if info.fs_label.is_none() && info.uuid.is_none() {
+    if info.fs_label.is_none() || info.uuid.is_none() {
         if let Some(b) = blkid_info(src, base, size).filter(|b| b.kind == info.kind) {
-            info.fs_label = b.fs_label;
-            info.uuid = b.uuid;
+            info.fs_label = info.fs_label.or(b.fs_label);
+            info.uuid = info.uuid.or(b.uuid);
         }
     }
     Some(info)
