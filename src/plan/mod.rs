@@ -183,7 +183,7 @@ fn seen_sectors(src: &dyn ByteSource, ss: u64, writes: &[SectorWrite]) -> Vec<Se
 /// `ss` bytes), when it cannot: a BSD disklabel nested in it records its partitions in absolute sectors of the
 /// disk, so once moved they would point that many sectors away from their data.
 pub(crate) fn absolute_label(content: &str, from: u64, to: u64, ss: u64) -> Option<String> {
-    matches!(content, "bsd" | "freebsd" | "openbsd" | "netbsd").then(|| {
+    crate::blkid::foreign::counts_from_disk_start(content).then(|| {
         format!(
             "it holds {} {content} disklabel, which records its partitions in absolute sectors of the disk: \
              moved, they would point {} sectors {} their data",
