@@ -144,7 +144,10 @@ pub const KIND_DOCS: &[KindDoc] = &[
         "The table was written for the other sector size (512 versus 4096), typically through a USB bridge that \
          translates sector sizes. \
          The partitions are shown at their byte offsets."),
-    doc("no-table", "info", "Neither GPT nor MBR was found."),
+    doc("no-table", "info",
+        "Neither GPT nor MBR was found. The message says what the whole disk holds instead, as a plan over it \
+         weighs it: a filesystem or other signature put on the disk directly (a LUKS container, an LVM2 physical \
+         volume, an md member, swap; with its label and UUID), unrecognised data, or nothing (empty)."),
     doc("interrupted-move", "error",
         "An afdisk data move on this disk did not finish: a partition carries the moving mark, holds a filesystem \
          the move hid, or (on the whole disk) an unfinished journal is next to the backups. \

@@ -68,15 +68,16 @@ pub fn probe(src: &dyn ByteSource, base: u64, size: u64) -> Option<&'static str>
 }
 
 /// Type, label, UUID and used bytes of what `[base, base+size)` holds, or `None` when nothing is recognised. A
-/// module that names the kind but reads neither label nor UUID (md, for one) gets them from libblkid.
+/// module that names the kind but does not read its label or UUID (md reads neither, NTFS not its volume
+/// name) gets what it lacks from libblkid, when libblkid names the same kind.
 pub fn identify(src: &dyn ByteSource, base: u64, size: u64) -> Option<FsInfo> {
     let Some(mut info) = crate::fs::identify(src, base, size) else {
         return blkid_info(src, base, size);
     };
-    if info.fs_label.is_none() && info.uuid.is_none() {
+    if info.fs_label.is_none() || info.uuid.is_none() {
         if let Some(b) = blkid_info(src, base, size).filter(|b| b.kind == info.kind) {
-            info.fs_label = b.fs_label;
-            info.uuid = b.uuid;
+            info.fs_label = info.fs_label.or(b.fs_label);
+            info.uuid = info.uuid.or(b.uuid);
         }
     }
     Some(info)
@@ -105,6 +106,69 @@ pub fn probe_file(
 
 /// The content name of a range that holds data afdisk recognises nothing in (see the module doc).
 pub const UNRECOGNISED: &str = "unrecognised data";
+/// The data a content of kind `kind` holds, as a phrase: "ext4 data", but "unrecognised data" for
+/// [`UNRECOGNISED`] (already a kind of data).
+pub fn data_of(kind: &str) -> String {
+    if kind == UNRECOGNISED {
+        kind.to_string()
+    } else {
+        format!("{kind} data")
+    }
+}
+
+/// What content of kind `kind` is, in words, with its article: "an ext4 filesystem", "a LUKS container
+/// (crypto_LUKS)", "an LVM2 physical volume (LVM2_member)", "an md RAID member (linux_raid_member)", "a swap
+/// area", "unrecognised data". Only what libblkid calls a filesystem is called one; its other kinds are named
+/// by their use (a RAID member, an encrypted volume, a partition table, a signature).
+pub fn describe(kind: &str) -> String {
+    use crate::blkid::Usage;
+    if kind == UNRECOGNISED {
+        return kind.to_string();
+    }
+    let named = match kind {
+        "swap" => return "a swap area".to_string(),
+        "crypto_LUKS" => Some("a LUKS container"),
+        "LVM1_member" => Some("an LVM1 physical volume"),
+        "LVM2_member" => Some("an LVM2 physical volume"),
+        "linux_raid_member" => Some("an md RAID member"),
+        "zfs_member" => Some("a ZFS pool member"),
+        "bcache" => Some("a bcache backing or cache device"),
+        "BitLocker" => Some("a BitLocker volume"),
+        _ => None,
+    };
+    if let Some(n) = named {
+        return format!("{n} ({kind})");
+    }
+    let what = match crate::blkid::usage_of(kind) {
+        Some(Usage::Filesystem) => "filesystem",
+        Some(Usage::Raid) => "RAID member",
+        Some(Usage::Crypto) => "encrypted volume",
+        Some(Usage::PartitionTable) => "partition table",
+        Some(Usage::Other) | None => "signature",
+    };
+    format!("{} {kind} {what}", crate::units::article(kind))
+}
+
+/// [`describe`] of `info`'s kind, with its label and UUID where known: `an ext4 filesystem (label "data",
+/// UUID 0f3c…)`.
+pub fn describe_info(info: &FsInfo) -> String {
+    let mut facts: Vec<String> = Vec::new();
+    if let Some(l) = &info.fs_label {
+        facts.push(format!("label {l:?}"));
+    }
+    if let Some(u) = &info.uuid {
+        facts.push(format!("UUID {u}"));
+    }
+    let what = describe(&info.kind);
+    if facts.is_empty() {
+        what
+    } else if what.ends_with(')') {
+        format!("{}, {})", &what[..what.len() - 1], facts.join(", "))
+    } else {
+        format!("{what} ({})", facts.join(", "))
+    }
+}
+
 /// Stretches read by [`unrecognised`]: the first and last MiB and 64 KiB at evenly spaced points between.
 pub const SAMPLE_STRETCHES: u64 = 32;
 
@@ -166,6 +230,48 @@ pub fn unrecognised_info() -> FsInfo {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_kind_is_described_by_its_use() {
+        let said: Vec<String> = [
+            "ext4",
+            "xfs",
+            "crypto_LUKS",
+            "LVM2_member",
+            "linux_raid_member",
+            "swap",
+            "isw_raid_member",
+            "atari",
+            super::UNRECOGNISED,
+        ]
+        .iter()
+        .map(|k| super::describe(k))
+        .collect();
+        assert_eq!(
+            said,
+            [
+                "an ext4 filesystem",
+                "an xfs filesystem",
+                "a LUKS container (crypto_LUKS)",
+                "an LVM2 physical volume (LVM2_member)",
+                "an md RAID member (linux_raid_member)",
+                "a swap area",
+                "an isw_raid_member RAID member",
+                "an atari partition table",
+                "unrecognised data",
+            ]
+        );
+        let luks = super::FsInfo {
+            kind: "crypto_LUKS".into(),
+            fs_label: None,
+            uuid: Some("u-1".into()),
+            used_bytes: None,
+        };
+        assert_eq!(
+            super::describe_info(&luks),
+            "a LUKS container (crypto_LUKS, UUID u-1)"
+        );
+    }
+
     /// An md member (a 1.2 superblock at 4 KiB): afdisk's md module names the kind, libblkid its array's name
     /// and UUID, so a plan that destroys it says which array it was part of.
     #[test]

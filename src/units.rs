@@ -9,6 +9,8 @@
 //! as in sgdisk and parted, so `2048s` is 1 MiB on a 512-byte-sector disk and 8 MiB on a 4Kn disk. Its bytes are
 //! known only once the device is: [`SizeArg`] keeps it until then, and [`parse_size`] (for sizes read where no
 //! device is known, such as preset files) refuses it with a fix.
+//!
+//! Also the small words printed next to counts and names: [`plural`] and [`article`].
 
 use crate::error::Error;
 
@@ -214,6 +216,39 @@ pub fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// "a" or "an" before `word` as it is read out: a type name (`ext4`, `atari`, `xfs`, `sun`, `LVM2_member`) is
+/// read as a word when it can be ("a sun", "a swap", "an atari", "a unixware", "an ultrix") and letter by letter
+/// when it starts with two consonants that begin no English word ("an xfs", "an LVM2_member", "an md",
+/// "an NTFS", "a btrfs"); a number starting with 8 is read "eight…".
+pub fn article(word: &str) -> &'static str {
+    let w = word.to_ascii_lowercase();
+    let b = w.as_bytes();
+    let (first, second) = (b.first().copied(), b.get(1).copied());
+    let vowel = |c: Option<u8>| c.is_some_and(|c| b"aeiouy".contains(&c));
+    let an = match first {
+        None => false,
+        Some(b'a' | b'e' | b'i' | b'o') => true,
+        // "an unrecognised", "an ultrix", but "a unixware", "a UFS", "a UUID".
+        Some(b'u') => (w.starts_with("un") && !w.starts_with("uni")) || w.starts_with("ul"),
+        Some(b'8') => true,
+        // Letters whose names start with a vowel sound, when the word is read letter by letter.
+        Some(c @ (b'f' | b'h' | b'l' | b'm' | b'n' | b'r' | b's' | b'x')) => {
+            let cluster = match c {
+                b's' => second.is_some_and(|d| b"chklmnpqtw".contains(&d)),
+                b'f' => second.is_some_and(|d| b"lr".contains(&d)),
+                _ => false,
+            };
+            second.is_some() && !vowel(second) && !cluster
+        }
+        Some(_) => false,
+    };
+    if an {
+        "an"
+    } else {
+        "a"
+    }
+}
+
 /// A latency for people: `812.4 µs`, `1.25 ms`.
 pub fn latency(ns: f64) -> String {
     if ns >= 1e6 {
@@ -225,6 +260,47 @@ pub fn latency(ns: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn article_reads_type_names_as_they_are_said() {
+        let said: Vec<String> = [
+            "ext4",
+            "atari",
+            "xfs",
+            "sun",
+            "sgi",
+            "swap",
+            "squashfs",
+            "btrfs",
+            "LVM2_member",
+            "md",
+            "linux_raid_member",
+            "crypto_LUKS",
+            "ntfs",
+            "vfat",
+            "unixware",
+            "ultrix",
+            "unrecognised",
+            "zfs_member",
+            "f2fs",
+            "iso9660",
+            "minix",
+            "xenix",
+            "bsd",
+            "hfsplus",
+            "8192-byte",
+            "4096-byte",
+        ]
+        .iter()
+        .map(|w| format!("{} {w}", super::article(w)))
+        .collect();
+        assert_eq!(
+            said.join(", "),
+            "an ext4, an atari, an xfs, a sun, an sgi, a swap, a squashfs, a btrfs, an LVM2_member, an md, \
+             a linux_raid_member, a crypto_LUKS, an ntfs, a vfat, a unixware, an ultrix, an unrecognised, \
+             a zfs_member, an f2fs, an iso9660, a minix, a xenix, a bsd, an hfsplus, an 8192-byte, a 4096-byte"
+        );
+    }
+
     use super::*;
 
     #[test]

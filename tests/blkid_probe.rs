@@ -409,3 +409,45 @@ fn truncated_and_flipped_images_never_panic_or_hang() {
     }
     assert_eq!(runs, cases().len() * 6);
 }
+
+/// `blkid -p`'s TYPE, LABEL and UUID of the whole of `img` (`None` each where it has none).
+fn blkid_export(img: &Path) -> (Option<String>, Option<String>, Option<String>) {
+    let out = std::process::Command::new("blkid")
+        .args(["-p", "-o", "export", &s(img)])
+        .output()
+        .expect("run blkid");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let field = |k: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .map(str::to_string)
+    };
+    (field("TYPE"), field("LABEL"), field("UUID"))
+}
+
+/// What a plan names as lost (`afdisk::signature::identify`: afdisk's own filesystem modules, then libblkid for
+/// what they do not read) has the label and UUID `blkid -p` reads, for every filesystem made on a whole image:
+/// NTFS's volume label too, which afdisk's NTFS module does not read.
+#[test]
+fn identify_names_the_label_and_uuid_blkid_reads() {
+    let mut checked = Vec::new();
+    for c in cases() {
+        let (kind, label, uuid) = blkid_export(&c.path);
+        let Some(kind) = kind.filter(|_| label.is_some() || uuid.is_some()) else {
+            continue;
+        };
+        let f = std::fs::File::open(&c.path).expect("open image");
+        let size = f.metadata().expect("stat").len();
+        let src = afdisk::table::source::FileSource { file: &f, size };
+        let info = afdisk::signature::identify(&src, 0, size)
+            .unwrap_or_else(|| panic!("{}: nothing identified", c.name));
+        assert_eq!(
+            (info.kind, info.fs_label, info.uuid),
+            (kind, label, uuid),
+            "{}: afdisk vs blkid -p",
+            c.name
+        );
+        checked.push(c.name);
+    }
+    assert!(checked.contains(&"ntfs"), "{checked:?}");
+}

@@ -272,3 +272,20 @@ fn list_text_on_a_fixture() {
     );
     insta::assert_snapshot!("list", normalise(&mine.join("\n"), sc.dir.path()));
 }
+
+/// Every command line clap refuses is worded as afdisk's errors are, and keeps what clap names: the required
+/// argument not given, the unknown argument, the value not taken and the values that are.
+#[test]
+fn usage_errors_text() {
+    let sc = Scratch::new();
+    let d = sc.dir.path();
+    let cases: [&[&str]; 5] = [
+        &["apply", "x.img", "--plan", "p.json", "--confirm", "x.img"],
+        &["apply"],
+        &["list", "--jsn"],
+        &["plan", "x.img", "--table", "foo"],
+        &["plan", "x.img", "--realign", "--realign"],
+    ];
+    let all: Vec<String> = cases.iter().map(|a| text(d, a)).collect();
+    insta::assert_snapshot!("usage_errors", all.join("\n"));
+}

@@ -219,9 +219,10 @@ fn writes_are_refused_without_replace_and_accepted_with_it() {
             &backups,
         );
         assert_eq!(r.code, 3, "{name}: {}{}", r.stdout, r.stderr);
+        let a = afdisk::units::article(kind);
         assert!(
             r.stderr
-                .contains(&format!("holds a {kind} partition table")),
+                .contains(&format!("holds {a} {kind} partition table")),
             "{}",
             r.stderr
         );
@@ -453,6 +454,18 @@ fn a_partition_holding_a_bsd_label_is_not_moved() {
         "b\ny\nn\na\n4096\n+8M\nt\na\n7\nw\nq\n",
     );
     let before = std::fs::read(&img).expect("read");
+    // The finding says what the plan does: the partition is not moved.
+    let v = common::inspect(&s(&img));
+    let nested = v["findings"]
+        .as_array()
+        .and_then(|f| f.iter().find(|f| f["code"] == "nested-label"))
+        .and_then(|f| f["message"].as_str())
+        .unwrap_or_default();
+    assert!(
+        nested.contains("afdisk never moves this partition with its data")
+            && !nested.contains("pointing at the old place"),
+        "{nested}"
+    );
     let p = common::plan(&s(&img), &["--realign"], &sc.path("p.json"));
     let c = &p["changes"][0];
     assert_eq!(

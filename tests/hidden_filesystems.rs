@@ -132,7 +132,9 @@ fn filesystems_made_by_the_real_tools_are_found_hidden() {
                 assert!(
                     hidden.len() == 1
                         && hidden[0].partition == Some(1)
-                        && hidden[0].message.contains(&format!("holds a {kind}")),
+                        && hidden[0]
+                            .message
+                            .contains(&format!("holds {}", afdisk::signature::describe(kind))),
                     "{kind} on {label}, {ss}-byte sectors: {:?} (partition 1: {:?})",
                     r.findings,
                     r.partitions.first().map(|p| p.filesystem.clone())

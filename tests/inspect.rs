@@ -428,3 +428,70 @@ fn list_json_shows_loop_devices() {
     let text = afdisk(&["list"]);
     assert!(text.stdout.contains(&lo.base_name()));
 }
+
+/// The message of the report's `code` finding.
+fn message<'a>(v: &'a serde_json::Value, code: &str) -> &'a str {
+    v["findings"]
+        .as_array()
+        .and_then(|a| a.iter().find(|f| f["code"] == code))
+        .and_then(|f| f["message"].as_str())
+        .unwrap_or_else(|| panic!("no {code} finding: {v}"))
+}
+
+/// Without a table, the `no-table` finding says what the whole disk holds, as a plan over it weighs it: an
+/// empty disk, unrecognised data, a filesystem (with its label), an md member (not "a filesystem"). A fresh
+/// layout refused on it names it the same way.
+#[test]
+fn the_no_table_finding_names_what_the_whole_disk_holds() {
+    let s = Scratch::new();
+    let empty = s.image("empty.img", 64 * MIB);
+    let rnd = s.image("rnd.img", 64 * MIB);
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let noise: Vec<u8> = (0..MIB)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    poke(&rnd, 64 << 10, &noise);
+    let ext4 = s.image("ext4.img", 64 * MIB);
+    run("mkfs.ext4", &["-q", "-L", "whole", &common::s(&ext4)]);
+    let md = s.image("md.img", 64 * MIB);
+    poke(
+        &md,
+        4096,
+        include_bytes!("fixtures/md/superblock-1.2-at-4k.bin"),
+    );
+    let said = |img: &std::path::Path| {
+        let v = inspect_with(&common::s(img), &[]);
+        message(&v, "no-table").to_string()
+    };
+    let m = said(&empty);
+    assert!(m.contains("the disk is empty"), "{m}");
+    let m = said(&rnd);
+    assert!(m.contains("the disk holds unrecognised data"), "{m}");
+    let m = said(&ext4);
+    assert!(
+        m.contains("the disk holds an ext4 filesystem (label \"whole\", UUID "),
+        "{m}"
+    );
+    let m = said(&md);
+    assert!(
+        m.contains(
+            "the disk holds an md RAID member (linux_raid_member, label \"review:9\", UUID \
+             11111111-2222-3333-4444-555555555555) directly"
+        ),
+        "{m}"
+    );
+    let r = afdisk(&["plan", &common::s(&md), "--preset", "data"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("holds an md RAID member (linux_raid_member) on the whole disk")
+            && !r.stderr.contains("filesystem"),
+        "{}",
+        r.stderr
+    );
+}

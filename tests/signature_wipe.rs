@@ -441,3 +441,42 @@ fn a_partition_kept_with_its_data_is_never_wiped() {
         v["writes"]
     );
 }
+
+/// A ZFS member's labels as libblkid's zfs prober finds them: the uberblock magic (little-endian) in each of the
+/// 128 1 KiB slots of the ring 128 KiB into each of its four 256 KiB labels, two at its start and two at its end.
+fn zfs_labels(img: &Path, base: u64, size: u64) {
+    for label in [0, 256 << 10, size - (512 << 10), size - (256 << 10)] {
+        for n in 0..128u64 {
+            let at = base + label + (128 << 10) + n * 1024;
+            common::poke(img, at, &0x00ba_b10cu64.to_le_bytes());
+        }
+    }
+}
+
+/// A ZFS member's hundreds of uberblock signatures are one line of the plan's text, with their count and the
+/// sectors they lie in; the JSON lists each.
+#[test]
+fn a_zfs_members_uberblocks_are_one_line_of_the_plan() {
+    let sc = Scratch::new();
+    let img = sc.image("zfs.img", 256 * MIB);
+    common::sfdisk_script(&s(&img), "label: dos\nstart=2048, size=262144, type=bf\n");
+    zfs_labels(&img, MIB, 128 * MIB);
+    assert_eq!(blkid_at(&img, MIB).as_deref(), Some("zfs_member"));
+    let args = ["--preset", "data", "--replace"];
+    let text = plan_text(&img, &args);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("Signature: "))
+        .collect();
+    let plan = common::plan(&s(&img), &args, &sc.path("p.json"));
+    let n = plan["wipes"].as_array().map_or(0, Vec::len);
+    assert!(n > 200, "every uberblock is in the JSON: {n}");
+    assert_eq!(
+        lines,
+        [format!(
+            "Signature: partition 1 holds {n} old zfs_member signatures (8 bytes each) spread over sectors \
+             2310–2558 and 2816–3070: wiped"
+        )],
+        "{text}"
+    );
+}

@@ -132,6 +132,15 @@ fn dropping_unrecognised_data_needs_destroy_data() {
         })
         .collect();
     assert_eq!(lost, vec![(Some(1), "unrecognised data")], "{p}");
+    let reason = p["changes"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["action"] == "delete"))
+        .and_then(|c| c["reason"].as_str())
+        .unwrap_or("");
+    assert!(
+        reason.ends_with("its unrecognised data is lost"),
+        "the content's name is not followed by a second \"data\": {reason}"
+    );
     let before = std::fs::read(&img).expect("read");
     let r = apply(&s(&img), &sc.path("p.json"), "drop.img", &sc.path("bk"));
     assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);

@@ -148,9 +148,10 @@ fn refuse_unannounced_foreign(opened: &Opened, plan: &Plan) -> Result<()> {
     Err(Error::worded(
         ErrorKind::Refused,
         &format!(
-            "{} holds a {} partition table with {} partition(s), which afdisk does not edit and this plan does \
+            "{} holds {} {} partition table with {} partition(s), which afdisk does not edit and this plan does \
              not say it destroys; nothing was written",
             lit(opened.info.path.display()),
+            crate::units::article(&t.kind),
             lit(&t.kind),
             t.partitions.len()
         ),

@@ -16,7 +16,7 @@ use super::{PartTable, Probed};
 use crate::alignment::{self, PartitionAlignment, Topology};
 use crate::finding::{Finding, Severity};
 use crate::table::{foreign_driver, Label};
-use crate::units::human;
+use crate::units::{article, human};
 
 /// The disk's own table in `probed` when one of the read-only drivers in [`crate::table::DRIVERS`] claims it:
 /// that driver's label (a `Label::Foreign`) and libblkid's reading of the table. `None` when libblkid found no
@@ -160,17 +160,16 @@ pub fn finding(t: &ForeignTable, topo: &Topology) -> Finding {
     )
 }
 
-/// "a" or "an" before a table type's name as it is read out: "an atari", "an ultrix", "a unixware", "a sun".
-fn article(kind: &str) -> &'static str {
-    let vowel = kind.starts_with(['a', 'e', 'i', 'o']) || kind.starts_with("ul");
-    if vowel {
-        "an"
-    } else {
-        "a"
-    }
+/// Whether a disklabel of type `kind` (libblkid's name, as a nested table's or as a partition's content)
+/// records its partitions in absolute sectors of the disk, so that moving the partition that holds it would
+/// leave them pointing away from their data: the BSD labels. A plan never moves such a partition with its data
+/// (`plan::absolute_label`).
+pub fn counts_from_disk_start(kind: &str) -> bool {
+    matches!(kind, "bsd" | "freebsd" | "openbsd" | "netbsd")
 }
 
-/// An info finding for a nested label `t` inside partition `parent` of afdisk's own table.
+/// An info finding for a nested label `t` inside partition `parent` of afdisk's own table: what it holds, and
+/// what a plan does with the partition (see [`counts_from_disk_start`]).
 pub fn nested_finding(t: &ForeignTable) -> Finding {
     let parts: Vec<String> = t
         .partitions
@@ -184,14 +183,20 @@ pub fn nested_finding(t: &ForeignTable) -> Finding {
             )
         })
         .collect();
+    let fate = if counts_from_disk_start(&t.kind) {
+        "The label records its partitions' starts in sectors from the start of the disk, so afdisk never moves \
+         this partition with its data: a realignment leaves it where it is and a custom layout that moves it is \
+         refused, unless its data is discarded (--discard-data). To realign it, realign the BSD partitions from \
+         the BSD system, or back them up, make the label anew at the new place and restore them."
+    } else {
+        "A plan that moves this partition moves the label with the partition's data, unchanged."
+    };
     Finding::new(
         Severity::Info,
         "nested-label",
         t.parent,
         format!(
-            "Partition {} holds {} {} disklabel with {}. afdisk never edits the label inside. A BSD-style label \
-             counts its starts from the start of the disk, so a plan that moves this partition leaves the label \
-             pointing at the old place: fix the label with the BSD tools after such a move.",
+            "Partition {} holds {} {} disklabel with {}. afdisk never edits the label inside. {fate}",
             t.parent.unwrap_or(0),
             article(&t.kind),
             t.kind,

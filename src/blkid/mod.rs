@@ -252,11 +252,12 @@ impl From<ffi::CallFailed> for ProbeError {
 /// version.
 pub fn catalogue() -> (String, Vec<(String, Usage)>, Vec<String>) {
     let (sb, pt) = ffi::known_types();
-    // libblkid's usage bits (blkid.h BLKID_USAGE_*): 1 filesystem, 2 raid, 4 crypto, 8 other.
+    // libblkid's usage bits (blkid.h BLKID_USAGE_*): 1 << 1 filesystem, 1 << 2 raid, 1 << 3 crypto, 1 << 4
+    // other.
     let usage = |u: i32| match u {
-        1 => Usage::Filesystem,
-        2 => Usage::Raid,
-        4 => Usage::Crypto,
+        2 => Usage::Filesystem,
+        4 => Usage::Raid,
+        8 => Usage::Crypto,
         _ => Usage::Other,
     };
     (
@@ -264,6 +265,19 @@ pub fn catalogue() -> (String, Vec<(String, Usage)>, Vec<String>) {
         sb.into_iter().map(|(n, u)| (n, usage(u))).collect(),
         pt,
     )
+}
+
+/// What libblkid uses a type for: its superblock types' usage ([`catalogue`]), [`Usage::PartitionTable`] for
+/// its partition-table types, `None` for a name it does not know. Reads the catalogue once.
+pub fn usage_of(kind: &str) -> Option<Usage> {
+    static KNOWN: std::sync::OnceLock<Vec<(String, Usage)>> = std::sync::OnceLock::new();
+    let known = KNOWN.get_or_init(|| {
+        let (_, sb, pt) = catalogue();
+        sb.into_iter()
+            .chain(pt.into_iter().map(|t| (t, Usage::PartitionTable)))
+            .collect()
+    });
+    known.iter().find(|(n, _)| n == kind).map(|(_, u)| *u)
 }
 
 #[cfg(test)]

@@ -76,6 +76,16 @@ fn the_catalogue_knows_the_common_types() {
     for t in ["dos", "gpt", "sun", "sgi", "bsd", "atari", "mac"] {
         assert!(pt.iter().any(|n| n == t), "{t} missing from {pt:?}");
     }
+    let usage = |t: &str| sb.iter().find(|(n, _)| n == t).map(|(_, u)| *u);
+    assert_eq!(
+        ["ext4", "LVM2_member", "crypto_LUKS", "swap"].map(usage),
+        [
+            Some(Usage::Filesystem),
+            Some(Usage::Raid),
+            Some(Usage::Crypto),
+            Some(Usage::Other)
+        ]
+    );
 }
 
 #[test]

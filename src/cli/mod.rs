@@ -149,7 +149,7 @@ pub fn parse() -> Cli {
 }
 
 /// Exits on a command line clap refused: help and version as clap prints them; a usage error as afdisk
-/// words every error (`afdisk: error: …` and a `fix:` line with the usage), exit 2.
+/// words every error (`afdisk: error: …` and a `fix:` line with the usage, see [`usage_words`]), exit 2.
 fn usage_exit(e: clap::Error) -> ! {
     use clap::error::ErrorKind as K;
     if matches!(
@@ -158,24 +158,36 @@ fn usage_exit(e: clap::Error) -> ! {
     ) {
         e.exit()
     }
-    let text = e.render().to_string();
+    let (problem, fix) = usage_words(&e.render().to_string());
+    let _ = writeln!(std::io::stderr(), "afdisk: error: {problem}\n  fix: {fix}");
+    std::process::exit(EXIT_ERROR)
+}
+
+/// The problem and the fix in clap's error text `text`. The problem is clap's first line with every fact
+/// clap lists under it: the arguments it names on lines of their own (the required ones not given, "--yes")
+/// and its facts about a value ("[possible values: bash, zsh, fish]"). The fix is clap's tips (except its
+/// advice to pass a value after `--`, which afdisk's options never need), the usage and where to read more.
+fn usage_words(text: &str) -> (String, String) {
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let problem = lines.next().map_or("the command line is not valid", |l| {
+    let first = lines.next().map_or("the command line is not valid", |l| {
         l.trim_start_matches("error: ")
     });
     let rest: Vec<&str> = lines.collect();
-    // clap's facts about the value ("[possible values: bash, zsh, fish]") belong with the problem.
-    let facts: Vec<&str> = rest
+    let clap_words = |l: &&str| {
+        l.starts_with("tip: ") || l.starts_with("Usage: ") || l.starts_with("For more information")
+    };
+    let (facts, named): (Vec<&str>, Vec<&str>) = rest
         .iter()
         .copied()
-        .filter(|l| l.starts_with('['))
-        .collect();
-    let problem = if facts.is_empty() {
-        problem.to_string()
-    } else {
-        format!("{problem} {}", facts.join(" "))
-    };
-    // clap's tips, except its advice to pass a value after `--`, which afdisk's options never need.
+        .filter(|l| !clap_words(l))
+        .partition(|l| l.starts_with('['));
+    let mut problem = first.trim_end_matches(':').to_string();
+    if !named.is_empty() {
+        problem = format!("{problem}: {}", named.join(", "));
+    }
+    for f in facts {
+        problem = format!("{problem} {f}");
+    }
     let tips = rest
         .iter()
         .filter_map(|l| l.strip_prefix("tip: "))
@@ -186,12 +198,7 @@ fn usage_exit(e: clap::Error) -> ! {
         .chain(usage.map(|u| format!("usage: {u}")))
         .chain(["more with `afdisk --help`".to_string()])
         .collect();
-    let _ = writeln!(
-        std::io::stderr(),
-        "afdisk: error: {problem}\n  fix: {}",
-        fix.join("; ")
-    );
-    std::process::exit(EXIT_ERROR)
+    (problem, fix.join("; "))
 }
 
 /// The first word of `argv` that is not an option (nor an option's value), if it comes before any `--`.

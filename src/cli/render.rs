@@ -95,8 +95,9 @@ pub fn inspect(r: &Report) -> String {
     }
     for t in &r.nested_labels {
         let title = format!(
-            "Partition {} holds a {} label, at byte {}",
+            "Partition {} holds {} {} label, at byte {}",
             t.parent.unwrap_or(0),
+            afdisk::units::article(&t.kind),
             t.kind,
             t.offset
         );

@@ -389,7 +389,12 @@ fn file_users(image: &Path, dev: u64, ino: u64) -> Vec<Use> {
             let who = l.pid.map_or("a program".to_string(), |p| {
                 format!("PID {p} ({})", comm(p))
             });
-            on(format!("{who} with a {} {} lock", l.class, l.access))
+            on(format!(
+                "{who} with {} {} {} lock",
+                crate::units::article(&l.class),
+                l.class,
+                l.access
+            ))
         })
         .collect();
     for (pid, fd) in process_fds() {

@@ -26,13 +26,14 @@ pub fn hidden_finding(number: u32, content: &str) -> crate::finding::Finding {
         "interrupted-move",
         Some(number),
         format!(
-            "partition {number} holds a {content} whose signatures an afdisk data move hid, so that nothing mounts \
+            "partition {number} holds {} whose signatures an afdisk data move hid, so that nothing mounts \
              it half-moved: the move was interrupted just before it marked the partition or just after it wrote \
              the new table, or the table was rewritten since it stopped. Do not mount or write it. Finish the \
              move with `afdisk resume TARGET` (its journal is next to the backups; else add --journal FILE), \
              which `apply` and `restore` require before anything else; resume needs the table the move left, \
              so where the table was rewritten since, put that one back first (the newest `before restore` \
-             backup)"
+             backup)",
+            crate::signature::describe(content)
         ),
     )
 }

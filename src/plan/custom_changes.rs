@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 
 use super::{Action, Change, DataMove, Layout};
 use crate::error::{Error, ErrorKind, Result};
+use crate::signature::data_of;
 use crate::table::{PartKind, Partition};
 use crate::units::human;
 
@@ -115,7 +116,8 @@ fn matched_change(
             .filter(|_| discarded && o.kind != PartKind::Extended)
         {
             why.push_str(&format!(
-                "; its {fs} data is discarded (allowed for partition {})",
+                "; its {} is discarded (allowed for partition {})",
+                data_of(fs),
                 o.number
             ));
         }
@@ -347,7 +349,7 @@ pub(super) fn created(p: &Partition, ss: u64, reason_extra: &str) -> Change {
 fn deleted(o: &Partition, contents: &BTreeMap<u32, String>) -> Change {
     let content = contents.get(&o.number).cloned();
     let reason = match &content {
-        Some(fs) => format!("not in the new layout: its {fs} data is lost"),
+        Some(fs) => format!("not in the new layout: its {} is lost", data_of(fs)),
         None => "not in the new layout".into(),
     };
     Change::delete(o, content, reason)

@@ -715,3 +715,25 @@ fn a_logical_matched_by_number_still_moves_or_is_lost() {
         .iter()
         .any(|c| c.number == 6 && c.action == Action::Delete));
 }
+
+#[test]
+fn a_dropped_partition_of_unrecognised_data_names_it_once() {
+    let old = two_logicals();
+    let contents = BTreeMap::from([(6u32, crate::signature::UNRECOGNISED.to_string())]);
+    let mut dropped = old.clone();
+    dropped.partitions.truncate(3);
+    let ch = changes(
+        Some(&old),
+        &dropped,
+        &contents,
+        &BTreeMap::new(),
+        &[],
+        &BTreeMap::new(),
+    )
+    .unwrap();
+    let six = ch.iter().find(|c| c.number == 6).unwrap();
+    assert_eq!(
+        six.reason,
+        "not in the new layout: its unrecognised data is lost"
+    );
+}

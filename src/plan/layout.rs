@@ -11,6 +11,7 @@ use super::preset::{resolve_type, Preset, Size};
 use super::{Action, Change, DataMove, Layout};
 use crate::alignment::{align_down, align_up, misalignment, Topology};
 use crate::error::{lit, Error, ErrorKind, Result};
+use crate::signature::data_of;
 use crate::table::types::GPT_BIOS_BOOT;
 use crate::table::{driver, Label, PartKind, Partition, Table};
 use crate::units::human;
@@ -381,7 +382,8 @@ fn entry_change(
     }
     if let Some(fs) = &content {
         why.push_str(&format!(
-            "; its {fs} data is discarded (--discard-data {})",
+            "; its {} is discarded (--discard-data {})",
+            data_of(fs),
             p.number
         ));
     }
@@ -518,9 +520,10 @@ fn data_change(
         new_start: Some(new_start),
         new_size: Some(new_size),
         reason: format!(
-            "holds {fs}: moving its table entry would leave the {fs} data {} {} the new start, so it is \
+            "holds {fs}: moving its table entry would leave the {} {} {} the new start, so it is \
              not moved. Fixing it needs the data moved {} {} (a later afdisk feature), or, if the data is \
              expendable, --discard-data {}",
+            data_of(fs),
             human(bytes),
             if ns > start_b { "before" } else { "after" },
             human(bytes),

@@ -24,6 +24,7 @@ mod requested;
 #[path = "../../tests/common/tables.rs"]
 mod tables;
 pub mod wipe;
+mod wipe_lines;
 
 use std::collections::BTreeMap;
 
@@ -190,10 +191,11 @@ fn seen_sectors(src: &dyn ByteSource, ss: u64, writes: &[SectorWrite]) -> Vec<Se
 /// `ss` bytes), when it cannot: a BSD disklabel nested in it records its partitions in absolute sectors of the
 /// disk, so once moved they would point that many sectors away from their data.
 pub(crate) fn absolute_label(content: &str, from: u64, to: u64, ss: u64) -> Option<String> {
-    matches!(content, "bsd" | "freebsd" | "openbsd" | "netbsd").then(|| {
+    crate::blkid::foreign::counts_from_disk_start(content).then(|| {
         format!(
-            "it holds a {content} disklabel, which records its partitions in absolute sectors of the disk: \
+            "it holds {} {content} disklabel, which records its partitions in absolute sectors of the disk: \
              moved, they would point {} sectors {} their data",
+            crate::units::article(content),
             from.abs_diff(to) / ss.max(1),
             if to > from { "before" } else { "after" }
         )
@@ -397,8 +399,8 @@ impl Plan {
                 ranges(&lbas)
             ),
         );
-        for w in &self.wipes {
-            push(DiffKind::Wipe, format!("Signature: {}", w.line()));
+        for w in wipe_lines::lines(&self.wipes, ss) {
+            push(DiffKind::Wipe, format!("Signature: {w}"));
         }
         for n in &self.notes {
             push(DiffKind::Note, format!("Note: {n}"));

@@ -8,8 +8,9 @@
 use super::{chain, contents, estimate, layout, preset, Change, Grain, Layout, PlanKind, Request};
 use crate::device::Opened;
 use crate::error::{lit, Error, ErrorKind, Result};
+use crate::signature::data_of;
 use crate::table::{self, source::ByteSource};
-use crate::units::plural;
+use crate::units::{article, plural};
 
 /// What `make` has read before it plans: the device, the request, the table on the disk and its blocking
 /// findings, the topology and the grain.
@@ -50,9 +51,10 @@ pub(super) fn realign(ctx: &MakeCtx, notes: &mut Vec<String>) -> Result<Planned>
             ErrorKind::Usage,
             &match crate::blkid::foreign_table(src, info.size_bytes, info.logical_sector_size) {
                 Some(t) => format!(
-                    "{} has no partition table afdisk can realign: it holds a {} partition table, which \
+                    "{} has no partition table afdisk can realign: it holds {} {} partition table, which \
                      afdisk does not edit",
                     lit(info.path.display()),
+                    article(&t.kind),
                     lit(&t.kind)
                 ),
                 None => format!(
@@ -188,7 +190,7 @@ fn replaced(src: &dyn ByteSource, old: &Layout, new: &Layout) -> Vec<Change> {
                 reason.push_str(" (a new partition takes its number)");
             }
             if let Some(fs) = &content {
-                reason.push_str(&format!("; its {fs} data is lost"));
+                reason.push_str(&format!("; its {} is lost", data_of(fs)));
             }
             if old.table.sector_size != new.table.sector_size {
                 reason.push_str(&format!(
@@ -208,8 +210,9 @@ fn refuse_unlisted_content(src: &dyn ByteSource, info: &crate::device::DeviceInf
         return Err(Error::worded(
             ErrorKind::Refused,
             &format!(
-                "{} holds a {} partition table with {} (afdisk does not edit that table type)",
+                "{} holds {} {} partition table with {} (afdisk does not edit that table type)",
                 lit(info.path.display()),
+                article(&t.kind),
                 lit(&t.kind),
                 plural(t.partitions.len() as u64, "partition", "partitions")
             ),
@@ -221,9 +224,9 @@ fn refuse_unlisted_content(src: &dyn ByteSource, info: &crate::device::DeviceInf
         return Err(Error::worded(
             ErrorKind::Refused,
             &format!(
-                "{} holds a {} filesystem on the whole disk (no partition table)",
+                "{} holds {} on the whole disk (no partition table)",
                 lit(info.path.display()),
-                lit(sig)
+                lit(crate::signature::describe(sig))
             ),
             "choose {replace} if its data is expendable",
         ));

@@ -255,7 +255,8 @@ pub(super) fn version_note(t: &Tool) -> String {
 pub(super) fn no_tool_fix(bus: Bus) -> String {
     let kinds = preference(bus);
     format!(
-        "no tool for a {} drive is on PATH: install one of {}, or pass --tool /path/to/the/binary",
+        "no tool for {} {} drive is on PATH: install one of {}, or pass --tool /path/to/the/binary",
+        crate::units::article(bus.label()),
         bus.label(),
         kinds
             .iter()

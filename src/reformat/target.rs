@@ -74,7 +74,10 @@ impl DriveFacts {
                     t.partitions.len()
                 ));
             } else if let Some(s) = crate::signature::probe(&src, 0, info.size_bytes) {
-                lost.push(format!("a {s} filesystem on the whole disk"));
+                lost.push(format!(
+                    "{} on the whole disk",
+                    crate::signature::describe(s)
+                ));
             }
         }
         let table = scan.table.as_ref().map(|t| t.label.as_str().to_string());

@@ -11,6 +11,8 @@
 //!   "Whole disk" partition, an sgi volume header's volume, a BSD label's raw partition `c`): its bytes are the
 //!   other partitions', so it has no content of its own. One rule, [`crate::blkid::slices`], also says what a
 //!   new table over a foreign one destroys.
+//! - **Whole-disk content**: what a disk without a table afdisk reads holds, as a plan weighs it
+//!   ([`crate::signature::disk_held_info`]); the `no-table` finding names it ([`name_whole_disk`]).
 
 use crate::blkid::foreign::ForeignTable;
 use crate::device::Opened;
@@ -128,5 +130,36 @@ pub fn of_foreign(opened: &Opened, src: &dyn ByteSource, t: &mut ForeignTable) {
             crate::signature::unrecognised(src, a, n)
                 .then(|| crate::signature::UNRECOGNISED.to_string())
         });
+    }
+}
+
+/// Words the `no-table` finding of `findings` (if any) by what the whole disk holds: `held` is
+/// [`crate::signature::disk_held_info`] when it was probed (`None` outside `inspect`'s probe, as for `list`).
+pub fn name_whole_disk(
+    findings: &mut [crate::finding::Finding],
+    held: Option<Option<&crate::fs::FsInfo>>,
+) {
+    const NONE: &str = "No partition table was found (neither GPT nor MBR)";
+    const PLAN: &str = "`afdisk plan TARGET --preset NAME";
+    const LAYOUT: &str = "proposes a 1 MiB-aligned layout";
+    let message = match held {
+        None => format!("{NONE}. `afdisk inspect TARGET` says what the disk holds; {PLAN}` {LAYOUT} for it."),
+        Some(None) => format!(
+            "{NONE}, and the disk is empty: every sector afdisk samples (its first and last MiB and 30 stretches \
+             between) is zeros. {PLAN}` {LAYOUT} for it."
+        ),
+        Some(Some(fs)) if fs.kind == crate::signature::UNRECOGNISED => format!(
+            "{NONE}, nor any filesystem or other signature, but the disk holds unrecognised data (sectors that \
+             are not zeros: a raw device, plain dm-crypt, a format libblkid does not know). {PLAN}` {LAYOUT} \
+             over it, which destroys that data (apply asks for --destroy-data)."
+        ),
+        Some(Some(fs)) => format!(
+            "{NONE}: the disk holds {} directly, not in a partition. {PLAN} --replace` {LAYOUT} over it, which \
+             destroys it.",
+            crate::signature::describe_info(fs)
+        ),
+    };
+    for f in findings.iter_mut().filter(|f| f.code == "no-table") {
+        f.message.clone_from(&message);
     }
 }

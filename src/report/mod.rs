@@ -254,6 +254,9 @@ pub fn inspect(path: &Path, opts: &InspectOptions) -> Result<(Opened, Report)> {
         });
         add_blkid(&mut report, tables, opts);
     }
+    let held = (opts.probe_signatures && report.table.is_none() && report.foreign_table.is_none())
+        .then(|| crate::signature::disk_held_info(&src, lss));
+    contents::name_whole_disk(&mut report.findings, held.as_ref().map(Option::as_ref));
     name_target(&mut report.findings, &opened.info.path);
     Ok((opened, report))
 }
