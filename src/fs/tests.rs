@@ -55,7 +55,8 @@ fn recognises_magics() {
     // md 0.90 near the end, ZFS in the uberblock ring, the rest at their offsets.
     let size = 0x30000u64;
     let sb090 = (size & !0xFFFF) - 0x10000;
-    let v = img(size as usize, sb090 as usize, &[0xfc, 0x4e, 0x2b, 0xa9]);
+    let mut v = vec![0u8; size as usize];
+    super::md::tests::put_sb0(&mut v, sb090 as usize, 64);
     assert_eq!(probe(&v, 0, size), Some("linux_raid_member"));
     let v = img(200_000, 128 * 1024 + 2048, &0x00ba_b10cu64.to_be_bytes());
     assert_eq!(probe(&v, 0, 200_000), Some("zfs_member"));
