@@ -5,11 +5,14 @@
 //!
 //! afdisk lists what `sfdisk --json` lists wherever it can (see `mbr` for the EBR chain). Where libfdisk
 //! (sfdisk, fdisk), the kernel, blkid or gdisk would read the disk differently (label probing, GPT header checks,
-//! MBR flag bytes), a `tools-disagree` finding says how, as an error when it matters for editing.
+//! MBR flag bytes), a `tools-disagree` finding says how, as an error when it matters for editing. One reading
+//! follows libblkid instead: an LBA 0 that is a FAT, exFAT or NTFS boot sector is a whole-disk filesystem, not
+//! the empty dos table libfdisk lists there (see `boot_sector`).
 //!
 //! Terms: a **label** ([`Label`]) is a table type (gpt, dos, or a foreign one), libfdisk's word for it; a
 //! filesystem's own name is its **fs label** (`FsInfo::fs_label`), never called just "label" in the code.
 
+pub mod boot_sector;
 pub mod driver;
 pub mod foreign_driver;
 pub mod gpt;
