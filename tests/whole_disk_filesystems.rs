@@ -13,7 +13,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{afdisk, inspect, run, s, sfdisk_json, sfdisk_script, Scratch, MIB};
+use common::{afdisk, codes, inspect, poke, run, s, sfdisk_json, sfdisk_script, Scratch, MIB};
 
 struct Case {
     name: &'static str,
@@ -126,4 +126,42 @@ fn a_whole_disk_fat_ntfs_or_exfat_is_no_dos_table_as_libblkid_reads_it() {
             ),
         }
     }
+}
+
+#[test]
+fn boot_code_that_sfdisk_reads_as_partitions_is_a_disagreement_afdisk_names() {
+    let sc = Scratch::new();
+    let img = sc.image("fat32-entries.img", 300 * MIB);
+    run("mkfs.vfat", &["-F", "32", &s(&img)]);
+    let clean = inspect(&s(&img));
+    assert!(
+        !codes(&clean).contains(&"tools-disagree".to_string()),
+        "{clean}"
+    );
+    // Boot code over the first entry: boot byte 0, type 0x0c, start 2048, 1000 sectors.
+    let mut e = [0u8; 16];
+    e[4] = 0x0c;
+    e[8..12].copy_from_slice(&2048u32.to_le_bytes());
+    e[12..16].copy_from_slice(&1000u32.to_le_bytes());
+    poke(&img, 446, &e);
+    assert_eq!(blkid_value(&img, "TYPE"), "vfat");
+    assert_eq!(
+        blkid_value(&img, "PTTYPE"),
+        "",
+        "libblkid still sees the FAT only"
+    );
+    let sf = sfdisk_json(&s(&img)).expect("sfdisk reads a dos table");
+    assert_eq!(
+        sf["partitiontable"]["partitions"].as_array().map(Vec::len),
+        Some(1)
+    );
+    let v = inspect(&s(&img));
+    assert!(v["table"].is_null(), "{v}");
+    assert!(codes(&v).contains(&"tools-disagree".to_string()), "{v}");
+    let text = v["findings"].to_string();
+    assert!(
+        text.contains("vfat filesystem made on the whole disk")
+            && text.contains("list 1 partition"),
+        "{text}"
+    );
 }
