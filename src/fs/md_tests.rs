@@ -91,3 +91,15 @@ fn a_0_90_superblock_needs_version_0_room_for_its_size_and_its_checksum() {
     v[sb..sb + 4].copy_from_slice(&MAGIC);
     assert_eq!(probe(&v, 0, SIZE as u64), None);
 }
+
+#[test]
+fn a_superblock_mdadm_wrote_passes_every_check() {
+    // mdadm's own 1.2 superblock (its checksum as mdadm computed it), at 4 KiB as mdadm puts it.
+    let sb = include_bytes!("../../tests/fixtures/md/superblock-1.2-at-4k.bin");
+    let mut v = vec![0u8; 1 << 20];
+    v[0x1000..0x1000 + sb.len()].copy_from_slice(sb);
+    assert!(sb1_at(&Window::new(&v, 0, 1 << 20), 0x1000));
+    assert_eq!(probe(&v, 0, 1 << 20), Some("linux_raid_member"));
+    v[0x1000 + 40] ^= 1; // a byte of the array's name
+    assert!(!sb1_at(&Window::new(&v, 0, 1 << 20), 0x1000));
+}

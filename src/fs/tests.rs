@@ -508,8 +508,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
     /// Random bytes (what an encrypted or raw partition holds) are never taken for anything: no kind, no stated
-    /// size (so a move copies the whole partition), no fix-up. The likeliest false match is md's 4-byte magic at
-    /// four places (about 1 in 10^9 per case): ext's 2-byte magic alone no longer makes random data an ext2.
+    /// size (so a move copies the whole partition), no fix-up. md's 4-byte magic alone no longer counts (its
+    /// version, place and checksum must match too), nor does ext's 2-byte magic make random data an ext2.
     #[test]
     fn random_bytes_are_never_identified(seed in any::<u64>(), size in 0u64..0x22000) {
         let v = noise(seed, 0x22000);
