@@ -10,7 +10,8 @@
 //! and mdadm do, a **1.x** superblock counts only when its major version is 1, its `super_offset` (byte 144) is
 //! the 512-byte sector it was found at, counted from the window's start, and its checksum `sb_csum` (byte 216)
 //! matches: the sum of its little-endian 32-bit words over the 256-byte header and the `max_dev` (byte 220)
-//! two-byte role entries after it, with `sb_csum` taken as zero, folded to 32 bits. A **0.90** superblock
+//! two-byte role entries after it (4 KiB at most, as mdadm and the kernel read it), with `sb_csum` taken as
+//! zero, folded to 32 bits. A **0.90** superblock
 //! (native byte order: little- or big-endian) counts when its major version is 0, the device size it states (KiB,
 //! byte 32) fits before it, and its checksum (word 38, over the 4096-byte superblock, the same sum and fold)
 //! matches, as the kernel's md driver checks it.
@@ -28,6 +29,9 @@ const MAGIC_WORD: u32 = 0xa92b_4efc;
 const RESERVED: u64 = 0x10000;
 /// A 1.x superblock's header, before its role table.
 const SB1_HEADER: u64 = 256;
+/// The most a 1.x superblock with its role table takes (mdadm's `MAX_SB_SIZE`, the kernel's one page): a larger
+/// `max_dev` is no member, and is never read.
+const SB_MAX: u64 = 4096;
 /// Where a 1.x superblock keeps `super_offset`, `sb_csum` and `max_dev`.
 const SB1_SUPER_OFFSET: usize = 144;
 const SB1_CSUM: usize = 216;
@@ -66,6 +70,9 @@ fn sb1_at(w: &Window, off: u64) -> bool {
         return false;
     }
     let roles = u64::from(le32(&h, SB1_MAX_DEV).unwrap_or(0)) * 2;
+    if SB1_HEADER + roles > SB_MAX {
+        return false;
+    }
     let Some(all) = w.at(off, (SB1_HEADER + roles) as usize) else {
         return true;
     };

@@ -66,6 +66,17 @@ fn a_1x_superblock_needs_version_1_and_its_checksum() {
     // A role entry changed after the checksum was taken (the odd count leaves a half word at the end).
     v[0x1000 + 256 + 8] = 1;
     assert_eq!(probe(&v, 0, SIZE as u64), None);
+    // A role table past 4 KiB: never read, no member (1921 roles end at 256 + 3842 bytes).
+    put_sb1(&mut v, 0x1000, 8, 1920);
+    assert_eq!(probe(&v, 0, SIZE as u64), Some("linux_raid_member"));
+    put_sb1(&mut v, 0x1000, 8, 1921);
+    assert_eq!(probe(&v, 0, SIZE as u64), None, "max_dev 1921");
+    v[0x1000 + SB1_MAX_DEV..0x1000 + SB1_MAX_DEV + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert_eq!(
+        probe(&v, 0, SIZE as u64),
+        None,
+        "max_dev 2^32-1 is not read"
+    );
     put_sb1(&mut v, 0x1000, 8, 5);
     v[0x1000 + 4] = 2;
     assert_eq!(probe(&v, 0, SIZE as u64), None, "major version 2");
