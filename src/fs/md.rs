@@ -11,10 +11,12 @@
 //! the 512-byte sector it was found at, counted from the window's start, and its checksum `sb_csum` (byte 216)
 //! matches: the sum of its little-endian 32-bit words over the 256-byte header and the `max_dev` (byte 220)
 //! two-byte role entries after it (4 KiB at most, as mdadm and the kernel read it), with `sb_csum` taken as
-//! zero, folded to 32 bits. A **0.90** superblock
-//! (native byte order: little- or big-endian) counts when its major version is 0, the device size it states (KiB,
-//! byte 32) fits before it, and its checksum (word 38, over the 4096-byte superblock, the same sum and fold)
-//! matches, as the kernel's md driver checks it.
+//! zero, folded to 32 bits. A **0.90** superblock (native byte order: little- or big-endian) counts when its
+//! major version is 0, the device size it states (KiB, byte 32) fits before it, and its checksum (word 38, over
+//! the 4096-byte superblock, the same sum and fold) matches, as the kernel's md driver checks it.
+//!
+//! libblkid 2.38 checks the 1.x version and `super_offset` but no checksum, and 0.90's size only; a superblock
+//! only it accepts is still named, by libblkid itself (`signature::probe` asks it after these modules).
 
 use super::{Filesystem, UsedMap, Window};
 use crate::bytes::{be32, le16, le32, le64};
