@@ -172,6 +172,9 @@ pub fn slices(spans: &[(u64, u64)]) -> Vec<bool> {
         .collect()
 }
 
+/// The magic a BSD disklabel starts with: `d_magic`, 0x82564557 little-endian (libblkid `partitions/bsd.c`).
+pub const BSD_MAGIC: &[u8] = b"WEV\x82";
+
 /// Everything libblkid finds in a window.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Probed {
@@ -200,6 +203,30 @@ impl Probed {
     /// The window's own (outermost) partition table.
     pub fn table(&self) -> Option<&PartTable> {
         self.tables.iter().find(|t| t.parent.is_none())
+    }
+
+    /// The window's own table as a [`Signature`] when libblkid reads it in its partition list but its signature
+    /// pass (the `wipefs` loop) never names it: a BSD disklabel (`bsd`, or `freebsd`/`netbsd`/`openbsd`), whose
+    /// prober answers only when asked for the partitions. So `wipefs --all` leaves such a label, and `blkid -p`
+    /// does not show it, while the partition list (`partx`, afdisk's `inspect`) still reads it. Its magic is
+    /// [`BSD_MAGIC`] at the table's offset, checked in `src` (the probed source, offsets absolute).
+    pub fn unlisted_label(&self, src: &dyn crate::table::source::ByteSource) -> Option<Signature> {
+        let t = self.table()?;
+        let listed = self
+            .signatures
+            .iter()
+            .any(|s| s.kind == t.kind && s.offset == t.offset);
+        let bsd = matches!(t.kind.as_str(), "bsd" | "freebsd" | "netbsd" | "openbsd");
+        let magic = src.read_vec(t.offset, BSD_MAGIC.len()).ok()?;
+        (bsd && !listed && magic == BSD_MAGIC).then(|| Signature {
+            kind: t.kind.clone(),
+            usage: Usage::PartitionTable,
+            fs_label: None,
+            uuid: None,
+            version: None,
+            offset: t.offset,
+            magic: crate::hex::to_hex(BSD_MAGIC),
+        })
     }
 
     /// The first superblock's type (what `blkid -p` calls TYPE), else the table's type.

@@ -55,7 +55,8 @@ fn recognises_magics() {
     // md 0.90 near the end, ZFS in the uberblock ring, the rest at their offsets.
     let size = 0x30000u64;
     let sb090 = (size & !0xFFFF) - 0x10000;
-    let v = img(size as usize, sb090 as usize, &[0xfc, 0x4e, 0x2b, 0xa9]);
+    let mut v = vec![0u8; size as usize];
+    super::md::tests::put_sb0(&mut v, sb090 as usize, 64);
     assert_eq!(probe(&v, 0, size), Some("linux_raid_member"));
     let v = img(200_000, 128 * 1024 + 2048, &0x00ba_b10cu64.to_be_bytes());
     assert_eq!(probe(&v, 0, 200_000), Some("zfs_member"));
@@ -507,8 +508,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
     /// Random bytes (what an encrypted or raw partition holds) are never taken for anything: no kind, no stated
-    /// size (so a move copies the whole partition), no fix-up. The likeliest false match is md's 4-byte magic at
-    /// four places (about 1 in 10^9 per case): ext's 2-byte magic alone no longer makes random data an ext2.
+    /// size (so a move copies the whole partition), no fix-up. md's 4-byte magic alone no longer counts (its
+    /// version, place and checksum must match too), nor does ext's 2-byte magic make random data an ext2.
     #[test]
     fn random_bytes_are_never_identified(seed in any::<u64>(), size in 0u64..0x22000) {
         let v = noise(seed, 0x22000);

@@ -3,7 +3,9 @@
 //!
 //! Terms:
 //! - a **signature** is one magic string libblkid finds ([`crate::blkid::Signature`]): a superblock's or a
-//!   partition table's, with its byte offset and length;
+//!   partition table's, with its byte offset and length. A window's own BSD disklabel counts too, although
+//!   libblkid's signature pass (and so `wipefs`) never lists it: its partition list reads it, and so would
+//!   afdisk's `inspect` in the new partition ([`crate::blkid::Probed::unlisted_label`]);
 //! - a plan **writes a new table** when it is a fresh layout, or a custom layout over no table afdisk reads or
 //!   over a table of another type (a conversion). A realignment and a custom edit of the table on the disk do
 //!   not (and a realignment never wipes anything);
@@ -227,10 +229,9 @@ fn round(
 ) -> Result<usize> {
     let mut wiped = 0;
     for (window, base, size) in windows(&*ov, ss, inp) {
-        let sigs = crate::blkid::probe_source(&*ov, base, size, ss)
-            .map_err(cannot)?
-            .signatures;
-        for s in sigs {
+        let probed = crate::blkid::probe_source(&*ov, base, size, ss).map_err(cannot)?;
+        let label = probed.unlisted_label(&*ov);
+        for s in probed.signatures.into_iter().chain(label) {
             let len = (s.magic.len() / 2) as u64;
             if len == 0
                 || touches(table_lbas, ss, s.offset, len)

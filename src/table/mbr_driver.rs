@@ -1,4 +1,5 @@
-//! The dos (MBR) driver: reading (`mbr`: LBA 0 and the EBR chain as libfdisk reads them), the sectors a dos
+//! The dos (MBR) driver: reading (`mbr`: LBA 0 and the EBR chain as libfdisk reads them, except that an LBA 0
+//! that is a filesystem's boot sector is no table, as libblkid says: `boot_sector`), the sectors a dos
 //! table occupies, the facts an editor needs (4 primary slots, one extended partition, logical partitions 5, 6,
 //! …, no names or GUIDs, a boot flag), and its encoding through the one dos writer (`mbr_write`).
 //!
@@ -40,6 +41,10 @@ impl TableDriver for DosDriver {
         let Some(m) = super::mbr::read_lba0(src).filter(|m| m.looks_like_dos()) else {
             return Probe::Absent;
         };
+        // A FAT, exFAT or NTFS boot sector ends in 55 AA too: a whole-disk filesystem, not a table (libblkid).
+        if super::boot_sector::filesystem(src).is_some() {
+            return Probe::Absent;
+        }
         let (t, partitions, findings, ebr_sectors) = super::mbr::read(src, lss, &m);
         let mut out = TableScan {
             table: Some(t),

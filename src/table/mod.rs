@@ -5,11 +5,14 @@
 //!
 //! afdisk lists what `sfdisk --json` lists wherever it can (see `mbr` for the EBR chain). Where libfdisk
 //! (sfdisk, fdisk), the kernel, blkid or gdisk would read the disk differently (label probing, GPT header checks,
-//! MBR flag bytes), a `tools-disagree` finding says how, as an error when it matters for editing.
+//! MBR flag bytes), a `tools-disagree` finding says how, as an error when it matters for editing. One reading
+//! follows libblkid instead: an LBA 0 that is a FAT, exFAT or NTFS boot sector is a whole-disk filesystem, not
+//! the empty dos table libfdisk lists there (see `boot_sector`).
 //!
 //! Terms: a **label** ([`Label`]) is a table type (gpt, dos, or a foreign one), libfdisk's word for it; a
 //! filesystem's own name is its **fs label** (`FsInfo::fs_label`), never called just "label" in the code.
 
+pub mod boot_sector;
 pub mod driver;
 pub mod foreign_driver;
 pub mod gpt;
@@ -249,8 +252,33 @@ pub fn scan(src: &dyn ByteSource, lss: u64) -> TableScan {
             "No partition table was found (neither GPT nor MBR). The disk is empty or holds a filesystem directly; \
              `afdisk plan` can propose a 1 MiB-aligned layout for it.",
         ));
+        out.findings
+            .extend(boot_sector_disagreement(src, mbr0.as_ref()));
     }
     out
+}
+
+/// How libfdisk reads an LBA 0 that is a whole-disk filesystem's boot sector (see `boot_sector`) whose
+/// partition-entry bytes are not zeros: it checks 0x55AA only and lists them as partitions.
+fn boot_sector_disagreement(src: &dyn ByteSource, lba0: Option<&mbr::Lba0>) -> Option<Finding> {
+    let m = lba0.filter(|m| m.looks_like_dos())?;
+    let n = m
+        .entries
+        .iter()
+        .filter(|e| e.sys != 0 || e.size != 0)
+        .count();
+    let fs = boot_sector::filesystem(src).filter(|_| n > 0)?;
+    Some(Finding::new(
+        Severity::Warning,
+        "tools-disagree",
+        None,
+        format!(
+            "LBA 0 is the boot sector of a {fs} filesystem made on the whole disk, as blkid and afdisk read it, \
+             but sfdisk and fdisk (which check 0x55AA only) read its bytes 446-509 as a dos table and list {n} \
+             partition(s) (the kernel too when every boot byte there is 0x00 or 0x80). Do not let fdisk or \
+             sfdisk write to this disk unless the filesystem is expendable."
+        ),
+    ))
 }
 
 /// How libfdisk (sfdisk, fdisk), blkid and the kernel read a disk whose valid GPT sits behind an LBA 0 that is
