@@ -166,12 +166,7 @@ impl MoveOutcome {
                 self.seconds
             ));
             for c in &self.checks {
-                out.push_str(&format!(
-                    "Partition {}: {} {}\n",
-                    c.partition,
-                    c.checker,
-                    c.text()
-                ));
+                out.push_str(&format!("Partition {}: {}\n", c.partition, c.line()));
             }
         }
         out
@@ -258,13 +253,13 @@ fn check_moved(opened: &Opened, job: &JournalHeader) -> Vec<fsck::FsCheck> {
         .iter()
         .filter_map(|m| {
             let p = job.new.partitions.iter().find(|p| p.number == m.number)?;
-            fsck::check(
+            Some(fsck::check(
                 &opened.info.path,
                 m.number,
                 p.start * ss,
                 p.size * ss,
                 m.content.as_deref(),
-            )
+            ))
         })
         .collect()
 }
