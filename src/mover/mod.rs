@@ -246,7 +246,9 @@ pub fn resume_command(device: &Path, journal: &Path) -> String {
     )
 }
 
-/// The read-only checks of the moved filesystems at their new places (see [`fsck::check`]).
+/// The read-only checks of the moved filesystems at their new places (see [`fsck::check`]), each over its
+/// footprint (what the move copied: the size the filesystem states), so that a checker that looks for a
+/// structure at the device's end (ntfsfix's backup boot sector) finds it where the filesystem put it.
 fn check_moved(opened: &Opened, job: &JournalHeader) -> Vec<fsck::FsCheck> {
     let ss = job.sector_size;
     job.moves
@@ -257,7 +259,7 @@ fn check_moved(opened: &Opened, job: &JournalHeader) -> Vec<fsck::FsCheck> {
                 &opened.info.path,
                 m.number,
                 p.start * ss,
-                p.size * ss,
+                m.schedule.len.min(p.size * ss),
                 m.content.as_deref(),
             ))
         })
