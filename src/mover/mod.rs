@@ -15,15 +15,17 @@
 //!   new starts) is written only after every copy is verified.
 //! - While a move runs its filesystem is **hidden** ([`hide`]): the signature bytes content probes (blkid, fstab
 //!   `UUID=`) look for are inverted at the source before any other write and written back at the destination
-//!   as the last step, so a half-moved filesystem is never recognised or mounted. An NTFS's boot sector and
-//!   backup boot sector get the new start in their hidden-sectors field in that same last step.
+//!   as the last step, so a half-moved filesystem is never recognised or mounted. The filesystems that record
+//!   their partition's start (NTFS, FAT, exFAT: each module's fix-ups, `crate::fs::Filesystem::after_move`) get
+//!   the new start in that same last step.
 //! - A **commit point** is a record flushed to the journal: a stop request ends at the next one, and a resume
 //!   ([`resume`]) continues from the newest. The [`engine`] is the same code for both.
 //!
 //! Order of an apply with moves: the apply's checks and backup (see `apply`) → journal created next to the
 //! backups and flushed → signatures hidden → marking table (ordered phases, flushed) → copies → verification →
-//! new table → signatures revealed → the filesystems checked read-only (e2fsck -fn, xfs_repair -n,
-//! fsck.fat -n) → journal retired (`.done`).
+//! new table → signatures revealed → the filesystems checked read-only over their footprints (each module's
+//! checker: e2fsck -fn, xfs_repair -n, fsck.fat -n, fsck.exfat -n, ntfsfix -n, btrfs check --readonly; content
+//! without one is reported not checked) → journal retired (`.done`).
 
 pub mod engine;
 pub mod estimate;
