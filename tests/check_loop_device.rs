@@ -67,7 +67,7 @@ fn the_direct_loop_device_is_read_only_and_never_left_attached() {
             .map_or(img.clone(), |l| std::path::PathBuf::from(&l.path));
         let before = std::fs::read(&img).expect("read");
         let (off, size) = (MIB, 8 * MIB);
-        let c = check_in(Some(&ok), &disk, 1, off, size, Some("ext4")).expect("a check");
+        let c = check_in(Some(&ok), &disk, 1, off, size, Some("ext4"));
         assert_eq!(c.result, CheckResult::Clean, "{c:?}");
         assert!(
             c.output.contains(&format!("ro=1 size={size}")),
@@ -79,9 +79,9 @@ fn the_direct_loop_device_is_read_only_and_never_left_attached() {
             std::fs::read(&img).expect("read") == before,
             "nothing written"
         );
-        let c = check_in(Some(&killed), &disk, 1, off, size, Some("ext4")).expect("a check");
+        let c = check_in(Some(&killed), &disk, 1, off, size, Some("ext4"));
         assert_eq!(c.result, CheckResult::NotRun, "a killed checker: {c:?}");
-        let c = check_in(Some(&missing), &disk, 1, off, size, Some("ext4")).expect("a check");
+        let c = check_in(Some(&missing), &disk, 1, off, size, Some("ext4"));
         assert_eq!(c.result, CheckResult::NotRun, "a missing checker: {c:?}");
         // What is attached to the disk now: nothing on the image; only the test's own device on the 4Kn one.
         let left = attached(lo.as_ref().map_or(&img, |_| disk.as_path()));
@@ -119,8 +119,7 @@ fn the_direct_loop_device_is_attached_in_one_call() {
     while err.read_line(&mut line).expect("read strace") > 0 && !line.contains("attached") {
         line.clear();
     }
-    let c = afdisk::mover::fsck::check_in(Some(&path), &img, 1, MIB, 8 * MIB, Some("ext4"))
-        .expect("a check");
+    let c = afdisk::mover::fsck::check_in(Some(&path), &img, 1, MIB, 8 * MIB, Some("ext4"));
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(strace.id() as i32),
         nix::sys::signal::Signal::SIGINT,

@@ -4,10 +4,10 @@
 //!
 //! Terms: the footprint is `dev_item.total_bytes`; the bytes in use are `bytes_used`. The used-block map is read
 //! from the extent tree, or from the chunk and device trees when the extent tree cannot be trusted (see
-//! `btrfs_used`).
+//! `btrfs_used`). The checker is `btrfs check --readonly`.
 
 use super::window::{text, uuid16};
-use super::{Described, Filesystem, Stated, UsedMap, Window};
+use super::{Checker, Described, Filesystem, Stated, UsedMap, Window};
 use crate::bytes::le64;
 
 /// btrfs.
@@ -39,6 +39,15 @@ impl Filesystem for Btrfs {
         Some(Stated {
             bytes: total.unwrap_or(0),
             how: "btrfs",
+        })
+    }
+
+    fn checker(&self) -> Option<Checker> {
+        // btrfs check --readonly: 1 = errors found, and also a filesystem it cannot open (it has no separate
+        // code for that), so every non-zero exit is a verdict.
+        Some(Checker {
+            argv: &["btrfs", "check", "--readonly"],
+            no_verdict_from: None,
         })
     }
 

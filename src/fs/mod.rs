@@ -12,6 +12,9 @@
 //! - **Signature ranges** are the bytes, relative to the start, that libblkid compares with a magic; a move hides
 //!   them (see `mover::hide`). The set hidden is the union over every module plus [`UNIDENTIFIED_RANGES`], so hiding
 //!   does not depend on recognising the content first.
+//! - A **found signature** is a magic libblkid looks for at several offsets, relative to the start (LUKS2's
+//!   secondary header): a move hides it only where the bytes are the magic
+//!   ([`Filesystem::signatures_where_found`]), so the other offsets keep their bytes.
 //! - A **fix-up** ([`FixUp`]) is a byte change a filesystem needs at its new place after a move (NTFS's boot
 //!   sectors record the partition's start).
 //! - The **checker** ([`Checker`]) is the filesystem's own tool run in no-change mode after a move.
@@ -104,6 +107,11 @@ pub trait Filesystem: Sync {
     }
     /// The signature ranges `(offset, length)` libblkid compares for this kind, hidden during a move.
     fn signature_ranges(&self) -> &'static [(u64, u64)] {
+        &[]
+    }
+    /// The magics `(offset, magic)` libblkid looks for at several offsets for this kind, hidden during a move
+    /// where they are found (each lies inside one sector of 512 to 4096 bytes).
+    fn signatures_where_found(&self) -> &'static [(u64, &'static [u8])] {
         &[]
     }
     /// The byte changes the content of `w` (at its old place) needs once it starts at byte `new_start` of the
@@ -358,6 +366,16 @@ pub fn signature_ranges() -> &'static [(u64, u64)] {
         out
     });
     &MERGED
+}
+
+/// Every module's found signatures ([`Filesystem::signatures_where_found`]), sorted by offset.
+pub fn signatures_where_found() -> Vec<(u64, &'static [u8])> {
+    let mut v: Vec<(u64, &'static [u8])> = ALL
+        .iter()
+        .flat_map(|fs| fs.signatures_where_found().iter().copied())
+        .collect();
+    v.sort_unstable();
+    v
 }
 
 /// The fix-ups the content of `[base, base+len)` needs once moved to start at byte `new_start`: those of every

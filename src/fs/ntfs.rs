@@ -10,8 +10,10 @@
 //!   and chkdsk read it; after a move it must hold the new start, in the boot sector and in the backup boot
 //!   sector (GParted and ntfsresize do the same): this module's fix-up.
 //! - The used-block map is read from `$Bitmap` (see `ntfs_used`).
+//! - The checker is `ntfsfix -n` (no change: it opens the volume, compares `$MFT` with `$MFTMirr` and reads the
+//!   backup boot sector, as much checking as ntfs-3g offers).
 
-use super::{Described, Filesystem, FixUp, Stated, UsedMap, Window};
+use super::{Checker, Described, Filesystem, FixUp, Stated, UsedMap, Window};
 use crate::bytes::{le16, le64};
 
 /// NTFS.
@@ -116,6 +118,15 @@ impl Filesystem for Ntfs {
         Some(Stated {
             bytes: volume,
             how: "ntfs",
+        })
+    }
+
+    fn checker(&self) -> Option<Checker> {
+        // ntfsfix -n: 0 = processed successfully; 1 = anything else (it has no separate code for a volume it
+        // cannot open), so every non-zero exit is a verdict.
+        Some(Checker {
+            argv: &["ntfsfix", "-n"],
+            no_verdict_from: None,
         })
     }
 

@@ -247,8 +247,13 @@ fn the_registry_is_consistent() {
     assert_eq!(argv("xfs").as_deref(), Some("xfs_repair -n"));
     assert_eq!(argv("fat").as_deref(), Some("fsck.fat -n"));
     assert_eq!(argv("vfat").as_deref(), Some("fsck.fat -n"));
-    assert_eq!(argv("btrfs"), None);
-    assert_eq!(argv("ntfs"), None);
+    assert_eq!(argv("btrfs").as_deref(), Some("btrfs check --readonly"));
+    assert_eq!(argv("ntfs").as_deref(), Some("ntfsfix -n"));
+    assert_eq!(argv("exfat").as_deref(), Some("fsck.exfat -n"));
+    assert_eq!(argv("swap"), None);
+    let exfat = checker_for("exfat").expect("fsck.exfat");
+    assert_eq!(exfat.verdict(Some(4)), Some(false));
+    assert_eq!(exfat.verdict(Some(8)), None);
     let e2 = checker_for("ext4").expect("e2fsck");
     let fat = checker_for("vfat").expect("fsck.fat");
     let xfs = checker_for("xfs").expect("xfs_repair");

@@ -33,6 +33,11 @@ impl<'a> Window<'a> {
         }
     }
 
+    /// Where the window starts in its source (the partition's start, in bytes).
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+
     /// The window's size in bytes.
     pub fn size(&self) -> u64 {
         self.size
@@ -90,6 +95,17 @@ pub fn uuid16(b: &[u8], o: usize) -> Option<String> {
     ))
 }
 
+/// The value a field recording the partition's start (FAT's hidden sectors, exFAT's PartitionOffset, in
+/// `unit`-byte sectors) takes once the partition moves from byte `old_start` to byte `new_start`: `None` (leave
+/// it) when it is 0 or any other value than the old start (it says something else: not known, or counted from
+/// elsewhere), when the new start is not a whole number of units, or when the result exceeds `max`.
+pub fn moved_start(old: u64, unit: u64, old_start: u64, new_start: u64, max: u64) -> Option<u64> {
+    if unit == 0 || old == 0 || old.checked_mul(unit) != Some(old_start) {
+        return None;
+    }
+    (new_start.is_multiple_of(unit) && new_start / unit <= max).then_some(new_start / unit)
+}
+
 /// A FAT or exFAT volume serial number (u32, little-endian, at `o`) as blkid shows it: `ABCD-EF01`.
 pub fn serial32(b: &[u8], o: usize) -> Option<String> {
     crate::bytes::le32(b, o).map(|v| format!("{:04X}-{:04X}", v >> 16, v & 0xFFFF))
@@ -114,6 +130,29 @@ mod tests {
         // A window past the source's end has an empty head and reads nothing.
         let w = Window::new(&v, v.len() as u64 + 10, 4096);
         assert!(w.head().is_empty() && w.at(0, 1).is_none());
+    }
+
+    #[test]
+    fn a_start_field_follows_the_move_only_when_it_held_the_old_start() {
+        assert_eq!(
+            moved_start(63, 512, 63 * 512, 2048 * 512, u64::MAX),
+            Some(2048)
+        );
+        assert_eq!(
+            moved_start(63, 4096, 63 * 4096, 256 * 4096, u64::MAX),
+            Some(256)
+        );
+        // 0 (not known), another value (relative to an EBR), the old start in another unit: left alone.
+        assert_eq!(moved_start(0, 512, 63 * 512, 2048 * 512, u64::MAX), None);
+        assert_eq!(moved_start(63, 512, 2111 * 512, 4096 * 512, u64::MAX), None);
+        assert_eq!(moved_start(63, 4096, 63 * 512, 2048 * 512, u64::MAX), None);
+        // A new start off the unit, or too large for the field: left alone.
+        assert_eq!(moved_start(63, 4096, 63 * 4096, 2049 * 512, u64::MAX), None);
+        assert_eq!(
+            moved_start(63, 512, 63 * 512, 1 << 41, u32::MAX.into()),
+            None
+        );
+        assert_eq!(moved_start(u64::MAX, 512, 0, 512, u64::MAX), None);
     }
 
     #[test]

@@ -6,9 +6,11 @@
 //! are no verdict), and detached. Commands are run with argv, never a shell.
 //!
 //! Terms: a check's **result** is `clean` (the checker ran and found no errors), `problems` (it ran and reported
-//! errors) or `not-run` (it could not run: no loop device could be attached, the checker is missing or
-//! refusing, or it hit its own operational error); a check that did not run is never reported as
-//! clean or as failed, and its output says why.
+//! errors) or `not-run` (it could not run: afdisk knows no checker for the content, no loop device could be
+//! attached, the checker is missing or refusing, or it hit its own operational error); a check that did not run
+//! is never reported as clean or as failed, and its output says why. Every moved partition gets a check: one of
+//! content without a checker (swap, LUKS, LVM, content afdisk does not recognise) is `not-run`, with an empty
+//! `checker`.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -51,6 +53,16 @@ impl FsCheck {
         }
     }
 
+    /// The check as one line after "Partition N: ": "e2fsck -fn found no errors", or "not checked: …" when
+    /// there is no checker.
+    pub fn line(&self) -> String {
+        if self.checker.is_empty() {
+            format!("not checked: {}", self.output.trim())
+        } else {
+            format!("{} {}", self.checker, self.text())
+        }
+    }
+
     /// The one text of the result: "found no errors", "reported problems: …", "could not be run: …".
     pub fn text(&self) -> String {
         let out = self.output.trim();
@@ -70,14 +82,9 @@ pub fn checker_for(fs: &str) -> Option<Vec<&'static str>> {
     crate::fs::checker_for(fs).map(|c| c.argv.to_vec())
 }
 
-/// Checks the filesystem `fs` in `[offset, offset+size)` of `disk`; `None` when no checker applies.
-pub fn check(
-    disk: &Path,
-    partition: u32,
-    offset: u64,
-    size: u64,
-    fs: Option<&str>,
-) -> Option<FsCheck> {
+/// Checks the filesystem `fs` in `[offset, offset+size)` of `disk` (`not-run` when afdisk knows no checker for
+/// it, or when `fs` is `None`: content it does not recognise).
+pub fn check(disk: &Path, partition: u32, offset: u64, size: u64, fs: Option<&str>) -> FsCheck {
     check_in(None, disk, partition, offset, size, fs)
 }
 
@@ -89,8 +96,10 @@ pub fn check_in(
     offset: u64,
     size: u64,
     fs: Option<&str>,
-) -> Option<FsCheck> {
-    let checker = crate::fs::checker_for(fs?)?;
+) -> FsCheck {
+    let Some(checker) = fs.and_then(crate::fs::checker_for) else {
+        return FsCheck::new(partition, &[], CheckResult::NotRun, no_checker(fs));
+    };
     let argv = checker.argv;
     let cmd = |prog: &str| {
         let mut c = Command::new(prog);
@@ -99,7 +108,7 @@ pub fn check_in(
         }
         c
     };
-    let not_run = |why: String| Some(FsCheck::new(partition, argv, CheckResult::NotRun, why));
+    let not_run = |why: String| FsCheck::new(partition, argv, CheckResult::NotRun, why);
     // The loop ioctls first: the device is auto-clear from the call that attaches it, so no kill of afdisk at
     // any moment leaves it attached. losetup (which sets no auto-clear) only where they cannot be used.
     let attached = match Direct::attach(disk, offset, size) {
@@ -131,8 +140,8 @@ pub fn check_in(
                 String::from_utf8_lossy(&o.stderr)
             );
             match checker.verdict(o.status.code()) {
-                Some(true) => Some(FsCheck::new(partition, argv, CheckResult::Clean, text)),
-                Some(false) => Some(FsCheck::new(partition, argv, CheckResult::Problems, text)),
+                Some(true) => FsCheck::new(partition, argv, CheckResult::Clean, text),
+                Some(false) => FsCheck::new(partition, argv, CheckResult::Problems, text),
                 None => not_run(format!(
                     "{} ended with {} without judging the filesystem: {}",
                     argv[0],
@@ -145,6 +154,17 @@ pub fn check_in(
             "{}: {e}; install it, or check the partition by hand",
             argv[0]
         )),
+    }
+}
+
+/// Why content `fs` (`None`: not recognised) is not checked.
+fn no_checker(fs: Option<&str>) -> String {
+    match fs {
+        Some(fs) => format!("afdisk has no read-only checker for {fs}; check its contents by hand"),
+        None => {
+            "afdisk does not recognise the content, so it has no checker for it; check it by hand"
+                .into()
+        }
     }
 }
 
@@ -308,5 +328,28 @@ mod tests {
         assert!(!c.clean);
         assert!(c.text().starts_with("could not be run"), "{}", c.text());
         assert!(!c.text().contains("problems") && !c.text().contains("no errors"));
+        assert!(
+            c.line().starts_with("e2fsck -fn could not be run"),
+            "{}",
+            c.line()
+        );
+    }
+
+    #[test]
+    fn content_without_a_checker_is_not_run_with_the_reason() {
+        for (fs, why) in [
+            (Some("crypto_LUKS"), "no read-only checker for crypto_LUKS"),
+            (Some("swap"), "no read-only checker for swap"),
+            (None, "does not recognise the content"),
+        ] {
+            // Nothing is attached or run: the disk need not exist.
+            let c = check(Path::new("/nonexistent"), 2, 0, 1 << 20, fs);
+            assert_eq!(
+                (c.result, c.clean, c.checker.as_str()),
+                (CheckResult::NotRun, false, "")
+            );
+            assert!(c.output.contains(why), "{c:?}");
+            assert!(c.line().starts_with("not checked: afdisk"), "{}", c.line());
+        }
     }
 }

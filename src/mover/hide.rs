@@ -7,8 +7,11 @@
 //! - A **signature range** is a byte range, relative to the start of a filesystem, that libblkid compares with a
 //!   magic ([`signature_ranges`]: the union over the filesystem modules' ranges and those of content afdisk does
 //!   not identify, so the rule does not depend on recognising the content first).
-//! - **Masking** inverts (XOR 0xFF) every byte of the signature ranges inside the copied length; a **masked
-//!   sector** is a whole logical sector holding at least one such byte, with the original and the masked contents.
+//! - A **found signature** is a magic libblkid looks for at several offsets ([`crate::fs::signatures_where_found`]:
+//!   LUKS2's secondary header): it is masked only at the offsets whose bytes are that magic, whatever the content.
+//! - **Masking** inverts (XOR 0xFF) every byte of the signature ranges inside the copied length, and the found
+//!   signatures; a **masked sector** is a whole logical sector holding at least one such byte, with the original and
+//!   the masked contents (the journal keeps both, so what was inverted is put back byte for byte).
 //!
 //! The move masks the sectors at the source before its first other write (the originals are in the journal's
 //! header, written before anything on the disk), copies the masked bytes like any others, and writes the original
@@ -65,7 +68,8 @@ pub fn mask(offset: u64, data: &mut [u8]) {
 }
 
 /// The masked sectors of a filesystem of `len` bytes (a multiple of `ss`), reading its sectors with `read`
-/// (offset relative to the start, one sector).
+/// (offset relative to the start, one sector), sorted by offset: the signature ranges' sectors, and those holding
+/// a found signature (a magic across two sectors is not looked for; none of libblkid's is).
 pub fn masked_sectors(
     len: u64,
     ss: u64,
@@ -86,6 +90,33 @@ pub fn masked_sectors(
             masked,
         });
     }
+    for (at, magic) in crate::fs::signatures_where_found() {
+        let ss = ss.max(1);
+        let (off, n) = (at / ss * ss, magic.len() as u64);
+        if n == 0 || (at + n - 1) / ss * ss != off || off + ss > len {
+            continue;
+        }
+        let i = match out.iter().position(|m: &Masked| m.offset == off) {
+            Some(i) => i,
+            None => {
+                let mut original = vec![0u8; ss as usize];
+                read(off, &mut original)?;
+                out.push(Masked {
+                    offset: off,
+                    masked: original.clone(),
+                    original,
+                });
+                out.len() - 1
+            }
+        };
+        let r = (at - off) as usize..(at - off + n) as usize;
+        if out[i].original[r.clone()] == *magic {
+            out[i].masked[r].iter_mut().for_each(|b| *b ^= 0xFF);
+        }
+    }
+    // A sector read for a found signature that was not there changes nothing: not masked.
+    out.retain(|m| m.masked != m.original);
+    out.sort_by_key(|m| m.offset);
     Ok(out)
 }
 
@@ -264,6 +295,52 @@ mod tests {
             disk.extend_from_slice(&vec![0u8; ss as usize]);
             let found = hidden_content(&disk, base, len);
             prop_assert!(found.is_none(), "{:?} (fill {}, {} sectors of {})", found, fill, len_s, ss);
+        }
+    }
+
+    /// LUKS2's secondary header is masked where it is (at 16 KiB by default, 64 KiB with a larger JSON area),
+    /// and only there: the other offsets libblkid tries keep their bytes, as does a magic elsewhere.
+    #[test]
+    fn a_luks2_secondary_header_is_masked_where_it_is() {
+        for (ss, at) in [(512u64, 0x4000usize), (4096, 0x10000), (512, 0x40_0000)] {
+            let mut img = vec![0u8; 0x40_0000 + 8192];
+            img[..6].copy_from_slice(b"LUKS\xba\xbe");
+            img[at..at + 6].copy_from_slice(b"SKUL\xba\xbe");
+            img[0x6000..0x6006].copy_from_slice(b"SKUL\xba\xbe"); // not an offset libblkid tries
+            let len = img.len() as u64;
+            let m = masked_sectors(len, ss, |o, b| {
+                b.copy_from_slice(&img[o as usize..o as usize + b.len()]);
+                Ok(())
+            })
+            .expect("read");
+            let mut out = img.clone();
+            for s in &m {
+                out[s.offset as usize..(s.offset + ss) as usize].copy_from_slice(&s.masked);
+            }
+            let changed: Vec<usize> = (0..img.len()).filter(|&i| img[i] != out[i]).collect();
+            let sig = signature_ranges()
+                .iter()
+                .flat_map(|&(o, n)| o as usize..(o + n) as usize);
+            let want: Vec<usize> = sig
+                .chain(at..at + 6)
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            assert_eq!(
+                changed, want,
+                "{ss}-byte sectors, secondary header at {at:#x}"
+            );
+            assert!(
+                m.windows(2).all(|w| w[0].offset < w[1].offset),
+                "sorted, each once"
+            );
+            // Too short to hold the header: not masked.
+            let short = masked_sectors(at as u64, ss, |o, b| {
+                b.copy_from_slice(&img[o as usize..o as usize + b.len()]);
+                Ok(())
+            })
+            .expect("read");
+            assert!(short.iter().all(|s| s.offset < at as u64));
         }
     }
 

@@ -15,15 +15,17 @@
 //!   new starts) is written only after every copy is verified.
 //! - While a move runs its filesystem is **hidden** ([`hide`]): the signature bytes content probes (blkid, fstab
 //!   `UUID=`) look for are inverted at the source before any other write and written back at the destination
-//!   as the last step, so a half-moved filesystem is never recognised or mounted. An NTFS's boot sector and
-//!   backup boot sector get the new start in their hidden-sectors field in that same last step.
+//!   as the last step, so a half-moved filesystem is never recognised or mounted. The filesystems that record
+//!   their partition's start (NTFS, FAT, exFAT: each module's fix-ups, `crate::fs::Filesystem::after_move`) get
+//!   the new start in that same last step.
 //! - A **commit point** is a record flushed to the journal: a stop request ends at the next one, and a resume
 //!   ([`resume`]) continues from the newest. The [`engine`] is the same code for both.
 //!
 //! Order of an apply with moves: the apply's checks and backup (see `apply`) → journal created next to the
 //! backups and flushed → signatures hidden → marking table (ordered phases, flushed) → copies → verification →
-//! new table → signatures revealed → the filesystems checked read-only (e2fsck -fn, xfs_repair -n,
-//! fsck.fat -n) → journal retired (`.done`).
+//! new table → signatures revealed → the filesystems checked read-only over their footprints (each module's
+//! checker: e2fsck -fn, xfs_repair -n, fsck.fat -n, fsck.exfat -n, ntfsfix -n, btrfs check --readonly; content
+//! without one is reported not checked) → journal retired (`.done`).
 
 pub mod engine;
 pub mod estimate;
@@ -176,12 +178,7 @@ impl MoveOutcome {
                 self.seconds
             ));
             for c in &self.checks {
-                out.push_str(&format!(
-                    "Partition {}: {} {}\n",
-                    c.partition,
-                    c.checker,
-                    c.text()
-                ));
+                out.push_str(&format!("Partition {}: {}\n", c.partition, c.line()));
             }
             if self.check_problems() {
                 out.push_str(
@@ -269,20 +266,22 @@ pub fn resume_command(device: &Path, journal: &Path) -> String {
     )
 }
 
-/// The read-only checks of the moved filesystems at their new places (see [`fsck::check`]).
+/// The read-only checks of the moved filesystems at their new places (see [`fsck::check`]), each over its
+/// footprint (what the move copied: the size the filesystem states), so that a checker that looks for a
+/// structure at the device's end (ntfsfix's backup boot sector) finds it where the filesystem put it.
 fn check_moved(opened: &Opened, job: &JournalHeader) -> Vec<fsck::FsCheck> {
     let ss = job.sector_size;
     job.moves
         .iter()
         .filter_map(|m| {
             let p = job.new.partitions.iter().find(|p| p.number == m.number)?;
-            fsck::check(
+            Some(fsck::check(
                 &opened.info.path,
                 m.number,
                 p.start * ss,
-                p.size * ss,
+                m.schedule.len.min(p.size * ss),
                 m.content.as_deref(),
-            )
+            ))
         })
         .collect()
 }

@@ -505,7 +505,7 @@ pub fn summary_lines(d: &MoveDone) -> Vec<String> {
     l.extend(
         m.checks
             .iter()
-            .map(|c| format!("Partition {}: {} {}", c.partition, c.checker, c.text())),
+            .map(|c| format!("Partition {}: {}", c.partition, c.line())),
     );
     l.push(if w.undo_command.is_empty() {
         "No undo by a table restore: the data was moved (make a new plan to change it again)."
