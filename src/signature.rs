@@ -170,23 +170,12 @@ pub fn describe_info(info: &FsInfo) -> String {
 }
 
 /// Stretches read by [`unrecognised`]: the first and last MiB and 64 KiB at evenly spaced points between.
-pub const SAMPLE_STRETCHES: u64 = 32;
+pub const SAMPLE_STRETCHES: u64 = crate::fs::SAMPLE_STRETCHES;
 
 /// Whether the sample of `[base, base+size)` (see the module doc) holds a byte that is not zero. A sample that
 /// cannot be read counts as data.
 pub fn unrecognised(src: &dyn ByteSource, base: u64, size: u64) -> bool {
-    const MIB: u64 = 1 << 20;
-    const STRETCH: u64 = 64 << 10;
-    let size = size.min(src.len().saturating_sub(base));
-    let mut at: Vec<(u64, u64)> = vec![(0, MIB), (size.saturating_sub(MIB), MIB)];
-    let inner = SAMPLE_STRETCHES - 2;
-    at.extend((1..=inner).map(|k| (size / (inner + 1) * k, STRETCH)));
-    let mut buf = vec![0u8; MIB as usize];
-    at.into_iter().any(|(off, len)| {
-        let len = len.min(size.saturating_sub(off)) as usize;
-        let b = &mut buf[..len];
-        src.read_at(base + off, b).is_err() || b.iter().any(|&x| x != 0)
-    })
+    crate::fs::sample_has_data(src, base, size)
 }
 
 /// What `[base, base+size)` holds: what [`probe`] recognises, else [`UNRECOGNISED`] when [`unrecognised`],

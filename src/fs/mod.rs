@@ -270,7 +270,28 @@ pub fn footprint(src: &dyn ByteSource, base: u64, size: u64) -> (u64, String) {
     }
 }
 
-/// Bytes past a tail this long are sampled ([`crate::signature::unrecognised`]), not read whole.
+/// Stretches read by [`sample_has_data`]: the first and last MiB and 64 KiB at evenly spaced points between.
+pub const SAMPLE_STRETCHES: u64 = 32;
+
+/// Whether the sample of `[base, base+size)` ([`SAMPLE_STRETCHES`] stretches) holds a byte that is not zero. A
+/// sample that cannot be read counts as data. (What `signature::unrecognised` calls data afdisk does not
+/// recognise.)
+pub fn sample_has_data(src: &dyn ByteSource, base: u64, size: u64) -> bool {
+    const MIB: u64 = 1 << 20;
+    const STRETCH: u64 = 64 << 10;
+    let size = size.min(src.len().saturating_sub(base));
+    let mut at: Vec<(u64, u64)> = vec![(0, MIB), (size.saturating_sub(MIB), MIB)];
+    let inner = SAMPLE_STRETCHES - 2;
+    at.extend((1..=inner).map(|k| (size / (inner + 1) * k, STRETCH)));
+    let mut buf = vec![0u8; MIB as usize];
+    at.into_iter().any(|(off, len)| {
+        let len = len.min(size.saturating_sub(off)) as usize;
+        let b = &mut buf[..len];
+        src.read_at(base + off, b).is_err() || b.iter().any(|&x| x != 0)
+    })
+}
+
+/// Bytes past a tail this long are sampled ([`sample_has_data`]), not read whole.
 pub const TAIL_READ_WHOLE: u64 = 64 << 20;
 
 /// Where the data in `[base+from, base+size)` (past a filesystem's stated size `from`) ends, relative to `base`,
@@ -285,7 +306,7 @@ pub fn data_past(src: &dyn ByteSource, base: u64, size: u64, from: u64) -> Optio
         return None;
     }
     if tail > TAIL_READ_WHOLE {
-        return crate::signature::unrecognised(src, base + from, tail).then_some(size);
+        return sample_has_data(src, base + from, tail).then_some(size);
     }
     let mut buf = vec![0u8; CHUNK as usize];
     let mut end = size;
