@@ -82,6 +82,12 @@ impl DiskState {
         d
     }
 
+    /// Whether the disk is blank: no table, not even a foreign one afdisk reads (its first edit asks which
+    /// table to create: `dialog::LabelQuestion`).
+    pub fn blank(&self) -> bool {
+        self.report.table.is_none() && self.report.partitions.is_empty()
+    }
+
     /// The selected partition (an index into the report's partitions), or `None` when a free row is
     /// selected or the disk has no partition.
     pub fn selected_partition(&self) -> Option<usize> {

@@ -2,7 +2,9 @@
 //! empty disk), the confirm dialog where the device name must be typed, and undo (a restore of the backup
 //! just taken). Its work (make, apply, undo) runs as its job (`plan_job`) through the library's
 //! `plan::make`, `apply` and `restore`; nothing here touches a disk. The page is shown once its first plan is
-//! made; until then the disk view stays on screen with the job's title in the key bar.
+//! made; until then the disk view stays on screen with the job's title in the key bar. On a blank disk the
+//! first `e` asks the label question (`dialog::LabelQuestion`, as the disk view's editing keys do): the
+//! preset's plan is made again on the table chosen, and the editor opens on it; `n` keeps that table.
 
 use std::any::Any;
 use std::path::PathBuf;
@@ -12,7 +14,7 @@ use ratatui::layout::Rect;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::dialog::Styles;
+use super::dialog::{LabelAnswer, LabelQuestion, Styles};
 use super::edit::{EditAction, EditState, EDIT_KEYS};
 use super::job::{self, Event, Handle};
 use super::model::DiskState;
@@ -20,6 +22,7 @@ use super::page::{cmd, Command, MoveOrder, Page, Reply, ReviewOrder};
 use super::plan_job::{PlanDone, PlanJob};
 use super::plan_state::presets_at;
 pub use super::plan_state::{PlanAction, PlanRequest, PlanState};
+use afdisk::table::Label;
 
 /// How a failed write or undo reads on the plan screen (the library's one failure text, settings named as the
 /// TUI sets them).
@@ -80,6 +83,14 @@ pub struct PlanPage {
     back_to: Option<&'static str>,
     /// Why the reviewed edits make no plan (the library's refusal).
     refused: Option<String>,
+    /// Whether the disk is blank (`DiskState::blank`): its first `e` asks the label question.
+    blank: bool,
+    /// The label question's answer: the table of the fresh plans made here (`None`: not asked yet).
+    table: Option<Label>,
+    /// The label question while it is open.
+    asking: Option<LabelQuestion>,
+    /// Whether the plan being made opens the editor once made (the label question's answer).
+    edit_when_made: bool,
 }
 
 /// Opens the plan screen on a layout edited on the disk view's editing page: it makes that layout's plan
@@ -102,6 +113,10 @@ pub fn open_review(o: ReviewOrder) -> Box<dyn Page> {
         }),
         back_to: Some(o.back_to),
         refused: None,
+        blank: false,
+        table: None,
+        asking: None,
+        edit_when_made: false,
     })
 }
 
@@ -125,6 +140,10 @@ pub fn open(d: &DiskState, _prev: Option<Box<dyn Page>>) -> Box<dyn Page> {
         review: None,
         back_to: None,
         refused: None,
+        blank: d.blank(),
+        table: None,
+        asking: None,
+        edit_when_made: false,
     })
 }
 
@@ -167,12 +186,85 @@ impl PlanPage {
         }
     }
 
-    /// A plan's job for the event loop.
+    /// A plan's job for the event loop. A fresh plan is of the table the label question chose.
     fn start(&mut self, r: PlanRequest) -> Reply {
         if let Some(ps) = self.state.as_mut() {
             ps.error = None;
         }
+        let r = match r {
+            PlanRequest::Make {
+                path,
+                preset,
+                table: None,
+            } => PlanRequest::Make {
+                path,
+                preset,
+                table: self.table,
+            },
+            r => r,
+        };
         Reply::Start(job::ready(PlanJob(r)))
+    }
+
+    /// `e`: the editor on the plan's layout (the one kept, else a new one). On a blank disk the first `e` asks
+    /// the label question instead.
+    fn open_editor(&mut self) -> Reply {
+        let Some(ps) = self.state.as_mut() else {
+            return Reply::None;
+        };
+        if ps.on_disk() {
+            ps.error = Some(
+                "this plan is already written; press u to undo it, or Esc and p to plan again"
+                    .into(),
+            );
+            return Reply::None;
+        }
+        if self.edit.is_none() && self.blank && self.table.is_none() {
+            self.asking = Some(LabelQuestion::default());
+            return Reply::None;
+        }
+        if self.edit.is_none() {
+            match EditState::from_plan(&ps.plan) {
+                Ok(es) => self.edit = Some(es),
+                Err(e) => {
+                    ps.error = Some(failure_text(&e));
+                    return Reply::None;
+                }
+            }
+        }
+        self.editing = true;
+        Reply::None
+    }
+
+    /// A key while the label question is open: the answer makes the plan on screen again on that table (its
+    /// preset), and the editor opens on it; Esc closes the question.
+    fn label_key(&mut self, code: KeyCode) -> Reply {
+        let Some(q) = self.asking.as_mut() else {
+            return Reply::None;
+        };
+        let table = match q.key(code) {
+            LabelAnswer::Asking => return Reply::None,
+            LabelAnswer::Cancelled => {
+                self.asking = None;
+                return Reply::None;
+            }
+            LabelAnswer::Chosen(t) => t,
+        };
+        self.asking = None;
+        self.table = Some(table);
+        let Some(ps) = self.state.as_ref() else {
+            return Reply::None;
+        };
+        if ps.plan.new.table.label == table {
+            return self.open_editor();
+        }
+        self.edit_when_made = true;
+        let r = PlanRequest::Make {
+            path: self.path.clone(),
+            preset: ps.plan.preset.clone(),
+            table: Some(table),
+        };
+        self.start(r)
     }
 
     /// A plan was made, or written or undone: show it, and read the disk again after a write.
@@ -185,7 +277,18 @@ impl PlanPage {
                     self.edit = None;
                 }
                 self.editing = false;
+                if std::mem::take(&mut self.edit_when_made) {
+                    self.open_editor();
+                }
                 Reply::Show
+            }
+            // The label question's plan: the refusal is the plan screen's, which stays on the plan it had.
+            PlanDone::Made(_, Err(e)) if std::mem::take(&mut self.edit_when_made) => {
+                self.table = None;
+                if let Some(ps) = self.state.as_mut() {
+                    ps.error = Some(failure_text(&e));
+                }
+                Reply::None
             }
             PlanDone::Made(_, Err(e)) if self.editing => {
                 self.from_edit = false;
@@ -228,7 +331,9 @@ impl Page for PlanPage {
     }
 
     fn status(&self) -> Option<String> {
-        if self.editing && self.typing() {
+        if self.asking.is_some() {
+            Some(LabelQuestion::STATUS.into())
+        } else if self.editing && self.typing() {
             Some(self.edit.as_ref().map_or_else(String::new, |e| e.status()))
         } else if self.editing {
             self.job.as_ref().map(|h| h.title.clone())
@@ -260,6 +365,9 @@ impl Page for PlanPage {
     }
 
     fn typing(&self) -> bool {
+        if self.asking.is_some() {
+            return true;
+        }
         if self.editing {
             return self.edit.as_ref().is_some_and(|e| e.typing());
         }
@@ -275,7 +383,12 @@ impl Page for PlanPage {
             return super::edit_view::draw(f, es, &device, area, st);
         }
         match &self.state {
-            Some(ps) => super::plan_view::draw(f, ps, area, st),
+            Some(ps) => {
+                super::plan_view::draw(f, ps, area, st);
+                if let Some(q) = &self.asking {
+                    q.draw(f, area, st);
+                }
+            }
             None => f.render_widget(
                 Paragraph::new(match &self.refused {
                     Some(why) => {
@@ -290,6 +403,9 @@ impl Page for PlanPage {
     }
 
     fn key(&mut self, code: KeyCode) -> Reply {
+        if self.asking.is_some() {
+            return self.label_key(code);
+        }
         if self.editing {
             return self.edit_key(code);
         }
@@ -300,24 +416,7 @@ impl Page for PlanPage {
             return Reply::Open("bench");
         }
         if code == KeyCode::Char('e') && !ps.typing() {
-            if ps.on_disk() {
-                ps.error = Some(
-                    "this plan is already written; press u to undo it, or Esc and p to plan again"
-                        .into(),
-                );
-                return Reply::None;
-            }
-            if self.edit.is_none() {
-                match EditState::from_plan(&ps.plan) {
-                    Ok(es) => self.edit = Some(es),
-                    Err(e) => {
-                        ps.error = Some(failure_text(&e));
-                        return Reply::None;
-                    }
-                }
-            }
-            self.editing = true;
-            return Reply::None;
+            return self.open_editor();
         }
         match ps.key(code) {
             PlanAction::None => Reply::None,
@@ -341,6 +440,7 @@ impl Page for PlanPage {
         let r = self.review.take().unwrap_or_else(|| PlanRequest::Make {
             path: self.path.clone(),
             preset: self.preset.clone(),
+            table: None,
         });
         self.start(r)
     }
@@ -410,13 +510,19 @@ mod tests {
             .expect("plan page")
     }
 
-    /// e opens the editor on the plan's layout: its keys replace the plan's, a field takes every key, Esc
-    /// goes back to the plan and e returns to the same edits; Enter asks for the custom plan's job.
+    /// e opens the editor on the plan's layout (the disk is empty: the label question first, whose gpt is
+    /// the plan's table): its keys replace the plan's, a field takes every key, Esc goes back to the plan and
+    /// e returns to the same edits; Enter asks for the custom plan's job.
     #[test]
     fn e_opens_the_editor_and_enter_makes_its_plan() {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut page = page_with_plan(dir.path());
         assert!(matches!(page.key(KeyCode::Char('e')), Reply::None));
+        assert!(
+            !pp(&mut page).editing && page.typing(),
+            "the label question"
+        );
+        assert!(matches!(page.key(KeyCode::Char('g')), Reply::None));
         assert!(pp(&mut page).editing);
         assert_eq!(page.commands(), EDIT_KEYS.to_vec());
         let before = pp(&mut page)

@@ -15,6 +15,7 @@ use afdisk::device::access::{destroy_label, Prompt};
 use afdisk::device::TargetKind;
 use afdisk::plan::{Plan, PlanKind};
 use afdisk::present::{written_lines, Choice, Verb};
+use afdisk::table::Label;
 
 use super::dialog::{Answer, Confirm};
 
@@ -64,9 +65,12 @@ pub struct PlanState {
 /// Background work the plan screen asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PlanRequest {
+    /// A realign plan, or a preset's fresh layout on `table` (the label question's answer; `None`: the
+    /// preset's default, gpt).
     Make {
         path: PathBuf,
         preset: Option<String>,
+        table: Option<Label>,
     },
     Apply {
         path: PathBuf,
@@ -255,6 +259,7 @@ impl PlanState {
                 return PlanAction::Request(PlanRequest::Make {
                     path: self.path.clone(),
                     preset: next.value().map(String::from),
+                    table: None,
                 });
             }
             KeyCode::Char('w') => {
