@@ -3,6 +3,8 @@
 //! that writes uses this component; the check of the answer is the library's. Also the one choice component
 //! (a library [`Choice`] on one line and its current option's description), the styles screens share and the
 //! centred box of every overlay. A typed line is edited by `line_edit` (a cursor, readline's keys).
+//! A **question box** ([`question_box`]) is the one layout of a question with fixed answers: the question,
+//! the answers, the keys, in a centred bordered box.
 //!
 //! Terms: the **label question** ([`LabelQuestion`]) is cfdisk's "Select label type", asked on a blank disk (no
 //! table, not even a foreign one afdisk reads) before its first edit, wherever that edit starts (the disk
@@ -131,42 +133,65 @@ impl LabelQuestion {
     /// The two tables one under the other, the highlighted one reversed and marked `>`, each with what it is
     /// for.
     pub fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
-        let w = area.width.saturating_sub(4).clamp(area.width.min(30), 64);
-        let inner = usize::from(w.saturating_sub(2)).max(1);
-        let mut lines: Vec<Line> = wrap_words(
+        let answers = |inner: usize| -> Vec<Line<'static>> {
+            [
+                (Label::Gpt, "gpt  GUID partition table (the default)"),
+                (Label::Dos, "dos  MBR (old BIOS; at most 2^32 sectors)"),
+            ]
+            .into_iter()
+            .map(|(label, what)| {
+                let style = if label == self.on {
+                    Style::default().add_modifier(Modifier::REVERSED)
+                } else {
+                    Style::default()
+                };
+                let mark = if label == self.on { "> " } else { "  " };
+                let text: String = format!("{mark}{what}").chars().take(inner).collect();
+                Line::from(Span::styled(text, style))
+            })
+            .collect()
+        };
+        question_box(
+            f,
+            area,
+            st,
+            " Select label type ",
             "The disk has no partition table. Which table do the edits create?",
-            inner,
-        )
+            answers,
+            "g gpt, d dos, Enter ok, Esc back",
+        );
+    }
+}
+
+/// A question's box (the label question, a new dos partition's primary or extended): bordered, titled
+/// `title`, centred in `area`, as wide as the area less a margin (at least 30 columns, at most 64), as tall as
+/// its rows: the `question` wrapped at spaces in the title style, the `answers` (made for the box's inner
+/// width), then the `hint` (the keys) wrapped.
+pub fn question_box(
+    f: &mut Frame,
+    area: Rect,
+    st: &Styles,
+    title: &str,
+    question: &str,
+    answers: impl FnOnce(usize) -> Vec<Line<'static>>,
+    hint: &str,
+) {
+    let w = area.width.saturating_sub(4).clamp(area.width.min(30), 64);
+    let inner = usize::from(w.saturating_sub(2)).max(1);
+    let mut lines: Vec<Line> = wrap_words(question, inner)
         .into_iter()
         .map(|l| Line::from(Span::styled(l, st.title)))
         .collect();
-        for (label, what) in [
-            (Label::Gpt, "gpt  GUID partition table (the default)"),
-            (Label::Dos, "dos  MBR (old BIOS; at most 2^32 sectors)"),
-        ] {
-            let style = if label == self.on {
-                Style::default().add_modifier(Modifier::REVERSED)
-            } else {
-                Style::default()
-            };
-            let mark = if label == self.on { "> " } else { "  " };
-            let text: String = format!("{mark}{what}").chars().take(inner).collect();
-            lines.push(Line::from(Span::styled(text, style)));
-        }
-        lines.extend(
-            wrap_words("g gpt, d dos, Enter ok, Esc back", inner)
-                .into_iter()
-                .map(Line::from),
-        );
-        let h = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
-        let r = centred(area, w, h);
-        f.render_widget(Clear, r);
-        f.render_widget(
-            Paragraph::new(lines)
-                .block(Block::bordered().title(Line::from(" Select label type ").style(st.title))),
-            r,
-        );
-    }
+    lines.extend(answers(inner));
+    lines.extend(wrap_words(hint, inner).into_iter().map(Line::from));
+    let h = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
+    let r = centred(area, w, h);
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(lines)
+            .block(Block::bordered().title(Line::from(title.to_string()).style(st.title))),
+        r,
+    );
 }
 
 /// An open confirmation: the question and what has been typed so far.
