@@ -30,7 +30,8 @@ pub fn failure_text(e: &afdisk::Error) -> String {
     super::text::failure_text(e)
 }
 
-/// The plan screen's commands.
+/// The plan screen's commands (the key bar shows those that do something now: `PlanPage::commands`; the help
+/// lists them all).
 pub const PLAN_KEYS: &[Command] = &[
     cmd(
         "a",
@@ -53,13 +54,10 @@ pub const PLAN_KEYS: &[Command] = &[
         "edit",
         "edit the layout by hand (new, delete, resize, move, type, name, attributes)",
     ),
+    cmd("b", "bench", "after a write: benchmark the written disk"),
     cmd("Up/Dn", "scroll", "scroll the changes"),
     cmd("?", "help", "this help"),
-    cmd(
-        "Esc",
-        "back",
-        "back to the disk view (b: benchmark the written disk)",
-    ),
+    cmd("Esc", "back", "back to the disk view"),
     cmd("q", "quit", "quit (also Ctrl-C)"),
 ];
 
@@ -322,12 +320,33 @@ impl Page for PlanPage {
         "plan"
     }
 
+    /// The key bar offers what does something now: `a` and `e` while the plan is not on the disk, `u` while
+    /// it is, `n` on a preset's plan, `b` after a write (the help lists every command).
     fn commands(&self) -> Vec<Command> {
         if self.editing {
-            EDIT_KEYS.to_vec()
-        } else {
-            PLAN_KEYS.to_vec()
+            return EDIT_KEYS.to_vec();
         }
+        let ps = self.state.as_ref();
+        let on_disk = ps.is_some_and(|p| p.on_disk());
+        let fresh = ps.is_some_and(|p| p.plan.kind == afdisk::plan::PlanKind::Fresh);
+        let written = ps.is_some_and(|p| p.written.is_some());
+        PLAN_KEYS
+            .iter()
+            .map(|c| {
+                let now = match c.keys {
+                    "a" | "e" => !on_disk,
+                    "u" => on_disk,
+                    "n" => fresh && !on_disk,
+                    "b" => written,
+                    _ => true,
+                };
+                if now {
+                    *c
+                } else {
+                    Command { bar: "", ..*c }
+                }
+            })
+            .collect()
     }
 
     fn status(&self) -> Option<String> {
@@ -560,7 +579,9 @@ mod tests {
         );
         page.key(KeyCode::Esc);
         assert!(!pp(&mut page).editing);
-        assert_eq!(page.commands(), PLAN_KEYS.to_vec());
+        let keys: Vec<&str> = page.commands().iter().map(|c| c.keys).collect();
+        let all: Vec<&str> = PLAN_KEYS.iter().map(|c| c.keys).collect();
+        assert_eq!(keys, all, "the plan's commands again");
         page.key(KeyCode::Char('e'));
         let es = pp(&mut page).edit.clone().expect("editor");
         assert_eq!(es.editor.layout.partitions.len(), 1, "the edits are kept");

@@ -159,16 +159,21 @@ impl PlanState {
                 });
                 (" Confirm write ", p)
             }
-            DialogKind::Undo => (
-                " Confirm undo ",
-                Prompt::named(
+            DialogKind::Undo => {
+                // The headline ends with the device ("… on /dev/sdb (disk)."): the conditions follow it.
+                let mut p = Prompt::named(
                     device,
-                    "put back the sectors the write changed, from the backup taken before it (refused if any \
-                     changed since)",
+                    "put back the sectors the write changed",
                     Vec::new(),
                     None,
-                ),
-            ),
+                );
+                p.detail = Some(
+                    "From the backup taken before the write; refused if any of those sectors changed since. \
+                     A backup of every sector it overwrites is saved first."
+                        .into(),
+                );
+                (" Confirm undo ", p)
+            }
         };
         Dialog {
             kind,

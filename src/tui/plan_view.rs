@@ -1,6 +1,7 @@
-//! Rendering of the plan screen: the old and the new layout side by side (moved entries marked `~`, blocked
-//! and unfixable ones `!`, new ones `+`), each change's reason, the exact sectors to be written, the result of
-//! a write, and the confirm dialog where the device name must be typed.
+//! Rendering of the plan screen: the old layout (Now; Before once the plan is written) and the new one side
+//! by side (moved entries marked `~`, blocked and unfixable ones `!`, new ones `+`), each change's reason, the
+//! exact sectors to be written, the result of a write, and the confirm dialog where the device name must be
+//! typed.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -190,7 +191,9 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
     f.render_widget(Paragraph::new(title).style(st.title), head);
     let [left, right] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(tables);
-    let now = layout_table(plan, plan.old.as_ref(), "Now", left.width, st);
+    // Once the plan is on the disk, its old layout is what the disk was before it.
+    let old = if ps.on_disk() { "Before" } else { "Now" };
+    let now = layout_table(plan, plan.old.as_ref(), old, left.width, st);
     f.render_widget(now, left);
     let new = layout_table(plan, Some(&plan.new), "Plan", right.width, st);
     f.render_widget(new, right);
