@@ -61,6 +61,18 @@ pub const PLAN_KEYS: &[Command] = &[
     cmd("q", "quit", "quit (also Ctrl-C)"),
 ];
 
+/// `e` and Esc on the review of the disk view's edits (until the plan is written).
+const REVIEW_E: Command = cmd(
+    "e",
+    "edit",
+    "back to the edits on the disk view, to change them",
+);
+const REVIEW_ESC: Command = cmd(
+    "Esc",
+    "back",
+    "back to the edits on the disk view (once the plan is written: the disk view)",
+);
+
 /// The plan screen as a page: the disk it plans for, its plan once made, and its running job.
 #[derive(Debug)]
 pub struct PlanPage {
@@ -146,12 +158,17 @@ pub fn open(d: &DiskState, _prev: Option<Box<dyn Page>>) -> Box<dyn Page> {
 }
 
 impl PlanPage {
+    /// The page of the edits this plan reviews, while nothing is written: Esc and `e` go back to them.
+    fn reviewing(&self) -> Option<&'static str> {
+        let written = self.state.as_ref().is_some_and(|p| p.written.is_some());
+        self.back_to.filter(|_| !written)
+    }
+
     /// Where Esc goes from the plan: back to the edits it reviews while nothing is written, else the disk.
     fn back(&self) -> Reply {
-        let written = self.state.as_ref().is_some_and(|p| p.written.is_some());
-        match self.back_to {
-            Some(name) if !written => Reply::Return(name),
-            _ => Reply::Back,
+        match self.reviewing() {
+            Some(name) => Reply::Return(name),
+            None => Reply::Back,
         }
     }
 
@@ -207,6 +224,7 @@ impl PlanPage {
     /// `e`: the editor on the plan's layout (the one kept, else a new one). On a blank disk the first `e` asks
     /// the label question instead.
     fn open_editor(&mut self) -> Reply {
+        let reviewing = self.reviewing();
         let Some(ps) = self.state.as_mut() else {
             return Reply::None;
         };
@@ -216,6 +234,10 @@ impl PlanPage {
                     .into(),
             );
             return Reply::None;
+        }
+        // A review of the disk view's edits: they are edited there (a second editor here would part from them).
+        if let Some(name) = reviewing {
+            return Reply::Return(name);
         }
         if self.edit.is_none() && self.blank && self.table.is_none() {
             self.asking = Some(LabelQuestion::default());
@@ -321,7 +343,8 @@ impl Page for PlanPage {
     }
 
     /// The key bar offers what does something now: `a` and `e` while the plan is not on the disk, `u` while
-    /// it is, `n` on a preset's plan, `b` after a write (the help lists every command).
+    /// it is, `n` on a preset's plan, `b` after a write (the help lists every command). On the review of the
+    /// disk view's edits, `e` and Esc go back to them.
     fn commands(&self) -> Vec<Command> {
         if self.editing {
             return EDIT_KEYS.to_vec();
@@ -330,8 +353,14 @@ impl Page for PlanPage {
         let on_disk = ps.is_some_and(|p| p.on_disk());
         let fresh = ps.is_some_and(|p| p.plan.kind == afdisk::plan::PlanKind::Fresh);
         let written = ps.is_some_and(|p| p.written.is_some());
+        let reviewing = self.reviewing().is_some();
         PLAN_KEYS
             .iter()
+            .map(|c| match c.keys {
+                "e" if reviewing => REVIEW_E,
+                "Esc" if reviewing => REVIEW_ESC,
+                _ => *c,
+            })
             .map(|c| {
                 let now = match c.keys {
                     "a" | "e" => !on_disk,
@@ -341,9 +370,9 @@ impl Page for PlanPage {
                     _ => true,
                 };
                 if now {
-                    *c
+                    c
                 } else {
-                    Command { bar: "", ..*c }
+                    Command { bar: "", ..c }
                 }
             })
             .collect()

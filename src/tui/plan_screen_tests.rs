@@ -1,7 +1,8 @@
 //! The plan screen through a write and its undo, as the user reads it at 80x24: the key bar offers the keys
 //! that do something now (a and e before the write, u and b after it, a again after the undo; n only on a
-//! preset's plan), the left table is the layout before the write once the plan is on the disk, and the undo's
-//! confirmation reads as one sentence with its conditions after it.
+//! preset's plan), `e` and Esc on the review of the disk view's edits go back to them (the help says so), the
+//! left table is the layout before the write once the plan is on the disk, and the undo's confirmation reads
+//! as one sentence with its conditions after it.
 
 use crossterm::event::KeyCode;
 
@@ -29,6 +30,14 @@ fn flat(app: &App) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The help line of the screen's command `keys`.
+fn help(app: &App, keys: &str) -> &'static str {
+    app.commands()
+        .iter()
+        .find(|c| c.keys == keys)
+        .map_or("", |c| c.help)
 }
 
 /// A typed name and Enter on the plan screen's open dialog, its job run.
@@ -61,6 +70,26 @@ fn the_plan_screen_offers_what_applies_and_says_before_after_a_write() {
     }
     let s = render(&app);
     assert!(s.contains("Now (dos)"), "{s}");
+    // A review: e and Esc go back to the disk view's edits (e opened a second editor, Esc's help said the
+    // disk view), and Enter there reviews them again.
+    assert_eq!(
+        help(&app, "Esc"),
+        "back to the edits on the disk view (once the plan is written: the disk view)"
+    );
+    assert_eq!(
+        help(&app, "e"),
+        "back to the edits on the disk view, to change them"
+    );
+    key(&mut app, KeyCode::Char('e'));
+    assert_eq!(app.screen, Screen::Page("edit"));
+    assert!(
+        render(&app).contains("1 change pending"),
+        "{}",
+        render(&app)
+    );
+    let r = key(&mut app, KeyCode::Enter);
+    pump(&mut app, r, dir.path());
+    assert_eq!(app.screen, Screen::Page("plan"));
     let name = device_name(&app);
     key(&mut app, KeyCode::Char('a'));
     confirm(&mut app, &name, dir.path());
