@@ -1,8 +1,9 @@
 //! The plan screen through a write and its undo, as the user reads it at 80x24: the key bar offers the keys
 //! that do something now (a and e before the write, u and b after it, a again after the undo; n only on a
 //! preset's plan), `e` and Esc on the review of the disk view's edits go back to them (the help says so), the
-//! left table is the layout before the write once the plan is on the disk, and the undo's confirmation reads
-//! as one sentence with its conditions after it.
+//! left table is the layout before the write once the plan is on the disk, Esc on the bench screen opened
+//! after the write comes back to the plan (and its undo), and the undo's confirmation reads as one sentence
+//! with its conditions after it.
 
 use crossterm::event::KeyCode;
 
@@ -47,16 +48,22 @@ fn confirm(app: &mut App, name: &str, dir: &std::path::Path) {
     pump(app, r, dir);
 }
 
-#[test]
-fn the_plan_screen_offers_what_applies_and_says_before_after_a_write() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let img = dir.path().join("walk.img");
+/// The app on a 512 MiB dos image in `dir` whose partition 1 starts at sector 63 (partition 2 off the grain
+/// but on a physical sector), on its disk view.
+fn misaligned_dos(dir: &std::path::Path) -> App {
+    let img = dir.join("walk.img");
     std::fs::File::create(&img)
         .and_then(|f| f.set_len(512 << 20))
         .expect("image");
     let script = "label: dos\nstart=63, size=200000, type=83\nstart=300000, size=200000, type=7\n";
     run("sfdisk", &["-q", img.to_str().expect("utf-8")], script);
-    let mut app = disk_app(&img);
+    disk_app(&img)
+}
+
+#[test]
+fn the_plan_screen_offers_what_applies_and_says_before_after_a_write() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = misaligned_dos(dir.path());
     // Realign partition 1 on the disk view, then review.
     let r = key(&mut app, KeyCode::Char('A'));
     pump(&mut app, r, dir.path());
@@ -104,6 +111,13 @@ fn the_plan_screen_offers_what_applies_and_says_before_after_a_write() {
         s.contains("Before (dos)") && !s.contains("Now (dos)"),
         "{s}"
     );
+    assert_eq!(help(&app, "Esc"), "back to the disk view");
+    // The written disk's bench, and Esc back to the plan screen, where u undoes (it went to the disk view,
+    // which has no undo of this write).
+    assert!(key(&mut app, KeyCode::Char('b')).is_none());
+    assert_eq!(app.screen, Screen::Page("bench"));
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.screen, Screen::Page("plan"));
     // The undo's confirmation: the headline ends with the device, the conditions follow.
     key(&mut app, KeyCode::Char('u'));
     let s = flat(&app);
