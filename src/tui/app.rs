@@ -455,7 +455,10 @@ impl App {
                 d.findings_scroll = d.findings_scroll.saturating_sub(1)
             }
             (KeyCode::Down | KeyCode::Char('j'), Panel::Findings) => {
-                d.findings_scroll = d.findings_scroll.saturating_add(1)
+                d.findings_scroll = d
+                    .findings_scroll
+                    .saturating_add(1)
+                    .min(d.findings_max.get())
             }
             (KeyCode::Char('z') | KeyCode::Enter, _) if d.free.is_some() => {
                 self.error = Some(

@@ -536,6 +536,7 @@ mod tests {
             free: None,
             focus: Panel::Partitions,
             findings_scroll: 0,
+            findings_max: std::cell::Cell::new(u16::MAX),
         };
         let mut page = open(&d, None);
         let o = afdisk::device::open(&img, &Default::default()).expect("open");
