@@ -1,5 +1,6 @@
 //! The restore screen (`restore`), driven through the app as keys: `R` on the disk view lists this disk's
-//! backups newest first with what restoring each writes now; Enter and the typed device name restore one;
+//! backups newest first with what restoring each writes now; Enter and the typed device name restore one
+//! (the confirmation one sentence, verb then device, the conditions after it);
 //! the disk then holds it, so the same backup offers nothing more to restore (no second "Restored 0
 //! sector(s)"), and sgdisk reads the table back.
 
@@ -32,6 +33,24 @@ fn r_lists_this_disks_backups_and_restores_one_through_the_confirmation() {
     key(&mut app, KeyCode::Enter);
     let s = render(&app);
     assert!(s.contains("Confirm restore"), "{s}");
+    // One sentence: the verb, the device; then the backup and what is backed up first (that sat between
+    // the verb and the device).
+    let flat = s
+        .lines()
+        .map(|l| l.trim_matches('"').trim_matches(|c| c == '│' || c == ' '))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let d = img.display().to_string();
+    assert!(
+        flat.contains(&format!(
+            "restore the partition table sectors from this backup on {d}"
+        )),
+        "{s}"
+    );
+    assert!(
+        flat.contains("What those sectors hold now is backed up first."),
+        "{s}"
+    );
     keys(&mut app, "r.img");
     let r = key(&mut app, KeyCode::Enter);
     pump(&mut app, r, dir.path());
