@@ -9,6 +9,26 @@ use crossterm::event::KeyCode;
 use super::app::Screen;
 use super::disk_edit_tests::{disk_app, key, keys, pump, render, run};
 
+/// The confirmation on screen `s` is one sentence, the verb then the device `d`; the backup and what is
+/// backed up first follow (that sat between the verb and the device).
+fn reads_as_one_sentence(s: &str, d: &str) {
+    let flat = s
+        .lines()
+        .map(|l| l.trim_matches('"').trim_matches(|c| c == '│' || c == ' '))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        flat.contains(&format!(
+            "restore the partition table sectors from this backup on {d}"
+        )),
+        "{s}"
+    );
+    assert!(
+        flat.contains("What those sectors hold now is backed up first."),
+        "{s}"
+    );
+}
+
 #[test]
 fn r_lists_this_disks_backups_and_restores_one_through_the_confirmation() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -33,24 +53,7 @@ fn r_lists_this_disks_backups_and_restores_one_through_the_confirmation() {
     key(&mut app, KeyCode::Enter);
     let s = render(&app);
     assert!(s.contains("Confirm restore"), "{s}");
-    // One sentence: the verb, the device; then the backup and what is backed up first (that sat between
-    // the verb and the device).
-    let flat = s
-        .lines()
-        .map(|l| l.trim_matches('"').trim_matches(|c| c == '│' || c == ' '))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let d = img.display().to_string();
-    assert!(
-        flat.contains(&format!(
-            "restore the partition table sectors from this backup on {d}"
-        )),
-        "{s}"
-    );
-    assert!(
-        flat.contains("What those sectors hold now is backed up first."),
-        "{s}"
-    );
+    reads_as_one_sentence(&s, &img.display().to_string());
     keys(&mut app, "r.img");
     let r = key(&mut app, KeyCode::Enter);
     pump(&mut app, r, dir.path());
