@@ -26,7 +26,9 @@ fn bench_on_the_demo(x: u16, y: u16) {
     tm.wait_for("Findings (");
     tm.keys(&["b"]);
     // Waits for the sentence itself: tmux can show a frame half drawn, the new title over the old screen.
-    let screen = tm.wait_for("no run here can show a drive's read-modify-write penalty");
+    let screen = tm.wait_for(
+        "a run here shows what the host costs, never a drive's read-modify-write penalty",
+    );
     assert!(
         flat(&screen).contains("(p: whole disk)"),
         "{x}x{y}:\n{screen}"

@@ -118,6 +118,9 @@ fn hand_edited_layout_is_written_aligned_and_read_back_by_the_peers() {
     tm.keys(&["p"]);
     tm.wait_for("e edit");
     tm.keys(&["e"]);
+    // The disk is empty: which table first, as cfdisk asks (gpt is the default).
+    tm.wait_for("Select label type");
+    tm.keys(&["Enter"]);
     tm.wait_for("Edit by hand");
     // From an empty table rather than the preset.
     tm.keys(&["c"]);

@@ -122,6 +122,7 @@ fn placed(
             info.size_bytes / ss.max(1),
             ss,
             info.topology().alignment_offset,
+            info.topology().physical_unit(),
             grain.bytes,
             realign,
             &mut guid,

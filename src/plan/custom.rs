@@ -69,8 +69,8 @@ pub struct Prepared {
     pub notes: Vec<String>,
 }
 
-/// Completes and checks `target` for a disk of `total` sectors of `ss` bytes (alignment offset `ao`, grain
-/// `grain` bytes), snapping to the grain with `realign`. `old` supplies EBR sectors of unchanged logical
+/// Completes and checks `target` for a disk of `total` sectors of `ss` bytes (alignment offset `ao`, physical
+/// unit `phys` bytes, grain `grain` bytes), snapping to the grain with `realign`. `old` supplies EBR sectors of unchanged logical
 /// partitions; `new_guid` yields upper-case GUIDs for a missing disk or partition GUID.
 #[allow(clippy::too_many_arguments)]
 pub fn prepare(
@@ -79,6 +79,7 @@ pub fn prepare(
     total: u64,
     ss: u64,
     ao: u64,
+    phys: u64,
     grain: u64,
     realign: bool,
     new_guid: &mut dyn FnMut() -> String,
@@ -100,7 +101,12 @@ pub fn prepare(
     // Alignment: snap, or report.
     let mut realigned = BTreeMap::new();
     let mut notes = Vec::new();
-    let geometry = Grain { ss, ao, grain };
+    let geometry = Grain {
+        ss,
+        ao,
+        phys,
+        grain,
+    };
     for p in parts.iter_mut().filter(|p| p.kind != PartKind::Extended) {
         if realign {
             if let Some(why) = snap(p, geometry)? {
@@ -162,16 +168,17 @@ fn complete_entries(
     Ok(parts)
 }
 
-/// Sector size, alignment offset and grain (bytes) of a disk.
+/// Sector size, alignment offset, physical unit and grain (bytes) of a disk.
 #[derive(Clone, Copy)]
 struct Grain {
     ss: u64,
     ao: u64,
+    phys: u64,
     grain: u64,
 }
 
 /// Snaps `p`'s start forward and its end down to the grain; why it moved, if it did.
-fn snap(p: &mut Partition, Grain { ss, ao, grain }: Grain) -> Result<Option<String>> {
+fn snap(p: &mut Partition, Grain { ss, ao, grain, .. }: Grain) -> Result<Option<String>> {
     let (sb, eb) = (
         p.start.saturating_mul(ss),
         p.start.saturating_add(p.size).saturating_mul(ss),
@@ -219,13 +226,31 @@ fn snap(p: &mut Partition, Grain { ss, ao, grain }: Grain) -> Result<Option<Stri
     Ok(Some(why.join(", ")))
 }
 
-/// The note about `p`'s start when it is not on the grain (and is left there).
-fn misaligned(p: &Partition, Grain { ss, ao, grain }: Grain) -> Option<String> {
-    let start_off = misalignment(p.start.saturating_mul(ss), ao, grain);
+/// The note about `p`'s start when it is not on the grain (and is left there): whether its writes straddle
+/// physical sectors (a start off the grain may still be on a physical sector boundary).
+fn misaligned(
+    p: &Partition,
+    Grain {
+        ss,
+        ao,
+        phys,
+        grain,
+    }: Grain,
+) -> Option<String> {
+    let start = p.start.saturating_mul(ss);
+    let start_off = misalignment(start, ao, grain);
+    let cost = if misalignment(start, ao, phys.max(ss)) == 0 {
+        format!(
+            "it is on a {}-byte physical sector boundary, so writes to it do not straddle physical sectors",
+            phys.max(ss)
+        )
+    } else {
+        "writes to it straddle physical sectors".to_string()
+    };
     (start_off != 0).then(|| {
         format!(
-            "partition {} starts at sector {}, {} past a {} grain boundary: writes to it straddle physical \
-             sectors (plan with realign to snap it)",
+            "partition {} starts at sector {}, {} past a {} grain boundary: {cost} (plan with realign to \
+             snap it)",
             p.number,
             p.start,
             human(start_off),
@@ -480,6 +505,7 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
         total,
         ss,
         topo.alignment_offset,
+        topo.physical_unit(),
         grain.bytes,
         req.realign,
         &mut guid,

@@ -57,6 +57,7 @@ fn write_layout(
         total,
         ss,
         0,
+        4096,
         1 << 20,
         realign,
         &mut guids(),
@@ -157,12 +158,26 @@ fn realign_snaps_starts_forward_and_ends_down_and_says_why() {
     assert!(ch[0].reason.contains("snapped forward"), "{}", ch[0].reason);
     // Without realign it is kept and reported.
     let total = disk.len() as u64 / ss;
-    let p = prepare(&t, None, total, ss, 0, 1 << 20, false, &mut guids()).unwrap();
+    let p = prepare(&t, None, total, ss, 0, 4096, 1 << 20, false, &mut guids()).unwrap();
     assert_eq!(p.layout.partitions[0].start, 34);
     assert!(
         p.notes[0].contains("partition 1 starts at sector 34"),
         "{:?}",
         p.notes
+    );
+    assert!(
+        p.notes[0].contains(": writes to it straddle physical sectors"),
+        "{:?}",
+        p.notes
+    );
+    // Off the grain but on a 4096-byte physical sector: its writes do not straddle (the note said they did).
+    let t = target(Label::Gpt, ss, vec![entry(1, 2056, 5000, LINUX)]);
+    let p = prepare(&t, None, total, ss, 0, 4096, 1 << 20, false, &mut guids()).unwrap();
+    assert_eq!(
+        p.notes,
+        ["partition 1 starts at sector 2056, 4 KiB past a 1 MiB grain boundary: it is on a 4096-byte \
+          physical sector boundary, so writes to it do not straddle physical sectors (plan with realign to \
+          snap it)"]
     );
 }
 
@@ -241,7 +256,7 @@ fn bad_layouts_name_the_problem() {
         ),
     ];
     for (t, want) in cases {
-        let e = prepare(&t, None, total, ss, 0, 1 << 20, false, &mut guids()).unwrap_err();
+        let e = prepare(&t, None, total, ss, 0, 4096, 1 << 20, false, &mut guids()).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Usage, "{want}");
         assert!(e.problem.contains(want), "{want}: {}", e.problem);
         assert!(!e.fix.is_empty());
@@ -257,6 +272,7 @@ fn a_dos_layout_past_32_bit_sectors_is_refused() {
         (1 << 32) + 5,
         512,
         0,
+        4096,
         1 << 20,
         false,
         &mut guids(),

@@ -63,6 +63,9 @@ pub struct App {
     pub zoom: ZoomState,
     /// The job screens opened so far (each keeps its state when left).
     pub pages: Vec<Box<dyn Page>>,
+    /// Pages opened from another page (the bench screen from the plan screen after a write), with it: Esc
+    /// goes back there, not to the disk view.
+    opened_from: Vec<(&'static str, &'static str)>,
     pub help: bool,
     /// How far the help is scrolled (Up/Dn while it is open, when it is taller than the terminal).
     pub help_scroll: u16,
@@ -122,6 +125,7 @@ impl App {
                 block: 4096,
             },
             pages: Vec::new(),
+            opened_from: Vec::new(),
             help: false,
             help_scroll: 0,
             busy: None,
@@ -329,6 +333,7 @@ impl App {
     /// Opens a job screen through its opener on the disk on screen (the opener decides what of its old state
     /// it keeps; the page decides whether it shows at once or starts its job first).
     fn open(&mut self, o: &Opener) -> Option<Request> {
+        self.opened_from.retain(|(page, _)| *page != o.name);
         let d = self.disk.as_ref()?;
         let prev = self
             .pages
@@ -361,7 +366,14 @@ impl App {
     pub fn reply(&mut self, name: &'static str, reply: Option<Reply>) -> Option<Request> {
         match reply {
             None | Some(Reply::Back) => {
-                self.screen = Screen::Disk;
+                // Back to the page this one was opened from, while it is there; else the disk view.
+                let from = self
+                    .opened_from
+                    .iter()
+                    .find(|(page, _)| *page == name)
+                    .map(|(_, from)| *from)
+                    .filter(|from| self.page(from).is_some());
+                self.screen = from.map_or(Screen::Disk, Screen::Page);
                 None
             }
             Some(Reply::Start(job)) => {
@@ -376,7 +388,11 @@ impl App {
                 self.screen = Screen::Page(name);
                 None
             }
-            Some(Reply::Open(other)) => self.open_page(other),
+            Some(Reply::Open(other)) => {
+                let r = self.open_page(other);
+                self.opened_from.push((other, name));
+                r
+            }
             Some(Reply::Move(order)) => self.push_page(registry::open_move(order)),
             Some(Reply::Review(order)) => self.push_page(registry::open_review(order)),
             Some(Reply::Return(other)) => {
@@ -439,7 +455,10 @@ impl App {
                 d.findings_scroll = d.findings_scroll.saturating_sub(1)
             }
             (KeyCode::Down | KeyCode::Char('j'), Panel::Findings) => {
-                d.findings_scroll = d.findings_scroll.saturating_add(1)
+                d.findings_scroll = d
+                    .findings_scroll
+                    .saturating_add(1)
+                    .min(d.findings_max.get())
             }
             (KeyCode::Char('z') | KeyCode::Enter, _) if d.free.is_some() => {
                 self.error = Some(

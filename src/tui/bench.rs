@@ -190,7 +190,8 @@ impl Page for BenchState {
             Command {
                 keys: "Up/Dn",
                 bar: "",
-                help: "bench: after a run, scroll the verdicts, warnings and notes",
+                help: "bench: scroll the verdicts, warnings and notes after a run (before it, the text \
+                       when the window is too small for it)",
             },
             Command {
                 keys: "?",

@@ -80,7 +80,8 @@ pub struct BenchState {
     pub job: Option<Handle>,
     /// After a run: the latency distributions (d) instead of the per-class table.
     pub plot: bool,
-    /// After a run: how far the verdicts, warnings and notes are scrolled (Up/Down).
+    /// After a run: how far the verdicts, warnings and notes are scrolled (Up/Down); before it, the setup
+    /// text (when the window is too small for it).
     pub scroll: u16,
 }
 
@@ -251,7 +252,10 @@ impl BenchState {
                 self.plot = !self.plot
             }
             KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') if matches!(self.phase, BenchScreen::Done(_)) => {
+            // After a run the verdicts scroll; before it, the setup text in a window too small for it.
+            KeyCode::Down | KeyCode::Char('j')
+                if matches!(self.phase, BenchScreen::Done(_) | BenchScreen::Setup) =>
+            {
                 self.scroll = self.scroll.saturating_add(1)
             }
             KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return BenchAction::Back,

@@ -53,30 +53,61 @@ fn head_lines(b: &BenchState, width: usize, st: &Styles) -> Vec<Line<'static>> {
         .collect()
 }
 
-/// What the setup screen says before a run: the method, the keys, and on an image file why no run can show a
-/// drive's read-modify-write penalty there.
-fn setup_lines(b: &BenchState) -> Vec<Line<'static>> {
+/// What the setup screen says before a run, as paragraphs: the method, the keys, and on an image file why no
+/// run can show a drive's read-modify-write penalty there.
+fn setup_paragraphs(b: &BenchState) -> Vec<&'static str> {
     let mut text = vec![
-        Line::from(
-            "Aligned against misaligned I/O, one I/O in flight, O_DIRECT, classes interleaved in random \
-             order at fresh random slots; stops as soon as the verdict is decided (at most 10 s).",
-        ),
-        Line::from(""),
-        Line::from(
-            "Press r to run. Write modes free and all add the write classes, which pay read-modify-write \
-             on a drive; the probe (o, with writes) finds the real physical sector size. Write mode free \
-             needs the whole disk (p) and unallocated space for its slots.",
-        ),
+        "Aligned against misaligned I/O, one I/O in flight, O_DIRECT, classes interleaved in random order at \
+         fresh random slots; stops as soon as the verdict is decided (at most 10 s).",
+        "Press r to run. Write modes free and all add write classes, which pay read-modify-write on a \
+         drive; free runs on the whole disk, in its unallocated space. The probe (o, with writes) finds the \
+         real physical sector size.",
     ];
     if b.image {
-        text.push(Line::from(""));
-        text.push(Line::from(
-            "This disk is an image file: its I/O goes through the host filesystem, so no run here can show \
-             a drive's read-modify-write penalty (a run shows how the benchmark works and what the host \
-             costs). Benchmark a disk to see one.",
-        ));
+        text.push(
+            "An image file's I/O goes through the host filesystem: a run here shows what the host costs, \
+             never a drive's read-modify-write penalty (benchmark a disk to see one).",
+        );
     }
     text
+}
+
+/// The setup text in `width` × `height` cells: the paragraphs with a blank row between them; in a window too
+/// small for them (60x15) the blank rows go first, then the method; what still does not fit scrolls
+/// (from row `scroll`, Up/Dn), its last row saying how many rows are hidden.
+fn setup_lines(b: &BenchState, width: usize, height: usize, scroll: u16) -> Vec<Line<'static>> {
+    let paragraphs = setup_paragraphs(b);
+    let wrap = |ps: &[&str], blank: bool| -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, p) in ps.iter().enumerate() {
+            if blank && i > 0 {
+                out.push(String::new());
+            }
+            out.extend(super::dialog::wrap_words(p, width));
+        }
+        out
+    };
+    let tries = [
+        wrap(&paragraphs, true),
+        wrap(&paragraphs, false),
+        wrap(&paragraphs[1..], false),
+    ];
+    let mut rows = match tries.iter().find(|t| t.len() <= height) {
+        Some(t) => t.clone(),
+        None => tries[2].clone(),
+    };
+    if rows.len() > height {
+        let shown = height.saturating_sub(1);
+        let from = usize::from(scroll).min(rows.len() - shown);
+        let hidden = rows.len() - shown;
+        rows = rows.split_off(from);
+        rows.truncate(shown);
+        if height > 0 {
+            let more = format!("… {hidden} more row(s): Up/Dn scroll");
+            rows.push(super::text::cut(&more, width));
+        }
+    }
+    rows.into_iter().map(Line::from).collect()
 }
 
 pub fn draw(f: &mut Frame, b: &BenchState, area: Rect, st: &Styles) {
@@ -87,8 +118,8 @@ pub fn draw(f: &mut Frame, b: &BenchState, area: Rect, st: &Styles) {
     f.render_widget(Paragraph::new(head_lines), head);
     match &b.phase {
         BenchScreen::Setup | BenchScreen::Confirm(_) => {
-            let text = setup_lines(b);
-            f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), body);
+            let (w, h) = (usize::from(body.width.max(1)), usize::from(body.height));
+            f.render_widget(Paragraph::new(setup_lines(b, w, h, b.scroll)), body);
             if let BenchScreen::Confirm(c) = &b.phase {
                 c.draw(f, area, st);
             }
@@ -153,37 +184,46 @@ fn draw_live(f: &mut Frame, l: &Live, area: Rect, st: &Styles) {
 }
 
 fn draw_done(f: &mut Frame, r: &BenchReport, scroll: u16, area: Rect, st: &Styles) {
-    let rows: Vec<Row> = r
+    let cells: Vec<Vec<String>> = r
         .classes
         .iter()
         .map(|c| match &c.summary {
-            Some(s) => Row::new(vec![
+            Some(s) => vec![
                 c.spec.name.clone(),
                 s.samples.to_string(),
                 us(s.median_ns),
                 us(s.p90_ns as f64),
                 us(s.p99_ns as f64),
                 format!("{:.0}", s.iops),
-            ]),
-            None => Row::new(vec![c.spec.name.clone(), "0".into()]),
+            ],
+            None => vec![c.spec.name.clone(), "0".into()],
         })
         .collect();
+    // The columns keep their widths at 80 columns and shrink to their content in a narrow window, so a
+    // number is never cut.
+    let head = ["class", "samples", "median", "p90", "p99", "IOPS"];
+    let w = super::text::preferred_widths(
+        &[17, 7, 10, 10, 10, 6],
+        &head,
+        &cells,
+        usize::from(area.width),
+    );
+    let rows: Vec<Row> = cells
+        .iter()
+        .map(|c| Row::new(c.iter().zip(&w).map(|(x, w)| super::text::cut(x, *w))))
+        .collect();
+    let mut widths: Vec<Constraint> = w
+        .iter()
+        .map(|x| Constraint::Length(u16::try_from(*x).unwrap_or(u16::MAX)))
+        .collect();
+    if let (Some(last), Some(x)) = (widths.last_mut(), w.last()) {
+        *last = Constraint::Min(u16::try_from(*x).unwrap_or(u16::MAX));
+    }
     let table_h = (rows.len() as u16 + 1).min(area.height.saturating_sub(4));
     let [table, text] =
         Layout::vertical([Constraint::Length(table_h), Constraint::Min(1)]).areas(area);
     f.render_widget(
-        Table::new(
-            rows,
-            [
-                Constraint::Length(17),
-                Constraint::Length(7),
-                Constraint::Length(10),
-                Constraint::Length(10),
-                Constraint::Length(10),
-                Constraint::Min(6),
-            ],
-        )
-        .header(Row::new(vec!["class", "samples", "median", "p90", "p99", "IOPS"]).style(st.title)),
+        Table::new(rows, widths).header(Row::new(head.to_vec()).style(st.title)),
         table,
     );
     let mut lines = vec![Line::from(Span::styled(
@@ -384,12 +424,15 @@ mod tests {
         assert!(flat.contains("(exclusive open)"), "{s}");
         assert!(flat.contains("whole disk (p: partition 1)"), "{s}");
         assert!(
-            flat.contains("no run here can show a drive's read-modify-write penalty"),
+            flat.contains(
+                "a run here shows what the host costs, never a drive's read-modify-write penalty"
+            ),
             "{s}"
         );
-        assert!(flat.contains("Benchmark a disk to see one."), "{s}");
+        assert!(flat.contains("(benchmark a disk to see one)."), "{s}");
         b.image = false;
         let s = screen(&b, 80, 24);
         assert!(!s.contains("image file"), "{s}");
+        assert!(!s.contains("host"), "{s}");
     }
 }

@@ -3,6 +3,12 @@
 //! that writes uses this component; the check of the answer is the library's. Also the one choice component
 //! (a library [`Choice`] on one line and its current option's description), the styles screens share and the
 //! centred box of every overlay. A typed line is edited by `line_edit` (a cursor, readline's keys).
+//! A **question box** ([`question_box`]) is the one layout of a question with fixed answers: the question,
+//! the answers, the keys, in a centred bordered box.
+//!
+//! Terms: the **label question** ([`LabelQuestion`]) is cfdisk's "Select label type", asked on a blank disk (no
+//! table, not even a foreign one afdisk reads) before its first edit, wherever that edit starts (the disk
+//! view's editing keys, the plan screen's `e`): which table the edits create, gpt (the default) or dos.
 
 use crossterm::event::KeyCode;
 use ratatui::layout::Rect;
@@ -13,6 +19,7 @@ use ratatui::Frame;
 
 use afdisk::device::access::Prompt;
 use afdisk::present::{Choice, Tone};
+use afdisk::table::Label;
 
 use super::line_edit::LineEdit;
 
@@ -70,6 +77,121 @@ pub fn centred(area: Rect, w: u16, h: u16) -> Rect {
         width: w,
         height: h,
     }
+}
+
+/// The label question while it is open: the highlighted answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LabelQuestion {
+    pub on: Label,
+}
+
+/// What a key did to the label question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LabelAnswer {
+    /// Still asking (the highlight may have moved).
+    Asking,
+    /// Esc: no table chosen.
+    Cancelled,
+    /// The table the edits create.
+    Chosen(Label),
+}
+
+impl Default for LabelQuestion {
+    fn default() -> Self {
+        LabelQuestion { on: Label::Gpt }
+    }
+}
+
+impl LabelQuestion {
+    /// The key bar's line while the question is open.
+    pub const STATUS: &'static str = "g gpt  d dos (MBR)  Up/Dn choose  Enter ok  Esc back";
+
+    /// `g` or `d` answer, Up/Dn/Left/Right/Tab move the highlight, Enter takes it, Esc cancels.
+    pub fn key(&mut self, code: KeyCode) -> LabelAnswer {
+        match code {
+            KeyCode::Up
+            | KeyCode::Down
+            | KeyCode::Left
+            | KeyCode::Right
+            | KeyCode::Tab
+            | KeyCode::BackTab => {
+                self.on = if self.on == Label::Gpt {
+                    Label::Dos
+                } else {
+                    Label::Gpt
+                };
+                LabelAnswer::Asking
+            }
+            KeyCode::Esc => LabelAnswer::Cancelled,
+            KeyCode::Char('g' | 'G') => LabelAnswer::Chosen(Label::Gpt),
+            KeyCode::Char('d' | 'D' | 'm' | 'M') => LabelAnswer::Chosen(Label::Dos),
+            KeyCode::Enter => LabelAnswer::Chosen(self.on),
+            _ => LabelAnswer::Asking,
+        }
+    }
+
+    /// The two tables one under the other, the highlighted one reversed and marked `>`, each with what it is
+    /// for.
+    pub fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
+        let answers = |inner: usize| -> Vec<Line<'static>> {
+            [
+                (Label::Gpt, "gpt  GUID partition table (the default)"),
+                (Label::Dos, "dos  MBR (old BIOS; at most 2^32 sectors)"),
+            ]
+            .into_iter()
+            .map(|(label, what)| {
+                let style = if label == self.on {
+                    Style::default().add_modifier(Modifier::REVERSED)
+                } else {
+                    Style::default()
+                };
+                let mark = if label == self.on { "> " } else { "  " };
+                let text: String = format!("{mark}{what}").chars().take(inner).collect();
+                Line::from(Span::styled(text, style))
+            })
+            .collect()
+        };
+        question_box(
+            f,
+            area,
+            st,
+            " Select label type ",
+            "The disk has no partition table. Which table do the edits create?",
+            answers,
+            "g gpt, d dos, Enter ok, Esc back",
+        );
+    }
+}
+
+/// A question's box (the label question, a new dos partition's primary or extended): bordered, titled
+/// `title`, centred in `area`, as wide as the area less a margin (at least 30 columns, at most 64), as tall as
+/// its rows: the `question` wrapped at spaces in the title style, the `answers` (made for the box's inner
+/// width), then the `hint` (the keys) wrapped.
+pub fn question_box(
+    f: &mut Frame,
+    area: Rect,
+    st: &Styles,
+    title: &str,
+    question: &str,
+    answers: impl FnOnce(usize) -> Vec<Line<'static>>,
+    hint: &str,
+) {
+    let w = area.width.saturating_sub(4).clamp(area.width.min(30), 64);
+    let inner = usize::from(w.saturating_sub(2)).max(1);
+    let mut lines: Vec<Line> = wrap_words(question, inner)
+        .into_iter()
+        .map(|l| Line::from(Span::styled(l, st.title)))
+        .collect();
+    lines.extend(answers(inner));
+    lines.extend(wrap_words(hint, inner).into_iter().map(Line::from));
+    let h = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
+    let r = centred(area, w, h);
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(lines)
+            .block(Block::bordered().title(Line::from(title.to_string()).style(st.title))),
+        r,
+    );
 }
 
 /// An open confirmation: the question and what has been typed so far.

@@ -27,7 +27,7 @@ use ratatui::Frame;
 use afdisk::plan::Plan;
 use afdisk::table::Label;
 
-use super::dialog::Styles;
+use super::dialog::{LabelAnswer, LabelQuestion, Styles};
 use super::edit::{EditAction, EditState};
 use super::edit_state::Row;
 use super::job::{self, Ctx, Env, Event, Handle, Job, StopRule};
@@ -163,8 +163,8 @@ pub struct DiskEdit {
     free: Option<(u64, u64)>,
     /// Whether the disk is blank (no table, not even a foreign one afdisk reads): the label question is asked.
     blank: bool,
-    /// The label question of an empty disk while it is open: the highlighted answer.
-    asking: Option<Label>,
+    /// The label question of an empty disk while it is open.
+    asking: Option<LabelQuestion>,
     job: Option<Handle>,
 }
 
@@ -192,7 +192,7 @@ fn open(d: &DiskState, prev: Option<Box<dyn Page>>, key: char) -> Box<dyn Page> 
         key: Some(key),
         selected,
         free: d.free,
-        blank: d.report.table.is_none() && d.report.partitions.is_empty(),
+        blank: d.blank(),
         asking: None,
         job: None,
     };
@@ -235,35 +235,19 @@ impl Job for BaseJob {
 }
 
 impl DiskEdit {
-    /// A key while the label question is open: `g` or `d` answer, Up/Dn/Left/Right/Tab move the highlight,
-    /// Enter takes it (and starts the base of that table), Esc goes back to the disk view.
+    /// A key while the label question is open: an answer starts the base of that table, Esc goes back to the
+    /// disk view.
     fn label_key(&mut self, code: KeyCode) -> Reply {
-        let Some(on) = self.asking else {
+        let Some(q) = self.asking.as_mut() else {
             return Reply::None;
         };
-        let other = if on == Label::Gpt {
-            Label::Dos
-        } else {
-            Label::Gpt
-        };
-        let table = match code {
-            KeyCode::Up
-            | KeyCode::Down
-            | KeyCode::Left
-            | KeyCode::Right
-            | KeyCode::Tab
-            | KeyCode::BackTab => {
-                self.asking = Some(other);
-                return Reply::None;
-            }
-            KeyCode::Esc => {
+        let table = match q.key(code) {
+            LabelAnswer::Asking => return Reply::None,
+            LabelAnswer::Cancelled => {
                 self.asking = None;
                 return Reply::Back;
             }
-            KeyCode::Char('g' | 'G') => Label::Gpt,
-            KeyCode::Char('d' | 'D' | 'm' | 'M') => Label::Dos,
-            KeyCode::Enter => on,
-            _ => return Reply::None,
+            LabelAnswer::Chosen(t) => t,
         };
         self.asking = None;
         Reply::Start(job::ready(BaseJob {
@@ -315,49 +299,6 @@ impl DiskEdit {
     }
 }
 
-/// The label question (cfdisk's "Select label type"): the two tables one under the other, the highlighted
-/// one reversed and marked `>`, each with what it is for.
-fn draw_label_question(f: &mut Frame, area: Rect, st: &Styles, on: Label) {
-    use ratatui::style::{Modifier, Style};
-    use ratatui::text::{Line, Span};
-    use ratatui::widgets::{Block, Clear};
-    let w = area.width.saturating_sub(4).clamp(area.width.min(30), 64);
-    let inner = usize::from(w.saturating_sub(2)).max(1);
-    let mut lines: Vec<Line> = super::dialog::wrap_words(
-        "The disk has no partition table. Which table do the edits create?",
-        inner,
-    )
-    .into_iter()
-    .map(|l| Line::from(Span::styled(l, st.title)))
-    .collect();
-    for (label, what) in [
-        (Label::Gpt, "gpt  GUID partition table (the default)"),
-        (Label::Dos, "dos  MBR (old BIOS; at most 2^32 sectors)"),
-    ] {
-        let style = if label == on {
-            Style::default().add_modifier(Modifier::REVERSED)
-        } else {
-            Style::default()
-        };
-        let mark = if label == on { "> " } else { "  " };
-        let text: String = format!("{mark}{what}").chars().take(inner).collect();
-        lines.push(Line::from(Span::styled(text, style)));
-    }
-    lines.extend(
-        super::dialog::wrap_words("g gpt, d dos, Enter ok, Esc back", inner)
-            .into_iter()
-            .map(Line::from),
-    );
-    let h = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
-    let r = super::dialog::centred(area, w, h);
-    f.render_widget(Clear, r);
-    f.render_widget(
-        Paragraph::new(lines)
-            .block(Block::bordered().title(Line::from(" Select label type ").style(st.title))),
-        r,
-    );
-}
-
 /// Selects the editor's free row that overlaps most the disk view's free region `(a, b)` (bytes): the
 /// editor's regions are on the grain, so they can be a little smaller than the one on the disk view. With no
 /// overlapping row (the edits changed the layout) the editor's own selection stays, and `n` says where it
@@ -404,7 +345,7 @@ impl Page for DiskEdit {
 
     fn status(&self) -> Option<String> {
         if self.asking.is_some() {
-            return Some("g gpt  d dos (MBR)  Up/Dn choose  Enter ok  Esc back".into());
+            return Some(LabelQuestion::STATUS.into());
         }
         match &self.edit {
             Some(es) if es.typing() => Some(es.status()),
@@ -429,8 +370,8 @@ impl Page for DiskEdit {
 
     fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
         let Some(es) = &self.edit else {
-            match self.asking {
-                Some(on) => draw_label_question(f, area, st, on),
+            match &self.asking {
+                Some(q) => q.draw(f, area, st),
                 None => f.render_widget(Paragraph::new("Reading the table…"), area),
             }
             return;
@@ -484,7 +425,7 @@ impl Page for DiskEdit {
         }
         // An empty disk: which table to create is asked first (cfdisk's "Select label type").
         if self.blank {
-            self.asking = Some(Label::Gpt);
+            self.asking = Some(LabelQuestion::default());
             return Reply::Show;
         }
         Reply::Start(job::ready(BaseJob {

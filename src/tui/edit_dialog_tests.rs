@@ -262,3 +262,66 @@ fn page_keys_move_by_the_rows_shown() {
     p.key(KeyCode::PageUp);
     assert_eq!(p.selected, 0);
 }
+
+/// The plan screen of an empty disk: its `e` asks the same label question as the disk view's editing keys
+/// (gpt highlighted; Esc closes it and stays on the plan); dos makes the preset's plan again on a dos table,
+/// the editor opens on it, its plan is of a dos table, and `n` (the next preset) keeps the table.
+#[test]
+fn the_plan_screens_e_on_an_empty_disk_asks_which_table() {
+    use super::app::Screen;
+    use super::disk_edit_tests::{disk_app, key, pump, render};
+    use super::plan::PlanPage;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("empty.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(100 << 20))
+        .expect("image");
+    let mut app = disk_app(&img);
+    let r = key(&mut app, KeyCode::Char('p'));
+    pump(&mut app, r, dir.path());
+    assert_eq!(app.screen, Screen::Page("plan"));
+    let label = |app: &super::app::App| {
+        app.page("plan")
+            .and_then(|p| p.as_any().downcast_ref::<PlanPage>())
+            .and_then(|p| p.state.as_ref())
+            .map(|s| s.plan.new.table.label)
+    };
+    assert_eq!(label(&app), Some(Label::Gpt), "the preset's default");
+    assert!(key(&mut app, KeyCode::Char('e')).is_none(), "asked first");
+    let s = render(&app);
+    assert!(
+        s.contains("Select label type") && s.contains("> gpt"),
+        "{s}"
+    );
+    assert!(key(&mut app, KeyCode::Esc).is_none());
+    let s = render(&app);
+    assert!(!s.contains("Select label type"), "{s}");
+    assert_eq!(app.screen, Screen::Page("plan"), "Esc stays on the plan");
+    key(&mut app, KeyCode::Char('e'));
+    key(&mut app, KeyCode::Down);
+    assert!(render(&app).contains("> dos"), "{}", render(&app));
+    let r = key(&mut app, KeyCode::Enter);
+    pump(&mut app, r, dir.path());
+    let s = render(&app);
+    assert!(
+        s.contains("Edit by hand") && s.contains("(dos, 512-byte sectors)"),
+        "{s}"
+    );
+    assert_eq!(label(&app), Some(Label::Dos), "the plan on screen is dos");
+    // The next preset keeps the table chosen; e opens the editor without asking again.
+    key(&mut app, KeyCode::Esc);
+    let r = key(&mut app, KeyCode::Char('n'));
+    pump(&mut app, r, dir.path());
+    assert_eq!(label(&app), Some(Label::Dos), "{}", render(&app));
+    assert!(key(&mut app, KeyCode::Char('e')).is_none());
+    let s = render(&app);
+    assert!(
+        s.contains("(dos, 512-byte sectors)") && !s.contains("Select label"),
+        "{s}"
+    );
+    // The editor's plan: a dos table.
+    let r = key(&mut app, KeyCode::Enter);
+    pump(&mut app, r, dir.path());
+    assert!(!render(&app).contains("Edit by hand"), "{}", render(&app));
+    assert_eq!(label(&app), Some(Label::Dos));
+}

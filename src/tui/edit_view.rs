@@ -8,7 +8,7 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph, Row as TRow, Table, TableState, Wrap};
+use ratatui::widgets::{Block, Paragraph, Row as TRow, Table, TableState, Wrap};
 use ratatui::Frame;
 
 use afdisk::plan::edit::flags;
@@ -98,8 +98,6 @@ pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles
 /// The primary/extended question (cfdisk's): the two answers side by side, the highlighted one reversed, and
 /// the free slots under them, in a box that wraps its words to the terminal.
 fn draw_kind(f: &mut Frame, k: &KindChoice, area: Rect, st: &Styles) {
-    let w = area.width.saturating_sub(4).clamp(area.width.min(30), 64);
-    let inner = usize::from(w.saturating_sub(2)).max(1);
     let on = Style::default().add_modifier(Modifier::REVERSED);
     let (p, e) = if k.extended {
         (Style::default(), on)
@@ -111,40 +109,26 @@ fn draw_kind(f: &mut Frame, k: &KindChoice, area: Rect, st: &Styles) {
     } else {
         k.size.clone()
     };
-    let mut lines: Vec<Line> = super::dialog::wrap_words(
-        &format!("A primary partition of {size}, or an extended one to hold logical partitions?"),
-        inner,
-    )
-    .into_iter()
-    .map(|l| Line::from(Span::styled(l, st.title)))
-    .collect();
     // `>` marks the highlighted answer too, for terminals that show no reverse video.
     let mark = |on: bool| if on { "> " } else { "  " };
-    lines.push(Line::from(vec![
+    let answers = vec![Line::from(vec![
         Span::raw(mark(!k.extended)),
         Span::styled("[ primary ]", p),
         Span::raw(" "),
         Span::raw(mark(k.extended)),
         Span::styled("[ extended ]", e),
-    ]));
+    ])];
     let slots = afdisk::units::plural(u64::from(k.free_slots), "primary slot", "primary slots");
-    let hint = format!(
-        "{slots} free, no extended partition yet. p primary, e extended, Enter ok, Esc cancel"
-    );
-    lines.extend(
-        super::dialog::wrap_words(&hint, inner)
-            .into_iter()
-            .map(Line::from),
-    );
-    let h = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
-    let r = super::dialog::centred(area, w, h);
-    f.render_widget(Clear, r);
-    f.render_widget(
-        Paragraph::new(lines).block(
-            Block::bordered()
-                .title(Line::from(" New partition: primary or extended ").style(st.title)),
+    super::dialog::question_box(
+        f,
+        area,
+        st,
+        " New partition: primary or extended ",
+        &format!("A primary partition of {size}, or an extended one to hold logical partitions?"),
+        |_| answers,
+        &format!(
+            "{slots} free, no extended partition yet. p primary, e extended, Enter ok, Esc cancel"
         ),
-        r,
     );
 }
 

@@ -54,6 +54,8 @@ mod foreign_tests;
 #[cfg(test)]
 mod plan_note_tests;
 #[cfg(test)]
+mod plan_screen_tests;
+#[cfg(test)]
 mod restore_tests;
 #[cfg(test)]
 mod small_window_tests;

@@ -52,6 +52,8 @@ pub struct DiskState {
     pub free: Option<(u64, u64)>,
     pub focus: Panel,
     pub findings_scroll: u16,
+    /// How far the findings scroll: their rows past the panel's, as last drawn (Down stops there).
+    pub findings_max: std::cell::Cell<u16>,
 }
 
 impl DiskState {
@@ -74,12 +76,19 @@ impl DiskState {
             free: None,
             focus: Panel::Partitions,
             findings_scroll: 0,
+            findings_max: std::cell::Cell::new(u16::MAX),
         };
         if d.report.partitions.is_empty() {
             // A disk without partitions: its first free region (if any) is the selected row.
             d.select_row(0);
         }
         d
+    }
+
+    /// Whether the disk is blank: no table, not even a foreign one afdisk reads (its first edit asks which
+    /// table to create: `dialog::LabelQuestion`).
+    pub fn blank(&self) -> bool {
+        self.report.table.is_none() && self.report.partitions.is_empty()
     }
 
     /// The selected partition (an index into the report's partitions), or `None` when a free row is

@@ -2,7 +2,9 @@
 //! empty disk), the confirm dialog where the device name must be typed, and undo (a restore of the backup
 //! just taken). Its work (make, apply, undo) runs as its job (`plan_job`) through the library's
 //! `plan::make`, `apply` and `restore`; nothing here touches a disk. The page is shown once its first plan is
-//! made; until then the disk view stays on screen with the job's title in the key bar.
+//! made; until then the disk view stays on screen with the job's title in the key bar. On a blank disk the
+//! first `e` asks the label question (`dialog::LabelQuestion`, as the disk view's editing keys do): the
+//! preset's plan is made again on the table chosen, and the editor opens on it; `n` keeps that table.
 
 use std::any::Any;
 use std::path::PathBuf;
@@ -12,7 +14,7 @@ use ratatui::layout::Rect;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::dialog::Styles;
+use super::dialog::{LabelAnswer, LabelQuestion, Styles};
 use super::edit::{EditAction, EditState, EDIT_KEYS};
 use super::job::{self, Event, Handle};
 use super::model::DiskState;
@@ -20,6 +22,7 @@ use super::page::{cmd, Command, MoveOrder, Page, Reply, ReviewOrder};
 use super::plan_job::{PlanDone, PlanJob};
 use super::plan_state::presets_at;
 pub use super::plan_state::{PlanAction, PlanRequest, PlanState};
+use afdisk::table::Label;
 
 /// How a failed write or undo reads on the plan screen (the library's one failure text, settings named as the
 /// TUI sets them).
@@ -27,7 +30,8 @@ pub fn failure_text(e: &afdisk::Error) -> String {
     super::text::failure_text(e)
 }
 
-/// The plan screen's commands.
+/// The plan screen's commands (the key bar shows those that do something now: `PlanPage::commands`; the help
+/// lists them all).
 pub const PLAN_KEYS: &[Command] = &[
     cmd(
         "a",
@@ -50,15 +54,24 @@ pub const PLAN_KEYS: &[Command] = &[
         "edit",
         "edit the layout by hand (new, delete, resize, move, type, name, attributes)",
     ),
+    cmd("b", "bench", "after a write: benchmark the written disk"),
     cmd("Up/Dn", "scroll", "scroll the changes"),
     cmd("?", "help", "this help"),
-    cmd(
-        "Esc",
-        "back",
-        "back to the disk view (b: benchmark the written disk)",
-    ),
+    cmd("Esc", "back", "back to the disk view"),
     cmd("q", "quit", "quit (also Ctrl-C)"),
 ];
+
+/// `e` and Esc on the review of the disk view's edits (until the plan is written).
+const REVIEW_E: Command = cmd(
+    "e",
+    "edit",
+    "back to the edits on the disk view, to change them",
+);
+const REVIEW_ESC: Command = cmd(
+    "Esc",
+    "back",
+    "back to the edits on the disk view (once the plan is written: the disk view)",
+);
 
 /// The plan screen as a page: the disk it plans for, its plan once made, and its running job.
 #[derive(Debug)]
@@ -80,6 +93,14 @@ pub struct PlanPage {
     back_to: Option<&'static str>,
     /// Why the reviewed edits make no plan (the library's refusal).
     refused: Option<String>,
+    /// Whether the disk is blank (`DiskState::blank`): its first `e` asks the label question.
+    blank: bool,
+    /// The label question's answer: the table of the fresh plans made here (`None`: not asked yet).
+    table: Option<Label>,
+    /// The label question while it is open.
+    asking: Option<LabelQuestion>,
+    /// Whether the plan being made opens the editor once made (the label question's answer).
+    edit_when_made: bool,
 }
 
 /// Opens the plan screen on a layout edited on the disk view's editing page: it makes that layout's plan
@@ -102,6 +123,10 @@ pub fn open_review(o: ReviewOrder) -> Box<dyn Page> {
         }),
         back_to: Some(o.back_to),
         refused: None,
+        blank: false,
+        table: None,
+        asking: None,
+        edit_when_made: false,
     })
 }
 
@@ -125,16 +150,25 @@ pub fn open(d: &DiskState, _prev: Option<Box<dyn Page>>) -> Box<dyn Page> {
         review: None,
         back_to: None,
         refused: None,
+        blank: d.blank(),
+        table: None,
+        asking: None,
+        edit_when_made: false,
     })
 }
 
 impl PlanPage {
+    /// The page of the edits this plan reviews, while nothing is written: Esc and `e` go back to them.
+    fn reviewing(&self) -> Option<&'static str> {
+        let written = self.state.as_ref().is_some_and(|p| p.written.is_some());
+        self.back_to.filter(|_| !written)
+    }
+
     /// Where Esc goes from the plan: back to the edits it reviews while nothing is written, else the disk.
     fn back(&self) -> Reply {
-        let written = self.state.as_ref().is_some_and(|p| p.written.is_some());
-        match self.back_to {
-            Some(name) if !written => Reply::Return(name),
-            _ => Reply::Back,
+        match self.reviewing() {
+            Some(name) => Reply::Return(name),
+            None => Reply::Back,
         }
     }
 
@@ -167,12 +201,90 @@ impl PlanPage {
         }
     }
 
-    /// A plan's job for the event loop.
+    /// A plan's job for the event loop. A fresh plan is of the table the label question chose.
     fn start(&mut self, r: PlanRequest) -> Reply {
         if let Some(ps) = self.state.as_mut() {
             ps.error = None;
         }
+        let r = match r {
+            PlanRequest::Make {
+                path,
+                preset,
+                table: None,
+            } => PlanRequest::Make {
+                path,
+                preset,
+                table: self.table,
+            },
+            r => r,
+        };
         Reply::Start(job::ready(PlanJob(r)))
+    }
+
+    /// `e`: the editor on the plan's layout (the one kept, else a new one). On a blank disk the first `e` asks
+    /// the label question instead.
+    fn open_editor(&mut self) -> Reply {
+        let reviewing = self.reviewing();
+        let Some(ps) = self.state.as_mut() else {
+            return Reply::None;
+        };
+        if ps.on_disk() {
+            ps.error = Some(
+                "this plan is already written; press u to undo it, or Esc and p to plan again"
+                    .into(),
+            );
+            return Reply::None;
+        }
+        // A review of the disk view's edits: they are edited there (a second editor here would part from them).
+        if let Some(name) = reviewing {
+            return Reply::Return(name);
+        }
+        if self.edit.is_none() && self.blank && self.table.is_none() {
+            self.asking = Some(LabelQuestion::default());
+            return Reply::None;
+        }
+        if self.edit.is_none() {
+            match EditState::from_plan(&ps.plan) {
+                Ok(es) => self.edit = Some(es),
+                Err(e) => {
+                    ps.error = Some(failure_text(&e));
+                    return Reply::None;
+                }
+            }
+        }
+        self.editing = true;
+        Reply::None
+    }
+
+    /// A key while the label question is open: the answer makes the plan on screen again on that table (its
+    /// preset), and the editor opens on it; Esc closes the question.
+    fn label_key(&mut self, code: KeyCode) -> Reply {
+        let Some(q) = self.asking.as_mut() else {
+            return Reply::None;
+        };
+        let table = match q.key(code) {
+            LabelAnswer::Asking => return Reply::None,
+            LabelAnswer::Cancelled => {
+                self.asking = None;
+                return Reply::None;
+            }
+            LabelAnswer::Chosen(t) => t,
+        };
+        self.asking = None;
+        self.table = Some(table);
+        let Some(ps) = self.state.as_ref() else {
+            return Reply::None;
+        };
+        if ps.plan.new.table.label == table {
+            return self.open_editor();
+        }
+        self.edit_when_made = true;
+        let r = PlanRequest::Make {
+            path: self.path.clone(),
+            preset: ps.plan.preset.clone(),
+            table: Some(table),
+        };
+        self.start(r)
     }
 
     /// A plan was made, or written or undone: show it, and read the disk again after a write.
@@ -185,7 +297,18 @@ impl PlanPage {
                     self.edit = None;
                 }
                 self.editing = false;
+                if std::mem::take(&mut self.edit_when_made) {
+                    self.open_editor();
+                }
                 Reply::Show
+            }
+            // The label question's plan: the refusal is the plan screen's, which stays on the plan it had.
+            PlanDone::Made(_, Err(e)) if std::mem::take(&mut self.edit_when_made) => {
+                self.table = None;
+                if let Some(ps) = self.state.as_mut() {
+                    ps.error = Some(failure_text(&e));
+                }
+                Reply::None
             }
             PlanDone::Made(_, Err(e)) if self.editing => {
                 self.from_edit = false;
@@ -219,16 +342,46 @@ impl Page for PlanPage {
         "plan"
     }
 
+    /// The key bar offers what does something now: `a` and `e` while the plan is not on the disk, `u` while
+    /// it is, `n` on a preset's plan, `b` after a write (the help lists every command). On the review of the
+    /// disk view's edits, `e` and Esc go back to them.
     fn commands(&self) -> Vec<Command> {
         if self.editing {
-            EDIT_KEYS.to_vec()
-        } else {
-            PLAN_KEYS.to_vec()
+            return EDIT_KEYS.to_vec();
         }
+        let ps = self.state.as_ref();
+        let on_disk = ps.is_some_and(|p| p.on_disk());
+        let fresh = ps.is_some_and(|p| p.plan.kind == afdisk::plan::PlanKind::Fresh);
+        let written = ps.is_some_and(|p| p.written.is_some());
+        let reviewing = self.reviewing().is_some();
+        PLAN_KEYS
+            .iter()
+            .map(|c| match c.keys {
+                "e" if reviewing => REVIEW_E,
+                "Esc" if reviewing => REVIEW_ESC,
+                _ => *c,
+            })
+            .map(|c| {
+                let now = match c.keys {
+                    "a" | "e" => !on_disk,
+                    "u" => on_disk,
+                    "n" => fresh && !on_disk,
+                    "b" => written,
+                    _ => true,
+                };
+                if now {
+                    c
+                } else {
+                    Command { bar: "", ..c }
+                }
+            })
+            .collect()
     }
 
     fn status(&self) -> Option<String> {
-        if self.editing && self.typing() {
+        if self.asking.is_some() {
+            Some(LabelQuestion::STATUS.into())
+        } else if self.editing && self.typing() {
             Some(self.edit.as_ref().map_or_else(String::new, |e| e.status()))
         } else if self.editing {
             self.job.as_ref().map(|h| h.title.clone())
@@ -260,6 +413,9 @@ impl Page for PlanPage {
     }
 
     fn typing(&self) -> bool {
+        if self.asking.is_some() {
+            return true;
+        }
         if self.editing {
             return self.edit.as_ref().is_some_and(|e| e.typing());
         }
@@ -275,7 +431,12 @@ impl Page for PlanPage {
             return super::edit_view::draw(f, es, &device, area, st);
         }
         match &self.state {
-            Some(ps) => super::plan_view::draw(f, ps, area, st),
+            Some(ps) => {
+                super::plan_view::draw(f, ps, area, st);
+                if let Some(q) = &self.asking {
+                    q.draw(f, area, st);
+                }
+            }
             None => f.render_widget(
                 Paragraph::new(match &self.refused {
                     Some(why) => {
@@ -290,6 +451,9 @@ impl Page for PlanPage {
     }
 
     fn key(&mut self, code: KeyCode) -> Reply {
+        if self.asking.is_some() {
+            return self.label_key(code);
+        }
         if self.editing {
             return self.edit_key(code);
         }
@@ -300,24 +464,7 @@ impl Page for PlanPage {
             return Reply::Open("bench");
         }
         if code == KeyCode::Char('e') && !ps.typing() {
-            if ps.on_disk() {
-                ps.error = Some(
-                    "this plan is already written; press u to undo it, or Esc and p to plan again"
-                        .into(),
-                );
-                return Reply::None;
-            }
-            if self.edit.is_none() {
-                match EditState::from_plan(&ps.plan) {
-                    Ok(es) => self.edit = Some(es),
-                    Err(e) => {
-                        ps.error = Some(failure_text(&e));
-                        return Reply::None;
-                    }
-                }
-            }
-            self.editing = true;
-            return Reply::None;
+            return self.open_editor();
         }
         match ps.key(code) {
             PlanAction::None => Reply::None,
@@ -341,6 +488,7 @@ impl Page for PlanPage {
         let r = self.review.take().unwrap_or_else(|| PlanRequest::Make {
             path: self.path.clone(),
             preset: self.preset.clone(),
+            table: None,
         });
         self.start(r)
     }
@@ -388,6 +536,7 @@ mod tests {
             free: None,
             focus: Panel::Partitions,
             findings_scroll: 0,
+            findings_max: std::cell::Cell::new(u16::MAX),
         };
         let mut page = open(&d, None);
         let o = afdisk::device::open(&img, &Default::default()).expect("open");
@@ -410,13 +559,19 @@ mod tests {
             .expect("plan page")
     }
 
-    /// e opens the editor on the plan's layout: its keys replace the plan's, a field takes every key, Esc
-    /// goes back to the plan and e returns to the same edits; Enter asks for the custom plan's job.
+    /// e opens the editor on the plan's layout (the disk is empty: the label question first, whose gpt is
+    /// the plan's table): its keys replace the plan's, a field takes every key, Esc goes back to the plan and
+    /// e returns to the same edits; Enter asks for the custom plan's job.
     #[test]
     fn e_opens_the_editor_and_enter_makes_its_plan() {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut page = page_with_plan(dir.path());
         assert!(matches!(page.key(KeyCode::Char('e')), Reply::None));
+        assert!(
+            !pp(&mut page).editing && page.typing(),
+            "the label question"
+        );
+        assert!(matches!(page.key(KeyCode::Char('g')), Reply::None));
         assert!(pp(&mut page).editing);
         assert_eq!(page.commands(), EDIT_KEYS.to_vec());
         let before = pp(&mut page)
@@ -454,7 +609,9 @@ mod tests {
         );
         page.key(KeyCode::Esc);
         assert!(!pp(&mut page).editing);
-        assert_eq!(page.commands(), PLAN_KEYS.to_vec());
+        let keys: Vec<&str> = page.commands().iter().map(|c| c.keys).collect();
+        let all: Vec<&str> = PLAN_KEYS.iter().map(|c| c.keys).collect();
+        assert_eq!(keys, all, "the plan's commands again");
         page.key(KeyCode::Char('e'));
         let es = pp(&mut page).edit.clone().expect("editor");
         assert_eq!(es.editor.layout.partitions.len(), 1, "the edits are kept");

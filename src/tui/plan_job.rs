@@ -55,10 +55,15 @@ impl Job for PlanJob {
     fn run(self, env: &Env, _: &Ctx) -> Result<PlanDone, afdisk::Error> {
         let overrides = &env.opts.overrides;
         Ok(match self.0 {
-            PlanRequest::Make { path, preset } => {
+            PlanRequest::Make {
+                path,
+                preset,
+                table,
+            } => {
                 let req = afdisk::plan::Request {
                     realign: preset.is_none(),
                     preset,
+                    table,
                     ..Default::default()
                 };
                 let res = device::open(&path, overrides)

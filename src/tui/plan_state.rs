@@ -15,6 +15,7 @@ use afdisk::device::access::{destroy_label, Prompt};
 use afdisk::device::TargetKind;
 use afdisk::plan::{Plan, PlanKind};
 use afdisk::present::{written_lines, Choice, Verb};
+use afdisk::table::Label;
 
 use super::dialog::{Answer, Confirm};
 
@@ -64,9 +65,12 @@ pub struct PlanState {
 /// Background work the plan screen asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PlanRequest {
+    /// A realign plan, or a preset's fresh layout on `table` (the label question's answer; `None`: the
+    /// preset's default, gpt).
     Make {
         path: PathBuf,
         preset: Option<String>,
+        table: Option<Label>,
     },
     Apply {
         path: PathBuf,
@@ -155,16 +159,21 @@ impl PlanState {
                 });
                 (" Confirm write ", p)
             }
-            DialogKind::Undo => (
-                " Confirm undo ",
-                Prompt::named(
+            DialogKind::Undo => {
+                // The headline ends with the device ("… on /dev/sdb (disk)."): the conditions follow it.
+                let mut p = Prompt::named(
                     device,
-                    "put back the sectors the write changed, from the backup taken before it (refused if any \
-                     changed since)",
+                    "put back the sectors the write changed",
                     Vec::new(),
                     None,
-                ),
-            ),
+                );
+                p.detail = Some(
+                    "From the backup taken before the write; refused if any of those sectors changed since. \
+                     A backup of every sector it overwrites is saved first."
+                        .into(),
+                );
+                (" Confirm undo ", p)
+            }
         };
         Dialog {
             kind,
@@ -255,6 +264,7 @@ impl PlanState {
                 return PlanAction::Request(PlanRequest::Make {
                     path: self.path.clone(),
                     preset: next.value().map(String::from),
+                    table: None,
                 });
             }
             KeyCode::Char('w') => {

@@ -1,6 +1,7 @@
-//! Rendering of the plan screen: the old and the new layout side by side (moved entries marked `~`, blocked
-//! and unfixable ones `!`, new ones `+`), each change's reason, the exact sectors to be written, the result of
-//! a write, and the confirm dialog where the device name must be typed.
+//! Rendering of the plan screen: the old layout (Now; Before once the plan is written) and the new one side
+//! by side (moved entries marked `~`, blocked and unfixable ones `!`, new ones `+`), each change's reason, the
+//! exact sectors to be written, the result of a write, and the confirm dialog where the device name must be
+//! typed.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -29,10 +30,20 @@ fn mark(plan: &Plan, number: u32) -> &'static str {
     }
 }
 
-fn layout_table<'a>(plan: &Plan, l: Option<&PlanLayout>, title: &'a str, st: &Styles) -> Table<'a> {
+/// One side of the plan (`title`: Now or Plan) as a table `width` cells wide: its columns keep their widths
+/// (start and end 10 cells) while they fit, and shrink to their content in a narrow window
+/// (`text::preferred_widths`), so a size is never cut silently.
+fn layout_table<'a>(
+    plan: &Plan,
+    l: Option<&PlanLayout>,
+    title: &'a str,
+    width: u16,
+    st: &Styles,
+) -> Table<'a> {
     let ss = plan.device.logical_sector_size;
-    let rows: Vec<Row> = match l {
-        None => vec![Row::new(vec!["", "(no table)"])],
+    let head = ["  #", "start", "end", "size"];
+    let cells: Vec<(Vec<String>, Style)> = match l {
+        None => vec![(vec![String::new(), "(no table)".into()], Style::default())],
         Some(l) => l
             .partitions
             .iter()
@@ -43,28 +54,45 @@ fn layout_table<'a>(plan: &Plan, l: Option<&PlanLayout>, title: &'a str, st: &St
                     "!" => st.bad,
                     _ => Style::default(),
                 };
-                Row::new(vec![
+                let row = vec![
                     format!("{m}{:>3}", p.number),
                     p.start.to_string(),
                     p.end().to_string(),
                     human(p.size * ss),
-                ])
-                .style(style)
+                ];
+                (row, style)
             })
             .collect(),
     };
+    let texts: Vec<Vec<String>> = cells
+        .iter()
+        .filter(|(c, _)| c.len() == head.len())
+        .map(|(c, _)| c.clone())
+        .collect();
+    let room = usize::from(width.saturating_sub(2));
+    let w = super::text::preferred_widths(&[4, 10, 10, 6], &head, &texts, room);
+    let rows: Vec<Row> = cells
+        .into_iter()
+        .map(|(c, style)| {
+            let c: Vec<String> = c
+                .iter()
+                .zip(&w)
+                .map(|(x, w)| super::text::cut(x, *w))
+                .collect();
+            Row::new(c).style(style)
+        })
+        .collect();
     let label = l.map(|l| l.table.label.as_str()).unwrap_or("none");
-    Table::new(
-        rows,
-        [
-            Constraint::Length(4),
-            Constraint::Length(10),
-            Constraint::Length(10),
-            Constraint::Min(6),
-        ],
-    )
-    .header(Row::new(vec!["  #", "start", "end", "size"]).style(st.title))
-    .block(Block::bordered().title(Line::from(format!(" {title} ({label}) "))))
+    let mut widths: Vec<Constraint> = w
+        .iter()
+        .map(|x| Constraint::Length(u16::try_from(*x).unwrap_or(u16::MAX)))
+        .collect();
+    if let (Some(last), Some(x)) = (widths.last_mut(), w.last()) {
+        *last = Constraint::Min(u16::try_from(*x).unwrap_or(u16::MAX));
+    }
+    Table::new(rows, widths)
+        .header(Row::new(head.to_vec()).style(st.title))
+        .block(Block::bordered().title(Line::from(format!(" {title} ({label}) "))))
 }
 
 /// A diff line's style, by its kind: changes that fix something are good, blocked ones and losses bad, notes
@@ -139,30 +167,36 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
         .max(plan.old.as_ref().map_or(1, |o| o.partitions.len())) as u16;
     let table_h = (n + 3).min(area.height.saturating_sub(6) / 2).max(4);
     let (msg, style) = status_text(ps, st);
-    // The status gets the rows its text wraps to (the backup's path and the undo key after a write), 2 to 8.
+    // The status gets the rows its text wraps to (the backup's path and the undo key after a write), 2 to 8;
+    // in a short window (60x15) one row is enough for a one-row text, and the changes get the other.
     let rows: usize = msg
         .lines()
         .map(|l| wrapped_rows(l, usize::from(area.width)))
         .sum();
-    let status_h = u16::try_from(rows.clamp(2, 8)).unwrap_or(2);
+    let least = if area.height < 20 { 1 } else { 2 };
+    let status_h = u16::try_from(rows.clamp(least, 8)).unwrap_or(2);
+    // The title whole: as many rows as its words wrap to (2 at 80 columns, more in a narrow window).
+    let lines = plan.diff();
+    let title = lines.first().map(|l| l.text.clone()).unwrap_or_default();
+    let title = super::dialog::wrap_words(&title, usize::from(area.width.max(1)));
+    let head_h = u16::try_from(title.len()).unwrap_or(2).clamp(2, 4);
     let [head, tables, body, status] = Layout::vertical([
-        Constraint::Length(2),
+        Constraint::Length(head_h),
         Constraint::Length(table_h),
         Constraint::Min(2),
         Constraint::Length(status_h),
     ])
     .areas(area);
-    let lines = plan.diff();
-    f.render_widget(
-        Paragraph::new(lines.first().map(|l| l.text.clone()).unwrap_or_default())
-            .style(st.title)
-            .wrap(Wrap { trim: true }),
-        head,
-    );
+    let title: Vec<Line> = title.into_iter().map(Line::from).collect();
+    f.render_widget(Paragraph::new(title).style(st.title), head);
     let [left, right] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(tables);
-    f.render_widget(layout_table(plan, plan.old.as_ref(), "Now", st), left);
-    f.render_widget(layout_table(plan, Some(&plan.new), "Plan", st), right);
+    // Once the plan is on the disk, its old layout is what the disk was before it.
+    let old = if ps.on_disk() { "Before" } else { "Now" };
+    let now = layout_table(plan, plan.old.as_ref(), old, left.width, st);
+    f.render_widget(now, left);
+    let new = layout_table(plan, Some(&plan.new), "Plan", right.width, st);
+    f.render_widget(new, right);
     // Reasons, sectors and notes: the diff without its title.
     let text: Vec<Line> = lines
         .iter()

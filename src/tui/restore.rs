@@ -233,13 +233,17 @@ impl RestorePage {
             return;
         }
         let (n, p, d) = &self.device;
+        // The headline ends with the device ("… on /dev/sdb (disk)."): the backup and the conditions follow.
         let mut prompt = Prompt::named(
             (n, p, d),
-            "restore the partition table sectors from this backup (what they hold now is backed up first)",
+            "restore the partition table sectors from this backup",
             Vec::new(),
             None,
         );
-        prompt.detail = Some(e.line());
+        prompt.detail = Some(format!(
+            "{}. What those sectors hold now is backed up first.",
+            e.line()
+        ));
         self.confirm = Some(Confirm::new(" Confirm restore ", prompt));
     }
 }

@@ -1,5 +1,6 @@
 //! The restore screen (`restore`), driven through the app as keys: `R` on the disk view lists this disk's
-//! backups newest first with what restoring each writes now; Enter and the typed device name restore one;
+//! backups newest first with what restoring each writes now; Enter and the typed device name restore one
+//! (the confirmation one sentence, verb then device, the conditions after it);
 //! the disk then holds it, so the same backup offers nothing more to restore (no second "Restored 0
 //! sector(s)"), and sgdisk reads the table back.
 
@@ -7,6 +8,26 @@ use crossterm::event::KeyCode;
 
 use super::app::Screen;
 use super::disk_edit_tests::{disk_app, key, keys, pump, render, run};
+
+/// The confirmation on screen `s` is one sentence, the verb then the device `d`; the backup and what is
+/// backed up first follow (that sat between the verb and the device).
+fn reads_as_one_sentence(s: &str, d: &str) {
+    let flat = s
+        .lines()
+        .map(|l| l.trim_matches('"').trim_matches(|c| c == '│' || c == ' '))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        flat.contains(&format!(
+            "restore the partition table sectors from this backup on {d}"
+        )),
+        "{s}"
+    );
+    assert!(
+        flat.contains("What those sectors hold now is backed up first."),
+        "{s}"
+    );
+}
 
 #[test]
 fn r_lists_this_disks_backups_and_restores_one_through_the_confirmation() {
@@ -32,6 +53,7 @@ fn r_lists_this_disks_backups_and_restores_one_through_the_confirmation() {
     key(&mut app, KeyCode::Enter);
     let s = render(&app);
     assert!(s.contains("Confirm restore"), "{s}");
+    reads_as_one_sentence(&s, &img.display().to_string());
     keys(&mut app, "r.img");
     let r = key(&mut app, KeyCode::Enter);
     pump(&mut app, r, dir.path());

@@ -1,7 +1,8 @@
 //! A small window (60x15), drawn on a `TestBackend`: nothing essential is cut off or hidden under something
 //! else: the disk view's selected row, the editor's selected row and its key bar, a dialog's input field and
-//! its error, the type list's refusal, the label question, the pending line's "Enter to review", and the
-//! restore screen's word that there is no backup.
+//! its error, the type list's refusal, the label question, the pending line's "Enter to review", the
+//! restore screen's word that there is no backup, the plan screen's title and sizes, and the bench screen's
+//! text (before a run) and numbers (after it).
 
 use crossterm::event::KeyCode;
 use ratatui::backend::TestBackend;
@@ -141,4 +142,117 @@ fn the_restore_screen_says_there_is_no_backup_whole_at_60x15() {
         flat.contains("(every apply and restore saves one there)."),
         "{s}"
     );
+}
+
+fn small_at(app: &App, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(60, h)).expect("terminal");
+    t.draw(|f| super::view::draw(f, app)).expect("draw");
+    t.backend().to_string()
+}
+
+/// The screen's text as one line: rows joined by spaces, borders and padding dropped.
+fn flat(s: &str) -> String {
+    rows(s)
+        .iter()
+        .map(|r| r.trim_matches(|c| c == '│' || c == ' ').to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The XP-era dos table: partition 1 at sector 63, partition 2 off the grain too.
+fn xp_disk(dir: &std::path::Path) -> std::path::PathBuf {
+    let img = dir.join("xp-dos-63.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(200 << 20))
+        .expect("image");
+    let script = "label: dos\nstart=63, size=100000, type=83\nstart=200000, size=100000, type=7\n";
+    run("sfdisk", &["-q", img.to_str().expect("utf-8")], script);
+    img
+}
+
+/// The plan screen at 60x15 shows its title whole (it was cut after two rows: the grain and its reason
+/// lost) and the sizes in the Now and Plan tables whole (they were cut to "48.8 M" without a mark).
+#[test]
+fn the_plan_screen_shows_its_title_and_sizes_whole_at_60x15() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = xp_disk(dir.path());
+    let mut app = disk_app(&img);
+    let r = key(&mut app, KeyCode::Char('p'));
+    pump(&mut app, r, dir.path());
+    assert_eq!(app.screen, Screen::Page("plan"));
+    let title = app
+        .page("plan")
+        .and_then(|p| p.as_any().downcast_ref::<super::plan::PlanPage>())
+        .and_then(|p| p.state.as_ref())
+        .and_then(|s| s.plan.diff().first().map(|l| l.text.clone()))
+        .expect("the plan's title");
+    let s = small(&app);
+    assert!(flat(&s).contains(&title), "{title}\n{s}");
+    assert!(
+        rows(&s)
+            .iter()
+            .any(|r| r.contains("63") && r.contains("48.8 MiB")),
+        "{s}"
+    );
+    assert!(
+        s.contains("Press a to write 1 sector(s)") && s.contains("q quit"),
+        "{s}"
+    );
+}
+
+/// The bench screen at 60x15: before a run its text fits whole (the keys' paragraph and the image file's
+/// caveat were cut under the head); in a smaller window what does not fit scrolls with Up/Dn, a row saying
+/// so. After a run the per-class table's numbers are whole (the IOPS column was cut a digit short).
+#[test]
+fn the_bench_screen_fits_its_text_and_numbers_at_60x15() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = xp_disk(dir.path());
+    let mut app = disk_app(&img);
+    assert!(key(&mut app, KeyCode::Char('b')).is_none());
+    assert_eq!(app.screen, Screen::Page("bench"));
+    let s = small(&app);
+    let text = flat(&s);
+    assert!(text.contains("Press r to run."), "{s}");
+    assert!(text.contains("(benchmark a disk to see one)."), "{s}");
+    assert!(!s.contains("more row(s)") && s.contains("q quit"), "{s}");
+    // Nine rows: two hidden, and Down brings the last into view.
+    let s = small_at(&app, 12);
+    assert!(s.contains("more row(s): Up/Dn scroll"), "{s}");
+    assert!(!flat(&s).contains("to see one)."), "{s}");
+    for _ in 0..10 {
+        key(&mut app, KeyCode::Down);
+    }
+    assert!(
+        flat(&small_at(&app, 12)).contains("to see one)."),
+        "{}",
+        small_at(&app, 12)
+    );
+    // A run: every IOPS figure is whole.
+    let r = key(&mut app, KeyCode::Char('r'));
+    pump(&mut app, r, dir.path());
+    let iops: Vec<String> = app
+        .page("bench")
+        .and_then(|p| p.as_any().downcast_ref::<super::bench_state::BenchState>())
+        .and_then(|p| match &p.phase {
+            super::bench_state::BenchScreen::Done(r) => Some(r),
+            _ => None,
+        })
+        .map(|r| {
+            r.classes
+                .iter()
+                .filter_map(|c| c.summary.as_ref())
+                .map(|s| format!("{:.0}", s.iops))
+                .collect()
+        })
+        .expect("a finished run");
+    assert!(!iops.is_empty());
+    let s = small(&app);
+    for n in &iops {
+        assert!(
+            rows(&s)
+                .iter()
+                .any(|r| r.split_whitespace().any(|w| w == n)),
+            "{n}: {s}"
+        );
+    }
 }

@@ -1,7 +1,8 @@
 //! How the TUI words what the core names: a **setting** (the core's `Setting`: a write mode, a partition, a
 //! confirmation) by the key or the dialog that sets it on screen, never by a command-line option (the screens
 //! have none), and a **failure** in one line (kind, problem and fix) in those words; and how a table's
-//! **cells** fit their columns (sized by content, a **cut** cell ending in `…`).
+//! **cells** fit their columns (sized by content, a **cut** cell ending in `…`; a table with **preferred**
+//! widths keeps them while its cells fit them, and falls back to content widths in a narrow window).
 
 use afdisk::error::Setting;
 
@@ -79,6 +80,42 @@ pub fn column_widths(
         } else if let [ty] = flex {
             w[*ty] = w[*ty].min(left).max(4);
         }
+    }
+    w
+}
+
+/// The widths of a table's columns in `room` cells (one space between columns): the `preferred` widths while
+/// every cell fits them and they fit `room` (the last column may take more: its cells' widest), else each
+/// column as wide as its widest cell or header, the last cut to what is left (its cells then end in `…`).
+pub fn preferred_widths(
+    preferred: &[usize],
+    head: &[&str],
+    cells: &[Vec<String>],
+    room: usize,
+) -> Vec<usize> {
+    let content = column_widths(head, cells, &[], room);
+    let gaps = content.len().saturating_sub(1);
+    let fits = |w: &[usize]| w.iter().sum::<usize>() + gaps <= room;
+    let mut wanted: Vec<usize> = preferred
+        .iter()
+        .zip(&content)
+        .map(|(p, c)| (*p).max(*c))
+        .collect();
+    if let (Some(last), Some(c)) = (wanted.last_mut(), content.last()) {
+        *last = (*c).max(preferred.last().copied().unwrap_or(0));
+    }
+    let cells_fit = preferred
+        .iter()
+        .zip(&content)
+        .take(preferred.len().saturating_sub(1))
+        .all(|(p, c)| c <= p);
+    if cells_fit && fits(&wanted) {
+        return wanted;
+    }
+    let mut w = content;
+    let fixed: usize = w.iter().rev().skip(1).sum::<usize>() + gaps;
+    if let Some(last) = w.last_mut() {
+        *last = (*last).min(room.saturating_sub(fixed)).max(1);
     }
     w
 }

@@ -1,6 +1,7 @@
 //! What a cfdisk user meets at 80x24, driven through the app as keys and drawn on a `TestBackend`: a typed
 //! field's cursor and its editing keys, the help after a write shown whole, a whole-disk filesystem shown as
-//! the disk's content, and refusals that name a fix the screens offer.
+//! the disk's content, refusals that name a fix the screens offer, and findings taller than their panel
+//! saying how to read the rest.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
@@ -312,4 +313,56 @@ fn pages_and_ends_move_the_edit_selection_and_resize_shows_the_range() {
     key(&mut app, KeyCode::Enter);
     let s = draw(&app).0;
     assert!(s.contains("33 MiB"), "rest gives the largest size: {s}");
+}
+
+/// The disk view's findings taller than their panel at 80x24 (the text was cut mid-sentence, with no sign):
+/// the title says how to read the rest (Tab, then Up/Dn; once focused, Up/Dn), and Up/Dn bring the last
+/// finding's end into view. Findings that fit have a plain title.
+#[test]
+fn findings_taller_than_their_panel_say_how_to_read_the_rest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = image(
+        dir.path(),
+        512,
+        "label: dos\nstart=63, size=200000, type=83\nstart=300000, size=200000, type=7\n",
+    );
+    let mut app = disk_app(&img);
+    let s = draw(&app).0;
+    assert!(
+        s.contains("Findings (3): Tab, then Up/Dn for the rest"),
+        "{s}"
+    );
+    key(&mut app, KeyCode::Tab);
+    let s = draw(&app).0;
+    assert!(s.contains("Findings (3): Up/Dn scroll"), "{s}");
+    let last = app
+        .disk
+        .as_ref()
+        .and_then(|d| d.report.findings.last())
+        .map(|f| f.message.clone())
+        .expect("a finding");
+    let tail: String = last.split(' ').rev().take(2).collect::<Vec<_>>().join(" ");
+    assert!(!s.contains(&tail), "{tail}: {s}");
+    for _ in 0..40 {
+        key(&mut app, KeyCode::Down);
+    }
+    let s = draw(&app).0;
+    let words: Vec<&str> = tail.rsplit(' ').collect();
+    let flat = s
+        .lines()
+        .map(|l| l.trim_matches('"').trim_matches(|c| c == '│' || c == ' '))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(flat.contains(&words.join(" ")), "{tail}: {s}");
+    // A disk whose findings fit: no hint.
+    let img = image(
+        dir.path(),
+        64,
+        "label: dos\nstart=2048, size=4096, type=83\n",
+    );
+    let s = draw(&disk_app(&img)).0;
+    assert!(
+        s.contains("Findings (") && !s.contains("Up/Dn for the rest"),
+        "{s}"
+    );
 }

@@ -615,18 +615,28 @@ fn draw_findings(f: &mut Frame, d: &DiskState, findings: Rect, th: &Theme) {
             "No findings: every partition starts and ends on physical and 1 MiB boundaries.",
         ));
     }
-    let fblock = Block::bordered().title(
-        Line::from(format!(" Findings ({}) ", r.findings.len())).style(focus_style(
-            d,
-            Panel::Findings,
-            th,
-        )),
-    );
+    // Taller than the panel: the title says how to read the rest (the text is cut at the panel's bottom).
+    let inner = usize::from(findings.width.saturating_sub(2)).max(1);
+    let rows: usize = lines
+        .iter()
+        .map(|l| super::dialog::wrap_words(&l.to_string(), inner).len())
+        .sum();
+    let room = usize::from(findings.height.saturating_sub(2));
+    d.findings_max
+        .set(u16::try_from(rows.saturating_sub(room)).unwrap_or(u16::MAX));
+    let more = match d.focus {
+        _ if rows <= room => "",
+        Panel::Findings => ": Up/Dn scroll",
+        Panel::Partitions => ": Tab, then Up/Dn for the rest",
+    };
+    let title = format!(" Findings ({}){more} ", r.findings.len());
+    let fblock =
+        Block::bordered().title(Line::from(title).style(focus_style(d, Panel::Findings, th)));
     f.render_widget(
         Paragraph::new(Text::from(lines))
             .block(fblock)
             .wrap(Wrap { trim: true })
-            .scroll((d.findings_scroll, 0)),
+            .scroll((d.findings_scroll.min(d.findings_max.get()), 0)),
         findings,
     );
 }
