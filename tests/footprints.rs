@@ -510,7 +510,17 @@ fn realign(fs: Fs, start: u64) {
         .expect("name")
         .to_string();
     let r = common::apply(&s(&disk), &plan_file, &token, &backups);
-    assert_eq!(r.code, 0, "{fs:?}: apply failed: {}{}", r.stdout, r.stderr);
+    // ntfsfix -n reports an ntfsresize'd volume's alternate boot sector BAD before any move (it looks for it
+    // where ntfsresize did not put it): the check after the move says so, and apply exits 1 for it.
+    let before_bad = matches!(fs, Fs::NtfsShrunk)
+        && !Command::new("ntfsfix")
+            .args(["-n", &s(&part)])
+            .output()
+            .expect("run ntfsfix")
+            .status
+            .success();
+    let want = if before_bad { 1 } else { 0 };
+    assert_eq!(r.code, want, "{fs:?}: apply: {}{}", r.stdout, r.stderr);
     // NTFS records its partition's start (hidden sectors) in its boot sectors: the move sets it to the new
     // start, so the expected bytes are the original with that field updated (and nothing else).
     if matches!(fs, Fs::Ntfs | Fs::NtfsShrunk) {

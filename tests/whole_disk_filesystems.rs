@@ -111,8 +111,10 @@ fn a_whole_disk_fat_ntfs_or_exfat_is_no_dos_table_as_libblkid_reads_it() {
             Some(fs) => {
                 assert_eq!(r.code, 3, "{}: {}{}", c.name, r.stdout, r.stderr);
                 assert!(
-                    r.stderr
-                        .contains(&format!("holds a {fs} filesystem on the whole disk")),
+                    r.stderr.contains(&format!(
+                        "holds {} {fs} filesystem on the whole disk",
+                        afdisk::units::article(fs)
+                    )),
                     "{}: refused as a whole-disk ext4 is: {}",
                     c.name,
                     r.stderr
