@@ -369,8 +369,10 @@ fn a_restore_onto_a_foreign_label_is_refused() {
             let r = common::restore(&s(&img), &backup, &token, &backups);
             assert_eq!(r.code, 3, "{name}: {}{}", r.stdout, r.stderr);
             assert!(
-                r.stderr
-                    .contains(&format!("holds a {kind} partition table")),
+                r.stderr.contains(&format!(
+                    "holds {} {kind} partition table",
+                    afdisk::units::article(kind)
+                )),
                 "{name}: {}",
                 r.stderr
             );
@@ -680,5 +682,70 @@ fn unrecognised_data_in_a_foreign_partition_is_a_loss() {
     assert!(
         named(&p).contains(&(Some(2), "unrecognised data".to_string())),
         "{p}"
+    );
+}
+
+/// A backup of a sun label restores it over the sun label that replaced it (sfdisk wrote another layout):
+/// only the label's sector is written, the disk reads as before, and a restore of the same backup then finds
+/// nothing to restore. A swap in a partition the restored label drops needs the DESTROY consent.
+#[test]
+fn a_sun_label_backup_restores_over_another_sun_label() {
+    let sc = Scratch::new();
+    let backups = sc.path("backups");
+    std::fs::create_dir_all(&backups).expect("backups dir");
+    let img = fdisk_image(&sc, "sun-again.img", "s\nw\n");
+    let before = std::fs::read(&img).expect("read");
+    let bk = sc.path("sun.table.json");
+    let r = afdisk_in(&["backup", &s(&img), "-o", &s(&bk)], &backups);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    common::sfdisk_script(&s(&img), "label: sun\n,40M,83\n,,82\n");
+    // A swap at the start of the new partition 2, which the old label does not have.
+    let j: Value =
+        serde_json::from_slice(&run("sfdisk", &["-J", &s(&img)]).stdout).expect("sfdisk -J");
+    let part2 = j["partitiontable"]["partitions"][1]["start"]
+        .as_u64()
+        .expect("partition 2")
+        * 512;
+    assert_ne!(
+        part2,
+        80325 * 512,
+        "a partition 2 the old label does not have"
+    );
+    {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&img)
+            .expect("open");
+        f.write_all_at(b"SWAPSPACE2", part2 + 4086).expect("write");
+    }
+    let changed = std::fs::read(&img).expect("read");
+    let r = common::restore(&s(&img), &s(&bk), "sun-again.img", &backups);
+    assert_eq!(r.code, 3, "the swap is named: {}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("swap"), "{}", r.stderr);
+    assert!(
+        std::fs::read(&img).expect("read") == changed,
+        "nothing written"
+    );
+    let r = common::confirmed(
+        &["restore", &s(&img), &s(&bk), "--destroy-data"],
+        "sun-again.img",
+        &backups,
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let after = std::fs::read(&img).expect("read");
+    let differ: Vec<usize> = (0..after.len() / 512)
+        .filter(|&n| after[n * 512..(n + 1) * 512] != before[n * 512..(n + 1) * 512])
+        .collect();
+    assert_eq!(
+        differ,
+        [(part2 / 512 + 7) as usize],
+        "only the swap's sector is left changed"
+    );
+    let r = common::restore(&s(&img), &s(&bk), "sun-again.img", &backups);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        std::fs::read(&img).expect("read") == after,
+        "nothing more to write"
     );
 }

@@ -66,18 +66,26 @@ pub struct RestorePreview {
 fn check_backup_fits(opened: &Opened, b: &Backup) -> Result<()> {
     moves::refuse_undo_of_move(b)?;
     if let Some(t) = super::plan_apply::foreign_table(opened) {
-        return Err(Error::refused(
-            format!(
-                "{} now holds a {} partition table with {} partition(s), which afdisk does not edit; restoring \
-                 would overwrite it: nothing was written",
-                opened.info.path.display(),
-                t.kind,
-                t.partitions.len()
-            ),
-            "if the table in this backup is the one you want back, copy the disk's first and last MiB aside (no \
-             afdisk backup holds that label), remove the label with `wipefs -a` on the disk, then restore; \
-             otherwise edit the label with fdisk or parted",
-        ));
+        // A backup of a label of the same kind puts its label sectors back (`table_writes` checks that
+        // nothing else differs); another table would overwrite the label and its partitions.
+        if saved_kind(b).as_deref() != Some(t.kind.as_str()) {
+            return Err(Error::refused(
+                format!(
+                    "{} now holds {} {} partition table with {} partition(s), which afdisk does not edit; \
+                     restoring this backup's table would overwrite it: nothing was written",
+                    opened.info.path.display(),
+                    crate::units::article(&t.kind),
+                    t.kind,
+                    t.partitions.len()
+                ),
+                format!(
+                    "save the label first (`afdisk backup {} -o FILE` holds it), then replace it with `afdisk \
+                     plan {} --preset NAME --replace`, or edit it with fdisk or parted",
+                    crate::device::shell_quote(opened.info.path.as_os_str()),
+                    crate::device::shell_quote(opened.info.path.as_os_str())
+                ),
+            ));
+        }
     }
     if b.sector_size != opened.info.logical_sector_size {
         return Err(Error::refused(
@@ -161,6 +169,7 @@ fn plan_restore(src: &dyn ByteSource, b: &Backup, file: &Path) -> Result<Restore
     // write being undone), while a filesystem made since is named.
     let destroys: Vec<crate::plan::Loss> = restore_losses(src, old, new)
         .into_iter()
+        .chain(foreign_dropped(src, ss, &writes))
         .filter(|l| l.filesystem.kind != crate::signature::UNRECOGNISED)
         .collect();
     lines.extend(destroys.iter().map(|l| format!("DESTROYS {l}")));
@@ -174,6 +183,42 @@ fn plan_restore(src: &dyn ByteSource, b: &Backup, file: &Path) -> Result<Restore
         to_moving,
         writes,
     })
+}
+
+/// What restoring a foreign label over the one on `src` now destroys: the content afdisk recognises in each
+/// of the current label's own partitions that the restored label (the disk after `writes`) does not keep at
+/// the same start with at least the same size.
+fn foreign_dropped(
+    src: &dyn ByteSource,
+    ss: u64,
+    writes: &[SectorWrite],
+) -> Vec<crate::plan::Loss> {
+    let Some(now) = crate::blkid::foreign_table(src, src.len(), ss) else {
+        return Vec::new();
+    };
+    let mut after = crate::table::overlay::Overlay::new(src, ss);
+    for (lba, _, data) in writes {
+        after.put(*lba, data.clone());
+    }
+    let kept = crate::blkid::foreign_table(&after, src.len(), ss)
+        .map(|t| t.partitions)
+        .unwrap_or_default();
+    now.own_partitions()
+        .filter(|p| {
+            !kept
+                .iter()
+                .any(|q| q.start_bytes == p.start_bytes && q.size_bytes >= p.size_bytes)
+        })
+        .filter_map(|p| {
+            crate::signature::identify(src, p.start_bytes, p.size_bytes)
+                .filter(|fs| fs.kind != now.kind)
+                .map(|fs| crate::plan::Loss {
+                    partition: Some(p.number),
+                    size_bytes: p.size_bytes,
+                    filesystem: fs,
+                })
+        })
+        .collect()
 }
 
 /// The table on `src` (`ss`-byte sectors) now and the one writing `writes` leaves.
@@ -301,6 +346,69 @@ fn saved_table(
     }
 }
 
+/// The type of the table a table backup `b` holds (`None` for an undo backup or one that cannot be read).
+fn saved_kind(b: &Backup) -> Option<String> {
+    if b.kind != BackupKind::Table {
+        return None;
+    }
+    let saved: Saved = b.decoded().ok()?.into_iter().collect();
+    let len = saved.keys().max().map_or(0, |l| (l + 1) * b.sector_size);
+    saved_table(b.sector_size, len.max(b.device.size_bytes), &saved)
+        .ok()
+        .map(|(k, _)| k)
+}
+
+/// The sectors that hold the magic of a partition table libblkid reads on `src` (`ss`-byte sectors).
+fn label_sectors(src: &dyn ByteSource, ss: u64) -> BTreeSet<u64> {
+    crate::blkid::probe_source(src, 0, src.len(), ss)
+        .map(|p| {
+            p.signatures
+                .iter()
+                .filter(|s| s.usage == crate::blkid::Usage::PartitionTable)
+                .flat_map(|s| {
+                    let n = (s.magic.len() as u64 / 2).max(1);
+                    (s.offset / ss)..=((s.offset + n - 1) / ss)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// On a disk that holds a foreign table now, a table backup of the same kind may write back only the sectors
+/// that hold its label (those of the label now and of the saved one): the other sectors it saved lie in the
+/// label's partitions (a sun label's first partition starts at sector 0), whose data may have changed since.
+fn only_label_sectors(r: &Reader, saved: &Saved, writes: &[SectorWrite]) -> Result<()> {
+    let (src, ss) = (r.src, r.ss);
+    if crate::blkid::foreign_table(src, src.len(), ss).is_none() {
+        return Ok(());
+    }
+    let img = backup::SectorMap {
+        ss,
+        len: src.len(),
+        map: saved.clone(),
+    };
+    let mut label = label_sectors(src, ss);
+    label.extend(label_sectors(&img, ss));
+    let other: Vec<u64> = writes
+        .iter()
+        .map(|w| w.0)
+        .filter(|l| !label.contains(l))
+        .collect();
+    if other.is_empty() {
+        return Ok(());
+    }
+    Err(Error::refused(
+        format!(
+            "restoring the label would also write sector(s) {} of {}, which differ from the backup and lie \
+             outside the label (in its partitions' data); nothing was written",
+            ranges(&other),
+            r.file.display()
+        ),
+        "if those sectors are to go back too, write them yourself from the backup; otherwise edit the label \
+         with fdisk or parted",
+    ))
+}
+
 /// A table backup's writes: the saved table's sectors (see [`saved_table`]) that differ now, in the crash-safe
 /// order of a GPT apply; refused when the backup misses one of them or a current partition lies over one.
 /// Returns the writes and the saved table's type.
@@ -369,6 +477,7 @@ fn table_writes(r: &Reader, saved: &Saved) -> Result<(Vec<SectorWrite>, String)>
         writes.push((lba, phase, data));
     }
     writes.sort_by_key(|s| (s.1, s.0));
+    only_label_sectors(r, saved, &writes)?;
     Ok((writes, label))
 }
 
