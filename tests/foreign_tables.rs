@@ -99,6 +99,26 @@ fn codes(v: &Value) -> Vec<String> {
         .collect()
 }
 
+/// What the plan `p` destroys: (partition number, content type) per loss.
+fn destroyed(p: &Value) -> Vec<(Option<u64>, String)> {
+    p["destroys"]
+        .as_array()
+        .expect("destroys")
+        .iter()
+        .map(|l| {
+            (
+                l["partition"].as_u64(),
+                l["filesystem"]["type"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A fresh layout's plan over `img` that replaces its table, saved to `out`.
+fn replacing_plan(img: &Path, out: &Path) -> Value {
+    common::plan(&s(img), &["--preset", "data", "--replace"], out)
+}
+
 #[test]
 fn inspect_shows_the_foreign_table_and_its_partitions_as_partx_lists_them() {
     let sc = Scratch::new();
@@ -613,25 +633,11 @@ fn a_sun_partition_at_byte_0_is_weighed_by_inspect_and_the_plan_alike() {
         .map(|p| (p["number"].as_u64().unwrap_or(0), p["filesystem"].clone()))
         .collect();
     assert_eq!(held.first(), Some(&(1, Value::from("swap"))), "{v}");
-    let p = common::plan(
-        &s(&img),
-        &["--preset", "data", "--replace"],
-        &sc.path("p.json"),
-    );
-    let lost: Vec<(Option<u64>, &str)> = p["destroys"]
-        .as_array()
-        .expect("destroys")
-        .iter()
-        .map(|l| {
-            (
-                l["partition"].as_u64(),
-                l["filesystem"]["type"].as_str().unwrap_or(""),
-            )
-        })
-        .collect();
+    let p = replacing_plan(&img, &sc.path("p.json"));
+    let lost = destroyed(&p);
     assert_eq!(
         lost.iter().filter(|l| l.1 == "swap").collect::<Vec<_>>(),
-        [&(Some(1), "swap")],
+        [&(Some(1), "swap".to_string())],
         "named once, as partition 1's, not again as the whole disk's: {p}"
     );
 }
@@ -642,26 +648,9 @@ fn a_sun_partition_at_byte_0_is_weighed_by_inspect_and_the_plan_alike() {
 fn unrecognised_data_in_a_foreign_partition_is_a_loss() {
     let sc = Scratch::new();
     let img = fdisk_image(&sc, "sun-data.img", "s\nw\n");
-    let clean = common::plan(
-        &s(&img),
-        &["--preset", "data", "--replace"],
-        &sc.path("clean.json"),
-    );
-    let named = |p: &Value| -> Vec<(Option<u64>, String)> {
-        p["destroys"]
-            .as_array()
-            .expect("destroys")
-            .iter()
-            .map(|l| {
-                (
-                    l["partition"].as_u64(),
-                    l["filesystem"]["type"].as_str().unwrap_or("").to_string(),
-                )
-            })
-            .collect()
-    };
+    let clean = replacing_plan(&img, &sc.path("clean.json"));
     assert!(
-        !named(&clean).iter().any(|l| l.0.is_some()),
+        !destroyed(&clean).iter().any(|l| l.0.is_some()),
         "an empty sun label's partitions lose nothing: {clean}"
     );
     // Bytes in partition 2 (it starts at sector 80325 of this 64 MiB label).
@@ -674,13 +663,9 @@ fn unrecognised_data_in_a_foreign_partition_is_a_loss() {
         f.write_all_at(&[0x5a; 4096], 80325 * 512 + 8192)
             .expect("write");
     }
-    let p = common::plan(
-        &s(&img),
-        &["--preset", "data", "--replace"],
-        &sc.path("data.json"),
-    );
+    let p = replacing_plan(&img, &sc.path("data.json"));
     assert!(
-        named(&p).contains(&(Some(2), "unrecognised data".to_string())),
+        destroyed(&p).contains(&(Some(2), "unrecognised data".to_string())),
         "{p}"
     );
 }
