@@ -171,7 +171,8 @@ pub const KIND_DOCS: &[KindDoc] = &[
         "sfdisk, the kernel, blkid or gdisk read the disk differently: a GPT behind an LBA 0 without 0x55AA or \
          without an 0xEE entry, a GPT usable range the kernel and libfdisk reject, a GPT only libfdisk accepts, \
          a protective MBR that sfdisk reads as dos, an MBR boot flag byte other than 0x00 or 0x80, an entry of \
-         size 0 that is not empty, or (a warning) a primary of type 0 with a size. \
+         size 0 that is not empty, (a warning) a primary of type 0 with a size, or (a warning) a whole-disk \
+         filesystem's boot sector whose bytes sfdisk and fdisk read as partitions. \
          On a sector-size-mismatch its advice is that finding's: attach the disk the way it was partitioned; \
          no tool is to recover or recreate the GPT at the sector size it is read at."),
     doc("unsupported-table", "reserved", "Listed among the codes, not emitted yet."),

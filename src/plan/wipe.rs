@@ -72,19 +72,33 @@ pub struct Wipe {
 impl Wipe {
     /// The plan's line for it: "partition 1 holds an old swap signature at byte 1052662 (0x100ff6): wiped".
     pub fn line(&self) -> String {
-        let whose = match self.partition {
+        format!(
+            "{} holds an old {} signature at byte {} ({:#x}, {} bytes): {}",
+            self.whose(),
+            self.kind,
+            self.offset,
+            self.offset,
+            self.length,
+            self.fate()
+        )
+    }
+
+    /// Where the signature lies, for its line: "partition N" or "the disk".
+    pub fn whose(&self) -> String {
+        match self.partition {
             Some(n) => format!("partition {n}"),
             None => "the disk".to_string(),
-        };
-        let fate = match (self.wiped, self.partition) {
+        }
+    }
+
+    /// What the plan does with it, for its line: "wiped", "wiped (the new table does not cover it)" or
+    /// "kept (WHY)".
+    pub fn fate(&self) -> String {
+        match (self.wiped, self.partition) {
             (true, Some(_)) => "wiped".to_string(),
             (true, None) => "wiped (the new table does not cover it)".to_string(),
             (false, _) => format!("kept ({})", self.reason),
-        };
-        format!(
-            "{whose} holds an old {} signature at byte {} ({:#x}, {} bytes): {fate}",
-            self.kind, self.offset, self.offset, self.length
-        )
+        }
     }
 }
 

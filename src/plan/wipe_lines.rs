@@ -38,16 +38,7 @@ pub fn lines(wipes: &[Wipe], ss: u64) -> Vec<String> {
 /// each) spread over sectors 2312–2558 and 2816–3070: wiped".
 fn run_line(run: &[Wipe], ss: u64) -> String {
     let w = &run[0];
-    let whose = match w.partition {
-        Some(n) => format!("partition {n}"),
-        None => "the disk".to_string(),
-    };
-    // As `Wipe::line` says it.
-    let fate = match (w.wiped, w.partition) {
-        (true, Some(_)) => "wiped".to_string(),
-        (true, None) => "wiped (the new table does not cover it)".to_string(),
-        (false, _) => format!("kept ({})", w.reason),
-    };
+    let (whose, fate) = (w.whose(), w.fate());
     let lengths: std::collections::BTreeSet<u64> = run.iter().map(|w| w.length).collect();
     let length = match (lengths.first(), lengths.len()) {
         (Some(l), 1) => format!("{l} bytes each"),

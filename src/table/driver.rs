@@ -74,7 +74,8 @@ pub fn cannot_write(label: Label) -> Error {
     Error::worded(
         ErrorKind::Refused,
         &format!(
-            "afdisk cannot write a {} table; nothing was written",
+            "afdisk cannot write {} {} table; nothing was written",
+            crate::units::article(label.as_str()),
             label.as_str()
         ),
         "use {replace} to replace it with a new table (its partitions are lost), or edit it with a tool that \

@@ -247,7 +247,11 @@ mod tests {
                     let e = e.expect("a foreign driver refuses");
                     let text = e.to_string();
                     assert!(
-                        text.contains(&format!("afdisk cannot write a {} table", k.as_str())),
+                        text.contains(&format!(
+                            "afdisk cannot write {} {} table",
+                            crate::units::article(k.as_str()),
+                            k.as_str()
+                        )),
                         "{text}"
                     );
                     assert!(!text.contains("dos table"), "{text}");

@@ -249,8 +249,8 @@ pub fn scan(src: &dyn ByteSource, lss: u64) -> TableScan {
             Severity::Info,
             "no-table",
             None,
-            "No partition table was found (neither GPT nor MBR). The disk is empty or holds a filesystem directly; \
-             `afdisk plan` can propose a 1 MiB-aligned layout for it.",
+            "No partition table was found (neither GPT nor MBR); `afdisk plan` can propose a 1 MiB-aligned \
+             layout for it.",
         ));
         out.findings
             .extend(boot_sector_disagreement(src, mbr0.as_ref()));
