@@ -942,7 +942,7 @@ fn a_filesystem_without_room_is_unfixable_and_says_why() {
         c["reason"]
             .as_str()
             .unwrap_or("")
-            .contains("holds the 16 MiB its filesystem uses"),
+            .contains("holds the 16 MiB its filesystem (with any data past its end) spans"),
         "{c}"
     );
 }

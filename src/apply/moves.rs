@@ -118,7 +118,7 @@ fn moves_and_marked(
         if len > nn * ss {
             return Err(Error::refused(
                 format!(
-                    "partition {}'s filesystem uses {} but its new place holds only {}: it cannot be moved there; nothing was written",
+                    "partition {}'s filesystem (with any data past its end) spans {} but its new place holds only {}: it cannot be moved there; nothing was written",
                     c.number,
                     human(len),
                     human(nn * ss)

@@ -378,7 +378,7 @@ fn data_cannot_follow(inputs: &Inputs, o: &Partition, p: &Partition, used: u64) 
         Some("the table type changes".to_string())
     } else if used > p.size * ss {
         Some(format!(
-            "its filesystem uses {} but the new place holds {}",
+            "its filesystem (with any data past its end) spans {} but the new place holds {}",
             human(used),
             human(p.size * ss)
         ))

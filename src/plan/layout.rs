@@ -430,7 +430,7 @@ fn stays(p: &Partition, ss: u64, ao: u64, grain: u64, strict: bool) -> Option<St
 fn unfixable(grain: u64, (lo, hi): (u64, u64), used: Option<u64>) -> String {
     match used {
         Some(used) => format!(
-            "no {}-aligned start in the free space around it (sectors {lo}–{hi}) holds the {} its filesystem uses; it stays where it is (shrink the filesystem, or free space next to it)",
+            "no {}-aligned start in the free space around it (sectors {lo}–{hi}) holds the {} its filesystem (with any data past its end) spans; it stays where it is (shrink the filesystem, or free space next to it)",
             human(grain),
             human(used)
         ),
