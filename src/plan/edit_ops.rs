@@ -72,13 +72,18 @@ impl fmt::Display for Snap {
             Edge::Start => "start",
             Edge::Size => "size",
         };
-        write!(
-            f,
-            "{what} {} snapped to {} ({})",
-            human(self.typed),
-            human(self.snapped),
-            self.why
-        )
+        let (typed, snapped) = (human(self.typed), human(self.snapped));
+        // Two sizes that round to the same text ("100 MiB snapped to 100.0 MiB") are told apart in bytes.
+        let same = |t: &str| t.replace(".0 ", " ");
+        let (typed, snapped) = if same(&typed) == same(&snapped) {
+            (
+                format!("{typed} ({} bytes)", self.typed),
+                format!("{snapped} ({} bytes)", self.snapped),
+            )
+        } else {
+            (typed, snapped)
+        };
+        write!(f, "{what} {typed} snapped to {snapped} ({})", self.why)
     }
 }
 

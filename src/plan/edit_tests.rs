@@ -61,6 +61,31 @@ fn a_size_off_the_grain_snaps_and_says_so() {
 }
 
 #[test]
+fn a_snap_that_rounds_to_the_same_text_says_the_bytes() {
+    let s = Snap {
+        edge: Edge::Size,
+        typed: 100 * MIB,
+        snapped: 100 * MIB - 32256,
+        why: "its end on the 1 MiB grain".into(),
+    };
+    assert_eq!(
+        s.to_string(),
+        format!(
+            "size 100 MiB ({} bytes) snapped to 100.0 MiB ({} bytes) (its end on the 1 MiB grain)",
+            100 * MIB,
+            100 * MIB - 32256
+        )
+    );
+    let s = Snap {
+        edge: Edge::Size,
+        typed: 1536 * 1024,
+        snapped: 2 * MIB,
+        why: "up".into(),
+    };
+    assert_eq!(s.to_string(), "size 1.5 MiB snapped to 2 MiB (up)");
+}
+
+#[test]
 fn errors_name_the_problem_and_leave_the_layout() {
     let mut e = Editor::empty(gpt(512, 100 * MIB), MIB, 0).unwrap();
     let at = e.free()[0].start;
