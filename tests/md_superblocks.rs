@@ -12,7 +12,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{afdisk_in, inspect, plan, poke, s, sfdisk_script, Scratch, MIB};
+use common::{inspect, plan, poke, s, sfdisk_script, Scratch, MIB};
 
 /// What `blkid -p` finds in `[off, off+len)` of `img`: its TYPE, or `None`.
 fn blkid_type(img: &Path, off: u64, len: u64) -> Option<String> {
@@ -77,18 +77,15 @@ fn a_stale_1_0_superblock_at_a_new_partitions_end_is_no_member_as_blkid_says() {
     let token = img.file_name().and_then(|n| n.to_str()).expect("name");
     let backups = sc.path("backups");
     std::fs::create_dir_all(&backups).expect("backups");
-    let r = afdisk_in(
+    let r = common::confirmed(
         &[
             "apply",
             &s(&img),
             "--plan",
             &s(&plan_file),
-            "--yes",
-            "--confirm",
-            token,
             "--destroy-data",
-            "--json",
         ],
+        token,
         &backups,
     );
     assert_eq!(r.code, 0, "apply: {}{}", r.stdout, r.stderr);

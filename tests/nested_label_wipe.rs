@@ -14,7 +14,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{afdisk, afdisk_in, inspect, run, run_stdin, s, sfdisk_script, LoopDev, Scratch, MIB};
+use common::{afdisk, inspect, run, run_stdin, s, sfdisk_script, LoopDev, Scratch, MIB};
 
 fn sha256(img: &Path) -> String {
     let out = run("sha256sum", &[&s(img)]);
@@ -84,18 +84,15 @@ fn a_bsd_label_in_a_created_partition_is_wiped_and_the_undo_needs_no_destroy_dat
     let backups = sc.path("backups");
     std::fs::create_dir_all(&backups).expect("backups");
     let token = "bsd.img";
-    let r = afdisk_in(
+    let r = common::confirmed(
         &[
             "apply",
             &s(&img),
             "--plan",
             &s(&plan_file),
-            "--yes",
-            "--confirm",
-            token,
             "--destroy-data",
-            "--json",
         ],
+        token,
         &backups,
     );
     assert_eq!(r.code, 0, "apply: {}{}", r.stdout, r.stderr);

@@ -97,18 +97,9 @@ fn an_undo_that_shrinks_a_partition_back_around_its_filesystem_needs_no_destroy(
         &["--preset", "data", "--replace", "--keep-signatures"],
         &plan,
     );
-    let r = afdisk_in(
-        &[
-            "apply",
-            &s(&img),
-            "--plan",
-            &s(&plan),
-            "--yes",
-            "--confirm",
-            "keep.img",
-            "--destroy-data",
-            "--json",
-        ],
+    let r = common::confirmed(
+        &["apply", &s(&img), "--plan", &s(&plan), "--destroy-data"],
+        "keep.img",
         &backups,
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
