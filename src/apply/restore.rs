@@ -185,7 +185,7 @@ fn plan_restore(src: &dyn ByteSource, b: &Backup, file: &Path) -> Result<Restore
     })
 }
 
-/// What restoring a foreign label over the one on `src` now destroys: the content afdisk recognises in each
+/// What restoring a foreign label over the one on `src` now destroys: the content (as a plan weighs it) of each
 /// of the current label's own partitions that the restored label (the disk after `writes`) does not keep at
 /// the same start with at least the same size.
 fn foreign_dropped(
@@ -203,22 +203,10 @@ fn foreign_dropped(
     let kept = crate::blkid::foreign_table(&after, src.len(), ss)
         .map(|t| t.partitions)
         .unwrap_or_default();
-    now.own_partitions()
-        .filter(|p| {
-            !kept
-                .iter()
-                .any(|q| q.start_bytes == p.start_bytes && q.size_bytes >= p.size_bytes)
-        })
-        .filter_map(|p| {
-            crate::signature::identify(src, p.start_bytes, p.size_bytes)
-                .filter(|fs| fs.kind != now.kind)
-                .map(|fs| crate::plan::Loss {
-                    partition: Some(p.number),
-                    size_bytes: p.size_bytes,
-                    filesystem: fs,
-                })
-        })
-        .collect()
+    crate::plan::foreign_partition_losses(src, ss, &now, &|p| {
+        kept.iter()
+            .any(|q| q.start_bytes == p.start_bytes && q.size_bytes >= p.size_bytes)
+    })
 }
 
 /// The table on `src` (`ss`-byte sectors) now and the one writing `writes` leaves.

@@ -98,9 +98,21 @@ fn foreign_losses(src: &dyn table::source::ByteSource, ss: u64) -> Vec<Loss> {
     let Some(t) = crate::blkid::foreign_table(src, src.len(), ss) else {
         return Vec::new();
     };
-    // The disk's table space (where the label itself lies) is no partition's data.
+    foreign_partition_losses(src, ss, &t, &|_| false)
+}
+
+/// What the own partitions of the foreign table `t` on `src` hold, except those `kept` keeps: what afdisk
+/// recognises (not the label itself), else unrecognised data outside the disk's table space, where the label
+/// lies. [`foreign_losses`] keeps none; a restore of another label of the same kind keeps those it puts back.
+pub fn foreign_partition_losses(
+    src: &dyn table::source::ByteSource,
+    ss: u64,
+    t: &crate::blkid::PartTable,
+    kept: &dyn Fn(&crate::blkid::TablePartition) -> bool,
+) -> Vec<Loss> {
     let (head, tail) = crate::signature::table_space(src.len(), ss);
     t.own_partitions()
+        .filter(|p| !kept(p))
         .filter_map(|p| {
             let (a, b) = (
                 p.start_bytes.max(head),

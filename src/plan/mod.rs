@@ -41,7 +41,7 @@ pub use crate::table::Layout;
 use crate::table::{self, Label, Partition, Table};
 use crate::units::{human, plural};
 pub use grain::Grain;
-pub use losses::{filesystems_on, losses};
+pub use losses::{filesystems_on, foreign_partition_losses, losses};
 
 /// Version of the plan file format (2: sealed; 4: the old signatures it wipes; 5: a fresh layout lists each old
 /// partition as a delete).
