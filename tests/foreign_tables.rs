@@ -549,6 +549,81 @@ fn a_new_table_over_a_foreign_one_lists_the_filesystems_it_destroys() {
     );
 }
 
+/// The delete changes of plan `p`: (number, start, size, content) each.
+fn deletes(p: &Value) -> Vec<(u64, u64, u64, Option<String>)> {
+    p["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .filter(|c| c["action"] == "delete")
+        .map(|c| {
+            (
+                c["number"].as_u64().unwrap_or(0),
+                c["old_start"].as_u64().unwrap_or(0),
+                c["old_size"].as_u64().unwrap_or(0),
+                c["content"].as_str().map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+/// A fresh or custom layout over a foreign table says which table it replaces (the title and `replaces`)
+/// and lists every partition libblkid reads in it (as `partx` lists them) as a delete, with what it holds,
+/// as it does for a dos or GPT table; before, the title said "table none" and no partition was listed.
+#[test]
+fn a_layout_over_a_foreign_table_names_it_and_deletes_its_partitions() {
+    let sc = Scratch::new();
+    let mut images = foreign_images(&sc);
+    images.push((
+        "atari-ext4",
+        "atari",
+        atari_with_ext4(&sc, "atari-del.img", "GONE"),
+    ));
+    let script = sc.path("layout.sfdisk");
+    std::fs::write(&script, "label: gpt\nstart=2048, size=16MiB\n").expect("script");
+    for (name, kind, img) in &images {
+        let want = partx(img);
+        for (how, args) in [
+            ("fresh", vec!["--preset", "data", "--replace"]),
+            (
+                "custom",
+                vec![
+                    "--from-sfdisk",
+                    script.to_str().expect("utf-8"),
+                    "--replace",
+                ],
+            ),
+        ] {
+            let p = common::plan(&s(img), &args, &sc.path(format!("{name}-{how}.json")));
+            assert_eq!(p["replaces"], *kind, "{name} {how}: {p}");
+            let got = deletes(&p);
+            let spans: BTreeSet<(u64, u64, u64)> = got.iter().map(|d| (d.0, d.1, d.2)).collect();
+            assert_eq!(spans, want, "{name} {how}: the deletes are partx's list");
+            if *name == "atari-ext4" {
+                assert!(
+                    got.iter()
+                        .any(|d| d.0 == 2 && d.3.as_deref() == Some("ext4")),
+                    "partition 2's ext4 is named: {got:?}"
+                );
+            }
+            let ps = s(img);
+            let argv: Vec<&str> = ["plan", ps.as_str()]
+                .into_iter()
+                .chain(args.iter().copied())
+                .collect();
+            let out = afdisk(&argv).stdout;
+            assert!(
+                out.contains(&format!("table {kind} → gpt")),
+                "{name} {how}: {out}"
+            );
+            assert!(
+                out.contains(&format!("replaces the {kind} table")),
+                "{name} {how}: each delete says why: {out}"
+            );
+        }
+    }
+}
+
 #[test]
 fn inspect_and_list_show_what_a_foreign_tables_partitions_hold() {
     let sc = Scratch::new();

@@ -493,6 +493,17 @@ impl std::fmt::Display for Loss {
                 human(self.size_bytes),
                 self.filesystem
             ),
+            // A partition table (one afdisk does not edit) is named as one: `sun partition table`.
+            None if crate::blkid::usage_of(&self.filesystem.kind)
+                == Some(crate::blkid::Usage::PartitionTable) =>
+            {
+                write!(
+                    f,
+                    "the whole disk ({}): {} partition table",
+                    human(self.size_bytes),
+                    self.filesystem
+                )
+            }
             None => write!(
                 f,
                 "the whole disk ({}): {}",

@@ -458,6 +458,9 @@ fn refuse_losses(destroys: &[super::Loss], new: &Layout, destroy_ok: &[u32]) -> 
                     Some(n) if !new.partitions.iter().any(|p| p.number == n) =>
                         "the layout drops it",
                     Some(_) => "the layout moves or shrinks it where its data does not follow",
+                    None if crate::blkid::usage_of(&l.filesystem.kind)
+                        == Some(crate::blkid::Usage::PartitionTable) =>
+                        "afdisk does not edit that table type, and the new table replaces it",
                     None => "there is no partition table, and the new one does not keep it",
                 }
             ),
@@ -486,6 +489,28 @@ fn changes_from_disk(
     changes(old, new, &contents, &footprints, &req.destroy_ok, realigned)
 }
 
+/// The type of the table afdisk does not edit that `src` (of `size` bytes) holds where there is no `old`
+/// table it edits, with its partitions added to `changes` as the deletes of `new` over it.
+fn replaced_foreign(
+    src: &dyn crate::table::source::ByteSource,
+    size: u64,
+    old: Option<&Layout>,
+    new: &Layout,
+    changes: &mut Vec<super::Change>,
+) -> Option<String> {
+    if old.is_some() {
+        return None;
+    }
+    let t = crate::blkid::foreign_table(src, size, new.table.sector_size)?;
+    changes.extend(super::requested::foreign_replaced(
+        src,
+        &t,
+        new,
+        "custom layout",
+    ));
+    Some(t.kind)
+}
+
 /// Reads the table and contents of `opened` and makes the plan that writes `target` (see the module doc).
 pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Plan> {
     // A half-moved partition's data is not where either table says: no plan until the move is finished.
@@ -512,6 +537,7 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
     )?;
     let new = prep.layout;
     let mut changes = changes_from_disk(&src, ss, old.as_ref(), &new, req, &prep.realigned)?;
+    let replaces = replaced_foreign(&src, info.size_bytes, old.as_ref(), &new, &mut changes);
     let mut notes = vec![format!("layout from {}", req.origin)];
     notes.extend(prep.notes);
     notes.extend(crate::plan::estimate::estimate_moves(
@@ -560,6 +586,7 @@ pub fn make(opened: &Opened, target: &Layout, req: &CustomRequest) -> Result<Pla
         seal: String::new(),
         wipes,
         keep_signatures: false,
+        replaces,
     }
     .sealed())
 }

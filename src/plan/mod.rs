@@ -242,6 +242,11 @@ pub struct Plan {
     /// Made with `--keep-signatures`: the partitions it creates keep the old signatures in their area.
     #[serde(default)]
     pub keep_signatures: bool,
+    /// The type of the partition table afdisk does not edit (`sun`, `sgi`, `atari`, …) that a fresh or custom
+    /// layout made with `--replace` writes over; its partitions are among the changes as deletes. Absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<String>,
 }
 
 impl Plan {
@@ -349,11 +354,11 @@ impl Plan {
     /// The plan as a diff of values: each line's kind (what a front end styles by) and its one text.
     pub fn diff(&self) -> Vec<DiffLine> {
         let ss = self.device.logical_sector_size;
-        let old_label = self
-            .old
-            .as_ref()
-            .map(|o| o.table.label.as_str())
-            .unwrap_or("none");
+        let old_label = match (&self.old, &self.replaces) {
+            (Some(o), _) => o.table.label.as_str(),
+            (None, Some(kind)) => kind.as_str(),
+            (None, None) => "none",
+        };
         let mut out: Vec<DiffLine> = Vec::new();
         let mut push = |kind: DiffKind, text: String| out.push(DiffLine { kind, text });
         push(
@@ -673,11 +678,17 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
         .filter(|f| f.severity == Severity::Error)
         .collect();
     let mut notes = Vec::new();
+    // A table afdisk does not edit, where there is none it does: a fresh layout over it lists its partitions.
+    let foreign = old
+        .is_none()
+        .then(|| crate::blkid::foreign_table(&src, info.size_bytes, ss))
+        .flatten();
     let ctx = requested::MakeCtx {
         opened,
         req,
         src: &src,
         old: old.as_ref(),
+        foreign: foreign.as_ref(),
         blocking: &blocking,
         topo: &topo,
         grain: &grain,
@@ -723,6 +734,7 @@ pub fn make(opened: &Opened, req: &Request) -> Result<Plan> {
         seal: String::new(),
         wipes,
         keep_signatures: req.keep_signatures,
+        replaces: foreign.map(|t| t.kind),
     }
     .sealed())
 }

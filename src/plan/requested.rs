@@ -19,6 +19,8 @@ pub(super) struct MakeCtx<'a> {
     pub req: &'a Request,
     pub src: &'a dyn ByteSource,
     pub old: Option<&'a Layout>,
+    /// The partition table afdisk does not edit that the disk holds where it holds none afdisk reads.
+    pub foreign: Option<&'a crate::blkid::PartTable>,
     pub blocking: &'a [&'a crate::finding::Finding],
     pub topo: &'a crate::alignment::Topology,
     pub grain: &'a Grain,
@@ -34,6 +36,7 @@ pub(super) fn realign(ctx: &MakeCtx, notes: &mut Vec<String>) -> Result<Planned>
         req,
         src,
         old,
+        foreign: _,
         blocking,
         topo,
         grain,
@@ -49,7 +52,7 @@ pub(super) fn realign(ctx: &MakeCtx, notes: &mut Vec<String>) -> Result<Planned>
     let Some(old) = old else {
         return Err(Error::worded(
             ErrorKind::Usage,
-            &match crate::blkid::foreign_table(src, info.size_bytes, info.logical_sector_size) {
+            &match ctx.foreign {
                 Some(t) => format!(
                     "{} has no partition table afdisk can realign: it holds {} {} partition table, which \
                      afdisk does not edit",
@@ -115,6 +118,7 @@ pub(super) fn fresh(ctx: &MakeCtx, name: &str, notes: &mut Vec<String>) -> Resul
         req,
         src,
         old,
+        foreign: _,
         blocking,
         topo,
         grain,
@@ -152,7 +156,7 @@ pub(super) fn fresh(ctx: &MakeCtx, name: &str, notes: &mut Vec<String>) -> Resul
         ));
     }
     if old.is_none() && !req.replace {
-        refuse_unlisted_content(src, info)?;
+        refuse_unlisted_content(src, info, ctx.foreign)?;
     }
     let label = req.table.unwrap_or_default();
     let mut guid = || uuid::Uuid::new_v4().to_string().to_uppercase();
@@ -166,6 +170,8 @@ pub(super) fn fresh(ctx: &MakeCtx, name: &str, notes: &mut Vec<String>) -> Resul
         layout::fresh(topo, grain.bytes, label, &preset, &mut guid, disk_id.max(1))?;
     if let Some(o) = old {
         changes.extend(replaced(src, o, &new));
+    } else if let Some(t) = ctx.foreign {
+        changes.extend(foreign_replaced(src, t, &new, "fresh layout"));
     }
     if !table::driver(label).has_names() {
         notes.push(format!(
@@ -203,10 +209,67 @@ fn replaced(src: &dyn ByteSource, old: &Layout, new: &Layout) -> Vec<Change> {
         .collect()
 }
 
+/// The deletes of a `what` (a fresh or custom layout) `new` over the table `t` afdisk does not edit: every
+/// partition it lists goes with it, each with what it holds (as the plan's losses weigh it,
+/// [`super::foreign_partition_losses`]); a slice of the whole table ([`crate::blkid::slices`]) is said to be
+/// one. Their extents are in `new`'s sectors (the foreign table's are bytes).
+pub(super) fn foreign_replaced(
+    src: &dyn ByteSource,
+    t: &crate::blkid::PartTable,
+    new: &Layout,
+    what: &str,
+) -> Vec<Change> {
+    let ss = new.table.sector_size.max(1);
+    let held = super::foreign_partition_losses(src, ss, t, &|_| false);
+    let spans: Vec<(u64, u64)> = t
+        .partitions
+        .iter()
+        .map(|p| (p.start_bytes, p.size_bytes))
+        .collect();
+    let slices = crate::blkid::slices(&spans);
+    t.partitions
+        .iter()
+        .zip(slices)
+        .filter(|(p, _)| p.size_bytes > 0)
+        .map(|(p, slice)| {
+            let content = held
+                .iter()
+                .find(|l| l.partition == Some(p.number))
+                .map(|l| l.filesystem.kind.clone());
+            let mut reason = format!("the {what} replaces the {} table", t.kind);
+            if new.partitions.iter().any(|q| q.number == p.number) {
+                reason.push_str(" (a new partition takes its number)");
+            }
+            if slice {
+                reason
+                    .push_str("; a slice of the whole table (its bytes are the other partitions')");
+            }
+            if let Some(fs) = &content {
+                reason.push_str(&format!("; its {} is lost", data_of(fs)));
+            }
+            Change {
+                number: p.number,
+                action: super::Action::Delete,
+                old_start: Some(p.start_bytes / ss),
+                old_size: Some(p.size_bytes.div_ceil(ss)),
+                new_start: None,
+                new_size: None,
+                reason,
+                content,
+                data_move: None,
+            }
+        })
+        .collect()
+}
+
 /// Refuses a fresh layout without `--replace` on a disk with no table afdisk reads that still holds something:
 /// a partition table afdisk does not edit, or a filesystem on the whole disk.
-fn refuse_unlisted_content(src: &dyn ByteSource, info: &crate::device::DeviceInfo) -> Result<()> {
-    if let Some(t) = crate::blkid::foreign_table(src, info.size_bytes, info.logical_sector_size) {
+fn refuse_unlisted_content(
+    src: &dyn ByteSource,
+    info: &crate::device::DeviceInfo,
+    foreign: Option<&crate::blkid::PartTable>,
+) -> Result<()> {
+    if let Some(t) = foreign {
         return Err(Error::worded(
             ErrorKind::Refused,
             &format!(

@@ -62,6 +62,7 @@ fn seal_detects_any_edit() {
         seal: String::new(),
         wipes: vec![],
         keep_signatures: false,
+        replaces: None,
     }
     .sealed();
     let text = serde_json::to_string_pretty(&p).unwrap();
