@@ -216,6 +216,18 @@ pub fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// `n` as an English ordinal: "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "112th". Pure.
+pub fn ordinal(n: u64) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
 /// "a" or "an" before `word` as it is read out: a type name (`ext4`, `atari`, `xfs`, `sun`, `LVM2_member`) is
 /// read as a word when it can be ("a sun", "a swap", "an atari", "a unixware", "an ultrix") and letter by letter
 /// when it starts with two consonants that begin no English word ("an xfs", "an LVM2_member", "an md",

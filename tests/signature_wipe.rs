@@ -454,7 +454,7 @@ fn zfs_labels(img: &Path, base: u64, size: u64) {
 }
 
 /// A ZFS member's hundreds of uberblock signatures are one line of the plan's text, with their count and the
-/// sectors they lie in; the JSON lists each.
+/// sectors they lie in, and the sectors to write say them in strided runs; the JSON lists each.
 #[test]
 fn a_zfs_members_uberblocks_are_one_line_of_the_plan() {
     let sc = Scratch::new();
@@ -477,6 +477,11 @@ fn a_zfs_members_uberblocks_are_one_line_of_the_plan() {
             "Signature: partition 1 holds {n} old zfs_member signatures (8 bytes each) spread over sectors \
              2310–2558 and 2816–3070: wiped"
         )],
+        "{text}"
+    );
+    // The sectors the wipes write are named exactly, in two strided runs rather than 253 numbers.
+    assert!(
+        text.contains("2310, 2312, …, 2558 (125, every 2nd), 2816, 2818, …, 3070 (128, every 2nd)"),
         "{text}"
     );
 }

@@ -583,21 +583,50 @@ pub fn shrink_reason(parts: &[Partition], p: &Partition, hi: u64, strict_end: bo
     format!("the aligned start leaves less room before what follows it: {what}")
 }
 
-/// "0–33, 16777183–16777215"
+/// A sorted, duplicate-free list of sectors in words, exactly: runs of consecutive sectors as `a–b`, and at
+/// least [`STRIDED_RUN`] single sectors an equal step apart as `a, a+k, …, b (N, every k-th)`, as the
+/// uberblocks of a ZFS label fall every 2nd sector: "0–33, 2310, 2312, …, 2558 (125, every 2nd),
+/// 16777183–16777215". Pure.
 pub fn ranges(lbas: &[u64]) -> String {
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for &l in lbas {
+        match runs.last_mut() {
+            Some((_, end)) if l == *end + 1 => *end = l,
+            _ => runs.push((l, l)),
+        }
+    }
     let mut out: Vec<String> = Vec::new();
     let mut i = 0;
-    while i < lbas.len() {
+    while i < runs.len() {
+        let (a, b) = runs[i];
+        // Single sectors an equal step apart from here on.
         let mut j = i;
-        while j + 1 < lbas.len() && lbas[j + 1] == lbas[j] + 1 {
-            j += 1;
+        if a == b && i + 1 < runs.len() && runs[i + 1].0 == runs[i + 1].1 {
+            let step = runs[i + 1].0 - a;
+            while j + 1 < runs.len()
+                && runs[j + 1].0 == runs[j + 1].1
+                && runs[j + 1].0 - runs[j].0 == step
+            {
+                j += 1;
+            }
+            if j + 1 - i >= STRIDED_RUN {
+                out.push(format!(
+                    "{a}, {}, …, {} ({}, every {})",
+                    a + step,
+                    runs[j].0,
+                    j + 1 - i,
+                    crate::units::ordinal(step)
+                ));
+                i = j + 1;
+                continue;
+            }
         }
-        out.push(if i == j {
-            lbas[i].to_string()
+        out.push(if a == b {
+            a.to_string()
         } else {
-            format!("{}–{}", lbas[i], lbas[j])
+            format!("{a}–{b}")
         });
-        i = j + 1;
+        i += 1;
     }
     if out.is_empty() {
         "none".into()
@@ -605,6 +634,9 @@ pub fn ranges(lbas: &[u64]) -> String {
         out.join(", ")
     }
 }
+
+/// The fewest single sectors an equal step apart that [`ranges`] writes as one strided run.
+pub const STRIDED_RUN: usize = 5;
 
 /// What the user asked for.
 #[derive(Debug, Clone, Default)]

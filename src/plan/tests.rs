@@ -84,4 +84,59 @@ fn seal_detects_any_edit() {
 fn ranges_compress() {
     assert_eq!(ranges(&[0, 1, 2, 5, 7, 8]), "0–2, 5, 7–8");
     assert_eq!(ranges(&[]), "none");
+    // Four single sectors a step apart stay a list; five are one strided run.
+    assert_eq!(ranges(&[0, 1, 2, 10, 12, 14, 16]), "0–2, 10, 12, 14, 16");
+    assert_eq!(
+        ranges(&[0, 1, 2, 10, 12, 14, 16, 18, 99, 100]),
+        "0–2, 10, 12, …, 18 (5, every 2nd), 99–100"
+    );
+    assert_eq!(ranges(&[3, 11, 19, 27, 35, 36]), "3, 11, 19, 27, 35–36");
+    assert_eq!(
+        ranges(&[3, 11, 19, 27, 35, 43]),
+        "3, 11, …, 43 (6, every 8th)"
+    );
+}
+
+/// Reads [`ranges`]' text back into sectors (the test's inverse of it).
+fn expand(text: &str) -> Vec<u64> {
+    let mut out = Vec::new();
+    if text == "none" {
+        return out;
+    }
+    let parts: Vec<&str> = text.split(", ").collect();
+    let mut i = 0;
+    while i < parts.len() {
+        let p = parts[i];
+        if let Some((a, b)) = p.split_once('–') {
+            out.extend(a.parse::<u64>().unwrap()..=b.parse::<u64>().unwrap());
+            i += 1;
+        } else if parts.get(i + 2) == Some(&"…") {
+            // "a, a+k, …, b (N, every k-th)".
+            let a: u64 = p.parse().unwrap();
+            let step = parts[i + 1].parse::<u64>().unwrap() - a;
+            let (last, n) = parts[i + 3].split_once(" (").unwrap();
+            let (last, n): (u64, usize) = (last.parse().unwrap(), n.parse().unwrap());
+            let every = format!("every {})", crate::units::ordinal(step));
+            assert_eq!(parts[i + 4], every);
+            let run: Vec<u64> = (a..=last).step_by(step as usize).collect();
+            assert_eq!(run.len(), n, "{text}");
+            out.extend(run);
+            i += 5;
+        } else {
+            out.push(p.parse().unwrap());
+            i += 1;
+        }
+    }
+    out
+}
+
+proptest::proptest! {
+    /// The text names exactly the sectors given: read back, it is the same list.
+    #[test]
+    fn ranges_text_is_exact(mut lbas in proptest::collection::btree_set(0u64..400, 0..120), step in 1u64..9) {
+        // Some strided runs, as ZFS uberblocks make.
+        lbas.extend((1000..1000 + 40 * step).step_by(step as usize));
+        let v: Vec<u64> = lbas.into_iter().collect();
+        proptest::prop_assert_eq!(expand(&ranges(&v)), v);
+    }
 }
