@@ -239,11 +239,15 @@ fn backup_of_one_image_does_not_restore_onto_a_namesake() {
         String::from_utf8_lossy(&out.stdout).contains("2048"),
         "restored"
     );
-    // A backup from an afdisk that recorded no identity is refused, saying so.
+    // A backup from an afdisk that recorded no identity (schema 2, unsealed) is refused, saying so.
     let mut v = read_json(&bk2);
     if let Some(o) = v["device"].as_object_mut() {
         o.remove("file");
         o.remove("table_ids");
+    }
+    if let Some(o) = v.as_object_mut() {
+        o.remove("seal");
+        o.insert("schema".into(), serde_json::json!(2));
     }
     std::fs::write(&bk2, v.to_string()).expect("write");
     let r = confirmed(&["restore", &s(&a), &s(&bk2)], "gpt.img", d);
@@ -802,4 +806,50 @@ fn the_terminal_prompt_lists_the_filesystems_and_wants_destroy() {
     let (code, out) = on_terminal(&["apply", &t, "--plan", &s(&pf)], "t.img DESTROY", &bk);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("read back and verified"), "{out}");
+}
+
+/// A file is known by what it is (device and inode), not by the name that reaches it: a plan made through a
+/// symlink applies through the file's own path, one made before a rename applies after it, and a plan for a
+/// loop device applies when the same backing file is attached again under another loop device.
+#[test]
+fn the_same_file_under_another_name_is_the_same_disk() {
+    let sc = Scratch::new();
+    let d = sc.dir.path();
+    let real = blank(d, b"real.img", 64 * MIB);
+    let link = d.join("link.img");
+    std::os::unix::fs::symlink(&real, &link).expect("symlink");
+    let pf = d.join("p.json");
+    let r = plan_os(&link, &["--preset", "data"], &pf, d);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let moved = d.join("renamed.img");
+    std::fs::rename(&real, &moved).expect("rename");
+    let r = confirmed(&["apply", &s(&moved), "--plan", &s(&pf)], "renamed.img", d);
+    assert_eq!(r.code, 0, "a rename keeps the disk: {}", r.stderr);
+    assert_eq!(&peek(&moved, 512, 8), b"EFI PART");
+    // A loop device: planned on one, applied on another over the same file.
+    let f = blank(d, b"lo.img", 64 * MIB);
+    let Some(first) = LoopDev::attach(&f, 512) else {
+        return;
+    };
+    let lf = d.join("lo.json");
+    let r = plan_os(Path::new(&first.path), &["--preset", "data"], &lf, d);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Another file takes the freed device first, so the image comes back under another name.
+    let first_path = first.path.clone();
+    drop(first);
+    let other = blank(d, b"other.img", 64 * MIB);
+    let _keep = LoopDev::attach(&other, 512).expect("loop");
+    let second = LoopDev::attach(&f, 512).expect("loop");
+    assert_ne!(second.path, first_path);
+    let r = confirmed(
+        &["apply", &second.path, "--plan", &s(&lf)],
+        &second.base_name(),
+        d,
+    );
+    assert_eq!(
+        r.code, 0,
+        "the same backing file is the same disk: {}",
+        r.stderr
+    );
+    assert_eq!(&peek(&f, 512, 8), b"EFI PART");
 }

@@ -81,3 +81,39 @@ fn an_image_another_program_writes_or_locks_is_in_use() {
     let r = apply(&t, &pf, "vm.img", &sc.path("bk"));
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+/// A loop device whose backing file another program writes or locks is in use as the file is: the apply
+/// through the loop device is refused naming the program and the backing file, and nothing is written.
+#[test]
+fn a_loop_device_whose_backing_file_another_program_holds_is_in_use() {
+    let sc = Scratch::new();
+    let img = sc.image("vm-loop.img", 64 * MIB);
+    let Some(lo) = common::LoopDev::attach(&img, 512) else {
+        return;
+    };
+    let name = lo.path.trim_start_matches("/dev/").to_string();
+    let pf = sc.path("p.json");
+    plan(&lo.path, &["--preset", "data"], &pf);
+    let before = std::fs::read(&img).expect("read");
+    for lock in [false, true] {
+        let h = Holder::start(&img, lock);
+        let r = apply(&lo.path, &pf, &name, &sc.path("bk"));
+        assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+        let pid = format!("PID {}", h.0.id());
+        assert!(
+            r.stderr.contains("is in use")
+                && r.stderr.contains(&pid)
+                && r.stderr.contains("the backing file of"),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(
+            std::fs::read(&img).expect("read"),
+            before,
+            "nothing written"
+        );
+        drop(h);
+    }
+    let r = apply(&lo.path, &pf, &name, &sc.path("bk"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

@@ -851,13 +851,15 @@ fn an_old_schema_1_apply_backup_restores_as_a_table_backup() {
     plan(&t, &["--realign"], &pf);
     let r = apply(&t, &pf, "s1.img", &sc.path("bk"));
     assert_eq!(r.code, 0, "{}", r.stderr);
-    // As afdisk wrote "before apply" backups before schema 2: 67 table sectors, no `kind`, no `written`.
+    // As afdisk wrote "before apply" backups before schema 2: 67 table sectors, no `kind`, no `written` (and
+    // no seal, which came with schema 3).
     let bfile = r.backup_file();
     let mut v = read_json(Path::new(&bfile));
     v["schema"] = Value::from(1);
     let o = v.as_object_mut().expect("object");
     o.remove("kind");
     o.remove("written");
+    o.remove("seal");
     let old = sc.path("schema1.json");
     std::fs::write(&old, v.to_string()).expect("write");
     let last = 64 * MIB / 512 - 1;

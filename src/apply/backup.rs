@@ -10,6 +10,9 @@
 //!   that write then changed, with the phase it was written in and the CRC-32 of what was written. An undo puts
 //!   back those sectors only, and only while each still holds what was written (or already its old contents).
 //! - Schema 1 files (no `kind`) are read as table backups.
+//! - A **seal** (schema 3) is `crc32:XXXXXXXX` over the canonical JSON of everything else in the file, as a
+//!   plan's is: a file whose seal does not match (a flipped bit, a sector edited, duplicated or dropped) is
+//!   refused before anything is written. Schema 1 and 2 files, written before the seal, are read unsealed.
 //!
 //! Files are made with `O_TMPFILE` and linked into place once complete and fsynced, so a killed run never
 //! leaves a partial or `*.tmp` file (where the filesystem lacks `O_TMPFILE`, a uniquely named hidden temporary
@@ -28,8 +31,9 @@ use crate::hex::{from_hex, to_hex};
 use crate::table;
 use crate::table::source::ByteSource;
 
-/// Version of the backup file format (2: `kind` and `written`; 1 is still read, as a table backup).
-pub const SCHEMA: u32 = 2;
+/// Version of the backup file format (3: `seal`; 2: `kind` and `written`; 2 is still read unsealed, and 1 as a
+/// table backup).
+pub const SCHEMA: u32 = 3;
 
 /// Largest backup file read (a backup holds at most a few thousand sectors in hex).
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
@@ -82,9 +86,21 @@ pub struct Backup {
     /// Undo backups: the sectors the write changed (empty for table backups).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub written: Vec<WrittenSector>,
+    /// `crc32:XXXXXXXX` over the canonical JSON of everything else (see the module doc); set when saved.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub seal: String,
 }
 
 impl Backup {
+    /// The seal this backup's contents call for.
+    pub fn compute_seal(&self) -> String {
+        let mut c = self.clone();
+        c.seal.clear();
+        // Serialising plain data cannot fail; an empty text would not match.
+        let text = serde_json::to_vec(&c).unwrap_or_default();
+        format!("crc32:{:08x}", crc32fast::hash(&text))
+    }
+
     /// The sectors as (lba, bytes), checked against the sector size.
     pub fn decoded(&self) -> Result<Vec<(u64, Vec<u8>)>> {
         self.sectors
@@ -190,6 +206,7 @@ pub fn capture(
         kind: BackupKind::Table,
         sectors,
         written: Vec::new(),
+        seal: String::new(),
     })
 }
 
@@ -394,12 +411,20 @@ fn write_new(
     }
 }
 
+/// The file text of `b`, sealed (see the module doc).
+fn sealed_text(b: &Backup) -> Result<String> {
+    let mut sealed = b.clone();
+    sealed.seal = sealed.compute_seal();
+    let mut text = serde_json::to_string_pretty(&sealed)
+        .map_err(|e| Error::io(format!("cannot serialise the backup: {e}"), ""))?;
+    text.push('\n');
+    Ok(text)
+}
+
 /// Writes `b` to `path` durably (replacing a file there): the file is complete and fsynced before it gets
 /// its name, and the directory is fsynced after.
 pub fn save_to(b: &Backup, path: &Path) -> Result<()> {
-    let mut text = serde_json::to_string_pretty(b)
-        .map_err(|e| Error::io(format!("cannot serialise the backup: {e}"), ""))?;
-    text.push('\n');
+    let text = sealed_text(b)?;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -470,9 +495,7 @@ fn save_named(b: &Backup, dir: &Path) -> Result<PathBuf> {
         };
         let p = dir.join(name);
         if p.symlink_metadata().is_err() {
-            let mut text = serde_json::to_string_pretty(b)
-                .map_err(|e| Error::io(format!("cannot serialise the backup: {e}"), ""))?;
-            text.push('\n');
+            let text = sealed_text(b)?;
             match write_new(dir, &p, text.as_bytes()) {
                 Ok(()) => {
                     std::fs::File::open(dir)
@@ -550,7 +573,8 @@ pub fn read_bounded(path: &Path, limit: u64, what: &str, missing: &str) -> Resul
     Ok(text)
 }
 
-/// Reads a backup file (schema 2, or 1 read as a table backup).
+/// Reads a backup file: schema 3 with its seal checked, 2 unsealed, or 1 read as a table backup. Every
+/// damage is a refusal: nothing is written from a file that is not what afdisk saved.
 pub fn load(path: &Path) -> Result<Backup> {
     let text = read_bounded(
         path,
@@ -558,41 +582,69 @@ pub fn load(path: &Path) -> Result<Backup> {
         "backup",
         "check the path; backups taken by `afdisk apply` are in $AFDISK_BACKUP_DIR (default /var/lib/afdisk/backups)",
     )?;
-    let b: Backup = serde_json::from_str(&text).map_err(|e| {
-        Error::usage(
-            format!("{} is not an afdisk backup: {e}", path.display()),
+    let damaged = |what: String| {
+        Error::refused(
+            format!("{} {what}; nothing was written", path.display()),
+            "use another backup (each apply writes one to $AFDISK_BACKUP_DIR), or take a new one with `afdisk \
+             backup`",
+        )
+    };
+    let mut b: Backup = serde_json::from_str(&text).map_err(|e| {
+        Error::refused(
+            format!(
+                "{} is not an afdisk backup, or a damaged one: {e}; nothing was written",
+                path.display()
+            ),
             "give a file written by `afdisk backup` or by `afdisk apply` (in $AFDISK_BACKUP_DIR)",
         )
     })?;
-    let mut b = b;
     match b.schema {
-        SCHEMA => {}
+        SCHEMA => {
+            let want = b.compute_seal();
+            if b.seal != want {
+                return Err(damaged(format!(
+                    "was edited or damaged after afdisk saved it (its seal is {:?}, its contents call for {want:?})",
+                    b.seal
+                )));
+            }
+        }
+        // A seal in an older schema's file: its schema was edited.
+        2 | 1 if !b.seal.is_empty() => {
+            return Err(damaged(format!(
+                "was edited after afdisk saved it (it carries a seal but says schema {})",
+                b.schema
+            )))
+        }
+        2 => {}
         1 => {
             // Schema 1 did not record what a write changed: restore it as a table backup.
             b.kind = BackupKind::Table;
             b.written.clear();
         }
         _ => {
-            return Err(Error::usage(
+            return Err(Error::refused(
                 format!(
-                    "{} has backup schema {}, this afdisk reads {SCHEMA} and 1",
-                    path.display(),
-                    b.schema
-                ),
+                "{} has backup schema {}, this afdisk reads {SCHEMA}, 2 and 1; nothing was written",
+                path.display(),
+                b.schema
+            ),
                 "use the afdisk version that wrote it",
             ))
         }
     }
-    b.decoded()?;
+    let decoded = b
+        .decoded()
+        .map_err(|e| damaged(format!("is damaged: {}", e.problem)))?;
+    let mut seen = BTreeSet::new();
+    if let Some((lba, _)) = decoded.iter().find(|(lba, _)| !seen.insert(*lba)) {
+        return Err(damaged(format!("is damaged: it holds sector {lba} twice")));
+    }
     if b.kind == BackupKind::Undo {
         let saved: BTreeSet<u64> = b.sectors.iter().map(|s| s.lba).collect();
         if b.written.is_empty() || b.written.iter().any(|w| !saved.contains(&w.lba)) {
-            return Err(Error::usage(
-                format!(
-                    "{} is damaged: it is an undo backup but does not hold every sector its write changed",
-                    path.display()
-                ),
-                "use another backup (each apply writes one to $AFDISK_BACKUP_DIR)",
+            return Err(damaged(
+                "is damaged: it is an undo backup but does not hold every sector its write changed"
+                    .into(),
             ));
         }
     }
@@ -651,18 +703,24 @@ mod tests {
                 data: "00".repeat(512),
             }],
             written: vec![],
+            seal: String::new(),
         };
         let out = dir.path().join("b.json");
         std::fs::write(&out, "old").expect("write");
         save_to(&b, &out).expect("save");
-        assert_eq!(load(&out).expect("load"), b);
+        // What is saved is sealed; the seal is the only difference.
+        let sealed = Backup {
+            seal: b.compute_seal(),
+            ..b.clone()
+        };
+        assert_eq!(load(&out).expect("load"), sealed);
         let p1 = save_in(&b, dir.path()).expect("save");
         let p2 = save_in(&b, dir.path()).expect("save");
         assert_ne!(
             p1, p2,
             "a second backup of the same second gets its own name"
         );
-        assert_eq!(load(&p1).expect("load"), b);
+        assert_eq!(load(&p1).expect("load"), sealed);
         // A fallback temporary of a process that is gone is swept; one of a live process is kept.
         let dead = dir.path().join(format!("{TMP_PREFIX}999999999-1.tmp"));
         let live = dir

@@ -2,9 +2,11 @@
 //! any other disk, whatever name the disk has now.
 //!
 //! Terms:
-//! - **Disk identity** ([`DiskIdentity`]): a drive's serial/WWN; an image file's or loop device's backing file
-//!   (canonical path, device and inode); and the table identities the disk carried (GPT disk GUID, MBR disk
-//!   signature). The path and name are recorded for messages only.
+//! - **Disk identity** ([`DiskIdentity`]): a drive's serial/WWN (its kernel name only when it reports
+//!   neither); an image file's or loop device's backing file (device and inode: the same file under any path,
+//!   link or loop device; its canonical path tells a file replaced at the same path apart in messages); and
+//!   the table identities the disk carried (GPT disk GUID, MBR disk signature). Paths and names are recorded
+//!   for messages.
 //! - **Mismatch**: the reasons two identities are not the same disk (see [`DiskIdentity::mismatch`]).
 
 use serde::{Deserialize, Serialize};
@@ -105,8 +107,13 @@ impl DiskIdentity {
                 ));
             }
         }
-        // Drives without a serial, and loop devices, are also known by their kernel name.
-        if self.serial.is_none() && self.wwn.is_none() && self.name != other.name {
+        // A drive without serial or WWN is also known by its kernel name; a file (an image, a loop device's
+        // backing file) only by what it is, whatever path or name reaches it.
+        if self.serial.is_none()
+            && self.wwn.is_none()
+            && self.file.is_none()
+            && self.name != other.name
+        {
             why.push(format!(
                 "name {} in the {what}, {} here",
                 self.name, other.name
@@ -141,17 +148,13 @@ impl DiskIdentity {
         };
         match (&self.file, &other.file) {
             (Some(a), Some(b)) => {
-                if a.path != b.path {
-                    let same = (a.dev, a.ino) == (b.dev, b.ino);
+                // The same device and inode is the same file, under any name (a symlink, a hard link, a
+                // rename); another file at the same path is not.
+                if (a.dev, a.ino) != (b.dev, b.ino) && a.path != b.path {
                     why.push(format!(
-                        "{file_word} {} in the {what}, {} here{}",
-                        a.path,
-                        b.path,
-                        if same {
-                            " (the same file under another name: use the path the plan names)"
-                        } else {
-                            ""
-                        }
+                        "{file_word} {} in the {what}, {} here (inode {} on device {:#x} then, inode {} on device \
+                         {:#x} now)",
+                        a.path, b.path, a.ino, a.dev, b.ino, b.dev
                     ));
                 } else if (a.dev, a.ino) != (b.dev, b.ino) {
                     why.push(format!(

@@ -247,6 +247,13 @@ fn loop_uses(name: &str) -> Vec<Use> {
         .then(|| loop_backing_of(name))
         .flatten()
     {
+        // Another program writing or locking the backing file (a virtual machine running it) uses the disk
+        // as it does an image's.
+        let backing = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"))
+            .map(|t| t.trim_end().to_string())
+            .unwrap_or_else(|_| "?".into());
+        let shown = format!("{backing} (the backing file of {device})");
+        uses.extend(file_users(Path::new(&shown), b.0, b.1));
         // The sysfs path of the backing file is only a fallback; the device and inode decide.
         uses.extend(
             loops_backed_by(Some(b), Path::new(""), name)

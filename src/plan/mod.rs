@@ -265,12 +265,14 @@ impl Plan {
         self
     }
 
-    /// Reads a plan from JSON: the schema must be this afdisk's and the seal must match, otherwise it is
+    /// Reads a plan from JSON (a text that is not one is refused as damaged): the schema must be this afdisk's and the seal must match, otherwise it is
     /// refused (`origin` names the file in the messages).
     pub fn from_json(text: &str, origin: &str) -> Result<Plan> {
         let p: Plan = serde_json::from_str(text).map_err(|e| {
-            Error::usage(
-                format!("{origin} is not an afdisk plan: {e}"),
+            Error::refused(
+                format!(
+                    "{origin} is not an afdisk plan, or a damaged one: {e}; nothing was written"
+                ),
                 "make one with `afdisk plan TARGET ... -o FILE`",
             )
         })?;
@@ -583,7 +585,7 @@ pub fn shrink_reason(parts: &[Partition], p: &Partition, hi: u64, strict_end: bo
     format!("the aligned start leaves less room before what follows it: {what}")
 }
 
-/// A sorted, duplicate-free list of sectors in words, exactly: runs of consecutive sectors as `a–b`, and at
+/// A list of sectors in words, exactly, in its order (unsorted lists are written as they come): runs of consecutive sectors as `a–b`, and at
 /// least [`STRIDED_RUN`] single sectors an equal step apart as `a, a+k, …, b (N, every k-th)`, as the
 /// uberblocks of a ZFS label fall every 2nd sector: "0–33, 2310, 2312, …, 2558 (125, every 2nd),
 /// 16777183–16777215". Pure.
@@ -601,12 +603,12 @@ pub fn ranges(lbas: &[u64]) -> String {
         let (a, b) = runs[i];
         // Single sectors an equal step apart from here on.
         let mut j = i;
-        if a == b && i + 1 < runs.len() && runs[i + 1].0 == runs[i + 1].1 {
-            let step = runs[i + 1].0 - a;
-            while j + 1 < runs.len()
-                && runs[j + 1].0 == runs[j + 1].1
-                && runs[j + 1].0 - runs[j].0 == step
-            {
+        let single = |k: usize| runs.get(k).is_some_and(|r| r.0 == r.1);
+        let step = (single(i) && single(i + 1))
+            .then(|| runs[i + 1].0.checked_sub(a).filter(|d| *d > 1))
+            .flatten();
+        if let Some(step) = step {
+            while single(j + 1) && runs[j + 1].0.checked_sub(runs[j].0) == Some(step) {
                 j += 1;
             }
             if j + 1 - i >= STRIDED_RUN {

@@ -139,4 +139,11 @@ proptest::proptest! {
         let v: Vec<u64> = lbas.into_iter().collect();
         proptest::prop_assert_eq!(expand(&ranges(&v)), v);
     }
+
+    /// Any list, in any order and with repeats (an undo's sectors come in the order they were written), is
+    /// written as it comes, without a panic.
+    #[test]
+    fn ranges_text_is_exact_in_any_order(v in proptest::collection::vec(0u64..60, 0..80)) {
+        proptest::prop_assert_eq!(expand(&ranges(&v)), v);
+    }
 }
