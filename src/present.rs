@@ -225,6 +225,8 @@ pub fn written_lines(o: &WriteOutcome, verb: Verb) -> Vec<String> {
     });
     lines.push(if o.undo_command.is_empty() {
         "Undo: none by a table restore: the data was moved (make a new plan to change the layout again)".into()
+    } else if o.moved.is_some() {
+        format!("Undo (a table restore cannot: the data was moved): {}", o.undo_command)
     } else {
         format!("Undo: {}", o.undo_command)
     });

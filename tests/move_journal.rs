@@ -186,7 +186,8 @@ fn a_read_only_backup_directory_is_refused_like_a_full_one() {
 }
 
 /// A backup directory with room for the backup but not for the journal (a 2 MiB tmpfs): `apply` refuses
-/// before it saves the backup, so nothing is left there and the image is unchanged.
+/// before it saves the backup, or, where the directory is not made yet, removes the backup it saved, so nothing
+/// is left there and the image is unchanged.
 #[test]
 fn a_directory_without_room_for_the_journal_keeps_no_backup() {
     let sc = Scratch::new();
@@ -200,6 +201,21 @@ fn a_directory_without_room_for_the_journal_keeps_no_backup() {
     assert!(r.stderr.contains("journal"), "{}", r.stderr);
     let left: Vec<_> = std::fs::read_dir(&dir).expect("ls").flatten().collect();
     assert!(left.is_empty(), "nothing left in the directory: {left:?}");
+    assert!(
+        std::fs::read(&img).expect("read") == original,
+        "the image is unchanged"
+    );
+    // A directory not made yet (the backup makes it): the refusal comes once the backup is saved, and takes
+    // it away again.
+    let new = dir.join("new");
+    let r = common::apply(&s(&img), &pf, "full.img", &new);
+    assert_eq!(r.code, 3, "refused: {}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("journal"), "{}", r.stderr);
+    let left: Vec<_> = std::fs::read_dir(&new).expect("ls").flatten().collect();
+    assert!(
+        left.is_empty(),
+        "no backup left for a write that never happened: {left:?}"
+    );
     assert!(
         std::fs::read(&img).expect("read") == original,
         "the image is unchanged"

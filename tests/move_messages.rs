@@ -167,9 +167,7 @@ fn a_check_that_reports_problems_after_a_move_exits_1() {
         let r = afdisk_in(&args, &backups);
         assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
         if json {
-            let last = r.stdout.rfind("\n{\n").map_or(0, |i| i + 1);
-            let v: serde_json::Value =
-                serde_json::from_str(&r.stdout[last..]).expect("the outcome is JSON");
+            let v = r.outcome();
             assert_eq!(v["moved"]["checks"][0]["result"], "problems", "{v}");
         } else {
             assert!(
@@ -231,8 +229,7 @@ fn the_plan_counts_the_bytes_the_apply_copies() {
             &backups,
         );
         assert_eq!(r.code, 0, "{name}: {}", r.stderr);
-        let last = r.stdout.rfind("\n{\n").map_or(0, |i| i + 1);
-        let v: serde_json::Value = serde_json::from_str(&r.stdout[last..]).expect("JSON");
+        let v = r.outcome();
         let m = &v["moved"]["moves"][0];
         if name == "hib.img" {
             assert!(d["used_bytes"].is_null(), "{d}");

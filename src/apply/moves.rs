@@ -280,6 +280,62 @@ pub fn moves_data(plan: &Plan) -> bool {
     !data_moves(&plan.changes).is_empty()
 }
 
+/// Where the old layout of an apply that moves data is saved beside its `backup` (`X.json` →
+/// `X.old-layout.sfdisk`), and where the plan that moves the data back goes (`X.move-back-plan.json`).
+pub fn move_back_files(backup: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let stem = backup.with_extension("");
+    let with = |tail: &str| {
+        let mut s = stem.clone().into_os_string();
+        s.push(tail);
+        std::path::PathBuf::from(s)
+    };
+    (with(".old-layout.sfdisk"), with(".move-back-plan.json"))
+}
+
+/// Saves the table `plan` was made from as an sfdisk script beside `backup` (see [`move_back_files`]), fsynced,
+/// and returns the pasteable commands that move the data back to it: a custom plan of that layout, which moves
+/// the data again (journaled and verified), and its apply. A restore of the backup cannot: the old table
+/// points where the data no longer is ([`refuse_undo_of_move`]).
+pub fn save_move_back(
+    plan: &Plan,
+    device: &std::path::Path,
+    backup: &std::path::Path,
+) -> Result<String> {
+    let Some(old) = &plan.old else {
+        return Ok(String::new());
+    };
+    let (script, back_plan) = move_back_files(backup);
+    let text = table::sfdisk::dump(&old.table, &old.partitions, &device.to_string_lossy());
+    let write = || -> std::io::Result<()> {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&script)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        if let Some(dir) = script.parent() {
+            std::fs::File::open(dir)?.sync_all()?;
+        }
+        Ok(())
+    };
+    write().map_err(|e| {
+        Error::refused(
+            format!("cannot save the old layout to {}: {e}; nothing was written to the disk", script.display()),
+            "set AFDISK_BACKUP_DIR to a writable directory with room (on another disk than the one being changed)",
+        )
+    })?;
+    let q = |p: &std::path::Path| crate::device::shell_quote(p.as_os_str());
+    Ok(format!(
+        "afdisk plan {dev} --from-sfdisk {} -o {} && afdisk apply {dev} --plan {} (moves the data back to the \
+         old layout)",
+        q(&script),
+        q(&back_plan),
+        q(&back_plan),
+        dev = q(device)
+    ))
+}
+
 /// Refuses to undo an apply that moved data: its backup holds the old table, which points at where the data
 /// no longer is; writing it back would leave the filesystems unreadable (their bytes are at the new starts).
 pub fn refuse_undo_of_move(b: &super::backup::Backup) -> Result<()> {
@@ -287,8 +343,9 @@ pub fn refuse_undo_of_move(b: &super::backup::Backup) -> Result<()> {
         return Err(Error::refused(
             "this backup was taken before an apply that moved partition data: its old table points where the \
              data no longer is, so restoring it would make those filesystems unreadable; nothing was written",
-            "a finished move left its partitions complete at their new starts: to change the layout again, make \
-             a new plan (`afdisk plan TARGET --realign`); a move that did not finish is finished by `afdisk resume \
+            "a finished move left its partitions complete at their new starts: to move the data back, plan the old \
+             layout saved beside this backup (`afdisk plan TARGET --from-sfdisk BACKUP.old-layout.sfdisk -o PLAN`, \
+             then apply it); a move that did not finish is finished by `afdisk resume \
              TARGET` (or undone by `afdisk resume TARGET --rollback` while no data was copied yet)",
         ));
     }

@@ -210,10 +210,9 @@ pub fn apply_with(
     // without room refuses with nothing left behind).
     let job = if moves::moves_data(plan) {
         let job = moves::job_with_chunk(plan, &src, crate::mover::journal_chunk(backup_dir))?;
-        // (A directory not made yet is made by the backup, and checked by the mover before the journal.)
+        // (A directory not made yet is made by the backup, and checked again below.)
         if backup_dir.is_dir() {
-            crate::mover::check_journal_place(backup_dir, opened)?;
-            crate::mover::check_journal_room(backup_dir, crate::mover::Journal::size_for(&job)?)?;
+            check_journal_dir(backup_dir, opened, &job)?;
         }
         Some(job)
     } else {
@@ -221,6 +220,10 @@ pub fn apply_with(
     };
     let backup_file = save_backup(&src, ss, plan, &sectors, backup_dir)?;
     let cmd = restore_command(&opened.info.path, &backup_file);
+    let move_back = match &job {
+        Some(job) => ready_to_move(backup_dir, opened, job, plan, &backup_file)?,
+        None => String::new(),
+    };
     // The mover marks, copies, verifies and writes the new table (its errors say how to resume; restoring the
     // old table would not move the data back).
     let moved = if let Some(job) = job {
@@ -251,10 +254,34 @@ pub fn apply_with(
         table: after,
         kernel,
         outside_table_space: Vec::new(),
-        // Restoring the old table would not move the data back (see `mover::refuse_undo_of_move`).
-        undo_command: if moved.is_some() { String::new() } else { cmd },
+        // Restoring the old table would not move the data back (see `moves::refuse_undo_of_move`): a plan of
+        // the old layout does.
+        undo_command: if moved.is_some() { move_back } else { cmd },
         moved,
     })
+}
+
+/// With `backup` saved for `plan`'s move: the journal's place and room checked again (a directory the backup
+/// made), and the old layout saved, which moves the data back (the undo returned). A refusal here has written
+/// nothing to the disk, so it leaves no backup behind.
+fn ready_to_move(
+    dir: &Path,
+    opened: &Opened,
+    job: &crate::mover::JournalHeader,
+    plan: &Plan,
+    backup: &Path,
+) -> Result<String> {
+    check_journal_dir(dir, opened, job)
+        .and_then(|()| moves::save_move_back(plan, &opened.info.path, backup))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(backup);
+        })
+}
+
+/// Refuses a journal directory on the disk being changed, or without room for `job`'s journal.
+fn check_journal_dir(dir: &Path, opened: &Opened, job: &crate::mover::JournalHeader) -> Result<()> {
+    crate::mover::check_journal_place(dir, opened)?;
+    crate::mover::check_journal_room(dir, crate::mover::Journal::size_for(job)?)
 }
 
 /// The checks made before the disk is opened for writing: the plan's schema, that it was made for this disk,

@@ -511,7 +511,9 @@ pub fn summary_lines(d: &MoveDone) -> Vec<String> {
         "No undo by a table restore: the data was moved (make a new plan to change it again)."
             .into()
     } else {
-        format!("Undo: {}", w.undo_command)
+        "No undo by a table restore: the data was moved (? shows the commands that move it back to the \
+         old layout, saved beside the backup)."
+            .into()
     });
     l.push(format!(
         "Backup: {} (? shows its path and the details)",

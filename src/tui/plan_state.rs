@@ -196,8 +196,9 @@ impl PlanState {
         };
         let how_undone = if undo {
             "Undone. The disk is as before the plan; a writes the plan again.".to_string()
-        } else if o.undo_command.is_empty() {
-            "No undo by a table restore: the data was moved (make a new plan to change it again)."
+        } else if o.moved.is_some() {
+            "No undo by a table restore: the data was moved (the old layout is saved beside the backup; \
+             ? shows how to move the data back)."
                 .into()
         } else {
             "Press u to undo, b to benchmark the result.".into()

@@ -111,6 +111,13 @@ impl Afdisk {
             )
         })
     }
+    /// The outcome object of an `--json` run that printed progress lines first (an apply that moves data):
+    /// the last pretty-printed object.
+    pub fn outcome(&self) -> Value {
+        let last = self.stdout.rfind("\n{\n").map_or(0, |i| i + 1);
+        serde_json::from_str(&self.stdout[last..])
+            .unwrap_or_else(|e| panic!("no JSON outcome ({e}):\n{}\n{}", self.stdout, self.stderr))
+    }
 }
 
 pub fn afdisk(args: &[&str]) -> Afdisk {
