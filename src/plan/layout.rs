@@ -199,6 +199,10 @@ pub struct RealignOptions {
     /// them; it prefers a place at least one window away where the free space allows (no journaled copy), else
     /// the next boundary toward the end, else the one toward the start.
     pub footprints: BTreeMap<u32, u64>,
+    /// Byte ranges that no partition holds but that hold data (a sample found bytes that are not zero: a
+    /// deleted partition's, say): a data move is not pushed further than the nearest aligned start over them,
+    /// which it would overwrite only to save its journal.
+    pub data_in_free: Vec<(u64, u64)>,
 }
 
 /// Realigns `parts` of `table`; `contents` maps partition numbers to the signature found in them.
@@ -281,7 +285,13 @@ impl Realigner<'_> {
         };
         let (ns, ne) = place_for_data(start, size, lo, hi, ao, grain, strict, len)?;
         let far =
-            crate::mover::schedule::far_enough(start, ne - ns, len, ns, (lo, hi), (ao, grain));
+            crate::mover::schedule::far_enough(start, ne - ns, len, ns, (lo, hi), (ao, grain))
+                .filter(|f| {
+                    let far = (f.start, f.start + (ne - ns));
+                    !beyond(far, (ns, ne))
+                        .into_iter()
+                        .any(|x| self.opts.data_in_free.iter().any(|&d| overlap(x, d)))
+                });
         Some(match far {
             Some(f) => ((f.start, f.start + (ne - ns)), Some(f)),
             None => ((ns, ne), None),
@@ -533,6 +543,42 @@ fn data_change(
         content: Some(fs.to_string()),
         data_move,
     }
+}
+
+/// The parts of the byte range `a` outside the byte range `b` (each `[start, end)`), at most two. Pure.
+pub fn beyond(a: (u64, u64), b: (u64, u64)) -> Vec<(u64, u64)> {
+    [(a.0, a.1.min(b.0)), (a.0.max(b.1), a.1)]
+        .into_iter()
+        .filter(|(x, y)| x < y)
+        .collect()
+}
+
+/// Whether the byte ranges `a` and `b` (`[start, end)`) share a byte. Pure.
+pub fn overlap(a: (u64, u64), b: (u64, u64)) -> bool {
+    a.0 < b.1 && b.0 < a.1 && a.0 < a.1 && b.0 < b.1
+}
+
+/// The sectors of the usable range of `table` that no partition holds (an extended container holds its
+/// logicals and EBRs), as `[start, end)` sector ranges. Pure.
+pub fn unallocated(table: &Table, parts: &[Partition]) -> Vec<(u64, u64)> {
+    let mut held: Vec<(u64, u64)> = parts
+        .iter()
+        .filter(|p| p.kind != PartKind::Logical && p.size > 0)
+        .map(|p| (p.start, p.start + p.size))
+        .collect();
+    held.sort_unstable();
+    let mut out = Vec::new();
+    let mut at = table.first_usable;
+    for (a, b) in held {
+        if a > at {
+            out.push((at, a));
+        }
+        at = at.max(b);
+    }
+    if at <= table.last_usable {
+        out.push((at, table.last_usable + 1));
+    }
+    out
 }
 
 /// The free sectors `[lo, hi]` around partition `idx`: bounded by the table's usable range, the neighbours

@@ -157,6 +157,40 @@ fn realign_refuses_to_move_data_and_states_the_move() {
     .is_err());
 }
 
+/// Free sectors that hold data keep a data move from being pushed over them only to save its journal: it
+/// stays at the nearest aligned start (journaled) instead; data elsewhere does not change the far place.
+#[test]
+fn a_far_place_is_not_taken_over_free_sectors_that_hold_data() {
+    let t = Topology::simple(512, 4096, 16 * GIB);
+    let table = gpt_table(16 * GIB / 512, 512);
+    let contents = BTreeMap::from([(1u32, "ext4".to_string())]);
+    let parts = [part(1, 2049, 400_000)];
+    let with = |data: Vec<(u64, u64)>| {
+        let opts = RealignOptions {
+            move_data: true,
+            footprints: BTreeMap::from([(1u32, 400_000 * 512)]),
+            data_in_free: data,
+            ..Default::default()
+        };
+        realign(&t, MIB, &table, &parts, &contents, &opts)
+            .unwrap()
+            .0
+            .partitions[0]
+            .start
+    };
+    assert_eq!(with(vec![]), 69632);
+    // 450000 is past the old end (402048) and inside the far place (69632–469631), not the near one.
+    assert_ne!(with(vec![(450_000 * 512, 450_001 * 512)]), 69632);
+    assert_eq!(
+        with(vec![(600_000 * 512, 600_001 * 512)]),
+        69632,
+        "data beyond the far place"
+    );
+    assert_eq!(beyond((0, 10), (2, 5)), vec![(0, 2), (5, 10)]);
+    assert_eq!(beyond((3, 4), (0, 10)), vec![]);
+    assert!(overlap((0, 2), (1, 3)) && !overlap((0, 2), (2, 3)));
+}
+
 /// A data move goes one window (32 MiB) past its old start where the free space allows (2049 → 69632: shift mode,
 /// no journaled copy; the reason says why), and to the nearest aligned start where it does not (partition 2 right
 /// behind it: 2049 → 2048, journaled).

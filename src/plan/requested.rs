@@ -38,8 +38,8 @@ pub(super) fn realign(ctx: &MakeCtx, notes: &mut Vec<String>) -> Result<Planned>
         old,
         foreign: _,
         blocking,
-        topo,
-        grain,
+        topo: _,
+        grain: _,
     } = *ctx;
     let info = &opened.info;
     let ss = info.logical_sector_size;
@@ -85,22 +85,9 @@ pub(super) fn realign(ctx: &MakeCtx, notes: &mut Vec<String>) -> Result<Planned>
             "leave {table} out with {realign}",
         ));
     }
-    let contents = contents(src, ss, &old.partitions);
-    let opts = layout::RealignOptions {
-        strict: req.strict,
-        discard_data: req.discard_data.clone(),
-        move_data: true,
-        footprints: crate::mover::footprints(src, ss, &old.partitions, &contents),
-    };
-    let (mut new, mut changes) = layout::realign(
-        topo,
-        grain.bytes,
-        &old.table,
-        &old.partitions,
-        &contents,
-        &opts,
-    )?;
+    let (mut new, mut changes) = realigned_layout(ctx, old)?;
     notes.extend(estimate::estimate_moves(&opened.file, ss, &mut changes));
+    notes.extend(free_overwritten(src, ss, old, &changes));
     if table::driver(old.table.label).has_logicals() {
         notes.extend(chain::make_crash_safe(
             &old.partitions,
@@ -109,6 +96,97 @@ pub(super) fn realign(ctx: &MakeCtx, notes: &mut Vec<String>) -> Result<Planned>
         ));
     }
     Ok((PlanKind::Realign, new, changes))
+}
+
+/// The realigned layout of `old` and its changes. A move placed further than the nearest start only to save
+/// its journal is not placed over free sectors that hold data: planned again, it stays nearest.
+fn realigned_layout(ctx: &MakeCtx, old: &Layout) -> Result<(Layout, Vec<Change>)> {
+    let (req, src, topo, grain) = (ctx.req, ctx.src, ctx.topo, ctx.grain);
+    let ss = ctx.opened.info.logical_sector_size;
+    let contents = contents(src, ss, &old.partitions);
+    let mut opts = layout::RealignOptions {
+        strict: req.strict,
+        discard_data: req.discard_data.clone(),
+        move_data: true,
+        footprints: crate::mover::footprints(src, ss, &old.partitions, &contents),
+        data_in_free: Vec::new(),
+    };
+    let realigned = |opts: &layout::RealignOptions| {
+        layout::realign(
+            topo,
+            grain.bytes,
+            &old.table,
+            &old.partitions,
+            &contents,
+            opts,
+        )
+    };
+    let (new, changes) = realigned(&opts)?;
+    let holding: Vec<(u64, u64)> = overwritten_free(old, &changes)
+        .into_iter()
+        .flat_map(|(_, pieces)| pieces)
+        .filter(|&(a, b)| holds_data(src, ss, (a, b)))
+        .map(|(a, b)| (a * ss, b * ss))
+        .collect();
+    if holding.is_empty() {
+        return Ok((new, changes));
+    }
+    opts.data_in_free = holding;
+    realigned(&opts)
+}
+
+/// The sectors each data move of `changes` writes over besides its own old place that no partition of `old`
+/// holds: (partition, `[start, end)` sector ranges). Pure.
+fn overwritten_free(old: &Layout, changes: &[Change]) -> Vec<(u32, Vec<(u64, u64)>)> {
+    let free = layout::unallocated(&old.table, &old.partitions);
+    changes
+        .iter()
+        .filter(|c| c.data_move.is_some())
+        .filter_map(|c| {
+            let (os, on, ns, nn) = (c.old_start?, c.old_size?, c.new_start?, c.new_size?);
+            let pieces: Vec<(u64, u64)> = layout::beyond((ns, ns + nn), (os, os + on))
+                .into_iter()
+                .flat_map(|x| free.iter().map(move |&f| (x.0.max(f.0), x.1.min(f.1))))
+                .filter(|(a, b)| a < b)
+                .collect();
+            (!pieces.is_empty()).then_some((c.number, pieces))
+        })
+        .collect()
+}
+
+/// Whether the sectors `[a, b)` hold data: read whole up to [`crate::fs::TAIL_READ_WHOLE`], sampled beyond.
+fn holds_data(src: &dyn ByteSource, ss: u64, (a, b): (u64, u64)) -> bool {
+    crate::fs::data_past(src, a * ss, (b - a) * ss, 0).is_some()
+}
+
+/// The notes of [`overwritten_free`]: which free sectors each data move writes over, and whether they hold
+/// data (what they hold is overwritten, and no backup keeps it: a backup holds table sectors).
+fn free_overwritten(
+    src: &dyn ByteSource,
+    ss: u64,
+    old: &Layout,
+    changes: &[Change],
+) -> Vec<String> {
+    overwritten_free(old, changes)
+        .into_iter()
+        .map(|(n, pieces)| {
+            let sectors: u64 = pieces.iter().map(|(a, b)| b - a).sum();
+            let span: Vec<String> = pieces.iter().map(|(a, b)| format!("{a}–{}", b - 1)).collect();
+            format!(
+                "partition {n}'s data move writes over sectors {} ({}) that no partition holds now{}",
+                span.join(", "),
+                crate::units::human(sectors * ss),
+                if pieces.iter().any(|&x| holds_data(src, ss, x)) {
+                    "; they are not all zero (a deleted partition's data?): what they hold is overwritten, and no \
+                     backup keeps it"
+                } else if pieces.iter().all(|(a, b)| (b - a) * ss <= crate::fs::TAIL_READ_WHOLE) {
+                    " (they hold only zeros)"
+                } else {
+                    " (all zero where sampled)"
+                }
+            )
+        })
+        .collect()
 }
 
 /// A fresh layout from preset `name` (`afdisk plan --preset`), over the table on the disk only with `replace`.
