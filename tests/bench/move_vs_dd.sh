@@ -106,6 +106,9 @@ fresh() { # $1 = label script for sfdisk (stdin), $2 = partition start sector
   rm -f "$img"
   # Fully written, so reads are real reads (unwritten extents read as zeros without I/O).
   dd if=/dev/urandom of="$img" bs=4M count=$((total_mib / 4)) status=none
+  # Past the partition the free space holds zeros (written, so still real reads): afdisk places a move further
+  # than the nearest start (case C) only over free sectors that hold no data.
+  dd if=/dev/zero of="$img" bs=1M seek="$size_mib" count=$((total_mib - size_mib)) conv=notrunc status=none
   loop=$(losetup -f --show --direct-io=on "$img")
   wipefs -q -a "$loop" >/dev/null 2>&1 || true
   dd if=/dev/zero of="$loop" bs=1M count=1 conv=notrunc status=none
