@@ -9,6 +9,7 @@ mod bench;
 mod confirm;
 mod demo;
 mod dump;
+mod input;
 mod move_progress;
 mod render;
 pub(crate) mod resume;

@@ -69,12 +69,19 @@ fn make_plan(a: &PlanArgs, geometry: &GeometryArgs) -> Result<Plan, Error> {
     }
     let (preset, preset_text) = match (&a.preset, &a.preset_file) {
         (_, Some(f)) => {
-            let text = std::fs::read_to_string(f).map_err(|e| {
-                Error::from_file_io(
-                    "read the preset file",
-                    f,
-                    &e,
-                    "check the path; built-in presets are chosen with --preset NAME",
+            let bytes = super::input::read_bounded(
+                f,
+                super::input::MAX_INPUT_BYTES,
+                &super::input::Input {
+                    what: "preset file",
+                    expected: "a TOML file, see PRESET FILES in afdisk(8)",
+                    missing: "check the path; built-in presets are chosen with --preset NAME",
+                },
+            )?;
+            let text = String::from_utf8(bytes).map_err(|_| {
+                Error::usage(
+                    format!("{} is not a preset file: it is not UTF-8 text", f.display()),
+                    "give a TOML preset file (see PRESET FILES in afdisk(8)), or a built-in one with --preset NAME",
                 )
             })?;
             let name = f
