@@ -76,11 +76,63 @@ pub(crate) fn print_error(e: &Error) {
     }
 }
 
-/// Writes to stdout; a closed pipe (`afdisk list | head`) is not an error worth a panic.
+/// The first error writing to stdout other than a closed pipe (see [`emit`]), until taken.
+static STDOUT_FAILURE: std::sync::Mutex<Option<std::io::Error>> = std::sync::Mutex::new(None);
+
+/// Writes to stdout. A closed pipe (`afdisk list | head`) is quiet: the reader wanted no more. Any other
+/// failure (`>/dev/full`, a full disk) is kept for [`finish`], which reports it and makes the exit status an
+/// error: output that did not arrive is no success.
 pub(crate) fn emit(text: &str) {
+    let bytes = text.as_bytes();
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+    if let Err(e) = out.write_all(bytes).and_then(|()| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            let mut f = STDOUT_FAILURE.lock().unwrap_or_else(|p| p.into_inner());
+            f.get_or_insert(e);
+        }
+    }
+}
+
+/// The failure to write to stdout since the last call, if any (taken: reported once).
+pub(crate) fn take_stdout_failure() -> Option<std::io::Error> {
+    STDOUT_FAILURE
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+}
+
+/// The error for output lost on stdout (`cause`), `done` being what the command did all the same (none
+/// when it only read).
+pub(crate) fn stdout_error(cause: &std::io::Error, done: Option<&str>) -> Error {
+    let problem = format!("cannot write the output to standard output: {cause}");
+    match done {
+        Some(d) => Error::io(
+            format!("{d}; but {problem}"),
+            "the disk was written as said above; send the output somewhere it fits (the backup file holds \
+             what was overwritten)",
+        ),
+        None => Error::io(
+            problem,
+            "send the output somewhere it can be written (a file on a filesystem with room, or a pipe)",
+        ),
+    }
+}
+
+/// The exit status `code` of a command whose output may not have reached stdout: a write failure (not a
+/// closed pipe) is reported on stderr and makes it an error (exit 2, an I/O failure), unless the command
+/// was already refused or failed.
+pub fn finish(code: i32) -> i32 {
+    match take_stdout_failure() {
+        Some(e) => {
+            print_error(&stdout_error(&e, None));
+            if code == EXIT_REFUSED {
+                code
+            } else {
+                EXIT_ERROR
+            }
+        }
+        None => code,
+    }
 }
 
 pub(crate) fn json<T: serde::Serialize>(v: &T) -> String {
@@ -388,9 +440,7 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
         } => demo::cmd_demo(keep, as_json),
         Command::Bench(a) => cmd_bench(a, &geometry),
         Command::Completions { shell } => {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(&shell.script());
-            let _ = out.flush();
+            emit(&String::from_utf8_lossy(&shell.script()));
             EXIT_OK
         }
     }

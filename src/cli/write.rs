@@ -115,20 +115,45 @@ fn make_plan(a: &PlanArgs, geometry: &GeometryArgs) -> Result<Plan, Error> {
     plan::make(&opened, &req)
 }
 
-fn outcome(o: &apply::WriteOutcome, as_json: bool, verb: Verb) {
+/// Shows what a write did. When stdout cannot take it (`>/dev/full`), the disk was written all the same: an
+/// error on stderr says that it succeeded, where the backup is and the undo, and `Some(exit status)` is
+/// returned (an I/O failure, exit 2); `None` when the outcome was shown.
+fn outcome(o: &apply::WriteOutcome, as_json: bool, verb: Verb) -> Option<i32> {
     if let (Some(m), false) = (&o.moved, as_json) {
         super::move_progress::show(m, false);
-        if m.status != "finished" {
-            return;
+    }
+    if o.moved
+        .as_ref()
+        .is_none_or(|m| m.status == "finished" || as_json)
+    {
+        if as_json {
+            emit(&json(&afdisk::contract::WriteJson::new(o)));
+        } else {
+            let mut text = written_lines(o, verb).join("\n");
+            text.push('\n');
+            emit(&text);
         }
     }
-    if as_json {
-        emit(&json(&afdisk::contract::WriteJson::new(o)));
-    } else {
-        let mut text = written_lines(o, verb).join("\n");
-        text.push('\n');
-        emit(&text);
+    if o.moved.as_ref().is_some_and(|m| m.status != "finished") {
+        // A stopped move is no success to announce: `finish` reports the lost output as for any command.
+        return None;
     }
+    let cause = super::take_stdout_failure()?;
+    let mut done = format!(
+        "the {} succeeded: {} sector(s) of {} written and verified, the previous ones saved in {}",
+        match verb {
+            Verb::Wrote => "apply",
+            Verb::Restored => "restore",
+        },
+        o.sectors_written,
+        device::shell_quote(o.device.as_os_str()),
+        device::shell_quote(o.backup_file.as_os_str()),
+    );
+    if !o.undo_command.is_empty() {
+        done.push_str(&format!(" (undo: {})", o.undo_command));
+    }
+    print_error(&super::stdout_error(&cause, Some(&done)));
+    Some(EXIT_ERROR)
 }
 
 pub fn apply(
@@ -175,7 +200,9 @@ pub fn apply(
     };
     match run() {
         Ok(o) => {
-            outcome(&o, as_json, Verb::Wrote);
+            if let Some(code) = outcome(&o, as_json, Verb::Wrote) {
+                return code;
+            }
             // A move stopped at a commit point is not done: the disk must be resumed.
             if o.moved.as_ref().is_some_and(|m| m.status != "finished") {
                 return EXIT_ERROR;
@@ -249,10 +276,7 @@ pub fn restore(
         apply::restore(&opened, &b, &conf, &backup::backup_dir())
     };
     match run() {
-        Ok(o) => {
-            outcome(&o, as_json, Verb::Restored);
-            EXIT_OK
-        }
+        Ok(o) => outcome(&o, as_json, Verb::Restored).unwrap_or(EXIT_OK),
         Err(e) => fail(&e),
     }
 }
@@ -327,10 +351,7 @@ fn restore_sgdisk(
         apply::apply(&opened, &p, &conf, &backup::backup_dir())
     };
     match run() {
-        Ok(o) => {
-            outcome(&o, as_json, Verb::Restored);
-            EXIT_OK
-        }
+        Ok(o) => outcome(&o, as_json, Verb::Restored).unwrap_or(EXIT_OK),
         Err(e) => fail(&e),
     }
 }
