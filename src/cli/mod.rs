@@ -76,6 +76,32 @@ pub(crate) fn print_error(e: &Error) {
     }
 }
 
+/// The exit status of a command that failed with `e`: 3 when refused for safety, else 2.
+pub(crate) fn exit_code(e: &Error) -> i32 {
+    if e.kind == afdisk::ErrorKind::Refused {
+        EXIT_REFUSED
+    } else {
+        EXIT_ERROR
+    }
+}
+
+/// A command failed with `e`: the error on stderr, and with `--json` (`as_json`) also as one JSON object on
+/// stdout (`contract::ErrorJson`, afdisk-json(5)), since a `--json` command always prints one. The exit status.
+pub(crate) fn fail(e: &Error, as_json: bool) -> i32 {
+    print_error(e);
+    let code = exit_code(e);
+    if as_json {
+        emit(&json_error(e, code));
+    }
+    code
+}
+
+/// `e` as the JSON error object, ending the command with `code`.
+pub(crate) fn json_error(e: &Error, code: i32) -> String {
+    let (problem, fix) = error_text(e);
+    json(&afdisk::contract::ErrorJson::new(e, problem, fix, code))
+}
+
 /// The first error writing to stdout other than a closed pipe (see [`emit`]), until taken.
 static STDOUT_FAILURE: std::sync::Mutex<Option<std::io::Error>> = std::sync::Mutex::new(None);
 
@@ -194,16 +220,23 @@ pub fn parse() -> Cli {
         print_error(&e);
         std::process::exit(EXIT_ERROR);
     }
+    // A command line that asks for JSON gets its usage error as JSON too.
+    let as_json = argv
+        .iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--json");
     let mut matches = cmd
         .try_get_matches_from(argv)
-        .unwrap_or_else(|e| usage_exit(e));
+        .unwrap_or_else(|e| usage_exit(e, as_json));
     Cli::from_arg_matches_mut(&mut matches)
-        .unwrap_or_else(|e| usage_exit(e.format(&mut Cli::command())))
+        .unwrap_or_else(|e| usage_exit(e.format(&mut Cli::command()), as_json))
 }
 
 /// Exits on a command line clap refused: help and version as clap prints them; a usage error as afdisk
-/// words every error (`afdisk: error: …` and a `fix:` line with the usage, see [`usage_words`]), exit 2.
-fn usage_exit(e: clap::Error) -> ! {
+/// words every error (`afdisk: error: …` and a `fix:` line with the usage, see [`usage_words`]), exit 2;
+/// with `--json` in the command line also as the JSON error object on stdout.
+fn usage_exit(e: clap::Error, as_json: bool) -> ! {
     use clap::error::ErrorKind as K;
     if matches!(
         e.kind(),
@@ -212,8 +245,8 @@ fn usage_exit(e: clap::Error) -> ! {
         e.exit()
     }
     let (problem, fix) = usage_words(&e.render().to_string());
-    let _ = writeln!(std::io::stderr(), "afdisk: error: {problem}\n  fix: {fix}");
-    std::process::exit(EXIT_ERROR)
+    fail(&Error::usage(problem, fix), as_json);
+    std::process::exit(finish(EXIT_ERROR))
 }
 
 /// The problem and the fix in clap's error text `text`. The problem is clap's first line with every fact
@@ -493,18 +526,14 @@ fn cmd_inspect(
             });
             EXIT_OK
         }
-        Err(e) => {
-            print_error(&e);
-            EXIT_ERROR
-        }
+        Err(e) => fail(&e, as_json),
     }
 }
 
 fn cmd_list(as_json: bool, g: &GeometryArgs) -> i32 {
     // An override no disk can take is the command line's mistake, not each disk's.
     if let Err(e) = g.overrides().validate() {
-        print_error(&e);
-        return EXIT_ERROR;
+        return fail(&e, as_json);
     }
     let opts = InspectOptions {
         overrides: g.overrides(),

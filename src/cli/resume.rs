@@ -9,20 +9,9 @@ use afdisk::apply::backup;
 use afdisk::device;
 use afdisk::mover::{self, Control};
 
-use afdisk::Error;
-
 use super::args::{ConfirmArgs, GeometryArgs};
 use super::move_progress::{presenter, show, stop_on_interrupt};
-use super::{print_error, EXIT_ERROR, EXIT_OK, EXIT_REFUSED};
-
-fn fail(e: &Error) -> i32 {
-    print_error(e);
-    if e.kind == afdisk::ErrorKind::Refused {
-        EXIT_REFUSED
-    } else {
-        EXIT_ERROR
-    }
-}
+use super::{fail, EXIT_ERROR, EXIT_OK};
 
 pub fn resume(
     target: &Path,
@@ -57,6 +46,6 @@ pub fn resume(
                 EXIT_OK
             }
         }
-        Err(e) => fail(&e),
+        Err(e) => fail(&e, as_json),
     }
 }

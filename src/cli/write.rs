@@ -6,7 +6,6 @@ use std::path::Path;
 
 use afdisk::apply::{self, backup};
 use afdisk::device;
-use afdisk::error::ErrorKind;
 use afdisk::plan::{self, Plan, Request};
 use afdisk::present::{written_lines, Verb};
 use afdisk::table::Label;
@@ -14,16 +13,7 @@ use afdisk::Error;
 
 use super::args::{ConfirmArgs, GeometryArgs, PlanArgs};
 use super::confirm::{confirmation_destroying, sized};
-use super::{emit, json, print_error, EXIT_ERROR, EXIT_OK, EXIT_REFUSED};
-
-fn fail(e: &Error) -> i32 {
-    print_error(e);
-    if e.kind == ErrorKind::Refused {
-        EXIT_REFUSED
-    } else {
-        EXIT_ERROR
-    }
-}
+use super::{emit, fail, json, print_error, EXIT_ERROR, EXIT_OK};
 
 pub fn plan(a: &PlanArgs, geometry: &GeometryArgs) -> i32 {
     let out_ok = a.output.as_deref().map_or(Ok(()), |out| {
@@ -33,12 +23,15 @@ pub fn plan(a: &PlanArgs, geometry: &GeometryArgs) -> i32 {
         Ok(p) => {
             if let Some(out) = &a.output {
                 if let Err(e) = std::fs::write(out, json(&p)) {
-                    return fail(&Error::from_file_io(
-                        "write the plan to",
-                        out,
-                        &e,
-                        "the directory of -o must exist",
-                    ));
+                    return fail(
+                        &Error::from_file_io(
+                            "write the plan to",
+                            out,
+                            &e,
+                            "the directory of -o must exist",
+                        ),
+                        a.json,
+                    );
                 }
             }
             if a.json {
@@ -58,7 +51,7 @@ pub fn plan(a: &PlanArgs, geometry: &GeometryArgs) -> i32 {
             }
             EXIT_OK
         }
-        Err(e) => fail(&e),
+        Err(e) => fail(&e, a.json),
     }
 }
 
@@ -212,7 +205,7 @@ pub fn apply(
             }
             EXIT_OK
         }
-        Err(e) => fail(&e),
+        Err(e) => fail(&e, as_json),
     }
 }
 
@@ -240,7 +233,7 @@ pub fn backup(target: &Path, out: &Path, as_json: bool, g: &GeometryArgs) -> i32
             }
             EXIT_OK
         }
-        Err(e) => fail(&e),
+        Err(e) => fail(&e, as_json),
     }
 }
 
@@ -277,7 +270,7 @@ pub fn restore(
     };
     match run() {
         Ok(o) => outcome(&o, as_json, Verb::Restored).unwrap_or(EXIT_OK),
-        Err(e) => fail(&e),
+        Err(e) => fail(&e, as_json),
     }
 }
 
@@ -352,6 +345,6 @@ fn restore_sgdisk(
     };
     match run() {
         Ok(o) => outcome(&o, as_json, Verb::Restored).unwrap_or(EXIT_OK),
-        Err(e) => fail(&e),
+        Err(e) => fail(&e, as_json),
     }
 }
