@@ -46,6 +46,31 @@ fn geometry_bytes(s: &str) -> Result<u64, String> {
         .map_err(|e| format!("{} ({})", e.problem, e.fix))
 }
 
+/// A path argument, as typed, except that a relative path starting with `-` (`-dash.img`) becomes
+/// `./-dash.img`: every command afdisk prints for the user to run (`Apply it with: afdisk apply …`, the undo,
+/// the resume) names the path as it is kept, and a word starting with `-` would be read as an option there.
+#[derive(Debug, Clone, Copy)]
+pub struct PathArg;
+
+impl clap::builder::TypedValueParser for PathArg {
+    type Value = PathBuf;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<PathBuf, clap::Error> {
+        use std::os::unix::ffi::OsStrExt;
+        let p = clap::builder::PathBufValueParser::new().parse_ref(cmd, arg, value)?;
+        Ok(if value.as_bytes().starts_with(b"-") {
+            PathBuf::from(".").join(p)
+        } else {
+            p
+        })
+    }
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "afdisk",
@@ -59,6 +84,7 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
     /// Disk or image to open in the terminal UI (omit for the list of disks)
+    #[arg(value_parser = PathArg)]
     pub target: Option<PathBuf>,
     /// The geometry options are global: every subcommand takes them (before or after its own arguments) and
     /// their values land here, so no subcommand flattens them again (with `defer`, a second copy would be two
@@ -80,6 +106,7 @@ pub enum Command {
     /// Show a disk's topology, partition table, alignment and findings
     Inspect {
         /// Block device (/dev/sdb, /dev/disk/by-id/...) or disk image file
+        #[arg(value_parser = PathArg)]
         target: PathBuf,
         /// Print the JSON report
         #[arg(long)]
@@ -90,6 +117,7 @@ pub enum Command {
     /// Exit 0 when every partition starts on a physical boundary, 1 when one does not, 2 on errors
     Check {
         /// Disks, partitions (/dev/sdb1: that partition of its disk) or images; none: every disk `list` shows
+        #[arg(value_parser = PathArg)]
         targets: Vec<PathBuf>,
         /// Print JSON (an object: the schema version and one result per target)
         #[arg(long)]
@@ -105,14 +133,16 @@ pub enum Command {
     /// Print the partition table as `sfdisk -d` does (a script that `sfdisk` or `plan --from-sfdisk` reads)
     Dump {
         /// Block device or disk image
+        #[arg(value_parser = PathArg)]
         target: PathBuf,
     },
     /// Write a plan made by `afdisk plan`, after a backup and a typed confirmation
     Apply {
         /// The disk or image the plan was made for
+        #[arg(value_parser = PathArg)]
         target: PathBuf,
         /// The plan file (`afdisk plan ... -o FILE`)
-        #[arg(long, value_name = "FILE")]
+        #[arg(value_parser = PathArg, long, value_name = "FILE")]
         plan: PathBuf,
         #[command(flatten)]
         confirm: ConfirmArgs,
@@ -123,9 +153,10 @@ pub enum Command {
     /// Save the table sectors (MBR, both GPT headers and arrays, EBRs) of a disk to a file
     Backup {
         /// Block device or disk image whose table sectors are saved
+        #[arg(value_parser = PathArg)]
         target: PathBuf,
         /// The backup file to write
-        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        #[arg(value_parser = PathArg, short = 'o', long = "output", value_name = "FILE")]
         output: PathBuf,
         /// Print a JSON summary
         #[arg(long)]
@@ -134,8 +165,10 @@ pub enum Command {
     /// Write a backup (from `afdisk backup` or an apply) back onto the same disk, or an `sgdisk --backup` file
     Restore {
         /// Block device or disk image the backup was taken from
+        #[arg(value_parser = PathArg)]
         target: PathBuf,
         /// The backup file (afdisk's, or one written by `sgdisk --backup`)
+        #[arg(value_parser = PathArg)]
         backup: PathBuf,
         #[command(flatten)]
         confirm: ConfirmArgs,
@@ -148,9 +181,10 @@ pub enum Command {
     /// Finish a data move that an apply started and something interrupted, from its journal
     Resume {
         /// The disk or image whose move was interrupted
+        #[arg(value_parser = PathArg)]
         target: PathBuf,
         /// The move journal (default: the one unfinished journal for TARGET in $AFDISK_BACKUP_DIR)
-        #[arg(long, value_name = "FILE")]
+        #[arg(value_parser = PathArg, long, value_name = "FILE")]
         journal: Option<PathBuf>,
         /// Put the old table back instead (only before any data was written)
         #[arg(long)]
@@ -207,6 +241,7 @@ impl CompletionShell {
 #[derive(Debug, Clone, Args)]
 pub struct SectorSizeCommand {
     /// The whole drive (/dev/sdX, /dev/nvmeXnY)
+    #[arg(value_parser = PathArg)]
     pub target: PathBuf,
     /// Switch to this logical sector size (512 or 4096) with a vendor tool
     #[arg(long, value_name = "BYTES", value_parser = ["512", "4096"])]
@@ -231,6 +266,7 @@ pub struct SectorSizeCommand {
 #[derive(Debug, Clone, Args)]
 pub struct BenchCommand {
     /// Disk (/dev/sdb), partition (/dev/sdb1) or image file
+    #[arg(value_parser = PathArg)]
     pub target: PathBuf,
     /// Also compare I/O as partition N's filesystem issues it against aligned I/O
     #[arg(long, value_name = "N")]
@@ -251,7 +287,7 @@ pub struct BenchCommand {
     #[arg(long, requires = "json")]
     pub samples: bool,
     /// Also write the latency distributions (aligned vs misaligned) as an SVG plot to FILE
-    #[arg(long, value_name = "FILE.svg")]
+    #[arg(value_parser = PathArg, long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
     /// Confirmation of --write all
     #[command(flatten)]
@@ -264,12 +300,13 @@ pub struct BenchCommand {
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// Block device or disk image
+    #[arg(value_parser = PathArg)]
     pub target: PathBuf,
     // The help lists the library's presets (`present::presets`), not a copy of them.
     #[arg(long, value_name = "NAME", conflicts_with = "preset_file", value_parser = PresetNames, hide_possible_values = true, help = preset_help(false), long_help = preset_help(true))]
     pub preset: Option<String>,
     /// A preset file of your own (TOML, see PRESET FILES in the man page)
-    #[arg(long, value_name = "FILE")]
+    #[arg(value_parser = PathArg, long, value_name = "FILE")]
     pub preset_file: Option<PathBuf>,
     /// Realign the existing table: move misaligned partitions to the nearest aligned start (their data
     /// moves with them)
@@ -277,7 +314,7 @@ pub struct PlanArgs {
     #[arg(long)]
     pub realign: bool,
     /// The new layout from an sfdisk script (`sfdisk -d` output or one written by hand)
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["preset", "preset_file", "table", "strict"])]
+    #[arg(value_parser = PathArg, long, value_name = "FILE", conflicts_with_all = ["preset", "preset_file", "table", "strict"])]
     pub from_sfdisk: Option<PathBuf>,
     /// With --realign, also align partition ends
     #[arg(long)]
@@ -302,7 +339,7 @@ pub struct PlanArgs {
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub stripe: Option<SizeArg>,
     /// Write the plan (JSON) to FILE, for `afdisk apply --plan FILE`
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    #[arg(value_parser = PathArg, short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Print the plan as JSON instead of the readable diff
     #[arg(long)]

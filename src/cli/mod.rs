@@ -57,6 +57,9 @@ pub(crate) fn flag(s: Setting, value: Option<&str>) -> String {
         Setting::Realign => "--realign",
     };
     match value {
+        // A value starting with `-` (`--confirm -dash.img`, quoted or not) would be read as an option when
+        // pasted: joined with `=` it is the option's value.
+        Some(v) if ["-", "'-", "$'-"].iter().any(|p| v.starts_with(p)) => format!("{name}={v}"),
         Some(v) => format!("{name} {v}"),
         None => name.to_string(),
     }

@@ -116,7 +116,7 @@ fn inspect_device(o: &mut String, r: &Report) {
     let _ = writeln!(
         o,
         "{}: {}, {} bytes, {} sectors of {} bytes",
-        d.path.display(),
+        afdisk::device::path_id(&d.path),
         human(d.size_bytes),
         d.size_bytes,
         d.size_bytes / ls,

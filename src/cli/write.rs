@@ -42,7 +42,7 @@ pub fn plan(a: &PlanArgs, geometry: &GeometryArgs) -> i32 {
                 if let Some(out) = &a.output {
                     text.push_str(&format!(
                         "Plan saved to {}. Apply it with: afdisk apply {} --plan {}\n",
-                        out.display(),
+                        device::path_id(out),
                         device::shell_quote(a.target.as_os_str()),
                         device::shell_quote(out.as_os_str())
                     ));
@@ -223,10 +223,10 @@ pub fn backup(target: &Path, out: &Path, as_json: bool, g: &GeometryArgs) -> i32
                 emit(&format!(
                     "Saved {} sector(s) of {} ({}, {}-byte sectors) to {}\nRestore with: afdisk restore {} {}\n",
                     b.sectors.len(),
-                    b.device.path,
+                    device::path_id(target),
                     b.table,
                     b.sector_size,
-                    out.display(),
+                    device::path_id(out),
                     device::shell_quote(target.as_os_str()),
                     device::shell_quote(out.as_os_str())
                 ));
