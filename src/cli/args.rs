@@ -11,7 +11,45 @@ use afdisk::units::SizeArg;
 
 /// A size where a disk is given: bytes, or a count of its logical sectors (`2048s`), made bytes once it is open.
 fn size(s: &str) -> Result<SizeArg, String> {
+    if s.trim_start().starts_with('-') {
+        return Err(format!(
+            "'{s}' is negative (give a size of bytes with an optional unit, e.g. 4096 or 1MiB, or of the disk's \
+             logical sectors, e.g. 2048s)"
+        ));
+    }
     SizeArg::parse(s).map_err(|e| format!("{} ({})", e.problem, e.fix))
+}
+
+/// A whole number `s` given for `what` (`accepted` says which), or an error saying what is wrong with it: a
+/// sign, a fraction or no number at all.
+fn whole<T: std::str::FromStr>(s: &str, what: &str, accepted: &str) -> Result<T, String> {
+    s.trim().parse().map_err(|_| {
+        let t = s.trim();
+        let wrong = if t.starts_with('-') {
+            "is negative"
+        } else if t.contains(['.', ',']) && t.chars().any(|c| c.is_ascii_digit()) {
+            "has a fraction"
+        } else if t.chars().all(|c| c.is_ascii_digit()) && !t.is_empty() {
+            "is too large"
+        } else {
+            "is not a number"
+        };
+        format!("'{s}' {wrong}: {what} is a whole number ({accepted})")
+    })
+}
+
+/// `bench --duration`: whole seconds (the core checks the range).
+fn seconds(s: &str) -> Result<u64, String> {
+    whole(s, "the time cap", "seconds, 1 to 60")
+}
+
+/// A partition number (`bench --partition`, `plan --discard-data`).
+fn partition_number(s: &str) -> Result<u32, String> {
+    whole(
+        s,
+        "a partition number",
+        "1 or more, as `afdisk inspect` lists them",
+    )
 }
 
 /// A size that must not be zero (`--stripe`, `--block-size` of the analysis: a zero boundary means nothing).
@@ -30,6 +68,11 @@ fn nonzero_size(s: &str) -> Result<SizeArg, String> {
 
 /// A geometry override: bytes only, since a sector count would depend on the very geometry it sets.
 fn geometry_bytes(s: &str) -> Result<u64, String> {
+    if s.trim_start().starts_with('-') {
+        return Err(format!(
+            "'{s}' is negative (give bytes with an optional unit, e.g. 4096 or 4KiB)"
+        ));
+    }
     // The general size error offers sector counts (`2048s`), which these options refuse: their own words.
     let a = size(s).map_err(|_| {
         format!(
@@ -269,10 +312,10 @@ pub struct BenchCommand {
     #[arg(value_parser = PathArg)]
     pub target: PathBuf,
     /// Also compare I/O as partition N's filesystem issues it against aligned I/O
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = partition_number, allow_negative_numbers = true)]
     pub partition: Option<u32>,
     /// Time cap in seconds (1-60); the run stops earlier once the verdict is decided
-    #[arg(long, value_name = "SECS", default_value_t = afdisk::bench::DEFAULT_DURATION_SECS)]
+    #[arg(long, value_name = "SECS", default_value_t = afdisk::bench::DEFAULT_DURATION_SECS, value_parser = seconds, allow_negative_numbers = true)]
     pub duration: u64,
     /// Where writes may go (the library's write modes: none, free, all)
     #[arg(long, value_name = "MODE", default_value = "none", value_parser = write_modes())]
@@ -320,7 +363,7 @@ pub struct PlanArgs {
     #[arg(long)]
     pub strict: bool,
     /// With --realign, move partition N although it holds data (its data is lost); repeatable
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = partition_number, allow_negative_numbers = true)]
     pub discard_data: Vec<u32>,
     /// With a preset, replace an existing table (its partitions are lost)
     #[arg(long)]
@@ -333,10 +376,10 @@ pub struct PlanArgs {
     #[arg(long, value_name = "gpt|dos", value_parser = ["gpt", "dos"])]
     pub table: Option<String>,
     /// Use this grain instead of max(1 MiB, optimal I/O, stripe)
-    #[arg(long, value_name = "SIZE", value_parser = size)]
+    #[arg(long, value_name = "SIZE", value_parser = size, allow_negative_numbers = true)]
     pub grain: Option<SizeArg>,
     /// RAID stripe (chunk × data disks): the grain becomes a multiple of it
-    #[arg(long, value_name = "SIZE", value_parser = size)]
+    #[arg(long, value_name = "SIZE", value_parser = size, allow_negative_numbers = true)]
     pub stripe: Option<SizeArg>,
     /// Write the plan (JSON) to FILE, for `afdisk apply --plan FILE`
     #[arg(value_parser = PathArg, short = 'o', long = "output", value_name = "FILE")]
@@ -433,13 +476,13 @@ fn write_modes() -> impl clap::builder::TypedValueParser<Value = afdisk::bench::
 #[derive(Debug, Clone, Copy, Default, Args)]
 pub struct GeometryArgs {
     /// Logical sector size in bytes (images: inferred from the GPT, else 512)
-    #[arg(long, value_name = "BYTES", value_parser = geometry_bytes, global = true)]
+    #[arg(long, value_name = "BYTES", value_parser = geometry_bytes, global = true, allow_negative_numbers = true)]
     pub logical_sector_size: Option<u64>,
     /// Physical sector size in bytes (e.g. 4096 for a drive that reports 512)
-    #[arg(long, value_name = "BYTES", value_parser = geometry_bytes, global = true)]
+    #[arg(long, value_name = "BYTES", value_parser = geometry_bytes, global = true, allow_negative_numbers = true)]
     pub physical_sector_size: Option<u64>,
     /// Alignment offset in bytes (the byte offset of the first aligned physical sector)
-    #[arg(long, value_name = "BYTES", value_parser = geometry_bytes, global = true)]
+    #[arg(long, value_name = "BYTES", value_parser = geometry_bytes, global = true, allow_negative_numbers = true)]
     pub alignment_offset: Option<u64>,
 }
 
@@ -459,10 +502,10 @@ impl GeometryArgs {
 #[derive(Debug, Clone, Args)]
 pub struct AnalysisArgs {
     /// Also check starts against this boundary (a RAID stripe, e.g. 256KiB)
-    #[arg(long, value_name = "SIZE", value_parser = nonzero_size)]
+    #[arg(long, value_name = "SIZE", value_parser = nonzero_size, allow_negative_numbers = true)]
     pub stripe: Option<SizeArg>,
     /// Filesystem block size used to compute the read-modify-write cost
-    #[arg(long, value_name = "SIZE", value_parser = nonzero_size, default_value = "4096")]
+    #[arg(long, value_name = "SIZE", value_parser = nonzero_size, default_value = "4096", allow_negative_numbers = true)]
     pub block_size: SizeArg,
 }
 
