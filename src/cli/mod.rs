@@ -192,9 +192,20 @@ fn options(
     };
     let stripe = a.stripe.as_ref().map(|s| s.bytes(logical)).transpose()?;
     let block_size = a.block_size.bytes(logical)?;
-    if !(512..=16 << 20).contains(&block_size) || !block_size.is_power_of_two() {
+    if !(512..=16 << 20).contains(&block_size) {
         return Err(Error::usage(
-            format!("--block-size {block_size} is not a power of two between 512 bytes and 16 MiB"),
+            format!(
+                "--block-size {block_size} ({}) is out of range: a filesystem block is 512 bytes to 16 MiB",
+                afdisk::units::human(block_size)
+            ),
+            "give the filesystem's block size, e.g. --block-size 4096",
+        ));
+    }
+    if !block_size.is_power_of_two() {
+        return Err(Error::usage(
+            format!(
+                "--block-size {block_size} is not a power of two (filesystem blocks are 512, 1024, 2048, 4096, … bytes)"
+            ),
             "give the filesystem's block size, e.g. --block-size 4096",
         ));
     }

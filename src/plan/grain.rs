@@ -37,7 +37,13 @@ pub fn choose(topo: &Topology, user: Option<u64>, stripe: Option<u64>) -> Result
     let unit = topo.physical_unit();
     for (opt, v) in [("--grain", user), ("--stripe", stripe)] {
         if let Some(v) = v {
-            if v == 0 || v % topo.logical.max(1) != 0 {
+            if v == 0 {
+                return Err(Error::usage(
+                    format!("{opt} 0 is zero: there is no boundary to align to"),
+                    format!("give a size such as 1MiB or 4MiB, or leave {opt} out"),
+                ));
+            }
+            if v % topo.logical.max(1) != 0 {
                 return Err(Error::usage(
                     format!(
                         "{opt} {v} is not a multiple of the logical sector size {}",
@@ -60,13 +66,15 @@ pub fn choose(topo: &Topology, user: Option<u64>, stripe: Option<u64>) -> Result
                 ));
             }
             if v > topo.size_bytes / 4 && topo.size_bytes > 0 {
+                let limit = topo.size_bytes / 4;
                 return Err(Error::usage(
                     format!(
-                        "{opt} {} is larger than a quarter of the disk ({})",
+                        "{opt} {} is larger than a quarter of the disk: on this {} disk it can be at most {}",
                         human(v),
-                        human(topo.size_bytes)
+                        human(topo.size_bytes),
+                        human(limit)
                     ),
-                    "give a smaller value; 1MiB suits almost every disk",
+                    format!("give {opt} {} or less; 1MiB suits almost every disk", human(limit)),
                 ));
             }
         }
