@@ -74,12 +74,13 @@ fn check_plot_path(p: Option<&Path>) -> Result<(), Error> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    if p.is_dir() || !dir.is_dir() {
+    // A directory given as FILE is refused by `check_output`, which says what it is.
+    if !p.is_dir() && !dir.is_dir() {
         return Err(Error::usage(
             format!(
                 "--plot {}: {} is not a directory a file can be written in",
                 p.display(),
-                if p.is_dir() { p } else { dir }.display()
+                dir.display()
             ),
             "give a file name in an existing directory, e.g. --plot bench.svg",
         ));

@@ -8,6 +8,7 @@ use std::path::Path;
 use afdisk::apply::backup;
 use afdisk::device;
 use afdisk::mover::{self, Control};
+use afdisk::Error;
 
 use super::args::{ConfirmArgs, GeometryArgs};
 use super::move_progress::{presenter, show, stop_on_interrupt};
@@ -22,6 +23,9 @@ pub fn resume(
     g: &GeometryArgs,
 ) -> i32 {
     let r = (|| {
+        if let Some(j) = journal {
+            given_journal(j)?;
+        }
         let opened = device::open(target, &g.overrides())?;
         let jpath = afdisk::apply::move_journal(&backup::backup_dir(), &opened, journal)?;
         let what = afdisk::present::resume_what(rollback);
@@ -48,4 +52,25 @@ pub fn resume(
         }
         Err(e) => fail(&e, as_json),
     }
+}
+
+/// `--journal FILE` must be a regular file: a FIFO, a device (`/dev/null`) or a directory is refused naming
+/// what it is, as a plan file is (the journal reader would only find it "too short"). A missing file is left
+/// to the reader, whose error names it.
+fn given_journal(j: &Path) -> Result<(), Error> {
+    let Ok(md) = std::fs::metadata(j) else {
+        return Ok(());
+    };
+    if md.is_file() {
+        return Ok(());
+    }
+    Err(Error::refused(
+        format!(
+            "{} is {}, not a move journal: refusing to read it",
+            j.display(),
+            device::file_kind(&md.file_type())
+        ),
+        "give the journal file the interrupted apply named (in $AFDISK_BACKUP_DIR), or leave --journal out to \
+         find it there",
+    ))
 }
