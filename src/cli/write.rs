@@ -55,7 +55,34 @@ pub fn plan(a: &PlanArgs, geometry: &GeometryArgs) -> i32 {
     }
 }
 
+/// `--replace` and `--keep-signatures` with `--realign` (of the table on the disk, not of an sfdisk script): a
+/// realignment keeps the table and creates no partition, so neither has anything to act on.
+fn realign_conflicts(a: &PlanArgs) -> Result<(), Error> {
+    if !a.realign || a.from_sfdisk.is_some() {
+        return Ok(());
+    }
+    let (flag, why) = if a.replace {
+        (
+            "--replace",
+            "it replaces a table with a fresh layout, and a realignment keeps the table",
+        )
+    } else if a.keep_signatures {
+        (
+            "--keep-signatures",
+            "it keeps old signatures in partitions a plan creates, and a realignment creates none (it wipes \
+             nothing)",
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Error::usage(
+        format!("{flag} cannot be used with --realign: {why}"),
+        format!("leave {flag} out, or plan a fresh layout (--preset NAME) instead of --realign"),
+    ))
+}
+
 fn make_plan(a: &PlanArgs, geometry: &GeometryArgs) -> Result<Plan, Error> {
+    realign_conflicts(a)?;
     let opened = device::open(&a.target, &geometry.overrides())?;
     if let Some(script) = &a.from_sfdisk {
         return super::dump::plan_from_sfdisk(&opened, script, a);
