@@ -424,10 +424,31 @@ pub fn fallback(cli: &Cli) -> i32 {
     }
 }
 
+/// Whether `command` reads or writes the backup directory (`$AFDISK_BACKUP_DIR`: backups, move journals),
+/// and whether it prints JSON.
+fn uses_backup_dir(command: &Command) -> Option<bool> {
+    match command {
+        Command::Inspect { json, .. }
+        | Command::Check { json, .. }
+        | Command::Apply { json, .. }
+        | Command::Restore { json, .. }
+        | Command::Resume { json, .. } => Some(*json),
+        Command::Plan(a) => Some(a.json),
+        Command::SectorSize(a) => Some(a.json),
+        _ => None,
+    }
+}
+
 /// Runs one subcommand and returns the exit status.
 pub fn run(cli: &Cli, command: Command) -> i32 {
     // The geometry options are global (args.rs): given before or after a subcommand's arguments, they are here.
     let geometry = cli.geometry;
+    // An empty or mistyped $AFDISK_BACKUP_DIR is refused before anything is read or written.
+    if let Some(as_json) = uses_backup_dir(&command) {
+        if let Err(e) = afdisk::mover::chosen_backup_dir() {
+            return fail(&e, as_json);
+        }
+    }
     match command {
         Command::List { json: as_json } => cmd_list(as_json, &cli.geometry),
         Command::Inspect {
