@@ -21,17 +21,14 @@ pub struct Input<'a> {
     pub missing: &'a str,
 }
 
-/// The bytes of `path`, read by the rule of the module doc.
-pub fn read_bounded(path: &Path, limit: u64, i: &Input) -> Result<Vec<u8>, Error> {
-    let io = |e: &std::io::Error| {
-        Error::from_file_io(&format!("read the {}", i.what), path, e, i.missing)
-    };
+/// `path` opened for reading without blocking, refused unless it is a regular file (naming what it is).
+pub fn open_regular(path: &Path, i: &Input) -> Result<std::fs::File, Error> {
     let f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY | nix::libc::O_CLOEXEC)
         .open(path)
-        .map_err(|e| io(&e))?;
-    let md = f.metadata().map_err(|e| io(&e))?;
+        .map_err(|e| io_error(path, i, &e))?;
+    let md = f.metadata().map_err(|e| io_error(path, i, &e))?;
     if !md.is_file() {
         let kind = afdisk::device::file_kind(&md.file_type());
         return Err(Error::refused(
@@ -43,26 +40,40 @@ pub fn read_bounded(path: &Path, limit: u64, i: &Input) -> Result<Vec<u8>, Error
             format!("give the {} as a regular file ({})", i.what, i.expected),
         ));
     }
-    let too_big = || {
-        Error::refused(
-            format!(
-                "{} is larger than a {} can be ({limit} bytes): refusing to read it",
-                path.display(),
-                i.what
-            ),
-            format!("check that this is the {} ({})", i.what, i.expected),
-        )
-    };
-    if md.len() > limit {
-        return Err(too_big());
+    Ok(f)
+}
+
+/// Refuses the open file `f` (of `path`) when it holds more than `limit` bytes (now: it may have grown).
+pub fn refuse_past(f: &std::fs::File, path: &Path, limit: u64, i: &Input) -> Result<(), Error> {
+    let len = f.metadata().map_err(|e| io_error(path, i, &e))?.len();
+    if len <= limit {
+        return Ok(());
     }
+    Err(Error::refused(
+        format!(
+            "{} is larger than a {} can be ({limit} bytes): refusing to read it",
+            path.display(),
+            i.what
+        ),
+        format!("check that this is the {} ({})", i.what, i.expected),
+    ))
+}
+
+fn io_error(path: &Path, i: &Input, e: &std::io::Error) -> Error {
+    Error::from_file_io(&format!("read the {}", i.what), path, e, i.missing)
+}
+
+/// The bytes of `path`, read by the rule of the module doc.
+pub fn read_bounded(path: &Path, limit: u64, i: &Input) -> Result<Vec<u8>, Error> {
+    let f = open_regular(path, i)?;
+    refuse_past(&f, path, limit, i)?;
     let mut bytes = Vec::new();
     // The file may grow after the stat: never read more than the limit.
-    f.take(limit + 1)
+    (&f).take(limit + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| io(&e))?;
+        .map_err(|e| io_error(path, i, &e))?;
     if bytes.len() as u64 > limit {
-        return Err(too_big());
+        refuse_past(&f, path, limit, i)?;
     }
     Ok(bytes)
 }
