@@ -76,8 +76,7 @@ pub(crate) fn stdout_error(cause: &std::io::Error, done: Option<&str>) -> Error 
     match done {
         Some(d) => Error::io(
             format!("{d}; but {problem}"),
-            "the disk was written as said above; send the output somewhere it fits (the backup file holds \
-             what was overwritten)",
+            "the disk was written as said above; send the output somewhere it fits next time",
         ),
         None => Error::io(
             problem,

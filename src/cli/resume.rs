@@ -41,6 +41,19 @@ pub fn resume(
     match r {
         Ok(o) => {
             show(&o, as_json);
+            if o.status == "finished" {
+                // The disk is done even when its outcome could not be shown: say so on stderr.
+                if let Some(cause) = super::take_stdout_failure() {
+                    let done = format!(
+                        "the {} of {} finished (journal {})",
+                        if rollback { "rollback" } else { "move" },
+                        device::shell_quote(o.device.as_os_str()),
+                        device::shell_quote(o.journal.as_os_str())
+                    );
+                    super::print_error(&super::stdout_error(&cause, Some(&done)));
+                    return EXIT_ERROR;
+                }
+            }
             if o.status == "stopped" {
                 // Stopped at a commit point: not done (as for apply).
                 EXIT_ERROR
