@@ -37,6 +37,8 @@ pub const WRITE_SCHEMA: u32 = 2;
 pub const BACKUP_SCHEMA: u32 = 1;
 /// `sector-size --json`: the status, or the switch's plan and outcome.
 pub const SECTOR_SIZE_SCHEMA: u32 = 1;
+/// The object every `--json` command prints instead of its own when it fails (`ErrorJson`).
+pub const ERROR_SCHEMA: u32 = 1;
 
 /// `list --json`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -300,6 +302,44 @@ impl BackupJson {
     }
 }
 
+/// What a `--json` command prints on stdout when it fails (the text error is on stderr too): the kind of
+/// failure, the problem and the fix as the text error words them, and the exit status. Named as in
+/// `check --json`'s failed targets (`status` "error", `error`, `fix`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ErrorJson {
+    pub schema: u32,
+    /// Always "error".
+    pub status: &'static str,
+    /// "usage" (the command line or an input file is not valid), "io" (a read or write failed) or
+    /// "refused" (refused for safety: nothing was written).
+    pub kind: &'static str,
+    /// The problem.
+    pub error: String,
+    /// What to do about it (`null` when nothing is to be done).
+    pub fix: Option<String>,
+    /// The exit status of the command.
+    pub exit_code: i32,
+}
+
+impl ErrorJson {
+    /// The error object for `e`, worded as `problem` and `fix` (a front end names settings its own way),
+    /// ending the command with `exit_code`.
+    pub fn new(e: &Error, problem: String, fix: String, exit_code: i32) -> Self {
+        ErrorJson {
+            schema: ERROR_SCHEMA,
+            status: "error",
+            kind: match e.kind {
+                crate::error::ErrorKind::Usage => "usage",
+                crate::error::ErrorKind::Io => "io",
+                crate::error::ErrorKind::Refused => "refused",
+            },
+            error: problem,
+            fix: Some(fix).filter(|f| !f.is_empty()),
+            exit_code,
+        }
+    }
+}
+
 /// Every contract's JSON Schema, by file name under `assets/schema/` (without `.json`), in a fixed order.
 pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
     fn of<T: JsonSchema>() -> serde_json::Value {
@@ -317,5 +357,6 @@ pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("sector-size", of::<SectorSizeStatusJson<'static>>()),
         ("sector-size-switch", of::<SectorSizeSwitchJson<'static>>()),
         ("demo", of::<crate::demo::DemoJson<'static>>()),
+        ("error", of::<ErrorJson>()),
     ]
 }

@@ -311,13 +311,32 @@ impl Error {
             .collect()
     }
 
-    /// An I/O error on `path`, with a fix that fits the errno (see [`device_fix`]).
+    /// An I/O error on `path`, with a fix that fits the errno (see [`device_fix`]) and, for a permission
+    /// error as root, what `path` is (see [`block_device_refused`]).
     pub fn from_io(what: &str, path: &std::path::Path, err: &std::io::Error) -> Self {
-        Self::io(
-            format!("cannot {what} {}: {err}", path.display()),
-            device_fix(err.raw_os_error()),
-        )
+        let errno = err.raw_os_error();
+        let refused = matches!(errno, Some(nix::libc::EACCES | nix::libc::EPERM));
+        let fix = if refused && running_as_root() && is_block_device(path) {
+            block_device_refused().to_string()
+        } else {
+            device_fix(errno)
+        };
+        Self::io(format!("cannot {what} {}: {err}", path.display()), fix)
     }
+}
+
+/// Whether `path` is a block device (a stat, which a refused open leaves possible).
+fn is_block_device(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
+}
+
+/// The fix for a block device that even root may not open: what can refuse root (an image file's causes,
+/// immutable attributes, do not apply to a device node).
+pub fn block_device_refused() -> &'static str {
+    "even root may not open this block device: a container's device rules (the devices cgroup, `docker run \
+     --device`), kernel lockdown or a security module (SELinux, AppArmor) refuse it; the kernel log (dmesg) \
+     and the audit log say which"
 }
 
 /// Whether afdisk runs as root (a permission error then has another cause than the user's rights).

@@ -73,6 +73,8 @@ pub const CODES: &[&str] = &[
     "hybrid-mbr",
     "sector-size-mismatch",
     "no-table",
+    "too-small",
+    "partial-sector",
     "interrupted-move",
     "overlapping-partitions",
     "partition-beyond-disk",
@@ -144,6 +146,12 @@ pub const KIND_DOCS: &[KindDoc] = &[
         "The table was written for the other sector size (512 versus 4096), typically through a USB bridge that \
          translates sector sizes. \
          The partitions are shown at their byte offsets."),
+    doc("too-small", "warning",
+        "An image file too small to partition: not even a dos table with one aligned partition fits. The \
+         message gives the least sizes of a dos table and of a GPT."),
+    doc("partial-sector", "warning",
+        "An image file whose size is not a whole number of logical sectors: its last bytes lie in no sector and \
+         nothing can use them (sgdisk warns of the same)."),
     doc("no-table", "info",
         "Neither GPT nor MBR was found. The message says what the whole disk holds instead, as a plan over it \
          weighs it: a filesystem or other signature put on the disk directly (a LUKS container, an LVM2 physical \

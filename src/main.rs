@@ -18,9 +18,9 @@ fn main() {
         Some(Command::Demo { keep, json: false }) if terminal => {
             tui::run_demo(keep, cli::ui_options(&args), &cli::print_error)
         }
-        Some(command) => cli::run(&args, command),
+        Some(command) => cli::finish(cli::run(&args, command)),
         None if terminal => tui::run(args.target.clone(), cli::ui_options(&args)),
-        None => cli::fallback(&args),
+        None => cli::finish(cli::fallback(&args)),
     };
     std::process::exit(code);
 }

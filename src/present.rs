@@ -197,13 +197,13 @@ pub fn written_lines(o: &WriteOutcome, verb: Verb) -> Vec<String> {
         return vec![format!(
             "Nothing to restore: {} already holds every sector the backup saved; nothing was written and no \
              backup was made.",
-            o.device.display()
+            crate::device::path_id(&o.device)
         )];
     }
     let mut lines = vec![format!(
         "{} {}: {} sector(s) in {} phase(s), read back and verified.",
         verb.as_str(),
-        o.device.display(),
+        crate::device::path_id(&o.device),
         o.sectors_written,
         o.phases
     )];
@@ -215,7 +215,7 @@ pub fn written_lines(o: &WriteOutcome, verb: Verb) -> Vec<String> {
     }
     lines.push(format!(
         "Backup of the previous sectors: {}",
-        o.backup_file.display()
+        crate::device::path_id(&o.backup_file)
     ));
     // Without a re-read (an image file, a loop device without partition scanning) the kernel's view says it all.
     lines.push(if o.reread.method == "none" {

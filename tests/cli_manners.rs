@@ -453,6 +453,11 @@ fn list_refuses_an_override_no_disk_can_take() {
             "{}",
             r.stderr
         );
-        assert!(r.stdout.is_empty(), "{args:?}: {}", r.stdout);
+        // With --json the error is also the JSON error object on stdout (afdisk-json(5)).
+        if args.contains(&"--json") {
+            assert_eq!(r.json()["status"], "error", "{args:?}");
+        } else {
+            assert!(r.stdout.is_empty(), "{args:?}: {}", r.stdout);
+        }
     }
 }

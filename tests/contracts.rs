@@ -395,6 +395,30 @@ fn every_command_s_json_matches_its_schema() {
     }
 }
 
+/// The error object of a failed `--json` command matches its schema (a bad target, a bad plan, a usage
+/// error, a refusal).
+#[test]
+fn a_failed_json_command_s_error_matches_its_schema() {
+    let sc = Scratch::new();
+    let img = sc.image("e.img", 64 * MIB);
+    let none = s(&sc.path("none.img"));
+    let junk = sc.path("junk.plan");
+    std::fs::write(&junk, "{}").expect("junk");
+    for args in [
+        vec!["inspect", "--json", &none],
+        vec!["apply", "--json", &s(&img), "--plan", &s(&junk)],
+        vec!["plan", "--json", &s(&img), "--grain", "nonsense"],
+        vec!["backup", "--json", &none, "-o", "/nonexistent/b.json"],
+    ] {
+        let r = afdisk(&args);
+        assert_ne!(r.code, 0, "{args:?}");
+        let v = r.json();
+        assert_valid("error", &v);
+        assert_eq!(v["schema"], 1);
+        assert_eq!(v["exit_code"], r.code, "{args:?}");
+    }
+}
+
 /// A partition written with the old name (`type_code`, plan schema 2) still reads, and writes as `type`: an old
 /// plan is then refused by its schema number with a message naming it, not by a serde error.
 #[test]

@@ -616,11 +616,17 @@ fn geometry_overrides_are_refused_not_ignored() {
             )
         });
         assert!(err.contains(flag.expect("a geometry flag")), "{err}");
-        assert!(
-            o.stdout.is_empty(),
-            "{}",
-            String::from_utf8_lossy(&o.stdout)
-        );
+        if args.contains(&"--json") {
+            let v: serde_json::Value =
+                serde_json::from_slice(&o.stdout).expect("the JSON error object");
+            assert_eq!(v["status"], "error", "{v}");
+        } else {
+            assert!(
+                o.stdout.is_empty(),
+                "{}",
+                String::from_utf8_lossy(&o.stdout)
+            );
+        }
     }
 }
 

@@ -81,7 +81,7 @@ pub fn part_number(disk: &str, name: &str) -> Option<u32> {
 
 /// Reads the kernel's partitions of `opened` and compares them with `table` (the table now on disk).
 pub fn view(opened: &Opened, table: Option<&Layout>) -> KernelView {
-    let path = opened.info.path.display();
+    let path = crate::device::path_id(&opened.info.path);
     let Some(dir) = opened
         .sysfs
         .as_deref()

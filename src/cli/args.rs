@@ -11,7 +11,45 @@ use afdisk::units::SizeArg;
 
 /// A size where a disk is given: bytes, or a count of its logical sectors (`2048s`), made bytes once it is open.
 fn size(s: &str) -> Result<SizeArg, String> {
+    if s.trim_start().starts_with('-') {
+        return Err(format!(
+            "'{s}' is negative (give a size of bytes with an optional unit, e.g. 4096 or 1MiB, or of the disk's \
+             logical sectors, e.g. 2048s)"
+        ));
+    }
     SizeArg::parse(s).map_err(|e| format!("{} ({})", e.problem, e.fix))
+}
+
+/// A whole number `s` given for `what` (`accepted` says which), or an error saying what is wrong with it: a
+/// sign, a fraction or no number at all.
+fn whole<T: std::str::FromStr>(s: &str, what: &str, accepted: &str) -> Result<T, String> {
+    s.trim().parse().map_err(|_| {
+        let t = s.trim();
+        let wrong = if t.starts_with('-') {
+            "is negative"
+        } else if t.contains(['.', ',']) && t.chars().any(|c| c.is_ascii_digit()) {
+            "has a fraction"
+        } else if t.chars().all(|c| c.is_ascii_digit()) && !t.is_empty() {
+            "is too large"
+        } else {
+            "is not a number"
+        };
+        format!("'{s}' {wrong}: {what} is a whole number ({accepted})")
+    })
+}
+
+/// `bench --duration`: whole seconds (the core checks the range).
+fn seconds(s: &str) -> Result<u64, String> {
+    whole(s, "the time cap", "seconds, 1 to 60")
+}
+
+/// A partition number (`bench --partition`, `plan --discard-data`).
+fn partition_number(s: &str) -> Result<u32, String> {
+    whole(
+        s,
+        "a partition number",
+        "1 or more, as `afdisk inspect` lists them",
+    )
 }
 
 /// A size that must not be zero (`--stripe`, `--block-size` of the analysis: a zero boundary means nothing).
@@ -30,6 +68,11 @@ fn nonzero_size(s: &str) -> Result<SizeArg, String> {
 
 /// A geometry override: bytes only, since a sector count would depend on the very geometry it sets.
 fn geometry_bytes(s: &str) -> Result<u64, String> {
+    if s.trim_start().starts_with('-') {
+        return Err(format!(
+            "'{s}' is negative (give bytes with an optional unit, e.g. 4096 or 4KiB)"
+        ));
+    }
     // The general size error offers sector counts (`2048s`), which these options refuse: their own words.
     let a = size(s).map_err(|_| {
         format!(
@@ -46,6 +89,31 @@ fn geometry_bytes(s: &str) -> Result<u64, String> {
         .map_err(|e| format!("{} ({})", e.problem, e.fix))
 }
 
+/// A path argument, as typed, except that a relative path starting with `-` (`-dash.img`) becomes
+/// `./-dash.img`: every command afdisk prints for the user to run (`Apply it with: afdisk apply …`, the undo,
+/// the resume) names the path as it is kept, and a word starting with `-` would be read as an option there.
+#[derive(Debug, Clone, Copy)]
+pub struct PathArg;
+
+impl clap::builder::TypedValueParser for PathArg {
+    type Value = PathBuf;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<PathBuf, clap::Error> {
+        use std::os::unix::ffi::OsStrExt;
+        let p = clap::builder::PathBufValueParser::new().parse_ref(cmd, arg, value)?;
+        Ok(if value.as_bytes().starts_with(b"-") {
+            PathBuf::from(".").join(p)
+        } else {
+            p
+        })
+    }
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "afdisk",
@@ -59,6 +127,7 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
     /// Disk or image to open in the terminal UI (omit for the list of disks)
+    #[arg(value_parser = PathArg)]
     pub target: Option<PathBuf>,
     /// The geometry options are global: every subcommand takes them (before or after its own arguments) and
     /// their values land here, so no subcommand flattens them again (with `defer`, a second copy would be two
@@ -80,6 +149,7 @@ pub enum Command {
     /// Show a disk's topology, partition table, alignment and findings
     Inspect {
         /// Block device (/dev/sdb, /dev/disk/by-id/...) or disk image file
+        #[arg(value_parser = PathArg)]
         target: PathBuf,
         /// Print the JSON report
         #[arg(long)]
@@ -90,6 +160,7 @@ pub enum Command {
     /// Exit 0 when every partition starts on a physical boundary, 1 when one does not, 2 on errors
     Check {
         /// Disks, partitions (/dev/sdb1: that partition of its disk) or images; none: every disk `list` shows
+        #[arg(value_parser = PathArg)]
         targets: Vec<PathBuf>,
         /// Print JSON (an object: the schema version and one result per target)
         #[arg(long)]
@@ -105,14 +176,16 @@ pub enum Command {
     /// Print the partition table as `sfdisk -d` does (a script that `sfdisk` or `plan --from-sfdisk` reads)
     Dump {
         /// Block device or disk image
+        #[arg(value_parser = PathArg)]
         target: PathBuf,
     },
     /// Write a plan made by `afdisk plan`, after a backup and a typed confirmation
     Apply {
         /// The disk or image the plan was made for
+        #[arg(value_parser = PathArg)]
         target: PathBuf,
         /// The plan file (`afdisk plan ... -o FILE`)
-        #[arg(long, value_name = "FILE")]
+        #[arg(value_parser = PathArg, long, value_name = "FILE")]
         plan: PathBuf,
         #[command(flatten)]
         confirm: ConfirmArgs,
@@ -123,9 +196,10 @@ pub enum Command {
     /// Save the table sectors (MBR, both GPT headers and arrays, EBRs) of a disk to a file
     Backup {
         /// Block device or disk image whose table sectors are saved
+        #[arg(value_parser = PathArg)]
         target: PathBuf,
         /// The backup file to write
-        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        #[arg(value_parser = PathArg, short = 'o', long = "output", value_name = "FILE")]
         output: PathBuf,
         /// Print a JSON summary
         #[arg(long)]
@@ -134,8 +208,10 @@ pub enum Command {
     /// Write a backup (from `afdisk backup` or an apply) back onto the same disk, or an `sgdisk --backup` file
     Restore {
         /// Block device or disk image the backup was taken from
+        #[arg(value_parser = PathArg)]
         target: PathBuf,
         /// The backup file (afdisk's, or one written by `sgdisk --backup`)
+        #[arg(value_parser = PathArg)]
         backup: PathBuf,
         #[command(flatten)]
         confirm: ConfirmArgs,
@@ -148,9 +224,10 @@ pub enum Command {
     /// Finish a data move that an apply started and something interrupted, from its journal
     Resume {
         /// The disk or image whose move was interrupted
+        #[arg(value_parser = PathArg)]
         target: PathBuf,
         /// The move journal (default: the one unfinished journal for TARGET in $AFDISK_BACKUP_DIR)
-        #[arg(long, value_name = "FILE")]
+        #[arg(value_parser = PathArg, long, value_name = "FILE")]
         journal: Option<PathBuf>,
         /// Put the old table back instead (only before any data was written)
         #[arg(long)]
@@ -207,6 +284,7 @@ impl CompletionShell {
 #[derive(Debug, Clone, Args)]
 pub struct SectorSizeCommand {
     /// The whole drive (/dev/sdX, /dev/nvmeXnY)
+    #[arg(value_parser = PathArg)]
     pub target: PathBuf,
     /// Switch to this logical sector size (512 or 4096) with a vendor tool
     #[arg(long, value_name = "BYTES", value_parser = ["512", "4096"])]
@@ -231,12 +309,13 @@ pub struct SectorSizeCommand {
 #[derive(Debug, Clone, Args)]
 pub struct BenchCommand {
     /// Disk (/dev/sdb), partition (/dev/sdb1) or image file
+    #[arg(value_parser = PathArg)]
     pub target: PathBuf,
     /// Also compare I/O as partition N's filesystem issues it against aligned I/O
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = partition_number, allow_negative_numbers = true)]
     pub partition: Option<u32>,
     /// Time cap in seconds (1-60); the run stops earlier once the verdict is decided
-    #[arg(long, value_name = "SECS", default_value_t = afdisk::bench::DEFAULT_DURATION_SECS)]
+    #[arg(long, value_name = "SECS", default_value_t = afdisk::bench::DEFAULT_DURATION_SECS, value_parser = seconds, allow_negative_numbers = true)]
     pub duration: u64,
     /// Where writes may go (the library's write modes: none, free, all)
     #[arg(long, value_name = "MODE", default_value = "none", value_parser = write_modes())]
@@ -251,7 +330,7 @@ pub struct BenchCommand {
     #[arg(long, requires = "json")]
     pub samples: bool,
     /// Also write the latency distributions (aligned vs misaligned) as an SVG plot to FILE
-    #[arg(long, value_name = "FILE.svg")]
+    #[arg(value_parser = PathArg, long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
     /// Confirmation of --write all
     #[command(flatten)]
@@ -264,12 +343,13 @@ pub struct BenchCommand {
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// Block device or disk image
+    #[arg(value_parser = PathArg)]
     pub target: PathBuf,
     // The help lists the library's presets (`present::presets`), not a copy of them.
     #[arg(long, value_name = "NAME", conflicts_with = "preset_file", value_parser = PresetNames, hide_possible_values = true, help = preset_help(false), long_help = preset_help(true))]
     pub preset: Option<String>,
     /// A preset file of your own (TOML, see PRESET FILES in the man page)
-    #[arg(long, value_name = "FILE")]
+    #[arg(value_parser = PathArg, long, value_name = "FILE")]
     pub preset_file: Option<PathBuf>,
     /// Realign the existing table: move misaligned partitions to the nearest aligned start (their data
     /// moves with them)
@@ -277,13 +357,13 @@ pub struct PlanArgs {
     #[arg(long)]
     pub realign: bool,
     /// The new layout from an sfdisk script (`sfdisk -d` output or one written by hand)
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["preset", "preset_file", "table", "strict"])]
+    #[arg(value_parser = PathArg, long, value_name = "FILE", conflicts_with_all = ["preset", "preset_file", "table", "strict"])]
     pub from_sfdisk: Option<PathBuf>,
     /// With --realign, also align partition ends
     #[arg(long)]
     pub strict: bool,
     /// With --realign, move partition N although it holds data (its data is lost); repeatable
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = partition_number, allow_negative_numbers = true)]
     pub discard_data: Vec<u32>,
     /// With a preset, replace an existing table (its partitions are lost)
     #[arg(long)]
@@ -296,13 +376,13 @@ pub struct PlanArgs {
     #[arg(long, value_name = "gpt|dos", value_parser = ["gpt", "dos"])]
     pub table: Option<String>,
     /// Use this grain instead of max(1 MiB, optimal I/O, stripe)
-    #[arg(long, value_name = "SIZE", value_parser = size)]
+    #[arg(long, value_name = "SIZE", value_parser = size, allow_negative_numbers = true)]
     pub grain: Option<SizeArg>,
     /// RAID stripe (chunk × data disks): the grain becomes a multiple of it
-    #[arg(long, value_name = "SIZE", value_parser = size)]
+    #[arg(long, value_name = "SIZE", value_parser = size, allow_negative_numbers = true)]
     pub stripe: Option<SizeArg>,
     /// Write the plan (JSON) to FILE, for `afdisk apply --plan FILE`
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    #[arg(value_parser = PathArg, short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Print the plan as JSON instead of the readable diff
     #[arg(long)]
@@ -396,13 +476,13 @@ fn write_modes() -> impl clap::builder::TypedValueParser<Value = afdisk::bench::
 #[derive(Debug, Clone, Copy, Default, Args)]
 pub struct GeometryArgs {
     /// Logical sector size in bytes (images: inferred from the GPT, else 512)
-    #[arg(long, value_name = "BYTES", value_parser = geometry_bytes, global = true)]
+    #[arg(long, value_name = "BYTES", value_parser = geometry_bytes, global = true, allow_negative_numbers = true)]
     pub logical_sector_size: Option<u64>,
     /// Physical sector size in bytes (e.g. 4096 for a drive that reports 512)
-    #[arg(long, value_name = "BYTES", value_parser = geometry_bytes, global = true)]
+    #[arg(long, value_name = "BYTES", value_parser = geometry_bytes, global = true, allow_negative_numbers = true)]
     pub physical_sector_size: Option<u64>,
     /// Alignment offset in bytes (the byte offset of the first aligned physical sector)
-    #[arg(long, value_name = "BYTES", value_parser = geometry_bytes, global = true)]
+    #[arg(long, value_name = "BYTES", value_parser = geometry_bytes, global = true, allow_negative_numbers = true)]
     pub alignment_offset: Option<u64>,
 }
 
@@ -422,10 +502,10 @@ impl GeometryArgs {
 #[derive(Debug, Clone, Args)]
 pub struct AnalysisArgs {
     /// Also check starts against this boundary (a RAID stripe, e.g. 256KiB)
-    #[arg(long, value_name = "SIZE", value_parser = nonzero_size)]
+    #[arg(long, value_name = "SIZE", value_parser = nonzero_size, allow_negative_numbers = true)]
     pub stripe: Option<SizeArg>,
     /// Filesystem block size used to compute the read-modify-write cost
-    #[arg(long, value_name = "SIZE", value_parser = nonzero_size, default_value = "4096")]
+    #[arg(long, value_name = "SIZE", value_parser = nonzero_size, default_value = "4096", allow_negative_numbers = true)]
     pub block_size: SizeArg,
 }
 

@@ -15,7 +15,7 @@ use afdisk::units::{human, plural};
 use afdisk::Error;
 
 use super::args::ConfirmArgs;
-use super::{emit, json, print_error, EXIT_ERROR, EXIT_MISALIGNED, EXIT_OK, EXIT_REFUSED};
+use super::{emit, json, print_error, EXIT_ERROR, EXIT_MISALIGNED, EXIT_OK};
 
 /// Exit code when the verdict is inconclusive (too few or too noisy samples before the time cap).
 pub const EXIT_INCONCLUSIVE: i32 = 4;
@@ -63,14 +63,7 @@ pub fn cmd_bench(target: &Path, a: &BenchArgs) -> i32 {
                 Status::Inconclusive => EXIT_INCONCLUSIVE,
             }
         }
-        Err(e) => {
-            print_error(&e);
-            if e.kind == afdisk::error::ErrorKind::Refused {
-                EXIT_REFUSED
-            } else {
-                EXIT_ERROR
-            }
-        }
+        Err(e) => super::fail(&e, a.json),
     }
 }
 
@@ -81,12 +74,13 @@ fn check_plot_path(p: Option<&Path>) -> Result<(), Error> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    if p.is_dir() || !dir.is_dir() {
+    // A directory given as FILE is refused by `check_output`, which says what it is.
+    if !p.is_dir() && !dir.is_dir() {
         return Err(Error::usage(
             format!(
                 "--plot {}: {} is not a directory a file can be written in",
                 p.display(),
-                if p.is_dir() { p } else { dir }.display()
+                dir.display()
             ),
             "give a file name in an existing directory, e.g. --plot bench.svg",
         ));

@@ -32,9 +32,8 @@ pub fn cmd_demo(keep: bool, as_json: bool) -> i32 {
     let d = match demo::set_up(keep) {
         Ok(d) => d,
         Err(f) => {
-            print_error(&f.error);
             f.warnings.iter().for_each(|w| warn(w));
-            return EXIT_ERROR;
+            return super::fail(&f.error, true);
         }
     };
     d.warnings.iter().for_each(|w| warn(w));

@@ -9,14 +9,15 @@ mod bench;
 mod confirm;
 mod demo;
 mod dump;
+mod input;
 mod move_progress;
+mod output;
 mod render;
 pub(crate) mod resume;
 mod sector_size;
 mod write;
 
 use std::ffi::{OsStr, OsString};
-use std::io::Write;
 
 use clap::{CommandFactory, FromArgMatches};
 
@@ -24,6 +25,8 @@ use afdisk::error::Setting;
 use afdisk::report::{self, InspectOptions};
 use afdisk::Error;
 use args::{AnalysisArgs, Cli, Command, GeometryArgs};
+pub use output::finish;
+pub(crate) use output::{emit, fail, json, print_error, stdout_error, take_stdout_failure};
 
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_MISALIGNED: i32 = 1;
@@ -56,6 +59,9 @@ pub(crate) fn flag(s: Setting, value: Option<&str>) -> String {
         Setting::Realign => "--realign",
     };
     match value {
+        // A value starting with `-` (`--confirm -dash.img`, quoted or not) would be read as an option when
+        // pasted: joined with `=` it is the option's value.
+        Some(v) if ["-", "'-", "$'-"].iter().any(|p| v.starts_with(p)) => format!("{name}={v}"),
         Some(v) => format!("{name} {v}"),
         None => name.to_string(),
     }
@@ -64,29 +70,6 @@ pub(crate) fn flag(s: Setting, value: Option<&str>) -> String {
 /// An error's problem and fix as the CLI says them (settings named by their flags).
 pub(crate) fn error_text(e: &Error) -> (String, String) {
     e.render(&flag)
-}
-
-pub(crate) fn print_error(e: &Error) {
-    let (problem, fix) = error_text(e);
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "afdisk: error: {problem}");
-    if !fix.is_empty() {
-        let _ = writeln!(err, "  fix: {fix}");
-    }
-}
-
-/// Writes to stdout; a closed pipe (`afdisk list | head`) is not an error worth a panic.
-pub(crate) fn emit(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
-}
-
-pub(crate) fn json<T: serde::Serialize>(v: &T) -> String {
-    match serde_json::to_string_pretty(v) {
-        Ok(s) => s + "\n",
-        Err(e) => format!("{{\"error\": \"cannot serialise: {e}\"}}\n"),
-    }
 }
 
 /// The inspection options for `target`. A size given as a sector count (`--stripe 512s`) is in the target's
@@ -110,9 +93,20 @@ fn options(
     };
     let stripe = a.stripe.as_ref().map(|s| s.bytes(logical)).transpose()?;
     let block_size = a.block_size.bytes(logical)?;
-    if !(512..=16 << 20).contains(&block_size) || !block_size.is_power_of_two() {
+    if !(512..=16 << 20).contains(&block_size) {
         return Err(Error::usage(
-            format!("--block-size {block_size} is not a power of two between 512 bytes and 16 MiB"),
+            format!(
+                "--block-size {block_size} ({}) is out of range: a filesystem block is 512 bytes to 16 MiB",
+                afdisk::units::human(block_size)
+            ),
+            "give the filesystem's block size, e.g. --block-size 4096",
+        ));
+    }
+    if !block_size.is_power_of_two() {
+        return Err(Error::usage(
+            format!(
+                "--block-size {block_size} is not a power of two (filesystem blocks are 512, 1024, 2048, 4096, … bytes)"
+            ),
             "give the filesystem's block size, e.g. --block-size 4096",
         ));
     }
@@ -141,16 +135,23 @@ pub fn parse() -> Cli {
         print_error(&e);
         std::process::exit(EXIT_ERROR);
     }
+    // A command line that asks for JSON gets its usage error as JSON too.
+    let as_json = argv
+        .iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--json");
     let mut matches = cmd
         .try_get_matches_from(argv)
-        .unwrap_or_else(|e| usage_exit(e));
+        .unwrap_or_else(|e| usage_exit(e, as_json));
     Cli::from_arg_matches_mut(&mut matches)
-        .unwrap_or_else(|e| usage_exit(e.format(&mut Cli::command())))
+        .unwrap_or_else(|e| usage_exit(e.format(&mut Cli::command()), as_json))
 }
 
 /// Exits on a command line clap refused: help and version as clap prints them; a usage error as afdisk
-/// words every error (`afdisk: error: …` and a `fix:` line with the usage, see [`usage_words`]), exit 2.
-fn usage_exit(e: clap::Error) -> ! {
+/// words every error (`afdisk: error: …` and a `fix:` line with the usage, see [`usage_words`]), exit 2;
+/// with `--json` in the command line also as the JSON error object on stdout.
+fn usage_exit(e: clap::Error, as_json: bool) -> ! {
     use clap::error::ErrorKind as K;
     if matches!(
         e.kind(),
@@ -159,8 +160,8 @@ fn usage_exit(e: clap::Error) -> ! {
         e.exit()
     }
     let (problem, fix) = usage_words(&e.render().to_string());
-    let _ = writeln!(std::io::stderr(), "afdisk: error: {problem}\n  fix: {fix}");
-    std::process::exit(EXIT_ERROR)
+    fail(&Error::usage(problem, fix), as_json);
+    std::process::exit(finish(EXIT_ERROR))
 }
 
 /// The problem and the fix in clap's error text `text`. The problem is clap's first line with every fact
@@ -324,10 +325,31 @@ pub fn fallback(cli: &Cli) -> i32 {
     }
 }
 
+/// Whether `command` reads or writes the backup directory (`$AFDISK_BACKUP_DIR`: backups, move journals),
+/// and whether it prints JSON.
+fn uses_backup_dir(command: &Command) -> Option<bool> {
+    match command {
+        Command::Inspect { json, .. }
+        | Command::Check { json, .. }
+        | Command::Apply { json, .. }
+        | Command::Restore { json, .. }
+        | Command::Resume { json, .. } => Some(*json),
+        Command::Plan(a) => Some(a.json),
+        Command::SectorSize(a) => Some(a.json),
+        _ => None,
+    }
+}
+
 /// Runs one subcommand and returns the exit status.
 pub fn run(cli: &Cli, command: Command) -> i32 {
     // The geometry options are global (args.rs): given before or after a subcommand's arguments, they are here.
     let geometry = cli.geometry;
+    // An empty or mistyped $AFDISK_BACKUP_DIR is refused before anything is read or written.
+    if let Some(as_json) = uses_backup_dir(&command) {
+        if let Err(e) = afdisk::mover::chosen_backup_dir() {
+            return fail(&e, as_json);
+        }
+    }
     match command {
         Command::List { json: as_json } => cmd_list(as_json, &cli.geometry),
         Command::Inspect {
@@ -387,9 +409,7 @@ pub fn run(cli: &Cli, command: Command) -> i32 {
         } => demo::cmd_demo(keep, as_json),
         Command::Bench(a) => cmd_bench(a, &geometry),
         Command::Completions { shell } => {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(&shell.script());
-            let _ = out.flush();
+            emit(&String::from_utf8_lossy(&shell.script()));
             EXIT_OK
         }
     }
@@ -442,18 +462,14 @@ fn cmd_inspect(
             });
             EXIT_OK
         }
-        Err(e) => {
-            print_error(&e);
-            EXIT_ERROR
-        }
+        Err(e) => fail(&e, as_json),
     }
 }
 
 fn cmd_list(as_json: bool, g: &GeometryArgs) -> i32 {
     // An override no disk can take is the command line's mistake, not each disk's.
     if let Err(e) = g.overrides().validate() {
-        print_error(&e);
-        return EXIT_ERROR;
+        return fail(&e, as_json);
     }
     let opts = InspectOptions {
         overrides: g.overrides(),

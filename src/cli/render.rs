@@ -116,7 +116,7 @@ fn inspect_device(o: &mut String, r: &Report) {
     let _ = writeln!(
         o,
         "{}: {}, {} bytes, {} sectors of {} bytes",
-        d.path.display(),
+        afdisk::device::path_id(&d.path),
         human(d.size_bytes),
         d.size_bytes,
         d.size_bytes / ls,
@@ -380,13 +380,9 @@ pub fn check(results: &[CheckResult]) -> String {
                     afdisk::device::shell_quote(std::ffi::OsStr::new(&r.path))
                 );
             }
+            // The error itself, with its fix, is on stderr (`afdisk: error: …`): said once.
             _ => {
-                let _ = writeln!(
-                    o,
-                    "{}: error: {}",
-                    r.path,
-                    r.error.as_deref().unwrap_or("unknown")
-                );
+                let _ = writeln!(o, "{}: error (reported on standard error)", r.path);
             }
         }
     }

@@ -8,21 +8,11 @@ use std::path::Path;
 use afdisk::apply::backup;
 use afdisk::device;
 use afdisk::mover::{self, Control};
-
 use afdisk::Error;
 
 use super::args::{ConfirmArgs, GeometryArgs};
 use super::move_progress::{presenter, show, stop_on_interrupt};
-use super::{print_error, EXIT_ERROR, EXIT_OK, EXIT_REFUSED};
-
-fn fail(e: &Error) -> i32 {
-    print_error(e);
-    if e.kind == afdisk::ErrorKind::Refused {
-        EXIT_REFUSED
-    } else {
-        EXIT_ERROR
-    }
-}
+use super::{fail, EXIT_ERROR, EXIT_OK};
 
 pub fn resume(
     target: &Path,
@@ -33,6 +23,9 @@ pub fn resume(
     g: &GeometryArgs,
 ) -> i32 {
     let r = (|| {
+        if let Some(j) = journal {
+            given_journal(j)?;
+        }
         let opened = device::open(target, &g.overrides())?;
         let jpath = afdisk::apply::move_journal(&backup::backup_dir(), &opened, journal)?;
         let what = afdisk::present::resume_what(rollback);
@@ -48,6 +41,19 @@ pub fn resume(
     match r {
         Ok(o) => {
             show(&o, as_json);
+            if o.status == "finished" {
+                // The disk is done even when its outcome could not be shown: say so on stderr.
+                if let Some(cause) = super::take_stdout_failure() {
+                    let done = format!(
+                        "the {} of {} finished (journal {})",
+                        if rollback { "rollback" } else { "move" },
+                        device::shell_quote(o.device.as_os_str()),
+                        device::shell_quote(o.journal.as_os_str())
+                    );
+                    super::print_error(&super::stdout_error(&cause, Some(&done)));
+                    return EXIT_ERROR;
+                }
+            }
             if o.status == "stopped" {
                 // Stopped at a commit point: not done (as for apply).
                 EXIT_ERROR
@@ -57,6 +63,27 @@ pub fn resume(
                 EXIT_OK
             }
         }
-        Err(e) => fail(&e),
+        Err(e) => fail(&e, as_json),
     }
+}
+
+/// `--journal FILE` must be a regular file: a FIFO, a device (`/dev/null`) or a directory is refused naming
+/// what it is, as a plan file is (the journal reader would only find it "too short"). A missing file is left
+/// to the reader, whose error names it.
+fn given_journal(j: &Path) -> Result<(), Error> {
+    let Ok(md) = std::fs::metadata(j) else {
+        return Ok(());
+    };
+    if md.is_file() {
+        return Ok(());
+    }
+    Err(Error::refused(
+        format!(
+            "{} is {}, not a move journal: refusing to read it",
+            j.display(),
+            device::file_kind(&md.file_type())
+        ),
+        "give the journal file the interrupted apply named (in $AFDISK_BACKUP_DIR), or leave --journal out to \
+         find it there",
+    ))
 }

@@ -11,13 +11,12 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
 use afdisk::device::Overrides;
-use afdisk::error::ErrorKind;
 use afdisk::present;
 use afdisk::reformat::{self, timing, tool, Asker, Finished, Question, Reply, To, Verdict};
 use afdisk::Error;
 
 use super::args::ConfirmArgs;
-use super::{emit, json, print_error, EXIT_ERROR, EXIT_OK, EXIT_REFUSED};
+use super::{emit, json, EXIT_ERROR, EXIT_OK};
 
 /// Switched, but the kernel still shows the old size: the user must rescan, re-probe or reboot.
 pub const EXIT_KERNEL_STALE: i32 = 4;
@@ -34,15 +33,6 @@ pub struct SectorSizeArgs<'a> {
     pub overrides: Overrides,
 }
 
-fn fail(e: &Error) -> i32 {
-    print_error(e);
-    if e.kind == ErrorKind::Refused {
-        EXIT_REFUSED
-    } else {
-        EXIT_ERROR
-    }
-}
-
 fn ask(prompt: &str) -> Option<String> {
     let mut err = std::io::stderr().lock();
     let _ = write!(err, "{prompt}");
@@ -57,7 +47,7 @@ fn ask(prompt: &str) -> Option<String> {
 pub fn cmd(a: &SectorSizeArgs<'_>) -> i32 {
     match run(a) {
         Ok(code) => code,
-        Err(e) => fail(&e),
+        Err(e) => super::fail(&e, a.json),
     }
 }
 

@@ -6,7 +6,6 @@ use std::path::Path;
 
 use afdisk::apply::{self, backup};
 use afdisk::device;
-use afdisk::error::ErrorKind;
 use afdisk::plan::{self, Plan, Request};
 use afdisk::present::{written_lines, Verb};
 use afdisk::table::Label;
@@ -14,16 +13,7 @@ use afdisk::Error;
 
 use super::args::{ConfirmArgs, GeometryArgs, PlanArgs};
 use super::confirm::{confirmation_destroying, sized};
-use super::{emit, json, print_error, EXIT_ERROR, EXIT_OK, EXIT_REFUSED};
-
-fn fail(e: &Error) -> i32 {
-    print_error(e);
-    if e.kind == ErrorKind::Refused {
-        EXIT_REFUSED
-    } else {
-        EXIT_ERROR
-    }
-}
+use super::{emit, fail, json, print_error, EXIT_ERROR, EXIT_OK};
 
 pub fn plan(a: &PlanArgs, geometry: &GeometryArgs) -> i32 {
     let out_ok = a.output.as_deref().map_or(Ok(()), |out| {
@@ -33,12 +23,15 @@ pub fn plan(a: &PlanArgs, geometry: &GeometryArgs) -> i32 {
         Ok(p) => {
             if let Some(out) = &a.output {
                 if let Err(e) = std::fs::write(out, json(&p)) {
-                    return fail(&Error::from_file_io(
-                        "write the plan to",
-                        out,
-                        &e,
-                        "the directory of -o must exist",
-                    ));
+                    return fail(
+                        &Error::from_file_io(
+                            "write the plan to",
+                            out,
+                            &e,
+                            "the directory of -o must exist",
+                        ),
+                        a.json,
+                    );
                 }
             }
             if a.json {
@@ -49,7 +42,7 @@ pub fn plan(a: &PlanArgs, geometry: &GeometryArgs) -> i32 {
                 if let Some(out) = &a.output {
                     text.push_str(&format!(
                         "Plan saved to {}. Apply it with: afdisk apply {} --plan {}\n",
-                        out.display(),
+                        device::path_id(out),
                         device::shell_quote(a.target.as_os_str()),
                         device::shell_quote(out.as_os_str())
                     ));
@@ -58,23 +51,57 @@ pub fn plan(a: &PlanArgs, geometry: &GeometryArgs) -> i32 {
             }
             EXIT_OK
         }
-        Err(e) => fail(&e),
+        Err(e) => fail(&e, a.json),
     }
 }
 
+/// `--replace` and `--keep-signatures` with `--realign` (of the table on the disk, not of an sfdisk script): a
+/// realignment keeps the table and creates no partition, so neither has anything to act on.
+fn realign_conflicts(a: &PlanArgs) -> Result<(), Error> {
+    if !a.realign || a.from_sfdisk.is_some() {
+        return Ok(());
+    }
+    let (flag, why) = if a.replace {
+        (
+            "--replace",
+            "it replaces a table with a fresh layout, and a realignment keeps the table",
+        )
+    } else if a.keep_signatures {
+        (
+            "--keep-signatures",
+            "it keeps old signatures in partitions a plan creates, and a realignment creates none (it wipes \
+             nothing)",
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Error::usage(
+        format!("{flag} cannot be used with --realign: {why}"),
+        format!("leave {flag} out, or plan a fresh layout (--preset NAME) instead of --realign"),
+    ))
+}
+
 fn make_plan(a: &PlanArgs, geometry: &GeometryArgs) -> Result<Plan, Error> {
+    realign_conflicts(a)?;
     let opened = device::open(&a.target, &geometry.overrides())?;
     if let Some(script) = &a.from_sfdisk {
         return super::dump::plan_from_sfdisk(&opened, script, a);
     }
     let (preset, preset_text) = match (&a.preset, &a.preset_file) {
         (_, Some(f)) => {
-            let text = std::fs::read_to_string(f).map_err(|e| {
-                Error::from_file_io(
-                    "read the preset file",
-                    f,
-                    &e,
-                    "check the path; built-in presets are chosen with --preset NAME",
+            let bytes = super::input::read_bounded(
+                f,
+                super::input::MAX_INPUT_BYTES,
+                &super::input::Input {
+                    what: "preset file",
+                    expected: "a TOML file, see PRESET FILES in afdisk(8)",
+                    missing: "check the path; built-in presets are chosen with --preset NAME",
+                },
+            )?;
+            let text = String::from_utf8(bytes).map_err(|_| {
+                Error::usage(
+                    format!("{} is not a preset file: it is not UTF-8 text", f.display()),
+                    "give a TOML preset file (see PRESET FILES in afdisk(8)), or a built-in one with --preset NAME",
                 )
             })?;
             let name = f
@@ -108,20 +135,45 @@ fn make_plan(a: &PlanArgs, geometry: &GeometryArgs) -> Result<Plan, Error> {
     plan::make(&opened, &req)
 }
 
-fn outcome(o: &apply::WriteOutcome, as_json: bool, verb: Verb) {
+/// Shows what a write did. When stdout cannot take it (`>/dev/full`), the disk was written all the same: an
+/// error on stderr says that it succeeded, where the backup is and the undo, and `Some(exit status)` is
+/// returned (an I/O failure, exit 2); `None` when the outcome was shown.
+fn outcome(o: &apply::WriteOutcome, as_json: bool, verb: Verb) -> Option<i32> {
     if let (Some(m), false) = (&o.moved, as_json) {
         super::move_progress::show(m, false);
-        if m.status != "finished" {
-            return;
+    }
+    if o.moved
+        .as_ref()
+        .is_none_or(|m| m.status == "finished" || as_json)
+    {
+        if as_json {
+            emit(&json(&afdisk::contract::WriteJson::new(o)));
+        } else {
+            let mut text = written_lines(o, verb).join("\n");
+            text.push('\n');
+            emit(&text);
         }
     }
-    if as_json {
-        emit(&json(&afdisk::contract::WriteJson::new(o)));
-    } else {
-        let mut text = written_lines(o, verb).join("\n");
-        text.push('\n');
-        emit(&text);
+    if o.moved.as_ref().is_some_and(|m| m.status != "finished") {
+        // A stopped move is no success to announce: `finish` reports the lost output as for any command.
+        return None;
     }
+    let cause = super::take_stdout_failure()?;
+    let mut done = format!(
+        "the {} succeeded: {} sector(s) of {} written and verified, the previous ones saved in {}",
+        match verb {
+            Verb::Wrote => "apply",
+            Verb::Restored => "restore",
+        },
+        o.sectors_written,
+        device::shell_quote(o.device.as_os_str()),
+        device::shell_quote(o.backup_file.as_os_str()),
+    );
+    if !o.undo_command.is_empty() {
+        done.push_str(&format!(" (undo: {})", o.undo_command));
+    }
+    print_error(&super::stdout_error(&cause, Some(&done)));
+    Some(EXIT_ERROR)
 }
 
 pub fn apply(
@@ -168,7 +220,9 @@ pub fn apply(
     };
     match run() {
         Ok(o) => {
-            outcome(&o, as_json, Verb::Wrote);
+            if let Some(code) = outcome(&o, as_json, Verb::Wrote) {
+                return code;
+            }
             // A move stopped at a commit point is not done: the disk must be resumed.
             if o.moved.as_ref().is_some_and(|m| m.status != "finished") {
                 return EXIT_ERROR;
@@ -178,7 +232,7 @@ pub fn apply(
             }
             EXIT_OK
         }
-        Err(e) => fail(&e),
+        Err(e) => fail(&e, as_json),
     }
 }
 
@@ -196,17 +250,17 @@ pub fn backup(target: &Path, out: &Path, as_json: bool, g: &GeometryArgs) -> i32
                 emit(&format!(
                     "Saved {} sector(s) of {} ({}, {}-byte sectors) to {}\nRestore with: afdisk restore {} {}\n",
                     b.sectors.len(),
-                    b.device.path,
+                    device::path_id(target),
                     b.table,
                     b.sector_size,
-                    out.display(),
+                    device::path_id(out),
                     device::shell_quote(target.as_os_str()),
                     device::shell_quote(out.as_os_str())
                 ));
             }
             EXIT_OK
         }
-        Err(e) => fail(&e),
+        Err(e) => fail(&e, as_json),
     }
 }
 
@@ -242,11 +296,8 @@ pub fn restore(
         apply::restore(&opened, &b, &conf, &backup::backup_dir())
     };
     match run() {
-        Ok(o) => {
-            outcome(&o, as_json, Verb::Restored);
-            EXIT_OK
-        }
-        Err(e) => fail(&e),
+        Ok(o) => outcome(&o, as_json, Verb::Restored).unwrap_or(EXIT_OK),
+        Err(e) => fail(&e, as_json),
     }
 }
 
@@ -320,10 +371,7 @@ fn restore_sgdisk(
         apply::apply(&opened, &p, &conf, &backup::backup_dir())
     };
     match run() {
-        Ok(o) => {
-            outcome(&o, as_json, Verb::Restored);
-            EXIT_OK
-        }
-        Err(e) => fail(&e),
+        Ok(o) => outcome(&o, as_json, Verb::Restored).unwrap_or(EXIT_OK),
+        Err(e) => fail(&e, as_json),
     }
 }

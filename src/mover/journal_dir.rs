@@ -16,6 +16,48 @@ use crate::device::{Opened, TargetKind};
 use crate::error::{Error, Result};
 use crate::units::human;
 
+/// The backup directory as the user chose it, checked before anything is written: `$AFDISK_BACKUP_DIR` when
+/// set, else [`super::DEFAULT_BACKUP_DIR`]. Set but empty is an error (it used to mean the default, silently).
+/// A directory the user named may not exist yet (the backup saver creates it), but its parent must: a mistyped
+/// `/nonexist/dir` is an error naming `/nonexist`, where it used to be created with all its parents. Nothing is
+/// created here.
+pub fn chosen_backup_dir() -> Result<PathBuf> {
+    const VAR: &str = "AFDISK_BACKUP_DIR";
+    let Some(v) = std::env::var_os(VAR) else {
+        return Ok(PathBuf::from(super::DEFAULT_BACKUP_DIR));
+    };
+    if v.is_empty() {
+        return Err(Error::usage(
+            format!("{VAR} is set but empty: it names no backup directory"),
+            format!(
+                "set {VAR} to a directory on another disk than the one being changed, or unset it for the \
+                 default {}",
+                super::DEFAULT_BACKUP_DIR
+            ),
+        ));
+    }
+    let dir = PathBuf::from(v);
+    if dir.symlink_metadata().is_ok() {
+        return Ok(dir);
+    }
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !parent.is_dir() {
+        return Err(Error::usage(
+            format!(
+                "{VAR} is {}, whose parent {} is not an existing directory (afdisk creates only the last \
+                 directory of that path)",
+                dir.display(),
+                parent.display()
+            ),
+            format!("check the path in {VAR}, or create {} first", parent.display()),
+        ));
+    }
+    Ok(dir)
+}
+
 /// The journal for the disk `dev`'s move: `dir/afdisk-NAME-ID.move-journal`.
 pub(super) fn journal_path(dir: &Path, info_name: &str, id: &str) -> PathBuf {
     let short: String = id.chars().take(8).collect();

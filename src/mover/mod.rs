@@ -61,7 +61,8 @@ pub use estimate::{estimate_copy_seconds, journal_dir, Rates, DEFAULT_BACKUP_DIR
 pub use findings::{hidden_finding, interrupted_finding, journal_finding};
 pub use journal::{copied_before, Journal, JournalHeader, MoveSpec, Record, Sector, Stage};
 pub use journal_dir::{
-    check_journal_place, check_journal_room, damaged_journals, journal_chunk, pending_journals,
+    check_journal_place, check_journal_room, chosen_backup_dir, damaged_journals, journal_chunk,
+    pending_journals,
 };
 use journal_dir::{fsync_dir, journal_path, no_room, pending_records};
 pub use probe::{measure_disk, measure_journal, measure_rates};

@@ -32,43 +32,59 @@ impl Grain {
     }
 }
 
+/// Refuses `v` bytes given for the option `opt` (`--grain`, `--stripe`) on `topo`: zero, not whole logical
+/// sectors, off the physical unit, or over a quarter of the disk.
+fn check_size(topo: &Topology, opt: &str, v: u64) -> Result<()> {
+    let unit = topo.physical_unit();
+    if v == 0 {
+        return Err(Error::usage(
+            format!("{opt} 0 is zero: there is no boundary to align to"),
+            format!("give a size such as 1MiB or 4MiB, or leave {opt} out"),
+        ));
+    }
+    if !v.is_multiple_of(topo.logical.max(1)) {
+        return Err(Error::usage(
+            format!(
+                "{opt} {v} is not a multiple of the logical sector size {}",
+                topo.logical
+            ),
+            format!(
+                "give a multiple of {} bytes, e.g. 1MiB or 4MiB",
+                topo.logical
+            ),
+        ));
+    }
+    if !v.is_multiple_of(unit) {
+        return Err(Error::usage(
+            format!(
+                "{opt} {} is not a multiple of the {}-byte physical sector: partitions on it would be misaligned",
+                human(v),
+                unit
+            ),
+            format!("give a multiple of {unit} bytes, e.g. 1MiB"),
+        ));
+    }
+    if v > topo.size_bytes / 4 && topo.size_bytes > 0 {
+        let limit = topo.size_bytes / 4;
+        return Err(Error::usage(
+            format!(
+                "{opt} {} is larger than a quarter of the disk: on this {} disk it can be at most {}",
+                human(v),
+                human(topo.size_bytes),
+                human(limit)
+            ),
+            format!("give {opt} {} or less; 1MiB suits almost every disk", human(limit)),
+        ));
+    }
+    Ok(())
+}
+
 /// Chooses the grain for `topo`; `user` is `--grain`, `stripe` is `--stripe`.
 pub fn choose(topo: &Topology, user: Option<u64>, stripe: Option<u64>) -> Result<Grain> {
     let unit = topo.physical_unit();
     for (opt, v) in [("--grain", user), ("--stripe", stripe)] {
         if let Some(v) = v {
-            if v == 0 || v % topo.logical.max(1) != 0 {
-                return Err(Error::usage(
-                    format!(
-                        "{opt} {v} is not a multiple of the logical sector size {}",
-                        topo.logical
-                    ),
-                    format!(
-                        "give a multiple of {} bytes, e.g. 1MiB or 4MiB",
-                        topo.logical
-                    ),
-                ));
-            }
-            if v % unit != 0 {
-                return Err(Error::usage(
-                    format!(
-                        "{opt} {} is not a multiple of the {}-byte physical sector: partitions on it would be misaligned",
-                        human(v),
-                        unit
-                    ),
-                    format!("give a multiple of {unit} bytes, e.g. 1MiB"),
-                ));
-            }
-            if v > topo.size_bytes / 4 && topo.size_bytes > 0 {
-                return Err(Error::usage(
-                    format!(
-                        "{opt} {} is larger than a quarter of the disk ({})",
-                        human(v),
-                        human(topo.size_bytes)
-                    ),
-                    "give a smaller value; 1MiB suits almost every disk",
-                ));
-            }
+            check_size(topo, opt, v)?;
         }
     }
     if let Some(g) = user {

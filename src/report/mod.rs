@@ -14,6 +14,7 @@ use crate::table::{self, types, Label, PartKind, Partition, Table, TableScan};
 use crate::units::{human, plural};
 
 mod contents;
+mod size;
 
 pub const SCHEMA: u32 = 2;
 
@@ -257,6 +258,7 @@ pub fn inspect(path: &Path, opts: &InspectOptions) -> Result<(Opened, Report)> {
     let held = (opts.probe_signatures && report.table.is_none() && report.foreign_table.is_none())
         .then(|| crate::signature::disk_held_info(&src, lss));
     contents::name_whole_disk(&mut report.findings, held.as_ref().map(Option::as_ref));
+    size::add(&mut report.findings, &opened.info);
     name_target(&mut report.findings, &opened.info.path);
     Ok((opened, report))
 }
