@@ -61,11 +61,12 @@ fn failed_json_commands_print_one_error_object() {
         (vec!["inspect", &none, "--json"], "io", 2),
         (vec!["plan", &none, "--realign", "--json"], "io", 2),
         (vec!["plan", &i, "--preset", "nope", "--json"], "usage", 2),
-        (vec!["apply", &i, "--plan", &j, "--json"], "usage", 2),
+        // A file that is not a plan (or a damaged one) is refused, as an edited plan is.
+        (vec!["apply", &i, "--plan", &j, "--json"], "refused", 3),
         (vec!["apply", &none, "--plan", &p, "--json"], "io", 2),
         // No confirmation: no terminal and no --yes.
         (vec!["apply", &i, "--plan", &p, "--json"], "refused", 3),
-        (vec!["restore", &i, &j, "--json"], "usage", 2),
+        (vec!["restore", &i, &j, "--json"], "refused", 3),
         (vec!["resume", &i, "--json"], "usage", 2),
         (vec!["backup", &none, "-o", &out, "--json"], "io", 2),
         // A usage error clap finds (a missing option) is JSON too.
