@@ -113,6 +113,12 @@ fn non_utf8_path_writes_that_file_and_no_other() {
     let r = apply_os(&raw, &plan, "img\u{FFFD}.img".as_bytes(), &[], &bk);
     assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("$'img\\xff.img'"), "{}", r.stderr);
+    // The disk's path too is named exactly, never by its lossy spelling (the look-alike's path).
+    assert!(
+        !r.stderr.contains(&raw.display().to_string()),
+        "{}",
+        r.stderr
+    );
     assert!(peek(&raw, 0, 64 * 1024).iter().all(|b| *b == 0));
     // The name as given, byte for byte, does.
     let r = apply_os(&raw, &plan, b"img\xff.img", &[], &bk);

@@ -146,7 +146,7 @@ pub fn check_confirmation(info: &DeviceInfo, c: &Confirmation, what: &str) -> Re
                 Err(Error::refused(
                     format!(
                         "confirmation {s:?} does not name {}: nothing was written",
-                        info.path.display()
+                        super::path_id(&info.path)
                     ),
                     format!("to {what}, type the device name exactly: {}", info.name),
                 ))
@@ -157,7 +157,7 @@ pub fn check_confirmation(info: &DeviceInfo, c: &Confirmation, what: &str) -> Re
             &format!(
                 "{{yes}} without {{confirm}}: refusing to {} on {}",
                 lit(what),
-                lit(info.path.display())
+                lit(super::path_id(&info.path))
             ),
             &format!("add {{confirm={token}}} (the {})", token_kind(info)),
         )),
@@ -176,7 +176,7 @@ pub fn check_confirmation(info: &DeviceInfo, c: &Confirmation, what: &str) -> Re
                         "{{confirm}} {} does not match {} of {} ({}): nothing was written",
                         lit(super::shell_quote(s)),
                         token_kind(info),
-                        lit(info.path.display()),
+                        lit(super::path_id(&info.path)),
                         lit(&token)
                     ),
                     &format!(
@@ -191,7 +191,7 @@ pub fn check_confirmation(info: &DeviceInfo, c: &Confirmation, what: &str) -> Re
             &format!(
                 "no terminal to confirm on and no {{yes}}: refusing to {} on {}",
                 lit(what),
-                lit(info.path.display())
+                lit(super::path_id(&info.path))
             ),
             &format!("run it interactively, or pass {{yes}} {{confirm={token}}} in scripts"),
         )),
