@@ -183,3 +183,44 @@ fn a_restore_over_a_move_that_did_not_finish_is_refused_but_the_moving_table_goe
         "{v}"
     );
 }
+
+/// An undo puts back exactly what its apply wrote, a wiped filesystem signature in a partition included: it
+/// reports no sector "outside the table space" (afdisk-json(5): empty for applies and undos), and the ext4 is
+/// found again.
+#[test]
+fn an_undo_that_puts_back_a_wiped_signature_reports_nothing_outside_the_table() {
+    let sc = Scratch::new();
+    let img = sc.image("wiped.img", 64 * MIB);
+    run(
+        "mkfs.ext4",
+        &["-q", "-F", "-E", &format!("offset={MIB}"), &s(&img), "32M"],
+    );
+    let pf = sc.path("p.json");
+    let p = common::plan(&s(&img), &["--preset", "data", "--replace"], &pf);
+    assert!(
+        p["wipes"].as_array().is_some_and(|w| !w.is_empty()),
+        "the plan wipes the ext4 signature: {p}"
+    );
+    let bk = sc.path("bk");
+    let r = common::confirmed(
+        &["apply", &s(&img), "--plan", &s(&pf), "--destroy-data"],
+        "wiped.img",
+        &bk,
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let backup = r.backup_file();
+    let r = common::restore(&s(&img), &backup, "wiped.img", &sc.path("bk2"));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.json()["outside_table_space"],
+        serde_json::json!([]),
+        "{}",
+        r.stdout
+    );
+    // The ext4 magic (0xEF53 at byte 56 of the superblock, 1 KiB into the filesystem) is back.
+    assert_eq!(
+        common::peek(&img, MIB + 1024 + 56, 2),
+        vec![0x53, 0xEF],
+        "the ext4 is back"
+    );
+}

@@ -130,10 +130,13 @@ fn plan_restore(src: &dyn ByteSource, b: &Backup, file: &Path) -> Result<Restore
     };
     renumber_phases(&mut writes);
     let sectors: Vec<u64> = writes.iter().map(|w| w.0).collect();
+    // An undo writes back exactly the sectors its write changed, each checked to still hold what that write
+    // put there (a wiped signature in a partition included): none is a surprise. A table restore's sectors
+    // outside the table space now are.
     let mut outside: Vec<u64> = sectors
         .iter()
         .copied()
-        .filter(|l| !now_space.contains(l))
+        .filter(|l| b.kind == BackupKind::Table && !now_space.contains(l))
         .collect();
     outside.sort_unstable();
     let mut sorted = sectors.clone();
