@@ -195,8 +195,9 @@ impl Verb {
 pub fn written_lines(o: &WriteOutcome, verb: Verb) -> Vec<String> {
     if o.sectors_written == 0 && o.backup_file.as_os_str().is_empty() {
         return vec![format!(
-            "Nothing to restore: {} already holds every sector the backup saved; nothing was written and no \
-             backup was made.",
+            "Nothing to restore: every sector this backup would write (an undo: those its write changed; a \
+             table backup: its table's) already holds the saved bytes on {}; nothing was written and no backup \
+             was made.",
             crate::device::path_id(&o.device)
         )];
     }

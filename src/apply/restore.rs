@@ -499,7 +499,7 @@ pub fn restore_preview(opened: &Opened, b: &Backup) -> Result<RestorePreview> {
     plan_restore(&opened.source(), b, &opened.info.path)
 }
 
-/// The outcome of restoring `b` onto a disk that already holds every sector it saved: nothing is written and
+/// The outcome of restoring `b` onto a disk that already holds the saved bytes in every sector it would write: nothing is written and
 /// no backup is made (so restoring the same backup twice leaves no trace); `sectors_written` is 0 and
 /// `backup_file` empty. A disk in use or read-only is still refused, as every restore is.
 pub fn already_restored(opened: &Opened, b: &Backup) -> Result<WriteOutcome> {
