@@ -841,6 +841,28 @@ fn kernel_view_names_stale_kernel_partitions() {
     drop(held);
 }
 
+/// A loop device attached with partition scanning is never told to attach itself with `losetup -P`: whether
+/// the kernel then shows the partitions depends on its partition parsers, and the message says which it is.
+#[test]
+fn a_partscan_loop_device_is_not_told_to_use_losetup_p() {
+    let sc = Scratch::new();
+    let img = sc.image("scan.img", 64 * MIB);
+    let Some(lo) = LoopDev::attach_with(&img, &["-P"]).map(PartscanLoop) else {
+        return;
+    };
+    let dev = lo.0.path.clone();
+    let pf = sc.path("p.json");
+    plan(&dev, &["--preset", "data"], &pf);
+    let r = apply(&dev, &pf, &lo.0.base_name(), sc.dir.path());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let k = &r.json()["kernel"];
+    let message = k["message"].as_str().expect("message");
+    assert!(!message.contains("without partition scanning"), "{k}");
+    if k["matches"] == false {
+        assert!(message.contains("scans its partitions"), "{k}");
+    }
+}
+
 #[test]
 fn an_old_schema_1_apply_backup_restores_as_a_table_backup() {
     let sc = Scratch::new();

@@ -104,10 +104,16 @@ pub fn view(opened: &Opened, table: Option<&Layout>) -> KernelView {
     let n = expected.iter().filter(|p| p.size > 0).count();
     let message = if differences.is_empty() {
         format!("the kernel shows the {n} partition(s) of the table on disk")
-    } else if partitions.is_empty() && opened.info.transport == "loop" {
+    } else if partitions.is_empty() && opened.info.transport == "loop" && !partscan(dir) {
         format!(
             "the kernel shows no partitions of {path}: it is a loop device without partition scanning; detach \
              it and attach it again with `losetup -P` to use the partitions"
+        )
+    } else if partitions.is_empty() && opened.info.transport == "loop" {
+        format!(
+            "the kernel shows no partitions of {path}, though it scans its partitions (`losetup -P`) and the \
+             table has {n}: this kernel may have no partition table support for it (CONFIG_MSDOS_PARTITION, \
+             CONFIG_EFI_PARTITION); use the partitions through `losetup -o OFFSET --sizelimit SIZE` instead"
         )
     } else if partitions.is_empty() {
         format!(
@@ -127,6 +133,11 @@ pub fn view(opened: &Opened, table: Option<&Layout>) -> KernelView {
         differences,
         message,
     }
+}
+
+/// Whether the loop device at sysfs `dir` scans its partitions (`loop/partscan`, set by `losetup -P`).
+fn partscan(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("loop/partscan")).is_ok_and(|t| t.trim() == "1")
 }
 
 fn shown(dir: &Path, disk: &str) -> Vec<KernelPart> {
