@@ -1,6 +1,7 @@
 //! What afdisk writes for the user (a plan with `-o`, a backup with `backup -o`, a plot with `--plot`) goes
 //! only to a regular file: the target itself, a device node, a FIFO and the backing file of a loop device are
-//! refused (exit 2) before anything is read or written, and every file stays as it was.
+//! refused (exit 2) before anything is read or written, and every file stays as it was; a backup never
+//! replaces a file (exit 3).
 
 mod common;
 
@@ -86,4 +87,30 @@ fn outputs_go_only_to_regular_files() {
     );
     let r = afdisk(&["plan", &t, "--realign", "-o", &s(&sc.path("p.json"))]);
     assert_eq!(r.code, 0, "a new file is fine: {}", r.stderr);
+}
+
+/// `backup -o` never replaces a file: the one there may be an older backup, perhaps the only good one. The
+/// refusal (exit 3) names it and the fix, and the file is as it was.
+#[test]
+fn a_backup_never_replaces_a_file() {
+    let sc = Scratch::new();
+    let img = sc.image("b.img", 64 * MIB);
+    common::run("sgdisk", &["-n", "1:2048:+16M", &s(&img)]);
+    let out = sc.path("old-backup.json");
+    let r = afdisk(&["backup", &s(&img), "-o", &s(&out)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let first = std::fs::read(&out).expect("read");
+    common::run("sgdisk", &["-n", "2:0:+8M", &s(&img)]);
+    let r = afdisk(&["backup", &s(&img), "-o", &s(&out)]);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("already exists") && r.stderr.contains("give a new file name"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        std::fs::read(&out).expect("read"),
+        first,
+        "the old backup is kept"
+    );
 }

@@ -23,8 +23,19 @@ use super::kernel::{self};
 use super::moves;
 use super::write::*;
 
-/// Writes a backup of the table sectors of `opened` to `out`.
+/// Writes a backup of the table sectors of `opened` to `out`, a file that does not exist yet: an existing one
+/// (an older backup, perhaps the only good one) is never replaced.
 pub fn backup_to(opened: &Opened, out: &Path) -> Result<Backup> {
+    if out.symlink_metadata().is_ok() {
+        return Err(Error::refused(
+            format!(
+                "{} already exists: afdisk does not replace a file with a backup (it may be an older backup, \
+                 perhaps the only good one); nothing was written",
+                crate::device::path_id(out)
+            ),
+            "give a new file name (e.g. with the date: -o sdb-$(date +%F).json), or move the old file away first",
+        ));
+    }
     let src = opened.source();
     let ss = opened.info.logical_sector_size;
     let lbas = backup::table_sectors(&src, ss);
