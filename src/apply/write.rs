@@ -55,8 +55,10 @@ pub struct WriteOutcome {
     pub moved: Option<crate::mover::MoveOutcome>,
 }
 
-/// The exact, pasteable command that restores `backup` onto `device` (both shell-quoted, bytes kept).
+/// The exact, pasteable command that restores `backup` onto `device` (both shell-quoted, bytes kept; the
+/// device's path made absolute, so that it can be pasted in another directory).
 pub fn restore_command(device: &Path, backup: &Path) -> String {
+    let device = std::path::absolute(device).unwrap_or_else(|_| device.to_path_buf());
     format!(
         "afdisk restore {} {}",
         crate::device::shell_quote(device.as_os_str()),
