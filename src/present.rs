@@ -193,6 +193,13 @@ impl Verb {
 /// The outcome of an apply or restore in lines: what was written and verified, sectors outside table space,
 /// the backup, the kernel's view, and the undo command.
 pub fn written_lines(o: &WriteOutcome, verb: Verb) -> Vec<String> {
+    if o.sectors_written == 0 && o.backup_file.as_os_str().is_empty() && verb == Verb::Wrote {
+        return vec![format!(
+            "Nothing to apply: the plan changes nothing on {} (its notes say why); nothing was written and no \
+             backup was made.",
+            o.device.display()
+        )];
+    }
     if o.sectors_written == 0 && o.backup_file.as_os_str().is_empty() {
         return vec![format!(
             "Nothing to restore: every sector this backup would write (an undo: those its write changed; a \

@@ -409,9 +409,12 @@ fn an_empty_script_changes_nothing() {
                 .all(|c| c["action"] == "keep"),
             "{plan}"
         );
+        // Nothing to apply: nothing is written, no backup saved, and the apply succeeds.
         let a = common::apply(&s(&ours), &pf, &format!("o{i}.img"), &sc.path("bk"));
-        assert_ne!(a.code, 0, "nothing to apply");
+        assert_eq!(a.code, 0, "{}", a.stderr);
+        assert_eq!(a.json()["sectors_written"], 0, "{}", a.stdout);
         assert!(std::fs::read(&ours).expect("read") == before);
+        assert!(common::files_in(&sc.path("bk")).is_empty());
     }
     let (theirs, ours) = twins(&sc, 9, None, 64 * MIB);
     assert!(!sfdisk_accepts(&theirs, b""));

@@ -980,28 +980,39 @@ fn four_kn_undo_is_byte_exact_and_touches_only_written_sectors() {
 }
 
 /// A plan that changes nothing (sgdisk's partition already starts on 1 MiB; only its end is off, which a
-/// realign does not move) is refused with exit 2, the fix quoting the plan's own note, and nothing is written
-/// (no backup either). The fix used to say that partitions holding data are not moved, which is no longer so
-/// and was not the reason.
+/// realign does not move): `plan` says there is nothing to apply instead of how to apply it, and `apply` writes
+/// nothing, saves no backup and exits 0, saying so (a script that plans and applies is idempotent).
 #[test]
-fn applying_a_plan_that_changes_nothing_says_why_from_the_plan() {
+fn applying_a_plan_that_changes_nothing_writes_nothing_and_succeeds() {
     let sc = Scratch::new();
     let img = sc.image("n.img", 64 * MIB);
     let t = s(&img);
     run("sgdisk", &["-n", "1:2048:+10M", &t]);
     let before = std::fs::read(&img).expect("read");
     let pf = sc.path("p.json");
-    plan(&t, &["--realign"], &pf);
-    let r = apply(&t, &pf, "n.img", &sc.path("bk"));
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
-    assert!(r.stderr.contains("changes nothing"), "{}", r.stderr);
+    let r = afdisk(&["plan", &t, "--realign", "-o", &s(&pf)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
-        r.stderr
-            .contains("the plan's notes say why: nothing to write")
-            && !r.stderr.contains("hold data"),
+        r.stdout
+            .contains("It changes nothing: there is nothing to apply")
+            && !r.stdout.contains("Apply it with"),
         "{}",
-        r.stderr
+        r.stdout
     );
+    let r = afdisk_in(
+        &[
+            "apply",
+            &t,
+            "--plan",
+            &s(&pf),
+            "--yes",
+            "--confirm",
+            "n.img",
+        ],
+        &sc.path("bk"),
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("Nothing to apply"), "{}", r.stdout);
     assert!(std::fs::read(&img).expect("read") == before);
     assert!(files_in(&sc.path("bk")).is_empty());
 }

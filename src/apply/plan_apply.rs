@@ -194,6 +194,10 @@ pub fn apply_with(
 ) -> Result<WriteOutcome> {
     let sectors = check_before_opening(opened, plan, backup_dir)?;
     let ss = opened.info.logical_sector_size;
+    if plan.is_noop() {
+        // Nothing to write (a realign of an aligned disk): nothing is asked, written or backed up.
+        return super::restore::nothing_written(opened, ss, "apply the plan");
+    }
     refuse_unannounced_foreign(opened, plan)?;
     // A disk that changed since the plan is refused as such before its losses are weighed (a table put on an
     // empty disk would read as the whole disk's data); checked again once the disk is opened exclusively.
@@ -285,8 +289,7 @@ fn check_journal_dir(dir: &Path, opened: &Opened, job: &crate::mover::JournalHea
 }
 
 /// The checks made before the disk is opened for writing: the plan's schema, that it was made for this disk,
-/// that no move on it is unfinished, that it changes something and that every sector it writes lies on the
-/// disk. Gives the plan's sectors.
+/// that no move on it is unfinished and that every sector it writes lies on the disk. Gives the plan's sectors.
 fn check_before_opening(
     opened: &Opened,
     plan: &Plan,
@@ -300,19 +303,6 @@ fn check_before_opening(
     }
     same_device(&plan.device, opened, "plan")?;
     crate::mover::refuse_if_unfinished(opened, backup_dir)?;
-    if plan.is_noop() {
-        return Err(Error::usage(
-            format!(
-                "the plan for {} changes nothing: there is nothing to apply",
-                opened.info.path.display()
-            ),
-            if plan.notes.is_empty() {
-                "nothing to do: the disk already has the planned layout".to_string()
-            } else {
-                format!("the plan's notes say why: {}", plan.notes.join("; "))
-            },
-        ));
-    }
     let total = opened.info.size_bytes / opened.info.logical_sector_size;
     let sectors = plan.sectors()?;
     if let Some((lba, _, _)) = sectors.iter().find(|(l, _, _)| *l >= total) {

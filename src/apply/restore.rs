@@ -520,7 +520,13 @@ pub fn already_restored(opened: &Opened, b: &Backup) -> Result<WriteOutcome> {
 /// [`already_restored`] for any restore that finds the disk (of `ss`-byte sectors) already as it would leave it
 /// (an sgdisk backup whose table the disk carries).
 pub fn nothing_to_restore(opened: &Opened, ss: u64) -> Result<WriteOutcome> {
-    crate::device::access::preflight(opened, "restore the partition table")?;
+    nothing_written(opened, ss, "restore the partition table")
+}
+
+/// The outcome of a write (`what`, for the refusal of a disk in use) that finds nothing to write on `opened`
+/// (of `ss`-byte sectors): `sectors_written` 0, no backup; a disk in use or read-only is still refused.
+pub fn nothing_written(opened: &Opened, ss: u64, what: &str) -> Result<WriteOutcome> {
+    crate::device::access::preflight(opened, what)?;
     let table = current_layout(&opened.source(), ss);
     let kernel = kernel::view(opened, table.as_ref());
     Ok(WriteOutcome {

@@ -39,7 +39,12 @@ pub fn plan(a: &PlanArgs, geometry: &GeometryArgs) -> i32 {
             } else {
                 let mut text = p.diff_lines().join("\n");
                 text.push('\n');
-                if let Some(out) = &a.output {
+                if let Some(out) = a.output.as_ref().filter(|_| p.is_noop()) {
+                    text.push_str(&format!(
+                        "Plan saved to {}. It changes nothing: there is nothing to apply.\n",
+                        device::path_id(out)
+                    ));
+                } else if let Some(out) = &a.output {
                     text.push_str(&format!(
                         "Plan saved to {}. Apply it with: afdisk apply {} --plan {}\n",
                         device::path_id(out),
