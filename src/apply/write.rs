@@ -135,9 +135,9 @@ pub(super) fn same_device(want: &DiskIdentity, opened: &Opened, what: &str) -> R
         format!("{here} is not the device this {what} was made for: {why}; nothing was written")
     } else {
         format!(
-            "this {what} was made for {} ({}), not for {here}: {why}; nothing was written",
+            "this {what} was made for {}{}, not for {here}: {why}; nothing was written",
             want.path,
-            want.serial.as_deref().unwrap_or(&want.name)
+            want.serial.as_deref().map(|s| format!(" (serial {s})")).unwrap_or_default()
         )
     };
     let fix = if want.table_ids.is_none() && what == "backup" {
