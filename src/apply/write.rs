@@ -137,7 +137,10 @@ pub(super) fn same_device(want: &DiskIdentity, opened: &Opened, what: &str) -> R
         format!(
             "this {what} was made for {}{}, not for {here}: {why}; nothing was written",
             want.path,
-            want.serial.as_deref().map(|s| format!(" (serial {s})")).unwrap_or_default()
+            want.serial
+                .as_deref()
+                .map(|s| format!(" (serial {s})"))
+                .unwrap_or_default()
         )
     };
     let fix = if want.table_ids.is_none() && what == "backup" {
