@@ -12,7 +12,6 @@ use std::path::PathBuf;
 use crossterm::event::KeyCode;
 
 use afdisk::device::access::{destroy_label, Prompt};
-use afdisk::device::TargetKind;
 use afdisk::plan::{Plan, PlanKind};
 use afdisk::present::{written_lines, Choice, Verb};
 use afdisk::table::Label;
@@ -130,10 +129,7 @@ impl PlanState {
     /// The confirmation of an apply (which may destroy filesystems) or an undo, as the library words it.
     fn dialog_for(&self, kind: DialogKind) -> Dialog {
         let d = &self.plan.device;
-        let described = d.model.clone().unwrap_or_else(|| match d.kind {
-            TargetKind::Image => "image file".into(),
-            TargetKind::Block => "block device".into(),
-        });
+        let described = super::text::described(d.model.as_deref(), d.kind, &d.name);
         let device = (d.name.as_str(), d.path.as_str(), described.as_str());
         let (title, prompt) = match kind {
             DialogKind::Apply => {

@@ -221,14 +221,19 @@ pub(super) fn pack(items: &[String], width: usize) -> Vec<String> {
 pub(super) fn disk_title(r: &Report, table: &str, width: u16) -> Vec<Line<'static>> {
     let d = &r.device;
     let assumed = if d.geometry_source.physical_sector_size == afdisk::device::Source::Assumed {
-        " phys assumed (image file)"
+        " phys assumed"
     } else {
         ""
+    };
+    // What the disk is: an image file says so in the words the dialogs use; a drive, how it is attached.
+    let kind = match d.kind {
+        afdisk::device::TargetKind::Image => super::text::target_kind(d.kind, &d.name).to_string(),
+        afdisk::device::TargetKind::Block => d.transport.clone(),
     };
     let l1 = [
         d.path.display().to_string(),
         human(d.size_bytes),
-        d.transport.clone(),
+        kind,
         format!(
             "log/phys {}/{}{assumed}",
             d.logical_sector_size, d.physical_sector_size
@@ -290,7 +295,8 @@ pub fn image_banner(r: &Report) -> Option<String> {
         ),
     };
     Some(format!(
-        " image file: physical sector size {how} {} bytes ({key})",
+        " {}: physical sector size {how} {} bytes ({key})",
+        super::text::target_kind(d.kind, &d.name),
         d.physical_sector_size
     ))
 }
