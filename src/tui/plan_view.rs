@@ -1,7 +1,9 @@
 //! Rendering of the plan screen: the old layout (Now; Before once the plan is written) and the new one side
 //! by side (moved entries marked `~`, blocked and unfixable ones `!`, new ones `+`), each change's reason, the
 //! exact sectors to be written, the result of a write, and the confirm dialog where the device name must be
-//! typed.
+//! typed. The tables get their rows first (the Changes pane keeps two lines of text); when a table's rows do
+//! not all fit, it shows a **window** of them starting at the **focus**: the partition whose change is at the
+//! top of the Changes pane, so Up/Dn scrolls both, its bottom border counting the rows hidden.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -30,16 +32,18 @@ fn mark(plan: &Plan, number: u32) -> &'static str {
     }
 }
 
-/// One side of the plan (`title`: Now or Plan) as a table `width` cells wide: its columns keep their widths
-/// (start and end 10 cells) while they fit, and shrink to their content in a narrow window
-/// (`text::preferred_widths`), so a size is never cut silently.
+/// One side of the plan (`title`: Now or Plan) as a table in `area`: its columns keep their widths (start and
+/// end 10 cells) while they fit, and shrink to their content in a narrow window (`text::preferred_widths`), so
+/// a size is never cut silently. When its rows do not all fit, it shows the window of them that starts at the
+/// partition `focus` ([`window`]), its bottom border saying how many are hidden.
 fn layout_table<'a>(
     plan: &Plan,
     l: Option<&PlanLayout>,
     title: &'a str,
-    width: u16,
+    (area, focus): (Rect, Option<u32>),
     st: &Styles,
 ) -> Table<'a> {
+    let width = area.width;
     let ss = plan.device.logical_sector_size;
     let head = ["  #", "start", "end", "size"];
     let cells: Vec<(Vec<String>, Style)> = match l {
@@ -71,8 +75,20 @@ fn layout_table<'a>(
         .collect();
     let room = usize::from(width.saturating_sub(2));
     let w = super::text::preferred_widths(&[4, 10, 10, 6], &head, &texts, room);
+    // The rows the table has room for: its height less the borders and the header.
+    let room_rows = usize::from(area.height.saturating_sub(3)).max(1);
+    let at = l.map_or(0, |l| {
+        let n = focus.unwrap_or(0);
+        l.partitions
+            .iter()
+            .position(|p| p.number >= n)
+            .unwrap_or(l.partitions.len())
+    });
+    let (skip, hidden) = window(cells.len(), room_rows, at);
     let rows: Vec<Row> = cells
         .into_iter()
+        .skip(skip)
+        .take(room_rows)
         .map(|(c, style)| {
             let c: Vec<String> = c
                 .iter()
@@ -90,9 +106,48 @@ fn layout_table<'a>(
     if let (Some(last), Some(x)) = (widths.last_mut(), w.last()) {
         *last = Constraint::Min(u16::try_from(*x).unwrap_or(u16::MAX));
     }
+    let mut block = Block::bordered().title(Line::from(format!(" {title} ({label}) ")));
+    if hidden > 0 {
+        block = block.title_bottom(Line::from(format!(" {hidden} more: Up/Dn ")));
+    }
     Table::new(rows, widths)
         .header(Row::new(head.to_vec()).style(st.title))
-        .block(Block::bordered().title(Line::from(format!(" {title} ({label}) "))))
+        .block(block)
+}
+
+/// The rows of a table of `len` rows shown in `room`: (how many to skip, how many are hidden), the window
+/// starting at row `at` and ending at the last row at most (so it is full while there are rows to fill it).
+fn window(len: usize, room: usize, at: usize) -> (usize, usize) {
+    let skip = at.min(len.saturating_sub(room));
+    (skip, len.saturating_sub(room))
+}
+
+/// The partition whose change is at the top of the Changes pane scrolled by `scroll` rows, its text wrapped
+/// to `width`: each change is two lines of the diff (the change and its reason), after the title.
+fn change_at(
+    plan: &Plan,
+    lines: &[afdisk::plan::DiffLine],
+    scroll: u16,
+    width: usize,
+) -> Option<u32> {
+    let mut row = 0;
+    let line = lines
+        .iter()
+        .skip(1)
+        .position(|l| {
+            row += wrapped_rows(&l.text, width);
+            row > usize::from(scroll)
+        })
+        .unwrap_or(usize::MAX);
+    let last = plan.changes.len().checked_sub(1)?;
+    plan.changes.get((line / 2).min(last)).map(|c| c.number)
+}
+
+/// The heights of the plan screen's tables and its Changes pane in `avail` rows, the tables needing `need`:
+/// the tables get their rows first, the Changes pane keeping 4 rows (two lines of text), and half the rows
+/// at most while the Changes pane needs more than that.
+fn table_height(need: u16, avail: u16) -> u16 {
+    need.min(avail.saturating_sub(4).max(avail / 2)).max(4)
 }
 
 /// A diff line's style, by its kind: changes that fix something are good, blocked ones and losses bad, notes
@@ -165,7 +220,6 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
         .partitions
         .len()
         .max(plan.old.as_ref().map_or(1, |o| o.partitions.len())) as u16;
-    let table_h = (n + 3).min(area.height.saturating_sub(6) / 2).max(4);
     let (msg, style) = status_text(ps, st);
     // The status gets the rows its text wraps to (the backup's path and the undo key after a write), 2 to 8;
     // in a short window (60x15) one row is enough for a one-row text, and the changes get the other.
@@ -180,6 +234,7 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
     let title = lines.first().map(|l| l.text.clone()).unwrap_or_default();
     let title = super::dialog::wrap_words(&title, usize::from(area.width.max(1)));
     let head_h = u16::try_from(title.len()).unwrap_or(2).clamp(2, 4);
+    let table_h = table_height(n + 3, area.height.saturating_sub(head_h + status_h));
     let [head, tables, body, status] = Layout::vertical([
         Constraint::Length(head_h),
         Constraint::Length(table_h),
@@ -193,9 +248,16 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(tables);
     // Once the plan is on the disk, its old layout is what the disk was before it.
     let old = if ps.on_disk() { "Before" } else { "Now" };
-    let now = layout_table(plan, plan.old.as_ref(), old, left.width, st);
+    // The tables follow the Changes pane: their rows from the change at its top.
+    let focus = change_at(
+        plan,
+        &lines,
+        ps.scroll,
+        usize::from(body.width.saturating_sub(2)),
+    );
+    let now = layout_table(plan, plan.old.as_ref(), old, (left, focus), st);
     f.render_widget(now, left);
-    let new = layout_table(plan, Some(&plan.new), "Plan", right.width, st);
+    let new = layout_table(plan, Some(&plan.new), "Plan", (right, focus), st);
     f.render_widget(new, right);
     // Reasons, sectors and notes: the diff without its title.
     let text: Vec<Line> = lines

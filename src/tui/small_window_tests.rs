@@ -1,8 +1,9 @@
 //! A small window (60x15), drawn on a `TestBackend`: nothing essential is cut off or hidden under something
 //! else: the disk view's selected row, the editor's selected row and its key bar, a dialog's input field and
 //! its error, the type list's refusal, the label question, the pending line's "Enter to review", the
-//! restore screen's word that there is no backup, the plan screen's title and sizes, and the bench screen's
-//! text (before a run) and numbers (after it).
+//! restore screen's word that there is no backup, the plan screen's title and sizes and its tables' rows
+//! (all four of a four-partition plan; of more, the ones the changes are at, the rest counted), and the bench
+//! screen's text (before a run) and numbers (after it).
 
 use crossterm::event::KeyCode;
 use ratatui::backend::TestBackend;
@@ -255,4 +256,102 @@ fn the_bench_screen_fits_its_text_and_numbers_at_60x15() {
             "{n}: {s}"
         );
     }
+}
+
+/// A dos table of four primaries, each off the grain (the first at sector 63).
+fn four_primaries(dir: &std::path::Path) -> std::path::PathBuf {
+    let img = dir.join("four.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(200 << 20))
+        .expect("image");
+    let script = "label: dos\nstart=63, size=40000, type=83\nstart=50001, size=40000, type=83\n\
+                  start=100001, size=40000, type=7\nstart=150001, size=40000, type=83\n";
+    run("sfdisk", &["-q", img.to_str().expect("utf-8")], script);
+    img
+}
+
+/// The plan screen's rows at 60x15 from the line of its Now table's header.
+fn table_rows(s: &str) -> Vec<String> {
+    rows(s)
+        .into_iter()
+        .skip_while(|r| !r.contains("┌ Now"))
+        .take_while(|r| !r.contains("┌ Changes"))
+        .collect()
+}
+
+/// The plan screen at 60x15 shows every row of a four-partition plan in both tables (it showed one: the
+/// Changes pane had half the rows), the Changes pane keeping two lines of text.
+#[test]
+fn the_plan_screen_shows_four_partitions_whole_at_60x15() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = four_primaries(dir.path());
+    let mut app = disk_app(&img);
+    let r = key(&mut app, KeyCode::Char('p'));
+    pump(&mut app, r, dir.path());
+    assert_eq!(app.screen, Screen::Page("plan"));
+    // A stable path for the snapshot.
+    if let Some(ps) = app
+        .page_as::<super::plan::PlanPage>("plan")
+        .and_then(|p| p.state.as_mut())
+    {
+        ps.plan.device.path = "four.img".into();
+    }
+    let s = small(&app);
+    let t = table_rows(&s);
+    for (n, now, plan) in [
+        (1, 63, 2048),
+        (2, 50001, 49152),
+        (3, 100001, 100352),
+        (4, 150001, 149504),
+    ] {
+        let (now, plan) = (format!("~  {n} {now} "), format!("~  {n} {plan} "));
+        assert!(
+            t.iter().any(|r| r.contains(&now) && r.contains(&plan)),
+            "{n}: {s}"
+        );
+    }
+    assert!(!s.contains("more: Up/Dn"), "{s}");
+    assert!(s.contains("~   1 move") && s.contains("q quit"), "{s}");
+    insta::assert_snapshot!("plan_four_partitions_60x15", s);
+}
+
+/// A plan of more partitions than the tables have rows for at 60x15: the tables show the partition of the
+/// change at the top of the Changes pane, Up/Dn scrolling both, and their bottom border counts the rows hidden.
+#[test]
+fn the_plan_screen_tables_follow_the_changes_at_60x15() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("eight.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(100 << 20))
+        .expect("image");
+    let mut script = String::from("label: gpt\n");
+    for i in 0..8 {
+        script.push_str(&format!("start={}, size=16000\n", 4097 + i * 20000));
+    }
+    run("sfdisk", &["-q", img.to_str().expect("utf-8")], &script);
+    let mut app = disk_app(&img);
+    let r = key(&mut app, KeyCode::Char('p'));
+    pump(&mut app, r, dir.path());
+    assert_eq!(app.screen, Screen::Page("plan"));
+    let s = small(&app);
+    assert!(s.contains(" more: Up/Dn "), "{s}");
+    let shown = |s: &str, n: u32| {
+        table_rows(s)
+            .iter()
+            .any(|r| r.starts_with(&format!("│~  {n} ")))
+    };
+    assert!(shown(&s, 1) && !shown(&s, 8), "{s}");
+    // Down until partition 7's change tops the Changes pane: its row shows in the tables.
+    for _ in 0..40 {
+        if rows(&small(&app))
+            .iter()
+            .any(|r| r.starts_with("│~   7 move"))
+        {
+            break;
+        }
+        key(&mut app, KeyCode::Down);
+    }
+    let s = small(&app);
+    assert!(shown(&s, 7) && shown(&s, 8), "{s}");
+    assert!(!shown(&s, 1), "{s}");
 }
