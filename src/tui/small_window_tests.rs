@@ -355,3 +355,29 @@ fn the_plan_screen_tables_follow_the_changes_at_60x15() {
     assert!(shown(&s, 7) && shown(&s, 8), "{s}");
     assert!(!shown(&s, 1), "{s}");
 }
+
+/// After a write and its undo at 60x15 the plan screen's key bar ("a apply … q quit", 64 columns with its
+/// double spaces) takes two rows, whole commands on each: it was given one row and ended in "q ".
+#[test]
+fn the_plan_screen_key_bar_is_whole_after_an_undo_at_60x15() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = four_primaries(dir.path());
+    let mut app = disk_app(&img);
+    let r = key(&mut app, KeyCode::Char('p'));
+    pump(&mut app, r, dir.path());
+    let name = super::disk_edit_tests::device_name(&app);
+    for k in ['a', 'u'] {
+        key(&mut app, KeyCode::Char(k));
+        keys(&mut app, &name);
+        let r = key(&mut app, KeyCode::Enter);
+        pump(&mut app, r, dir.path());
+    }
+    let s = small(&app);
+    assert!(flat(&s).contains("Undone."), "{s}");
+    let bar: Vec<String> = rows(&s).into_iter().rev().take(2).collect();
+    assert_eq!(bar[0].trim_end(), "q quit", "{s}");
+    assert!(
+        bar[1].starts_with("a apply  e edit") && bar[1].trim_end().ends_with("Esc back"),
+        "{s}"
+    );
+}

@@ -46,7 +46,7 @@ fn draw_screen(f: &mut Frame, app: &App) {
         f.render_widget(Paragraph::new("afdisk: window too small"), area);
         return;
     }
-    let bar_h = rows_of(&keybar_text(app), area.width).min(4);
+    let bar_h = rows_of(&keybar_text(app, area.width), area.width).min(4);
     let banner_h = app
         .banner
         .as_ref()
@@ -81,8 +81,9 @@ fn draw_screen(f: &mut Frame, app: &App) {
     }
 }
 
-/// The key bar's text: a running job's status, the disk view's error, or the screen's commands.
-fn keybar_text(app: &App) -> String {
+/// The key bar's text at `width` columns: a running job's status, the disk view's error, or the screen's
+/// commands, whole ones to a row ([`key_rows`]).
+fn keybar_text(app: &App, width: u16) -> String {
     if app.asking_quit {
         app.quit_question()
     } else if let Some(b) = &app.busy {
@@ -94,14 +95,31 @@ fn keybar_text(app: &App) -> String {
             Screen::Page(name) => app.page(name).and_then(|p| p.status()),
             _ => None,
         };
-        status.unwrap_or_else(|| key_bar(&app.commands()))
+        status.unwrap_or_else(|| key_rows(&app.commands(), width))
     }
+}
+
+/// The key bar of `commands` in `width` columns: as many whole commands to a row as fit, two spaces apart,
+/// so a command is never split between its key and its word ("q" on one row, "quit" on the next).
+fn key_rows(commands: &[super::page::Command], width: u16) -> String {
+    let w = usize::from(width.max(1));
+    let mut rows: Vec<String> = Vec::new();
+    for item in key_bar(commands).split("  ") {
+        match rows.last_mut() {
+            Some(r) if r.chars().count() + 2 + item.chars().count() <= w => {
+                r.push_str("  ");
+                r.push_str(item);
+            }
+            _ => rows.push(item.to_string()),
+        }
+    }
+    rows.join("\n")
 }
 
 /// The key bar, wrapped onto the lines it was given (a long status or error is never cut at the edge).
 fn draw_keybar(f: &mut Frame, app: &App, area: Rect) {
     f.render_widget(
-        Paragraph::new(keybar_text(app))
+        Paragraph::new(keybar_text(app, area.width))
             .style(Style::default().add_modifier(Modifier::REVERSED))
             .wrap(Wrap { trim: true }),
         area,
