@@ -55,6 +55,8 @@ pub struct PlanState {
     /// The built-in presets, the plan's current, for a fresh plan.
     pub preset: Option<Choice<&'static str>>,
     pub scroll: u16,
+    /// How far the changes scroll: their rows less the pane's, as last drawn (Down stops there).
+    pub scroll_max: std::cell::Cell<u16>,
     pub dialog: Option<Dialog>,
     pub written: Option<Written>,
     /// The last refusal or failure, in plain words.
@@ -120,6 +122,7 @@ impl PlanState {
             plan,
             preset,
             scroll: 0,
+            scroll_max: std::cell::Cell::new(u16::MAX),
             dialog: None,
             written: None,
             error: None,
@@ -237,8 +240,12 @@ impl PlanState {
             return self.dialog_key(code);
         }
         match code {
-            KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => self.scroll = self.scroll.saturating_add(1),
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.scroll = self.scroll.min(self.scroll_max.get()).saturating_sub(1)
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.scroll = self.scroll.saturating_add(1).min(self.scroll_max.get())
+            }
             KeyCode::Char('a') => {
                 if self.on_disk() {
                     self.error = Some(

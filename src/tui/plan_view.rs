@@ -167,13 +167,17 @@ fn diff_style(k: DiffKind, st: &Styles) -> Style {
     }
 }
 
-/// How many rows `text` takes wrapped at word boundaries to `width` columns.
+/// How many rows `text` takes wrapped at word boundaries to `width` columns, its spaces counted as they are
+/// (a reason's indent on its first row, two between words).
 fn wrapped_rows(text: &str, width: usize) -> usize {
     let width = width.max(1);
     let (mut rows, mut col) = (1, 0);
-    for w in text.split_whitespace() {
-        let len = w.chars().count();
-        let need = if col == 0 { len } else { col + 1 + len };
+    for (i, (gap, len)) in super::theme::words(text).into_iter().enumerate() {
+        let need = match (i, col) {
+            (0, _) => gap + len,
+            (_, 0) => len,
+            _ => col + gap + len,
+        };
         if need <= width {
             col = need;
         } else {
@@ -248,13 +252,18 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(tables);
     // Once the plan is on the disk, its old layout is what the disk was before it.
     let old = if ps.on_disk() { "Before" } else { "Now" };
+    // The changes scroll as far as their last row (Down stops there, so Up moves them at once).
+    let inner = usize::from(body.width.saturating_sub(2));
+    let total: usize = lines
+        .iter()
+        .skip(1)
+        .map(|l| wrapped_rows(&l.text, inner))
+        .sum();
+    let max = total.saturating_sub(usize::from(body.height.saturating_sub(2)));
+    ps.scroll_max.set(u16::try_from(max).unwrap_or(u16::MAX));
+    let scroll = ps.scroll.min(ps.scroll_max.get());
     // The tables follow the Changes pane: their rows from the change at its top.
-    let focus = change_at(
-        plan,
-        &lines,
-        ps.scroll,
-        usize::from(body.width.saturating_sub(2)),
-    );
+    let focus = change_at(plan, &lines, scroll, inner);
     let now = layout_table(plan, plan.old.as_ref(), old, (left, focus), st);
     f.render_widget(now, left);
     let new = layout_table(plan, Some(&plan.new), "Plan", (right, focus), st);
@@ -268,7 +277,7 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
     f.render_widget(
         Paragraph::new(text)
             .wrap(Wrap { trim: false })
-            .scroll((ps.scroll, 0))
+            .scroll((scroll, 0))
             .block(Block::bordered().title(" Changes (Up/Dn scroll) ")),
         body,
     );

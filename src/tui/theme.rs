@@ -81,7 +81,7 @@ pub fn rows_of(text: &str, width: u16) -> u16 {
 }
 
 /// The words of `line`, each as (the spaces before it, its length in characters).
-fn words(line: &str) -> Vec<(usize, usize)> {
+pub fn words(line: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let (mut gap, mut len) = (0, 0);
     for c in line.chars() {
