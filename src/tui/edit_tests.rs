@@ -504,10 +504,10 @@ fn the_current_table_shows_what_is_off_the_grain() {
         es.editor.problems()
     );
     // The proposal moved partition 1 from 2049: `*` marks it as differing from the disk.
-    assert!(screen(&es).contains("│* 1 2048 "), "{}", screen(&es));
+    assert!(screen(&es).contains("│>* 1 2048 "), "{}", screen(&es));
     es.key(KeyCode::Char('o'));
     let s = screen(&es);
-    assert!(s.contains("│! 1 2049 "), "{s}");
+    assert!(s.contains("│>! 1 2049 "), "{s}");
     assert!(
         s.contains("! marks a partition off it"),
         "the header says so: {s}"
@@ -519,7 +519,7 @@ fn the_current_table_shows_what_is_off_the_grain() {
         "{:?}",
         es.editor.problems()
     );
-    assert!(screen(&es).contains("│* 1 2048 "));
+    assert!(screen(&es).contains("│>* 1 2048 "));
 }
 
 /// The editor's key bar fits 80 columns (the plan screen's too, with its e, before a write and after it: its

@@ -68,7 +68,7 @@ fn the_disk_view_and_the_editor_keep_the_selected_row_at_60x15() {
         key(&mut app, KeyCode::Up);
     }
     let s = small(&app);
-    assert!(rows(&s).iter().any(|r| r.starts_with("│ 14 ")), "{s}");
+    assert!(rows(&s).iter().any(|r| r.starts_with("│> 14 ")), "{s}");
     assert!(s.contains("Enter review  Esc back"), "the key bar: {s}");
     // Many changes: the list of them is cut, not "Enter to review".
     key(&mut app, KeyCode::Char('c'));
