@@ -69,6 +69,8 @@ pub struct App {
     pub help: bool,
     /// How far the help is scrolled (Up/Dn while it is open, when it is taller than the terminal).
     pub help_scroll: u16,
+    /// How far the help scrolls: its rows past the terminal's, as last drawn (Down stops there).
+    pub help_max: std::cell::Cell<u16>,
     /// "Loading /dev/sdb…" while background work runs.
     pub busy: Option<String>,
     /// The page whose job `busy` describes (it is cleared when that job ends).
@@ -128,6 +130,7 @@ impl App {
             opened_from: Vec::new(),
             help: false,
             help_scroll: 0,
+            help_max: std::cell::Cell::new(u16::MAX),
             busy: None,
             busy_for: None,
             holding: None,
@@ -213,10 +216,10 @@ impl App {
                     self.help = false
                 }
                 KeyCode::Up | KeyCode::Char('k') => {
-                    self.help_scroll = self.help_scroll.saturating_sub(1)
+                    self.help_scroll = self.help_scroll.min(self.help_max.get()).saturating_sub(1)
                 }
                 KeyCode::Down | KeyCode::Char('j') => {
-                    self.help_scroll = self.help_scroll.saturating_add(1).min(200)
+                    self.help_scroll = self.help_scroll.saturating_add(1).min(self.help_max.get())
                 }
                 _ => {}
             }

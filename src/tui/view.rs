@@ -152,6 +152,7 @@ fn draw_help(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     f.render_widget(Clear, r);
     // Taller than the terminal: it scrolls (Up/Dn), and its title says so.
     let hidden = rows.saturating_add(2).saturating_sub(h);
+    app.help_max.set(hidden);
     let title = if hidden > 0 {
         " Keys (Up/Dn scroll, Esc or ? closes) "
     } else {
