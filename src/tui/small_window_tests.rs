@@ -223,11 +223,11 @@ fn the_bench_screen_fits_its_text_and_numbers_at_60x15() {
     for _ in 0..10 {
         key(&mut app, KeyCode::Down);
     }
-    assert!(
-        flat(&small_at(&app, 12)).contains("to see one)."),
-        "{}",
-        small_at(&app, 12)
-    );
+    let end = small_at(&app, 12);
+    assert!(flat(&end).contains("to see one)."), "{end}");
+    // Down past the end did nothing: one Up scrolls back at once.
+    key(&mut app, KeyCode::Up);
+    assert_ne!(small_at(&app, 12), end, "one Up scrolls back");
     // A run: every IOPS figure is whole.
     let r = key(&mut app, KeyCode::Char('r'));
     pump(&mut app, r, dir.path());
@@ -247,6 +247,19 @@ fn the_bench_screen_fits_its_text_and_numbers_at_60x15() {
         })
         .expect("a finished run");
     assert!(!iops.is_empty());
+    // The verdicts and notes under the table scroll to their end and no further.
+    let top = small_at(&app, 12);
+    for _ in 0..40 {
+        key(&mut app, KeyCode::Down);
+        small_at(&app, 12);
+    }
+    let end = small_at(&app, 12);
+    assert_ne!(end, top, "Down scrolls the verdicts: {end}");
+    key(&mut app, KeyCode::Up);
+    assert_ne!(small_at(&app, 12), end, "one Up scrolls back: {end}");
+    for _ in 0..40 {
+        key(&mut app, KeyCode::Up);
+    }
     let s = small(&app);
     for n in &iops {
         assert!(
