@@ -394,3 +394,22 @@ fn the_plan_screen_key_bar_is_whole_after_an_undo_at_60x15() {
         "{s}"
     );
 }
+
+/// At 60x15 the disk view's findings panel has no row for its text while the table has the focus (its title
+/// says "Tab, then Up/Dn for the rest"); Tab gives it one, the table giving up its rows (it kept none, so the
+/// hint led nowhere), and Up/Dn scroll it.
+#[test]
+fn tab_gives_the_findings_a_row_at_60x15() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = xp_disk(dir.path());
+    let mut app = disk_app(&img);
+    let s = small(&app);
+    assert!(s.contains("Tab, then Up/Dn for the rest"), "{s}");
+    assert!(!s.contains("[error] misaligned-start"), "{s}");
+    key(&mut app, KeyCode::Tab);
+    let s = small(&app);
+    assert!(s.contains("[error] misaligned-start (partition 1)"), "{s}");
+    assert!(s.contains("Up/Dn scroll"), "{s}");
+    key(&mut app, KeyCode::Down);
+    assert_ne!(small(&app), s, "Down scrolls the findings");
+}

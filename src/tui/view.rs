@@ -401,11 +401,21 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         .as_ref()
         .map_or(0, |p| rows_of(p, area.width).min(3));
     let mut findings_h = 3;
-    fit_rows(
-        area.height.saturating_sub(3 + pending_h),
-        [&mut banner_h, &mut findings_h, &mut head_h, &mut table_h],
-        [0, 2, 2, 4],
-    );
+    let room = area.height.saturating_sub(3 + pending_h);
+    if d.focus == Panel::Findings {
+        // The findings have the focus (Tab): their text keeps its row, the table gives up its rows first.
+        fit_rows(
+            room,
+            [&mut banner_h, &mut table_h, &mut head_h, &mut findings_h],
+            [0, 4, 2, 2],
+        );
+    } else {
+        fit_rows(
+            room,
+            [&mut banner_h, &mut findings_h, &mut head_h, &mut table_h],
+            [0, 2, 2, 4],
+        );
+    }
     let [title, banner_area, map, parts, pending_area, findings] = Layout::vertical([
         Constraint::Length(head_h),
         Constraint::Length(banner_h),
@@ -444,7 +454,7 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
 /// `room` rows, or all are at their floors. The disk view in a short terminal (60x15): the image banner goes
 /// first (the title says "phys assumed" too), then the findings' text (their box's title keeps the count),
 /// then the title's rows past two, then the partition table's rows down to one (the selected one, in view);
-/// at 80x24 nothing shrinks.
+/// at 80x24 nothing shrinks. With the focus on the findings (Tab) the table's rows go before their text.
 fn fit_rows(room: u16, h: [&mut u16; 4], least: [u16; 4]) {
     for (i, floor) in least.iter().enumerate() {
         let total: u16 = h.iter().map(|x| **x).sum();
