@@ -190,6 +190,8 @@ pub struct MovePage {
     /// What it runs: the job's title.
     pub title: String,
     pub scroll: u16,
+    /// How far the outcome scrolls: its rows past the screen's, as last drawn (Down stops there).
+    pub scroll_max: std::cell::Cell<u16>,
 }
 
 impl MovePage {
@@ -204,6 +206,7 @@ impl MovePage {
             job: None,
             title: String::new(),
             scroll: 0,
+            scroll_max: std::cell::Cell::new(u16::MAX),
         }
     }
 
@@ -358,8 +361,12 @@ impl Page for MovePage {
             return Reply::None;
         }
         match code {
-            KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => self.scroll = self.scroll.saturating_add(1),
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.scroll = self.scroll.min(self.scroll_max.get()).saturating_sub(1)
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.scroll = self.scroll.saturating_add(1).min(self.scroll_max.get())
+            }
             KeyCode::Char('r') if self.stopped_outcome() => {
                 self.phase = self.confirm(false);
             }
@@ -546,10 +553,15 @@ fn draw(f: &mut Frame, p: &MovePage, area: Rect, st: &Styles) {
                 };
                 l.push(styled(line, tone));
             }
+            let rows: u16 = l
+                .iter()
+                .map(|x| super::theme::rows_of(&x.to_string(), area.width))
+                .sum();
+            p.scroll_max.set(rows.saturating_sub(area.height));
             f.render_widget(
                 Paragraph::new(l)
                     .wrap(Wrap { trim: false })
-                    .scroll((p.scroll, 0)),
+                    .scroll((p.scroll.min(p.scroll_max.get()), 0)),
                 area,
             );
         }
