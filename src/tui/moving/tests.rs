@@ -388,7 +388,7 @@ fn a_stop_ends_at_a_commit_point_and_afdisk_resume_finishes_it() {
     assert!(txt.contains("r resume"), "the stopped move offers r: {txt}");
     txt = masked_backup(&masked_name(&txt, &journal, 'J'), &backup);
     insta::assert_snapshot!("move_stopped_80x24", txt);
-    // The outcome's text is the core's, the command included.
+    // The outcome's text is the core's, the command included; it scrolls in a short window.
     if let MoveScreen::Done(d) = &rig.page().phase {
         assert!(outcome_lines(d).join(" ").contains(&cmd));
     }
@@ -396,11 +396,8 @@ fn a_stop_ends_at_a_commit_point_and_afdisk_resume_finishes_it() {
     // The disk view: the interrupted move's finding, and r / u in the key bar.
     rig.key(KeyCode::Esc);
     assert_eq!(rig.app.screen, Screen::Disk);
-    assert!(rig
-        .app
-        .disk
-        .as_ref()
-        .is_some_and(|d| interrupted(&d.report)));
+    let on_disk = rig.app.disk.as_ref();
+    assert!(on_disk.is_some_and(|d| interrupted(&d.report)));
     let bar = crate::tui::page::key_bar(&rig.app.commands());
     assert!(
         bar.contains("r resume move") && bar.contains("u roll back"),
