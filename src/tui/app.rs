@@ -155,7 +155,29 @@ impl App {
     }
 
     pub fn set_disk(&mut self, report: Report) {
-        self.disk = Some(DiskState::new(report));
+        // The same disk read again (after a write or an undo, or judged by another physical sector size):
+        // the selection stays on its partition (by number) or its row, and the focus where it was, as in
+        // cfdisk; they went back to the first misaligned partition.
+        let keep = self
+            .disk
+            .as_ref()
+            .filter(|d| d.report.device.path == report.device.path)
+            .map(|d| {
+                let number = d
+                    .selected_partition()
+                    .and_then(|i| d.report.partitions.get(i))
+                    .map(|p| p.number);
+                (number, d.row(), d.focus)
+            });
+        let mut d = DiskState::new(report);
+        if let Some((number, row, focus)) = keep {
+            match number.and_then(|n| d.report.partitions.iter().position(|p| p.number == n)) {
+                Some(i) => d.select_partition(i),
+                None => d.select_row(row),
+            }
+            d.focus = focus;
+        }
+        self.disk = Some(d);
         // A reload after a write keeps the job screen, which shows the result.
         if matches!(self.screen, Screen::List | Screen::Disk | Screen::Zoom) {
             self.screen = Screen::Disk;
