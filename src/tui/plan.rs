@@ -58,7 +58,7 @@ pub const PLAN_KEYS: &[Command] = &[
     cmd(
         "Up/Dn",
         "scroll",
-        "scroll the changes (and the tables, if too long)",
+        "scroll the changes, and the tables if too long (PgUp/PgDn: by 5, Home/End: the ends)",
     ),
     cmd("?", "help", "this help"),
     cmd("Esc", "back", "back to the disk view"),

@@ -3,7 +3,8 @@
 //! preset's plan), `e` and Esc on the review of the disk view's edits go back to them (the help says so), the
 //! left table is the layout before the write once the plan is on the disk, Esc on the bench screen opened
 //! after the write comes back to the plan (and its undo), the undo's confirmation reads as one sentence
-//! with its conditions after it, and the changes scroll no further than their last row.
+//! with its conditions after it, and the changes scroll no further than their last row (Up/Dn, PgUp/PgDn,
+//! Home/End).
 
 use crossterm::event::KeyCode;
 
@@ -173,4 +174,13 @@ fn the_changes_scroll_no_further_than_their_last_row() {
     );
     key(&mut app, KeyCode::Up);
     assert_ne!(render(&app), end, "one Up scrolls back at once");
+    // Home and End go to the ends, PgUp and PgDn by five rows (they did nothing).
+    key(&mut app, KeyCode::Home);
+    assert_eq!(render(&app), first);
+    key(&mut app, KeyCode::End);
+    assert_eq!(render(&app), end);
+    key(&mut app, KeyCode::PageUp);
+    assert_ne!(render(&app), end);
+    key(&mut app, KeyCode::PageDown);
+    assert_eq!(render(&app), end);
 }

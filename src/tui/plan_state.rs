@@ -246,6 +246,14 @@ impl PlanState {
             KeyCode::Down | KeyCode::Char('j') => {
                 self.scroll = self.scroll.saturating_add(1).min(self.scroll_max.get())
             }
+            KeyCode::PageUp => {
+                self.scroll = self.scroll.min(self.scroll_max.get()).saturating_sub(5)
+            }
+            KeyCode::PageDown => {
+                self.scroll = self.scroll.saturating_add(5).min(self.scroll_max.get())
+            }
+            KeyCode::Home => self.scroll = 0,
+            KeyCode::End => self.scroll = self.scroll_max.get(),
             KeyCode::Char('a') => {
                 if self.on_disk() {
                     self.error = Some(
