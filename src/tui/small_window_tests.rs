@@ -2,7 +2,8 @@
 //! else: the disk view's selected row, the editor's selected row and its key bar, a dialog's input field and
 //! its error, the type list's refusal, the label question, the pending line's "Enter to review", the
 //! restore screen's word that there is no backup, the plan screen's title and sizes and its tables' rows
-//! (all four of a four-partition plan; of more, the ones the changes are at, the rest counted), and the bench
+//! (all four of a four-partition plan; of more, the ones the changes are at, the rest counted), the plan
+//! screen's key bar, the findings' text once Tab gives them the focus, the zoom's words, and the bench
 //! screen's text (before a run) and numbers (after it).
 
 use crossterm::event::KeyCode;
@@ -412,4 +413,25 @@ fn tab_gives_the_findings_a_row_at_60x15() {
     assert!(s.contains("Up/Dn scroll"), "{s}");
     key(&mut app, KeyCode::Down);
     assert_ne!(small(&app), s, "Down scrolls the findings");
+}
+
+/// The sector zoom at 60x15 shows its verdict, its geometry and its legend whole, wrapped (they were cut at
+/// the frame: "(+3584 B)", "4 KiB (8 sectors)" and "straddles (RMW)" lost), and a row of the grid under them.
+#[test]
+fn the_zoom_wraps_its_words_at_60x15() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = xp_disk(dir.path());
+    let mut app = disk_app(&img);
+    key(&mut app, KeyCode::Char('z'));
+    assert_eq!(app.screen, Screen::Zoom);
+    let s = small(&app);
+    let text = flat(&s);
+    for want in [
+        "costs 2 read-modify-write cycles (+3584 B)",
+        "fs block 4 KiB (8 sectors)",
+        "!! straddles (RMW)",
+    ] {
+        assert!(text.contains(want), "{want}: {s}");
+    }
+    assert!(s.contains("  sectors  |"), "the grid: {s}");
 }
