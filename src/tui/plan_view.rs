@@ -1,7 +1,8 @@
 //! Rendering of the plan screen: the old layout (Now; Before once the plan is written) and the new one side
 //! by side (moved entries marked `~`, blocked and unfixable ones `!`, new ones `+`), each change's reason, the
 //! exact sectors to be written, the result of a write, and the confirm dialog where the device name must be
-//! typed. The tables get their rows first (the Changes pane keeps two lines of text); when a table's rows do
+//! typed. The tables get their rows first (the Changes pane keeps two lines of text, and is dropped when it
+//! would keep none); when a table's rows do
 //! not all fit, it shows a **window** of them starting at the **focus**: the partition whose change is at the
 //! top of the Changes pane, so Up/Dn scrolls both, its bottom border counting the rows hidden.
 
@@ -145,9 +146,15 @@ fn change_at(
 
 /// The heights of the plan screen's tables and its Changes pane in `avail` rows, the tables needing `need`:
 /// the tables get their rows first, the Changes pane keeping 4 rows (two lines of text), and half the rows
-/// at most while the Changes pane needs more than that.
+/// at most while the Changes pane needs more than that. A Changes pane left without a row of text (its
+/// borders alone, as at 60x15 after an undo, the status taking five rows) is dropped: the tables take its rows.
 fn table_height(need: u16, avail: u16) -> u16 {
-    need.min(avail.saturating_sub(4).max(avail / 2)).max(4)
+    let h = need.min(avail.saturating_sub(4).max(avail / 2)).max(4);
+    if avail.saturating_sub(h) < 3 {
+        need.min(avail).max(4)
+    } else {
+        h
+    }
 }
 
 /// A diff line's style, by its kind: changes that fix something are good, blocked ones and losses bad, notes
@@ -242,7 +249,7 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
     let [head, tables, body, status] = Layout::vertical([
         Constraint::Length(head_h),
         Constraint::Length(table_h),
-        Constraint::Min(2),
+        Constraint::Min(0),
         Constraint::Length(status_h),
     ])
     .areas(area);
@@ -274,13 +281,15 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
         .skip(1)
         .map(|l| Line::from(Span::styled(l.text.clone(), diff_style(l.kind, st))))
         .collect();
-    f.render_widget(
-        Paragraph::new(text)
-            .wrap(Wrap { trim: false })
-            .scroll((scroll, 0))
-            .block(Block::bordered().title(" Changes (Up/Dn scroll) ")),
-        body,
-    );
+    if body.height >= 3 {
+        f.render_widget(
+            Paragraph::new(text)
+                .wrap(Wrap { trim: false })
+                .scroll((scroll, 0))
+                .block(Block::bordered().title(" Changes (Up/Dn scroll) ")),
+            body,
+        );
+    }
     f.render_widget(
         Paragraph::new(msg).style(style).wrap(Wrap { trim: true }),
         status,

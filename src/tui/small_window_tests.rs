@@ -371,7 +371,8 @@ fn the_plan_screen_tables_follow_the_changes_at_60x15() {
 }
 
 /// After a write and its undo at 60x15 the plan screen's key bar ("a apply … q quit", 64 columns with its
-/// double spaces) takes two rows, whole commands on each: it was given one row and ended in "q ".
+/// double spaces) takes two rows, whole commands on each: it was given one row and ended in "q ". The
+/// tables show three of the four partitions (one, over an empty Changes pane, before).
 #[test]
 fn the_plan_screen_key_bar_is_whole_after_an_undo_at_60x15() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -388,6 +389,15 @@ fn the_plan_screen_key_bar_is_whole_after_an_undo_at_60x15() {
     }
     let s = small(&app);
     assert!(flat(&s).contains("Undone."), "{s}");
+    // The Changes pane had no row of text left (its borders alone): the tables took its rows.
+    assert!(!s.contains("Changes (Up/Dn scroll)"), "{s}");
+    for n in 1..=3 {
+        let row = format!("│~  {n} ");
+        assert!(
+            table_rows(&s).iter().any(|r| r.starts_with(&row)),
+            "{n}: {s}"
+        );
+    }
     let bar: Vec<String> = rows(&s).into_iter().rev().take(2).collect();
     assert_eq!(bar[0].trim_end(), "q quit", "{s}");
     assert!(
