@@ -2,9 +2,9 @@
 //! by side (moved entries marked `~`, blocked and unfixable ones `!`, new ones `+`), each change's reason, the
 //! exact sectors to be written, the result of a write, and the confirm dialog where the device name must be
 //! typed. The tables get their rows first (the Changes pane keeps two lines of text, and is dropped when it
-//! would keep none); when a table's rows do
-//! not all fit, it shows a **window** of them starting at the **focus**: the partition whose change is at the
-//! top of the Changes pane, so Up/Dn scrolls both, its bottom border counting the rows hidden.
+//! would keep none); when a table's rows do not all fit, it shows a **window** of them starting at the
+//! **focus**: the partition whose change is at the top of the Changes pane, so Up/Dn scrolls both, its
+//! bottom border counting the rows hidden.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
