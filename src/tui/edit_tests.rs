@@ -523,11 +523,15 @@ fn the_current_table_shows_what_is_off_the_grain() {
 }
 
 /// The editor's key bar fits 80 columns (the plan screen's too, with its e, before a write and after it: its
-/// a, n and e are not offered with its u and b).
+/// a, n and e are not offered with its u and b). Both editors' bars offer ? help (they did not, so the keys
+/// they leave out, m, N, a, A, o, c, were found by chance).
 #[test]
 fn key_bars_fit_80_columns() {
     let bar = crate::tui::page::key_bar(EDIT_KEYS);
     assert!(bar.chars().count() <= 80, "{bar}");
+    assert!(bar.contains("? help"), "{bar}");
+    let bar = crate::tui::page::key_bar(crate::tui::disk_edit::DISK_EDIT_KEYS);
+    assert!(bar.contains("? help") && bar.chars().count() <= 80, "{bar}");
     for not_now in [&["u", "b"][..], &["a", "n", "e"][..]] {
         let shown: Vec<_> = crate::tui::plan::PLAN_KEYS
             .iter()

@@ -70,7 +70,10 @@ fn the_disk_view_and_the_editor_keep_the_selected_row_at_60x15() {
     }
     let s = small(&app);
     assert!(rows(&s).iter().any(|r| r.starts_with("│> 14 ")), "{s}");
-    assert!(s.contains("Enter review  Esc back"), "the key bar: {s}");
+    assert!(
+        s.contains("Enter review  ? help") && s.contains("Esc back"),
+        "the key bar: {s}"
+    );
     // Many changes: the list of them is cut, not "Enter to review".
     key(&mut app, KeyCode::Char('c'));
     let s = small(&app);
