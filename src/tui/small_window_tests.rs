@@ -448,3 +448,35 @@ fn the_zoom_wraps_its_words_at_60x15() {
     }
     assert!(s.contains("  sectors  |"), "the grid: {s}");
 }
+
+/// The device list at 60x15: a long name is cut with its `…` and the status is whole (the fixed columns
+/// kept their 80-column widths, and the table itself cut the name to "a-rather", no mark, and the status
+/// to "MISALIGNE…"); under 80 columns they are as wide as their content.
+#[test]
+fn the_device_list_cuts_a_long_name_with_its_mark_at_60x15() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("a-rather-long-image-name-for-the-list.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(512 << 20))
+        .expect("image");
+    let script = "label: dos\nstart=63, size=100000, type=7\n";
+    run("sfdisk", &["-q", img.to_str().expect("utf-8")], script);
+    let (_, r) = afdisk::report::inspect(&img, &Default::default()).expect("inspect");
+    let mut app = App::new(true, true);
+    app.list
+        .items
+        .push(super::model::ListItem::Disk(Box::new(r)));
+    app.list.done = true;
+    let s = small(&app);
+    let row = rows(&s)
+        .into_iter()
+        .find(|r| r.starts_with("│> "))
+        .unwrap_or_default();
+    let name = row
+        .trim_start_matches("│> ")
+        .split(' ')
+        .next()
+        .unwrap_or_default();
+    assert!(name.ends_with('…') && name.starts_with("a-rather"), "{s}");
+    assert!(row.contains("MISALIGNED 1"), "{s}");
+}
