@@ -69,6 +69,8 @@ pub struct App {
     pub help: bool,
     /// How far the help is scrolled (Up/Dn while it is open, when it is taller than the terminal).
     pub help_scroll: u16,
+    /// How far the help scrolls: its rows past the terminal's, as last drawn (Down stops there).
+    pub help_max: std::cell::Cell<u16>,
     /// "Loading /dev/sdb…" while background work runs.
     pub busy: Option<String>,
     /// The page whose job `busy` describes (it is cleared when that job ends).
@@ -128,6 +130,7 @@ impl App {
             opened_from: Vec::new(),
             help: false,
             help_scroll: 0,
+            help_max: std::cell::Cell::new(u16::MAX),
             busy: None,
             busy_for: None,
             holding: None,
@@ -152,7 +155,29 @@ impl App {
     }
 
     pub fn set_disk(&mut self, report: Report) {
-        self.disk = Some(DiskState::new(report));
+        // The same disk read again (after a write or an undo, or judged by another physical sector size):
+        // the selection stays on its partition (by number) or its row, and the focus where it was, as in
+        // cfdisk; they went back to the first misaligned partition.
+        let keep = self
+            .disk
+            .as_ref()
+            .filter(|d| d.report.device.path == report.device.path)
+            .map(|d| {
+                let number = d
+                    .selected_partition()
+                    .and_then(|i| d.report.partitions.get(i))
+                    .map(|p| p.number);
+                (number, d.row(), d.focus)
+            });
+        let mut d = DiskState::new(report);
+        if let Some((number, row, focus)) = keep {
+            match number.and_then(|n| d.report.partitions.iter().position(|p| p.number == n)) {
+                Some(i) => d.select_partition(i),
+                None => d.select_row(row),
+            }
+            d.focus = focus;
+        }
+        self.disk = Some(d);
         // A reload after a write keeps the job screen, which shows the result.
         if matches!(self.screen, Screen::List | Screen::Disk | Screen::Zoom) {
             self.screen = Screen::Disk;
@@ -213,10 +238,10 @@ impl App {
                     self.help = false
                 }
                 KeyCode::Up | KeyCode::Char('k') => {
-                    self.help_scroll = self.help_scroll.saturating_sub(1)
+                    self.help_scroll = self.help_scroll.min(self.help_max.get()).saturating_sub(1)
                 }
                 KeyCode::Down | KeyCode::Char('j') => {
-                    self.help_scroll = self.help_scroll.saturating_add(1).min(200)
+                    self.help_scroll = self.help_scroll.saturating_add(1).min(self.help_max.get())
                 }
                 _ => {}
             }

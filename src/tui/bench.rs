@@ -37,11 +37,7 @@ pub fn open(d: &DiskState, prev: Option<Box<dyn Page>>) -> Box<dyn Page> {
         .filter(|p| p.kind != afdisk::table::PartKind::Extended && p.size > 0)
         .map(|p| p.number);
     let mut b = BenchState::new(r.device.path.clone(), r.device.name.clone(), part);
-    b.described = r
-        .device
-        .model
-        .clone()
-        .unwrap_or_else(|| r.device.transport.clone());
+    b.described = super::text::described(r.device.model.as_deref(), r.device.kind, &r.device.name);
     b.image = r.device.kind == afdisk::device::TargetKind::Image;
     b.destroys = r
         .partitions

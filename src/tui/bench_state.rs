@@ -66,7 +66,7 @@ pub struct BenchState {
     pub phase: BenchScreen,
     /// The device name the dialog asks for.
     pub name: String,
-    /// What the device is (its model, else its transport), for the dialog.
+    /// What the device is (its model, else its kind: `text::described`), for the dialog.
     pub described: String,
     /// The disk is an image file: no run on it can show a drive's read-modify-write penalty (the screen says so
     /// before a run).
@@ -83,6 +83,8 @@ pub struct BenchState {
     /// After a run: how far the verdicts, warnings and notes are scrolled (Up/Down); before it, the setup
     /// text (when the window is too small for it).
     pub scroll: u16,
+    /// How far the text scrolls: its rows past the screen's, as last drawn (Down stops there).
+    pub scroll_max: std::cell::Cell<u16>,
 }
 
 /// A run the screen asks for.
@@ -123,6 +125,7 @@ impl BenchState {
             job: None,
             plot: false,
             scroll: 0,
+            scroll_max: std::cell::Cell::new(u16::MAX),
         }
     }
 
@@ -251,12 +254,14 @@ impl BenchState {
             KeyCode::Char('d') if matches!(self.phase, BenchScreen::Done(_)) => {
                 self.plot = !self.plot
             }
-            KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.scroll = self.scroll.min(self.scroll_max.get()).saturating_sub(1)
+            }
             // After a run the verdicts scroll; before it, the setup text in a window too small for it.
             KeyCode::Down | KeyCode::Char('j')
                 if matches!(self.phase, BenchScreen::Done(_) | BenchScreen::Setup) =>
             {
-                self.scroll = self.scroll.saturating_add(1)
+                self.scroll = self.scroll.saturating_add(1).min(self.scroll_max.get())
             }
             KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') => return BenchAction::Back,
             _ => {}

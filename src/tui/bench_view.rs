@@ -96,8 +96,11 @@ fn setup_lines(b: &BenchState, width: usize, height: usize, scroll: u16) -> Vec<
         Some(t) => t.clone(),
         None => tries[2].clone(),
     };
+    b.scroll_max.set(0);
     if rows.len() > height {
         let shown = height.saturating_sub(1);
+        b.scroll_max
+            .set(u16::try_from(rows.len() - shown).unwrap_or(u16::MAX));
         let from = usize::from(scroll).min(rows.len() - shown);
         let hidden = rows.len() - shown;
         rows = rows.split_off(from);
@@ -126,7 +129,7 @@ pub fn draw(f: &mut Frame, b: &BenchState, area: Rect, st: &Styles) {
         }
         BenchScreen::Running(live) => draw_live(f, live, body, st),
         BenchScreen::Done(r) if b.plot => draw_plot(f, r, body, st),
-        BenchScreen::Done(r) => draw_done(f, r, b.scroll, body, st),
+        BenchScreen::Done(r) => draw_done(f, r, (b.scroll, &b.scroll_max), body, st),
         BenchScreen::Failed(e) => {
             f.render_widget(
                 Paragraph::new(super::text::failure_text(e))
@@ -183,7 +186,13 @@ fn draw_live(f: &mut Frame, l: &Live, area: Rect, st: &Styles) {
     );
 }
 
-fn draw_done(f: &mut Frame, r: &BenchReport, scroll: u16, area: Rect, st: &Styles) {
+fn draw_done(
+    f: &mut Frame,
+    r: &BenchReport,
+    scroll: (u16, &std::cell::Cell<u16>),
+    area: Rect,
+    st: &Styles,
+) {
     let cells: Vec<Vec<String>> = r
         .classes
         .iter()
@@ -226,6 +235,18 @@ fn draw_done(f: &mut Frame, r: &BenchReport, scroll: u16, area: Rect, st: &Style
         Table::new(rows, widths).header(Row::new(head.to_vec()).style(st.title)),
         table,
     );
+    draw_verdicts(f, r, scroll, text, st);
+}
+
+/// Under the per-class table: the verdicts, warnings and notes, scrolled from row `scroll` (at most to the
+/// last row they can start at, put in `max`), and what to do next on the last rows.
+fn draw_verdicts(
+    f: &mut Frame,
+    r: &BenchReport,
+    (scroll, max): (u16, &std::cell::Cell<u16>),
+    text: Rect,
+    st: &Styles,
+) {
     let mut lines = vec![Line::from(Span::styled(
         r.verdict.message.clone(),
         if r.verdict.rmw { st.bad } else { st.ok },
@@ -255,10 +276,15 @@ fn draw_done(f: &mut Frame, r: &BenchReport, scroll: u16, area: Rect, st: &Style
     for n in &r.notes {
         lines.push(Line::from(format!("Note: {n}")));
     }
+    let rows: u16 = lines
+        .iter()
+        .map(|l| super::theme::rows_of(&l.to_string(), text.width))
+        .sum();
+    max.set(rows.saturating_sub(text.height));
     f.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: true })
-            .scroll((scroll, 0)),
+            .scroll((scroll.min(max.get()), 0)),
         text,
     );
 }

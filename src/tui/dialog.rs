@@ -10,6 +10,8 @@
 //! table, not even a foreign one afdisk reads) before its first edit, wherever that edit starts (the disk
 //! view's editing keys, the plan screen's `e`): which table the edits create, gpt (the default) or dos.
 
+use std::cell::Cell;
+
 use crossterm::event::KeyCode;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -203,6 +205,8 @@ pub struct Confirm {
     pub input: LineEdit,
     /// How far its text is scrolled (Up/Dn) when the terminal is too short for it.
     pub scroll: u16,
+    /// How far its text scrolls: its rows past the box's, as last drawn (Down stops there).
+    pub scroll_max: Cell<u16>,
 }
 
 /// What a key did to the dialog.
@@ -223,13 +227,15 @@ impl Confirm {
             prompt,
             input: LineEdit::default(),
             scroll: 0,
+            scroll_max: Cell::new(u16::MAX),
         }
     }
 
     /// Every key is the dialog's while it is open (so `q` and `?` are letters, not commands); Up/Dn scroll
     /// its text when it does not fit.
     pub fn key(&mut self, code: KeyCode) -> Answer {
-        scroll_key(&mut self.scroll, code).unwrap_or_else(|| type_key(&mut self.input, code))
+        scroll_key(&mut self.scroll, self.scroll_max.get(), code)
+            .unwrap_or_else(|| type_key(&mut self.input, code))
     }
 
     /// The key bar's line while the dialog is open: what it wants typed, in the prompt's own words
@@ -266,18 +272,21 @@ impl Confirm {
             vec![(ask, st.title)],
             &self.input,
             Line::from(self.title).style(st.bad),
-            self.scroll,
+            (self.scroll, &self.scroll_max),
         );
     }
 }
 
-/// Up/Dn (and PgUp/PgDn by 5) move a dialog's `scroll`; `None` for every other key.
-fn scroll_key(scroll: &mut u16, code: KeyCode) -> Option<Answer> {
+/// Up/Dn (and PgUp/PgDn by 5) move a dialog's `scroll`, at most to `max` (the last row it can start at, as
+/// last drawn: a key past it does nothing, so the next key back moves the text at once); `None` for every
+/// other key.
+fn scroll_key(scroll: &mut u16, max: u16, code: KeyCode) -> Option<Answer> {
+    let from = (*scroll).min(max);
     match code {
-        KeyCode::Up => *scroll = scroll.saturating_sub(1),
-        KeyCode::Down => *scroll = scroll.saturating_add(1).min(500),
-        KeyCode::PageUp => *scroll = scroll.saturating_sub(5),
-        KeyCode::PageDown => *scroll = scroll.saturating_add(5).min(500),
+        KeyCode::Up => *scroll = from.saturating_sub(1),
+        KeyCode::Down => *scroll = from.saturating_add(1).min(max),
+        KeyCode::PageUp => *scroll = from.saturating_sub(5),
+        KeyCode::PageDown => *scroll = from.saturating_add(5).min(max),
         _ => return None,
     }
     Some(Answer::Typing)
@@ -359,7 +368,8 @@ pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
 /// Draws a bordered box titled `title`, centred in `area`, as wide as its longest line (at most 100 columns)
 /// and as tall as its text wrapped at spaces: the `body`, then the `ask` lines and the typed `input`. The ask
 /// and the input line are always inside the frame: when the terminal is too short the body scrolls (from
-/// row `scroll`, clamped), its last row saying how many rows are hidden and that Up/Dn scroll.
+/// row `scroll`, clamped; the last row it can start at is put in `max`), its last row saying how many rows
+/// are hidden and that Up/Dn scroll.
 fn draw_box(
     f: &mut Frame,
     area: Rect,
@@ -367,7 +377,7 @@ fn draw_box(
     ask: Vec<(String, Style)>,
     input: &LineEdit,
     title: Line,
-    scroll: u16,
+    (scroll, max): (u16, &Cell<u16>),
 ) {
     let longest = body
         .iter()
@@ -399,9 +409,11 @@ fn draw_box(
     let tail_keep = tail.len().min(room);
     let tail = tail.split_off(tail.len() - tail_keep);
     let body_room = room - tail_keep;
+    max.set(0);
     if body.len() > body_room {
         // One row says what is hidden; the others show the body from `scroll` on.
         let shown = body_room.saturating_sub(1);
+        max.set(u16::try_from(body.len() - shown).unwrap_or(u16::MAX));
         let from = usize::from(scroll).min(body.len() - shown);
         let hidden = body.len() - shown;
         body = body.split_off(from);
@@ -440,6 +452,8 @@ pub struct Input {
     pub input: LineEdit,
     /// How far its text is scrolled (Up/Dn) when the terminal is too short for it.
     pub scroll: u16,
+    /// How far its text scrolls: its rows past the box's, as last drawn (Down stops there).
+    pub scroll_max: Cell<u16>,
     /// Why the text last submitted was refused, shown under the hint (the field stays open with the text,
     /// to be corrected, as cfdisk does; Esc still cancels).
     pub error: Option<String>,
@@ -457,6 +471,7 @@ impl Input {
             hint: hint.into(),
             input: LineEdit::default(),
             scroll: 0,
+            scroll_max: Cell::new(u16::MAX),
             error: None,
         }
     }
@@ -470,7 +485,8 @@ impl Input {
     /// Every key is the field's while it is open (so `q` and `?` are letters); Up/Dn scroll its text when it
     /// does not fit.
     pub fn key(&mut self, code: KeyCode) -> Answer {
-        scroll_key(&mut self.scroll, code).unwrap_or_else(|| type_key(&mut self.input, code))
+        scroll_key(&mut self.scroll, self.scroll_max.get(), code)
+            .unwrap_or_else(|| type_key(&mut self.input, code))
     }
 
     pub fn draw(&self, f: &mut Frame, area: Rect, st: &Styles) {
@@ -489,7 +505,7 @@ impl Input {
             ask,
             &self.input,
             Line::from(self.title.clone()).style(st.title),
-            self.scroll,
+            (self.scroll, &self.scroll_max),
         );
     }
 }
@@ -543,5 +559,14 @@ mod tests {
         c.scroll = 0;
         let s = screen(&c, 80, 24);
         assert!(!s.contains("more row(s)") && s.contains("data12"), "{s}");
+        // Down past the end does nothing: the first Up back moves the text at once (it took as many Ups as
+        // Downs past the end before anything moved).
+        screen(&c, 60, 12);
+        for _ in 0..30 {
+            c.key(KeyCode::Down);
+        }
+        let end = screen(&c, 60, 12);
+        c.key(KeyCode::Up);
+        assert_ne!(screen(&c, 60, 12), end, "one Up scrolls back");
     }
 }

@@ -84,7 +84,7 @@ pub const DISK_EDIT_KEYS: &[Command] = &[
         "review",
         "review the pending changes on the plan screen (a applies them there)",
     ),
-    cmd("?", "", "this help"),
+    cmd("?", "help", "this help"),
     cmd("Esc", "back", "back to the disk view (the edits are kept)"),
     cmd(
         "q",

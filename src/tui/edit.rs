@@ -48,7 +48,8 @@ pub const EDIT_KEYS: &[Command] = &[
         "type",
         "change the type: pick from the list (type to search; a GUID or byte not listed is taken as typed)",
     ),
-    cmd("N", "name", "change the name (GPT)"),
+    // Help only (the key bar keeps 80 columns with its ? help): GPT alone has names.
+    cmd("N", "", "change the name (GPT)"),
     cmd(
         "a",
         "attr",
@@ -66,7 +67,7 @@ pub const EDIT_KEYS: &[Command] = &[
         "plan",
         "make the plan of this layout (then a applies it)",
     ),
-    cmd("?", "", "this help"),
+    cmd("?", "help", "this help"),
     cmd("Esc", "back", "back to the plan without making one"),
     cmd("q", "", "quit (also Ctrl-C)"),
 ];

@@ -216,7 +216,7 @@ pub(super) fn list_rows(s: &str) -> usize {
     let rows: Vec<&str> = s.lines().map(|l| l.trim_matches('"')).collect();
     let head = rows
         .iter()
-        .position(|r| r.starts_with("│  #"))
+        .position(|r| r.starts_with("│   #"))
         .unwrap_or_else(|| panic!("the list's header: {s}"));
     rows[head + 1..]
         .iter()

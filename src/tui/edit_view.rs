@@ -1,5 +1,5 @@
 //! Rendering of the hand editor: the working layout with its free regions (those inside a dos table's extended
-//! partition typed `free (logical)`; the selected row reversed; `!`
+//! partition typed `free (logical)`; the selected row reversed and marked `>`; `!`
 //! marks a partition carried over from the disk that is off the grain, `*` one that differs from the
 //! table on the disk now), the
 //! last edit's words (what snapped, where and why, or the refusal), the open input field, the open type picker,
@@ -50,8 +50,9 @@ pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles
         .map(|r| row(es, r, &changed, st))
         .collect();
     let texts: Vec<Vec<String>> = cells.iter().map(|(c, _)| c.clone()).collect();
-    // Inside the borders, one space between the columns; the type and the name share what is left.
-    let room = usize::from(list.width).saturating_sub(2 + head.len() - 1);
+    // Inside the borders, less the selection's mark and one space between the columns; the type and the
+    // name share what is left.
+    let room = usize::from(list.width).saturating_sub(2 + 1 + head.len() - 1);
     let w = super::text::column_widths(&head, &texts, &[4, 5], room);
     let rows: Vec<TRow> = cells
         .into_iter()
@@ -74,6 +75,8 @@ pub fn draw(f: &mut Frame, es: &EditState, device: &str, area: Rect, st: &Styles
             TRow::new(vec!["  #", "start", "end", "size", "type", "name, flags"]).style(st.title),
         )
         .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
+        // `>` marks the selected row too, as on the disk view, for terminals that show no reverse video.
+        .highlight_symbol(">")
         .block(Block::bordered().title(Line::from(" Layout (Up/Dn select) ")));
     // The rows shown inside the borders, under the header: PgUp/PgDn's page.
     es.page

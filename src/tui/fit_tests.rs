@@ -208,8 +208,8 @@ fn every_help_line_fits_at_80x24() {
     }
 }
 
-/// At 80x14 the disk view's help is taller than the terminal: its title says it scrolls, and Down brings
-/// its last line (q) into view.
+/// At 80x14 the disk view's help is taller than the terminal: its title says it scrolls, Down brings its
+/// last line (q) into view and stops there (Up then scrolls back at once).
 #[test]
 fn the_help_scrolls_when_taller_than_the_terminal() {
     let (_d, img) = image();
@@ -222,8 +222,12 @@ fn the_help_scrolls_when_taller_than_the_terminal() {
         key(&mut app, KeyCode::Down);
     }
     assert!(app.help, "Down does not close the help");
-    let w = words_in(&frame(&app, 80, 14), 5, 75);
+    let end = frame(&app, 80, 14);
+    let w = words_in(&end, 5, 75);
     assert!(w.contains("quit (also Ctrl-C)"), "{w}");
+    // Down past the end did nothing: one Up scrolls back at once.
+    key(&mut app, KeyCode::Up);
+    assert_ne!(frame(&app, 80, 14), end, "one Up scrolls back");
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! The device list as drawn: one row per disk (its name, size, sector sizes, bus, table, partitions and status,
-//! in more columns when the terminal is wide), the probe's progress in the title, and under the table, in full,
+//! in more columns when the terminal is wide, the fixed ones as wide as their content under 80 columns, a
+//! long name cut with `…`), the probe's progress in the title, and under the table, in full,
 //! the selected device's error and the error of a disk that could not be opened.
 
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -153,6 +154,8 @@ struct Columns {
     wide: bool,
     name: usize,
     model: usize,
+    /// Size, sector sizes, bus, table, partitions.
+    fixed: [u16; 5],
     status: usize,
 }
 
@@ -177,18 +180,53 @@ impl Columns {
         } else {
             0
         };
-        let fixed: u16 = if wide { FIXED_WIDE } else { FIXED_NARROW }.iter().sum();
+        let fixed = if wide {
+            FIXED_WIDE
+        } else {
+            narrow_fixed(items, width)
+        };
         let ncols = if wide { 8 } else { 7 };
         // Borders, the highlight symbol and one space between columns.
-        let used = usize::from(fixed) + name + model + 2 + 2 + (ncols - 1);
-        let status = usize::from(width).saturating_sub(used).max(10);
+        let used = usize::from(fixed.iter().sum::<u16>()) + model + 2 + 2 + (ncols - 1);
+        // A narrow window (60 columns): the name gives up its cells to keep the status 12 wide (the name was
+        // cut by the table itself, without its `…`).
+        let name = name
+            .min(usize::from(width).saturating_sub(used + 12))
+            .max(4);
+        let status = usize::from(width).saturating_sub(used + name).max(10);
         Columns {
             wide,
             name,
             model,
+            fixed,
             status,
         }
     }
+}
+
+/// The fixed columns' widths below 100 columns: [`FIXED_NARROW`], or under 80 columns each as wide as its
+/// header or its widest cell.
+fn narrow_fixed(items: &[ListItem], width: u16) -> [u16; 5] {
+    if width >= 80 {
+        return FIXED_NARROW;
+    }
+    let mut w = [4u16, 8, 3, 5, 5];
+    for it in items {
+        if let ListItem::Disk(r) = it {
+            let d = &r.device;
+            let cells = [
+                human(d.size_bytes),
+                format!("{}/{}", d.logical_sector_size, d.physical_sector_size),
+                d.transport.clone(),
+                r.summary.table_text().to_string(),
+                r.summary.partitions.to_string(),
+            ];
+            for (w, c) in w.iter_mut().zip(&cells) {
+                *w = (*w).max(u16::try_from(c.chars().count()).unwrap_or(u16::MAX));
+            }
+        }
+    }
+    w
 }
 
 /// `text` in at most `w` cells: whole, or cut and marked `…`.
@@ -218,8 +256,7 @@ fn widths(c: &Columns) -> Vec<Constraint> {
     if c.wide {
         w.push(len(c.model));
     }
-    let fixed = if c.wide { FIXED_WIDE } else { FIXED_NARROW };
-    w.extend(fixed.iter().map(|&n| Constraint::Length(n)));
+    w.extend(c.fixed.iter().map(|&n| Constraint::Length(n)));
     w.push(Constraint::Min(10));
     w
 }

@@ -60,6 +60,8 @@ mod restore_tests;
 #[cfg(test)]
 mod small_window_tests;
 #[cfg(test)]
+mod target_kind_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod usability_tests;

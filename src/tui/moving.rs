@@ -190,6 +190,8 @@ pub struct MovePage {
     /// What it runs: the job's title.
     pub title: String,
     pub scroll: u16,
+    /// How far the outcome scrolls: its rows past the screen's, as last drawn (Down stops there).
+    pub scroll_max: std::cell::Cell<u16>,
 }
 
 impl MovePage {
@@ -204,6 +206,7 @@ impl MovePage {
             job: None,
             title: String::new(),
             scroll: 0,
+            scroll_max: std::cell::Cell::new(u16::MAX),
         }
     }
 
@@ -264,7 +267,7 @@ impl MovePage {
 /// The move screen for a plan that moves data, its confirmation typed on the plan screen: opening starts it.
 pub fn open_apply(path: PathBuf, plan: Box<Plan>, typed: String) -> Box<dyn Page> {
     let d = &plan.device;
-    let described = d.model.clone().unwrap_or_else(|| d.path.clone());
+    let described = super::text::described(d.model.as_deref(), d.kind, &d.name);
     let device = (d.name.clone(), d.path.clone(), described);
     let mut p = MovePage::new(path.clone(), device, MoveScreen::Running);
     p.pending = Some(MoveRequest::Apply { path, plan, typed });
@@ -275,7 +278,7 @@ pub fn open_apply(path: PathBuf, plan: Box<Plan>, typed: String) -> Box<dyn Page
 /// for the device name.
 pub fn open_resume(d: &DiskState, rollback: bool) -> Box<dyn Page> {
     let info = &d.report.device;
-    let described = info.model.clone().unwrap_or_else(|| info.transport.clone());
+    let described = super::text::described(info.model.as_deref(), info.kind, &info.name);
     let device = (
         info.name.clone(),
         info.path.display().to_string(),
@@ -358,8 +361,12 @@ impl Page for MovePage {
             return Reply::None;
         }
         match code {
-            KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => self.scroll = self.scroll.saturating_add(1),
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.scroll = self.scroll.min(self.scroll_max.get()).saturating_sub(1)
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.scroll = self.scroll.saturating_add(1).min(self.scroll_max.get())
+            }
             KeyCode::Char('r') if self.stopped_outcome() => {
                 self.phase = self.confirm(false);
             }
@@ -548,10 +555,15 @@ fn draw(f: &mut Frame, p: &MovePage, area: Rect, st: &Styles) {
                 };
                 l.push(styled(line, tone));
             }
+            let rows: u16 = l
+                .iter()
+                .map(|x| super::theme::rows_of(&x.to_string(), area.width))
+                .sum();
+            p.scroll_max.set(rows.saturating_sub(area.height));
             f.render_widget(
                 Paragraph::new(l)
                     .wrap(Wrap { trim: false })
-                    .scroll((p.scroll, 0)),
+                    .scroll((p.scroll.min(p.scroll_max.get()), 0)),
                 area,
             );
         }

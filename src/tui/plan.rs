@@ -55,7 +55,11 @@ pub const PLAN_KEYS: &[Command] = &[
         "edit the layout by hand (new, delete, resize, move, type, name, attributes)",
     ),
     cmd("b", "bench", "after a write: benchmark the written disk"),
-    cmd("Up/Dn", "scroll", "scroll the changes"),
+    cmd(
+        "Up/Dn",
+        "scroll",
+        "scroll the changes, and the tables if too long (PgUp/PgDn: by 5, Home/End: the ends)",
+    ),
     cmd("?", "help", "this help"),
     cmd("Esc", "back", "back to the disk view"),
     cmd("q", "quit", "quit (also Ctrl-C)"),

@@ -2,8 +2,9 @@
 //! that do something now (a and e before the write, u and b after it, a again after the undo; n only on a
 //! preset's plan), `e` and Esc on the review of the disk view's edits go back to them (the help says so), the
 //! left table is the layout before the write once the plan is on the disk, Esc on the bench screen opened
-//! after the write comes back to the plan (and its undo), and the undo's confirmation reads as one sentence
-//! with its conditions after it.
+//! after the write comes back to the plan (and its undo), the undo's confirmation reads as one sentence
+//! with its conditions after it, and the changes scroll no further than their last row (Up/Dn, PgUp/PgDn,
+//! Home/End).
 
 use crossterm::event::KeyCode;
 
@@ -135,4 +136,51 @@ fn the_plan_screen_offers_what_applies_and_says_before_after_a_write() {
     let b = bar(&app);
     assert!(b.contains("a apply") && !b.contains("u undo"), "{b}");
     assert!(s.contains("Now (dos)"), "{s}");
+}
+
+/// Down on the plan screen stops at the changes' last row: pressed past it, the Changes pane kept scrolling
+/// into blank rows (the scroll had no end), and Up then did nothing visible for as many presses.
+#[test]
+fn the_changes_scroll_no_further_than_their_last_row() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("eight.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(100 << 20))
+        .expect("image");
+    let mut script = String::from("label: gpt\n");
+    for i in 0..8 {
+        script.push_str(&format!("start={}, size=16000\n", 4097 + i * 20000));
+    }
+    run("sfdisk", &["-q", img.to_str().expect("utf-8")], &script);
+    let mut app = disk_app(&img);
+    let r = key(&mut app, KeyCode::Char('p'));
+    pump(&mut app, r, dir.path());
+    assert_eq!(app.screen, Screen::Page("plan"));
+    let first = render(&app);
+    assert!(
+        !first.contains("Sectors to write"),
+        "the changes fill more than their pane: {first}"
+    );
+    for _ in 0..60 {
+        key(&mut app, KeyCode::Down);
+        render(&app);
+    }
+    let end = render(&app);
+    assert!(end.contains("Sectors to write"), "{end}");
+    let flat_end = flat(&app);
+    assert!(
+        flat_end.contains("Note: ") || flat_end.contains("Sectors to write"),
+        "{end}"
+    );
+    key(&mut app, KeyCode::Up);
+    assert_ne!(render(&app), end, "one Up scrolls back at once");
+    // Home and End go to the ends, PgUp and PgDn by five rows (they did nothing).
+    key(&mut app, KeyCode::Home);
+    assert_eq!(render(&app), first);
+    key(&mut app, KeyCode::End);
+    assert_eq!(render(&app), end);
+    key(&mut app, KeyCode::PageUp);
+    assert_ne!(render(&app), end);
+    key(&mut app, KeyCode::PageDown);
+    assert_eq!(render(&app), end);
 }

@@ -12,7 +12,6 @@ use std::path::PathBuf;
 use crossterm::event::KeyCode;
 
 use afdisk::device::access::{destroy_label, Prompt};
-use afdisk::device::TargetKind;
 use afdisk::plan::{Plan, PlanKind};
 use afdisk::present::{written_lines, Choice, Verb};
 use afdisk::table::Label;
@@ -56,6 +55,8 @@ pub struct PlanState {
     /// The built-in presets, the plan's current, for a fresh plan.
     pub preset: Option<Choice<&'static str>>,
     pub scroll: u16,
+    /// How far the changes scroll: their rows less the pane's, as last drawn (Down stops there).
+    pub scroll_max: std::cell::Cell<u16>,
     pub dialog: Option<Dialog>,
     pub written: Option<Written>,
     /// The last refusal or failure, in plain words.
@@ -121,6 +122,7 @@ impl PlanState {
             plan,
             preset,
             scroll: 0,
+            scroll_max: std::cell::Cell::new(u16::MAX),
             dialog: None,
             written: None,
             error: None,
@@ -130,10 +132,7 @@ impl PlanState {
     /// The confirmation of an apply (which may destroy filesystems) or an undo, as the library words it.
     fn dialog_for(&self, kind: DialogKind) -> Dialog {
         let d = &self.plan.device;
-        let described = d.model.clone().unwrap_or_else(|| match d.kind {
-            TargetKind::Image => "image file".into(),
-            TargetKind::Block => "block device".into(),
-        });
+        let described = super::text::described(d.model.as_deref(), d.kind, &d.name);
         let device = (d.name.as_str(), d.path.as_str(), described.as_str());
         let (title, prompt) = match kind {
             DialogKind::Apply => {
@@ -242,8 +241,20 @@ impl PlanState {
             return self.dialog_key(code);
         }
         match code {
-            KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => self.scroll = self.scroll.saturating_add(1),
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.scroll = self.scroll.min(self.scroll_max.get()).saturating_sub(1)
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.scroll = self.scroll.saturating_add(1).min(self.scroll_max.get())
+            }
+            KeyCode::PageUp => {
+                self.scroll = self.scroll.min(self.scroll_max.get()).saturating_sub(5)
+            }
+            KeyCode::PageDown => {
+                self.scroll = self.scroll.saturating_add(5).min(self.scroll_max.get())
+            }
+            KeyCode::Home => self.scroll = 0,
+            KeyCode::End => self.scroll = self.scroll_max.get(),
             KeyCode::Char('a') => {
                 if self.on_disk() {
                     self.error = Some(

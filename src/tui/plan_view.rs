@@ -1,7 +1,10 @@
 //! Rendering of the plan screen: the old layout (Now; Before once the plan is written) and the new one side
 //! by side (moved entries marked `~`, blocked and unfixable ones `!`, new ones `+`), each change's reason, the
 //! exact sectors to be written, the result of a write, and the confirm dialog where the device name must be
-//! typed.
+//! typed. The tables get their rows first (the Changes pane keeps two lines of text, and is dropped when it
+//! would keep none); when a table's rows do not all fit, it shows a **window** of them starting at the
+//! **focus**: the partition whose change is at the top of the Changes pane, so Up/Dn scrolls both, its
+//! bottom border counting the rows hidden.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -30,16 +33,18 @@ fn mark(plan: &Plan, number: u32) -> &'static str {
     }
 }
 
-/// One side of the plan (`title`: Now or Plan) as a table `width` cells wide: its columns keep their widths
-/// (start and end 10 cells) while they fit, and shrink to their content in a narrow window
-/// (`text::preferred_widths`), so a size is never cut silently.
+/// One side of the plan (`title`: Now or Plan) as a table in `area`: its columns keep their widths (start and
+/// end 10 cells) while they fit, and shrink to their content in a narrow window (`text::preferred_widths`), so
+/// a size is never cut silently. When its rows do not all fit, it shows the window of them that starts at the
+/// partition `focus` ([`window`]), its bottom border saying how many are hidden.
 fn layout_table<'a>(
     plan: &Plan,
     l: Option<&PlanLayout>,
     title: &'a str,
-    width: u16,
+    (area, focus): (Rect, Option<u32>),
     st: &Styles,
 ) -> Table<'a> {
+    let width = area.width;
     let ss = plan.device.logical_sector_size;
     let head = ["  #", "start", "end", "size"];
     let cells: Vec<(Vec<String>, Style)> = match l {
@@ -71,8 +76,20 @@ fn layout_table<'a>(
         .collect();
     let room = usize::from(width.saturating_sub(2));
     let w = super::text::preferred_widths(&[4, 10, 10, 6], &head, &texts, room);
+    // The rows the table has room for: its height less the borders and the header.
+    let room_rows = usize::from(area.height.saturating_sub(3)).max(1);
+    let at = l.map_or(0, |l| {
+        let n = focus.unwrap_or(0);
+        l.partitions
+            .iter()
+            .position(|p| p.number >= n)
+            .unwrap_or(l.partitions.len())
+    });
+    let (skip, hidden) = window(cells.len(), room_rows, at);
     let rows: Vec<Row> = cells
         .into_iter()
+        .skip(skip)
+        .take(room_rows)
         .map(|(c, style)| {
             let c: Vec<String> = c
                 .iter()
@@ -90,9 +107,54 @@ fn layout_table<'a>(
     if let (Some(last), Some(x)) = (widths.last_mut(), w.last()) {
         *last = Constraint::Min(u16::try_from(*x).unwrap_or(u16::MAX));
     }
+    let mut block = Block::bordered().title(Line::from(format!(" {title} ({label}) ")));
+    if hidden > 0 {
+        block = block.title_bottom(Line::from(format!(" {hidden} more: Up/Dn ")));
+    }
     Table::new(rows, widths)
         .header(Row::new(head.to_vec()).style(st.title))
-        .block(Block::bordered().title(Line::from(format!(" {title} ({label}) "))))
+        .block(block)
+}
+
+/// The rows of a table of `len` rows shown in `room`: (how many to skip, how many are hidden), the window
+/// starting at row `at` and ending at the last row at most (so it is full while there are rows to fill it).
+fn window(len: usize, room: usize, at: usize) -> (usize, usize) {
+    let skip = at.min(len.saturating_sub(room));
+    (skip, len.saturating_sub(room))
+}
+
+/// The partition whose change is at the top of the Changes pane scrolled by `scroll` rows, its text wrapped
+/// to `width`: each change is two lines of the diff (the change and its reason), after the title.
+fn change_at(
+    plan: &Plan,
+    lines: &[afdisk::plan::DiffLine],
+    scroll: u16,
+    width: usize,
+) -> Option<u32> {
+    let mut row = 0;
+    let line = lines
+        .iter()
+        .skip(1)
+        .position(|l| {
+            row += wrapped_rows(&l.text, width);
+            row > usize::from(scroll)
+        })
+        .unwrap_or(usize::MAX);
+    let last = plan.changes.len().checked_sub(1)?;
+    plan.changes.get((line / 2).min(last)).map(|c| c.number)
+}
+
+/// The heights of the plan screen's tables and its Changes pane in `avail` rows, the tables needing `need`:
+/// the tables get their rows first, the Changes pane keeping 4 rows (two lines of text), and half the rows
+/// at most while the Changes pane needs more than that. A Changes pane left without a row of text (its
+/// borders alone, as at 60x15 after an undo, the status taking five rows) is dropped: the tables take its rows.
+fn table_height(need: u16, avail: u16) -> u16 {
+    let h = need.min(avail.saturating_sub(4).max(avail / 2)).max(4);
+    if avail.saturating_sub(h) < 3 {
+        need.min(avail).max(4)
+    } else {
+        h
+    }
 }
 
 /// A diff line's style, by its kind: changes that fix something are good, blocked ones and losses bad, notes
@@ -112,13 +174,17 @@ fn diff_style(k: DiffKind, st: &Styles) -> Style {
     }
 }
 
-/// How many rows `text` takes wrapped at word boundaries to `width` columns.
+/// How many rows `text` takes wrapped at word boundaries to `width` columns, its spaces counted as they are
+/// (a reason's indent on its first row, two between words).
 fn wrapped_rows(text: &str, width: usize) -> usize {
     let width = width.max(1);
     let (mut rows, mut col) = (1, 0);
-    for w in text.split_whitespace() {
-        let len = w.chars().count();
-        let need = if col == 0 { len } else { col + 1 + len };
+    for (i, (gap, len)) in super::theme::words(text).into_iter().enumerate() {
+        let need = match (i, col) {
+            (0, _) => gap + len,
+            (_, 0) => len,
+            _ => col + gap + len,
+        };
         if need <= width {
             col = need;
         } else {
@@ -165,7 +231,6 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
         .partitions
         .len()
         .max(plan.old.as_ref().map_or(1, |o| o.partitions.len())) as u16;
-    let table_h = (n + 3).min(area.height.saturating_sub(6) / 2).max(4);
     let (msg, style) = status_text(ps, st);
     // The status gets the rows its text wraps to (the backup's path and the undo key after a write), 2 to 8;
     // in a short window (60x15) one row is enough for a one-row text, and the changes get the other.
@@ -180,10 +245,11 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
     let title = lines.first().map(|l| l.text.clone()).unwrap_or_default();
     let title = super::dialog::wrap_words(&title, usize::from(area.width.max(1)));
     let head_h = u16::try_from(title.len()).unwrap_or(2).clamp(2, 4);
+    let table_h = table_height(n + 3, area.height.saturating_sub(head_h + status_h));
     let [head, tables, body, status] = Layout::vertical([
         Constraint::Length(head_h),
         Constraint::Length(table_h),
-        Constraint::Min(2),
+        Constraint::Min(0),
         Constraint::Length(status_h),
     ])
     .areas(area);
@@ -193,9 +259,21 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(tables);
     // Once the plan is on the disk, its old layout is what the disk was before it.
     let old = if ps.on_disk() { "Before" } else { "Now" };
-    let now = layout_table(plan, plan.old.as_ref(), old, left.width, st);
+    // The changes scroll as far as their last row (Down stops there, so Up moves them at once).
+    let inner = usize::from(body.width.saturating_sub(2));
+    let total: usize = lines
+        .iter()
+        .skip(1)
+        .map(|l| wrapped_rows(&l.text, inner))
+        .sum();
+    let max = total.saturating_sub(usize::from(body.height.saturating_sub(2)));
+    ps.scroll_max.set(u16::try_from(max).unwrap_or(u16::MAX));
+    let scroll = ps.scroll.min(ps.scroll_max.get());
+    // The tables follow the Changes pane: their rows from the change at its top.
+    let focus = change_at(plan, &lines, scroll, inner);
+    let now = layout_table(plan, plan.old.as_ref(), old, (left, focus), st);
     f.render_widget(now, left);
-    let new = layout_table(plan, Some(&plan.new), "Plan", right.width, st);
+    let new = layout_table(plan, Some(&plan.new), "Plan", (right, focus), st);
     f.render_widget(new, right);
     // Reasons, sectors and notes: the diff without its title.
     let text: Vec<Line> = lines
@@ -203,13 +281,15 @@ pub fn draw(f: &mut Frame, ps: &PlanState, area: Rect, st: &Styles) {
         .skip(1)
         .map(|l| Line::from(Span::styled(l.text.clone(), diff_style(l.kind, st))))
         .collect();
-    f.render_widget(
-        Paragraph::new(text)
-            .wrap(Wrap { trim: false })
-            .scroll((ps.scroll, 0))
-            .block(Block::bordered().title(" Changes (Up/Dn scroll) ")),
-        body,
-    );
+    if body.height >= 3 {
+        f.render_widget(
+            Paragraph::new(text)
+                .wrap(Wrap { trim: false })
+                .scroll((scroll, 0))
+                .block(Block::bordered().title(" Changes (Up/Dn scroll) ")),
+            body,
+        );
+    }
     f.render_widget(
         Paragraph::new(msg).style(style).wrap(Wrap { trim: true }),
         status,

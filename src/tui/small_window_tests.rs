@@ -1,8 +1,10 @@
 //! A small window (60x15), drawn on a `TestBackend`: nothing essential is cut off or hidden under something
 //! else: the disk view's selected row, the editor's selected row and its key bar, a dialog's input field and
 //! its error, the type list's refusal, the label question, the pending line's "Enter to review", the
-//! restore screen's word that there is no backup, the plan screen's title and sizes, and the bench screen's
-//! text (before a run) and numbers (after it).
+//! restore screen's word that there is no backup, the plan screen's title and sizes and its tables' rows
+//! (all four of a four-partition plan; of more, the ones the changes are at, the rest counted), the plan
+//! screen's key bar, the findings' text once Tab gives them the focus, the zoom's words, and the bench
+//! screen's text (before a run) and numbers (after it).
 
 use crossterm::event::KeyCode;
 use ratatui::backend::TestBackend;
@@ -67,8 +69,11 @@ fn the_disk_view_and_the_editor_keep_the_selected_row_at_60x15() {
         key(&mut app, KeyCode::Up);
     }
     let s = small(&app);
-    assert!(rows(&s).iter().any(|r| r.starts_with("│ 14 ")), "{s}");
-    assert!(s.contains("Enter review  Esc back"), "the key bar: {s}");
+    assert!(rows(&s).iter().any(|r| r.starts_with("│> 14 ")), "{s}");
+    assert!(
+        s.contains("Enter review  ? help") && s.contains("Esc back"),
+        "the key bar: {s}"
+    );
     // Many changes: the list of them is cut, not "Enter to review".
     key(&mut app, KeyCode::Char('c'));
     let s = small(&app);
@@ -222,11 +227,11 @@ fn the_bench_screen_fits_its_text_and_numbers_at_60x15() {
     for _ in 0..10 {
         key(&mut app, KeyCode::Down);
     }
-    assert!(
-        flat(&small_at(&app, 12)).contains("to see one)."),
-        "{}",
-        small_at(&app, 12)
-    );
+    let end = small_at(&app, 12);
+    assert!(flat(&end).contains("to see one)."), "{end}");
+    // Down past the end did nothing: one Up scrolls back at once.
+    key(&mut app, KeyCode::Up);
+    assert_ne!(small_at(&app, 12), end, "one Up scrolls back");
     // A run: every IOPS figure is whole.
     let r = key(&mut app, KeyCode::Char('r'));
     pump(&mut app, r, dir.path());
@@ -246,6 +251,19 @@ fn the_bench_screen_fits_its_text_and_numbers_at_60x15() {
         })
         .expect("a finished run");
     assert!(!iops.is_empty());
+    // The verdicts and notes under the table scroll to their end and no further.
+    let top = small_at(&app, 12);
+    for _ in 0..40 {
+        key(&mut app, KeyCode::Down);
+        small_at(&app, 12);
+    }
+    let end = small_at(&app, 12);
+    assert_ne!(end, top, "Down scrolls the verdicts: {end}");
+    key(&mut app, KeyCode::Up);
+    assert_ne!(small_at(&app, 12), end, "one Up scrolls back: {end}");
+    for _ in 0..40 {
+        key(&mut app, KeyCode::Up);
+    }
     let s = small(&app);
     for n in &iops {
         assert!(
@@ -255,4 +273,210 @@ fn the_bench_screen_fits_its_text_and_numbers_at_60x15() {
             "{n}: {s}"
         );
     }
+}
+
+/// A dos table of four primaries, each off the grain (the first at sector 63).
+fn four_primaries(dir: &std::path::Path) -> std::path::PathBuf {
+    let img = dir.join("four.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(200 << 20))
+        .expect("image");
+    let script = "label: dos\nstart=63, size=40000, type=83\nstart=50001, size=40000, type=83\n\
+                  start=100001, size=40000, type=7\nstart=150001, size=40000, type=83\n";
+    run("sfdisk", &["-q", img.to_str().expect("utf-8")], script);
+    img
+}
+
+/// The plan screen's rows at 60x15 from the line of its Now table's header.
+fn table_rows(s: &str) -> Vec<String> {
+    rows(s)
+        .into_iter()
+        .skip_while(|r| !r.contains("┌ Now"))
+        .take_while(|r| !r.contains("┌ Changes"))
+        .collect()
+}
+
+/// The plan screen at 60x15 shows every row of a four-partition plan in both tables (it showed one: the
+/// Changes pane had half the rows), the Changes pane keeping two lines of text.
+#[test]
+fn the_plan_screen_shows_four_partitions_whole_at_60x15() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = four_primaries(dir.path());
+    let mut app = disk_app(&img);
+    let r = key(&mut app, KeyCode::Char('p'));
+    pump(&mut app, r, dir.path());
+    assert_eq!(app.screen, Screen::Page("plan"));
+    // A stable path for the snapshot.
+    if let Some(ps) = app
+        .page_as::<super::plan::PlanPage>("plan")
+        .and_then(|p| p.state.as_mut())
+    {
+        ps.plan.device.path = "four.img".into();
+    }
+    let s = small(&app);
+    let t = table_rows(&s);
+    for (n, now, plan) in [
+        (1, 63, 2048),
+        (2, 50001, 49152),
+        (3, 100001, 100352),
+        (4, 150001, 149504),
+    ] {
+        let (now, plan) = (format!("~  {n} {now} "), format!("~  {n} {plan} "));
+        assert!(
+            t.iter().any(|r| r.contains(&now) && r.contains(&plan)),
+            "{n}: {s}"
+        );
+    }
+    assert!(!s.contains("more: Up/Dn"), "{s}");
+    assert!(s.contains("~   1 move") && s.contains("q quit"), "{s}");
+    insta::assert_snapshot!("plan_four_partitions_60x15", s);
+}
+
+/// A plan of more partitions than the tables have rows for at 60x15: the tables show the partition of the
+/// change at the top of the Changes pane, Up/Dn scrolling both, and their bottom border counts the rows hidden.
+#[test]
+fn the_plan_screen_tables_follow_the_changes_at_60x15() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("eight.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(100 << 20))
+        .expect("image");
+    let mut script = String::from("label: gpt\n");
+    for i in 0..8 {
+        script.push_str(&format!("start={}, size=16000\n", 4097 + i * 20000));
+    }
+    run("sfdisk", &["-q", img.to_str().expect("utf-8")], &script);
+    let mut app = disk_app(&img);
+    let r = key(&mut app, KeyCode::Char('p'));
+    pump(&mut app, r, dir.path());
+    assert_eq!(app.screen, Screen::Page("plan"));
+    let s = small(&app);
+    assert!(s.contains(" more: Up/Dn "), "{s}");
+    let shown = |s: &str, n: u32| {
+        table_rows(s)
+            .iter()
+            .any(|r| r.starts_with(&format!("│~  {n} ")))
+    };
+    assert!(shown(&s, 1) && !shown(&s, 8), "{s}");
+    // Down until partition 7's change tops the Changes pane: its row shows in the tables.
+    for _ in 0..40 {
+        if rows(&small(&app))
+            .iter()
+            .any(|r| r.starts_with("│~   7 move"))
+        {
+            break;
+        }
+        key(&mut app, KeyCode::Down);
+    }
+    let s = small(&app);
+    assert!(shown(&s, 7) && shown(&s, 8), "{s}");
+    assert!(!shown(&s, 1), "{s}");
+}
+
+/// After a write and its undo at 60x15 the plan screen's key bar ("a apply … q quit", 64 columns with its
+/// double spaces) takes two rows, whole commands on each: it was given one row and ended in "q ". The
+/// tables show three of the four partitions (one, over an empty Changes pane, before).
+#[test]
+fn the_plan_screen_key_bar_is_whole_after_an_undo_at_60x15() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = four_primaries(dir.path());
+    let mut app = disk_app(&img);
+    let r = key(&mut app, KeyCode::Char('p'));
+    pump(&mut app, r, dir.path());
+    let name = super::disk_edit_tests::device_name(&app);
+    for k in ['a', 'u'] {
+        key(&mut app, KeyCode::Char(k));
+        keys(&mut app, &name);
+        let r = key(&mut app, KeyCode::Enter);
+        pump(&mut app, r, dir.path());
+    }
+    let s = small(&app);
+    assert!(flat(&s).contains("Undone."), "{s}");
+    // The Changes pane had no row of text left (its borders alone): the tables took its rows.
+    assert!(!s.contains("Changes (Up/Dn scroll)"), "{s}");
+    for n in 1..=3 {
+        let row = format!("│~  {n} ");
+        assert!(
+            table_rows(&s).iter().any(|r| r.starts_with(&row)),
+            "{n}: {s}"
+        );
+    }
+    let bar: Vec<String> = rows(&s).into_iter().rev().take(2).collect();
+    assert_eq!(bar[0].trim_end(), "q quit", "{s}");
+    assert!(
+        bar[1].starts_with("a apply  e edit") && bar[1].trim_end().ends_with("Esc back"),
+        "{s}"
+    );
+}
+
+/// At 60x15 the disk view's findings panel has no row for its text while the table has the focus (its title
+/// says "Tab, then Up/Dn for the rest"); Tab gives it one, the table giving up its rows (it kept none, so the
+/// hint led nowhere), and Up/Dn scroll it.
+#[test]
+fn tab_gives_the_findings_a_row_at_60x15() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = xp_disk(dir.path());
+    let mut app = disk_app(&img);
+    let s = small(&app);
+    assert!(s.contains("Tab, then Up/Dn for the rest"), "{s}");
+    assert!(!s.contains("[error] misaligned-start"), "{s}");
+    key(&mut app, KeyCode::Tab);
+    let s = small(&app);
+    assert!(s.contains("[error] misaligned-start (partition 1)"), "{s}");
+    assert!(s.contains("Up/Dn scroll"), "{s}");
+    key(&mut app, KeyCode::Down);
+    assert_ne!(small(&app), s, "Down scrolls the findings");
+}
+
+/// The sector zoom at 60x15 shows its verdict, its geometry and its legend whole, wrapped (they were cut at
+/// the frame: "(+3584 B)", "4 KiB (8 sectors)" and "straddles (RMW)" lost), and a row of the grid under them.
+#[test]
+fn the_zoom_wraps_its_words_at_60x15() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = xp_disk(dir.path());
+    let mut app = disk_app(&img);
+    key(&mut app, KeyCode::Char('z'));
+    assert_eq!(app.screen, Screen::Zoom);
+    let s = small(&app);
+    let text = flat(&s);
+    for want in [
+        "costs 2 read-modify-write cycles (+3584 B)",
+        "fs block 4 KiB (8 sectors)",
+        "!! straddles (RMW)",
+    ] {
+        assert!(text.contains(want), "{want}: {s}");
+    }
+    assert!(s.contains("  sectors  |"), "the grid: {s}");
+}
+
+/// The device list at 60x15: a long name is cut with its `…` and the status is whole (the fixed columns
+/// kept their 80-column widths, and the table itself cut the name to "a-rather", no mark, and the status
+/// to "MISALIGNE…"); under 80 columns they are as wide as their content.
+#[test]
+fn the_device_list_cuts_a_long_name_with_its_mark_at_60x15() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("a-rather-long-image-name-for-the-list.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(512 << 20))
+        .expect("image");
+    let script = "label: dos\nstart=63, size=100000, type=7\n";
+    run("sfdisk", &["-q", img.to_str().expect("utf-8")], script);
+    let (_, r) = afdisk::report::inspect(&img, &Default::default()).expect("inspect");
+    let mut app = App::new(true, true);
+    app.list
+        .items
+        .push(super::model::ListItem::Disk(Box::new(r)));
+    app.list.done = true;
+    let s = small(&app);
+    let row = rows(&s)
+        .into_iter()
+        .find(|r| r.starts_with("│> "))
+        .unwrap_or_default();
+    let name = row
+        .trim_start_matches("│> ")
+        .split(' ')
+        .next()
+        .unwrap_or_default();
+    assert!(name.ends_with('…') && name.starts_with("a-rather"), "{s}");
+    assert!(row.contains("MISALIGNED 1"), "{s}");
 }

@@ -2,9 +2,26 @@
 //! confirmation) by the key or the dialog that sets it on screen, never by a command-line option (the screens
 //! have none), and a **failure** in one line (kind, problem and fix) in those words; and how a table's
 //! **cells** fit their columns (sized by content, a **cut** cell ending in `…`; a table with **preferred**
-//! widths keeps them while its cells fit them, and falls back to content widths in a narrow window).
+//! widths keeps them while its cells fit them, and falls back to content widths in a narrow window); and a
+//! **target's kind** ("image file", "loop device", "block device"), the one word every screen, header and
+//! confirmation uses for what kind of thing a disk is.
 
+use afdisk::device::TargetKind;
 use afdisk::error::Setting;
+
+/// What kind of target the disk `name` of `kind` is, in the one word every screen uses for it.
+pub fn target_kind(kind: TargetKind, name: &str) -> &'static str {
+    match kind {
+        TargetKind::Image => "image file",
+        TargetKind::Block if name.starts_with("loop") => "loop device",
+        TargetKind::Block => "block device",
+    }
+}
+
+/// A disk as a confirmation describes it after its path: the drive's model, else its kind ([`target_kind`]).
+pub fn described(model: Option<&str>, kind: TargetKind, name: &str) -> String {
+    model.map_or_else(|| target_kind(kind, name).to_string(), String::from)
+}
 
 /// A setting the core names, as the TUI sets it: by its key on the screen that has one, else in words
 /// (never a command-line option: the screens have none).

@@ -61,9 +61,9 @@ pub fn rows_of(text: &str, width: u16) -> u16 {
     for line in text.lines() {
         let mut rows = 1usize;
         let mut used = 0usize;
-        for word in line.split_whitespace() {
-            let len = word.chars().count();
-            let need = if used == 0 { len } else { used + 1 + len };
+        for (gap, len) in words(line) {
+            // The spaces between two words on a row count as they are (the key bar's are two).
+            let need = if used == 0 { len } else { used + gap + len };
             if need <= w {
                 used = need;
             } else if len <= w {
@@ -78,4 +78,42 @@ pub fn rows_of(text: &str, width: u16) -> u16 {
         n += rows;
     }
     u16::try_from(n.max(1)).unwrap_or(u16::MAX)
+}
+
+/// The words of `line`, each as (the spaces before it, its length in characters).
+pub fn words(line: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let (mut gap, mut len) = (0, 0);
+    for c in line.chars() {
+        if c.is_whitespace() {
+            if len > 0 {
+                out.push((gap, len));
+                (gap, len) = (0, 0);
+            }
+            gap += 1;
+        } else {
+            len += 1;
+        }
+    }
+    if len > 0 {
+        out.push((gap, len));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rows_of;
+
+    /// Two spaces between words take two columns: a key bar of 64 columns with single-spaced words of 56
+    /// takes two rows at 60 (it was given one, and its last key was cut to "q ").
+    #[test]
+    fn rows_of_counts_the_spaces_as_they_are() {
+        let bar = "a apply  e edit  b bench  Up/Dn scroll  ? help  Esc back  q quit";
+        assert_eq!(rows_of(bar, 60), 2);
+        assert_eq!(rows_of(bar, 64), 1);
+        assert_eq!(rows_of("ab cd", 5), 1);
+        assert_eq!(rows_of("ab  cd", 5), 2);
+        assert_eq!(rows_of("abcdefg", 3), 3);
+    }
 }

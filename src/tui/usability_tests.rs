@@ -1,7 +1,7 @@
 //! What a cfdisk user meets at 80x24, driven through the app as keys and drawn on a `TestBackend`: a typed
 //! field's cursor and its editing keys, the help after a write shown whole, a whole-disk filesystem shown as
-//! the disk's content, refusals that name a fix the screens offer, and findings taller than their panel
-//! saying how to read the rest.
+//! the disk's content, refusals that name a fix the screens offer, findings taller than their panel
+//! saying how to read the rest, and the selection kept when the disk is read again.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
@@ -365,4 +365,31 @@ fn findings_taller_than_their_panel_say_how_to_read_the_rest() {
         s.contains("Findings (") && !s.contains("Up/Dn for the rest"),
         "{s}"
     );
+}
+
+/// The disk read again keeps the selection on its partition: `a` on an image judges it by the other physical
+/// sector size and reads it again (as a write and an undo do, through the same `set_disk`); the selection
+/// went back to the first misaligned partition.
+#[test]
+fn the_selection_stays_on_its_partition_when_the_disk_is_read_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("sel.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(64 << 20))
+        .expect("image");
+    let script =
+        "label: gpt\nstart=2049, size=20000\nstart=24576, size=20000\nstart=49152, size=20000\n";
+    run("sfdisk", &["-q", img.to_str().expect("utf-8")], script);
+    let mut app = disk_app(&img);
+    let number = |app: &App| {
+        let d = app.disk.as_ref().expect("disk");
+        d.selected_partition()
+            .map(|i| d.report.partitions[i].number)
+    };
+    app.disk.as_mut().expect("disk").select_partition(2);
+    let r = key(&mut app, KeyCode::Char('a'));
+    pump(&mut app, r, dir.path());
+    assert_eq!(app.physical, Some(512), "a read the disk again");
+    assert_eq!(number(&app), Some(3));
+    assert_eq!(app.screen, Screen::Disk);
 }

@@ -46,7 +46,7 @@ fn draw_screen(f: &mut Frame, app: &App) {
         f.render_widget(Paragraph::new("afdisk: window too small"), area);
         return;
     }
-    let bar_h = rows_of(&keybar_text(app), area.width).min(4);
+    let bar_h = rows_of(&keybar_text(app, area.width), area.width).min(4);
     let banner_h = app
         .banner
         .as_ref()
@@ -81,8 +81,9 @@ fn draw_screen(f: &mut Frame, app: &App) {
     }
 }
 
-/// The key bar's text: a running job's status, the disk view's error, or the screen's commands.
-fn keybar_text(app: &App) -> String {
+/// The key bar's text at `width` columns: a running job's status, the disk view's error, or the screen's
+/// commands, whole ones to a row ([`key_rows`]).
+fn keybar_text(app: &App, width: u16) -> String {
     if app.asking_quit {
         app.quit_question()
     } else if let Some(b) = &app.busy {
@@ -94,14 +95,31 @@ fn keybar_text(app: &App) -> String {
             Screen::Page(name) => app.page(name).and_then(|p| p.status()),
             _ => None,
         };
-        status.unwrap_or_else(|| key_bar(&app.commands()))
+        status.unwrap_or_else(|| key_rows(&app.commands(), width))
     }
+}
+
+/// The key bar of `commands` in `width` columns: as many whole commands to a row as fit, two spaces apart,
+/// so a command is never split between its key and its word ("q" on one row, "quit" on the next).
+fn key_rows(commands: &[super::page::Command], width: u16) -> String {
+    let w = usize::from(width.max(1));
+    let mut rows: Vec<String> = Vec::new();
+    for item in key_bar(commands).split("  ") {
+        match rows.last_mut() {
+            Some(r) if r.chars().count() + 2 + item.chars().count() <= w => {
+                r.push_str("  ");
+                r.push_str(item);
+            }
+            _ => rows.push(item.to_string()),
+        }
+    }
+    rows.join("\n")
 }
 
 /// The key bar, wrapped onto the lines it was given (a long status or error is never cut at the edge).
 fn draw_keybar(f: &mut Frame, app: &App, area: Rect) {
     f.render_widget(
-        Paragraph::new(keybar_text(app))
+        Paragraph::new(keybar_text(app, area.width))
             .style(Style::default().add_modifier(Modifier::REVERSED))
             .wrap(Wrap { trim: true }),
         area,
@@ -134,6 +152,7 @@ fn draw_help(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     f.render_widget(Clear, r);
     // Taller than the terminal: it scrolls (Up/Dn), and its title says so.
     let hidden = rows.saturating_add(2).saturating_sub(h);
+    app.help_max.set(hidden);
     let title = if hidden > 0 {
         " Keys (Up/Dn scroll, Esc or ? closes) "
     } else {
@@ -221,14 +240,19 @@ pub(super) fn pack(items: &[String], width: usize) -> Vec<String> {
 pub(super) fn disk_title(r: &Report, table: &str, width: u16) -> Vec<Line<'static>> {
     let d = &r.device;
     let assumed = if d.geometry_source.physical_sector_size == afdisk::device::Source::Assumed {
-        " phys assumed (image file)"
+        " phys assumed"
     } else {
         ""
+    };
+    // What the disk is: an image file says so in the words the dialogs use; a drive, how it is attached.
+    let kind = match d.kind {
+        afdisk::device::TargetKind::Image => super::text::target_kind(d.kind, &d.name).to_string(),
+        afdisk::device::TargetKind::Block => d.transport.clone(),
     };
     let l1 = [
         d.path.display().to_string(),
         human(d.size_bytes),
-        d.transport.clone(),
+        kind,
         format!(
             "log/phys {}/{}{assumed}",
             d.logical_sector_size, d.physical_sector_size
@@ -290,7 +314,8 @@ pub fn image_banner(r: &Report) -> Option<String> {
         ),
     };
     Some(format!(
-        " image file: physical sector size {how} {} bytes ({key})",
+        " {}: physical sector size {how} {} bytes ({key})",
+        super::text::target_kind(d.kind, &d.name),
         d.physical_sector_size
     ))
 }
@@ -376,11 +401,21 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
         .as_ref()
         .map_or(0, |p| rows_of(p, area.width).min(3));
     let mut findings_h = 3;
-    fit_rows(
-        area.height.saturating_sub(3 + pending_h),
-        [&mut banner_h, &mut findings_h, &mut head_h, &mut table_h],
-        [0, 2, 2, 4],
-    );
+    let room = area.height.saturating_sub(3 + pending_h);
+    if d.focus == Panel::Findings {
+        // The findings have the focus (Tab): their text keeps its row, the table gives up its rows first.
+        fit_rows(
+            room,
+            [&mut banner_h, &mut table_h, &mut head_h, &mut findings_h],
+            [0, 4, 2, 2],
+        );
+    } else {
+        fit_rows(
+            room,
+            [&mut banner_h, &mut findings_h, &mut head_h, &mut table_h],
+            [0, 2, 2, 4],
+        );
+    }
     let [title, banner_area, map, parts, pending_area, findings] = Layout::vertical([
         Constraint::Length(head_h),
         Constraint::Length(banner_h),
@@ -419,7 +454,7 @@ fn draw_disk(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
 /// `room` rows, or all are at their floors. The disk view in a short terminal (60x15): the image banner goes
 /// first (the title says "phys assumed" too), then the findings' text (their box's title keeps the count),
 /// then the title's rows past two, then the partition table's rows down to one (the selected one, in view);
-/// at 80x24 nothing shrinks.
+/// at 80x24 nothing shrinks. With the focus on the findings (Tab) the table's rows go before their text.
 fn fit_rows(room: u16, h: [&mut u16; 4], least: [u16; 4]) {
     for (i, floor) in least.iter().enumerate() {
         let total: u16 = h.iter().map(|x| **x).sum();

@@ -1,6 +1,7 @@
 //! The sector zoom as drawn: around one boundary (start or end) of a partition, the logical sectors grouped into
 //! physical sectors with the filesystem blocks laid over them (the model is `model::zoom`), and the verdict
-//! whether the boundary costs read-modify-write.
+//! whether the boundary costs read-modify-write. Its **prose** (the verdict, the geometry, the legend) wraps
+//! in a narrow window, the grid giving up the rows it takes.
 
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -125,6 +126,61 @@ fn zoom_row(
     ]
 }
 
+/// The zoom's prose wrapped at spaces to `width` columns: the verdict, the geometry (logical and physical
+/// sector sizes, the filesystem block) and the legend.
+fn zoom_prose(
+    z: &model::Zoom,
+    (at_end, ss, per_phys): (bool, u64, u64),
+    width: u16,
+    th: &Theme,
+) -> [Vec<Line<'static>>; 3] {
+    let bsz = human(z.per_block * ss);
+    let wrap = |text: &str, style: Style| -> Vec<Line<'static>> {
+        super::dialog::wrap_words(text, usize::from(width.max(1)))
+            .into_iter()
+            .map(|r| Line::from(Span::styled(r, style)))
+            .collect()
+    };
+    let verdict = zoom_verdict(z, at_end, &bsz, th);
+    let geometry = format!(
+        "logical {} B, physical {} B ({} per physical), fs block {} ({} sectors)",
+        ss,
+        per_phys * ss,
+        per_phys,
+        bsz,
+        z.per_block
+    );
+    // The legend's items two spaces apart, whole ones to a row.
+    let mut legend: Vec<String> = Vec::new();
+    for item in LEGEND {
+        match legend.last_mut() {
+            Some(r) if r.chars().count() + 2 + item.chars().count() <= usize::from(width) => {
+                r.push_str("  ");
+                r.push_str(item);
+            }
+            _ => legend.push(item.to_string()),
+        }
+    }
+    [
+        wrap(&verdict.content, verdict.style),
+        wrap(&geometry, th.dim),
+        legend
+            .into_iter()
+            .map(|r| Line::from(Span::styled(r, th.dim)))
+            .collect(),
+    ]
+}
+
+/// What the zoom's marks mean.
+const LEGEND: [&str; 6] = [
+    "> first",
+    "# inside",
+    ". outside",
+    "|P physical",
+    "[n fs block",
+    "!! straddles (RMW)",
+];
+
 pub fn draw_zoom(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     let Some(d) = &app.disk else { return };
     let r = &d.report;
@@ -143,32 +199,30 @@ pub fn draw_zoom(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
     let cw: u64 = if per_phys == 1 { 8 } else { 2 };
     let avail = u64::from(inner.width.saturating_sub(label_w));
     let phys_per_row = (avail / (per_phys * cw)).max(1);
-    let rows = u64::from(inner.height.saturating_sub(5) / 4).max(1);
-    let z = model::zoom(
-        &topo,
-        ss,
-        p.start,
-        p.size,
-        app.zoom.at_end,
-        app.zoom.block,
-        (phys_per_row, rows),
-    );
-    let which = if app.zoom.at_end { "end" } else { "start" };
-    let mut lines: Vec<Line> = Vec::new();
-    let bsz = human(z.per_block * ss);
-    let verdict = zoom_verdict(&z, app.zoom.at_end, &bsz, th);
-    lines.push(Line::from(verdict));
-    lines.push(Line::from(Span::styled(
-        format!(
-            "logical {} B, physical {} B ({} per physical), fs block {} ({} sectors)",
+    let zoom_at = |rows: u64| {
+        model::zoom(
+            &topo,
             ss,
-            per_phys * ss,
-            per_phys,
-            bsz,
-            z.per_block
-        ),
-        th.dim,
-    )));
+            p.start,
+            p.size,
+            app.zoom.at_end,
+            app.zoom.block,
+            (phys_per_row, rows),
+        )
+    };
+    // The prose wraps in a narrow window (it was cut at the frame): the grid gives up the rows it takes.
+    let prose_of =
+        |z: &model::Zoom| zoom_prose(z, (app.zoom.at_end, ss, per_phys), inner.width, th);
+    let extra: usize = prose_of(&zoom_at(1))
+        .iter()
+        .map(|l| l.len().saturating_sub(1))
+        .sum();
+    let taken = 5 + u16::try_from(extra).unwrap_or(u16::MAX);
+    let rows = u64::from(inner.height.saturating_sub(taken) / 4).max(1);
+    let z = zoom_at(rows);
+    let which = if app.zoom.at_end { "end" } else { "start" };
+    let [verdict, geometry, legend] = prose_of(&z);
+    let mut lines: Vec<Line> = verdict.into_iter().chain(geometry).collect();
     for row in z.cells.chunks((per_phys * phys_per_row) as usize) {
         lines.extend(zoom_row(
             row,
@@ -178,10 +232,7 @@ pub fn draw_zoom(f: &mut Frame, app: &App, area: Rect, th: &Theme) {
             th,
         ));
     }
-    lines.push(Line::from(Span::styled(
-        "> first  # inside  . outside  |P physical  [n fs block  !! straddles (RMW)",
-        th.dim,
-    )));
+    lines.extend(legend);
     let title = format!(
         " Sector zoom: partition {} {} (LBA {}) ",
         p.number,

@@ -2,7 +2,8 @@
 //! file of random bytes) at LBA 2049, planned and applied through the TUI's path (disk view → p → a → the
 //! device name → the move screen), then the file read back with debugfs, `e2fsck -fn` and `sgdisk -v`. A stop
 //! asked for at once ends at a commit point with the journal kept and the resume text shown; the disk view then
-//! offers r, and `afdisk resume` (the CLI) finishes it. Snapshots at 80x24 of the running, stopping and
+//! offers r, and `afdisk resume` (the CLI) finishes it; in a short window the outcome scrolls to its last row
+//! and no further. Snapshots at 80x24 of the running, stopping and
 //! finished states (the temporary directory, the journal's id, the backup's time stamp and the timing replaced
 //! by fixed text of the same length).
 
@@ -200,7 +201,11 @@ impl Rig {
 
     /// The screen at 80x24, the temporary directory's name replaced by one of the same length.
     fn render(&self) -> String {
-        let mut t = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+        self.render_at(80, 24)
+    }
+
+    fn render_at(&self, w: u16, h: u16) -> String {
+        let mut t = Terminal::new(TestBackend::new(w, h)).expect("terminal");
         t.draw(|f| view::draw(f, &self.app)).expect("draw");
         let tmp = self.dir.path().to_string_lossy().into_owned();
         let same = format!("{:_<1$}", "/TMP", tmp.len());
@@ -236,6 +241,24 @@ fn masked_backup(text: &str, backup: &Path) -> String {
 /// ends with the outcome: moved and verified, the filesystem check, the journal retired, the backup; the file
 /// reads back byte for byte, `e2fsck -fn` and `sgdisk -v` are clean, and the disk view has no interrupted
 /// move. The finished state's snapshot.
+/// The move screen's outcome at 60x10 scrolls to its last row and no further: one Up after Down past the end
+/// moves it (it scrolled on into blank rows, and Up did nothing visible for as many presses); it ends at the
+/// top again.
+fn scrolls_to_its_end_and_back(rig: &mut Rig) {
+    let top = rig.render_at(60, 10);
+    for _ in 0..60 {
+        rig.key(KeyCode::Down);
+        rig.render_at(60, 10);
+    }
+    let end = rig.render_at(60, 10);
+    assert_ne!(end, top, "the outcome is taller than 60x10: {end}");
+    rig.key(KeyCode::Up);
+    assert_ne!(rig.render_at(60, 10), end, "one Up scrolls back: {end}");
+    for _ in 0..60 {
+        rig.key(KeyCode::Up);
+    }
+}
+
 #[test]
 fn a_move_applied_from_the_plan_screen_runs_on_the_move_screen_and_verifies() {
     let mut rig = Rig::new();
@@ -365,18 +388,16 @@ fn a_stop_ends_at_a_commit_point_and_afdisk_resume_finishes_it() {
     assert!(txt.contains("r resume"), "the stopped move offers r: {txt}");
     txt = masked_backup(&masked_name(&txt, &journal, 'J'), &backup);
     insta::assert_snapshot!("move_stopped_80x24", txt);
-    // The outcome's text is the core's, the command included.
+    // The outcome's text is the core's, the command included; it scrolls in a short window.
     if let MoveScreen::Done(d) = &rig.page().phase {
         assert!(outcome_lines(d).join(" ").contains(&cmd));
     }
+    scrolls_to_its_end_and_back(&mut rig);
     // The disk view: the interrupted move's finding, and r / u in the key bar.
     rig.key(KeyCode::Esc);
     assert_eq!(rig.app.screen, Screen::Disk);
-    assert!(rig
-        .app
-        .disk
-        .as_ref()
-        .is_some_and(|d| interrupted(&d.report)));
+    let on_disk = rig.app.disk.as_ref();
+    assert!(on_disk.is_some_and(|d| interrupted(&d.report)));
     let bar = crate::tui::page::key_bar(&rig.app.commands());
     assert!(
         bar.contains("r resume move") && bar.contains("u roll back"),

@@ -95,6 +95,7 @@ impl WizardState {
             live: Live::default(),
             notice: None,
             scroll: 0,
+            scroll_max: std::cell::Cell::new(u16::MAX),
             job: None,
         }
     }
@@ -156,8 +157,12 @@ impl WizardState {
             return Reply::None;
         }
         match (&self.phase, code) {
-            (_, KeyCode::Up | KeyCode::Char('k')) => self.scroll = self.scroll.saturating_sub(1),
-            (_, KeyCode::Down | KeyCode::Char('j')) => self.scroll = self.scroll.saturating_add(1),
+            (_, KeyCode::Up | KeyCode::Char('k')) => {
+                self.scroll = self.scroll.min(self.scroll_max.get()).saturating_sub(1)
+            }
+            (_, KeyCode::Down | KeyCode::Char('j')) => {
+                self.scroll = self.scroll.saturating_add(1).min(self.scroll_max.get())
+            }
             (WizardStep::Overview, KeyCode::Enter | KeyCode::Char('s')) => {
                 if let Some(c) = self.confirm(0) {
                     self.refusal = None;

@@ -55,5 +55,7 @@ pub struct WizardState {
     /// Why the last key did nothing while the tool runs.
     pub notice: Option<String>,
     pub scroll: u16,
+    /// How far the text scrolls: its rows past the screen's, as last drawn (Down stops there).
+    pub scroll_max: std::cell::Cell<u16>,
     pub job: Option<Handle>,
 }

@@ -358,7 +358,7 @@ fn the_wizard_opens_from_the_disk_view_by_its_key() {
 }
 
 /// The first page: what the drive supports, which tool, and, further down, everything lost (each partition
-/// and its filesystem, the table) and the vendor's warnings.
+/// and its filesystem, the table) and the vendor's warnings; it scrolls to its last row and no further.
 #[test]
 fn the_first_page_lists_what_is_lost() {
     let mut rig = Rig::new();
@@ -374,6 +374,14 @@ fn the_first_page_lists_what_is_lost() {
     assert!(s.contains("holds ext4"), "{s}");
     assert!(s.contains("do not power off"), "{s}");
     insta::assert_snapshot!("sector_size_overview_lost_80x24", s);
+    // Down past the end does nothing (it scrolled on into blank rows): one Up scrolls back at once.
+    for _ in 0..60 {
+        rig.key(KeyCode::Down);
+        rig.render();
+    }
+    let end = rig.render();
+    rig.key(KeyCode::Up);
+    assert_ne!(rig.render(), end, "one Up scrolls back: {end}");
     let w = rig.wizard();
     let lost = &w.plan().expect("plan").lost;
     assert_eq!(lost.len(), 3, "two filesystems and the table: {lost:?}");

@@ -32,12 +32,7 @@ pub fn draw(f: &mut Frame, w: &WizardState, area: Rect, st: &Styles) {
         WizardStep::Overview | WizardStep::Confirm(..) => {
             let mut l = vec![title];
             l.extend(overview(w, st));
-            f.render_widget(
-                Paragraph::new(l)
-                    .wrap(Wrap { trim: false })
-                    .scroll((w.scroll, 0)),
-                area,
-            );
+            draw_scrolled(f, w, l, area);
             if let WizardStep::Confirm(_, c) = &w.phase {
                 c.draw(f, area, st);
             }
@@ -59,18 +54,29 @@ pub fn draw(f: &mut Frame, w: &WizardState, area: Rect, st: &Styles) {
                     plain(line)
                 });
             }
-            f.render_widget(
-                Paragraph::new(l)
-                    .wrap(Wrap { trim: false })
-                    .scroll((w.scroll, 0)),
-                area,
-            );
+            draw_scrolled(f, w, l, area);
         }
         WizardStep::Failed(e) => {
             let l = vec![title, styled(afdisk::error::failure_text(e), st.bad)];
             f.render_widget(Paragraph::new(l).wrap(Wrap { trim: true }), area);
         }
     }
+}
+
+/// The wizard's text `l` wrapped in `area`, scrolled from row `w.scroll` (at most to its last row: the last
+/// row it can start at is put in `w.scroll_max`, where Down stops).
+fn draw_scrolled(f: &mut Frame, w: &WizardState, l: Vec<Line<'static>>, area: Rect) {
+    let rows: u16 = l
+        .iter()
+        .map(|x| crate::tui::theme::rows_of(&x.to_string(), area.width))
+        .sum();
+    w.scroll_max.set(rows.saturating_sub(area.height));
+    f.render_widget(
+        Paragraph::new(l)
+            .wrap(Wrap { trim: false })
+            .scroll((w.scroll.min(w.scroll_max.get()), 0)),
+        area,
+    );
 }
 
 /// The status (what the drive supports, which tool), then the plan (command, what is lost, the warnings),
