@@ -196,7 +196,7 @@ pub fn apply_with(
     let ss = opened.info.logical_sector_size;
     if plan.is_noop() {
         // Nothing to write (a realign of an aligned disk): nothing is asked, written or backed up.
-        return super::restore::nothing_written(opened, ss, "apply the plan");
+        return nothing_written(opened, ss, "apply the plan");
     }
     refuse_unannounced_foreign(opened, plan)?;
     // A disk that changed since the plan is refused as such before its losses are weighed (a table put on an

@@ -523,30 +523,6 @@ pub fn nothing_to_restore(opened: &Opened, ss: u64) -> Result<WriteOutcome> {
     nothing_written(opened, ss, "restore the partition table")
 }
 
-/// The outcome of a write (`what`, for the refusal of a disk in use) that finds nothing to write on `opened`
-/// (of `ss`-byte sectors): `sectors_written` 0, no backup; a disk in use or read-only is still refused.
-pub fn nothing_written(opened: &Opened, ss: u64, what: &str) -> Result<WriteOutcome> {
-    crate::device::access::preflight(opened, what)?;
-    let table = current_layout(&opened.source(), ss);
-    let kernel = kernel::view(opened, table.as_ref());
-    Ok(WriteOutcome {
-        device: opened.info.path.clone(),
-        backup_file: std::path::PathBuf::new(),
-        sectors_written: 0,
-        phases: 0,
-        reread: super::Reread {
-            method: "none".into(),
-            message: "nothing written".into(),
-        },
-        verified: true,
-        table,
-        kernel,
-        outside_table_space: Vec::new(),
-        undo_command: String::new(),
-        moved: None,
-    })
-}
-
 /// Restores `b` onto `opened`: same identity, size and sector size; same confirmation as apply. An undo backup
 /// puts back exactly the sectors its write changed (refused if any changed since); a table backup writes only
 /// the saved table's sectors (refused where a current partition covers one). The sectors overwritten are

@@ -286,3 +286,27 @@ pub(super) fn reread(
         },
     }
 }
+
+/// The outcome of a write (`what`, for the refusal of a disk in use) that finds nothing to write on `opened`
+/// (of `ss`-byte sectors): `sectors_written` 0, no backup; a disk in use or read-only is still refused.
+pub fn nothing_written(opened: &Opened, ss: u64, what: &str) -> Result<WriteOutcome> {
+    crate::device::access::preflight(opened, what)?;
+    let table = current_layout(&opened.source(), ss);
+    let kernel = super::kernel::view(opened, table.as_ref());
+    Ok(WriteOutcome {
+        device: opened.info.path.clone(),
+        backup_file: std::path::PathBuf::new(),
+        sectors_written: 0,
+        phases: 0,
+        reread: super::Reread {
+            method: "none".into(),
+            message: "nothing written".into(),
+        },
+        verified: true,
+        table,
+        kernel,
+        outside_table_space: Vec::new(),
+        undo_command: String::new(),
+        moved: None,
+    })
+}
