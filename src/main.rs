@@ -19,7 +19,8 @@ fn main() {
             tui::run_demo(keep, cli::ui_options(&args), &cli::print_error)
         }
         Some(command) => cli::finish(cli::run(&args, command)),
-        None if terminal => tui::run(args.target.clone(), cli::ui_options(&args)),
+        None if terminal => cli::refuse_ui()
+            .unwrap_or_else(|| tui::run(args.target.clone(), cli::ui_options(&args))),
         None => cli::finish(cli::fallback(&args)),
     };
     std::process::exit(code);

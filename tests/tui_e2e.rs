@@ -66,7 +66,7 @@ fn tui_in_tmux() {
     // No --physical-sector-size: an image is judged against 4096-byte physical sectors, and the title says
     // that this is assumed.
     assert!(
-        screen.contains("log/phys 512/4096 phys assumed (image file)"),
+        screen.contains("image file  log/phys 512/4096 phys assumed"),
         "{screen}"
     );
     tm.resize(30, 8);
@@ -232,4 +232,27 @@ fn hand_edited_layout_is_written_aligned_and_read_back_by_the_peers() {
         i3.contains("0657FD6D-A4AB-43C4-84E5-0933C84B4F4F (Linux swap)"),
         "{i3}"
     );
+}
+
+/// The terminal UI refuses an empty `$AFDISK_BACKUP_DIR` before it starts, as every command does (it writes
+/// backups and journals there): the error names the variable, and the status is 2.
+#[test]
+fn the_ui_refuses_an_empty_backup_dir_before_it_starts() {
+    let s = Scratch::new();
+    let img = s.image("dir.img", 64 << 20);
+    let t = img.to_str().expect("utf-8");
+    let tm = Tmux::start(
+        "bkdir",
+        &[
+            "env",
+            "TERM=linux",
+            "AFDISK_BACKUP_DIR=",
+            env!("CARGO_BIN_EXE_afdisk"),
+            t,
+        ],
+    );
+    let screen = tm.wait_for("AFDISK_BACKUP_DIR");
+    if let Some(code) = tm.wait_exit() {
+        assert_eq!(code, 2, "{screen}");
+    }
 }

@@ -308,6 +308,14 @@ pub fn ui_options(cli: &Cli) -> InspectOptions {
     }
 }
 
+/// What the terminal UI is refused before it starts, as the commands are: an empty or mistyped
+/// `$AFDISK_BACKUP_DIR` (the UI writes backups and journals there). The exit status, when refused.
+pub fn refuse_ui() -> Option<i32> {
+    afdisk::mover::chosen_backup_dir()
+        .err()
+        .map(|e| fail(&e, false))
+}
+
 /// No terminal to show the UI on (a pipe or a script): print what the UI would show, as text.
 pub fn fallback(cli: &Cli) -> i32 {
     match &cli.target {
