@@ -6,19 +6,8 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::{afdisk, files_in, run, s, Scratch};
 use serde_json::Value;
-
-fn sha(p: &Path) -> String {
-    let out = run("sha256sum", &[&s(p)]);
-    String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .next()
-        .unwrap_or_default()
-        .to_string()
-}
 
 /// An edit of a backup file's JSON.
 type Edit = Box<dyn Fn(&mut Value)>;
@@ -99,7 +88,7 @@ fn a_damaged_or_edited_backup_is_refused_and_nothing_is_written() {
             edit(&mut v);
             let bad = sc.path(format!("{kind}-bad.json"));
             std::fs::write(&bad, serde_json::to_string_pretty(&v).expect("json")).expect("write");
-            let before = sha(&img);
+            let before = common::sha256(&img);
             let r = common::restore(&s(&img), &s(&bad), name, &bk);
             assert_eq!(
                 r.code, 3,
@@ -113,7 +102,7 @@ fn a_damaged_or_edited_backup_is_refused_and_nothing_is_written() {
             );
             assert!(r.stderr.contains("nothing was written"), "{}", r.stderr);
             assert_eq!(
-                sha(&img),
+                common::sha256(&img),
                 before,
                 "{kind} backup, {what}: the image is unchanged"
             );

@@ -16,15 +16,6 @@ use std::path::Path;
 
 use common::{afdisk, inspect, run, run_stdin, s, sfdisk_script, LoopDev, Scratch, MIB};
 
-fn sha256(img: &Path) -> String {
-    let out = run("sha256sum", &[&s(img)]);
-    String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .next()
-        .unwrap_or_default()
-        .to_string()
-}
-
 /// What the libblkid tools make of the window `[start, start+len)` of `img`: whether `partx --show` reads a
 /// table there, and what `wipefs --no-act` and `blkid -p` list.
 fn peers_on_window(img: &Path, start: u64, len: u64) -> Option<(bool, String, String)> {
@@ -65,7 +56,7 @@ fn a_bsd_label_in_a_created_partition_is_wiped_and_the_undo_needs_no_destroy_dat
         b"WEV\x82",
         "fdisk wrote a label"
     );
-    let before = sha256(&img);
+    let before = common::sha256(&img);
     let v = inspect(&s(&img));
     assert_eq!(v["partitions"][0]["filesystem"], "bsd", "{v}");
 
@@ -116,7 +107,7 @@ fn a_bsd_label_in_a_created_partition_is_wiped_and_the_undo_needs_no_destroy_dat
     // content of its own.
     let r = common::restore(&s(&img), &backup, token, &backups);
     assert_eq!(r.code, 0, "restore: {}{}", r.stdout, r.stderr);
-    assert_eq!(sha256(&img), before, "the undo is byte-identical");
+    assert_eq!(common::sha256(&img), before, "the undo is byte-identical");
     if let Some((partx, wipefs, blkid)) = peers_on_window(&img, MIB, 612_352 * 512) {
         assert!(partx, "partx reads the label again");
         assert_eq!(

@@ -9,15 +9,6 @@ use std::path::Path;
 
 use common::{afdisk, afdisk_in, run, s, Scratch, MIB};
 
-fn sha(p: &Path) -> String {
-    let out = run("sha256sum", &[&s(p)]);
-    String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .next()
-        .unwrap_or_default()
-        .to_string()
-}
-
 /// A 64 MiB GPT with partition 1 at `start` (sectors) of 16 MiB, made by sgdisk.
 fn gpt_at(sc: &Scratch, name: &str, start: u64) -> std::path::PathBuf {
     let img = sc.image(name, 64 * MIB);
@@ -49,7 +40,7 @@ fn a_restore_that_orphans_a_filesystem_made_since_needs_destroy() {
     let undo = applied.backup_file();
     // A filesystem made in the realigned partition after the apply: undoing it puts partition 1 back at 63.
     ext4_at(&img, 2048 * 512, "SINCE");
-    let before = sha(&img);
+    let before = common::sha256(&img);
     let r = common::restore(&s(&img), &undo, name, &backups);
     assert_eq!(
         r.code, 3,
@@ -61,7 +52,11 @@ fn a_restore_that_orphans_a_filesystem_made_since_needs_destroy() {
         "the refusal names the filesystem: {}",
         r.stderr
     );
-    assert_eq!(sha(&img), before, "a refused restore writes nothing");
+    assert_eq!(
+        common::sha256(&img),
+        before,
+        "a refused restore writes nothing"
+    );
     let r = afdisk_in(
         &[
             "restore",
@@ -90,7 +85,7 @@ fn an_undo_that_shrinks_a_partition_back_around_its_filesystem_needs_no_destroy(
     std::fs::create_dir(&backups).expect("mkdir");
     let img = gpt_at(&sc, "keep.img", 2048);
     ext4_at(&img, 2048 * 512, "KEPT");
-    let original = sha(&img);
+    let original = common::sha256(&img);
     let plan = sc.path("p.json");
     common::plan(
         &s(&img),
@@ -111,7 +106,11 @@ fn an_undo_that_shrinks_a_partition_back_around_its_filesystem_needs_no_destroy(
     );
     let r = common::restore(&s(&img), &undo, "keep.img", &backups);
     assert_eq!(r.code, 0, "no DESTROY asked: {}{}", r.stdout, r.stderr);
-    assert_eq!(sha(&img), original, "the undo puts every byte back");
+    assert_eq!(
+        common::sha256(&img),
+        original,
+        "the undo puts every byte back"
+    );
 }
 
 #[test]
@@ -145,7 +144,7 @@ fn a_restore_over_a_move_that_did_not_finish_is_refused_but_the_moving_table_goe
         hide::mask(off, &mut sector);
         common::poke(&img, base + off, &sector);
     }
-    let before = sha(&img);
+    let before = common::sha256(&img);
     let r = common::restore(&s(&img), &s(&sc.path("plain.json")), name, &backups);
     assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
     assert!(
@@ -153,7 +152,11 @@ fn a_restore_over_a_move_that_did_not_finish_is_refused_but_the_moving_table_goe
         "{}",
         r.stderr
     );
-    assert_eq!(sha(&img), before, "a refused restore writes nothing");
+    assert_eq!(
+        common::sha256(&img),
+        before,
+        "a refused restore writes nothing"
+    );
     // `plan` is refused the same way (its plan would move a half-moved partition as data it does not know).
     let p = sc.path("p.json");
     let planned = afdisk_in(&["plan", &s(&img), "--realign", "-o", &s(&p)], &backups);
@@ -164,7 +167,7 @@ fn a_restore_over_a_move_that_did_not_finish_is_refused_but_the_moving_table_goe
         planned.stderr
     );
     assert!(!p.exists(), "no plan file");
-    assert_eq!(sha(&img), before);
+    assert_eq!(common::sha256(&img), before);
     // The findings name the disk, not a placeholder.
     let text = afdisk(&["inspect", &s(&img)]);
     assert!(

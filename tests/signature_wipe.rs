@@ -47,15 +47,6 @@ fn blkid_at(img: &Path, offset: u64) -> Option<String> {
     (!t.is_empty()).then_some(t)
 }
 
-fn sha256(img: &Path) -> String {
-    let out = run("sha256sum", &[&s(img)]);
-    String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .next()
-        .unwrap_or_default()
-        .to_string()
-}
-
 /// A sparse copy of `img` named `name` beside it.
 fn copy(img: &Path, name: &str) -> PathBuf {
     let to = img.with_file_name(name);
@@ -145,7 +136,7 @@ fn mkfs(kind: &str, img: &Path) {
 fn new_table_over(img: &Path, fs: &str, table: &str, own: &BTreeSet<String>, backups: &Path) {
     let name = format!("{fs}-{table}");
     assert_eq!(types(img), set(&[fs]), "{name}: the image before");
-    let before = sha256(img);
+    let before = common::sha256(img);
     let peer = copy(img, &format!("{name}-sfdisk.img"));
     let plan_file = img.with_extension("json");
     let args = ["--preset", "data", "--table", table, "--replace"];
@@ -196,7 +187,11 @@ fn new_table_over(img: &Path, fs: &str, table: &str, own: &BTreeSet<String>, bac
         "{name}: afdisk vs sfdisk --wipe always"
     );
     undo(img, &backup, backups);
-    assert_eq!(sha256(img), before, "{name}: the undo is byte-identical");
+    assert_eq!(
+        common::sha256(img),
+        before,
+        "{name}: the undo is byte-identical"
+    );
     assert_eq!(
         types(img),
         set(&[fs]),
@@ -232,7 +227,7 @@ fn a_gpt_read_from_its_backup_leaves_no_header_under_a_new_table() {
     all[512..1024].fill(0);
     std::fs::write(&img, &all).expect("write");
     assert_eq!(types(&img), set(&["gpt", "PMBR"]));
-    let before = sha256(&img);
+    let before = common::sha256(&img);
     let plan_file = sc.path("g.json");
     common::plan(
         &s(&img),
@@ -248,7 +243,7 @@ fn a_gpt_read_from_its_backup_leaves_no_header_under_a_new_table() {
     );
     common::peers::verify_table(&img, false).unwrap_or_else(|e| panic!("{e}"));
     undo(&img, &backup, &backups);
-    assert_eq!(sha256(&img), before, "the undo is byte-identical");
+    assert_eq!(common::sha256(&img), before, "the undo is byte-identical");
 }
 
 #[test]
@@ -259,7 +254,7 @@ fn gpt_to_dos_leaves_no_gpt_signature_at_either_end() {
     let out = run_stdin("sfdisk", &["--label", "gpt", &s(&img)], ",,L\n");
     assert!(out.status.success(), "{out:?}");
     assert_eq!(types(&img), set(&["gpt", "PMBR"]));
-    let before = sha256(&img);
+    let before = common::sha256(&img);
     let peer = copy(&img, "d-sfdisk.img");
     let script = sc.path("s");
     std::fs::write(&script, "label: dos\n,,L\n").expect("script");
@@ -291,7 +286,7 @@ fn gpt_to_dos_leaves_no_gpt_signature_at_either_end() {
         "afdisk vs sfdisk: the table"
     );
     undo(&img, &backup, &backups);
-    assert_eq!(sha256(&img), before, "the undo is byte-identical");
+    assert_eq!(common::sha256(&img), before, "the undo is byte-identical");
 }
 
 /// A 64 MiB image with no table and a 16 MiB swap written at 1 MiB.
@@ -319,7 +314,7 @@ fn a_new_partition_over_an_old_swap_wipes_it_unless_told_to_keep_it() {
 
     // Wiped by default, as `sfdisk --wipe-partitions always` wipes it.
     let img = swap_at_1mib(&sc, "wipe.img");
-    let before = sha256(&img);
+    let before = common::sha256(&img);
     let peer = copy(&img, "wipe-sfdisk.img");
     let args = ["--preset", "data", "--table", "dos"];
     let text = plan_text(&img, &args);
@@ -353,7 +348,7 @@ fn a_new_partition_over_an_old_swap_wipes_it_unless_told_to_keep_it() {
         "afdisk and sfdisk leave the same bytes after the MBR"
     );
     undo(&img, &backup, &backups);
-    assert_eq!(sha256(&img), before, "the undo is byte-identical");
+    assert_eq!(common::sha256(&img), before, "the undo is byte-identical");
 
     // Kept with --keep-signatures, and the plan says so.
     let img = swap_at_1mib(&sc, "keep.img");

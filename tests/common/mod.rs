@@ -241,6 +241,16 @@ pub fn pwrite_offsets(calls: &[String]) -> Vec<u64> {
         .collect()
 }
 
+/// The sha256 of the file at `p` (hex, as `sha256sum` prints it): to show an image unchanged.
+pub fn sha256(p: &Path) -> String {
+    let out = run("sha256sum", &[&s(p)]);
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// The names of the files in `dir`, sorted (none when it does not exist).
 pub fn files_in(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
