@@ -799,6 +799,8 @@ fn the_terminal_prompt_lists_the_filesystems_and_wants_destroy() {
     let (code, out) = on_terminal(&["apply", &t, "--plan", &s(&pf)], "t.img", &bk);
     assert_eq!(code, 3, "{out}");
     assert!(out.contains("and DESTROY the data of:"), "{out}");
+    // What the disk is, in the words the terminal UI uses too.
+    assert!(out.contains("(image file)"), "{out}");
     assert!(
         out.contains("  partition 1 (64 MiB): ext4 \"home\" UUID"),
         "{out}"

@@ -69,7 +69,7 @@ pub struct Prompt {
 impl Prompt {
     /// The prompt for `what` on `info`, destroying `losses` (none: the ordinary confirmation).
     pub fn new(info: &DeviceInfo, what: &str, losses: &[Loss]) -> Self {
-        let described = info.model.clone().unwrap_or_else(|| info.transport.clone());
+        let described = info.described();
         Prompt::named(
             (&info.name, &info.path.display().to_string(), &described),
             what,
@@ -562,7 +562,7 @@ mod tests {
         assert_eq!(
             plain.lines(),
             vec![
-                "This will write the partition table on /dev/sdz (sata).".to_string(),
+                "This will write the partition table on /dev/sdz (sata disk).".to_string(),
                 "Type \"sdz\"".to_string()
             ]
         );

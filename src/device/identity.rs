@@ -39,15 +39,15 @@ pub struct DiskIdentity {
     pub alignment_offset: u64,
 }
 
-fn kind_words(k: TargetKind, transport: Option<&str>) -> &'static str {
-    match (k, transport) {
-        (TargetKind::Image, _) => "an image file",
-        (TargetKind::Block, Some("loop")) => "a loop device",
-        (TargetKind::Block, _) => "a block device",
-    }
-}
-
 impl DiskIdentity {
+    /// What the disk is, as a confirmation says it after its path: the drive's model, else what the target is
+    /// ([`TargetKind::words`]; the transport is not recorded).
+    pub fn described(&self) -> String {
+        self.model
+            .clone()
+            .unwrap_or_else(|| self.kind.words(&self.name).to_string())
+    }
+
     pub fn from_info(i: &DeviceInfo) -> Self {
         DiskIdentity {
             path: i.path.to_string_lossy().into_owned(),
@@ -84,14 +84,14 @@ impl DiskIdentity {
                 "the {what} was made by an older afdisk that did not record which file or disk it is for"
             ));
         }
-        let loop_of = |d: &DiskIdentity| {
-            (d.kind == TargetKind::Block && d.name.starts_with("loop")).then_some("loop")
-        };
-        if self.kind != other.kind || loop_of(self) != loop_of(other) {
+        let words = |d: &DiskIdentity| d.kind.words(&d.name);
+        if words(self) != words(other) {
             why.push(format!(
-                "the {what} is for {}, this is {}",
-                kind_words(self.kind, loop_of(self)),
-                kind_words(other.kind, loop_of(other))
+                "the {what} is for {} {}, this is {} {}",
+                crate::units::article(words(self)),
+                words(self),
+                crate::units::article(words(other)),
+                words(other)
             ));
         }
         for (word, a, b) in [

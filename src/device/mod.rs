@@ -32,6 +32,18 @@ pub enum TargetKind {
     Image,
 }
 
+impl TargetKind {
+    /// What a target of this kind named `name` is, in words: "image file", "loop device" (a block device named
+    /// `loop…`) or "block device". The one text every front end and message uses.
+    pub fn words(self, name: &str) -> &'static str {
+        match self {
+            TargetKind::Image => "image file",
+            TargetKind::Block if name.starts_with("loop") => "loop device",
+            TargetKind::Block => "block device",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
@@ -153,6 +165,18 @@ pub struct DeviceInfo {
 }
 
 impl DeviceInfo {
+    /// What the device is, as a confirmation says it after its path: the drive's model; else an image file,
+    /// a loop device, or a disk by its transport ("usb disk", "sata disk"), else "block device".
+    pub fn described(&self) -> String {
+        if let Some(m) = &self.model {
+            return m.clone();
+        }
+        match self.kind.words(&self.name) {
+            "block device" if !self.transport.is_empty() => format!("{} disk", self.transport),
+            w => w.to_string(),
+        }
+    }
+
     pub fn topology(&self) -> Topology {
         Topology {
             logical: self.logical_sector_size,

@@ -37,7 +37,7 @@ pub fn open(d: &DiskState, prev: Option<Box<dyn Page>>) -> Box<dyn Page> {
         .filter(|p| p.kind != afdisk::table::PartKind::Extended && p.size > 0)
         .map(|p| p.number);
     let mut b = BenchState::new(r.device.path.clone(), r.device.name.clone(), part);
-    b.described = super::text::described(r.device.model.as_deref(), r.device.kind, &r.device.name);
+    b.described = r.device.described();
     b.image = r.device.kind == afdisk::device::TargetKind::Image;
     b.destroys = r
         .partitions

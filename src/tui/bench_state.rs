@@ -66,7 +66,7 @@ pub struct BenchState {
     pub phase: BenchScreen,
     /// The device name the dialog asks for.
     pub name: String,
-    /// What the device is (its model, else its kind: `text::described`), for the dialog.
+    /// What the device is (its model, else its kind: `DeviceInfo::described`), for the dialog.
     pub described: String,
     /// The disk is an image file: no run on it can show a drive's read-modify-write penalty (the screen says so
     /// before a run).

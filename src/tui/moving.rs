@@ -267,7 +267,7 @@ impl MovePage {
 /// The move screen for a plan that moves data, its confirmation typed on the plan screen: opening starts it.
 pub fn open_apply(path: PathBuf, plan: Box<Plan>, typed: String) -> Box<dyn Page> {
     let d = &plan.device;
-    let described = super::text::described(d.model.as_deref(), d.kind, &d.name);
+    let described = d.described();
     let device = (d.name.clone(), d.path.clone(), described);
     let mut p = MovePage::new(path.clone(), device, MoveScreen::Running);
     p.pending = Some(MoveRequest::Apply { path, plan, typed });
@@ -278,7 +278,7 @@ pub fn open_apply(path: PathBuf, plan: Box<Plan>, typed: String) -> Box<dyn Page
 /// for the device name.
 pub fn open_resume(d: &DiskState, rollback: bool) -> Box<dyn Page> {
     let info = &d.report.device;
-    let described = super::text::described(info.model.as_deref(), info.kind, &info.name);
+    let described = info.described();
     let device = (
         info.name.clone(),
         info.path.display().to_string(),

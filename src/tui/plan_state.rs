@@ -132,7 +132,7 @@ impl PlanState {
     /// The confirmation of an apply (which may destroy filesystems) or an undo, as the library words it.
     fn dialog_for(&self, kind: DialogKind) -> Dialog {
         let d = &self.plan.device;
-        let described = super::text::described(d.model.as_deref(), d.kind, &d.name);
+        let described = d.described();
         let device = (d.name.as_str(), d.path.as_str(), described.as_str());
         let (title, prompt) = match kind {
             DialogKind::Apply => {

@@ -189,7 +189,7 @@ pub struct RestorePage {
 /// Opens the restore screen on the disk on screen: it reads the backups first.
 pub fn open(d: &DiskState, _prev: Option<Box<dyn super::page::Page>>) -> Box<dyn Page> {
     let info = &d.report.device;
-    let described = super::text::described(info.model.as_deref(), info.kind, &info.name);
+    let described = info.described();
     Box::new(RestorePage {
         path: info.path.clone(),
         device: (

@@ -11,16 +11,7 @@ use afdisk::error::Setting;
 
 /// What kind of target the disk `name` of `kind` is, in the one word every screen uses for it.
 pub fn target_kind(kind: TargetKind, name: &str) -> &'static str {
-    match kind {
-        TargetKind::Image => "image file",
-        TargetKind::Block if name.starts_with("loop") => "loop device",
-        TargetKind::Block => "block device",
-    }
-}
-
-/// A disk as a confirmation describes it after its path: the drive's model, else its kind ([`target_kind`]).
-pub fn described(model: Option<&str>, kind: TargetKind, name: &str) -> String {
-    model.map_or_else(|| target_kind(kind, name).to_string(), String::from)
+    kind.words(name)
 }
 
 /// A setting the core names, as the TUI sets it: by its key on the screen that has one, else in words
