@@ -28,10 +28,22 @@ pub fn backup_table(opened: &Opened, env: &Env) -> Result<PathBuf> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let path = env.log_dir.join(format!(
-        "sector-size-{}-{stamp}-table.json",
-        opened.info.name
-    ));
+    // Two switches in one second (there and back) each keep their backup: a taken name gets a suffix.
+    let name = |n: u32| {
+        let tail = if n == 0 {
+            String::new()
+        } else {
+            format!("-{n}")
+        };
+        env.log_dir.join(format!(
+            "sector-size-{}-{stamp}-table{tail}.json",
+            opened.info.name
+        ))
+    };
+    let path = (0..)
+        .map(name)
+        .find(|p| p.symlink_metadata().is_err())
+        .unwrap_or_else(|| name(0));
     crate::apply::backup_to(opened, &path)?;
     Ok(path)
 }
