@@ -81,6 +81,21 @@ fn image(dir: &Path, mib: u64, script: &str) -> PathBuf {
     img
 }
 
+/// The plan screen opened (`p`) on a 100 MiB GPT image in `dir` with eight misaligned partitions: more
+/// changes than the screen has rows for.
+pub(super) fn eight_partition_plan(dir: &Path) -> App {
+    let mut script = String::from("label: gpt\n");
+    for i in 0..8 {
+        script.push_str(&format!("start={}, size=16000\n", 4097 + i * 20000));
+    }
+    let img = image(dir, 100, &script);
+    let mut app = disk_app(&img);
+    let r = key(&mut app, KeyCode::Char('p'));
+    pump(&mut app, r, dir);
+    assert_eq!(app.screen, super::app::Screen::Page("plan"));
+    app
+}
+
 pub(super) fn disk_app(img: &Path) -> App {
     let mut app = App::new(false, true);
     let (_, r) = report::inspect(img, &InspectOptions::default()).expect("inspect");

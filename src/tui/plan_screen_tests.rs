@@ -9,7 +9,9 @@
 use crossterm::event::KeyCode;
 
 use super::app::{App, Screen};
-use super::disk_edit_tests::{device_name, disk_app, key, keys, pump, render, run};
+use super::disk_edit_tests::{
+    device_name, disk_app, eight_partition_plan, key, keys, pump, render, run,
+};
 
 /// The key bar: the screen's last row.
 fn bar(app: &App) -> String {
@@ -143,19 +145,7 @@ fn the_plan_screen_offers_what_applies_and_says_before_after_a_write() {
 #[test]
 fn the_changes_scroll_no_further_than_their_last_row() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let img = dir.path().join("eight.img");
-    std::fs::File::create(&img)
-        .and_then(|f| f.set_len(100 << 20))
-        .expect("image");
-    let mut script = String::from("label: gpt\n");
-    for i in 0..8 {
-        script.push_str(&format!("start={}, size=16000\n", 4097 + i * 20000));
-    }
-    run("sfdisk", &["-q", img.to_str().expect("utf-8")], &script);
-    let mut app = disk_app(&img);
-    let r = key(&mut app, KeyCode::Char('p'));
-    pump(&mut app, r, dir.path());
-    assert_eq!(app.screen, Screen::Page("plan"));
+    let mut app = eight_partition_plan(dir.path());
     let first = render(&app);
     assert!(
         !first.contains("Sectors to write"),

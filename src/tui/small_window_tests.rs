@@ -11,7 +11,7 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
 use super::app::{App, Screen};
-use super::disk_edit_tests::{disk_app, key, keys, pump, run};
+use super::disk_edit_tests::{disk_app, eight_partition_plan, key, keys, pump, run};
 
 fn small(app: &App) -> String {
     let mut t = Terminal::new(TestBackend::new(60, 15)).expect("terminal");
@@ -337,19 +337,7 @@ fn the_plan_screen_shows_four_partitions_whole_at_60x15() {
 #[test]
 fn the_plan_screen_tables_follow_the_changes_at_60x15() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let img = dir.path().join("eight.img");
-    std::fs::File::create(&img)
-        .and_then(|f| f.set_len(100 << 20))
-        .expect("image");
-    let mut script = String::from("label: gpt\n");
-    for i in 0..8 {
-        script.push_str(&format!("start={}, size=16000\n", 4097 + i * 20000));
-    }
-    run("sfdisk", &["-q", img.to_str().expect("utf-8")], &script);
-    let mut app = disk_app(&img);
-    let r = key(&mut app, KeyCode::Char('p'));
-    pump(&mut app, r, dir.path());
-    assert_eq!(app.screen, Screen::Page("plan"));
+    let mut app = eight_partition_plan(dir.path());
     let s = small(&app);
     assert!(s.contains(" more: Up/Dn "), "{s}");
     let shown = |s: &str, n: u32| {
