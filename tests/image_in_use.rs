@@ -41,6 +41,37 @@ impl Drop for Holder {
     }
 }
 
+/// Applies the plan `pf` to `target` (confirmed with `token`) while a program holds `img` open for writing,
+/// then while it holds a POSIX lock on it: each apply is refused (exit 3) naming the program and `why(lock)`,
+/// `img` is unchanged, and `while_held` runs; once the program lets go, the apply writes.
+fn refused_while_held(
+    sc: &Scratch,
+    (img, target, token): (&std::path::Path, &str, &str),
+    pf: &std::path::Path,
+    why: &dyn Fn(bool) -> &'static str,
+    while_held: &dyn Fn(),
+) {
+    let before = std::fs::read(img).expect("read");
+    for lock in [false, true] {
+        let h = Holder::start(img, lock);
+        let r = apply(target, pf, token, &sc.path("bk"));
+        assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+        let pid = format!("PID {}", h.0.id());
+        assert!(
+            r.stderr.contains("is in use")
+                && r.stderr.contains(&pid)
+                && r.stderr.contains(why(lock)),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(std::fs::read(img).expect("read"), before, "nothing written");
+        while_held();
+        drop(h);
+    }
+    let r = apply(target, pf, token, &sc.path("bk"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
 #[test]
 fn an_image_another_program_writes_or_locks_is_in_use() {
     let sc = Scratch::new();
@@ -48,27 +79,14 @@ fn an_image_another_program_writes_or_locks_is_in_use() {
     let t = s(&img);
     let pf = sc.path("p.json");
     plan(&t, &["--preset", "data"], &pf);
-    let before = std::fs::read(&img).expect("read");
-    for lock in [false, true] {
-        let h = Holder::start(&img, lock);
-        let r = apply(&t, &pf, "vm.img", &sc.path("bk"));
-        assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
-        let pid = format!("PID {}", h.0.id());
-        let why = if lock {
+    let why = |lock: bool| {
+        if lock {
             "POSIX WRITE lock"
         } else {
             "open for writing"
-        };
-        assert!(
-            r.stderr.contains("is in use") && r.stderr.contains(&pid) && r.stderr.contains(why),
-            "{}",
-            r.stderr
-        );
-        assert_eq!(
-            std::fs::read(&img).expect("read"),
-            before,
-            "nothing written"
-        );
+        }
+    };
+    let inspect_shows_it = || {
         let v = common::inspect(&t);
         assert!(
             v["device"]["in_use"]
@@ -76,10 +94,8 @@ fn an_image_another_program_writes_or_locks_is_in_use() {
                 .is_some_and(|u| !u.is_empty()),
             "inspect shows the use: {v}"
         );
-        drop(h);
-    }
-    let r = apply(&t, &pf, "vm.img", &sc.path("bk"));
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    };
+    refused_while_held(&sc, (&img, &t, "vm.img"), &pf, &why, &inspect_shows_it);
 }
 
 /// A loop device whose backing file another program writes or locks is in use as the file is: the apply
@@ -94,26 +110,11 @@ fn a_loop_device_whose_backing_file_another_program_holds_is_in_use() {
     let name = lo.path.trim_start_matches("/dev/").to_string();
     let pf = sc.path("p.json");
     plan(&lo.path, &["--preset", "data"], &pf);
-    let before = std::fs::read(&img).expect("read");
-    for lock in [false, true] {
-        let h = Holder::start(&img, lock);
-        let r = apply(&lo.path, &pf, &name, &sc.path("bk"));
-        assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
-        let pid = format!("PID {}", h.0.id());
-        assert!(
-            r.stderr.contains("is in use")
-                && r.stderr.contains(&pid)
-                && r.stderr.contains("the backing file of"),
-            "{}",
-            r.stderr
-        );
-        assert_eq!(
-            std::fs::read(&img).expect("read"),
-            before,
-            "nothing written"
-        );
-        drop(h);
-    }
-    let r = apply(&lo.path, &pf, &name, &sc.path("bk"));
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    refused_while_held(
+        &sc,
+        (&img, &lo.path, &name),
+        &pf,
+        &|_| "the backing file of",
+        &|| {},
+    );
 }
