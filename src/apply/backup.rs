@@ -516,25 +516,18 @@ fn save_named(b: &Backup, dir: &Path) -> Result<PathBuf> {
 /// is refused without blocking on it) of at most `limit` bytes. `what` names it ("plan", "backup"), `missing`
 /// is the fix when it does not exist.
 pub fn read_bounded(path: &Path, limit: u64, what: &str, missing: &str) -> Result<String> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        // A FIFO opened for reading would block until a writer comes; a device could be anything.
-        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY | nix::libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| Error::from_file_io(&format!("read the {what}"), path, &e, missing))?;
+    let what_file = format!("{what} file");
+    let f = crate::device::input::open_regular(
+        path,
+        &crate::device::input::Input {
+            what: &what_file,
+            expected: "afdisk writes them as JSON files",
+            missing,
+        },
+    )?;
     let md = f
         .metadata()
         .map_err(|e| Error::from_file_io(&format!("read the {what}"), path, &e, missing))?;
-    if !md.is_file() {
-        let kind = crate::device::file_kind(&md.file_type());
-        return Err(Error::refused(
-            format!(
-                "{} is {kind}, not a {what} file: refusing to read it",
-                path.display()
-            ),
-            format!("give the {what} as a regular file (afdisk writes them as JSON files)"),
-        ));
-    }
     if md.len() > limit {
         return Err(Error::refused(
             format!(

@@ -44,23 +44,23 @@ fn dump_text(target: &Path, g: &GeometryArgs) -> Result<String> {
 
 /// The plan that writes the layout of the sfdisk script `script` onto `opened`. The script is a regular file (a
 /// FIFO or /dev/zero is refused, not waited on or read forever), parsed line by line (`sfdisk::parse_reader`)
-/// up to [`super::input::MAX_INPUT_BYTES`], past which it is refused. A script that asks for nothing (no
+/// up to [`afdisk::device::input::MAX_INPUT_BYTES`], past which it is refused. A script that asks for nothing (no
 /// `label:` and no partition line: an empty file, say a failed `afdisk dump > FILE`) changes nothing, as sfdisk
 /// leaves the table as it is for it.
 pub fn plan_from_sfdisk(opened: &Opened, script: &Path, a: &PlanArgs) -> Result<Plan> {
     use std::io::Read;
-    let input = super::input::Input {
+    let input = afdisk::device::input::Input {
         what: "sfdisk script",
         expected: "the text `sfdisk -d` or `afdisk dump` prints",
         missing: "check the path (a script is what `sfdisk -d` or `afdisk dump` prints)",
     };
-    let limit = super::input::MAX_INPUT_BYTES;
-    let file = super::input::open_regular(script, &input)?;
+    let limit = afdisk::device::input::MAX_INPUT_BYTES;
+    let file = afdisk::device::input::open_regular(script, &input)?;
     let name = script.to_string_lossy().into_owned();
     // Read line by line, at most the limit: a script refused at a line (past the table's capacity) is refused
     // there whatever its size; one that reads to the end within the limit is checked for its size after.
     let sc = sfdisk::parse_reader(std::io::BufReader::new((&file).take(limit + 1)), &name)?;
-    super::input::refuse_past(&file, script, limit, &input)?;
+    afdisk::device::input::refuse_past(&file, script, limit, &input)?;
     if sc.changes_nothing() {
         return unchanged(opened, &name);
     }

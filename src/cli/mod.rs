@@ -9,7 +9,6 @@ mod bench;
 mod confirm;
 mod demo;
 mod dump;
-mod input;
 mod move_progress;
 mod output;
 mod render;

@@ -94,10 +94,10 @@ fn make_plan(a: &PlanArgs, geometry: &GeometryArgs) -> Result<Plan, Error> {
     }
     let (preset, preset_text) = match (&a.preset, &a.preset_file) {
         (_, Some(f)) => {
-            let bytes = super::input::read_bounded(
+            let bytes = afdisk::device::input::read_bounded(
                 f,
-                super::input::MAX_INPUT_BYTES,
-                &super::input::Input {
+                afdisk::device::input::MAX_INPUT_BYTES,
+                &afdisk::device::input::Input {
                     what: "preset file",
                     expected: "a TOML file, see PRESET FILES in afdisk(8)",
                     missing: "check the path; built-in presets are chosen with --preset NAME",

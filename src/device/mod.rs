@@ -8,6 +8,7 @@
 
 pub mod access;
 pub mod identity;
+pub mod input;
 pub mod ioctl;
 pub mod list;
 pub mod output;

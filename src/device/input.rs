@@ -1,14 +1,13 @@
-//! Files the user names as input to `plan` (a preset file, an sfdisk script), read by the rule afdisk reads
-//! its plan, backup and journal files by (`apply::backup::read_bounded`): only a regular file, opened without
-//! blocking (a FIFO is refused, never waited on), of at most a *limit* of bytes, and never more read than
-//! that (a file that grows while read is refused). Terms: *what* names the file in errors ("preset file",
+//! Files the user names as input (a plan, a backup, a preset file, an sfdisk script), read by one rule: only a
+//! regular file, opened without blocking (a FIFO is refused, never waited on), of at most a *limit* of bytes,
+//! and never more read than that (a file that grows while read is refused). Terms: *what* names the file in errors ("preset file",
 //! "sfdisk script"); *expected* says what such a file is, for the fix.
 
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use afdisk::Error;
+use crate::error::Error;
 
 /// The most bytes a preset file or an sfdisk script may hold (a GPT of 128 partitions is a few KiB of either).
 pub const MAX_INPUT_BYTES: u64 = 1 << 20;
@@ -30,7 +29,7 @@ pub fn open_regular(path: &Path, i: &Input) -> Result<std::fs::File, Error> {
         .map_err(|e| io_error(path, i, &e))?;
     let md = f.metadata().map_err(|e| io_error(path, i, &e))?;
     if !md.is_file() {
-        let kind = afdisk::device::file_kind(&md.file_type());
+        let kind = super::file_kind(&md.file_type());
         return Err(Error::refused(
             format!(
                 "{} is {kind}, not a {}: refusing to read it",
